@@ -1,0 +1,76 @@
+//! The `Device` trait: what the replay engine needs from a runtime backend.
+//!
+//! Backends (HIP through libloading, CUDA's driver API) implement it; the engine
+//! never sees runtime handles of the capture, only those its backend returned.
+
+use crate::event::MemKind;
+
+/// A failed runtime call: the runtime's own code and its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed: {message} (code {code})")]
+pub struct DeviceError {
+    pub call: &'static str,
+    pub code: i64,
+    pub message: String,
+}
+
+/// A live handle returned by a backend (stream, event, module, function).
+pub type Handle = u64;
+
+/// One kernel argument ready to launch: its bytes (pointers already
+/// translated) and where it goes in the packed kernarg buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchArg<'a> {
+    pub offset: u32,
+    pub bytes: &'a [u8],
+}
+
+/// A launch as the engine hands it to the backend.
+#[derive(Debug)]
+pub struct Launch<'a> {
+    pub func: Handle,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shmem: u32,
+    /// 0 = the default stream.
+    pub stream: Handle,
+    pub args: &'a [LaunchArg<'a>],
+}
+
+/// A GPU runtime the engine replays onto. Every method is one runtime call.
+pub trait Device {
+    /// Human name, e.g. `cpu (libhrr_hip_cpu.so)` or `NVIDIA H200`.
+    fn name(&self) -> String;
+    /// Code-object target used to pick an entry out of a bundle
+    /// (`cpu`, `gfx90a`, `sm_90`).
+    fn target(&self) -> String;
+
+    /// A zero-filled allocation of `size` bytes of memory kind `mem`.
+    fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError>;
+    fn free(&mut self, ptr: u64, mem: MemKind) -> Result<(), DeviceError>;
+
+    fn copy_h2d(&mut self, dst: u64, src: &[u8], stream: Option<Handle>) -> Result<(), DeviceError>;
+    /// Copies device memory into `dst`; completes before returning even when `stream` is given.
+    fn copy_d2h(&mut self, dst: &mut [u8], src: u64, stream: Option<Handle>) -> Result<(), DeviceError>;
+    fn copy_d2d(&mut self, dst: u64, src: u64, size: u64, stream: Option<Handle>) -> Result<(), DeviceError>;
+    fn memset(&mut self, dst: u64, value: u8, size: u64, stream: Option<Handle>) -> Result<(), DeviceError>;
+
+    fn stream_create(&mut self) -> Result<Handle, DeviceError>;
+    fn stream_destroy(&mut self, stream: Handle) -> Result<(), DeviceError>;
+    fn stream_sync(&mut self, stream: Handle) -> Result<(), DeviceError>;
+    fn stream_wait_event(&mut self, stream: Handle, event: Handle) -> Result<(), DeviceError>;
+    fn device_sync(&mut self) -> Result<(), DeviceError>;
+
+    fn event_create(&mut self) -> Result<Handle, DeviceError>;
+    fn event_destroy(&mut self, event: Handle) -> Result<(), DeviceError>;
+    fn event_record(&mut self, event: Handle, stream: Handle) -> Result<(), DeviceError>;
+    fn event_sync(&mut self, event: Handle) -> Result<(), DeviceError>;
+    /// Milliseconds between two recorded events.
+    fn event_elapsed_ms(&mut self, start: Handle, end: Handle) -> Result<f32, DeviceError>;
+
+    /// Loads a code object already selected for [`Device::target`].
+    fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError>;
+    fn module_unload(&mut self, module: Handle) -> Result<(), DeviceError>;
+    fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
+    fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
+}

@@ -1,0 +1,223 @@
+//! Hex-encoded wire values: addresses (`"0x…"`), blob ids (64 hex chars) and
+//! byte strings. Hand-written because the encodings are fixed by the format and
+//! sit on the reader's hot path (no allocation for addresses and ids).
+
+use std::fmt;
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A device or host address (or an opaque handle) as recorded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Addr(pub u64);
+
+impl Addr {
+    pub fn parse(s: &str) -> Option<Addr> {
+        let digits = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+        if digits.is_empty() || digits.len() > 16 {
+            return None;
+        }
+        u64::from_str_radix(digits, 16).ok().map(Addr)
+    }
+}
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+impl Serialize for Addr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = [0u8; 18];
+        s.serialize_str(format_addr(self.0, &mut buf))
+    }
+}
+
+/// Formats `v` as lowercase `0x…` into `buf` without allocating.
+pub fn format_addr(v: u64, buf: &mut [u8; 18]) -> &str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let n = if v == 0 { 1 } else { (64 - v.leading_zeros() as usize).div_ceil(4) };
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..n {
+        buf[2 + n - 1 - i] = DIGITS[((v >> (4 * i)) & 0xf) as usize];
+    }
+    // The buffer holds only ASCII.
+    std::str::from_utf8(&buf[..2 + n]).expect("ascii")
+}
+
+impl<'de> Deserialize<'de> for Addr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Addr, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Addr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an address string \"0x…\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Addr, E> {
+                Addr::parse(s).ok_or_else(|| E::custom(format!("bad address `{s}`")))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// BLAKE3 hash of a blob's bytes; its lowercase hex names the blob file.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BlobId(pub [u8; 32]);
+
+impl BlobId {
+    pub fn of(bytes: &[u8]) -> BlobId {
+        BlobId(*blake3::hash(bytes).as_bytes())
+    }
+
+    /// Parses exactly 64 lowercase hex digits; anything else (including a path) is refused.
+    pub fn parse(s: &str) -> Option<BlobId> {
+        let b = s.as_bytes();
+        if b.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in b.chunks_exact(2).enumerate() {
+            out[i] = (lower_nibble(pair[0])? << 4) | lower_nibble(pair[1])?;
+        }
+        Some(BlobId(out))
+    }
+
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            s.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
+            s.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
+        }
+        s
+    }
+}
+
+fn lower_nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+fn any_nibble(c: u8) -> Option<u8> {
+    lower_nibble(c.to_ascii_lowercase())
+}
+
+impl fmt::Display for BlobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for BlobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BlobId({})", &self.to_hex()[..12])
+    }
+}
+
+impl Serialize for BlobId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for BlobId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BlobId, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = BlobId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a blob id (64 lowercase hex digits)")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<BlobId, E> {
+                BlobId::parse(s).ok_or_else(|| E::custom(format!("bad blob id `{s}`")))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Bytes carried as a hex string (kernel argument values).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct HexBytes(pub Vec<u8>);
+
+impl fmt::Debug for HexBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HexBytes({})", encode_hex(&self.0))
+    }
+}
+
+pub fn encode_hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
+        s.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
+    }
+    s
+}
+
+pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    if b.len() % 2 != 0 {
+        return None;
+    }
+    b.chunks_exact(2)
+        .map(|p| Some((any_nibble(p[0])? << 4) | any_nibble(p[1])?))
+        .collect()
+}
+
+impl Serialize for HexBytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&encode_hex(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for HexBytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<HexBytes, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = HexBytes;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a hex byte string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<HexBytes, E> {
+                decode_hex(s).map(HexBytes).ok_or_else(|| E::custom("bad hex byte string"))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn addr_round_trips(v: u64) {
+            let mut buf = [0u8; 18];
+            let s = format_addr(v, &mut buf).to_string();
+            prop_assert_eq!(s.clone(), format!("{v:#x}"));
+            prop_assert_eq!(Addr::parse(&s), Some(Addr(v)));
+        }
+
+        #[test]
+        fn hex_round_trips(v: Vec<u8>) {
+            prop_assert_eq!(decode_hex(&encode_hex(&v)), Some(v));
+        }
+    }
+
+    #[test]
+    fn blob_id_refuses_paths_and_uppercase() {
+        let good = BlobId::of(b"abc").to_hex();
+        assert!(BlobId::parse(&good).is_some());
+        assert!(BlobId::parse(&good.to_uppercase()).is_none());
+        assert!(BlobId::parse(&format!("../{}", &good[3..])).is_none());
+        assert!(BlobId::parse("00").is_none());
+    }
+}

@@ -1,1 +1,85 @@
-fn main() {}
+//! `hrr-diff A B`: compares the D2H outputs of two archives, paired by `seq`.
+//!
+//! Data goes to stdout (per-mismatch lines, the `d2h :` summary, `PASS` or
+//! `FAIL`; or one JSON document with `--json`), warnings and errors to stderr.
+//! Exit status: 0 same, 1 differ, 2 error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use hrr_core::archive::Archive;
+use hrr_core::archive_diff::{DiffReport, diff};
+use hrr_core::compare::{DType, Tolerance};
+
+/// Compare the device-to-host outputs of two hrr archives.
+#[derive(Parser, Debug)]
+#[command(name = "hrr-diff", version, about)]
+struct Args {
+    /// Expected archive (usually the capture).
+    a: PathBuf,
+    /// Actual archive (usually a replay).
+    b: PathBuf,
+    /// Absolute tolerance: |b - a| <= atol + rtol * |a| passes.
+    #[arg(long, default_value_t = Tolerance::default().atol)]
+    atol: f64,
+    /// Relative tolerance.
+    #[arg(long, default_value_t = Tolerance::default().rtol)]
+    rtol: f64,
+    /// Element type for tolerance checks: auto, f32, f16, bf16, f64.
+    #[arg(long, default_value = "auto")]
+    dtype: DType,
+    /// Only byte-identical outputs pass.
+    #[arg(long)]
+    exact: bool,
+    /// Print one JSON document on stdout instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("hrr-diff: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the comparison; `Ok(passed)`.
+fn run(args: &Args) -> anyhow::Result<bool> {
+    let tol = Tolerance { atol: args.atol, rtol: args.rtol, dtype: args.dtype, exact: args.exact };
+    anyhow::ensure!(tol.atol >= 0.0 && tol.rtol >= 0.0, "--atol and --rtol must be non-negative");
+    let a = Archive::open(&args.a)?;
+    let b = Archive::open(&args.b)?;
+    let report = diff(&a, &b, &tol)?;
+    for w in &report.warnings {
+        eprintln!("hrr-diff: warning: {w}");
+    }
+    if args.json {
+        let mut doc = serde_json::to_value(&report).context("serialising the report")?;
+        doc["passed"] = report.passed().into();
+        println!("{}", serde_json::to_string_pretty(&doc).context("serialising the report")?);
+    } else {
+        print_text(&report);
+    }
+    Ok(report.passed())
+}
+
+fn print_text(r: &DiffReport) {
+    for m in &r.mismatches {
+        println!("mismatch: {m}");
+    }
+    for e in &r.only_in_a {
+        println!("only in A: seq {} {} size {}", e.seq, e.api, e.size);
+    }
+    for e in &r.only_in_b {
+        println!("only in B: seq {} {} size {}", e.seq, e.api, e.size);
+    }
+    println!("{}", r.summary_line());
+    println!("{}", if r.passed() { "PASS" } else { "FAIL" });
+}

@@ -1,1 +1,22 @@
-fn main() {}
+//! `hrr-play`: replay an hrr archive without the application and validate
+//! every device-to-host copy against what the capture saw.
+
+mod args;
+mod backend;
+mod info;
+mod play;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = args::Args::parse();
+    match play::run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hrr-play: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

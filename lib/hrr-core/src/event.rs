@@ -76,7 +76,9 @@ pub enum Op {
         stream: Option<Addr>,
         blob: Option<BlobId>,
     },
-    Memset { dst: Addr, value: u32, size: u64, stream: Option<Addr> },
+    /// `size` is in bytes; `width` is the element width of the pattern
+    /// (1 for hipMemset, 2 for D16, 4 for D32).
+    Memset { dst: Addr, value: u32, size: u64, width: u8, stream: Option<Addr> },
     ModuleLoad { module: Addr, code: BlobId },
     ModuleUnload { module: Addr },
     Function { module: Addr, name: String, func: Addr },
@@ -189,6 +191,8 @@ pub struct Wire<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob: Option<BlobId>,
@@ -250,6 +254,7 @@ impl Event {
                 dst: req!(dst),
                 value: req!(value),
                 size: req!(size),
+                width: w.width.unwrap_or(1),
                 stream: w.stream,
             },
             "module_load" => Op::ModuleLoad { module: req!(module), code: req!(code) },
@@ -321,9 +326,10 @@ impl Event {
                 w.stream = *stream;
                 w.blob = *blob;
             }
-            Op::Memset { dst, value, size, stream } => {
+            Op::Memset { dst, value, size, width, stream } => {
                 w.dst = Some(*dst);
                 w.value = Some(*value);
+                w.width = (*width != 1).then_some(*width);
                 w.size = Some(*size);
                 w.stream = *stream;
             }

@@ -1,1 +1,31 @@
-//! placeholder
+//! `libhrr_hip_cpu.so`: a CPU implementation of the HIP runtime subset hrr needs
+//! (plus a minimal HSA memory-pool API). Memory operations really copy and kernels
+//! really run, on CPU threads; see DESIGN.md §2.
+//!
+//! * Device memory: one large `MAP_NORESERVE` reservation carved first-fit
+//!   ([`range_alloc`]); live allocations in an ordered map ([`addr_map`]), so a bad
+//!   device operand is `hipErrorInvalidValue`, never a crash.
+//! * Streams: in-order queues with a worker thread each; the null stream is the
+//!   legacy synchronising stream ([`runtime`]).
+//! * Kernels: CPU code objects (ELF + `.hrr.kernels` JSON, see
+//!   `tests/workloads/include/hrr_cpu_kernel.h`), one call per block on a thread
+//!   pool ([`exec`]).
+//!
+//! Unsafe code lives in the export modules ([`hip_api`], [`hsa_api`]) and the
+//! few system-level modules (mmap, dlopen, kernel calls); the allocator, address
+//! map and code-object parsers forbid it. Set `HRR_CPU_LOG=1` for diagnostics,
+//! `HRR_CPU_DEVICE_MEMORY=16G` to size the device, `HRR_CPU_THREADS=N` for the pool.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod addr_map;
+pub mod codeobj;
+pub mod error;
+pub mod exec;
+pub mod ffi;
+pub mod hip_api;
+pub mod hsa_api;
+pub mod memory;
+pub mod module;
+pub mod range_alloc;
+pub mod runtime;
+pub mod stream;

@@ -1,1 +1,12 @@
-//! placeholder
+//! hrr-hip: loads a HIP runtime at run time (ROCm's `libamdhip64.so`, or hrr's
+//! CPU runtime `libhrr_hip_cpu.so`) and replays archives onto it.
+//!
+//! Loading goes through libloading so that `hrr-play --info` and machines
+//! without ROCm never need the library at link time.
+
+mod ffi;
+mod hip_device;
+mod runtime;
+
+pub use hip_device::HipDevice;
+pub use runtime::{HipRuntime, RuntimeError, RuntimeLocation};

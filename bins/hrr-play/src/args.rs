@@ -1,0 +1,91 @@
+//! Command line of `hrr-play`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// From the archive's platform: cpu → cpu, amd → hip, nvidia → cuda.
+    Auto,
+    /// A HIP runtime: ROCm's libamdhip64.so, or --runtime / HRR_HIP_RUNTIME.
+    Hip,
+    /// hrr's CPU runtime, libhrr_hip_cpu.so next to this executable.
+    Cpu,
+    /// The CUDA driver (libcuda.so.1).
+    Cuda,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DType {
+    Auto,
+    F32,
+    F16,
+    Bf16,
+    F64,
+}
+
+/// Replay an hrr archive and byte-compare its device-to-host outputs.
+#[derive(Debug, Parser)]
+#[command(name = "hrr-play", version)]
+pub struct Args {
+    /// The archive directory (NAME.hrr).
+    pub archive: PathBuf,
+    /// Write a replay archive holding the D2H bytes replay read back
+    /// (with --repair: where the repaired archive goes).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// HIP runtime library to load (overrides HRR_HIP_RUNTIME).
+    #[arg(long)]
+    pub runtime: Option<PathBuf>,
+    /// Code-object target to pick from bundles (default: the device's).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Print what the archive holds and exit; needs no runtime.
+    #[arg(long)]
+    pub info: bool,
+    /// Print every event and exit; needs no runtime (NDJSON with --json).
+    #[arg(long)]
+    pub events: bool,
+    /// Rewrite a torn or crashed archive as a clean one (in place, or to -o).
+    #[arg(long)]
+    pub repair: bool,
+    /// Launch only kernels whose name contains this string.
+    #[arg(long)]
+    pub kernel_filter: Option<String>,
+    /// Synchronise after every launch and report per-kernel times.
+    #[arg(long)]
+    pub timing: bool,
+    /// Replay the archive N times (benchmarking); D2H is validated every time.
+    #[arg(long = "loop", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub loops: u32,
+    /// Ignore region sidecars: nothing is materialised.
+    #[arg(long)]
+    pub no_regions: bool,
+    /// A region sidecar that does not parse is fatal.
+    #[arg(long)]
+    pub regions_strict: bool,
+    /// Report failing events and go on.
+    #[arg(long)]
+    pub continue_on_error: bool,
+    /// Unknown event ops are errors, not warnings.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Absolute tolerance for floating-point D2H comparison.
+    #[arg(long, default_value_t = 0.0)]
+    pub atol: f64,
+    /// Relative tolerance for floating-point D2H comparison.
+    #[arg(long, default_value_t = 0.0)]
+    pub rtol: f64,
+    /// Element type for tolerant comparison.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub dtype: DType,
+    /// Byte-exact comparison only (ignore --atol/--rtol).
+    #[arg(long)]
+    pub exact: bool,
+}

@@ -1,0 +1,162 @@
+//! `--info` and `--events`: what an archive holds, without any runtime.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+
+use anyhow::Result;
+use hrr_core::archive::Archive;
+use hrr_core::event_reader::ReadOptions;
+use hrr_core::{BlobId, Op};
+use serde_json::json;
+
+pub fn print_events(archive: &Archive, read: ReadOptions, json: bool) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let mut reader = archive.events(read)?;
+    let mut line = Vec::new();
+    for e in reader.by_ref() {
+        let e = e?;
+        if json {
+            line.clear();
+            e.write_line(&mut line);
+            out.write_all(&line)?;
+        } else {
+            writeln!(out, "{e}")?;
+        }
+    }
+    for w in reader.warnings() {
+        eprintln!("hrr-play: warning: {w}");
+    }
+    Ok(())
+}
+
+pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()> {
+    let m = archive.manifest();
+    let mut ops: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut codes: BTreeSet<BlobId> = BTreeSet::new();
+    let mut launched: BTreeMap<String, u64> = BTreeMap::new();
+    let mut d2h_bytes = 0u64;
+    let mut reader = archive.events(read)?;
+    for e in reader.by_ref() {
+        let e = e?;
+        *ops.entry(e.op.name()).or_default() += 1;
+        match &e.op {
+            Op::ModuleLoad { code, .. } => {
+                codes.insert(*code);
+            }
+            Op::Launch { code, name, .. } => {
+                codes.insert(*code);
+                *launched.entry(name.clone()).or_default() += 1;
+            }
+            Op::Memcpy { dir: hrr_core::Dir::D2h, size, .. } => d2h_bytes += size,
+            _ => {}
+        }
+    }
+    let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
+    let code_objects: Vec<serde_json::Value> = codes.iter().map(|id| describe_code(archive, id)).collect();
+    let regions: Vec<String> = archive.region_files().iter().map(|p| p.display().to_string()).collect();
+
+    if json {
+        let v = json!({
+            "archive": archive.path().display().to_string(),
+            "manifest": serde_json::to_value(m)?,
+            "ops": ops,
+            "launches": launched,
+            "d2h_bytes": d2h_bytes,
+            "code_objects": code_objects,
+            "regions": regions,
+            "warnings": warnings,
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "archive : {}", archive.path().display())?;
+    writeln!(
+        out,
+        "format : hrr v{} {:?} platform {:?} complete {}",
+        m.version, m.kind, m.platform, m.complete
+    )?;
+    writeln!(out, "events : {}  blobs : {}  d2h bytes : {d2h_bytes}", m.events, m.blobs)?;
+    for (op, n) in &ops {
+        writeln!(out, "  {op:<18} {n}")?;
+    }
+    for (name, n) in &launched {
+        writeln!(out, "launch : {name} x{n}")?;
+    }
+    for c in &code_objects {
+        writeln!(out, "code : {}", c["blob"].as_str().unwrap_or("?"))?;
+        if let Some(err) = c.get("error") {
+            writeln!(out, "  (not parsed: {})", err.as_str().unwrap_or("?"))?;
+        }
+        for entry in c["entries"].as_array().into_iter().flatten() {
+            writeln!(out, "  target {}", entry["target"].as_str().unwrap_or("?"))?;
+            for k in entry["kernels"].as_array().into_iter().flatten() {
+                writeln!(out, "    kernel {} kernarg {} bytes", k["name"].as_str().unwrap_or("?"), k["kernarg_segment_size"])?;
+                for a in k["args"].as_array().into_iter().flatten() {
+                    writeln!(out, "      +{:<4} {:>3} bytes  {}", a["offset"], a["size"], a["kind"].as_str().unwrap_or("?"))?;
+                }
+            }
+        }
+    }
+    for r in &regions {
+        writeln!(out, "regions : {r}")?;
+    }
+    for w in &warnings {
+        eprintln!("hrr-play: warning: {w}");
+    }
+    Ok(())
+}
+
+/// A code object's targets and kernel argument layouts, as JSON.
+fn describe_code(archive: &Archive, id: &BlobId) -> serde_json::Value {
+    let bytes = match archive.blobs().get(id) {
+        Ok(b) => b.to_vec(),
+        Err(e) => return json!({ "blob": id.to_hex(), "error": e.to_string() }),
+    };
+    match code_entries(&bytes) {
+        Ok(entries) => {
+            let entries: Vec<_> = entries
+                .iter()
+                .map(|(target, kernels)| {
+                    let kernels: Vec<_> = kernels
+                        .iter()
+                        .map(|k| {
+                            let args: Vec<_> = k
+                                .args
+                                .iter()
+                                .map(|a| json!({"offset": a.offset, "size": a.size, "kind": a.kind.to_string()}))
+                                .collect();
+                            json!({"name": k.name, "kernarg_segment_size": k.kernarg_segment_size, "args": args})
+                        })
+                        .collect();
+                    json!({ "target": target, "kernels": kernels })
+                })
+                .collect();
+            json!({ "blob": id.to_hex(), "size": bytes.len(), "entries": entries })
+        }
+        Err(e) => json!({ "blob": id.to_hex(), "size": bytes.len(), "error": e.to_string() }),
+    }
+}
+
+/// Each target of a code object (every bundle entry, or the image itself)
+/// with its kernels' metadata.
+fn code_entries(bytes: &[u8]) -> hrr_codeobj::Result<Vec<(String, Vec<hrr_codeobj::KernelMeta>)>> {
+    use hrr_codeobj::{ImageKind, bundle, identify};
+    let bundle_bytes = match identify(bytes) {
+        ImageKind::CompressedBundle => std::borrow::Cow::Owned(bundle::decompress(bytes)?),
+        ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
+        kind => return Ok(vec![(format!("{kind:?}"), hrr_codeobj::kernels(bytes)?)]),
+    };
+    let b = bundle::parse(&bundle_bytes)?;
+    let mut out = Vec::new();
+    for entry in &b.entries {
+        let data = entry.data(&bundle_bytes)?;
+        // The host entry of a bundle is empty by convention.
+        if data.is_empty() {
+            continue;
+        }
+        let kernels = hrr_codeobj::kernels(data).unwrap_or_default();
+        out.push((entry.id.clone(), kernels));
+    }
+    Ok(out)
+}

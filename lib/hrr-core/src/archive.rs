@@ -1,0 +1,337 @@
+//! `Archive`: an opened archive directory (DESIGN §4), and [`repair`].
+//!
+//! Opening reads and version-checks the manifest and makes sure the events
+//! file exists; events are streamed on demand through [`EventReader`], blobs
+//! fetched on demand through [`BlobStore`], so an open archive costs no more
+//! memory than its manifest.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::archive_writer::{ArchiveWriter, EVENTS_FILE, REGIONS_DIR, WriteError};
+use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
+use crate::event::Op;
+use crate::event_reader::{EventReader, ReadError, ReadOptions, Warning};
+use crate::hex::BlobId;
+use crate::manifest::{Manifest, ManifestError};
+use crate::region_record::{RegionError, RegionStream, load_region_file};
+
+/// An archive could not be opened, read or repaired.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("{}: no such archive", path.display())]
+    NotFound { path: PathBuf },
+    #[error("{}: not an archive directory", path.display())]
+    NotDir { path: PathBuf },
+    #[error("{}: events file missing; is this an hrr archive?", path.display())]
+    MissingEvents { path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    #[error(transparent)]
+    Region(#[from] RegionError),
+}
+
+/// An opened archive.
+#[derive(Clone, Debug)]
+pub struct Archive {
+    dir: PathBuf,
+    manifest: Manifest,
+    blobs: BlobStore,
+}
+
+impl Archive {
+    /// Opens `dir`: reads `manifest.json` (format and version checked) and
+    /// checks that `events.ndjson` exists.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Archive, ArchiveError> {
+        let dir = dir.as_ref().to_path_buf();
+        match fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(ArchiveError::NotDir { path: dir }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ArchiveError::NotFound { path: dir }),
+            Err(source) => return Err(ArchiveError::Io { path: dir, source }),
+        }
+        let manifest = Manifest::read(&dir)?;
+        let events = dir.join(EVENTS_FILE);
+        if !events.is_file() {
+            return Err(ArchiveError::MissingEvents { path: events });
+        }
+        let blobs = BlobStore::of_archive(&dir);
+        Ok(Archive { dir, manifest, blobs })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Whether the writer finished cleanly (`complete:true`).
+    pub fn is_complete(&self) -> bool {
+        self.manifest.complete
+    }
+
+    pub fn events_path(&self) -> PathBuf {
+        self.dir.join(EVENTS_FILE)
+    }
+
+    /// A fresh streaming reader over the events.
+    pub fn events(&self, options: ReadOptions) -> Result<EventReader, ArchiveError> {
+        Ok(EventReader::open(self.events_path(), options)?)
+    }
+
+    pub fn blobs(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// `regions/*.ndjson` and `regions/*.hrrr`, sorted by path (the merge
+    /// order for records of equal time). No `regions/` means no sidecars; an
+    /// unreadable `regions/` also yields none here — use
+    /// [`Archive::try_region_files`] where that must be an error.
+    pub fn region_files(&self) -> Vec<PathBuf> {
+        self.try_region_files().unwrap_or_default()
+    }
+
+    /// [`Archive::region_files`], reporting an unreadable `regions/`.
+    pub fn try_region_files(&self) -> Result<Vec<PathBuf>, ArchiveError> {
+        let dir = self.dir.join(REGIONS_DIR);
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(ArchiveError::Io { path: dir, source }),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| ArchiveError::Io { path: dir.clone(), source })?;
+            let path = entry.path();
+            let is_region = matches!(path.extension().and_then(|e| e.to_str()), Some("ndjson" | "hrrr"));
+            // Skip temporaries of an in-flight atomic append (".NAME.tmp-…").
+            let hidden = entry.file_name().to_str().is_some_and(|n| n.starts_with('.'));
+            if is_region && !hidden && entry.file_type().is_ok_and(|t| t.is_file()) {
+                out.push(path);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Loads every region file tolerantly (torn tails recovered with warnings).
+    pub fn load_regions(&self) -> Result<Vec<RegionStream>, ArchiveError> {
+        self.try_region_files()?.iter().map(|p| load_region_file(p).map_err(ArchiveError::from)).collect()
+    }
+}
+
+/// The blobs an operation refers to (copy payloads and code objects).
+pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
+    let id = match op {
+        Op::Memcpy { blob, .. } => *blob,
+        Op::ModuleLoad { code, .. } | Op::Launch { code, .. } => Some(*code),
+        _ => None,
+    };
+    id.into_iter()
+}
+
+/// What [`repair`] kept, dropped and could not find.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    /// Events written to the repaired archive (the new `eof` not included).
+    pub events_kept: u64,
+    /// The source already ended with an `eof` trailer.
+    pub had_eof: bool,
+    /// Line and reason of the first malformed line; events after it were dropped.
+    pub stopped_at: Option<(u64, String)>,
+    /// Torn tail and unknown-op warnings from reading the source.
+    pub warnings: Vec<Warning>,
+    pub blobs_linked: u64,
+    pub blobs_copied: u64,
+    /// Referenced blobs absent from the source, with the first event naming each.
+    pub blobs_missing: Vec<(BlobId, u64)>,
+    /// Referenced blobs present but failing their hash check.
+    pub blobs_corrupt: Vec<(BlobId, u64)>,
+    pub regions_copied: u64,
+}
+
+/// Rewrites a torn or crashed archive `src` as a clean one at `dst` (which
+/// must not exist or be empty): every event up to the first malformed line,
+/// the referenced blobs that are present and intact (hard-linked when
+/// possible), the region sidecars, a new `eof`, and a manifest with
+/// `complete:true, repaired:true`. Events whose blobs are missing are kept;
+/// the report lists the blobs so the damage is visible.
+pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairReport, ArchiveError> {
+    let src = Archive::open(src)?;
+    let dst = dst.as_ref();
+    let mut manifest = src.manifest().clone();
+    manifest.repaired = true;
+    let mut writer = ArchiveWriter::create_with_manifest(dst, manifest)?;
+    let mut report = RepairReport::default();
+    let mut seen: HashSet<BlobId> = HashSet::new();
+    let mut events = src.events(ReadOptions::default())?;
+    for item in events.by_ref() {
+        let event = match item {
+            Ok(e) => e,
+            Err(ReadError::Malformed { line, reason, .. }) => {
+                report.stopped_at = Some((line, reason));
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if matches!(event.op, Op::Eof { .. }) {
+            // The writer adds a fresh trailer with the right count.
+            report.had_eof = true;
+            break;
+        }
+        for id in referenced_blobs(&event.op) {
+            if !seen.insert(id) {
+                continue;
+            }
+            match writer.adopt_blob(src.blobs(), &id) {
+                Ok(CopyOutcome::HardLinked | CopyOutcome::AlreadyPresent) => report.blobs_linked += 1,
+                Ok(CopyOutcome::Copied) => report.blobs_copied += 1,
+                Err(WriteError::Blob(BlobError::Missing { .. })) => report.blobs_missing.push((id, event.seq)),
+                Err(WriteError::Blob(BlobError::Corrupt { .. })) => report.blobs_corrupt.push((id, event.seq)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        writer.append(&event)?;
+        report.events_kept += 1;
+    }
+    report.warnings = events.take_warnings();
+    for path in src.try_region_files()? {
+        let name = path.file_name().expect("region file has a name");
+        let to = dst.join(REGIONS_DIR).join(name);
+        fs::copy(&path, &to).map_err(|source| ArchiveError::Io { path: path.clone(), source })?;
+        report.regions_copied += 1;
+    }
+    writer.finish()?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive_writer::ManifestExtra;
+    use crate::event::{Dir, Event};
+    use crate::hex::Addr;
+    use crate::manifest::{ArchiveKind, Platform};
+    use std::io::Write;
+
+    fn memcpy(seq: u64, blob: BlobId) -> Event {
+        Event {
+            seq,
+            t: seq,
+            tid: 1,
+            api: "hipMemcpy".into(),
+            ret: 0,
+            op: Op::Memcpy { dir: Dir::H2d, dst: Addr(0x10), src: Addr(0x20), size: 3, stream: None, blob: Some(blob) },
+        }
+    }
+
+    /// An archive whose writer "crashed": no finish, a torn last line.
+    fn crashed(dir: &Path) -> (BlobId, BlobId) {
+        let mut w =
+            ArchiveWriter::create(dir, ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default()).unwrap();
+        let a = w.put_blob(b"aaa").unwrap();
+        let b = w.put_blob(b"bbb").unwrap();
+        w.append(&memcpy(0, a)).unwrap();
+        w.append(&memcpy(1, b)).unwrap();
+        w.append(&memcpy(2, a)).unwrap();
+        drop(w);
+        fs::remove_file(BlobStore::of_archive(dir).path(&b)).unwrap();
+        let mut f = fs::OpenOptions::new().append(true).open(dir.join(EVENTS_FILE)).unwrap();
+        f.write_all(br#"{"seq":3,"api":"hipMem"#).unwrap();
+        fs::write(dir.join("regions/app.ndjson"), crate::region_record::RegionRecord::segment(0x1000, 64, 0).to_line())
+            .unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn open_checks_layout() {
+        let t = tempfile::tempdir().unwrap();
+        let e = Archive::open(t.path().join("nope")).unwrap_err();
+        assert!(e.to_string().ends_with("nope: no such archive"), "{e}");
+        let dir = t.path().join("a.hrr");
+        ArchiveWriter::create(&dir, ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default())
+            .unwrap()
+            .finish()
+            .unwrap();
+        fs::remove_file(dir.join(EVENTS_FILE)).unwrap();
+        let e = Archive::open(&dir).unwrap_err();
+        assert!(e.to_string().contains("events.ndjson: events file missing"), "{e}");
+    }
+
+    #[test]
+    fn region_files_are_sorted_and_filtered() {
+        let t = tempfile::tempdir().unwrap();
+        ArchiveWriter::create(t.path(), ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default())
+            .unwrap()
+            .finish()
+            .unwrap();
+        for n in ["b.ndjson", "a.hrrr", "notes.txt", ".sidecar.ndjson.tmp-1", ".x.ndjson"] {
+            fs::write(t.path().join("regions").join(n), b"").unwrap();
+        }
+        let a = Archive::open(t.path()).unwrap();
+        let names: Vec<_> =
+            a.region_files().iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_owned()).collect();
+        assert_eq!(names, ["a.hrrr", "b.ndjson"]);
+    }
+
+    #[test]
+    fn repair_rewrites_a_crashed_archive() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("crashed.hrr");
+        let (a, b) = crashed(&src);
+        assert!(!Archive::open(&src).unwrap().is_complete());
+        let dst = t.path().join("fixed.hrr");
+        let r = repair(&src, &dst).unwrap();
+        assert_eq!(r.events_kept, 3);
+        assert!(!r.had_eof);
+        assert_eq!(r.blobs_missing, vec![(b, 1)]);
+        assert_eq!(r.blobs_linked + r.blobs_copied, 1);
+        assert_eq!(r.regions_copied, 1);
+        assert!(matches!(r.warnings[..], [Warning::TornTail { line: 4, .. }]), "{:?}", r.warnings);
+
+        let fixed = Archive::open(&dst).unwrap();
+        let m = fixed.manifest();
+        assert!(m.complete && m.repaired);
+        assert_eq!((m.events, m.blobs), (3, 1));
+        let events: Vec<_> = fixed.events(ReadOptions::strict()).unwrap().map(Result::unwrap).collect();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[3].op, Op::Eof { events: 3 });
+        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
+        assert_eq!(fixed.region_files().len(), 1);
+    }
+
+    #[test]
+    fn repair_stops_at_a_malformed_line() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("s.hrr");
+        crashed(&src);
+        // Corrupt line 2 in the middle.
+        let text = fs::read_to_string(src.join(EVENTS_FILE)).unwrap();
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        lines[1] = "{garbage";
+        fs::write(src.join(EVENTS_FILE), lines.join("\n")).unwrap();
+        let r = repair(&src, t.path().join("d.hrr")).unwrap();
+        assert_eq!(r.events_kept, 1);
+        assert_eq!(r.stopped_at.as_ref().map(|s| s.0), Some(2));
+    }
+
+    #[test]
+    fn repair_refuses_to_overwrite() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("s.hrr");
+        crashed(&src);
+        assert!(matches!(repair(&src, &src), Err(ArchiveError::Write(WriteError::NotEmpty { .. }))));
+    }
+}

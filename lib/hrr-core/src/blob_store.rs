@@ -1,0 +1,391 @@
+//! `BlobStore`: content-addressed blobs under `DIR/blobs/<h2>/<h>` (DESIGN §4).
+//!
+//! - Names come only from a [`BlobId`], whose parser accepts exactly 64
+//!   lowercase hex digits, so an event in a hostile archive cannot name a path
+//!   outside `blobs/`. Symlinked fan-out directories or blob files are refused
+//!   on read and write, and blob files are opened with `O_NOFOLLOW`.
+//! - `put` hashes, skips the write when the blob exists (dedup), and otherwise
+//!   writes a temporary file in the destination directory and renames it into
+//!   place, so a reader never sees a partly written blob under its final name.
+//!   Blobs are not fsynced one by one (a capture may write thousands); a blob
+//!   torn by power loss is caught by the hash check on read.
+//! - `get` verifies the BLAKE3 hash of what it read, every time: a mismatch
+//!   is an error naming the file. Large blobs are memory-mapped rather than
+//!   copied, which keeps replay's memory bounded by the largest blob in use.
+//!   Archives are immutable once written; truncating a blob file while it is
+//!   mapped is outside the contract (the mapping would fault).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::ops::Deref;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::Mmap;
+
+use crate::hex::BlobId;
+
+/// Blobs at least this large are memory-mapped instead of read into a `Vec`.
+pub const MMAP_THRESHOLD: u64 = 256 * 1024;
+
+/// Directory name of the store inside an archive.
+pub const BLOBS_DIR: &str = "blobs";
+
+/// Distinguishes temporary files of concurrent `put`s within one process.
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The blob store of one archive.
+#[derive(Clone, Debug)]
+pub struct BlobStore {
+    root: PathBuf,
+}
+
+/// A blob's bytes, verified against its id.
+pub struct Blob {
+    data: BlobData,
+}
+
+enum BlobData {
+    Bytes(Vec<u8>),
+    Mapped(Mmap),
+}
+
+impl Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.data {
+            BlobData::Bytes(v) => v,
+            BlobData::Mapped(m) => m,
+        }
+    }
+}
+
+impl AsRef<[u8]> for Blob {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl std::fmt::Debug for Blob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = if matches!(self.data, BlobData::Mapped(_)) { "mapped" } else { "read" };
+        write!(f, "Blob({} bytes, {how})", self.len())
+    }
+}
+
+impl Blob {
+    /// Whether the bytes are a memory map (large blob) rather than a copy.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, BlobData::Mapped(_))
+    }
+}
+
+/// A blob could not be read or stored.
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    #[error("blob {id} missing: {} does not exist", path.display())]
+    Missing { id: BlobId, path: PathBuf },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{}: refusing a symlink inside the blob store", path.display())]
+    Symlink { path: PathBuf },
+    #[error("{}: not a regular file", path.display())]
+    NotFile { path: PathBuf },
+    #[error("{}: content does not match its name (hashes to {actual}); the blob is corrupt", path.display())]
+    Corrupt { path: PathBuf, actual: BlobId },
+}
+
+impl BlobError {
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            BlobError::Missing { path, .. }
+            | BlobError::Io { path, .. }
+            | BlobError::Symlink { path }
+            | BlobError::NotFile { path }
+            | BlobError::Corrupt { path, .. } => path,
+        }
+    }
+}
+
+/// How [`BlobStore::copy_from`] placed a blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyOutcome {
+    AlreadyPresent,
+    HardLinked,
+    Copied,
+}
+
+/// The BLAKE3 id of `bytes`.
+pub fn hash(bytes: &[u8]) -> BlobId {
+    BlobId(*blake3::hash(bytes).as_bytes())
+}
+
+impl BlobStore {
+    /// The store rooted at `blobs_dir` (normally `ARCHIVE/blobs`). Nothing is
+    /// created or checked until used.
+    pub fn new(blobs_dir: impl Into<PathBuf>) -> BlobStore {
+        BlobStore { root: blobs_dir.into() }
+    }
+
+    /// The store of the archive at `archive_dir`.
+    pub fn of_archive(archive_dir: impl AsRef<Path>) -> BlobStore {
+        BlobStore::new(archive_dir.as_ref().join(BLOBS_DIR))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `blobs/<h2>/<h>`. Safe by construction: both parts are hex digits.
+    pub fn path(&self, id: &BlobId) -> PathBuf {
+        let hex = id.to_hex();
+        self.root.join(&hex[..2]).join(hex)
+    }
+
+    /// Whether a regular (non-symlink) file exists under the blob's name. Does
+    /// not verify the content.
+    pub fn contains(&self, id: &BlobId) -> bool {
+        fs::symlink_metadata(self.path(id)).map(|m| m.file_type().is_file()).unwrap_or(false)
+    }
+
+    /// Stores `bytes` and returns their id; a blob already present is not rewritten.
+    pub fn put(&self, bytes: &[u8]) -> io::Result<BlobId> {
+        let id = hash(bytes);
+        self.put_with_id(&id, bytes)?;
+        Ok(id)
+    }
+
+    /// Stores bytes whose id the caller already computed (and vouches for).
+    fn put_with_id(&self, id: &BlobId, bytes: &[u8]) -> io::Result<()> {
+        let path = self.path(id);
+        let dir = path.parent().expect("blob path has a parent");
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_file() => return Ok(()),
+            Ok(_) => return Err(io::Error::other(format!("{} exists and is not a regular file", path.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        ensure_real_dir(dir)?;
+        let tmp = dir.join(format!(
+            ".tmp-{}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let result = (|| {
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            f.write_all(bytes)?;
+            drop(f);
+            // A concurrent writer of the same blob may win the rename; the
+            // content is identical by construction, so either result is right.
+            fs::rename(&tmp, &path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    /// Reads a blob and verifies its hash.
+    pub fn get(&self, id: &BlobId) -> Result<Blob, BlobError> {
+        let path = self.path(id);
+        let file = self.open_checked(id, &path)?;
+        let io_err = |source| BlobError::Io { path: path.clone(), source };
+        let len = file.metadata().map_err(io_err)?.len();
+        let blob = if len >= MMAP_THRESHOLD {
+            // SAFETY: the file is a regular file opened read-only; archives are
+            // immutable once written (see module docs), so the mapping is not
+            // resized under us.
+            let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
+            Blob { data: BlobData::Mapped(map) }
+        } else {
+            let mut v = Vec::with_capacity(len as usize);
+            (&file).read_to_end(&mut v).map_err(io_err)?;
+            Blob { data: BlobData::Bytes(v) }
+        };
+        let actual = hash(&blob);
+        if actual != *id {
+            return Err(BlobError::Corrupt { path, actual });
+        }
+        Ok(blob)
+    }
+
+    /// Size in bytes of a stored blob, without reading or verifying it.
+    pub fn size(&self, id: &BlobId) -> Result<u64, BlobError> {
+        let path = self.path(id);
+        let file = self.open_checked(id, &path)?;
+        file.metadata().map(|m| m.len()).map_err(|source| BlobError::Io { path, source })
+    }
+
+    /// Places blob `id` of `src` into this store after verifying it:
+    /// a hard link when both stores share a filesystem, a copy otherwise.
+    pub fn copy_from(&self, src: &BlobStore, id: &BlobId) -> Result<CopyOutcome, BlobError> {
+        if self.contains(id) {
+            return Ok(CopyOutcome::AlreadyPresent);
+        }
+        let blob = src.get(id)?;
+        let dst = self.path(id);
+        let dir = dst.parent().expect("blob path has a parent");
+        ensure_real_dir(dir).map_err(|source| BlobError::Io { path: dir.to_path_buf(), source })?;
+        match fs::hard_link(src.path(id), &dst) {
+            Ok(()) => Ok(CopyOutcome::HardLinked),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(CopyOutcome::AlreadyPresent),
+            Err(_) => {
+                self.put_with_id(id, &blob).map_err(|source| BlobError::Io { path: dst, source })?;
+                Ok(CopyOutcome::Copied)
+            }
+        }
+    }
+
+    /// Ids of every blob file present (temporary files and foreign names are
+    /// skipped), unsorted. Does not verify contents.
+    pub fn list(&self) -> io::Result<Vec<BlobId>> {
+        let mut out = Vec::new();
+        let top = match fs::read_dir(&self.root) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(e),
+        };
+        for fan in top {
+            let fan = fan?;
+            if !fan.file_type()?.is_dir() {
+                continue;
+            }
+            for entry in fs::read_dir(fan.path())? {
+                let entry = entry?;
+                if !entry.file_type()?.is_file() {
+                    continue;
+                }
+                if let Some(id) = entry.file_name().to_str().and_then(BlobId::parse) {
+                    if entry.file_name().to_str().map(|n| &n[..2]) == fan.file_name().to_str() {
+                        out.push(id);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Opens a blob file refusing symlinks at the fan-out directory and the file.
+    fn open_checked(&self, id: &BlobId, path: &Path) -> Result<File, BlobError> {
+        let dir = path.parent().expect("blob path has a parent");
+        match fs::symlink_metadata(dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(BlobError::Symlink { path: dir.to_path_buf() });
+            }
+            _ => {}
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => BlobError::Missing { id: *id, path: path.to_path_buf() },
+                // O_NOFOLLOW on a symlink fails with ELOOP.
+                _ if e.raw_os_error() == Some(libc::ELOOP) => BlobError::Symlink { path: path.to_path_buf() },
+                _ => BlobError::Io { path: path.to_path_buf(), source: e },
+            })?;
+        let meta = file.metadata().map_err(|source| BlobError::Io { path: path.to_path_buf(), source })?;
+        if !meta.is_file() {
+            return Err(BlobError::NotFile { path: path.to_path_buf() });
+        }
+        Ok(file)
+    }
+}
+
+/// Creates `dir` (and parents) and refuses it if it is a symlink.
+fn ensure_real_dir(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    if fs::symlink_metadata(dir)?.file_type().is_symlink() {
+        return Err(io::Error::other(format!("{}: refusing a symlink inside the blob store", dir.display())));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, BlobStore) {
+        let t = tempfile::tempdir().unwrap();
+        let s = BlobStore::of_archive(t.path());
+        (t, s)
+    }
+
+    #[test]
+    fn put_get_dedup() {
+        let (_t, s) = store();
+        let id = s.put(b"hello").unwrap();
+        assert_eq!(id, BlobId::of(b"hello"));
+        let hex = id.to_hex();
+        assert!(s.path(&id).ends_with(format!("blobs/{}/{hex}", &hex[..2])));
+        assert_eq!(&*s.get(&id).unwrap(), b"hello");
+        let before = fs::metadata(s.path(&id)).unwrap().modified().unwrap();
+        assert_eq!(s.put(b"hello").unwrap(), id);
+        assert_eq!(fs::metadata(s.path(&id)).unwrap().modified().unwrap(), before, "not rewritten");
+        assert_eq!(s.list().unwrap(), vec![id]);
+        assert_eq!(s.size(&id).unwrap(), 5);
+        assert!(s.contains(&id));
+    }
+
+    #[test]
+    fn large_blobs_are_mapped_and_checked() {
+        let (_t, s) = store();
+        let big: Vec<u8> = (0..MMAP_THRESHOLD as usize + 7).map(|i| (i * 31) as u8).collect();
+        let id = s.put(&big).unwrap();
+        let b = s.get(&id).unwrap();
+        assert!(b.is_mapped());
+        assert_eq!(&*b, &big[..]);
+    }
+
+    #[test]
+    fn corruption_is_an_error_naming_the_file() {
+        let (_t, s) = store();
+        let id = s.put(b"payload").unwrap();
+        fs::write(s.path(&id), b"paylOad").unwrap();
+        let e = s.get(&id).unwrap_err();
+        assert!(matches!(e, BlobError::Corrupt { .. }));
+        assert!(e.to_string().contains(&id.to_hex()), "{e}");
+    }
+
+    #[test]
+    fn missing_is_distinct() {
+        let (_t, s) = store();
+        let e = s.get(&BlobId::of(b"nothing")).unwrap_err();
+        assert!(matches!(e, BlobError::Missing { .. }), "{e}");
+    }
+
+    #[test]
+    fn symlinks_are_refused() {
+        let (t, s) = store();
+        let outside = t.path().join("secret");
+        fs::write(&outside, b"secret").unwrap();
+        let id = BlobId::of(b"secret");
+        fs::create_dir_all(s.path(&id).parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, s.path(&id)).unwrap();
+        assert!(matches!(s.get(&id), Err(BlobError::Symlink { .. })));
+        assert!(!s.contains(&id));
+
+        let id2 = BlobId::of(b"other");
+        let fan = s.path(&id2).parent().unwrap().to_path_buf();
+        std::os::unix::fs::symlink(t.path(), &fan).unwrap();
+        assert!(matches!(s.get(&id2), Err(BlobError::Symlink { .. })));
+        assert!(s.put(b"other").is_err(), "never writes through a symlinked fan-out dir");
+    }
+
+    #[test]
+    fn copy_from_links_and_verifies() {
+        let (_a, src) = store();
+        let (_b, dst) = store();
+        let id = src.put(b"abc").unwrap();
+        assert_ne!(dst.copy_from(&src, &id).unwrap(), CopyOutcome::AlreadyPresent);
+        assert_eq!(dst.copy_from(&src, &id).unwrap(), CopyOutcome::AlreadyPresent);
+        assert_eq!(&*dst.get(&id).unwrap(), b"abc");
+
+        let bad = src.put(b"xyz").unwrap();
+        fs::write(src.path(&bad), b"xyZ").unwrap();
+        assert!(matches!(dst.copy_from(&src, &bad), Err(BlobError::Corrupt { .. })));
+        assert!(!dst.contains(&bad));
+    }
+}

@@ -1,0 +1,479 @@
+//! `Replayer`: dispatches archive events onto a [`Device`].
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::alloc_map::Alloc;
+use crate::archive::Archive;
+use crate::archive_writer::ArchiveWriter;
+use crate::compare::{Verdict, compare};
+use crate::device::{Device, DeviceError, Launch, LaunchArg};
+use crate::engine::address_space::{AddressSpace, Unmapped};
+use crate::engine::code_cache::CodeCache;
+use crate::engine::options::ReplayOptions;
+use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
+use crate::event::{Dir, Event, KernelArg, MemKind, Op};
+use crate::handle_map::HandleMap;
+use crate::hex::Addr;
+use crate::region_timeline::RegionClass;
+
+/// Why replay stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The archive itself is unreadable or inconsistent (exit 2).
+    #[error("{0}")]
+    Format(String),
+    /// An event could not be replayed (exit 1): the DESIGN §5 fatal line.
+    #[error("event {seq} ({api}): {what}")]
+    Fatal { seq: u64, api: String, what: String },
+}
+
+/// One replay of an archive onto a device.
+pub struct Replayer<'a> {
+    dev: &'a mut dyn Device,
+    archive: &'a Archive,
+    opts: &'a ReplayOptions,
+    space: AddressSpace,
+    streams: HandleMap,
+    events: HandleMap,
+    code: CodeCache,
+    summary: ReplaySummary,
+    out: Option<&'a mut ArchiveWriter>,
+    timings: HashMap<String, KernelTiming>,
+    /// Reused scratch for D2H reads and kernarg assembly.
+    scratch: Vec<u8>,
+}
+
+impl<'a> Replayer<'a> {
+    pub fn new(
+        dev: &'a mut dyn Device,
+        archive: &'a Archive,
+        opts: &'a ReplayOptions,
+        space: AddressSpace,
+        out: Option<&'a mut ArchiveWriter>,
+    ) -> Replayer<'a> {
+        Replayer {
+            dev,
+            archive,
+            opts,
+            space,
+            streams: HandleMap::new(),
+            events: HandleMap::new(),
+            code: CodeCache::default(),
+            summary: ReplaySummary::default(),
+            out,
+            timings: HashMap::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Replays every event; `progress` is called with the count done so far.
+    pub fn run(mut self, mut progress: impl FnMut(u64)) -> (ReplaySummary, Option<ReplayError>) {
+        let start = Instant::now();
+        self.summary.regions_records = self.space.regions.records().len() as u64;
+        self.summary.regions_streams = self.space.regions.streams() as u64;
+        let mut reader = match self.archive.events(self.opts.read) {
+            Ok(r) => r,
+            Err(e) => return (self.summary, Some(ReplayError::Format(e.to_string()))),
+        };
+        let mut span: Option<(u64, u64)> = None;
+        let mut error = None;
+        for item in reader.by_ref() {
+            let event = match item {
+                Ok(e) => e,
+                Err(e) => {
+                    error = Some(ReplayError::Format(e.to_string()));
+                    break;
+                }
+            };
+            span = Some(span.map_or((event.t, event.t), |(a, b)| (a.min(event.t), b.max(event.t))));
+            self.summary.events += 1;
+            if let Err(e) = self.step(&event) {
+                match e {
+                    ReplayError::Fatal { .. } if self.opts.continue_on_error => {
+                        eprintln!("hrr-play: error: {e}");
+                        self.summary.errors += 1;
+                    }
+                    e => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            if self.summary.events % 1024 == 0 {
+                progress(self.summary.events);
+            }
+        }
+        progress(self.summary.events);
+        for w in reader.warnings() {
+            self.summary.warnings.push(w.to_string());
+        }
+        if error.is_none() {
+            if let Err(e) = self.dev.device_sync() {
+                error = Some(ReplayError::Format(e.to_string()));
+            }
+        }
+        if let Some((first, last)) = span {
+            let outside = self.space.regions.outside_span(first, last);
+            if outside > 0 {
+                self.summary.warnings.push(format!(
+                    "{outside} region record(s) fall outside the archive's event span \
+                     [{first}, {last}] ns: is the sidecar from another run or clock?"
+                ));
+            }
+        }
+        self.summary.region_segs_materialised = self.space.regions.materialised();
+        self.summary.region_segs_failed = self.space.regions.failed();
+        self.summary.wall_ms = start.elapsed().as_secs_f64() * 1e3;
+        let mut timings: Vec<KernelTiming> = self.timings.drain().map(|(_, t)| t).collect();
+        timings.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms));
+        self.summary.kernels = timings;
+        self.teardown();
+        (self.summary, error)
+    }
+
+    /// Frees what the replay allocated, so `--loop` starts clean.
+    fn teardown(&mut self) {
+        let _ = self.dev.device_sync();
+        for a in self.space.allocs.iter().copied().collect::<Vec<Alloc>>() {
+            let _ = self.dev.free(a.live, a.mem);
+        }
+        for (_, s) in self.streams.drain() {
+            let _ = self.dev.stream_destroy(s);
+        }
+        for (_, e) in self.events.drain() {
+            let _ = self.dev.event_destroy(e);
+        }
+        self.code.unload_all(self.dev);
+    }
+
+    fn fatal(e: &Event, what: impl Into<String>) -> ReplayError {
+        ReplayError::Fatal { seq: e.seq, api: e.api.clone(), what: what.into() }
+    }
+
+    fn dev_err(e: &Event, err: DeviceError) -> ReplayError {
+        Self::fatal(e, err.to_string())
+    }
+
+    /// The shared device-operand path, with the DESIGN §5 fatal wording.
+    fn device_operand(&mut self, e: &Event, role: &str, addr: Addr, len: u64) -> Result<u64, ReplayError> {
+        self.space
+            .translate_or_materialise(self.dev, addr.0, len)
+            .map_err(|u| Self::fatal(e, describe_unmapped(role, &u)))
+    }
+
+    fn stream(&mut self, e: &Event, s: Option<Addr>) -> Result<Option<u64>, ReplayError> {
+        match s {
+            None => Ok(None),
+            Some(s) => self
+                .streams
+                .get(s.0)
+                .map(Some)
+                .ok_or_else(|| Self::fatal(e, format!("stream {s} was never created"))),
+        }
+    }
+
+    fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
+        for err in self.space.advance_to(self.dev, e.t) {
+            self.summary.warnings.push(format!("event {}: freeing a deleted segment: {err}", e.seq));
+        }
+        if e.ret != 0 {
+            // A call that failed at capture did nothing there; it does nothing here.
+            self.summary.skipped_failed += 1;
+            return Ok(());
+        }
+        match &e.op {
+            Op::Alloc { ptr, size, mem } => {
+                let live = self.dev.alloc(*size, *mem).map_err(|err| Self::dev_err(e, err))?;
+                let alloc = Alloc { base: ptr.0, size: *size, mem: *mem, live, materialised: false };
+                self.space.allocs.insert(alloc).map_err(|err| Self::fatal(e, err.to_string()))?;
+            }
+            Op::HostRegister { ptr, size } => {
+                let live = self.dev.alloc(*size, MemKind::Pinned).map_err(|err| Self::dev_err(e, err))?;
+                let alloc =
+                    Alloc { base: ptr.0, size: *size, mem: MemKind::Pinned, live, materialised: false };
+                self.space.allocs.insert(alloc).map_err(|err| Self::fatal(e, err.to_string()))?;
+            }
+            Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
+                if ptr.0 == 0 {
+                    return Ok(());
+                }
+                let a = self.space.allocs.remove(ptr.0).map_err(|err| Self::fatal(e, err.to_string()))?;
+                self.dev.free(a.live, a.mem).map_err(|err| Self::dev_err(e, err))?;
+            }
+            Op::Memcpy { dir, dst, src, size, stream, blob } => {
+                self.memcpy(e, *dir, *dst, *src, *size, *stream, *blob)?
+            }
+            Op::Memset { dst, value, size, width, stream } => {
+                let live = self.device_operand(e, "memset dst", *dst, *size)?;
+                let stream = self.stream(e, *stream)?;
+                let r = if *width <= 1 {
+                    self.dev.memset(live, *value as u8, *size, stream)
+                } else {
+                    // Wider patterns are rare; write them as a pattern copy.
+                    let pattern = value.to_le_bytes();
+                    let w = usize::from((*width).min(4));
+                    self.scratch.clear();
+                    self.scratch.extend((0..*size as usize).map(|i| pattern[i % w]));
+                    self.dev.copy_h2d(live, &self.scratch, stream)
+                };
+                r.map_err(|err| Self::dev_err(e, err))?;
+            }
+            Op::Launch { name, code, grid, block, shmem, stream, args, .. } => {
+                if let Some(f) = &self.opts.kernel_filter {
+                    if !name.contains(f.as_str()) {
+                        self.summary.skipped_filtered += 1;
+                        return Ok(());
+                    }
+                }
+                self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)?;
+            }
+            Op::StreamCreate { stream } => {
+                let s = self.dev.stream_create().map_err(|err| Self::dev_err(e, err))?;
+                self.streams.insert(stream.0, s);
+            }
+            Op::StreamDestroy { stream } => {
+                if let Some(s) = self.streams.remove(stream.0) {
+                    self.dev.stream_destroy(s).map_err(|err| Self::dev_err(e, err))?;
+                }
+            }
+            Op::StreamSync { stream } => {
+                let s = self.stream(e, Some(*stream))?.unwrap_or(0);
+                self.dev.stream_sync(s).map_err(|err| Self::dev_err(e, err))?;
+            }
+            Op::StreamWaitEvent { stream, event } => {
+                let s = self.stream(e, Some(*stream))?.unwrap_or(0);
+                if let Some(ev) = self.events.get(event.0) {
+                    self.dev.stream_wait_event(s, ev).map_err(|err| Self::dev_err(e, err))?;
+                }
+            }
+            Op::DeviceSync => self.dev.device_sync().map_err(|err| Self::dev_err(e, err))?,
+            Op::EventCreate { event } => {
+                let ev = self.dev.event_create().map_err(|err| Self::dev_err(e, err))?;
+                self.events.insert(event.0, ev);
+            }
+            Op::EventDestroy { event } => {
+                if let Some(ev) = self.events.remove(event.0) {
+                    self.dev.event_destroy(ev).map_err(|err| Self::dev_err(e, err))?;
+                }
+            }
+            Op::EventRecord { event, stream } => {
+                let s = self.stream(e, Some(*stream))?.unwrap_or(0);
+                let ev = self
+                    .events
+                    .get(event.0)
+                    .ok_or_else(|| Self::fatal(e, format!("event {event} was never created")))?;
+                self.dev.event_record(ev, s).map_err(|err| Self::dev_err(e, err))?;
+            }
+            Op::EventSync { event } => {
+                if let Some(ev) = self.events.get(event.0) {
+                    self.dev.event_sync(ev).map_err(|err| Self::dev_err(e, err))?;
+                }
+            }
+            Op::SetDevice { device } => {
+                if *device != 0 {
+                    self.summary.warnings.push(format!(
+                        "event {}: set_device {device}: replay uses one device",
+                        e.seq
+                    ));
+                }
+            }
+            // Modules load lazily at first launch; nothing to do for these.
+            Op::ModuleLoad { .. } | Op::ModuleUnload { .. } | Op::Function { .. } | Op::Eof { .. } => {}
+        }
+        self.summary.replayed += 1;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn memcpy(
+        &mut self,
+        e: &Event,
+        dir: Dir,
+        dst: Addr,
+        src: Addr,
+        size: u64,
+        stream: Option<Addr>,
+        blob: Option<crate::hex::BlobId>,
+    ) -> Result<(), ReplayError> {
+        let stream = self.stream(e, stream)?;
+        match dir {
+            Dir::H2d => {
+                // Only the device destination is translated; `src` is a host pointer.
+                let live = self.device_operand(e, "h2d dst", dst, size)?;
+                let id = blob.ok_or_else(|| Self::fatal(e, "h2d memcpy has no source blob"))?;
+                let bytes = self.archive.blobs().get(&id).map_err(|err| Self::fatal(e, err.to_string()))?;
+                if bytes.len() as u64 != size {
+                    return Err(Self::fatal(e, format!("blob {id} holds {} bytes, memcpy size is {size}", bytes.len())));
+                }
+                self.dev.copy_h2d(live, &bytes, stream).map_err(|err| Self::dev_err(e, err))?;
+            }
+            Dir::D2h => {
+                // The host destination is never translated nor materialised.
+                let live = self.device_operand(e, "d2h src", src, size)?;
+                let mut buf = std::mem::take(&mut self.scratch);
+                buf.clear();
+                buf.resize(size as usize, 0);
+                let r = self.dev.copy_d2h(&mut buf, live, stream);
+                let result = r.map_err(|err| Self::dev_err(e, err)).and_then(|()| self.check_d2h(e, blob, &buf));
+                self.scratch = buf;
+                result?;
+            }
+            Dir::D2d => {
+                let d = self.device_operand(e, "d2d dst", dst, size)?;
+                let s = self.device_operand(e, "d2d src", src, size)?;
+                self.dev.copy_d2d(d, s, size, stream).map_err(|err| Self::dev_err(e, err))?;
+            }
+            // Host to host touches no device state.
+            Dir::H2h => {}
+        }
+        Ok(())
+    }
+
+    fn check_d2h(&mut self, e: &Event, blob: Option<crate::hex::BlobId>, actual: &[u8]) -> Result<(), ReplayError> {
+        if let Some(out) = self.out.as_deref_mut() {
+            let id = out.put_blob(actual).map_err(|err| ReplayError::Format(err.to_string()))?;
+            let mut rec = e.clone();
+            if let Op::Memcpy { blob, .. } = &mut rec.op {
+                *blob = Some(id);
+            }
+            out.append(&rec).map_err(|err| ReplayError::Format(err.to_string()))?;
+        }
+        let Some(id) = blob else {
+            self.summary.d2h_unchecked += 1;
+            return Ok(());
+        };
+        let expected = self.archive.blobs().get(&id).map_err(|err| Self::fatal(e, err.to_string()))?;
+        let c = compare(&expected, actual, &self.opts.tolerance);
+        match c.verdict {
+            Verdict::Exact => self.summary.d2h_exact += 1,
+            Verdict::WithinTolerance => self.summary.d2h_tolerance += 1,
+            Verdict::Mismatch => {
+                self.summary.d2h_fail += 1;
+                self.summary.mismatches.push(D2hMismatch {
+                    seq: e.seq,
+                    api: e.api.clone(),
+                    size: actual.len() as u64,
+                    first_diff: c.first_diff,
+                    bytes_differing: c.bytes_differing,
+                    max_abs: c.max_abs,
+                    max_rel: c.max_rel,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &mut self,
+        e: &Event,
+        name: &str,
+        code: crate::hex::BlobId,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shmem: u32,
+        stream: Addr,
+        args: &[KernelArg],
+    ) -> Result<(), ReplayError> {
+        let stream = self.stream(e, Some(stream))?.unwrap_or(0);
+        let archive = self.archive;
+        let func = self
+            .code
+            .function(self.dev, code, name, |id| {
+                archive.blobs().get(id).map(|b| b.to_vec()).map_err(|err| err.to_string())
+            })
+            .map_err(|err| Self::fatal(e, format!("kernel {name}: {err}")))?;
+        // Translate every recorded device pointer, top-level or embedded.
+        let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+        for (i, arg) in args.iter().enumerate() {
+            let mut bytes = arg.hex.0.clone();
+            for &off in &arg.ptrs {
+                let off = off as usize;
+                let Some(word) = bytes.get(off..off + 8) else {
+                    return Err(Self::fatal(e, format!("launch arg {i}: pointer offset {off} outside its {} bytes", bytes.len())));
+                };
+                let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                if value == 0 {
+                    continue;
+                }
+                let live = self.device_operand(e, &format!("launch arg {i}+{off}"), Addr(value), 0)?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+            }
+            bufs.push(bytes);
+        }
+        let offsets = arg_offsets(args);
+        let launch_args: Vec<LaunchArg<'_>> =
+            bufs.iter().zip(&offsets).map(|(b, &offset)| LaunchArg { offset, bytes: b }).collect();
+        let launch = Launch { func, grid, block, shmem, stream, args: &launch_args };
+        if self.opts.timing {
+            let t0 = Instant::now();
+            self.dev.launch(&launch).map_err(|err| Self::dev_err(e, err))?;
+            self.dev.stream_sync(stream).map_err(|err| Self::dev_err(e, err))?;
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            let t = self.timings.entry(name.to_string()).or_insert_with(|| KernelTiming {
+                name: name.to_string(),
+                ..KernelTiming::default()
+            });
+            t.launches += 1;
+            t.total_ms += ms;
+            t.max_ms = t.max_ms.max(ms);
+        } else {
+            self.dev.launch(&launch).map_err(|err| Self::dev_err(e, err))?;
+        }
+        self.summary.launches += 1;
+        Ok(())
+    }
+}
+
+/// Kernarg offsets: recorded ones when metadata gave them, else natural
+/// packing (each argument aligned to its size, capped at 8), which is how
+/// both the AMDGPU and the CUDA ABI lay out plain parameter lists.
+pub fn arg_offsets(args: &[KernelArg]) -> Vec<u32> {
+    let mut next = 0u32;
+    args.iter()
+        .map(|a| {
+            let off = a.offset.unwrap_or_else(|| {
+                let align = a.size.clamp(1, 8).next_power_of_two();
+                next.div_ceil(align) * align
+            });
+            next = off + a.size;
+            off
+        })
+        .collect()
+}
+
+fn describe_unmapped(role: &str, u: &Unmapped) -> String {
+    let mut s = format!("{role} {:#x} not mapped", u.addr);
+    match u.class {
+        RegionClass::InBlock { base, size } => {
+            s += &format!(" (in declared block {base:#x}+{size})")
+        }
+        RegionClass::InSegment { base, size } => {
+            s += &format!(" (in declared segment {base:#x}+{size})")
+        }
+        RegionClass::None => {}
+    }
+    if let Some(err) = &u.materialise_error {
+        s += &format!("; materialising its segment failed: {err}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hex::HexBytes;
+
+    fn arg(size: u32, offset: Option<u32>) -> KernelArg {
+        KernelArg { offset, size, hex: HexBytes(vec![0; size as usize]), ptrs: vec![] }
+    }
+
+    #[test]
+    fn natural_packing_aligns_each_argument() {
+        let args = [arg(4, None), arg(8, None), arg(2, None), arg(16, None)];
+        assert_eq!(arg_offsets(&args), vec![0, 8, 16, 24]);
+        let given = [arg(8, Some(0)), arg(4, Some(12))];
+        assert_eq!(arg_offsets(&given), vec![0, 12]);
+    }
+}

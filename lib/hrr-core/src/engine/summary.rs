@@ -1,0 +1,94 @@
+//! `ReplaySummary`: what a replay did, printed as the stable DESIGN §5 lines
+//! or as JSON.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// One D2H whose bytes differ beyond tolerance.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct D2hMismatch {
+    pub seq: u64,
+    pub api: String,
+    pub size: u64,
+    pub first_diff: Option<u64>,
+    pub bytes_differing: u64,
+    pub max_abs: f64,
+    pub max_rel: f64,
+}
+
+/// Per-kernel host-side timing (`--timing`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KernelTiming {
+    pub name: String,
+    pub launches: u64,
+    pub total_ms: f64,
+    pub max_ms: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReplaySummary {
+    pub events: u64,
+    pub replayed: u64,
+    pub launches: u64,
+    /// Calls that failed at capture and so were not replayed.
+    pub skipped_failed: u64,
+    /// Launches left out by `--kernel-filter`.
+    pub skipped_filtered: u64,
+    pub regions_records: u64,
+    pub regions_streams: u64,
+    pub region_segs_materialised: u64,
+    pub region_segs_failed: u64,
+    pub d2h_exact: u64,
+    pub d2h_tolerance: u64,
+    pub d2h_fail: u64,
+    /// D2H events without an expected blob (nothing to compare).
+    pub d2h_unchecked: u64,
+    pub mismatches: Vec<D2hMismatch>,
+    /// Events that failed under `--continue-on-error`.
+    pub errors: u64,
+    pub warnings: Vec<String>,
+    pub kernels: Vec<KernelTiming>,
+    pub wall_ms: f64,
+}
+
+impl ReplaySummary {
+    pub fn d2h_pass(&self) -> u64 {
+        self.d2h_exact + self.d2h_tolerance
+    }
+
+    pub fn passed(&self) -> bool {
+        self.d2h_fail == 0 && self.errors == 0
+    }
+}
+
+impl fmt::Display for ReplaySummary {
+    /// The stable, greppable summary lines (without the final PASS/FAIL).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "events : {} read, {} replayed, {} launches", self.events, self.replayed, self.launches)?;
+        if self.skipped_failed > 0 {
+            writeln!(f, "skipped : {} failed at capture", self.skipped_failed)?;
+        }
+        if self.skipped_filtered > 0 {
+            writeln!(f, "filtered : {} launches", self.skipped_filtered)?;
+        }
+        writeln!(f, "regions : {} records from {} stream(s)", self.regions_records, self.regions_streams)?;
+        write!(f, "region segs : {} materialised", self.region_segs_materialised)?;
+        if self.region_segs_failed > 0 {
+            write!(f, ", {} failed", self.region_segs_failed)?;
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
+            "d2h : {} pass ({} exact, {} within tolerance), {} fail",
+            self.d2h_pass(),
+            self.d2h_exact,
+            self.d2h_tolerance,
+            self.d2h_fail
+        )?;
+        if self.errors > 0 {
+            writeln!(f, "errors : {}", self.errors)?;
+        }
+        Ok(())
+    }
+}

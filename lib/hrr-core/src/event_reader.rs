@@ -1,0 +1,326 @@
+//! `EventReader`: streaming reader of `events.ndjson`, one line at a time.
+//!
+//! Memory is bounded by the longest line: one `BufReader` and one reused line
+//! buffer, never the whole file. Each line is parsed by [`Event::parse`]
+//! straight from the buffer (borrowed strings, no intermediate tree).
+//!
+//! Damage is handled by where it is, because that tells what happened:
+//! - A last line without its `'\n'` that is not valid JSON is the torn tail
+//!   of a writer that died mid-write. It yields nothing and records
+//!   [`Warning::TornTail`]; everything before it is intact.
+//! - Any other bad line is corruption: [`ReadError::Malformed`] naming file and
+//!   line, and iteration stops (events after it cannot be trusted to be in
+//!   order with what was lost).
+//! - An unknown `op` is a newer hrr's addition: [`Warning::UnknownOp`] and
+//!   skipped, or an error with [`ReadOptions::strict`].
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use crate::event::{Event, EventError};
+
+/// How strictly to read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Unknown ops are errors instead of warnings.
+    pub strict: bool,
+}
+
+impl ReadOptions {
+    pub fn strict() -> ReadOptions {
+        ReadOptions { strict: true }
+    }
+}
+
+/// Something the reader recovered from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// The last line was cut short (no newline, not parseable) and was ignored.
+    TornTail { path: PathBuf, line: u64, bytes: u64 },
+    /// A line with an `op` this hrr does not know was skipped.
+    UnknownOp { path: PathBuf, line: u64, op: String },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::TornTail { path, line, bytes } => write!(
+                f,
+                "{}:{line}: torn last line ({bytes} bytes, no newline) ignored; the writer \
+                 probably died mid-write, earlier events are intact",
+                path.display()
+            ),
+            Warning::UnknownOp { path, line, op } => write!(
+                f,
+                "{}:{line}: unknown op `{op}` skipped (written by a newer hrr?)",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Why reading stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{}: {source}", path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{}:{line}: read failed: {source}", path.display())]
+    Io { path: PathBuf, line: u64, source: io::Error },
+    #[error("{}:{line}: malformed event: {reason}", path.display())]
+    Malformed { path: PathBuf, line: u64, reason: String },
+    #[error("{}:{line}: unknown op `{op}` (strict mode)", path.display())]
+    UnknownOp { path: PathBuf, line: u64, op: String },
+}
+
+impl ReadError {
+    /// The 1-based line the error is about (0 when opening failed).
+    pub fn line(&self) -> u64 {
+        match self {
+            ReadError::Open { .. } => 0,
+            ReadError::Io { line, .. }
+            | ReadError::Malformed { line, .. }
+            | ReadError::UnknownOp { line, .. } => *line,
+        }
+    }
+}
+
+/// Iterator over the events of one NDJSON stream.
+pub struct EventReader<R = BufReader<File>> {
+    reader: R,
+    path: PathBuf,
+    options: ReadOptions,
+    buf: Vec<u8>,
+    line: u64,
+    bytes_read: u64,
+    warnings: Vec<Warning>,
+    done: bool,
+}
+
+/// Read buffer size: large enough that a syscall is amortised over hundreds of lines.
+const READ_BUFFER: usize = 256 * 1024;
+
+impl EventReader<BufReader<File>> {
+    /// Opens an events file.
+    pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| ReadError::Open { path: path.to_path_buf(), source })?;
+        Ok(EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path).options(options))
+    }
+}
+
+impl<R: BufRead> EventReader<R> {
+    /// Reads events from any buffered reader; `name` is used in messages.
+    pub fn from_reader(reader: R, name: impl Into<PathBuf>) -> Self {
+        EventReader {
+            reader,
+            path: name.into(),
+            options: ReadOptions::default(),
+            buf: Vec::with_capacity(1024),
+            line: 0,
+            bytes_read: 0,
+            warnings: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Sets the read options.
+    pub fn options(mut self, options: ReadOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// What was recovered from so far.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Takes the warnings collected so far.
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// The last line number read (1-based).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Bytes consumed so far (for progress reporting).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The raw bytes of the line last read, without its newline.
+    pub fn last_line(&self) -> &[u8] {
+        self.buf.strip_suffix(b"\n").unwrap_or(&self.buf)
+    }
+
+    fn fail(&mut self, e: ReadError) -> Option<Result<Event, ReadError>> {
+        self.done = true;
+        Some(Err(e))
+    }
+}
+
+impl<R: BufRead> Iterator for EventReader<R> {
+    type Item = Result<Event, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.buf.clear();
+            let n = match self.reader.read_until(b'\n', &mut self.buf) {
+                Ok(n) => n,
+                Err(source) => {
+                    let line = self.line + 1;
+                    return self.fail(ReadError::Io { path: self.path.clone(), line, source });
+                }
+            };
+            if n == 0 {
+                self.done = true;
+                return None;
+            }
+            self.line += 1;
+            self.bytes_read += n as u64;
+            let terminated = self.buf.last() == Some(&b'\n');
+            let text = self.buf.trim_ascii();
+            if text.is_empty() {
+                continue;
+            }
+            match Event::parse(text) {
+                Ok(event) => return Some(Ok(event)),
+                Err(EventError::UnknownOp(op)) => {
+                    if self.options.strict {
+                        let line = self.line;
+                        return self.fail(ReadError::UnknownOp { path: self.path.clone(), line, op });
+                    }
+                    self.warnings.push(Warning::UnknownOp { path: self.path.clone(), line: self.line, op });
+                }
+                Err(EventError::Json(_)) if !terminated => {
+                    // Only the final line can lack its newline, so this is
+                    // the end of the stream either way.
+                    self.warnings.push(Warning::TornTail {
+                        path: self.path.clone(),
+                        line: self.line,
+                        bytes: n as u64,
+                    });
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    let line = self.line;
+                    return self.fail(ReadError::Malformed {
+                        path: self.path.clone(),
+                        line,
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Dir, Op};
+    use crate::hex::Addr;
+
+    fn line(seq: u64) -> String {
+        let e = Event {
+            seq,
+            t: seq * 10,
+            tid: 1,
+            api: "hipMemcpy".into(),
+            ret: 0,
+            op: Op::Memcpy {
+                dir: Dir::H2d,
+                dst: Addr(0x1000),
+                src: Addr(0x2000),
+                size: 4,
+                stream: None,
+                blob: None,
+            },
+        };
+        let mut v = Vec::new();
+        e.write_line(&mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    fn read(text: &str, opts: ReadOptions) -> (Vec<Result<u64, String>>, Vec<Warning>) {
+        let mut r = EventReader::from_reader(text.as_bytes(), "events.ndjson").options(opts);
+        let got = r.by_ref().map(|e| e.map(|e| e.seq).map_err(|e| e.to_string())).collect();
+        (got, r.warnings().to_vec())
+    }
+
+    #[test]
+    fn reads_in_order_skipping_blank_lines() {
+        let text = format!("{}\n{}   \r\n{}", line(1), line(2), line(3));
+        let (got, w) = read(&text, ReadOptions::default());
+        assert_eq!(got, vec![Ok(1), Ok(2), Ok(3)]);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn torn_tail_is_recovered_with_a_warning() {
+        let full = line(2);
+        for cut in 1..full.len() - 1 {
+            let text = format!("{}{}", line(1), &full[..cut]);
+            let (got, w) = read(&text, ReadOptions::default());
+            assert_eq!(got, vec![Ok(1)], "cut at {cut}");
+            assert_eq!(
+                w,
+                vec![Warning::TornTail { path: "events.ndjson".into(), line: 2, bytes: cut as u64 }]
+            );
+        }
+        // Cut just before the newline: the line is complete, nothing is lost.
+        let text = format!("{}{}", line(1), full.trim_end());
+        assert_eq!(read(&text, ReadOptions::default()).0, vec![Ok(1), Ok(2)]);
+    }
+
+    #[test]
+    fn malformed_middle_line_stops_with_file_and_line() {
+        let text = format!("{}{{\"seq\":2,\"op\":\n{}", line(1), line(3));
+        let (got, w) = read(&text, ReadOptions::default());
+        assert_eq!(got.len(), 2);
+        let err = got[1].as_ref().unwrap_err();
+        assert!(err.starts_with("events.ndjson:2: malformed event"), "{err}");
+        assert!(w.is_empty());
+
+        // A line that parses as JSON but lacks a field is never "torn".
+        let text = format!("{}{{\"seq\":2,\"api\":\"hipFree\",\"op\":\"free\"}}", line(1));
+        let (got, _) = read(&text, ReadOptions::default());
+        assert!(got[1].as_ref().unwrap_err().contains("lacks required field `ptr`"));
+    }
+
+    #[test]
+    fn unknown_op_warns_or_fails_when_strict() {
+        let text = format!("{}{{\"seq\":2,\"api\":\"hipX\",\"op\":\"graph_launch\"}}\n{}", line(1), line(3));
+        let (got, w) = read(&text, ReadOptions::default());
+        assert_eq!(got, vec![Ok(1), Ok(3)]);
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            w[0].to_string(),
+            "events.ndjson:2: unknown op `graph_launch` skipped (written by a newer hrr?)"
+        );
+        let (got, _) = read(&text, ReadOptions::strict());
+        assert_eq!(got.len(), 2);
+        assert!(got[1].as_ref().unwrap_err().contains("unknown op `graph_launch` (strict mode)"));
+    }
+
+    #[test]
+    fn counts_bytes_and_exposes_raw_lines() {
+        let text = format!("{}{}", line(1), line(2));
+        let mut r = EventReader::from_reader(text.as_bytes(), "e");
+        r.next().unwrap().unwrap();
+        assert_eq!(r.last_line(), line(1).trim_end().as_bytes());
+        r.next().unwrap().unwrap();
+        assert!(r.next().is_none());
+        assert_eq!(r.bytes_read(), text.len() as u64);
+        assert_eq!(r.line(), 2);
+    }
+}

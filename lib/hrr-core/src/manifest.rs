@@ -1,0 +1,286 @@
+//! `Manifest`: an archive's `manifest.json` (DESIGN §4) and its version check.
+//!
+//! Opening parses the file as plain JSON first and checks `format` and
+//! `version` before anything else, so an archive from a newer hrr that
+//! changed a field's type still gets the clear "upgrade hrr" message rather
+//! than a serde error about that field. Fields this version does not know are
+//! kept in [`Manifest::extra`] and written back unchanged, so rewriting a
+//! manifest (repair, finish) never drops a newer minor addition.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The `format` every hrr manifest carries.
+pub const FORMAT_NAME: &str = "hrr";
+/// The archive format version this hrr reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// File name of the manifest inside an archive directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// What produced the archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArchiveKind {
+    /// `hrr-cap`: the application's own run.
+    Capture,
+    /// `hrr-play -o`: the D2H results a replay observed.
+    Replay,
+}
+
+/// The runtime family the archive was recorded or replayed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Cpu,
+    Amd,
+    Nvidia,
+}
+
+impl ArchiveKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArchiveKind::Capture => "capture",
+            ArchiveKind::Replay => "replay",
+        }
+    }
+}
+
+impl Platform {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Cpu => "cpu",
+            Platform::Amd => "amd",
+            Platform::Nvidia => "nvidia",
+        }
+    }
+}
+
+/// `manifest.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always `"hrr"`.
+    pub format: String,
+    /// [`FORMAT_VERSION`] when written by this hrr.
+    pub version: u32,
+    pub kind: ArchiveKind,
+    pub platform: Platform,
+    /// `true` only after a clean finish (the `eof` event is written).
+    pub complete: bool,
+    /// Events before the `eof` trailer.
+    pub events: u64,
+    /// Distinct blob files.
+    pub blobs: u64,
+    /// Tool and version that wrote the archive, e.g. `hrr 0.1.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Unix time (seconds) the archive was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<u64>,
+    /// Captures: the application's command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argv: Vec<String>,
+    /// Replays: the capture archive replayed, as given on the command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
+    /// Rewritten by `repair` from a torn or crashed archive.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub repaired: bool,
+    /// Fields this version does not know, preserved verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Why a manifest could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{}: invalid manifest: {reason}", path.display())]
+    Invalid { path: PathBuf, reason: String },
+    #[error("{} is not an hrr archive (format {found:?}, expected \"hrr\")", archive.display())]
+    NotHrr { archive: PathBuf, found: String },
+    #[error(
+        "archive {} is format version {version}, this hrr reads version {FORMAT_VERSION}; upgrade hrr",
+        archive.display()
+    )]
+    TooNew { archive: PathBuf, version: u64 },
+    #[error(
+        "archive {} is format version {version}, older than this hrr reads (version {FORMAT_VERSION}); \
+         re-capture it or convert it with the hrr release that wrote it",
+        archive.display()
+    )]
+    TooOld { archive: PathBuf, version: u64 },
+}
+
+impl Manifest {
+    /// A fresh manifest: incomplete, no events, tool and creation time filled in.
+    pub fn new(kind: ArchiveKind, platform: Platform) -> Manifest {
+        Manifest {
+            format: FORMAT_NAME.to_string(),
+            version: FORMAT_VERSION,
+            kind,
+            platform,
+            complete: false,
+            events: 0,
+            blobs: 0,
+            tool: Some(concat!("hrr ", env!("CARGO_PKG_VERSION")).to_string()),
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_secs()),
+            argv: Vec::new(),
+            replay_of: None,
+            repaired: false,
+            extra: Map::new(),
+        }
+    }
+
+    /// Reads `DIR/manifest.json` and checks format and version.
+    pub fn read(archive_dir: impl AsRef<Path>) -> Result<Manifest, ManifestError> {
+        let dir = archive_dir.as_ref();
+        let path = dir.join(MANIFEST_FILE);
+        let bytes = std::fs::read(&path).map_err(|source| ManifestError::Io { path: path.clone(), source })?;
+        Manifest::parse(&bytes, dir)
+    }
+
+    /// Parses manifest bytes of the archive at `archive_dir` (used in messages).
+    pub fn parse(bytes: &[u8], archive_dir: &Path) -> Result<Manifest, ManifestError> {
+        let path = archive_dir.join(MANIFEST_FILE);
+        let invalid = |reason: String| ManifestError::Invalid { path: path.clone(), reason };
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
+        let obj = value.as_object().ok_or_else(|| invalid("not a JSON object".into()))?;
+        let format = obj.get("format").and_then(Value::as_str).unwrap_or("");
+        if format != FORMAT_NAME {
+            return Err(ManifestError::NotHrr { archive: archive_dir.to_path_buf(), found: format.to_string() });
+        }
+        let version = obj
+            .get("version")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| invalid("`version` missing or not an integer".into()))?;
+        match version.cmp(&u64::from(FORMAT_VERSION)) {
+            std::cmp::Ordering::Greater => {
+                return Err(ManifestError::TooNew { archive: archive_dir.to_path_buf(), version });
+            }
+            std::cmp::Ordering::Less => {
+                return Err(ManifestError::TooOld { archive: archive_dir.to_path_buf(), version });
+            }
+            std::cmp::Ordering::Equal => {}
+        }
+        serde_json::from_value(value).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// The manifest as pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        // Every field is a plain value or an already-parsed JSON value.
+        let mut s = serde_json::to_string_pretty(self).expect("manifest serialises");
+        s.push('\n');
+        s
+    }
+
+    /// Writes `DIR/manifest.json` atomically: a temporary file in `DIR`,
+    /// fsynced, renamed over the old one, then the directory fsynced, so a
+    /// crash leaves either the old manifest or the new one, never a torn one.
+    pub fn write_atomic(&self, archive_dir: impl AsRef<Path>) -> Result<(), ManifestError> {
+        let dir = archive_dir.as_ref();
+        let path = dir.join(MANIFEST_FILE);
+        let io_err = |source| ManifestError::Io { path: path.clone(), source };
+        write_atomic(dir, MANIFEST_FILE, self.to_json().as_bytes()).map_err(io_err)
+    }
+}
+
+/// Writes `dir/name` through `dir/.name.tmp-PID` + fsync + rename + dir fsync.
+pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, dir.join(name))?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// fsyncs a directory so a rename inside it is durable.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> &'static Path {
+        Path::new("cap.hrr")
+    }
+
+    #[test]
+    fn round_trips_and_keeps_unknown_fields() {
+        let text = r#"{"format":"hrr","version":1,"kind":"replay","platform":"nvidia",
+            "complete":true,"events":3,"blobs":2,"replay_of":"cap.hrr",
+            "gpu":{"name":"H200"},"future_flag":true}"#;
+        let m = Manifest::parse(text.as_bytes(), dir()).unwrap();
+        assert_eq!(m.kind, ArchiveKind::Replay);
+        assert_eq!(m.platform, Platform::Nvidia);
+        assert_eq!(m.replay_of.as_deref(), Some("cap.hrr"));
+        assert_eq!(m.extra["gpu"]["name"], "H200");
+        let again = Manifest::parse(m.to_json().as_bytes(), dir()).unwrap();
+        assert_eq!(again, m);
+        assert!(m.to_json().contains("\"future_flag\": true"));
+    }
+
+    #[test]
+    fn design_fields_are_written() {
+        let m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        let v: Value = serde_json::from_str(&m.to_json()).unwrap();
+        for k in ["format", "version", "kind", "platform", "complete", "events", "blobs"] {
+            assert!(v.get(k).is_some(), "{k} missing");
+        }
+        assert_eq!(v["kind"], "capture");
+        assert_eq!(v["platform"], "cpu");
+        assert!(v.get("repaired").is_none(), "false flags are omitted");
+    }
+
+    #[test]
+    fn newer_version_says_upgrade_even_if_fields_changed() {
+        let text = r#"{"format":"hrr","version":2,"kind":{"new":"shape"}}"#;
+        let e = Manifest::parse(text.as_bytes(), dir()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "archive cap.hrr is format version 2, this hrr reads version 1; upgrade hrr"
+        );
+    }
+
+    #[test]
+    fn older_version_and_foreign_formats_are_clear() {
+        let e = Manifest::parse(br#"{"format":"hrr","version":0}"#, dir()).unwrap_err();
+        assert!(e.to_string().contains("format version 0, older than"), "{e}");
+        let e = Manifest::parse(br#"{"format":"zip","version":1}"#, dir()).unwrap_err();
+        assert!(e.to_string().contains("not an hrr archive"), "{e}");
+        let e = Manifest::parse(b"[1]", dir()).unwrap_err();
+        assert!(e.to_string().contains("not a JSON object"), "{e}");
+    }
+
+    #[test]
+    fn atomic_write_replaces() {
+        let t = tempfile::tempdir().unwrap();
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Amd);
+        m.write_atomic(t.path()).unwrap();
+        m.complete = true;
+        m.events = 9;
+        m.write_atomic(t.path()).unwrap();
+        assert_eq!(Manifest::read(t.path()).unwrap(), m);
+        let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("manifest.json")], "no temp left behind");
+    }
+}

@@ -1,0 +1,336 @@
+//! The CUDA driver entry points hrr uses, as C function-pointer types, and
+//! the table that resolves them out of `libcuda.so.1`.
+//!
+//! # Which names are resolved, and why by name
+//!
+//! `cuda.h` maps many API names onto versioned exports with macros
+//! (`#define cuMemAlloc cuMemAlloc_v2`, `#define cuStreamDestroy
+//! cuStreamDestroy_v2`, ...). A program compiled against `cuda.h` therefore
+//! links the *versioned* name, and `libcuda.so.1` keeps exporting every
+//! version it ever shipped, each with the ABI of the version it names. We
+//! resolve the exact exported name with `dlsym` (libloading): the name pins
+//! the signature declared here, whatever CUDA version the driver is.
+//!
+//! `cuGetProcAddress_v2(name, &pfn, cudaVersion, flags, &status)` is the
+//! other route (the runtime uses it). It takes the *base* name and returns
+//! the newest version whose ABI matches `cudaVersion`; that is the right tool
+//! for code compiled against headers of one CUDA version, and a trap for a
+//! hand-written FFI, where the declared signature must be kept in step with
+//! the `cudaVersion` passed. Explicit names are simpler and exactly as robust:
+//! NVIDIA never removes an exported version from the driver.
+//!
+//! Entry points newer than CUDA 12.0 (`cuFuncGetParamInfo`,
+//! `cuKernelGetParamInfo`: 12.4; `cuEventElapsedTime_v2`: 12.8) are optional:
+//! a missing one is `None`, not a load failure.
+//!
+//! Signatures are those of `cuda.h` (CUDA 12.x / 13.0); `CUdeviceptr` is
+//! `unsigned long long` on 64-bit hosts, handles are opaque pointers,
+//! `CUresult` and `CUdevice_attribute` are C enums (`int`).
+
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+
+pub type CUresult = c_int;
+pub type CUdevice = c_int;
+pub type CUdeviceptr = c_ulonglong;
+pub type CUcontext = *mut c_void;
+pub type CUstream = *mut c_void;
+pub type CUevent = *mut c_void;
+pub type CUmodule = *mut c_void;
+pub type CUfunction = *mut c_void;
+pub type CUkernel = *mut c_void;
+
+pub const CUDA_SUCCESS: CUresult = 0;
+pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
+pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+
+/// `CUdevice_attribute` values used here.
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+
+/// `cuMemAllocManaged` flag: memory accessible from any stream on any device.
+pub const CU_MEM_ATTACH_GLOBAL: c_uint = 0x1;
+/// `cuStreamCreate` flag: the legacy (blocking) behaviour `cudaStreamCreate` has.
+pub const CU_STREAM_DEFAULT: c_uint = 0x0;
+/// `cuEventCreate` flag: timing enabled.
+pub const CU_EVENT_DEFAULT: c_uint = 0x0;
+
+/// `cuLaunchKernel` `extra` keys (`((void*)0x01)` etc. in `cuda.h`).
+pub const CU_LAUNCH_PARAM_END: usize = 0x00;
+pub const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 0x01;
+pub const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 0x02;
+
+/// Declares the API table: one field per entry point, the exported symbol
+/// it is resolved from, and [`REQUIRED_SYMBOLS`] / [`OPTIONAL_SYMBOLS`].
+macro_rules! cuda_api {
+    (
+        required { $( $field:ident = $sym:literal : fn($($arg:ty),* $(,)?) -> $ret:ty; )* }
+        optional { $( $ofield:ident = $osym:literal : fn($($oarg:ty),* $(,)?) -> $oret:ty; )* }
+    ) => {
+        /// Every driver entry point hrr uses, resolved once.
+        #[allow(non_snake_case)]
+        #[derive(Clone, Copy)]
+        pub struct CudaApi {
+            $( #[doc = concat!("`", $sym, "`")] pub $field: unsafe extern "C" fn($($arg),*) -> $ret, )*
+            $( #[doc = concat!("`", $osym, "` (optional)")] pub $ofield: Option<unsafe extern "C" fn($($oarg),*) -> $oret>, )*
+        }
+
+        /// Exported names that must resolve for the driver to load.
+        pub const REQUIRED_SYMBOLS: &[&str] = &[$($sym),*];
+        /// Exported names resolved when present (newer drivers).
+        pub const OPTIONAL_SYMBOLS: &[&str] = &[$($osym),*];
+
+        impl CudaApi {
+            /// Resolves the table through `lookup`, which maps a NUL-terminated
+            /// exported name to its address (null when absent).
+            ///
+            /// # Safety
+            /// Every non-null address `lookup` returns must be the libcuda
+            /// function of that name, whose C signature is the one declared here.
+            pub unsafe fn resolve(
+                mut lookup: impl FnMut(&'static [u8]) -> *mut c_void,
+            ) -> Result<CudaApi, &'static str> {
+                Ok(CudaApi {
+                    $( $field: {
+                        let p = lookup(concat!($sym, "\0").as_bytes());
+                        if p.is_null() {
+                            return Err($sym);
+                        }
+                        // SAFETY: per this function's contract, `p` is the
+                        // exported function with this exact signature.
+                        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> $ret>(p) }
+                    }, )*
+                    $( $ofield: {
+                        let p = lookup(concat!($osym, "\0").as_bytes());
+                        if p.is_null() {
+                            None
+                        } else {
+                            // SAFETY: as above.
+                            Some(unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($oarg),*) -> $oret>(p) })
+                        }
+                    }, )*
+                })
+            }
+        }
+    };
+}
+
+cuda_api! {
+    required {
+        // CUresult cuInit(unsigned int Flags)
+        cuInit = "cuInit": fn(c_uint) -> CUresult;
+        // CUresult cuDriverGetVersion(int *driverVersion)
+        cuDriverGetVersion = "cuDriverGetVersion": fn(*mut c_int) -> CUresult;
+        // CUresult cuGetErrorString(CUresult error, const char **pStr)
+        cuGetErrorString = "cuGetErrorString": fn(CUresult, *mut *const c_char) -> CUresult;
+        // CUresult cuGetErrorName(CUresult error, const char **pStr)
+        cuGetErrorName = "cuGetErrorName": fn(CUresult, *mut *const c_char) -> CUresult;
+
+        // CUresult cuDeviceGetCount(int *count)
+        cuDeviceGetCount = "cuDeviceGetCount": fn(*mut c_int) -> CUresult;
+        // CUresult cuDeviceGet(CUdevice *device, int ordinal)
+        cuDeviceGet = "cuDeviceGet": fn(*mut CUdevice, c_int) -> CUresult;
+        // CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+        cuDeviceGetName = "cuDeviceGetName": fn(*mut c_char, c_int, CUdevice) -> CUresult;
+        // CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+        cuDeviceGetAttribute = "cuDeviceGetAttribute": fn(*mut c_int, c_int, CUdevice) -> CUresult;
+
+        // CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+        cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain": fn(*mut CUcontext, CUdevice) -> CUresult;
+        // #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2 (CUDA 11+)
+        cuDevicePrimaryCtxRelease = "cuDevicePrimaryCtxRelease_v2": fn(CUdevice) -> CUresult;
+        // CUresult cuCtxSetCurrent(CUcontext ctx)
+        cuCtxSetCurrent = "cuCtxSetCurrent": fn(CUcontext) -> CUresult;
+        // CUresult cuCtxSynchronize(void)
+        cuCtxSynchronize = "cuCtxSynchronize": fn() -> CUresult;
+
+        // #define cuMemAlloc cuMemAlloc_v2: CUresult (CUdeviceptr *dptr, size_t bytesize)
+        cuMemAlloc = "cuMemAlloc_v2": fn(*mut CUdeviceptr, usize) -> CUresult;
+        // #define cuMemFree cuMemFree_v2: CUresult (CUdeviceptr dptr)
+        cuMemFree = "cuMemFree_v2": fn(CUdeviceptr) -> CUresult;
+        // #define cuMemAllocHost cuMemAllocHost_v2: CUresult (void **pp, size_t bytesize)
+        cuMemAllocHost = "cuMemAllocHost_v2": fn(*mut *mut c_void, usize) -> CUresult;
+        // CUresult cuMemFreeHost(void *p)
+        cuMemFreeHost = "cuMemFreeHost": fn(*mut c_void) -> CUresult;
+        // CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+        cuMemAllocManaged = "cuMemAllocManaged": fn(*mut CUdeviceptr, usize, c_uint) -> CUresult;
+
+        // #define cuMemcpyHtoD cuMemcpyHtoD_v2: (CUdeviceptr dst, const void *src, size_t n)
+        cuMemcpyHtoD = "cuMemcpyHtoD_v2": fn(CUdeviceptr, *const c_void, usize) -> CUresult;
+        // #define cuMemcpyDtoH cuMemcpyDtoH_v2: (void *dst, CUdeviceptr src, size_t n)
+        cuMemcpyDtoH = "cuMemcpyDtoH_v2": fn(*mut c_void, CUdeviceptr, usize) -> CUresult;
+        // #define cuMemcpyDtoD cuMemcpyDtoD_v2: (CUdeviceptr dst, CUdeviceptr src, size_t n)
+        cuMemcpyDtoD = "cuMemcpyDtoD_v2": fn(CUdeviceptr, CUdeviceptr, usize) -> CUresult;
+        // #define cuMemcpyHtoDAsync cuMemcpyHtoDAsync_v2: (..., CUstream hStream)
+        cuMemcpyHtoDAsync = "cuMemcpyHtoDAsync_v2": fn(CUdeviceptr, *const c_void, usize, CUstream) -> CUresult;
+        // #define cuMemcpyDtoHAsync cuMemcpyDtoHAsync_v2
+        cuMemcpyDtoHAsync = "cuMemcpyDtoHAsync_v2": fn(*mut c_void, CUdeviceptr, usize, CUstream) -> CUresult;
+        // #define cuMemcpyDtoDAsync cuMemcpyDtoDAsync_v2
+        cuMemcpyDtoDAsync = "cuMemcpyDtoDAsync_v2": fn(CUdeviceptr, CUdeviceptr, usize, CUstream) -> CUresult;
+        // #define cuMemsetD8 cuMemsetD8_v2: (CUdeviceptr dst, unsigned char uc, size_t N)
+        cuMemsetD8 = "cuMemsetD8_v2": fn(CUdeviceptr, u8, usize) -> CUresult;
+        // CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t N, CUstream) (no _v2)
+        cuMemsetD8Async = "cuMemsetD8Async": fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
+
+        // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+        cuStreamCreate = "cuStreamCreate": fn(*mut CUstream, c_uint) -> CUresult;
+        // #define cuStreamDestroy cuStreamDestroy_v2: (CUstream)
+        cuStreamDestroy = "cuStreamDestroy_v2": fn(CUstream) -> CUresult;
+        // CUresult cuStreamSynchronize(CUstream)
+        cuStreamSynchronize = "cuStreamSynchronize": fn(CUstream) -> CUresult;
+        // CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int Flags)
+        cuStreamWaitEvent = "cuStreamWaitEvent": fn(CUstream, CUevent, c_uint) -> CUresult;
+
+        // CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+        cuEventCreate = "cuEventCreate": fn(*mut CUevent, c_uint) -> CUresult;
+        // #define cuEventDestroy cuEventDestroy_v2: (CUevent)
+        cuEventDestroy = "cuEventDestroy_v2": fn(CUevent) -> CUresult;
+        // CUresult cuEventRecord(CUevent, CUstream)
+        cuEventRecord = "cuEventRecord": fn(CUevent, CUstream) -> CUresult;
+        // CUresult cuEventSynchronize(CUevent)
+        cuEventSynchronize = "cuEventSynchronize": fn(CUevent) -> CUresult;
+        // CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+        cuEventElapsedTime = "cuEventElapsedTime": fn(*mut f32, CUevent, CUevent) -> CUresult;
+
+        // CUresult cuModuleLoadData(CUmodule *module, const void *image)
+        cuModuleLoadData = "cuModuleLoadData": fn(*mut CUmodule, *const c_void) -> CUresult;
+        // CUresult cuModuleUnload(CUmodule hmod)
+        cuModuleUnload = "cuModuleUnload": fn(CUmodule) -> CUresult;
+        // CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+        cuModuleGetFunction = "cuModuleGetFunction": fn(*mut CUfunction, CUmodule, *const c_char) -> CUresult;
+        // CUresult cuLaunchKernel(CUfunction f, unsigned gridDimX, gridDimY, gridDimZ,
+        //     unsigned blockDimX, blockDimY, blockDimZ, unsigned sharedMemBytes,
+        //     CUstream hStream, void **kernelParams, void **extra)
+        cuLaunchKernel = "cuLaunchKernel": fn(
+            CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
+            CUstream, *mut *mut c_void, *mut *mut c_void,
+        ) -> CUresult;
+    }
+    optional {
+        // CUDA 12.8: same signature; CUDA 13's cuda.h maps cuEventElapsedTime to it.
+        cuEventElapsedTime_v2 = "cuEventElapsedTime_v2": fn(*mut f32, CUevent, CUevent) -> CUresult;
+        // CUDA 12.4: CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+        //     size_t *paramOffset, size_t *paramSize)
+        cuFuncGetParamInfo = "cuFuncGetParamInfo": fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult;
+        // CUDA 12.4: CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
+        //     size_t *paramOffset, size_t *paramSize)
+        cuKernelGetParamInfo = "cuKernelGetParamInfo": fn(CUkernel, usize, *mut usize, *mut usize) -> CUresult;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The driver API calls of the backend (issue 4) under the names
+    /// `libcuda.so.1` exports for the `cuda.h` macros.
+    const EXPECTED: &[&str] = &[
+        "cuInit",
+        "cuDriverGetVersion",
+        "cuGetErrorString",
+        "cuGetErrorName",
+        "cuDeviceGetCount",
+        "cuDeviceGet",
+        "cuDeviceGetName",
+        "cuDeviceGetAttribute",
+        "cuDevicePrimaryCtxRetain",
+        "cuDevicePrimaryCtxRelease_v2",
+        "cuCtxSetCurrent",
+        "cuCtxSynchronize",
+        "cuMemAlloc_v2",
+        "cuMemFree_v2",
+        "cuMemAllocHost_v2",
+        "cuMemFreeHost",
+        "cuMemAllocManaged",
+        "cuMemcpyHtoD_v2",
+        "cuMemcpyDtoH_v2",
+        "cuMemcpyDtoD_v2",
+        "cuMemcpyHtoDAsync_v2",
+        "cuMemcpyDtoHAsync_v2",
+        "cuMemcpyDtoDAsync_v2",
+        "cuMemsetD8_v2",
+        "cuMemsetD8Async",
+        "cuStreamCreate",
+        "cuStreamDestroy_v2",
+        "cuStreamSynchronize",
+        "cuStreamWaitEvent",
+        "cuEventCreate",
+        "cuEventDestroy_v2",
+        "cuEventRecord",
+        "cuEventSynchronize",
+        "cuEventElapsedTime",
+        "cuModuleLoadData",
+        "cuModuleUnload",
+        "cuModuleGetFunction",
+        "cuLaunchKernel",
+    ];
+
+    #[test]
+    fn symbol_table_is_complete() {
+        let mut got: Vec<&str> = REQUIRED_SYMBOLS.to_vec();
+        let mut want: Vec<&str> = EXPECTED.to_vec();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(OPTIONAL_SYMBOLS, ["cuEventElapsedTime_v2", "cuFuncGetParamInfo", "cuKernelGetParamInfo"]);
+    }
+
+    #[test]
+    fn symbol_names_are_unique_exports() {
+        let all: Vec<&str> = REQUIRED_SYMBOLS.iter().chain(OPTIONAL_SYMBOLS).copied().collect();
+        let mut dedup = all.clone();
+        dedup.sort_unstable();
+        dedup.dedup();
+        assert_eq!(dedup.len(), all.len(), "a symbol is listed twice");
+        for s in all {
+            assert!(s.starts_with("cu") && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{s}");
+            // Per-thread-stream variants are never what replay means.
+            assert!(!s.ends_with("_ptsz") && !s.ends_with("_ptds"), "{s}");
+        }
+    }
+
+    extern "C" fn never_called() {}
+
+    fn resolve_with(missing: &[&str]) -> (Result<CudaApi, &'static str>, Vec<String>) {
+        let mut asked = Vec::new();
+        // SAFETY: the table is only inspected, never called.
+        let r = unsafe {
+            CudaApi::resolve(|name| {
+                let n = std::str::from_utf8(&name[..name.len() - 1]).unwrap().to_string();
+                assert_eq!(name.last(), Some(&0), "names are NUL-terminated");
+                let hit = !missing.contains(&n.as_str());
+                asked.push(n);
+                if hit { never_called as *mut c_void } else { std::ptr::null_mut() }
+            })
+        };
+        (r, asked)
+    }
+
+    #[test]
+    fn resolve_asks_for_every_symbol() {
+        let (r, asked) = resolve_with(&[]);
+        let api = r.ok().expect("all present");
+        assert!(api.cuFuncGetParamInfo.is_some() && api.cuKernelGetParamInfo.is_some() && api.cuEventElapsedTime_v2.is_some());
+        let want: Vec<String> = REQUIRED_SYMBOLS.iter().chain(OPTIONAL_SYMBOLS).map(|s| s.to_string()).collect();
+        assert_eq!(asked, want);
+    }
+
+    #[test]
+    fn missing_required_symbol_is_named() {
+        let (r, _) = resolve_with(&["cuMemsetD8Async"]);
+        assert_eq!(r.err(), Some("cuMemsetD8Async"));
+    }
+
+    #[test]
+    fn missing_optional_symbol_is_none() {
+        let (r, _) = resolve_with(&["cuFuncGetParamInfo", "cuEventElapsedTime_v2"]);
+        let api = r.ok().expect("optional symbols do not fail the load");
+        assert!(api.cuFuncGetParamInfo.is_none() && api.cuEventElapsedTime_v2.is_none());
+        assert!(api.cuKernelGetParamInfo.is_some());
+    }
+
+    #[test]
+    fn launch_param_keys_match_cuda_h() {
+        assert_eq!((CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE), (0, 1, 2));
+        assert_eq!((CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR), (75, 76));
+    }
+}

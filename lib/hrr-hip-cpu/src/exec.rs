@@ -1,0 +1,267 @@
+//! Kernel execution: blocks spread over a persistent pool of std threads.
+//!
+//! A launch publishes a job; idle workers and the launching thread itself take
+//! block indices from the job's atomic counter. No thread is spawned per launch;
+//! a single-block launch runs on the calling thread without waking anyone.
+
+use crate::ffi::{CpuKernelFn, CpuLaunch, Dim3};
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+/// Kernel argument buffer, 16-byte aligned, inline up to 256 bytes.
+// Inline on purpose: a launch with a typical argument segment allocates nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum KernArgs {
+    Inline(InlineArgs, usize),
+    Heap(Vec<u128>, usize),
+}
+
+#[repr(C, align(16))]
+pub struct InlineArgs([u8; 256]);
+
+impl KernArgs {
+    pub fn zeroed(len: usize) -> KernArgs {
+        if len <= 256 {
+            KernArgs::Inline(InlineArgs([0; 256]), len)
+        } else {
+            KernArgs::Heap(vec![0u128; len.div_ceil(16)], len)
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            KernArgs::Inline(_, l) | KernArgs::Heap(_, l) => *l,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            KernArgs::Inline(b, l) => &mut b.0[..*l],
+            KernArgs::Heap(v, l) => {
+                let l = *l;
+                let bytes: &mut [u8] = bytemuck_u128(v);
+                &mut bytes[..l]
+            }
+        }
+    }
+    pub fn as_ptr(&self) -> *const c_void {
+        match self {
+            KernArgs::Inline(b, _) => b.0.as_ptr().cast(),
+            KernArgs::Heap(v, _) => v.as_ptr().cast(),
+        }
+    }
+}
+
+fn bytemuck_u128(v: &mut [u128]) -> &mut [u8] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: u128 has no padding and every byte pattern is a valid u8; the
+    // returned slice borrows `v` mutably for its whole lifetime.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// One launch, shared with the workers that help.
+struct Job {
+    entry: CpuKernelFn,
+    grid: Dim3,
+    block: Dim3,
+    shmem: usize,
+    kernarg: usize,
+    total: u64,
+    next: AtomicU64,
+    done: AtomicU64,
+    finished: Mutex<bool>,
+    finished_cv: Condvar,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<Align64>> = const { RefCell::new(Vec::new()) };
+}
+
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Align64([u8; 64]);
+
+impl Job {
+    /// Runs blocks until none are left; returns when this thread can take no more.
+    fn work(&self) {
+        if self.shmem == 0 {
+            self.work_with(std::ptr::null_mut());
+            return;
+        }
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let chunks = self.shmem.div_ceil(64);
+            if s.len() < chunks {
+                s.resize(chunks, Align64([0; 64]));
+            }
+            self.work_with(s.as_mut_ptr().cast());
+        });
+    }
+
+    fn work_with(&self, shared: *mut u8) {
+        loop {
+            let b = self.next.fetch_add(1, Ordering::Relaxed);
+            if b >= self.total {
+                return;
+            }
+            self.run_block(b, shared);
+            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.total {
+                let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+                *f = true;
+                self.finished_cv.notify_all();
+            }
+        }
+    }
+
+    fn run_block(&self, b: u64, shared: *mut u8) {
+        let gx = u64::from(self.grid.x);
+        let gy = u64::from(self.grid.y);
+        let block_idx = Dim3 {
+            x: (b % gx) as u32,
+            y: ((b / gx) % gy) as u32,
+            z: (b / (gx * gy)) as u32,
+        };
+        if !shared.is_null() {
+            // SAFETY: `shared` is this thread's scratch of at least `shmem` bytes.
+            unsafe { std::ptr::write_bytes(shared, 0, self.shmem) };
+        }
+        let launch = CpuLaunch {
+            grid_dim: self.grid,
+            block_dim: self.block,
+            block_idx,
+            shared: shared.cast(),
+        };
+        // SAFETY: `entry` is a kernel resolved from a loaded code object (kept alive
+        // by the launcher's Arc<Function> until the job completes), and `kernarg`
+        // points at an argument buffer of the kernel's declared size that outlives
+        // the job (the launcher waits for every block before releasing it).
+        unsafe { (self.entry)(&launch, self.kernarg as *const c_void) };
+    }
+
+    fn wait(&self) {
+        for _ in 0..2000 {
+            if self.done.load(Ordering::Acquire) == self.total {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+        while !*f {
+            f = self.finished_cv.wait(f).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+struct PoolState {
+    generation: u64,
+    job: Option<Arc<Job>>,
+}
+
+struct Shared {
+    state: Mutex<PoolState>,
+    cv: Condvar,
+}
+
+/// The block-execution thread pool (available_parallelism - 1 workers plus the
+/// launching thread).
+pub struct Pool {
+    shared: Arc<Shared>,
+    workers: OnceLock<usize>,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Pool {
+    pub fn new() -> Pool {
+        Pool {
+            shared: Arc::new(Shared {
+                state: Mutex::new(PoolState { generation: 0, job: None }),
+                cv: Condvar::new(),
+            }),
+            workers: OnceLock::new(),
+        }
+    }
+
+    fn spawn_workers(&self) -> usize {
+        *self.workers.get_or_init(|| {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let want = std::env::var("HRR_CPU_THREADS")
+                .ok()
+                .and_then(|s| s.parse::<usize>().ok())
+                .unwrap_or(n)
+                .max(1);
+            let mut spawned = 0;
+            for i in 0..want - 1 {
+                let shared = self.shared.clone();
+                let r = std::thread::Builder::new()
+                    .name(format!("hrr-cpu-block-{i}"))
+                    .spawn(move || worker(&shared));
+                if r.is_ok() {
+                    spawned += 1;
+                }
+            }
+            spawned
+        })
+    }
+
+    /// Runs every block of a launch and returns when all have finished.
+    ///
+    /// # Safety
+    /// `entry` must be a live CPU kernel and `kernarg` a buffer of the kernel's
+    /// argument layout, both valid until this returns; the kernel's memory
+    /// accesses are the application's contract.
+    pub unsafe fn run(&self, entry: CpuKernelFn, grid: Dim3, block: Dim3, shmem: usize, kernarg: *const c_void) {
+        let total = grid.volume();
+        if total == 0 {
+            return;
+        }
+        let job = Job {
+            entry,
+            grid,
+            block,
+            shmem,
+            kernarg: kernarg as usize,
+            total,
+            next: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            finished: Mutex::new(false),
+            finished_cv: Condvar::new(),
+        };
+        if total == 1 || self.spawn_workers() == 0 {
+            job.work();
+            return;
+        }
+        let job = Arc::new(job);
+        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.generation += 1;
+        st.job = Some(job.clone());
+        drop(st);
+        self.shared.cv.notify_all();
+        job.work();
+        job.wait();
+    }
+}
+
+fn worker(shared: &Shared) {
+    let mut seen = 0u64;
+    loop {
+        let job = {
+            let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            while st.generation == seen {
+                st = shared.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            seen = st.generation;
+            st.job.clone()
+        };
+        if let Some(job) = job {
+            job.work();
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! Device and host memory bookkeeping.
+//!
+//! Device memory (hipMalloc, hipMallocManaged, HSA GPU-pool allocations) is carved
+//! out of one large `MAP_NORESERVE` reservation by a first-fit [`RangeAllocator`];
+//! every free byte of the reservation is kept zero (freed ranges are cleared, large
+//! ones by `MADV_DONTNEED`), so a fresh allocation is always zero-filled.
+//! Host allocations (hipHostMalloc, hipHostRegister, HSA CPU-pool allocations) are
+//! ordinary host memory tracked in a second map.
+
+use crate::addr_map::{AddressMap, Found};
+use crate::ffi::err;
+use crate::ffi::HipError;
+use crate::range_alloc::RangeAllocator;
+
+/// Alignment of every device allocation.
+pub const DEVICE_ALIGN: u64 = 256;
+/// Alignment of HSA pool allocations (their "granule").
+pub const HSA_ALIGN: u64 = 4096;
+/// Default size of the device reservation (overridable with `HRR_CPU_DEVICE_MEMORY`).
+pub const DEFAULT_RESERVATION: usize = 64 << 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DevKind {
+    /// hipMalloc.
+    Device,
+    /// hipMallocManaged: device memory the host may also touch.
+    Managed,
+    /// hsa_amd_memory_pool_allocate from the GPU pool: never crosses the HIP API.
+    Hsa,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostKind {
+    /// hipHostMalloc / hipMallocHost (mmap'd by us).
+    Pinned,
+    /// hipHostRegister of the application's memory (not owned).
+    Registered,
+    /// hsa_amd_memory_pool_allocate from the CPU pool (mmap'd by us).
+    HsaHost,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct DevAlloc {
+    pub kind: DevKind,
+    pub flags: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct HostAlloc {
+    pub kind: HostKind,
+    pub flags: u32,
+    /// Length of our own mapping (0 for registered memory).
+    pub mapped: usize,
+}
+
+/// What an address is, as far as this runtime knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Device { base: usize, size: usize, kind: DevKind, flags: u32 },
+    Host { base: usize, size: usize, kind: HostKind, flags: u32 },
+    /// Inside the device reservation but in no live allocation.
+    Stale,
+    Unknown,
+}
+
+pub struct Memory {
+    base: usize,
+    len: usize,
+    alloc: RangeAllocator,
+    dev: AddressMap<DevAlloc>,
+    host: AddressMap<HostAlloc>,
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as usize } else { 4096 }
+}
+
+/// Parses `123`, `64G`, `512M`, `4k` (binary units).
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (num, shift) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 10),
+        (i, 'm' | 'M') => (&s[..i], 20),
+        (i, 'g' | 'G') => (&s[..i], 30),
+        (i, 't' | 'T') => (&s[..i], 40),
+        _ => (s, 0),
+    };
+    let n: usize = num.trim().parse().ok()?;
+    n.checked_mul(1usize << shift)
+}
+
+impl Memory {
+    /// Reserves `want` bytes of address space (halving down to 256 MiB on failure).
+    pub fn new(want: usize) -> Result<Memory, HipError> {
+        let page = page_size();
+        let mut len = want.max(page) & !(page - 1);
+        loop {
+            // SAFETY: an anonymous private mapping at an address of the kernel's
+            // choosing; no existing memory is affected.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p != libc::MAP_FAILED {
+                return Ok(Memory {
+                    base: p as usize,
+                    len,
+                    alloc: RangeAllocator::new(len as u64, DEVICE_ALIGN),
+                    dev: AddressMap::new(),
+                    host: AddressMap::new(),
+                });
+            }
+            if len <= 256 << 20 {
+                return Err(err::OUT_OF_MEMORY);
+            }
+            len /= 2;
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.len
+    }
+    pub fn free_bytes(&self) -> usize {
+        self.alloc.free_bytes() as usize
+    }
+    pub fn reservation(&self) -> (usize, usize) {
+        (self.base, self.len)
+    }
+
+    /// Allocates zero-filled device memory (`size >= 1`).
+    pub fn alloc_device(&mut self, size: usize, kind: DevKind, flags: u32) -> Result<usize, HipError> {
+        let align = if kind == DevKind::Hsa { HSA_ALIGN } else { DEVICE_ALIGN };
+        let off = self.alloc.alloc_aligned(size as u64, align).ok_or(err::OUT_OF_MEMORY)?;
+        let ptr = self.base + off as usize;
+        if self.dev.insert(ptr, size, DevAlloc { kind, flags }).is_err() {
+            // Cannot happen (the allocator hands out disjoint ranges); undo anyway.
+            let _ = self.alloc.free(off, size as u64);
+            return Err(err::UNKNOWN);
+        }
+        Ok(ptr)
+    }
+
+    /// Frees a device allocation by its base, if its kind is one of `kinds`.
+    pub fn free_device(&mut self, ptr: usize, kinds: &[DevKind]) -> Result<(), HipError> {
+        match self.dev.find(ptr) {
+            Some(f) if f.base == ptr && kinds.contains(&f.value.kind) => {}
+            _ => return Err(err::INVALID_VALUE),
+        }
+        let e = self.dev.remove(ptr).ok_or(err::INVALID_VALUE)?;
+        let off = (ptr - self.base) as u64;
+        let len = self.alloc.rounded(e.size as u64).ok_or(err::UNKNOWN)? as usize;
+        self.clear(ptr, len);
+        self.alloc.free(off, e.size as u64).map_err(|_| err::UNKNOWN)
+    }
+
+    /// Restores the all-zero invariant of free reservation bytes.
+    fn clear(&self, ptr: usize, len: usize) {
+        let page = page_size();
+        let first = (ptr + page - 1) & !(page - 1);
+        let last = (ptr + len) & !(page - 1);
+        if len >= 16 * page && last > first {
+            // SAFETY: [ptr, first) and [last, ptr+len) lie inside the reservation,
+            // in a range that was just released (no live allocation overlaps it).
+            unsafe {
+                std::ptr::write_bytes(ptr as *mut u8, 0, first - ptr);
+                std::ptr::write_bytes(last as *mut u8, 0, ptr + len - last);
+            }
+            // SAFETY: whole pages inside the reservation, owned by no live allocation;
+            // MADV_DONTNEED on a private anonymous mapping makes them read as zero.
+            let rc = unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED) };
+            if rc == 0 {
+                return;
+            }
+        }
+        // SAFETY: as above: the released range is inside the reservation and unused.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, len) };
+    }
+
+    /// Maps fresh zeroed host memory and tracks it.
+    pub fn alloc_host(&mut self, size: usize, kind: HostKind, flags: u32) -> Result<usize, HipError> {
+        let page = page_size();
+        let mapped = size.checked_add(page - 1).ok_or(err::OUT_OF_MEMORY)? & !(page - 1);
+        // SAFETY: a fresh anonymous mapping; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                mapped,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(err::OUT_OF_MEMORY);
+        }
+        let ptr = p as usize;
+        if self.host.insert(ptr, size, HostAlloc { kind, flags, mapped }).is_err() {
+            // SAFETY: unmapping the mapping created just above.
+            unsafe { libc::munmap(p, mapped) };
+            return Err(err::UNKNOWN);
+        }
+        Ok(ptr)
+    }
+
+    /// Frees host memory we mapped (by base), if its kind is one of `kinds`.
+    pub fn free_host(&mut self, ptr: usize, kinds: &[HostKind]) -> Result<(), HipError> {
+        match self.host.find(ptr) {
+            Some(f) if f.base == ptr && kinds.contains(&f.value.kind) => {}
+            _ => return Err(err::INVALID_VALUE),
+        }
+        let e = self.host.remove(ptr).ok_or(err::INVALID_VALUE)?;
+        if e.value.mapped > 0 {
+            // SAFETY: the mapping was created by alloc_host with this length and is
+            // no longer tracked.
+            unsafe { libc::munmap(ptr as *mut libc::c_void, e.value.mapped) };
+        }
+        Ok(())
+    }
+
+    /// hipHostRegister: tracks the application's memory as host memory.
+    pub fn register_host(&mut self, ptr: usize, size: usize, flags: u32) -> Result<(), HipError> {
+        if self.in_reservation(ptr) {
+            return Err(err::INVALID_VALUE);
+        }
+        self.host
+            .insert(ptr, size, HostAlloc { kind: HostKind::Registered, flags, mapped: 0 })
+            .map_err(|_| err::HOST_MEMORY_ALREADY_REGISTERED)
+    }
+
+    pub fn unregister_host(&mut self, ptr: usize) -> Result<(), HipError> {
+        match self.host.find(ptr) {
+            Some(f) if f.base == ptr && f.value.kind == HostKind::Registered => {
+                self.host.remove(ptr);
+                Ok(())
+            }
+            _ => Err(err::HOST_MEMORY_NOT_REGISTERED),
+        }
+    }
+
+    fn in_reservation(&self, addr: usize) -> bool {
+        addr >= self.base && addr - self.base < self.len
+    }
+
+    /// Classifies an address (interior pointers included).
+    pub fn classify(&self, addr: usize) -> Class {
+        if let Some(Found { base, size, value }) = self.dev.find(addr) {
+            return Class::Device { base, size, kind: value.kind, flags: value.flags };
+        }
+        if self.in_reservation(addr) {
+            return Class::Stale;
+        }
+        if let Some(Found { base, size, value }) = self.host.find(addr) {
+            return Class::Host { base, size, kind: value.kind, flags: value.flags };
+        }
+        Class::Unknown
+    }
+
+    /// Is `[addr, addr+len)` inside one live device allocation?
+    pub fn device_span(&self, addr: usize, len: usize) -> bool {
+        self.dev.find_span(addr, len).is_some()
+    }
+
+    /// Is `[addr, addr+len)` memory the device may touch: a live device allocation
+    /// or a tracked host allocation (pinned, registered, HSA host pool)?
+    pub fn device_accessible(&self, addr: usize, len: usize) -> bool {
+        self.dev.find_span(addr, len).is_some() || self.host.find_span(addr, len).is_some()
+    }
+
+    /// A host operand: anything outside the reservation (we cannot check it), or a
+    /// live device allocation (all one address space on a CPU).
+    pub fn host_operand_ok(&self, addr: usize, len: usize) -> bool {
+        let end = addr.checked_add(len);
+        let Some(end) = end else { return false };
+        let touches_reservation = addr < self.base + self.len && end > self.base;
+        !touches_reservation || self.device_span(addr, len)
+    }
+
+    /// Frees device and managed allocations and pinned host memory (hipDeviceReset).
+    pub fn reset(&mut self) {
+        let live: Vec<usize> = self
+            .dev
+            .iter()
+            .filter(|(_, e)| e.value.kind != DevKind::Hsa)
+            .map(|(b, _)| b)
+            .collect();
+        for b in live {
+            let _ = self.free_device(b, &[DevKind::Device, DevKind::Managed]);
+        }
+        let pinned: Vec<usize> =
+            self.host.iter().filter(|(_, e)| e.value.kind == HostKind::Pinned).map(|(b, _)| b).collect();
+        for b in pinned {
+            let _ = self.free_host(b, &[HostKind::Pinned]);
+        }
+    }
+
+    pub fn live_device_allocations(&self) -> usize {
+        self.dev.len()
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        for (base, e) in self.host.drain() {
+            if e.value.mapped > 0 {
+                // SAFETY: a mapping created by alloc_host; the map is being destroyed.
+                unsafe { libc::munmap(base as *mut libc::c_void, e.value.mapped) };
+            }
+        }
+        // SAFETY: the reservation created in `new`; nothing refers to it any more.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Copies `len` bytes (overlap allowed).
+///
+/// # Safety
+/// Both ranges must be valid for `len` bytes (device ranges checked by the caller
+/// against [`Memory`], host ranges are the application's contract).
+pub unsafe fn raw_copy(dst: usize, src: usize, len: usize) {
+    // SAFETY: forwarded contract of this function.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+}
+
+/// Fills `count` elements of `width` bytes (1, 2 or 4) with `value`.
+///
+/// # Safety
+/// `[dst, dst + count*width)` must be valid writable memory.
+pub unsafe fn raw_fill(dst: usize, value: u32, count: usize, width: u8) {
+    match width {
+        // SAFETY: forwarded contract.
+        1 => unsafe { std::ptr::write_bytes(dst as *mut u8, value as u8, count) },
+        2 => {
+            let p = dst as *mut u16;
+            for i in 0..count {
+                // SAFETY: element i lies inside the valid range (unaligned write).
+                unsafe { p.add(i).write_unaligned(value as u16) };
+            }
+        }
+        _ => {
+            let p = dst as *mut u32;
+            for i in 0..count {
+                // SAFETY: element i lies inside the valid range (unaligned write).
+                unsafe { p.add(i).write_unaligned(value) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(ptr: usize, len: usize) -> Vec<u8> {
+        // SAFETY: test reads of live allocations.
+        unsafe { std::slice::from_raw_parts(ptr as *const u8, len).to_vec() }
+    }
+
+    #[test]
+    fn zero_fill_on_reuse() {
+        let mut m = Memory::new(64 << 20).unwrap();
+        for size in [100usize, 300_000] {
+            let p = m.alloc_device(size, DevKind::Device, 0).unwrap();
+            assert!(read(p, size).iter().all(|&b| b == 0));
+            // SAFETY: p is a live allocation of `size` bytes.
+            unsafe { raw_fill(p, 0xAB, size, 1) };
+            m.free_device(p, &[DevKind::Device]).unwrap();
+            let q = m.alloc_device(size, DevKind::Device, 0).unwrap();
+            assert_eq!(p, q, "first fit reuses the range");
+            assert!(read(q, size).iter().all(|&b| b == 0), "reused range must be zero");
+            m.free_device(q, &[DevKind::Device]).unwrap();
+        }
+        assert_eq!(m.free_bytes(), m.capacity());
+    }
+
+    #[test]
+    fn classification() {
+        let mut m = Memory::new(64 << 20).unwrap();
+        let d = m.alloc_device(1000, DevKind::Device, 0).unwrap();
+        let g = m.alloc_device(10, DevKind::Hsa, 0).unwrap();
+        assert_eq!(g % 4096, 0);
+        let h = m.alloc_host(64, HostKind::Pinned, 3).unwrap();
+        assert!(matches!(m.classify(d + 999), Class::Device { base, kind: DevKind::Device, .. } if base == d));
+        assert!(matches!(m.classify(g + 9), Class::Device { kind: DevKind::Hsa, .. }));
+        assert_eq!(m.classify(d + 1000), Class::Stale);
+        assert!(matches!(m.classify(h + 10), Class::Host { flags: 3, .. }));
+        assert!(m.device_span(d, 1000));
+        assert!(!m.device_span(d, 1001));
+        assert!(m.device_accessible(h, 64));
+        assert!(!m.host_operand_ok(d + 1000, 4));
+        assert!(m.host_operand_ok(d, 4));
+        assert!(m.free_device(d + 1, &[DevKind::Device]).is_err());
+        assert!(m.free_device(g, &[DevKind::Device]).is_err());
+        m.free_device(g, &[DevKind::Hsa]).unwrap();
+        m.free_host(h, &[HostKind::Pinned]).unwrap();
+        assert_eq!(m.classify(h), Class::Unknown);
+        let mut v = vec![0u8; 100];
+        let vp = v.as_mut_ptr() as usize;
+        m.register_host(vp, 100, 0).unwrap();
+        assert_eq!(m.register_host(vp + 10, 10, 0), Err(err::HOST_MEMORY_ALREADY_REGISTERED));
+        m.unregister_host(vp).unwrap();
+        assert_eq!(m.unregister_host(vp), Err(err::HOST_MEMORY_NOT_REGISTERED));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64G"), Some(64 << 30));
+        assert_eq!(parse_size("12"), Some(12));
+        assert_eq!(parse_size("1k"), Some(1024));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size("99999999999T"), None);
+    }
+}

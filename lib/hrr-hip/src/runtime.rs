@@ -1,0 +1,101 @@
+//! `HipRuntime`: a HIP runtime library found, loaded and initialised.
+
+use std::path::{Path, PathBuf};
+
+use crate::ffi::HipApi;
+
+/// The CPU runtime's file name; it is looked for next to the executable.
+pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
+/// ROCm's HIP runtime, found through the dynamic loader's search path.
+pub const ROCM_RUNTIME: &str = "libamdhip64.so";
+
+/// Which HIP runtime to load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeLocation {
+    /// hrr's CPU runtime, next to the running executable.
+    Cpu,
+    /// An explicit library path (`--runtime`, `HRR_HIP_RUNTIME`).
+    Path(PathBuf),
+    /// ROCm's `libamdhip64.so`.
+    Rocm,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("cannot load HIP runtime {path}: {reason}")]
+    Load { path: String, reason: String },
+    #[error("HIP runtime {path} lacks an entry point: {reason}")]
+    Symbol { path: String, reason: String },
+    #[error("HIP runtime {path}: {call} failed with code {code}")]
+    Init { path: String, call: &'static str, code: i32 },
+    #[error("HIP runtime {path} reports no device")]
+    NoDevice { path: String },
+}
+
+pub struct HipRuntime {
+    pub(crate) api: HipApi,
+    path: String,
+    is_cpu: bool,
+    // Keeps the entry points in `api` valid; dropped last.
+    _lib: libloading::Library,
+}
+
+impl HipRuntime {
+    /// Where `loc` points, resolved to a loadable name or path.
+    pub fn resolve(loc: &RuntimeLocation) -> PathBuf {
+        match loc {
+            RuntimeLocation::Cpu => cpu_runtime_path(),
+            RuntimeLocation::Path(p) => p.clone(),
+            RuntimeLocation::Rocm => PathBuf::from(ROCM_RUNTIME),
+        }
+    }
+
+    /// Loads and initialises the runtime, selecting device 0.
+    pub fn load(loc: &RuntimeLocation) -> Result<HipRuntime, RuntimeError> {
+        let path = Self::resolve(loc);
+        let shown = path.display().to_string();
+        // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
+        // library meant to be loaded into any process.
+        let lib = unsafe { libloading::Library::new(&path) }
+            .map_err(|e| RuntimeError::Load { path: shown.clone(), reason: e.to_string() })?;
+        let api = HipApi::load(&lib)
+            .map_err(|reason| RuntimeError::Symbol { path: shown.clone(), reason })?;
+        // SAFETY: plain HIP calls with valid out-pointers.
+        let code = unsafe { (api.hipInit)(0) };
+        if code != 0 {
+            return Err(RuntimeError::Init { path: shown, call: "hipInit", code });
+        }
+        let mut count = 0;
+        // SAFETY: `count` is a valid out-pointer.
+        let code = unsafe { (api.hipGetDeviceCount)(&mut count) };
+        if code != 0 || count < 1 {
+            return Err(RuntimeError::NoDevice { path: shown });
+        }
+        // SAFETY: device 0 exists (count >= 1).
+        let code = unsafe { (api.hipSetDevice)(0) };
+        if code != 0 {
+            return Err(RuntimeError::Init { path: shown, call: "hipSetDevice", code });
+        }
+        let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
+        Ok(HipRuntime { api, path: shown, is_cpu, _lib: lib })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn is_cpu(&self) -> bool {
+        self.is_cpu
+    }
+}
+
+/// `libhrr_hip_cpu.so` beside the executable, or one folder up (cargo puts
+/// test binaries in `target/<profile>/deps`).
+pub fn cpu_runtime_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    [dir.join(CPU_RUNTIME), dir.join("..").join(CPU_RUNTIME)]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| dir.join(CPU_RUNTIME))
+}

@@ -1,0 +1,103 @@
+//! `Config`: what the recorder reads from the environment.
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `HRR_OUT` | archive directory; unset or empty = pass-through, nothing recorded |
+//! | `HRR_PLATFORM` | `cpu`, `amd`, `nvidia`; `auto`/`hip`/unset = detect from the runtime library |
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use hrr_core::manifest::Platform;
+
+/// Environment variable naming the archive directory.
+pub const ENV_OUT: &str = "HRR_OUT";
+/// Environment variable naming the platform.
+pub const ENV_PLATFORM: &str = "HRR_PLATFORM";
+
+/// The recorder's configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Archive directory the process should record into.
+    pub out: PathBuf,
+    /// Forced platform; `None` = detect from the library that defines the
+    /// HIP entry points.
+    pub platform: Option<Platform>,
+}
+
+/// A configuration value the recorder cannot use.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{ENV_PLATFORM}={0:?}: expected auto, hip, cpu, amd or nvidia")]
+    Platform(String),
+}
+
+impl Config {
+    /// Reads the process environment. `Ok(None)`: recording is off.
+    pub fn from_env() -> Result<Option<Config>, ConfigError> {
+        Config::from_vars(std::env::var_os(ENV_OUT), std::env::var_os(ENV_PLATFORM))
+    }
+
+    /// [`Config::from_env`] over given values (testable without touching the
+    /// process environment).
+    pub fn from_vars(out: Option<OsString>, platform: Option<OsString>) -> Result<Option<Config>, ConfigError> {
+        let Some(out) = out.filter(|o| !o.is_empty()) else {
+            return Ok(None);
+        };
+        let platform = match platform.as_ref().map(|p| p.to_string_lossy().to_ascii_lowercase()) {
+            None => None,
+            Some(p) => match p.as_str() {
+                "" | "auto" | "hip" => None,
+                "cpu" => Some(Platform::Cpu),
+                "amd" | "rocm" => Some(Platform::Amd),
+                "nvidia" | "cuda" => Some(Platform::Nvidia),
+                _ => return Err(ConfigError::Platform(p)),
+            },
+        };
+        Ok(Some(Config { out: PathBuf::from(out), platform }))
+    }
+}
+
+/// The platform implied by the path of the library that defines `hipMalloc`:
+/// the CPU runtime is `libhrr_hip_cpu.so`, anything else is ROCm.
+pub fn detect_platform(runtime: Option<&std::path::Path>) -> Platform {
+    match runtime.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()) {
+        Some(n) if n.contains("hrr_hip_cpu") => Platform::Cpu,
+        Some(n) if n.contains("cudart") => Platform::Nvidia,
+        _ => Platform::Amd,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn os(s: &str) -> Option<OsString> {
+        Some(OsString::from(s))
+    }
+
+    #[test]
+    fn unset_or_empty_out_means_off() {
+        assert_eq!(Config::from_vars(None, os("cpu")), Ok(None));
+        assert_eq!(Config::from_vars(os(""), None), Ok(None));
+    }
+
+    #[test]
+    fn platforms() {
+        let c = Config::from_vars(os("a.hrr"), os("NVIDIA")).unwrap().unwrap();
+        assert_eq!(c.platform, Some(Platform::Nvidia));
+        assert_eq!(c.out, PathBuf::from("a.hrr"));
+        assert_eq!(Config::from_vars(os("a"), os("auto")).unwrap().unwrap().platform, None);
+        assert_eq!(Config::from_vars(os("a"), os("hip")).unwrap().unwrap().platform, None);
+        assert_eq!(Config::from_vars(os("a"), os("tpu")), Err(ConfigError::Platform("tpu".into())));
+    }
+
+    #[test]
+    fn detects_from_library_name() {
+        let cpu = Path::new("/x/target/debug/libhrr_hip_cpu.so");
+        assert_eq!(detect_platform(Some(cpu)), Platform::Cpu);
+        assert_eq!(detect_platform(Some(Path::new("/opt/rocm/lib/libamdhip64.so.5"))), Platform::Amd);
+        assert_eq!(detect_platform(None), Platform::Amd);
+    }
+}

@@ -1,0 +1,1 @@
+//! libhrr_intercept.so (work in progress).

@@ -1,0 +1,135 @@
+//! `LiveAllocs`: the allocations the application holds right now, as the
+//! recorder saw them succeed.
+//!
+//! Used to find device pointers embedded in by-value kernel arguments (a word
+//! that lands inside a live allocation is a pointer) and to resolve
+//! `hipMemcpyDefault` without asking the runtime. Ordered by base, so a
+//! lookup is one `BTreeMap::range` probe; a read-write lock, because launches
+//! (readers) vastly outnumber allocations (writers).
+
+use std::collections::BTreeMap;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
+
+use hrr_core::MemKind;
+
+/// Words below this are never taken for pointers (small integers, sizes).
+pub const MIN_POINTER: u64 = 0x10000;
+
+/// Live allocations by base address.
+#[derive(Default)]
+pub struct LiveAllocs {
+    map: RwLock<BTreeMap<u64, (u64, MemKind)>>,
+}
+
+/// A read view for many lookups under one lock acquisition.
+pub struct AllocView<'a> {
+    map: RwLockReadGuard<'a, BTreeMap<u64, (u64, MemKind)>>,
+}
+
+impl LiveAllocs {
+    pub fn new() -> LiveAllocs {
+        LiveAllocs::default()
+    }
+
+    pub fn insert(&self, base: u64, size: u64, mem: MemKind) {
+        self.map.write().unwrap_or_else(PoisonError::into_inner).insert(base, (size, mem));
+    }
+
+    /// Removes the allocation based at `base`, returning its kind.
+    pub fn remove(&self, base: u64) -> Option<MemKind> {
+        self.map.write().unwrap_or_else(PoisonError::into_inner).remove(&base).map(|(_, m)| m)
+    }
+
+    pub fn view(&self) -> AllocView<'_> {
+        AllocView { map: self.map.read().unwrap_or_else(PoisonError::into_inner) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.view().map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl AllocView<'_> {
+    /// The kind of the live allocation containing `addr` (interior pointers
+    /// included; a zero-sized allocation contains its base).
+    pub fn find(&self, addr: u64) -> Option<MemKind> {
+        let (base, (size, mem)) = self.map.range(..=addr).next_back()?;
+        (addr - base < (*size).max(1)).then_some(*mem)
+    }
+
+    /// Appends to `out` the byte offsets in `bytes` of 8-byte little-endian
+    /// words that point into a live allocation. Every byte offset is tried
+    /// (structs may be packed); words below [`MIN_POINTER`], or whose low 32
+    /// bits are (an `int` pair such as `{0, n}` is not a pointer), are
+    /// skipped; after a hit the scan resumes past it, so reported pointers
+    /// never overlap.
+    pub fn scan(&self, bytes: &[u8], out: &mut Vec<u32>) {
+        if self.map.is_empty() || bytes.len() < 8 {
+            return;
+        }
+        let mut off = 0;
+        while off + 8 <= bytes.len() {
+            let w = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+            if w >= MIN_POINTER && (w & 0xffff_ffff) >= MIN_POINTER && self.find(w).is_some() {
+                out.push(off as u32);
+                off += 8;
+            } else {
+                off += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interior_pointers_and_bounds() {
+        let a = LiveAllocs::new();
+        a.insert(0x7f00_0000_0000, 0x1000, MemKind::Device);
+        a.insert(0x7f00_0001_0000, 0, MemKind::Managed);
+        let v = a.view();
+        assert_eq!(v.find(0x7f00_0000_0000), Some(MemKind::Device));
+        assert_eq!(v.find(0x7f00_0000_0fff), Some(MemKind::Device));
+        assert_eq!(v.find(0x7f00_0000_1000), None);
+        assert_eq!(v.find(0x7f00_0001_0000), Some(MemKind::Managed));
+        assert_eq!(v.find(0x10), None);
+        drop(v);
+        assert_eq!(a.remove(0x7f00_0000_0000), Some(MemKind::Device));
+        assert_eq!(a.view().find(0x7f00_0000_0010), None);
+    }
+
+    #[test]
+    fn scan_finds_unaligned_embedded_pointers_only() {
+        let a = LiveAllocs::new();
+        let base = 0x7f12_3456_0000u64;
+        a.insert(base, 0x10_0000, MemKind::Device);
+        // Packed struct: u8 tag, then a pointer at offset 1, an int, another
+        // pointer (interior) at offset 13, then a word with small low half.
+        let mut s = vec![7u8];
+        s.extend_from_slice(&(base + 16).to_le_bytes());
+        s.extend_from_slice(&5u32.to_le_bytes());
+        s.extend_from_slice(&(base + 0x400).to_le_bytes());
+        s.extend_from_slice(&(0x7f12_3456_0000u64 & !0xffff_ffff).to_le_bytes());
+        let mut out = Vec::new();
+        a.view().scan(&s, &mut out);
+        assert_eq!(out, vec![1, 13]);
+    }
+
+    #[test]
+    fn scan_skips_small_values_even_if_mapped() {
+        let a = LiveAllocs::new();
+        a.insert(0x1000, 0x100_0000_0000, MemKind::Device);
+        let mut out = Vec::new();
+        a.view().scan(&0x8000u64.to_le_bytes(), &mut out);
+        a.view().scan(&0x1_0000_0100u64.to_le_bytes(), &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        a.view().scan(&0x2_0001_0000u64.to_le_bytes(), &mut out);
+        assert_eq!(out, vec![0]);
+    }
+}

@@ -1,0 +1,152 @@
+//! The few libc calls the recorder makes, each behind a safe function.
+//!
+//! Everything here that a fatal-signal handler may call ([`write_all`],
+//! [`gettid_raw`], [`yield_now`]) is a direct system-call wrapper: no
+//! allocation, no locks, so it stays async-signal-safe.
+
+use std::cell::Cell;
+use std::ffi::{CStr, c_void};
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+thread_local! {
+    // Const-initialised and without a destructor: readable at any point of a
+    // thread's life, including TLS teardown and signal handlers.
+    static TID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The kernel thread id of the caller, cached per thread.
+pub fn gettid() -> u64 {
+    TID.with(|t| {
+        let v = t.get();
+        if v != 0 {
+            return v;
+        }
+        let v = gettid_raw();
+        t.set(v);
+        v
+    })
+}
+
+/// `gettid(2)` without the cache (async-signal-safe; also right in a
+/// `vfork` child, which shares the parent's thread-locals).
+pub fn gettid_raw() -> u64 {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
+}
+
+/// `getpid(2)`.
+pub fn getpid() -> u32 {
+    // SAFETY: getpid takes no arguments and cannot fail.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (the archive's clock, DESIGN §4).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes only into the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+}
+
+/// Writes all of `bytes` to `fd` with write(2), retrying on EINTR and short
+/// writes. Async-signal-safe. Returns false on any other error.
+pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        // SAFETY: the pointer and length describe a live slice we borrow.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            if errno() == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+        if n == 0 {
+            return false;
+        }
+        bytes = &bytes[n as usize..];
+    }
+    true
+}
+
+fn errno() -> i32 {
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+/// `sched_yield(2)` (async-signal-safe).
+pub fn yield_now() {
+    // SAFETY: no arguments, no memory touched.
+    unsafe { libc::sched_yield() };
+}
+
+/// Looks `name` up in the objects loaded after this one (`dlsym(RTLD_NEXT)`):
+/// the definition the application would have called without the preload.
+pub fn dlsym_next(name: &CStr) -> Option<*mut c_void> {
+    // SAFETY: name is a valid NUL-terminated string; RTLD_NEXT is a valid handle.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
+/// Path of the shared object that contains `addr`, from `dladdr`.
+pub fn object_path(addr: *const c_void) -> Option<PathBuf> {
+    let mut info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads addr (as a number) and fills the struct we own.
+    let ok = unsafe { libc::dladdr(addr, &mut info) };
+    if ok == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dli_fname points at a NUL-terminated string owned by the loader,
+    // valid while the object stays loaded; we copy it at once.
+    let name = unsafe { CStr::from_ptr(info.dli_fname) };
+    Some(PathBuf::from(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes()).ok()?)))
+}
+
+/// `fsync(2)`.
+pub fn fsync(fd: RawFd) {
+    // SAFETY: fsync only takes the descriptor number; a bad one gives EBADF.
+    unsafe { libc::fsync(fd) };
+}
+
+/// The application's command line, from /proc/self/cmdline.
+pub fn argv() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tid_is_cached_and_per_thread() {
+        let main = gettid();
+        assert_eq!(main, gettid_raw());
+        let other = std::thread::spawn(gettid).join().unwrap();
+        assert_ne!(main, other);
+    }
+
+    #[test]
+    fn write_all_reports_bad_fd() {
+        assert!(!write_all(-1, b"x"));
+        assert!(write_all(-1, b""), "nothing to write is success");
+    }
+
+    #[test]
+    fn finds_libc_symbols_by_address() {
+        let p = dlsym_next(c"write").expect("libc write");
+        let path = object_path(p).expect("dladdr");
+        assert!(path.to_string_lossy().contains("libc"), "{}", path.display());
+    }
+}

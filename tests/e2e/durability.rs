@@ -1,0 +1,120 @@
+//! A capture whose application is killed with SIGKILL midway is still
+//! replayable: `hrr-play --repair` rewrites it as a clean archive, and the
+//! replay passes up to the last complete event.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use hrr_core::manifest::Platform;
+use hrr_core::testkit::ArchiveBuilder;
+use hrr_tests::{Pipeline, assert_no_crash, d2h_counts, read_events, read_manifest};
+
+/// Lines of progress to wait for before the kill.
+const LINES_BEFORE_KILL: usize = 25;
+
+#[test]
+fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
+    let p = Pipeline::new("progress_loop").arg("1000000").arg("2000");
+    let script = format!("hrr-cap -o cap.hrr -- {} | tee app.log", p.app_cmdline());
+    let mut child = p
+        .sh_std(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the capture pipeline");
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let drain = std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                // keep draining so the app never blocks on a full pipe
+            }
+        }
+    });
+
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut pid = None;
+    let mut iterations = 0;
+    while iterations < LINES_BEFORE_KILL {
+        let line = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("no progress from the captured app (pid {pid:?}, {iterations} iterations)")
+        });
+        if let Some(v) = line.strip_prefix("progress_loop: pid=") {
+            pid = Some(v.trim().parse::<i32>().unwrap());
+        } else if line.contains(" iteration ") {
+            iterations += 1;
+        }
+    }
+    let pid = pid.expect("the app printed its pid");
+    // Events are flushed periodically: wait until some are on disk.
+    let events = p.cap().join("events.ndjson");
+    while std::fs::metadata(&events).map(|m| m.len()).unwrap_or(0) < 4096 {
+        assert!(Instant::now() < deadline, "hrr-cap flushed no events in time");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: plain kill(2) of the app this test started (its own pid).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill {pid}");
+    let status = child.wait().unwrap();
+    drop(rx);
+    drain.join().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGKILL), "hrr-cap exits 128+signal when its app is killed: {err}");
+    assert_no_crash("hrr-cap", &err);
+
+    let m = read_manifest(&p.cap());
+    assert_eq!(m["complete"], false, "a killed capture is not complete: {m}");
+    let raw = read_events(&p.cap());
+    assert!(!raw.iter().any(|e| e["op"] == "eof"), "no eof after SIGKILL");
+    assert!(raw.len() > 10, "periodic flushes left events on disk ({})", raw.len());
+
+    // Repair into a new archive.
+    p.tool("hrr-play").args(["--repair", "cap.hrr", "-o", "fixed.hrr"]).assert().success();
+    let m = read_manifest(&p.path("fixed.hrr"));
+    assert_eq!(m["complete"], true, "repaired archive is clean: {m}");
+    let fixed = read_events(&p.path("fixed.hrr"));
+    assert_eq!(fixed.last().map(|e| e["op"].clone()), Some("eof".into()), "repaired archive ends with eof");
+    let d2h_recorded = fixed.iter().filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["blob"].is_string()).count();
+    assert!(d2h_recorded >= LINES_BEFORE_KILL, "every completed iteration's D2H survives ({d2h_recorded})");
+
+    // Replay the repaired archive: every recorded D2H passes.
+    let a = p
+        .tool("hrr-play")
+        .args(["--backend", "cpu", "fixed.hrr", "-o", "replay.hrr"])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let (pass, exact, _, fail) = d2h_counts(&out).unwrap_or_else(|| panic!("{out}"));
+    assert_eq!((pass, exact, fail), (d2h_recorded as u64, d2h_recorded as u64, 0), "{out}");
+    p.tool("hrr-diff").args(["fixed.hrr", "replay.hrr"]).assert().success();
+}
+
+#[test]
+fn repair_drops_a_torn_last_line() {
+    let p = Pipeline::empty("repair_torn");
+    let data: Vec<u8> = (0..4096u32).map(|i| i as u8).collect();
+    ArchiveBuilder::new(Platform::Cpu)
+        .alloc(0x7f00_0000_0000, 4096)
+        .h2d(0x7f00_0000_0000, &data)
+        .d2h(0x7f00_0000_0000, &data)
+        .write_unfinished(p.cap())
+        .unwrap();
+    // What a crash mid-write leaves: half a line.
+    let ev = p.cap().join("events.ndjson");
+    let mut text = std::fs::read_to_string(&ev).unwrap();
+    text.push_str(r#"{"seq":3,"t":1003,"tid":1,"api":"hipMemcpy","op":"mem"#);
+    std::fs::write(&ev, text).unwrap();
+
+    // In place this time.
+    p.tool("hrr-play").args(["--repair", "cap.hrr"]).assert().success();
+    let fixed = read_events(&p.cap());
+    let ops: Vec<_> = fixed.iter().map(|e| e["op"].as_str().unwrap_or("?").to_string()).collect();
+    assert_eq!(ops, ["alloc", "memcpy", "memcpy", "eof"], "torn line dropped, eof added");
+    assert_eq!(read_manifest(&p.cap())["complete"], true);
+    let raw = std::fs::read_to_string(&ev).unwrap();
+    assert!(raw.ends_with('\n') && !raw.contains("\"op\":\"mem\n"), "no torn text left:\n{raw}");
+    p.play().diff();
+}

@@ -201,6 +201,7 @@ fn f_segment_deleted_before_first_touch_is_not_materialised() {
 fn g_tried_once(p: &Pipeline, base: u64) {
     let a = p.play_cmd(&["--continue-on-error"]).assert().code(1);
     let (out, err) = (stdout(&a), stderr(&a));
+    eprintln!("--- hrr-play stdout\n{out}--- hrr-play stderr\n{err}");
     assert_no_crash("hrr-play", &err);
     assert!(out.contains("region segs : 0 materialised, 1 failed"), "one failed materialisation:\n{out}\n{err}");
     let tried = err.lines().filter(|l| l.to_lowercase().contains("materialis") && l.contains("fail")).count();

@@ -34,16 +34,18 @@ fn seed_with_sidecar_materialises_once_and_matches() {
     let regions = std::fs::read_dir(p.cap().join("regions")).unwrap().count();
     assert_eq!(regions, 1, "hrr-sidecar --archive wrote one sidecar");
 
-    let p = p.play();
+    // Exactly DESIGN §1's commands (the backend comes from the archive's platform).
+    let a = p.sh("hrr-play cap.hrr -o replay.hrr").assert().success();
+    let p = p.step(a);
     let out = p.last_stdout();
     assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
     assert!(out.contains("region segs : 1 materialised"), "{out}");
     assert_eq!(d2h_counts(&out), Some((2, 2, 0, 0)), "both D2Hs byte-exact:\n{out}");
+    assert!(out.lines().any(|l| l == "PASS"), "{out}");
     assert_no_crash("hrr-play", &p.last_stderr());
 
-    let p = p.diff();
-    let out = p.last_stdout();
-    assert!(!out.contains("differ"), "{out}");
+    let a = p.sh("hrr-diff cap.hrr replay.hrr").assert().success();
+    assert_no_crash("hrr-diff", &String::from_utf8_lossy(&a.get_output().stderr));
     // The replay archive holds the two D2H events, paired to capture seqs.
     let rev = read_events(&p.replay());
     let d2h: Vec<_> = rev.iter().filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h").collect();
@@ -55,7 +57,7 @@ fn seed_without_sidecar_is_fatal_not_mapped() {
     let p = Pipeline::new("hidden_segment").capture();
     let base = reported_base(&p.app_log());
     let a = p
-        .sh("hrr-play --backend cpu cap.hrr -o replay.hrr")
+        .sh("hrr-play cap.hrr -o replay.hrr")
         .assert()
         .code(1)
         .stderr(

@@ -173,3 +173,20 @@ fn seed_variant_kernel_pipeline() {
     let (_p, out) = full("seed_variants", &["kernel"], true);
     assert_eq!(region_segs(&out), Some(2), "{out}");
 }
+
+#[test]
+fn hrr_cap_exits_with_the_apps_status() {
+    let p = Pipeline::empty("cap_status");
+    p.tool("hrr-cap").args(["-o", "cap.hrr", "--", "sh", "-c", "exit 7"]).assert().code(7);
+    let a = p.tool("hrr-cap").args(["-o", "cap2.hrr", "--", "sh", "-c", "kill -TERM $$"]).assert().code(128 + 15);
+    assert_no_crash("hrr-cap", &String::from_utf8_lossy(&a.get_output().stderr));
+}
+
+#[test]
+fn hrr_cap_missing_app_is_a_clear_error() {
+    let p = Pipeline::empty("cap_missing");
+    let a = p.tool("hrr-cap").args(["-o", "cap.hrr", "--", "./no-such-app"]).assert().failure();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.contains("no-such-app"), "names the missing app:\n{err}");
+    assert_no_crash("hrr-cap", &err);
+}

@@ -579,7 +579,7 @@ pub fn read_manifest(archive: &Path) -> serde_json::Value {
 
 /// Parses `d2h : P pass (E exact, T within tolerance), F fail` from hrr-play's stdout.
 pub fn d2h_counts(stdout: &str) -> Option<(u64, u64, u64, u64)> {
-    let line = stdout.lines().find(|l| l.starts_with("d2h : "))?;
+    let line = stdout.lines().find_map(|l| l.strip_prefix("d2h : "))?;
     let nums: Vec<u64> = line
         .split(|c: char| !c.is_ascii_digit())
         .filter(|s| !s.is_empty())
@@ -601,5 +601,28 @@ pub fn region_segs(stdout: &str) -> Option<u64> {
 pub fn assert_no_crash(what: &str, text: &str) {
     for bad in ["panicked at", "RUST_BACKTRACE", "Segmentation fault", "core dumped", "stack backtrace"] {
         assert!(!text.contains(bad), "{what} shows {bad:?}:\n{text}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_summary_lines() {
+        let out = "events : 7 read, 7 replayed, 0 launches\nregions : 1 records from 1 stream(s)\n\
+                   region segs : 1 materialised\nd2h : 2 pass (2 exact, 0 within tolerance), 0 fail\nPASS\n";
+        assert_eq!(d2h_counts(out), Some((2, 2, 0, 0)));
+        assert_eq!(region_segs(out), Some(1));
+        assert_eq!(region_segs("region segs : 0 materialised, 1 failed\n"), Some(0));
+        assert_eq!(d2h_counts("nothing"), None);
+    }
+
+    #[test]
+    fn quotes_for_sh() {
+        assert_eq!(shq("./app"), "./app");
+        assert_eq!(shq("a b"), "'a b'");
+        assert_eq!(shq("it's"), r"'it'\''s'");
+        assert_eq!(shq(""), "''");
     }
 }

@@ -523,7 +523,10 @@ pub(crate) fn inflate(method: Compression, stream: &[u8], limit: u64, offset: u6
         }
         Compression::Zstd => {
             let mut d = zstd::stream::read::Decoder::with_buffer(stream).map_err(derr)?;
-            d.window_log_max(31).map_err(derr)?;
+            // 2^27 (128 MiB) is zstd's default limit and what LLVM's
+            // long-distance-matching compression uses; a frame asking for a
+            // larger window is refused instead of allocated.
+            d.window_log_max(27).map_err(derr)?;
             d.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(derr)?;
         }
     }

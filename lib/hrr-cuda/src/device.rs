@@ -13,7 +13,10 @@ use hrr_core::device::{Device, DeviceError, Handle, Launch};
 
 use crate::driver::{CudaDriver, c_name};
 use crate::error::CudaError;
-use crate::ffi::{self, CUDA_ERROR_NO_DEVICE, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule, CUstream};
+use crate::ffi::{
+    self, CUDA_ERROR_NO_DEVICE, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule,
+    CUstream,
+};
 use crate::kernarg::Kernarg;
 
 thread_local! {
@@ -66,20 +69,28 @@ impl CudaDevice {
         let version = drv.version()?;
         let mut count: c_int = 0;
         // SAFETY: valid out-pointer.
-        drv.check("cuDeviceGetCount", unsafe { (api.cuDeviceGetCount)(&mut count) })?;
+        drv.check("cuDeviceGetCount", unsafe {
+            (api.cuDeviceGetCount)(&mut count)
+        })?;
         if ordinal < 0 || ordinal >= count {
             return Err(CudaError::NoDevice { ordinal, count });
         }
         let mut dev: CUdevice = 0;
         // SAFETY: valid out-pointer; ordinal < count.
-        drv.check("cuDeviceGet", unsafe { (api.cuDeviceGet)(&mut dev, ordinal) })?;
+        drv.check("cuDeviceGet", unsafe {
+            (api.cuDeviceGet)(&mut dev, ordinal)
+        })?;
 
         let mut buf = [0 as c_char; 256];
         // SAFETY: `buf` holds 255 bytes plus the terminator we keep; the
         // driver writes at most `len` bytes, NUL-terminated.
-        drv.check("cuDeviceGetName", unsafe { (api.cuDeviceGetName)(buf.as_mut_ptr(), 255, dev) })?;
+        drv.check("cuDeviceGetName", unsafe {
+            (api.cuDeviceGetName)(buf.as_mut_ptr(), 255, dev)
+        })?;
         // SAFETY: NUL-terminated by the driver, and buf[255] is still 0.
-        let name = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
 
         let attr = |a: c_int, what: &'static str| -> Result<i32, CudaError> {
             let mut v: c_int = 0;
@@ -87,13 +98,28 @@ impl CudaDevice {
             drv.check(what, unsafe { (api.cuDeviceGetAttribute)(&mut v, a, dev) })?;
             Ok(v)
         };
-        let major = attr(ffi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)")?;
-        let minor = attr(ffi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)")?;
+        let major = attr(
+            ffi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)",
+        )?;
+        let minor = attr(
+            ffi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)",
+        )?;
 
         let mut ctx: CUcontext = std::ptr::null_mut();
         // SAFETY: valid out-pointer and device.
-        drv.check("cuDevicePrimaryCtxRetain", unsafe { (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev) })?;
-        let d = CudaDevice { drv, dev, ctx, name, cc: (major, minor), version };
+        drv.check("cuDevicePrimaryCtxRetain", unsafe {
+            (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
+        })?;
+        let d = CudaDevice {
+            drv,
+            dev,
+            ctx,
+            name,
+            cc: (major, minor),
+            version,
+        };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
     }
@@ -104,13 +130,19 @@ impl CudaDevice {
             return Ok(());
         }
         // SAFETY: `ctx` is the retained primary context of `dev`.
-        self.drv.check("cuCtxSetCurrent", unsafe { (self.drv.api().cuCtxSetCurrent)(self.ctx) })?;
+        self.drv.check("cuCtxSetCurrent", unsafe {
+            (self.drv.api().cuCtxSetCurrent)(self.ctx)
+        })?;
         BOUND.with(|b| b.set(self.ctx as usize));
         Ok(())
     }
 
     /// Binds, then runs one driver call and maps its result.
-    fn call(&self, name: &'static str, f: impl FnOnce(&ffi::CudaApi) -> ffi::CUresult) -> Result<(), DeviceError> {
+    fn call(
+        &self,
+        name: &'static str,
+        f: impl FnOnce(&ffi::CudaApi) -> ffi::CUresult,
+    ) -> Result<(), DeviceError> {
         self.bind()?;
         let code = f(self.drv.api());
         Ok(self.drv.check(name, code)?)
@@ -136,7 +168,9 @@ impl CudaDevice {
     /// `(offset, size)` of each parameter of a function this device returned.
     pub fn param_layout(&mut self, func: Handle) -> Result<Vec<(usize, usize)>, CudaError> {
         self.bind()?;
-        self.drv.param_layout(ptr(func) as CUfunction)
+        // SAFETY: functions handed out by `Device::function` stay live until
+        // their module is unloaded; the engine passes back only those.
+        unsafe { self.drv.param_layout(ptr(func) as CUfunction) }
     }
 }
 
@@ -159,7 +193,12 @@ impl Drop for CudaDevice {
 
 impl Device for CudaDevice {
     fn name(&self) -> String {
-        format!("{} ({}, CUDA driver {})", self.name, self.target(), version_string(self.version))
+        format!(
+            "{} ({}, CUDA driver {})",
+            self.name,
+            self.target(),
+            version_string(self.version)
+        )
     }
 
     fn target(&self) -> String {
@@ -177,7 +216,9 @@ impl Device for CudaDevice {
                     self.call("cuMemAlloc_v2", |a| unsafe { (a.cuMemAlloc)(&mut d, n) })?;
                 } else {
                     // SAFETY: valid out-pointer; documented flag.
-                    self.call("cuMemAllocManaged", |a| unsafe { (a.cuMemAllocManaged)(&mut d, n, ffi::CU_MEM_ATTACH_GLOBAL) })?;
+                    self.call("cuMemAllocManaged", |a| unsafe {
+                        (a.cuMemAllocManaged)(&mut d, n, ffi::CU_MEM_ATTACH_GLOBAL)
+                    })?;
                 }
                 // Replay promises zero-filled memory; the driver does not.
                 // SAFETY: `d` is a fresh allocation of `n` bytes.
@@ -191,7 +232,9 @@ impl Device for CudaDevice {
             MemKind::Host | MemKind::Pinned => {
                 let mut p: *mut c_void = std::ptr::null_mut();
                 // SAFETY: valid out-pointer.
-                self.call("cuMemAllocHost_v2", |a| unsafe { (a.cuMemAllocHost)(&mut p, n) })?;
+                self.call("cuMemAllocHost_v2", |a| unsafe {
+                    (a.cuMemAllocHost)(&mut p, n)
+                })?;
                 // SAFETY: page-locked host memory of `n` bytes, CPU-addressable.
                 unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, n) };
                 Ok(p as u64)
@@ -202,9 +245,13 @@ impl Device for CudaDevice {
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
         match mem {
             // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.
-            MemKind::Device | MemKind::Managed => self.call("cuMemFree_v2", |a| unsafe { (a.cuMemFree)(p) }),
+            MemKind::Device | MemKind::Managed => {
+                self.call("cuMemFree_v2", |a| unsafe { (a.cuMemFree)(p) })
+            }
             // SAFETY: `p` came from cuMemAllocHost in `alloc`.
-            MemKind::Host | MemKind::Pinned => self.call("cuMemFreeHost", |a| unsafe { (a.cuMemFreeHost)(ptr(p)) }),
+            MemKind::Host | MemKind::Pinned => {
+                self.call("cuMemFreeHost", |a| unsafe { (a.cuMemFreeHost)(ptr(p)) })
+            }
         }
     }
 
@@ -214,7 +261,9 @@ impl Device for CudaDevice {
         }
         match s {
             // SAFETY: `src` is live for its length; the driver validates `dst`.
-            None => self.call("cuMemcpyHtoD_v2", |a| unsafe { (a.cuMemcpyHtoD)(dst, src.as_ptr().cast(), src.len()) }),
+            None => self.call("cuMemcpyHtoD_v2", |a| unsafe {
+                (a.cuMemcpyHtoD)(dst, src.as_ptr().cast(), src.len())
+            }),
             Some(h) => {
                 // SAFETY: as above; the stream is synchronised before `src`'s
                 // borrow ends, so the driver never reads it afterwards.
@@ -222,7 +271,9 @@ impl Device for CudaDevice {
                     (a.cuMemcpyHtoDAsync)(dst, src.as_ptr().cast(), src.len(), stream(Some(h)))
                 })?;
                 // SAFETY: a live stream handle (or the default stream).
-                self.call("cuStreamSynchronize", |a| unsafe { (a.cuStreamSynchronize)(stream(Some(h))) })
+                self.call("cuStreamSynchronize", |a| unsafe {
+                    (a.cuStreamSynchronize)(stream(Some(h)))
+                })
             }
         }
     }
@@ -233,7 +284,9 @@ impl Device for CudaDevice {
         }
         match s {
             // SAFETY: `dst` is live and writable for its length.
-            None => self.call("cuMemcpyDtoH_v2", |a| unsafe { (a.cuMemcpyDtoH)(dst.as_mut_ptr().cast(), src, dst.len()) }),
+            None => self.call("cuMemcpyDtoH_v2", |a| unsafe {
+                (a.cuMemcpyDtoH)(dst.as_mut_ptr().cast(), src, dst.len())
+            }),
             Some(h) => {
                 // SAFETY: as above; completed by the synchronisation below
                 // before `dst`'s borrow ends (the trait's contract).
@@ -241,57 +294,87 @@ impl Device for CudaDevice {
                     (a.cuMemcpyDtoHAsync)(dst.as_mut_ptr().cast(), src, dst.len(), stream(Some(h)))
                 })?;
                 // SAFETY: a live stream handle (or the default stream).
-                self.call("cuStreamSynchronize", |a| unsafe { (a.cuStreamSynchronize)(stream(Some(h))) })
+                self.call("cuStreamSynchronize", |a| unsafe {
+                    (a.cuStreamSynchronize)(stream(Some(h)))
+                })
             }
         }
     }
 
-    fn copy_d2d(&mut self, dst: u64, src: u64, size: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+    fn copy_d2d(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
         if size == 0 {
             return Ok(());
         }
         let n = size as usize;
         match s {
             // SAFETY: device addresses the driver validates.
-            None => self.call("cuMemcpyDtoD_v2", |a| unsafe { (a.cuMemcpyDtoD)(dst, src, n) }),
+            None => self.call("cuMemcpyDtoD_v2", |a| unsafe {
+                (a.cuMemcpyDtoD)(dst, src, n)
+            }),
             // SAFETY: as above; no host memory involved, so no wait is needed.
-            Some(h) => self.call("cuMemcpyDtoDAsync_v2", |a| unsafe { (a.cuMemcpyDtoDAsync)(dst, src, n, stream(Some(h))) }),
+            Some(h) => self.call("cuMemcpyDtoDAsync_v2", |a| unsafe {
+                (a.cuMemcpyDtoDAsync)(dst, src, n, stream(Some(h)))
+            }),
         }
     }
 
-    fn memset(&mut self, dst: u64, value: u8, size: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+    fn memset(
+        &mut self,
+        dst: u64,
+        value: u8,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
         if size == 0 {
             return Ok(());
         }
         let n = size as usize;
         match s {
             // SAFETY: a device address the driver validates.
-            None => self.call("cuMemsetD8_v2", |a| unsafe { (a.cuMemsetD8)(dst, value, n) }),
+            None => self.call("cuMemsetD8_v2", |a| unsafe {
+                (a.cuMemsetD8)(dst, value, n)
+            }),
             // SAFETY: as above.
-            Some(h) => self.call("cuMemsetD8Async", |a| unsafe { (a.cuMemsetD8Async)(dst, value, n, stream(Some(h))) }),
+            Some(h) => self.call("cuMemsetD8Async", |a| unsafe {
+                (a.cuMemsetD8Async)(dst, value, n, stream(Some(h)))
+            }),
         }
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
         let mut s: CUstream = std::ptr::null_mut();
         // SAFETY: valid out-pointer; CU_STREAM_DEFAULT is what cudaStreamCreate uses.
-        self.call("cuStreamCreate", |a| unsafe { (a.cuStreamCreate)(&mut s, ffi::CU_STREAM_DEFAULT) })?;
+        self.call("cuStreamCreate", |a| unsafe {
+            (a.cuStreamCreate)(&mut s, ffi::CU_STREAM_DEFAULT)
+        })?;
         Ok(s as u64)
     }
 
     fn stream_destroy(&mut self, s: Handle) -> Result<(), DeviceError> {
         // SAFETY: `s` came from cuStreamCreate.
-        self.call("cuStreamDestroy_v2", |a| unsafe { (a.cuStreamDestroy)(ptr(s)) })
+        self.call("cuStreamDestroy_v2", |a| unsafe {
+            (a.cuStreamDestroy)(ptr(s))
+        })
     }
 
     fn stream_sync(&mut self, s: Handle) -> Result<(), DeviceError> {
         // SAFETY: a live stream or 0 (the default stream).
-        self.call("cuStreamSynchronize", |a| unsafe { (a.cuStreamSynchronize)(ptr(s)) })
+        self.call("cuStreamSynchronize", |a| unsafe {
+            (a.cuStreamSynchronize)(ptr(s))
+        })
     }
 
     fn stream_wait_event(&mut self, s: Handle, e: Handle) -> Result<(), DeviceError> {
         // SAFETY: live handles; flags must be 0 (CU_EVENT_WAIT_DEFAULT).
-        self.call("cuStreamWaitEvent", |a| unsafe { (a.cuStreamWaitEvent)(ptr(s), ptr(e) as CUevent, 0) })
+        self.call("cuStreamWaitEvent", |a| unsafe {
+            (a.cuStreamWaitEvent)(ptr(s), ptr(e) as CUevent, 0)
+        })
     }
 
     fn device_sync(&mut self) -> Result<(), DeviceError> {
@@ -302,23 +385,31 @@ impl Device for CudaDevice {
     fn event_create(&mut self) -> Result<Handle, DeviceError> {
         let mut e: CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer; default flags keep timing enabled.
-        self.call("cuEventCreate", |a| unsafe { (a.cuEventCreate)(&mut e, ffi::CU_EVENT_DEFAULT) })?;
+        self.call("cuEventCreate", |a| unsafe {
+            (a.cuEventCreate)(&mut e, ffi::CU_EVENT_DEFAULT)
+        })?;
         Ok(e as u64)
     }
 
     fn event_destroy(&mut self, e: Handle) -> Result<(), DeviceError> {
         // SAFETY: `e` came from cuEventCreate.
-        self.call("cuEventDestroy_v2", |a| unsafe { (a.cuEventDestroy)(ptr(e)) })
+        self.call("cuEventDestroy_v2", |a| unsafe {
+            (a.cuEventDestroy)(ptr(e))
+        })
     }
 
     fn event_record(&mut self, e: Handle, s: Handle) -> Result<(), DeviceError> {
         // SAFETY: live event; live stream or 0.
-        self.call("cuEventRecord", |a| unsafe { (a.cuEventRecord)(ptr(e), ptr(s)) })
+        self.call("cuEventRecord", |a| unsafe {
+            (a.cuEventRecord)(ptr(e), ptr(s))
+        })
     }
 
     fn event_sync(&mut self, e: Handle) -> Result<(), DeviceError> {
         // SAFETY: a live event.
-        self.call("cuEventSynchronize", |a| unsafe { (a.cuEventSynchronize)(ptr(e)) })
+        self.call("cuEventSynchronize", |a| unsafe {
+            (a.cuEventSynchronize)(ptr(e))
+        })
     }
 
     fn event_elapsed_ms(&mut self, start: Handle, end: Handle) -> Result<f32, DeviceError> {
@@ -326,16 +417,24 @@ impl Device for CudaDevice {
         let api = *self.drv.api();
         match api.cuEventElapsedTime_v2 {
             // SAFETY: valid out-pointer; live events.
-            Some(f) => self.call("cuEventElapsedTime_v2", |_| unsafe { f(&mut ms, ptr(start), ptr(end)) })?,
+            Some(f) => self.call("cuEventElapsedTime_v2", |_| unsafe {
+                f(&mut ms, ptr(start), ptr(end))
+            })?,
             // SAFETY: as above.
-            None => self.call("cuEventElapsedTime", |a| unsafe { (a.cuEventElapsedTime)(&mut ms, ptr(start), ptr(end)) })?,
+            None => self.call("cuEventElapsedTime", |a| unsafe {
+                (a.cuEventElapsedTime)(&mut ms, ptr(start), ptr(end))
+            })?,
         }
         Ok(ms)
     }
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
         if image.is_empty() {
-            return Err(DeviceError { call: "cuModuleLoadData", code: -1, message: "empty code object".into() });
+            return Err(DeviceError {
+                call: "cuModuleLoadData",
+                code: -1,
+                message: "empty code object".into(),
+            });
         }
         // PTX is text the driver reads up to its NUL; make sure there is one.
         let owned;
@@ -348,7 +447,9 @@ impl Device for CudaDevice {
         let mut m: CUmodule = std::ptr::null_mut();
         // SAFETY: valid out-pointer; `img` stays alive for the call, and the
         // driver copies what it keeps (fatbin, cubin or NUL-terminated PTX).
-        self.call("cuModuleLoadData", |a| unsafe { (a.cuModuleLoadData)(&mut m, img.as_ptr().cast()) })?;
+        self.call("cuModuleLoadData", |a| unsafe {
+            (a.cuModuleLoadData)(&mut m, img.as_ptr().cast())
+        })?;
         Ok(m as u64)
     }
 
@@ -361,7 +462,9 @@ impl Device for CudaDevice {
         let cname = c_name("cuModuleGetFunction", name)?;
         let mut f: CUfunction = std::ptr::null_mut();
         // SAFETY: valid out-pointer, live module, NUL-terminated name.
-        self.call("cuModuleGetFunction", |a| unsafe { (a.cuModuleGetFunction)(&mut f, ptr(m), cname.as_ptr()) })?;
+        self.call("cuModuleGetFunction", |a| unsafe {
+            (a.cuModuleGetFunction)(&mut f, ptr(m), cname.as_ptr())
+        })?;
         Ok(f as u64)
     }
 
@@ -369,7 +472,11 @@ impl Device for CudaDevice {
         let mut kernarg = Kernarg::new(l.args);
         let mut extra = kernarg.extra();
         // A kernel without parameters takes neither array.
-        let extra_ptr = if kernarg.is_empty() { std::ptr::null_mut() } else { extra.as_mut_ptr() };
+        let extra_ptr = if kernarg.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            extra.as_mut_ptr()
+        };
         // SAFETY: `kernarg` (buffer and size) and `extra` outlive the call,
         // and cuLaunchKernel copies the parameter buffer before returning.
         self.call("cuLaunchKernel", |a| unsafe {
@@ -394,7 +501,10 @@ impl Device for CudaDevice {
 /// binaries and cubins start with binary magics.
 pub fn looks_like_text(image: &[u8]) -> bool {
     let head = &image[..image.len().min(256)];
-    !head.is_empty() && head.iter().all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b) || b == 0)
+    !head.is_empty()
+        && head
+            .iter()
+            .all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b) || b == 0)
         && head[0] != 0
 }
 
@@ -419,9 +529,14 @@ mod tests {
 
     #[test]
     fn text_and_binary_images() {
-        assert!(looks_like_text(b"//\n// Generated by NVIDIA NVVM Compiler\n.version 8.0\n"));
+        assert!(looks_like_text(
+            b"//\n// Generated by NVIDIA NVVM Compiler\n.version 8.0\n"
+        ));
         assert!(looks_like_text(b".version 7.0\n.target sm_75\n\0"));
-        assert!(!looks_like_text(&[0x50, 0xED, 0x55, 0xBA, 1, 0, 0x10, 0]), "fatbin magic");
+        assert!(
+            !looks_like_text(&[0x50, 0xED, 0x55, 0xBA, 1, 0, 0x10, 0]),
+            "fatbin magic"
+        );
         assert!(!looks_like_text(b"\x7fELF\x02\x01\x01"), "cubin");
         assert!(!looks_like_text(b""));
         assert!(!looks_like_text(b"\0\0\0"));
@@ -434,7 +549,10 @@ mod tests {
             return;
         }
         let e = CudaDevice::open(0).err().expect("no driver here");
-        assert!(e.to_string().starts_with("cannot load libcuda.so.1: "), "{e}");
+        assert!(
+            e.to_string().starts_with("cannot load libcuda.so.1: "),
+            "{e}"
+        );
         let d: DeviceError = e.into();
         assert!(d.to_string().contains("cannot load libcuda.so.1"));
     }

@@ -9,7 +9,9 @@ use std::mem::ManuallyDrop;
 use std::sync::OnceLock;
 
 use crate::error::{CudaError, result_name_or_number};
-use crate::ffi::{self, CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUfunction, CUkernel, CUresult, CudaApi};
+use crate::ffi::{
+    self, CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUfunction, CUkernel, CUresult, CudaApi,
+};
 
 /// The driver library's soname.
 pub const LIBCUDA: &str = "libcuda.so.1";
@@ -29,7 +31,9 @@ pub struct CudaDriver {
 
 impl std::fmt::Debug for CudaDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaDriver").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("CudaDriver")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -41,7 +45,10 @@ impl CudaDriver {
     pub fn get() -> Result<&'static CudaDriver, CudaError> {
         DEFAULT
             .get_or_init(|| {
-                let path = std::env::var(DRIVER_ENV).ok().filter(|p| !p.is_empty()).unwrap_or_else(|| LIBCUDA.into());
+                let path = std::env::var(DRIVER_ENV)
+                    .ok()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or_else(|| LIBCUDA.into());
                 CudaDriver::open(&path).map(|d| &*Box::leak(Box::new(d)))
             })
             .clone()
@@ -52,8 +59,10 @@ impl CudaDriver {
     pub fn open(path: &str) -> Result<CudaDriver, CudaError> {
         // SAFETY: loading libcuda runs its initialisers; it is a shared
         // library made to be loaded into any process.
-        let lib = unsafe { libloading::Library::new(path) }
-            .map_err(|e| CudaError::Load { path: path.into(), reason: load_reason(path, &e) })?;
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| CudaError::Load {
+            path: path.into(),
+            reason: load_reason(path, &e),
+        })?;
         // SAFETY: every name in the table is a libcuda export whose C
         // signature is the one `ffi` declares for it (see the comments there).
         let api = unsafe {
@@ -62,8 +71,15 @@ impl CudaDriver {
                 Err(_) => std::ptr::null_mut(),
             })
         }
-        .map_err(|symbol| CudaError::Symbol { path: path.into(), symbol })?;
-        Ok(CudaDriver { api, path: path.into(), _lib: ManuallyDrop::new(lib) })
+        .map_err(|symbol| CudaError::Symbol {
+            path: path.into(),
+            symbol,
+        })?;
+        Ok(CudaDriver {
+            api,
+            path: path.into(),
+            _lib: ManuallyDrop::new(lib),
+        })
     }
 
     pub fn api(&self) -> &CudaApi {
@@ -86,13 +102,15 @@ impl CudaDriver {
     /// `cuda.h`'s name for a `CUresult` (`CUDA_ERROR_INVALID_VALUE`).
     pub fn error_name(&self, code: CUresult) -> String {
         // SAFETY: the driver stores a pointer to a static string, or fails.
-        unsafe { static_str(self.api.cuGetErrorName, code) }.unwrap_or_else(|| result_name_or_number(code))
+        unsafe { static_str(self.api.cuGetErrorName, code) }
+            .unwrap_or_else(|| result_name_or_number(code))
     }
 
     /// The driver's description of a `CUresult`.
     pub fn error_string(&self, code: CUresult) -> String {
         // SAFETY: as in `error_name`.
-        unsafe { static_str(self.api.cuGetErrorString, code) }.unwrap_or_else(|| "unrecognised error code".into())
+        unsafe { static_str(self.api.cuGetErrorString, code) }
+            .unwrap_or_else(|| "unrecognised error code".into())
     }
 
     /// `Ok` for `CUDA_SUCCESS`, else a [`CudaError::Call`] naming `call`.
@@ -100,17 +118,29 @@ impl CudaDriver {
         if code == CUDA_SUCCESS {
             Ok(())
         } else {
-            Err(CudaError::Call { call, code, name: self.error_name(code), message: self.error_string(code) })
+            Err(CudaError::Call {
+                call,
+                code,
+                name: self.error_name(code),
+                message: self.error_string(code),
+            })
         }
     }
 
     /// `(offset, size)` of every parameter of `func`, in declaration order,
     /// from `cuFuncGetParamInfo` (CUDA 12.4+). Offsets are those of the
     /// device-side parameter layout, i.e. of the `extra` buffer launches pack.
-    pub fn param_layout(&self, func: CUfunction) -> Result<Vec<(usize, usize)>, CudaError> {
-        let f = self.api.cuFuncGetParamInfo.ok_or(CudaError::Unsupported { symbol: "cuFuncGetParamInfo", needs: "12.4" })?;
+    ///
+    /// # Safety
+    /// `func` must be a live `CUfunction` of a context current on this thread
+    /// (the driver rejects most bad handles, but not every dangling one).
+    pub unsafe fn param_layout(&self, func: CUfunction) -> Result<Vec<(usize, usize)>, CudaError> {
+        let f = self.api.cuFuncGetParamInfo.ok_or(CudaError::Unsupported {
+            symbol: "cuFuncGetParamInfo",
+            needs: "12.4",
+        })?;
         collect_params(|i, off, size| {
-            // SAFETY: valid out-pointers; `func` is the caller's live CUfunction.
+            // SAFETY: valid out-pointers; `func` is live (this function's contract).
             unsafe { f(func, i, off, size) }
         })
         .map_err(|code| self.call_error("cuFuncGetParamInfo", code))
@@ -118,17 +148,34 @@ impl CudaDriver {
 
     /// As [`CudaDriver::param_layout`] for a `CUkernel` (what the runtime's
     /// `cudaKernel_t` / `__cudaGetKernel` hands out), via `cuKernelGetParamInfo`.
-    pub fn kernel_param_layout(&self, kernel: CUkernel) -> Result<Vec<(usize, usize)>, CudaError> {
-        let f = self.api.cuKernelGetParamInfo.ok_or(CudaError::Unsupported { symbol: "cuKernelGetParamInfo", needs: "12.4" })?;
+    ///
+    /// # Safety
+    /// `kernel` must be a live `CUkernel` (context-independent).
+    pub unsafe fn kernel_param_layout(
+        &self,
+        kernel: CUkernel,
+    ) -> Result<Vec<(usize, usize)>, CudaError> {
+        let f = self
+            .api
+            .cuKernelGetParamInfo
+            .ok_or(CudaError::Unsupported {
+                symbol: "cuKernelGetParamInfo",
+                needs: "12.4",
+            })?;
         collect_params(|i, off, size| {
-            // SAFETY: valid out-pointers; `kernel` is the caller's live CUkernel.
+            // SAFETY: valid out-pointers; `kernel` is live (this function's contract).
             unsafe { f(kernel, i, off, size) }
         })
         .map_err(|code| self.call_error("cuKernelGetParamInfo", code))
     }
 
     pub(crate) fn call_error(&self, call: &'static str, code: CUresult) -> CudaError {
-        CudaError::Call { call, code, name: self.error_name(code), message: self.error_string(code) }
+        CudaError::Call {
+            call,
+            code,
+            name: self.error_name(code),
+            message: self.error_string(code),
+        }
     }
 }
 
@@ -155,7 +202,10 @@ pub fn collect_params(
 ///
 /// # Safety
 /// `f` must be one of those two entry points.
-unsafe fn static_str(f: unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult, code: CUresult) -> Option<String> {
+unsafe fn static_str(
+    f: unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult,
+    code: CUresult,
+) -> Option<String> {
     let mut p: *const c_char = std::ptr::null();
     // SAFETY: valid out-pointer (caller's contract for `f`).
     let r = unsafe { f(code, &mut p) };
@@ -170,12 +220,18 @@ unsafe fn static_str(f: unsafe extern "C" fn(CUresult, *mut *const c_char) -> CU
 /// ("libcuda.so.1: cannot open shared object file: No such file or directory").
 pub(crate) fn load_reason(path: &str, e: &libloading::Error) -> String {
     let s = e.to_string();
-    s.strip_prefix(path).and_then(|r| r.strip_prefix(": ")).unwrap_or(&s).to_string()
+    s.strip_prefix(path)
+        .and_then(|r| r.strip_prefix(": "))
+        .unwrap_or(&s)
+        .to_string()
 }
 
 /// A kernel name as the driver wants it.
 pub(crate) fn c_name(call: &'static str, name: &str) -> Result<CString, CudaError> {
-    CString::new(name).map_err(|_| CudaError::Invalid { call, message: format!("kernel name {name:?} contains NUL") })
+    CString::new(name).map_err(|_| CudaError::Invalid {
+        call,
+        message: format!("kernel name {name:?} contains NUL"),
+    })
 }
 
 /// Re-exported so callers need not depend on `ffi` paths.
@@ -190,9 +246,15 @@ mod tests {
         let e = CudaDriver::open("/nonexistent/libcuda.so.1").unwrap_err();
         assert!(matches!(e, CudaError::Load { .. }));
         let msg = e.to_string();
-        assert!(msg.starts_with("cannot load /nonexistent/libcuda.so.1: "), "{msg}");
+        assert!(
+            msg.starts_with("cannot load /nonexistent/libcuda.so.1: "),
+            "{msg}"
+        );
         assert!(msg.contains("No such file"), "{msg}");
-        assert!(!msg.contains("libcuda.so.1: /nonexistent"), "path repeated: {msg}");
+        assert!(
+            !msg.contains("libcuda.so.1: /nonexistent"),
+            "path repeated: {msg}"
+        );
     }
 
     #[test]
@@ -213,11 +275,22 @@ mod tests {
     fn a_library_without_cuda_names_the_first_missing_symbol() {
         // libc loads but exports no driver API.
         let e = CudaDriver::open("libc.so.6").unwrap_err();
-        assert_eq!(e, CudaError::Symbol { path: "libc.so.6".into(), symbol: "cuInit" });
-        assert_eq!(e.to_string(), "libc.so.6 lacks the entry point cuInit (driver too old?)");
+        assert_eq!(
+            e,
+            CudaError::Symbol {
+                path: "libc.so.6".into(),
+                symbol: "cuInit"
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "libc.so.6 lacks the entry point cuInit (driver too old?)"
+        );
     }
 
-    fn fake(layout: &'static [(usize, usize)]) -> impl FnMut(usize, &mut usize, &mut usize) -> CUresult {
+    fn fake(
+        layout: &'static [(usize, usize)],
+    ) -> impl FnMut(usize, &mut usize, &mut usize) -> CUresult {
         move |i, off, size| match layout.get(i) {
             Some(&(o, s)) => {
                 *off = o;
@@ -230,7 +303,10 @@ mod tests {
 
     #[test]
     fn collects_until_invalid_value() {
-        assert_eq!(collect_params(fake(&[(0, 8), (8, 8), (16, 4), (20, 4)])), Ok(vec![(0, 8), (8, 8), (16, 4), (20, 4)]));
+        assert_eq!(
+            collect_params(fake(&[(0, 8), (8, 8), (16, 4), (20, 4)])),
+            Ok(vec![(0, 8), (8, 8), (16, 4), (20, 4)])
+        );
         assert_eq!(collect_params(fake(&[])), Ok(vec![]));
         assert_eq!(collect_params(fake(&[(0, 24)])), Ok(vec![(0, 24)]));
     }

@@ -14,10 +14,18 @@ pub enum CudaError {
     Symbol { path: String, symbol: &'static str },
     /// An optional entry point (newer CUDA) is absent from this driver.
     #[error("{symbol} is not exported by this CUDA driver (needs CUDA {needs} or newer)")]
-    Unsupported { symbol: &'static str, needs: &'static str },
+    Unsupported {
+        symbol: &'static str,
+        needs: &'static str,
+    },
     /// A driver call returned an error.
     #[error("{call} failed: {name} ({code}): {message}")]
-    Call { call: &'static str, code: CUresult, name: String, message: String },
+    Call {
+        call: &'static str,
+        code: CUresult,
+        name: String,
+        message: String,
+    },
     /// The driver works but there is no device of that ordinal.
     #[error("no CUDA device {ordinal} (the driver reports {count})")]
     NoDevice { ordinal: i32, count: i32 },
@@ -39,12 +47,31 @@ impl CudaError {
 impl From<CudaError> for DeviceError {
     fn from(e: CudaError) -> DeviceError {
         match e {
-            CudaError::Call { call, code, name, message } => {
-                DeviceError { call, code: i64::from(code), message: format!("{name}: {message}") }
-            }
-            CudaError::Invalid { call, message } => DeviceError { call, code: -1, message },
-            CudaError::Unsupported { symbol, .. } => DeviceError { call: symbol, code: -1, message: e.to_string() },
-            other => DeviceError { call: "libcuda", code: -1, message: other.to_string() },
+            CudaError::Call {
+                call,
+                code,
+                name,
+                message,
+            } => DeviceError {
+                call,
+                code: i64::from(code),
+                message: format!("{name}: {message}"),
+            },
+            CudaError::Invalid { call, message } => DeviceError {
+                call,
+                code: -1,
+                message,
+            },
+            CudaError::Unsupported { symbol, .. } => DeviceError {
+                call: symbol,
+                code: -1,
+                message: e.to_string(),
+            },
+            other => DeviceError {
+                call: "libcuda",
+                code: -1,
+                message: other.to_string(),
+            },
         }
     }
 }
@@ -135,7 +162,10 @@ pub const RESULT_NAMES: &[(CUresult, &str)] = &[
 
 /// The `cuda.h` name of `code`, when it is in [`RESULT_NAMES`].
 pub fn result_name(code: CUresult) -> Option<&'static str> {
-    RESULT_NAMES.binary_search_by_key(&code, |&(c, _)| c).ok().map(|i| RESULT_NAMES[i].1)
+    RESULT_NAMES
+        .binary_search_by_key(&code, |&(c, _)| c)
+        .ok()
+        .map(|i| RESULT_NAMES[i].1)
 }
 
 /// A name for any code: the table's, else `CUDA_ERROR_<code>`.
@@ -149,7 +179,10 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_unique() {
-        assert!(RESULT_NAMES.windows(2).all(|w| w[0].0 < w[1].0), "binary search needs ascending codes");
+        assert!(
+            RESULT_NAMES.windows(2).all(|w| w[0].0 < w[1].0),
+            "binary search needs ascending codes"
+        );
         let mut names: Vec<&str> = RESULT_NAMES.iter().map(|&(_, n)| n).collect();
         names.sort_unstable();
         names.dedup();
@@ -180,21 +213,42 @@ mod tests {
             message: "out of memory".into(),
         };
         assert_eq!(e.code(), Some(2));
-        assert_eq!(e.to_string(), "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
+        assert_eq!(
+            e.to_string(),
+            "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"
+        );
         let d: DeviceError = e.into();
         assert_eq!((d.call, d.code), ("cuMemAlloc_v2", 2));
         assert_eq!(d.message, "CUDA_ERROR_OUT_OF_MEMORY: out of memory");
-        assert_eq!(d.to_string(), "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory (code 2)");
+        assert_eq!(
+            d.to_string(),
+            "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory (code 2)"
+        );
     }
 
     #[test]
     fn other_errors_become_device_errors() {
-        let d: DeviceError = CudaError::Load { path: "libcuda.so.1".into(), reason: "nope".into() }.into();
+        let d: DeviceError = CudaError::Load {
+            path: "libcuda.so.1".into(),
+            reason: "nope".into(),
+        }
+        .into();
         assert_eq!((d.call, d.code), ("libcuda", -1));
         assert_eq!(d.message, "cannot load libcuda.so.1: nope");
-        let d: DeviceError = CudaError::Invalid { call: "cuModuleGetFunction", message: "bad name".into() }.into();
-        assert_eq!((d.call, d.code, d.message.as_str()), ("cuModuleGetFunction", -1, "bad name"));
-        let d: DeviceError = CudaError::Unsupported { symbol: "cuFuncGetParamInfo", needs: "12.4" }.into();
+        let d: DeviceError = CudaError::Invalid {
+            call: "cuModuleGetFunction",
+            message: "bad name".into(),
+        }
+        .into();
+        assert_eq!(
+            (d.call, d.code, d.message.as_str()),
+            ("cuModuleGetFunction", -1, "bad name")
+        );
+        let d: DeviceError = CudaError::Unsupported {
+            symbol: "cuFuncGetParamInfo",
+            needs: "12.4",
+        }
+        .into();
         assert_eq!(d.call, "cuFuncGetParamInfo");
         assert!(d.message.contains("needs CUDA 12.4"));
     }

@@ -271,18 +271,32 @@ mod tests {
         got.sort_unstable();
         want.sort_unstable();
         assert_eq!(got, want);
-        assert_eq!(OPTIONAL_SYMBOLS, ["cuEventElapsedTime_v2", "cuFuncGetParamInfo", "cuKernelGetParamInfo"]);
+        assert_eq!(
+            OPTIONAL_SYMBOLS,
+            [
+                "cuEventElapsedTime_v2",
+                "cuFuncGetParamInfo",
+                "cuKernelGetParamInfo"
+            ]
+        );
     }
 
     #[test]
     fn symbol_names_are_unique_exports() {
-        let all: Vec<&str> = REQUIRED_SYMBOLS.iter().chain(OPTIONAL_SYMBOLS).copied().collect();
+        let all: Vec<&str> = REQUIRED_SYMBOLS
+            .iter()
+            .chain(OPTIONAL_SYMBOLS)
+            .copied()
+            .collect();
         let mut dedup = all.clone();
         dedup.sort_unstable();
         dedup.dedup();
         assert_eq!(dedup.len(), all.len(), "a symbol is listed twice");
         for s in all {
-            assert!(s.starts_with("cu") && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{s}");
+            assert!(
+                s.starts_with("cu") && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+                "{s}"
+            );
             // Per-thread-stream variants are never what replay means.
             assert!(!s.ends_with("_ptsz") && !s.ends_with("_ptds"), "{s}");
         }
@@ -295,11 +309,17 @@ mod tests {
         // SAFETY: the table is only inspected, never called.
         let r = unsafe {
             CudaApi::resolve(|name| {
-                let n = std::str::from_utf8(&name[..name.len() - 1]).unwrap().to_string();
+                let n = std::str::from_utf8(&name[..name.len() - 1])
+                    .unwrap()
+                    .to_string();
                 assert_eq!(name.last(), Some(&0), "names are NUL-terminated");
                 let hit = !missing.contains(&n.as_str());
                 asked.push(n);
-                if hit { never_called as *mut c_void } else { std::ptr::null_mut() }
+                if hit {
+                    never_called as *mut c_void
+                } else {
+                    std::ptr::null_mut()
+                }
             })
         };
         (r, asked)
@@ -308,9 +328,17 @@ mod tests {
     #[test]
     fn resolve_asks_for_every_symbol() {
         let (r, asked) = resolve_with(&[]);
-        let api = r.ok().expect("all present");
-        assert!(api.cuFuncGetParamInfo.is_some() && api.cuKernelGetParamInfo.is_some() && api.cuEventElapsedTime_v2.is_some());
-        let want: Vec<String> = REQUIRED_SYMBOLS.iter().chain(OPTIONAL_SYMBOLS).map(|s| s.to_string()).collect();
+        let Ok(api) = r else { panic!("all present") };
+        assert!(
+            api.cuFuncGetParamInfo.is_some()
+                && api.cuKernelGetParamInfo.is_some()
+                && api.cuEventElapsedTime_v2.is_some()
+        );
+        let want: Vec<String> = REQUIRED_SYMBOLS
+            .iter()
+            .chain(OPTIONAL_SYMBOLS)
+            .map(|s| s.to_string())
+            .collect();
         assert_eq!(asked, want);
     }
 
@@ -323,14 +351,29 @@ mod tests {
     #[test]
     fn missing_optional_symbol_is_none() {
         let (r, _) = resolve_with(&["cuFuncGetParamInfo", "cuEventElapsedTime_v2"]);
-        let api = r.ok().expect("optional symbols do not fail the load");
+        let Ok(api) = r else {
+            panic!("optional symbols do not fail the load")
+        };
         assert!(api.cuFuncGetParamInfo.is_none() && api.cuEventElapsedTime_v2.is_none());
         assert!(api.cuKernelGetParamInfo.is_some());
     }
 
     #[test]
     fn launch_param_keys_match_cuda_h() {
-        assert_eq!((CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE), (0, 1, 2));
-        assert_eq!((CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR), (75, 76));
+        assert_eq!(
+            (
+                CU_LAUNCH_PARAM_END,
+                CU_LAUNCH_PARAM_BUFFER_POINTER,
+                CU_LAUNCH_PARAM_BUFFER_SIZE
+            ),
+            (0, 1, 2)
+        );
+        assert_eq!(
+            (
+                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+            ),
+            (75, 76)
+        );
     }
 }

@@ -19,12 +19,18 @@ use std::ffi::c_void;
 
 use hrr_core::device::LaunchArg;
 
-use crate::ffi::{CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END};
+use crate::ffi::{
+    CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END,
+};
 
 /// Every argument at its offset, zero between them, length padded to 8.
 /// Later arguments win where two overlap.
 pub fn pack_kernarg(args: &[LaunchArg<'_>]) -> Vec<u8> {
-    let end = args.iter().map(|a| a.offset as usize + a.bytes.len()).max().unwrap_or(0);
+    let end = args
+        .iter()
+        .map(|a| a.offset as usize + a.bytes.len())
+        .max()
+        .unwrap_or(0);
     let mut buf = vec![0u8; end.div_ceil(8) * 8];
     for a in args {
         let o = a.offset as usize;
@@ -93,13 +99,19 @@ mod tests {
         let buf = pack_kernarg(&args);
         assert_eq!(buf, [0xAB, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
         // (int) -> 4 bytes padded to 8.
-        assert_eq!(pack_kernarg(&[arg(0, &[1, 2, 3, 4])]), [1, 2, 3, 4, 0, 0, 0, 0]);
+        assert_eq!(
+            pack_kernarg(&[arg(0, &[1, 2, 3, 4])]),
+            [1, 2, 3, 4, 0, 0, 0, 0]
+        );
     }
 
     #[test]
     fn order_of_args_does_not_matter() {
         let args = [arg(8, &[2; 4]), arg(0, &[1; 8])];
-        assert_eq!(pack_kernarg(&args), [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0]);
+        assert_eq!(
+            pack_kernarg(&args),
+            [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0]
+        );
     }
 
     #[test]

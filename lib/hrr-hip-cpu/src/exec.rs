@@ -265,3 +265,49 @@ fn worker(shared: &Shared) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adds (linear block index + 1) to an AtomicU64 and checks its scratch is zero.
+    unsafe extern "C" fn count(l: *const CpuLaunch, arg: *const c_void) {
+        // SAFETY: the pool passes a valid launch; `arg` points at two AtomicU64.
+        let (l, acc) = unsafe { (&*l, &*(arg as *const [AtomicU64; 2])) };
+        let b = (u64::from(l.block_idx.z) * u64::from(l.grid_dim.y) + u64::from(l.block_idx.y))
+            * u64::from(l.grid_dim.x)
+            + u64::from(l.block_idx.x);
+        acc[0].fetch_add(b + 1, Ordering::Relaxed);
+        if !l.shared.is_null() {
+            // SAFETY: `shared` holds 64 bytes (the launch's shmem).
+            let s = unsafe { std::slice::from_raw_parts_mut(l.shared.cast::<u8>(), 64) };
+            if s.iter().any(|&x| x != 0) {
+                acc[1].fetch_add(1, Ordering::Relaxed);
+            }
+            s.fill(0xFF);
+        }
+    }
+
+    #[test]
+    fn every_block_runs_once_with_zeroed_scratch() {
+        let pool = Pool::new();
+        for (grid, shmem) in [(Dim3::new(1, 1, 1), 0), (Dim3::new(7, 5, 3), 64), (Dim3::new(1000, 1, 1), 64)] {
+            let acc = [AtomicU64::new(0), AtomicU64::new(0)];
+            // SAFETY: `count` matches the kernel ABI and `acc` outlives the call.
+            unsafe { pool.run(count, grid, Dim3::new(1, 1, 1), shmem, (&acc as *const [AtomicU64; 2]).cast()) };
+            let n = grid.volume();
+            assert_eq!(acc[0].load(Ordering::Relaxed), n * (n + 1) / 2, "grid {grid:?}");
+            assert_eq!(acc[1].load(Ordering::Relaxed), 0, "scratch not zeroed");
+        }
+    }
+
+    #[test]
+    fn kernargs_alignment_and_size() {
+        for len in [0, 24, 256, 257, 4096] {
+            let mut k = KernArgs::zeroed(len);
+            assert_eq!(k.len(), len);
+            assert_eq!(k.as_ptr() as usize % 16, 0);
+            assert!(k.bytes_mut().iter().all(|&b| b == 0));
+        }
+    }
+}

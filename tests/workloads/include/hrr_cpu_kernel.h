@@ -83,7 +83,7 @@ typedef struct hrr_cpu_launch {
             for (uint32_t tx = 0; tx < l->block_dim.x; ++tx)
 
 /* The argument of type T at byte offset OFF of the kernarg segment. */
-#define HRR_ARG(T, OFF) (*(const T *)((const char *)kernarg + (OFF)))
+#define HRR_ARG(T, OFF) (*(T const *)((const char *)kernarg + (OFF)))
 
 static inline uint64_t hrr_global_id_x(const hrr_cpu_launch *l, uint32_t tx) {
     return (uint64_t)l->block_idx.x * l->block_dim.x + tx;

@@ -43,9 +43,10 @@ impl CodeCache {
             Some(m) => *m,
             None => {
                 let bytes = fetch(&code).map_err(|e| CodeError::Blob(code, e))?;
-                let image = select_image(&bytes, &dev.target())
-                    .map_err(|e| CodeError::Select(code, e))?;
-                let m = dev.module_load(&image)?;
+                let m = load_for_device(dev, &bytes).map_err(|e| match e {
+                    LoadError::Select(msg) => CodeError::Select(code, msg),
+                    LoadError::Device(d) => CodeError::Device(d),
+                })?;
                 self.modules.insert(code, m);
                 m
             }
@@ -64,12 +65,43 @@ impl CodeCache {
     }
 }
 
-/// Picks the device's code object out of a clang offload bundle; any other
-/// image (a bare ELF, a CUDA fat binary) goes to the runtime unchanged.
-fn select_image<'a>(bytes: &'a [u8], target: &str) -> Result<std::borrow::Cow<'a, [u8]>, String> {
-    if hrr_codeobj::bundle::is_bundle(bytes) {
-        hrr_codeobj::bundle::select(bytes, target).map_err(|e| e.to_string())
-    } else {
-        Ok(std::borrow::Cow::Borrowed(bytes))
+enum LoadError {
+    Select(String),
+    Device(DeviceError),
+}
+
+/// Loads the device's code object: from a clang offload bundle, the entry
+/// for the device's target, or, when the backend does not know its target,
+/// the first entry the runtime accepts. Any other image (a bare ELF, a CUDA
+/// fat binary) goes to the runtime unchanged.
+fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadError> {
+    use hrr_codeobj::{ImageKind, bundle, identify};
+    let bundle_bytes = match identify(bytes) {
+        ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
+        ImageKind::CompressedBundle => {
+            std::borrow::Cow::Owned(bundle::decompress(bytes).map_err(|e| LoadError::Select(e.to_string()))?)
+        }
+        _ => return dev.module_load(bytes).map_err(LoadError::Device),
+    };
+    let target = dev.target();
+    if !target.is_empty() {
+        let image = bundle::select(&bundle_bytes, &target).map_err(|e| LoadError::Select(e.to_string()))?;
+        return dev.module_load(&image).map_err(LoadError::Device);
     }
+    let parsed = bundle::parse(&bundle_bytes).map_err(|e| LoadError::Select(e.to_string()))?;
+    let mut last = None;
+    for entry in &parsed.entries {
+        let Ok(image) = entry.data(&bundle_bytes) else { continue };
+        if image.is_empty() {
+            continue;
+        }
+        match dev.module_load(image) {
+            Ok(m) => return Ok(m),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.map_or_else(
+        || LoadError::Select(format!("bundle has no code object (entries: {})", parsed.ids().join(", "))),
+        LoadError::Device,
+    ))
 }

@@ -1,0 +1,302 @@
+//! `CodeObjects`: the modules, fat binaries and kernel functions the
+//! application registered, and what a launch needs from them — the kernel's
+//! name, the blob of its code object, and its argument layout.
+//!
+//! Two routes lead to a kernel:
+//! - the module API: `hipModuleLoad*` gives an image (written as a blob at
+//!   once, since the application may free its buffer), `hipModuleGetFunction`
+//!   a `hipFunction_t`;
+//! - the compiler path: `__hipRegisterFatBinary` gives a HIPF wrapper whose
+//!   bundle stays mapped in the application's image, `__hipRegisterFunction`
+//!   ties a host stub address to a kernel name. Large applications register
+//!   hundreds of fat binaries and use a few, so only the pointer and extent
+//!   are kept at registration; the bundle becomes a blob, and its metadata is
+//!   parsed, the first time one of its kernels is launched.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+use hrr_codeobj::{KernelMeta, bundle};
+use hrr_core::BlobId;
+
+use crate::kernel_args::ArgLayout;
+
+/// A loaded module: its code blob and kernels.
+#[derive(Debug)]
+pub struct Module {
+    pub code: BlobId,
+    /// Kernels from the metadata; `Err` when it could not be parsed.
+    pub kernels: Result<Vec<KernelMeta>, String>,
+}
+
+/// A registered fat binary: where its bundle is, loaded on first launch.
+#[derive(Debug)]
+pub struct FatBin {
+    /// Address and length of the offload bundle in the application's image.
+    pub addr: usize,
+    pub len: usize,
+    /// Cleared by `__hipUnregisterFatBinary`: the bundle's memory may be gone.
+    live: AtomicBool,
+    loaded: OnceLock<Result<Arc<Module>, String>>,
+}
+
+impl FatBin {
+    pub fn new(addr: usize, len: usize) -> FatBin {
+        FatBin { addr, len, live: AtomicBool::new(true), loaded: OnceLock::new() }
+    }
+
+    /// The bundle as a module, loading it with `load` the first time (never
+    /// after the fat binary was unregistered).
+    pub fn module(&self, load: impl FnOnce() -> Result<Arc<Module>, String>) -> Result<&Arc<Module>, &str> {
+        if self.loaded.get().is_none() && !self.live.load(Ordering::Acquire) {
+            return Err("fat binary was unregistered before its first launch");
+        }
+        self.loaded.get_or_init(load).as_ref().map_err(String::as_str)
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.get().is_some()
+    }
+}
+
+/// Where a kernel's code comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Module(Arc<Module>),
+    FatBin(Arc<FatBin>),
+}
+
+/// A kernel as launches see it.
+#[derive(Debug)]
+pub struct Kernel {
+    pub name: String,
+    pub source: Source,
+    /// Layout, resolved when the code is (at once for modules, on first
+    /// launch for fat binaries). `None` inside: no metadata for this kernel.
+    layout: OnceLock<Option<ArgLayout>>,
+}
+
+/// The code blob and argument layout of a kernel, ready for a launch event.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved<'a> {
+    pub code: &'a BlobId,
+    pub layout: Option<&'a ArgLayout>,
+}
+
+impl Kernel {
+    pub fn new(name: String, source: Source) -> Kernel {
+        Kernel { name, source, layout: OnceLock::new() }
+    }
+
+    /// Code and layout; `load` turns a fat binary into a module the first time.
+    pub fn resolve(&self, load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>) -> Result<Resolved<'_>, String> {
+        let module: &Arc<Module> = match &self.source {
+            Source::Module(m) => m,
+            Source::FatBin(f) => f.module(|| load(f)).map_err(str::to_string)?,
+        };
+        let layout = self.layout.get_or_init(|| {
+            module.kernels.as_ref().ok()?.iter().find(|k| k.name == self.name).map(ArgLayout::of)
+        });
+        Ok(Resolved { code: &module.code, layout: layout.as_ref() })
+    }
+}
+
+/// Kernel metadata of an image: a code object, or every device entry of an
+/// offload bundle (the runtime picks one; all of them name the same kernels
+/// with the same host arguments).
+pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
+    if bundle::is_bundle(image) || bundle::is_compressed(image) {
+        let inflated;
+        let plain = if bundle::is_compressed(image) {
+            inflated = bundle::decompress(image).map_err(|e| e.to_string())?;
+            &inflated[..]
+        } else {
+            image
+        };
+        let b = bundle::parse(plain).map_err(|e| e.to_string())?;
+        let mut all: Vec<KernelMeta> = Vec::new();
+        let mut last_err = None;
+        for e in b.entries.iter().filter(|e| e.target().kind != "host" && e.size > 0) {
+            match e.data(plain).map_err(|e| e.to_string()).and_then(|d| hrr_codeobj::kernels(d).map_err(|e| e.to_string())) {
+                Ok(ks) => {
+                    for k in ks {
+                        if !all.iter().any(|a| a.name == k.name) {
+                            all.push(k);
+                        }
+                    }
+                }
+                Err(err) => last_err = Some(err),
+            }
+        }
+        if all.is_empty() {
+            if let Some(err) = last_err {
+                return Err(err);
+            }
+        }
+        Ok(all)
+    } else {
+        hrr_codeobj::kernels(image).map_err(|e| e.to_string())
+    }
+}
+
+/// A map from a runtime handle to what it stands for, for many readers.
+struct Handles<K, V> {
+    map: RwLock<HashMap<K, Arc<V>>>,
+}
+
+impl<K: Hash + Eq, V> Handles<K, V> {
+    fn new() -> Self {
+        Handles { map: RwLock::new(HashMap::new()) }
+    }
+    fn get(&self, k: &K) -> Option<Arc<V>> {
+        self.map.read().unwrap_or_else(PoisonError::into_inner).get(k).cloned()
+    }
+    fn insert(&self, k: K, v: Arc<V>) {
+        self.map.write().unwrap_or_else(PoisonError::into_inner).insert(k, v);
+    }
+    fn remove(&self, k: &K) -> Option<Arc<V>> {
+        self.map.write().unwrap_or_else(PoisonError::into_inner).remove(k)
+    }
+}
+
+/// Everything registered, by handle.
+pub struct CodeObjects {
+    modules: Handles<u64, Module>,
+    functions: Handles<u64, Kernel>,
+    fatbins: Handles<u64, FatBin>,
+    /// Compiler path: host stub address → kernel.
+    stubs: Handles<u64, Kernel>,
+}
+
+impl Default for CodeObjects {
+    fn default() -> Self {
+        CodeObjects::new()
+    }
+}
+
+impl CodeObjects {
+    pub fn new() -> CodeObjects {
+        CodeObjects { modules: Handles::new(), functions: Handles::new(), fatbins: Handles::new(), stubs: Handles::new() }
+    }
+
+    pub fn add_module(&self, handle: u64, module: Module) {
+        self.modules.insert(handle, Arc::new(module));
+    }
+
+    pub fn remove_module(&self, handle: u64) {
+        self.modules.remove(&handle);
+    }
+
+    pub fn module(&self, handle: u64) -> Option<Arc<Module>> {
+        self.modules.get(&handle)
+    }
+
+    /// `hipModuleGetFunction`; `false` when the module is unknown.
+    pub fn add_function(&self, func: u64, module: u64, name: &str) -> bool {
+        let Some(m) = self.modules.get(&module) else {
+            return false;
+        };
+        self.functions.insert(func, Arc::new(Kernel::new(name.to_string(), Source::Module(m))));
+        true
+    }
+
+    pub fn function(&self, func: u64) -> Option<Arc<Kernel>> {
+        self.functions.get(&func)
+    }
+
+    pub fn add_fatbin(&self, handle: u64, fatbin: FatBin) {
+        self.fatbins.insert(handle, Arc::new(fatbin));
+    }
+
+    /// `__hipUnregisterFatBinary`: the bundle's memory may go away with it.
+    /// Kernels registered from it keep a loaded module if they have one.
+    pub fn remove_fatbin(&self, handle: u64) {
+        if let Some(f) = self.fatbins.remove(&handle) {
+            f.live.store(false, Ordering::Release);
+        }
+    }
+
+    /// `__hipRegisterFunction`; `false` when the fat binary is unknown.
+    pub fn add_stub(&self, stub: u64, fatbin: u64, name: &str) -> bool {
+        let Some(f) = self.fatbins.get(&fatbin) else {
+            return false;
+        };
+        self.stubs.insert(stub, Arc::new(Kernel::new(name.to_string(), Source::FatBin(f))));
+        true
+    }
+
+    pub fn stub(&self, stub: u64) -> Option<Arc<Kernel>> {
+        self.stubs.get(&stub)
+    }
+
+    /// Whether the fat binary `handle` is still registered.
+    pub fn has_fatbin(&self, handle: u64) -> bool {
+        self.fatbins.get(&handle).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrr_codeobj::{ArgKind, ArgMeta};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn meta(name: &str) -> KernelMeta {
+        KernelMeta {
+            name: name.into(),
+            symbol: name.into(),
+            kernarg_segment_size: 8,
+            args: vec![ArgMeta { offset: 0, size: 8, kind: ArgKind::GlobalBuffer, address_space: None, name: None }],
+        }
+    }
+
+    #[test]
+    fn module_functions_resolve_at_once() {
+        let c = CodeObjects::new();
+        let code = BlobId::of(b"so");
+        c.add_module(1, Module { code, kernels: Ok(vec![meta("saxpy")]) });
+        assert!(c.add_function(10, 1, "saxpy"));
+        assert!(c.add_function(11, 1, "missing"));
+        assert!(!c.add_function(12, 2, "saxpy"), "unknown module");
+        let k = c.function(10).unwrap();
+        let r = k.resolve(|_| unreachable!()).unwrap();
+        assert_eq!(*r.code, code);
+        assert_eq!(r.layout.unwrap().slots.len(), 1);
+        assert!(c.function(11).unwrap().resolve(|_| unreachable!()).unwrap().layout.is_none());
+    }
+
+    #[test]
+    fn fatbins_load_once_on_first_resolve() {
+        let c = CodeObjects::new();
+        c.add_fatbin(5, FatBin::new(0x1000, 64));
+        assert!(c.add_stub(0xabc, 5, "vadd"));
+        assert!(c.add_stub(0xdef, 5, "scale"));
+        let loads = AtomicU32::new(0);
+        let load = |f: &FatBin| {
+            assert_eq!((f.addr, f.len), (0x1000, 64));
+            loads.fetch_add(1, Ordering::Relaxed);
+            Ok(Arc::new(Module { code: BlobId::of(b"bundle"), kernels: Ok(vec![meta("vadd"), meta("scale")]) }))
+        };
+        for stub in [0xabc, 0xdef, 0xabc] {
+            let k = c.stub(stub).unwrap();
+            assert!(k.resolve(load).unwrap().layout.is_some());
+        }
+        assert_eq!(loads.load(Ordering::Relaxed), 1);
+        c.remove_fatbin(5);
+        assert!(c.stub(0xabc).unwrap().resolve(|_| unreachable!()).is_ok(), "loaded code survives unregister");
+        c.add_fatbin(6, FatBin::new(0x2000, 64));
+        c.add_stub(0x123, 6, "k");
+        c.remove_fatbin(6);
+        assert!(c.stub(0x123).unwrap().resolve(|_| unreachable!()).is_err(), "never read after unregister");
+    }
+
+    #[test]
+    fn bundle_metadata_comes_from_device_entries() {
+        let json = br#"{"kernels":[{"name":"k","args":[{"offset":0,"size":8,"value_kind":"global_buffer"}]}]}"#;
+        // Not an ELF: the entry fails to parse, and that error is reported.
+        let b = bundle::write(&[("host-x86_64-unknown-linux-gnu-", &[]), ("hipv4-x86_64-unknown-linux-gnu-cpu", json)]);
+        assert!(kernels_of(&b).is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! `Guard`: the entry condition of every exported wrapper.
+//!
+//! - **First level only.** A thread-local depth marks the thread as inside a
+//!   recorded call. A runtime that calls its own public entry points (which
+//!   the preload interposes too), or the recorder querying the runtime,
+//!   reaches a wrapper with the mark set and is forwarded unrecorded.
+//! - **No panic crosses the FFI boundary.** Recorder work runs under
+//!   `catch_unwind`; a panic costs that one event (counted, reported on
+//!   stderr), never the application's result.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::recorder::{self, Recorder};
+
+thread_local! {
+    // Const, no destructor: usable during TLS teardown too.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Proof that this call is the first level and the recorder is on.
+pub struct Guard {
+    rec: &'static Recorder,
+    api: &'static str,
+}
+
+impl Guard {
+    /// `None`: forward the call without recording (nested call, recording
+    /// off, forked child, archive finished).
+    pub fn enter(api: &'static str) -> Option<Guard> {
+        if DEPTH.with(Cell::get) > 0 {
+            return None;
+        }
+        // Marked before the recorder is created: its creation must not
+        // record anything of its own.
+        DEPTH.with(|d| d.set(1));
+        match catch_unwind(recorder::global) {
+            Ok(Some(rec)) => Some(Guard { rec, api }),
+            _ => {
+                DEPTH.with(|d| d.set(0));
+                None
+            }
+        }
+    }
+
+    pub fn api(&self) -> &'static str {
+        self.api
+    }
+
+    /// Runs recorder work; `None` if it panicked (the event is lost, the
+    /// application is not affected).
+    pub fn run<T>(&self, f: impl FnOnce(&'static Recorder) -> T) -> Option<T> {
+        let rec = self.rec;
+        match catch_unwind(AssertUnwindSafe(|| f(rec))) {
+            Ok(v) => Some(v),
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".into());
+                // Reporting may itself panic (stderr closed): swallow that too.
+                let _ = catch_unwind(AssertUnwindSafe(|| rec.lose(self.api, &msg)));
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(0));
+    }
+}
+
+/// Whether the calling thread is inside a recorded call.
+pub fn inside() -> bool {
+    DEPTH.with(Cell::get) > 0
+}

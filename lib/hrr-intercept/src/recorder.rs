@@ -1,0 +1,573 @@
+//! `Recorder`: one process's capture — the archive it writes and the state
+//! the events depend on (live allocations, modules, kernels).
+//!
+//! The exported entry points (`exports`) read the application's arguments and
+//! call the methods here with plain values; everything below is safe Rust.
+//! Each method records the call whatever its outcome, but changes the
+//! recorder's maps only when the call succeeded (`ret == 0`).
+//!
+//! The process-wide recorder ([`global`]) is created at the first HIP call,
+//! not when the library is loaded: a shell or launcher that never calls HIP
+//! but inherits `LD_PRELOAD` leaves no archive and claims nothing (see
+//! `archive_claim`).
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock, PoisonError};
+use std::time::Duration;
+
+use hrr_core::manifest::{ArchiveKind, Manifest, Platform};
+use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
+use serde_json::{Map, Value};
+
+use crate::archive_claim::{ArchiveClaim, ClaimError};
+use crate::blob_writer::BlobWriter;
+use crate::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
+use crate::config::{Config, ConfigError, detect_platform};
+use crate::event_line::{self, LaunchRef};
+use crate::event_sink::{EventSink, Finish, LockMode};
+use crate::kernel_args::{ArgValues, KernelArgs};
+use crate::live_allocs::LiveAllocs;
+use crate::sys;
+
+/// The recorder could not start; the application runs unrecorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Manifest(#[from] hrr_core::manifest::ManifestError),
+}
+
+/// Warnings printed before the rest are counted silently.
+const MAX_WARNINGS: u32 = 10;
+
+/// A copy's operands, as recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Copy {
+    pub dir: Dir,
+    pub dst: u64,
+    pub src: u64,
+    pub size: u64,
+    /// `None`: a synchronous API.
+    pub stream: Option<u64>,
+}
+
+/// A launch's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchDims {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shmem: u32,
+    pub stream: u64,
+}
+
+/// One process's capture.
+pub struct Recorder {
+    dir: PathBuf,
+    pid: u32,
+    sink: EventSink,
+    blobs: BlobWriter,
+    allocs: LiveAllocs,
+    code: CodeObjects,
+    manifest: Mutex<Manifest>,
+    /// Serialises calls that create or destroy handles (allocations,
+    /// streams, events, modules) with their recording, so that when the
+    /// runtime hands a freed address or handle to another thread, the `free`
+    /// is recorded before the new `alloc`.
+    lifecycle: Mutex<()>,
+    finished: AtomicBool,
+    warnings: AtomicU32,
+    /// Calls whose event was lost to a recorder failure.
+    lost: AtomicU64,
+}
+
+thread_local! {
+    // The event body under construction; reused so the hot path does not
+    // allocate. A thread in TLS teardown falls back to a fresh Vec.
+    static BODY: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(4096));
+}
+
+fn with_body<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    let mut f = Some(f);
+    let r = BODY.try_with(|b| {
+        let mut b = b.try_borrow_mut().ok()?;
+        b.clear();
+        let r = (f.take().expect("called once"))(&mut b);
+        if b.capacity() > 1 << 20 {
+            *b = Vec::with_capacity(4096);
+        }
+        Some(r)
+    });
+    match r {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("not yet called"))(&mut Vec::new()),
+    }
+}
+
+impl Recorder {
+    /// Creates the archive at `dir` (already claimed): `blobs/`, an empty
+    /// `events.ndjson`, and `manifest.json` with `complete:false`.
+    pub fn create(dir: &Path, platform: Platform, argv: Vec<String>, extra: Map<String, Value>) -> Result<Recorder, RecorderError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| RecorderError::Io { path, source }
+        };
+        let blobs = BlobWriter::new(dir).map_err(io(dir))?;
+        let events_path = dir.join(hrr_core::archive_writer::EVENTS_FILE);
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&events_path)
+            .map_err(io(&events_path))?;
+        let mut manifest = Manifest::new(ArchiveKind::Capture, platform);
+        manifest.argv = argv;
+        manifest.extra = extra;
+        manifest.write_atomic(dir)?;
+        Ok(Recorder {
+            dir: dir.to_path_buf(),
+            pid: sys::getpid(),
+            sink: EventSink::new(file),
+            blobs,
+            allocs: LiveAllocs::new(),
+            code: CodeObjects::new(),
+            manifest: Mutex::new(manifest),
+            lifecycle: Mutex::new(()),
+            finished: AtomicBool::new(false),
+            warnings: AtomicU32::new(0),
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    /// The recorder `config` asks for: claims the directory and creates the archive.
+    pub fn from_config(config: &Config, runtime: Option<&Path>) -> Result<Recorder, RecorderError> {
+        let pid = sys::getpid();
+        let claim = ArchiveClaim::claim(&config.out, pid)?;
+        let platform = config.platform.unwrap_or_else(|| detect_platform(runtime));
+        let mut extra = Map::new();
+        extra.insert("pid".into(), Value::from(pid));
+        if let Some(rt) = runtime {
+            extra.insert("runtime".into(), Value::from(rt.to_string_lossy().into_owned()));
+        }
+        if claim.fallback {
+            extra.insert("requested_out".into(), Value::from(config.out.to_string_lossy().into_owned()));
+            eprintln!(
+                "hrr-intercept: {} is recorded by another process; pid {pid} records into {}",
+                config.out.display(),
+                claim.dir.display()
+            );
+        }
+        Recorder::create(&claim.dir, platform, sys::argv(), extra)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn allocs(&self) -> &LiveAllocs {
+        &self.allocs
+    }
+
+    pub fn code(&self) -> &CodeObjects {
+        &self.code
+    }
+
+    /// Held across a handle-creating or -destroying call and its recording.
+    pub fn lifecycle(&self) -> MutexGuard<'_, ()> {
+        self.lifecycle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Prints a warning on stderr (never stdout: it belongs to the app).
+    pub fn warn(&self, msg: &str) {
+        let n = self.warnings.fetch_add(1, Ordering::Relaxed);
+        if n < MAX_WARNINGS {
+            eprintln!("hrr-intercept: warning: {msg}");
+        } else if n == MAX_WARNINGS {
+            eprintln!("hrr-intercept: warning: further warnings suppressed");
+        }
+    }
+
+    /// Counts an event lost to a recorder failure (reported in the manifest).
+    pub fn lose(&self, api: &str, why: &str) {
+        self.lost.fetch_add(1, Ordering::Relaxed);
+        self.warn(&format!("{api} not recorded: {why}"));
+    }
+
+    fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
+        match self.blobs.put(bytes) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.warn(&format!("cannot write the {what} blob ({} bytes): {e}", bytes.len()));
+                None
+            }
+        }
+    }
+
+    /// Records any op that needs no bookkeeping (streams, events, syncs).
+    pub fn op(&self, api: &str, ret: i32, op: &Op) {
+        with_body(|b| {
+            event_line::encode_op(b, sys::gettid(), api, i64::from(ret), op);
+            self.sink.append(b);
+        });
+    }
+
+    pub fn alloc(&self, api: &str, ret: i32, ptr: u64, size: u64, mem: MemKind) {
+        let ptr = if ret == 0 { ptr } else { 0 };
+        if ret == 0 && ptr != 0 {
+            self.allocs.insert(ptr, size, mem);
+        }
+        self.op(api, ret, &Op::Alloc { ptr: Addr(ptr), size, mem });
+    }
+
+    /// `hint`: the kind the API implies (hipHostFree: pinned); otherwise the
+    /// kind comes from the allocation being freed.
+    pub fn free(&self, api: &str, ret: i32, ptr: u64, hint: Option<MemKind>) {
+        let known = if ret == 0 && ptr != 0 { self.allocs.remove(ptr) } else { None };
+        self.op(api, ret, &Op::Free { ptr: Addr(ptr), mem: known.or(hint) });
+    }
+
+    pub fn host_register(&self, api: &str, ret: i32, ptr: u64, size: u64) {
+        if ret == 0 && ptr != 0 {
+            // Registered host memory is device-accessible: kernels may get it.
+            self.allocs.insert(ptr, size, MemKind::Pinned);
+        }
+        self.op(api, ret, &Op::HostRegister { ptr: Addr(ptr), size });
+    }
+
+    pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
+        if ret == 0 {
+            self.allocs.remove(ptr);
+        }
+        self.op(api, ret, &Op::HostUnregister { ptr: Addr(ptr) });
+    }
+
+    /// Whether `ptr` lies in a live device-side allocation (`Some(false)`:
+    /// a live host-side one; `None`: not one the recorder saw).
+    pub fn is_device(&self, ptr: u64) -> Option<bool> {
+        self.allocs.view().find(ptr).map(MemKind::is_device)
+    }
+
+    /// Records a copy; `data` is the blob (H2D source, D2H result) when the
+    /// call succeeded and the bytes could be read.
+    pub fn memcpy(&self, api: &str, ret: i32, c: &Copy, data: Option<&[u8]>) {
+        let blob = match data {
+            Some(d) if ret == 0 => self.put_blob(api, d),
+            _ => None,
+        };
+        let op = Op::Memcpy {
+            dir: c.dir,
+            dst: Addr(c.dst),
+            src: Addr(c.src),
+            size: c.size,
+            stream: c.stream.map(Addr),
+            blob,
+        };
+        self.op(api, ret, &op);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn memset(&self, api: &str, ret: i32, dst: u64, value: u32, size: u64, width: u8, stream: Option<u64>) {
+        self.op(api, ret, &Op::Memset { dst: Addr(dst), value, size, width, stream: stream.map(Addr) });
+    }
+
+    /// A code object turned into a module: its blob and metadata.
+    fn module_of(&self, what: &str, image: &[u8]) -> Module {
+        let code = self.put_blob(what, image).unwrap_or_else(|| BlobId::of(image));
+        let kernels = kernels_of(image);
+        if let Err(e) = &kernels {
+            self.warn(&format!("{what}: no kernel metadata ({e}); launch arguments are recorded without layout"));
+        }
+        Module { code, kernels }
+    }
+
+    /// `hipModuleLoad*`. `image`: the code object's bytes, or why they could
+    /// not be read (a failed call records the empty blob).
+    pub fn module_load(&self, api: &str, ret: i32, module: u64, image: Result<&[u8], String>) {
+        let m = match (ret, image) {
+            (0, Ok(img)) => self.module_of(api, img),
+            (0, Err(why)) => {
+                self.warn(&format!("{api}: cannot read the code object: {why}"));
+                Module { code: self.empty_blob(), kernels: Err(why) }
+            }
+            _ => Module { code: self.empty_blob(), kernels: Err("load failed".into()) },
+        };
+        let code = m.code;
+        if ret == 0 {
+            self.code.add_module(module, m);
+        }
+        self.op(api, ret, &Op::ModuleLoad { module: Addr(if ret == 0 { module } else { 0 }), code });
+    }
+
+    fn empty_blob(&self) -> BlobId {
+        self.put_blob("empty", b"").unwrap_or_else(|| BlobId::of(b""))
+    }
+
+    pub fn module_unload(&self, api: &str, ret: i32, module: u64) {
+        if ret == 0 {
+            self.code.remove_module(module);
+        }
+        self.op(api, ret, &Op::ModuleUnload { module: Addr(module) });
+    }
+
+    pub fn get_function(&self, api: &str, ret: i32, func: u64, module: u64, name: &str) {
+        if ret == 0 && !self.code.add_function(func, module, name) {
+            self.warn(&format!("{api}: function {name} of unknown module {module:#x}"));
+        }
+        let func = if ret == 0 { func } else { 0 };
+        self.op(api, ret, &Op::Function { module: Addr(module), name: name.to_string(), func: Addr(func) });
+    }
+
+    /// `__hipRegisterFatBinary`: keeps where the bundle is; nothing is read
+    /// or written until a kernel from it is launched.
+    pub fn register_fatbin(&self, handle: u64, addr: usize, len: usize) {
+        self.code.add_fatbin(handle, FatBin::new(addr, len));
+    }
+
+    /// `__hipRegisterFunction`: recorded as a `function` event whose module
+    /// is the fat-binary handle and whose `func` is the host stub.
+    pub fn register_function(&self, api: &str, handle: u64, stub: u64, name: &str) {
+        if !self.code.add_stub(stub, handle, name) {
+            self.warn(&format!("{api}: kernel {name} of unknown fat binary {handle:#x}"));
+        }
+        self.op(api, 0, &Op::Function { module: Addr(handle), name: name.to_string(), func: Addr(stub) });
+    }
+
+    pub fn unregister_fatbin(&self, handle: u64) {
+        self.code.remove_fatbin(handle);
+    }
+
+    /// Loads a fat binary's bundle (its bytes read by the caller): the code
+    /// blob and the kernel metadata of its device entries.
+    pub fn load_bundle(&self, bytes: &[u8]) -> Result<Arc<Module>, String> {
+        Ok(Arc::new(self.module_of("fat binary", bytes)))
+    }
+
+    /// Records a launch of `kernel` (`None`: a handle the recorder never saw
+    /// registered; recorded with an unknown name and no arguments).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        api: &str,
+        ret: i32,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_>,
+    ) {
+        let empty;
+        let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
+            Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
+            Some((k, Err(e))) => {
+                self.warn(&format!("{api}: kernel {}: cannot read its code object: {e}", k.name));
+                empty = self.empty_blob();
+                (k.name.as_str(), &empty, None)
+            }
+            None => {
+                self.warn(&format!("{api}: launch of unregistered function {func:#x}"));
+                empty = self.empty_blob();
+                ("<unknown>", &empty, None)
+            }
+        };
+        let view = self.allocs.view();
+        let args = KernelArgs::capture(layout, values, &view);
+        drop(view);
+        let refs = args.refs();
+        let k = LaunchRef {
+            name,
+            code,
+            func: Some(func),
+            grid: dims.grid,
+            block: dims.block,
+            shmem: dims.shmem,
+            stream: dims.stream,
+        };
+        with_body(|b| {
+            event_line::encode_launch(b, sys::gettid(), api, i64::from(ret), &k, &refs);
+            self.sink.append(b);
+        });
+    }
+
+    /// Writes buffered events from a fatal-signal handler
+    /// (async-signal-safe; see `event_sink`).
+    pub fn flush_from_signal(&self) -> bool {
+        sys::getpid() == self.pid && self.sink.flush_from_signal()
+    }
+
+    /// Periodic flush (the flusher thread).
+    pub fn flush_if_due(&self) {
+        self.sink.flush_if_due();
+    }
+
+    /// Finishes the archive: the `eof` event (its `api` names the exit path),
+    /// then the manifest with `complete:true` and the counts. Only the
+    /// process that created the recorder finishes it (a `vfork` child shares
+    /// its memory), and only once.
+    pub fn finish(&self, api: &str, mode: LockMode) {
+        if sys::getpid() != self.pid || self.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Finish::Done { events } = self.sink.finish(api, sys::gettid_raw(), mode) else {
+            return;
+        };
+        let mut m = self.manifest.lock().unwrap_or_else(PoisonError::into_inner);
+        m.complete = !self.sink.failed();
+        m.events = events;
+        m.blobs = self.blobs.count();
+        m.extra.insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
+        let lost = self.lost.load(Ordering::Relaxed);
+        if lost > 0 {
+            m.extra.insert("lost_events".into(), Value::from(lost));
+        }
+        if let Err(e) = m.write_atomic(&self.dir) {
+            eprintln!("hrr-intercept: cannot finish {}: {e}", self.dir.display());
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    pub fn events_appended(&self) -> u64 {
+        self.sink.appended()
+    }
+}
+
+// ---------------------------------------------------------------- global
+
+static GLOBAL: OnceLock<Option<Recorder>> = OnceLock::new();
+/// Cleared in a forked child and once the archive is finished.
+static ACTIVE: AtomicBool = AtomicBool::new(true);
+static SERVICES: Once = Once::new();
+
+/// The process's recorder, created on first use from the environment;
+/// `None` when recording is off (no `HRR_OUT`, a forked child, finished, or
+/// the archive could not be created — reported once on stderr).
+pub fn global() -> Option<&'static Recorder> {
+    if !ACTIVE.load(Ordering::Acquire) {
+        return None;
+    }
+    let Some(rec) = GLOBAL.get_or_init(init_from_env).as_ref() else {
+        ACTIVE.store(false, Ordering::Release);
+        return None;
+    };
+    SERVICES.call_once(|| start_services(rec));
+    ACTIVE.load(Ordering::Acquire).then_some(rec)
+}
+
+/// The recorder if one was created, without creating it (exit and signal
+/// paths).
+pub fn existing() -> Option<&'static Recorder> {
+    GLOBAL.get().and_then(Option::as_ref)
+}
+
+/// Stops recording in this process (forked child, after finish).
+pub fn deactivate() {
+    ACTIVE.store(false, Ordering::Release);
+}
+
+fn init_from_env() -> Option<Recorder> {
+    let r = std::panic::catch_unwind(|| {
+        let config = match Config::from_env() {
+            Ok(Some(c)) => c,
+            Ok(None) => return None,
+            Err(e) => {
+                eprintln!("hrr-intercept: not recording: {e}");
+                return None;
+            }
+        };
+        let runtime = crate::runtime_path();
+        match Recorder::from_config(&config, runtime.as_deref()) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("hrr-intercept: not recording: {e}");
+                None
+            }
+        }
+    });
+    r.unwrap_or(None)
+}
+
+fn start_services(rec: &'static Recorder) {
+    crate::fatal_signals::install();
+    crate::fork_policy::install();
+    let spawned = std::thread::Builder::new().name("hrr-flush".into()).spawn(move || {
+        while ACTIVE.load(Ordering::Acquire) && !rec.is_finished() {
+            std::thread::sleep(Duration::from_millis(50));
+            rec.flush_if_due();
+        }
+    });
+    if let Err(e) = spawned {
+        rec.warn(&format!("no flusher thread ({e}); events are written every 64 KiB"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel_args::ArgValues;
+
+    fn rec(t: &Path) -> Recorder {
+        Recorder::create(t, Platform::Cpu, vec!["app".into()], Map::new()).unwrap()
+    }
+
+    fn events(dir: &Path) -> Vec<hrr_core::Event> {
+        std::fs::read_to_string(dir.join("events.ndjson"))
+            .unwrap()
+            .lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn failed_calls_leave_the_maps_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        r.alloc("hipMalloc", 2, 0x7f00_0000_0000, 64, MemKind::Device);
+        assert!(r.allocs().is_empty());
+        r.alloc("hipMalloc", 0, 0x7f00_0000_0000, 64, MemKind::Device);
+        r.free("hipFree", 1, 0x7f00_0000_0000, None);
+        assert_eq!(r.is_device(0x7f00_0000_0008), Some(true));
+        r.free("hipFree", 0, 0x7f00_0000_0000, None);
+        assert!(r.allocs().is_empty());
+        r.finish("exit", LockMode::Block);
+        let ev = events(t.path());
+        assert_eq!(ev.len(), 5);
+        assert_eq!((ev[0].ret, &ev[0].op), (2, &Op::Alloc { ptr: Addr(0), size: 64, mem: MemKind::Device }));
+        assert_eq!(ev[3].op, Op::Free { ptr: Addr(0x7f00_0000_0000), mem: Some(MemKind::Device) });
+        let m = Manifest::read(t.path()).unwrap();
+        assert!(m.complete);
+        assert_eq!(m.events, 4);
+    }
+
+    #[test]
+    fn memcpy_blob_is_written_before_its_event_and_only_on_success() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let c = Copy { dir: Dir::H2d, dst: 1, src: 2, size: 3, stream: None };
+        r.memcpy("hipMemcpy", 0, &c, Some(b"abc"));
+        r.memcpy("hipMemcpy", 1, &c, Some(b"xyz"));
+        r.finish("exit", LockMode::Block);
+        let ev = events(t.path());
+        let Op::Memcpy { blob: Some(id), .. } = ev[0].op else { panic!("{:?}", ev[0]) };
+        assert_eq!(id, BlobId::of(b"abc"));
+        assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn unknown_launch_is_still_recorded() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let dims = LaunchDims { grid: [1, 1, 1], block: [64, 1, 1], shmem: 0, stream: 0 };
+        r.launch("hipModuleLaunchKernel", 0, None, |_| unreachable!(), 0x99, &dims, &ArgValues::None);
+        r.finish("exit", LockMode::Block);
+        let ev = events(t.path());
+        assert!(matches!(&ev[0].op, Op::Launch { name, .. } if name == "<unknown>"));
+    }
+}

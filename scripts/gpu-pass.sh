@@ -9,23 +9,38 @@
 # line, counted in neither total, records a build that is known not to work),
 # then the speed measurements, then exactly `N passed, M failed`; exits 1 when
 # M > 0. Every step runs under `timeout`; a failing case never stops the pass.
-# Logs go to $OUT when set (the GPU tool collects it), else ./gpu-out/.
+# Logs go to $OUT when set (the GPU tool collects it), else ./gpu-out/: the
+# printed report as gpu-pass.txt, every step's log under logs/ (packed into
+# logs.tar.gz and removed when $OUT is set: collectors fetch few files).
 # Archives and executables go to a scratch directory ($HRR_GPU_WORK, default
 # a fresh /tmp dir) so that large blobs do not land in the collected logs.
 #
 # Environment: NVCC (default nvcc), HRR_GPU_ARCH (default sm_90),
-# HRR_STEP_TIMEOUT (seconds per step, default 120).
+# HRR_STEP_TIMEOUT (seconds per step, default 120), HRR_GPU_BIN (default
+# .gpu/bin), HRR_GPU_WORK (scratch directory).
 set -u -o pipefail
 
 ROOT=$(pwd)
 BIN=${HRR_GPU_BIN:-$ROOT/.gpu/bin}
 SRC=$ROOT/tests/workloads/cuda
-LOG=${OUT:-$ROOT/gpu-out}
+TOP=${OUT:-$ROOT/gpu-out}
+LOG=$TOP/logs
 WORK=${HRR_GPU_WORK:-$(mktemp -d /tmp/hrr-gpu.XXXXXX)}
 NVCC=${NVCC:-nvcc}
 ARCH=${HRR_GPU_ARCH:-sm_90}
 T=${HRR_STEP_TIMEOUT:-120}
 mkdir -p "$LOG" "$WORK"
+exec > >(tee "$TOP/gpu-pass.txt") 2>&1
+TEE_PID=$!
+pack_logs() {
+    if [ -n "${OUT:-}" ]; then
+        tar -czf "$TOP/logs.tar.gz" -C "$TOP" logs && rm -rf "$LOG"
+    fi
+    # Let tee finish writing gpu-pass.txt before the collector reads it.
+    exec >&- 2>&-
+    wait "$TEE_PID" 2>/dev/null
+}
+trap pack_logs EXIT
 
 passed=0
 failed=0
@@ -213,9 +228,12 @@ if [ -d .gpu/hip-include/hip ]; then
         BUILD_RC[hip_on_nvidia]=0
         run_case hip_on_nvidia "$case"
     else
-        nerr=$(grep -c ' error' "$LOG/$case.build.log")
-        echo "XFAIL $case: Debian's HIP headers do not compile with $("$NVCC" --version | grep -o 'release [0-9.]*') ($nerr errors; all in $LOG/$case.build.log):"
-        grep -E ' error' "$LOG/$case.build.log" | sed 's|^.*/hip-include/||; s/^/  /' | sort | uniq | head -n 12
+        nerr=$(grep -c '): error' "$LOG/$case.build.log")
+        echo "XFAIL $case: Debian's HIP headers ($(cat .gpu/hip-include/VERSION 2>/dev/null || echo libamdhip64-dev)) do not compile with CUDA $("$NVCC" --version | grep -o 'release [0-9.]*' | cut -d' ' -f2): $nerr errors, by kind:"
+        # One line per distinct message, with the header lines it occurs on.
+        grep '): error' "$LOG/$case.build.log" | sed 's|^.*/hip-include/||' |
+            awk -F'): error: ' '{ split($1, a, "("); m[$2] = m[$2] (m[$2] ? "," : "") a[2]; f[$2] = a[1] }
+                END { for (k in m) printf "  %s: %s (%s lines %s)\n", "error", k, f[k], m[k] }' | sort
     fi
 else
     echo "XFAIL $case: .gpu/hip-include is missing (libamdhip64-dev not installed where gpu-prepare.sh ran)"

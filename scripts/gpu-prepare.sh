@@ -61,6 +61,7 @@ fi
 # Debian's HIP headers (libamdhip64-dev), for tests/workloads/cuda/hip_on_nvidia.cpp.
 if [ -d /usr/include/hip ]; then
     cp -rL /usr/include/hip .gpu/hip-include/hip
+    dpkg-query -W -f='${Package} ${Version}\n' libamdhip64-dev >.gpu/hip-include/VERSION 2>/dev/null || true
 else
     echo "gpu-prepare: /usr/include/hip is missing (apt-get install libamdhip64-dev); hip_on_nvidia will be skipped" >&2
 fi

@@ -38,10 +38,12 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
     let mut pid = None;
     let mut iterations = 0;
     while iterations < LINES_BEFORE_KILL {
-        let line = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("no progress from the captured app (pid {pid:?}, {iterations} iterations)")
-        });
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| {
+                let _ = child.kill();
+                panic!("no progress from the captured app (pid {pid:?}, {iterations} iterations)")
+            });
         if let Some(v) = line.strip_prefix("progress_loop: pid=") {
             pid = Some(v.trim().parse::<i32>().unwrap());
         } else if line.contains(" iteration ") {
@@ -62,7 +64,11 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
     drain.join().unwrap();
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    assert_eq!(status.code(), Some(128 + libc::SIGKILL), "hrr-cap exits 128+signal when its app is killed: {err}");
+    assert_eq!(
+        status.code(),
+        Some(128 + libc::SIGKILL),
+        "hrr-cap exits 128+signal when its app is killed: {err}"
+    );
     assert_no_crash("hrr-cap", &err);
 
     let m = read_manifest(&p.cap());
@@ -72,13 +78,30 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
     assert!(raw.len() > 10, "periodic flushes left events on disk ({})", raw.len());
 
     // Repair into a new archive.
-    p.tool("hrr-play").args(["--repair", "cap.hrr", "-o", "fixed.hrr"]).assert().success();
+    p.tool("hrr-play")
+        .args(["--repair", "cap.hrr", "-o", "fixed.hrr"])
+        .assert()
+        .success();
     let m = read_manifest(&p.path("fixed.hrr"));
     assert_eq!(m["complete"], true, "repaired archive is clean: {m}");
     let fixed = read_events(&p.path("fixed.hrr"));
-    assert_eq!(fixed.last().map(|e| e["op"].clone()), Some("eof".into()), "repaired archive ends with eof");
-    let d2h_recorded = fixed.iter().filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["blob"].is_string()).count();
-    assert!(d2h_recorded >= LINES_BEFORE_KILL, "every completed iteration's D2H survives ({d2h_recorded})");
+    assert_eq!(
+        fixed.last().map(|e| e["op"].clone()),
+        Some("eof".into()),
+        "repaired archive ends with eof"
+    );
+    let d2h_recorded = fixed
+        .iter()
+        .filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["blob"].is_string())
+        .count();
+    eprintln!(
+        "killed after {iterations} iterations: {} events on disk, {d2h_recorded} D2H after repair",
+        raw.len()
+    );
+    assert!(
+        d2h_recorded >= LINES_BEFORE_KILL,
+        "every completed iteration's D2H survives ({d2h_recorded})"
+    );
 
     // Replay the repaired archive: every recorded D2H passes.
     let a = p
@@ -88,7 +111,11 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
         .success();
     let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     let (pass, exact, _, fail) = d2h_counts(&out).unwrap_or_else(|| panic!("{out}"));
-    assert_eq!((pass, exact, fail), (d2h_recorded as u64, d2h_recorded as u64, 0), "{out}");
+    assert_eq!(
+        (pass, exact, fail),
+        (d2h_recorded as u64, d2h_recorded as u64, 0),
+        "{out}"
+    );
     p.tool("hrr-diff").args(["fixed.hrr", "replay.hrr"]).assert().success();
 }
 
@@ -111,10 +138,20 @@ fn repair_drops_a_torn_last_line() {
     // In place this time.
     p.tool("hrr-play").args(["--repair", "cap.hrr"]).assert().success();
     let fixed = read_events(&p.cap());
-    let ops: Vec<_> = fixed.iter().map(|e| e["op"].as_str().unwrap_or("?").to_string()).collect();
-    assert_eq!(ops, ["alloc", "memcpy", "memcpy", "eof"], "torn line dropped, eof added");
+    let ops: Vec<_> = fixed
+        .iter()
+        .map(|e| e["op"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(
+        ops,
+        ["alloc", "memcpy", "memcpy", "eof"],
+        "torn line dropped, eof added"
+    );
     assert_eq!(read_manifest(&p.cap())["complete"], true);
     let raw = std::fs::read_to_string(&ev).unwrap();
-    assert!(raw.ends_with('\n') && !raw.contains("\"op\":\"mem\n"), "no torn text left:\n{raw}");
+    assert!(
+        raw.ends_with('\n') && !raw.contains("\"op\":\"mem\n"),
+        "no torn text left:\n{raw}"
+    );
     p.play().diff();
 }

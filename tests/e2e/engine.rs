@@ -43,10 +43,16 @@ fn seed_archive() -> ArchiveBuilder {
 fn a_h2d_first_touch_materialises_once_and_d2h_matches() {
     let p = Pipeline::empty("engine_a");
     seed_archive().write(p.cap()).unwrap();
-    let p = p.sidecar(&["--base", &format!("{SEG:#x}"), "--size", &SEG_SIZE.to_string()]).play();
+    let p = p
+        .sidecar(&["--base", &format!("{SEG:#x}"), "--size", &SEG_SIZE.to_string()])
+        .play();
     let out = p.last_stdout();
     assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
-    assert_eq!(region_segs(&out), Some(1), "materialised once though touched 3 times:\n{out}");
+    assert_eq!(
+        region_segs(&out),
+        Some(1),
+        "materialised once though touched 3 times:\n{out}"
+    );
     assert_eq!(d2h_counts(&out), Some((2, 2, 0, 0)), "{out}");
     assert_no_crash("hrr-play", &p.last_stderr());
     p.diff();
@@ -140,9 +146,19 @@ fn e_kernel_pointer_and_struct_embedded_pointer_into_hidden_segments() {
             &code,
             [(N / 256) as u32, 1, 1],
             [256, 1, 1],
-            vec![ptr_arg(S1), value_arg(&1.5f32.to_le_bytes()), value_arg(&(N as i32).to_le_bytes())],
+            vec![
+                ptr_arg(S1),
+                value_arg(&1.5f32.to_le_bytes()),
+                value_arg(&(N as i32).to_le_bytes()),
+            ],
         )
-        .launch("fill_struct", &code, [(N / 256) as u32, 1, 1], [256, 1, 1], vec![struct_arg(&sp, &[0])])
+        .launch(
+            "fill_struct",
+            &code,
+            [(N / 256) as u32, 1, 1],
+            [256, 1, 1],
+            vec![struct_arg(&sp, &[0])],
+        )
         .device_sync()
         .d2h(S1, &f32s(1.5, N))
         .d2h(S2 + 64, &f32s(-2.25, N - 32))
@@ -166,7 +182,10 @@ fn f_archive(del_at: u64, realloc: bool) -> ArchiveBuilder {
     } else {
         b = b.alloc(DEV, 64);
     }
-    b.h2d(SEG, &data).d2h(SEG, &data).segment(SEG, 65536, 10).segment_del(SEG, del_at)
+    b.h2d(SEG, &data)
+        .d2h(SEG, &data)
+        .segment(SEG, 65536, 10)
+        .segment_del(SEG, del_at)
 }
 
 #[test]
@@ -178,7 +197,9 @@ fn f_segment_deleted_before_first_touch_is_not_materialised() {
         .play_cmd(&[])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains(format!("hrr-play: fatal: event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped")));
+        .stderr(predicate::str::contains(format!(
+            "hrr-play: fatal: event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped"
+        )));
     assert!(!stdout(&a).contains("region segs : 1"), "{}", stdout(&a));
     assert_no_crash("hrr-play", &stderr(&a));
 
@@ -203,9 +224,18 @@ fn g_tried_once(p: &Pipeline, base: u64) {
     let (out, err) = (stdout(&a), stderr(&a));
     eprintln!("--- hrr-play stdout\n{out}--- hrr-play stderr\n{err}");
     assert_no_crash("hrr-play", &err);
-    assert!(out.contains("region segs : 0 materialised, 1 failed"), "one failed materialisation:\n{out}\n{err}");
-    let tried = err.lines().filter(|l| l.to_lowercase().contains("materialis") && l.contains("fail")).count();
-    assert_eq!(tried, 1, "the failure is reported once, the second touch does not retry:\n{err}");
+    assert!(
+        out.contains("region segs : 0 materialised, 1 failed"),
+        "one failed materialisation:\n{out}\n{err}"
+    );
+    let tried = err
+        .lines()
+        .filter(|l| l.to_lowercase().contains("materialis") && l.contains("fail"))
+        .count();
+    assert_eq!(
+        tried, 1,
+        "the failure is reported once, the second touch does not retry:\n{err}"
+    );
     let unmapped = err.lines().filter(|l| l.contains("not mapped")).count();
     assert_eq!(unmapped, 3, "each touch of {base:#x} is unmapped:\n{err}");
 }

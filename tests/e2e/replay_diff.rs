@@ -75,7 +75,10 @@ fn two_replays_agree(p: Pipeline) {
     p.play_cmd(&["-o", "replay2.hrr"]).assert().success();
     let m = hrr_tests::read_manifest(&p.path("replay2.hrr"));
     assert_eq!(m["kind"], "replay");
-    p.tool("hrr-diff").args(["replay.hrr", "replay2.hrr"]).assert().success();
+    p.tool("hrr-diff")
+        .args(["replay.hrr", "replay2.hrr"])
+        .assert()
+        .success();
     // And each against the capture.
     p.tool("hrr-diff").args(["cap.hrr", "replay2.hrr"]).assert().success();
 }
@@ -112,14 +115,30 @@ fn corrupted_replay_blob(p: Pipeline) {
     // Byte-exact comparison reports the pair: seq, first differing byte.
     let mismatch =
         || predicate::str::contains(format!("seq {seq}")).and(predicate::str::contains("first diff at byte 100"));
-    let a = p.tool("hrr-diff").args(["--exact", "cap.hrr", "replay.hrr"]).assert().code(1).stdout(mismatch());
+    let a = p
+        .tool("hrr-diff")
+        .args(["--exact", "cap.hrr", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(mismatch());
     assert_no_crash("hrr-diff", &String::from_utf8_lossy(&a.get_output().stderr));
-    p.tool("hrr-diff").args(["--exact", "replay.hrr", "cap.hrr"]).assert().code(1);
-    let a = p.tool("hrr-diff").args(["--exact", "--json", "cap.hrr", "replay.hrr"]).assert().code(1);
+    p.tool("hrr-diff")
+        .args(["--exact", "replay.hrr", "cap.hrr"])
+        .assert()
+        .code(1);
+    let a = p
+        .tool("hrr-diff")
+        .args(["--exact", "--json", "cap.hrr", "replay.hrr"])
+        .assert()
+        .code(1);
     let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).expect("--json prints JSON");
     assert!(v.to_string().contains("\"first_diff\":100"), "{v}");
     // DESIGN §1: hrr-diff compares D2H outputs byte for byte; issue 2:
     // "exact, or --atol/--rtol": without tolerance flags a flipped byte is a
     // difference, whatever element type it might be part of.
-    p.tool("hrr-diff").args(["cap.hrr", "replay.hrr"]).assert().code(1).stdout(mismatch());
+    p.tool("hrr-diff")
+        .args(["cap.hrr", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(mismatch());
 }

@@ -8,7 +8,10 @@ use predicates::prelude::*;
 
 /// The `base=0x…` the app reported.
 fn reported_base(log: &str) -> String {
-    let line = log.lines().find(|l| l.starts_with("HRR_SEGMENT ")).unwrap_or_else(|| panic!("no HRR_SEGMENT:\n{log}"));
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("HRR_SEGMENT "))
+        .unwrap_or_else(|| panic!("no HRR_SEGMENT:\n{log}"));
     assert!(line.ends_with(" size=262144"), "{line}");
     let base = line.split_whitespace().find_map(|w| w.strip_prefix("base=")).unwrap();
     assert!(base.starts_with("0x") && base.len() > 2, "{line}");
@@ -26,13 +29,36 @@ fn seed_with_sidecar_materialises_once_and_matches() {
         !ev.iter().any(|e| e["op"] == "alloc" && e["ptr"] == base.as_str()),
         "the HSA segment must be invisible to capture"
     );
-    let h2d = ev.iter().find(|e| e["op"] == "memcpy" && e["dir"] == "h2d").expect("an H2D");
+    let h2d = ev
+        .iter()
+        .find(|e| e["op"] == "memcpy" && e["dir"] == "h2d")
+        .expect("an H2D");
     assert_eq!(h2d["dst"], base.as_str(), "the segment's first touch is the H2D: {h2d}");
     assert_eq!(h2d["size"], 262144);
 
     let p = p.sidecar_from_log();
-    let regions = std::fs::read_dir(p.cap().join("regions")).unwrap().count();
-    assert_eq!(regions, 1, "hrr-sidecar --archive wrote one sidecar");
+    let sidecars: Vec<_> = std::fs::read_dir(p.cap().join("regions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ndjson"))
+        .collect();
+    assert_eq!(
+        sidecars.len(),
+        1,
+        "hrr-sidecar --archive wrote one regions/*.ndjson: {sidecars:?}"
+    );
+    let text = std::fs::read_to_string(&sidecars[0]).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (rec["op"].as_str(), rec["kind"].as_str()),
+        (Some("add"), Some("segment")),
+        "{rec}"
+    );
+    assert_eq!(
+        (rec["base"].as_str(), rec["size"].as_u64()),
+        (Some(base.as_str()), Some(262144)),
+        "{rec}"
+    );
 
     // Exactly DESIGN §1's commands (the backend comes from the archive's platform).
     let a = p.sh("hrr-play cap.hrr -o replay.hrr").assert().success();
@@ -48,7 +74,10 @@ fn seed_with_sidecar_materialises_once_and_matches() {
     assert_no_crash("hrr-diff", &String::from_utf8_lossy(&a.get_output().stderr));
     // The replay archive holds the two D2H events, paired to capture seqs.
     let rev = read_events(&p.replay());
-    let d2h: Vec<_> = rev.iter().filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h").collect();
+    let d2h: Vec<_> = rev
+        .iter()
+        .filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h")
+        .collect();
     assert_eq!(d2h.len(), 2, "{rev:?}");
 }
 
@@ -88,7 +117,11 @@ fn seed_sidecar_from_base_flag() {
     let p = Pipeline::new("hidden_segment").capture();
     let base = reported_base(&p.app_log());
     let p = p.sidecar(&["--base", &base, "--size", "262144"]).play();
-    assert!(p.last_stdout().contains("region segs : 1 materialised"), "{}", p.last_stdout());
+    assert!(
+        p.last_stdout().contains("region segs : 1 materialised"),
+        "{}",
+        p.last_stdout()
+    );
 }
 
 #[test]

@@ -12,7 +12,10 @@ fn full(name: &str, args: &[&str], sidecar: bool) -> (Pipeline, String) {
     }
     let p = p.capture();
     let log = p.app_log();
-    assert!(log.contains(": OK"), "{name}: app stdout did not pass through hrr-cap | tee:\n{log}");
+    assert!(
+        log.contains(": OK"),
+        "{name}: app stdout did not pass through hrr-cap | tee:\n{log}"
+    );
     let m = read_manifest(&p.cap());
     assert_eq!(m["format"], "hrr");
     assert_eq!(m["version"], 1);
@@ -20,9 +23,17 @@ fn full(name: &str, args: &[&str], sidecar: bool) -> (Pipeline, String) {
     assert_eq!(m["platform"], "cpu");
     assert_eq!(m["complete"], true, "{name}: clean exit must finish the archive: {m}");
     let events = p.events("cap.hrr");
-    assert_eq!(events.last().map(|e| e["op"].clone()), Some(Value::from("eof")), "{name}: no eof trailer");
+    assert_eq!(
+        events.last().map(|e| e["op"].clone()),
+        Some(Value::from("eof")),
+        "{name}: no eof trailer"
+    );
     for (i, e) in events.iter().enumerate() {
-        assert_eq!(e["seq"].as_u64(), Some(i as u64), "{name}: seq not dense/ordered at line {i}: {e}");
+        assert_eq!(
+            e["seq"].as_u64(),
+            Some(i as u64),
+            "{name}: seq not dense/ordered at line {i}: {e}"
+        );
         for k in ["t", "tid", "api", "op", "ret"] {
             assert!(!e[k].is_null(), "{name}: event lacks {k}: {e}");
         }
@@ -64,7 +75,10 @@ fn saxpy_module_pipeline() {
     assert_eq!(apis(&ev, "hipModuleLoadData"), 1);
     let d2h: Vec<_> = ops(&ev, "memcpy").into_iter().filter(|e| e["dir"] == "d2h").collect();
     assert_eq!(d2h.len(), 2);
-    assert!(d2h.iter().all(|e| e["blob"].is_string()), "D2H results are blobs: {d2h:?}");
+    assert!(
+        d2h.iter().all(|e| e["blob"].is_string()),
+        "D2H results are blobs: {d2h:?}"
+    );
     let out = std::fs::read_to_string(p.path("app.log")).unwrap();
     assert!(out.contains("saxpy kernelParams") && out.contains("saxpy extra"));
 }
@@ -77,7 +91,10 @@ fn fatbin_path_pipeline() {
     let names: Vec<_> = launches.iter().map(|l| l["name"].as_str().unwrap_or("?")).collect();
     assert_eq!(names, ["vadd", "scale"], "compiler-path launches by device name");
     assert!(launches.iter().all(|l| l["api"] == "hipLaunchKernel"), "{launches:?}");
-    assert!(launches.iter().all(|l| l["code"].is_string()), "launch names its code object: {launches:?}");
+    assert!(
+        launches.iter().all(|l| l["code"].is_string()),
+        "launch names its code object: {launches:?}"
+    );
     assert!(launches.iter().all(|l| l["grid"] == serde_json::json!([12, 1, 1])));
     // The code object blob is the CPU .so out of the bundle, or the bundle itself.
     let code = launches[0]["code"].as_str().unwrap();
@@ -96,10 +113,16 @@ fn streams_threads_pipeline() {
     assert_eq!(ops(&ev, "stream_create").len(), 8);
     assert!(apis(&ev, "hipStreamWaitEvent") >= 12, "hipStreamWaitEvent recorded");
     assert!(apis(&ev, "hipEventRecord") >= 36, "hipEventRecord recorded");
-    let async_d2h: Vec<_> =
-        ev.iter().filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["api"] == "hipMemcpyAsync").collect();
+    let async_d2h: Vec<_> = ev
+        .iter()
+        .filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["api"] == "hipMemcpyAsync")
+        .collect();
     assert_eq!(async_d2h.len(), 12);
-    assert!(async_d2h.iter().all(|e| e["stream"].is_string() && e["stream"] != "0x0" && e["blob"].is_string()));
+    assert!(
+        async_d2h
+            .iter()
+            .all(|e| e["stream"].is_string() && e["stream"] != "0x0" && e["blob"].is_string())
+    );
     let pinned = ev.iter().filter(|e| e["op"] == "alloc" && e["mem"] == "pinned").count();
     assert_eq!(pinned, 8, "hipHostMalloc buffers are pinned allocations");
 }
@@ -156,7 +179,11 @@ fn seed_variant_hostdst_pipeline() {
     // (c) as an application: the D2H's host destination is declared as a segment.
     let (_p, out) = full("seed_variants", &["hostdst"], true);
     assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
-    assert_eq!(region_segs(&out), Some(0), "a host operand must never be materialised:\n{out}");
+    assert_eq!(
+        region_segs(&out),
+        Some(0),
+        "a host operand must never be materialised:\n{out}"
+    );
 }
 
 #[test]
@@ -177,15 +204,26 @@ fn seed_variant_kernel_pipeline() {
 #[test]
 fn hrr_cap_exits_with_the_apps_status() {
     let p = Pipeline::empty("cap_status");
-    p.tool("hrr-cap").args(["-o", "cap.hrr", "--", "sh", "-c", "exit 7"]).assert().code(7);
-    let a = p.tool("hrr-cap").args(["-o", "cap2.hrr", "--", "sh", "-c", "kill -TERM $$"]).assert().code(128 + 15);
+    p.tool("hrr-cap")
+        .args(["-o", "cap.hrr", "--", "sh", "-c", "exit 7"])
+        .assert()
+        .code(7);
+    let a = p
+        .tool("hrr-cap")
+        .args(["-o", "cap2.hrr", "--", "sh", "-c", "kill -TERM $$"])
+        .assert()
+        .code(128 + 15);
     assert_no_crash("hrr-cap", &String::from_utf8_lossy(&a.get_output().stderr));
 }
 
 #[test]
 fn hrr_cap_missing_app_is_a_clear_error() {
     let p = Pipeline::empty("cap_missing");
-    let a = p.tool("hrr-cap").args(["-o", "cap.hrr", "--", "./no-such-app"]).assert().failure();
+    let a = p
+        .tool("hrr-cap")
+        .args(["-o", "cap.hrr", "--", "./no-such-app"])
+        .assert()
+        .failure();
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert!(err.contains("no-such-app"), "names the missing app:\n{err}");
     assert_no_crash("hrr-cap", &err);

@@ -27,14 +27,24 @@ use assert_cmd::assert::Assert;
 use predicates::prelude::*;
 
 /// Packages whose artifacts the pipeline needs.
-pub const PACKAGES: &[&str] = &["hrr-cap", "hrr-play", "hrr-sidecar", "hrr-diff", "hrr-intercept", "hrr-hip-cpu"];
+pub const PACKAGES: &[&str] = &[
+    "hrr-cap",
+    "hrr-play",
+    "hrr-sidecar",
+    "hrr-diff",
+    "hrr-intercept",
+    "hrr-hip-cpu",
+];
 
 /// How long any one command of a test may run.
 pub const TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The workspace root (`tests/..`).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// The tests' own sources of workloads.
@@ -87,7 +97,11 @@ impl Tools {
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let deps = exe.parent().expect("test binary has a directory");
-    let dir = if deps.file_name() == Some(OsStr::new("deps")) { deps.parent().unwrap() } else { deps };
+    let dir = if deps.file_name() == Some(OsStr::new("deps")) {
+        deps.parent().unwrap()
+    } else {
+        deps
+    };
     dir.to_path_buf()
 }
 
@@ -102,10 +116,16 @@ fn workspace_packages() -> Vec<String> {
         .current_dir(workspace_root())
         .output();
     let Ok(out) = out else { return Vec::new() };
-    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else { return Vec::new() };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) else {
+        return Vec::new();
+    };
     v["packages"]
         .as_array()
-        .map(|a| a.iter().filter_map(|p| p["name"].as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p["name"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -116,8 +136,9 @@ pub fn tools() -> &'static Tools {
     TOOLS.get_or_init(|| {
         let dir = profile_dir();
         let members = workspace_packages();
-        let (present, missing): (Vec<&str>, Vec<&str>) =
-            PACKAGES.iter().partition(|p| members.is_empty() || members.iter().any(|m| m == *p));
+        let (present, missing): (Vec<&str>, Vec<&str>) = PACKAGES
+            .iter()
+            .partition(|p| members.is_empty() || members.iter().any(|m| m == *p));
         let mut build_error = None;
         if std::env::var_os("HRR_TESTS_NO_BUILD").is_none() && !present.is_empty() {
             let profile = dir.file_name().and_then(OsStr::to_str).unwrap_or("debug");
@@ -141,7 +162,11 @@ pub fn tools() -> &'static Tools {
                 Err(e) => build_error = Some(format!("{cmd:?}: {e}")),
             }
         }
-        Tools { dir, missing: missing.iter().map(|s| s.to_string()).collect(), build_error }
+        Tools {
+            dir,
+            missing: missing.iter().map(|s| s.to_string()).collect(),
+            build_error,
+        }
     })
 }
 
@@ -161,7 +186,12 @@ pub struct Workloads {
 /// packages to install.
 pub fn prerequisites() -> Result<(), String> {
     let mut missing = Vec::new();
-    if StdCommand::new("gcc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
+    if StdCommand::new("gcc")
+        .arg("--version")
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
         missing.push("gcc");
     }
     if !Path::new("/usr/include/hip/hip_runtime_api.h").exists() {
@@ -173,7 +203,10 @@ pub fn prerequisites() -> Result<(), String> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("missing prerequisites; install them with: apt-get install {}", missing.join(" ")))
+        Err(format!(
+            "missing prerequisites; install them with: apt-get install {}",
+            missing.join(" ")
+        ))
     }
 }
 
@@ -191,7 +224,12 @@ pub fn workloads() -> &'static Workloads {
         let _ = std::fs::remove_dir_all(&dir);
         let kernels = dir.join("kernels");
         std::fs::create_dir_all(&kernels).expect("create workload dir");
-        Workloads { dir, kernels, cache: Mutex::new(HashMap::new()), kernel_build: OnceLock::new() }
+        Workloads {
+            dir,
+            kernels,
+            cache: Mutex::new(HashMap::new()),
+            kernel_build: OnceLock::new(),
+        }
     })
 }
 
@@ -200,12 +238,16 @@ fn remove_stale(root: &Path) {
     let Ok(rd) = std::fs::read_dir(root) else { return };
     for e in rd.flatten() {
         let name = e.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("w-")).and_then(|p| p.parse::<i32>().ok()) else {
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("w-"))
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
             continue;
         };
         // SAFETY: kill with signal 0 only checks that the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let alive =
+            unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !alive {
             let _ = std::fs::remove_dir_all(e.path());
         }
@@ -213,7 +255,10 @@ fn remove_stale(root: &Path) {
 }
 
 fn run_gcc(args: &[&OsStr]) -> Result<(), String> {
-    let out = StdCommand::new("gcc").args(args).output().map_err(|e| format!("gcc: {e}"))?;
+    let out = StdCommand::new("gcc")
+        .args(args)
+        .output()
+        .map_err(|e| format!("gcc: {e}"))?;
     if out.status.success() {
         Ok(())
     } else {
@@ -284,7 +329,9 @@ impl Workloads {
     pub fn get(&self, name: &str) -> PathBuf {
         let kernels = self.kernels().to_path_buf();
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let r = cache.entry(name.to_string()).or_insert_with(|| self.compile(name, &kernels));
+        let r = cache
+            .entry(name.to_string())
+            .or_insert_with(|| self.compile(name, &kernels));
         match r {
             Ok(p) => p.clone(),
             Err(e) => panic!("compiling workload {name}: {e}"),
@@ -370,8 +417,18 @@ impl Pipeline {
     /// A pipeline with no application (archives built by hand or by testkit).
     pub fn empty(name: &str) -> Pipeline {
         let _ = tools();
-        let dir = tempfile::Builder::new().prefix(&format!("hrr-e2e-{name}-")).tempdir().expect("tempdir");
-        Pipeline { name: name.to_string(), dir, app: None, args: Vec::new(), last: None, play_args: Vec::new() }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("hrr-e2e-{name}-"))
+            .tempdir()
+            .expect("tempdir");
+        Pipeline {
+            name: name.to_string(),
+            dir,
+            app: None,
+            args: Vec::new(),
+            last: None,
+            play_args: Vec::new(),
+        }
     }
 
     /// Adds an argument for the application.
@@ -502,7 +559,12 @@ impl Pipeline {
     pub fn capture(self) -> Self {
         let a = self.capture_assert().success();
         let p = self.record(a);
-        assert!(p.cap().join("manifest.json").exists(), "{}: hrr-cap wrote no {}", p.name, p.cap().display());
+        assert!(
+            p.cap().join("manifest.json").exists(),
+            "{}: hrr-cap wrote no {}",
+            p.name,
+            p.cap().display()
+        );
         p
     }
 
@@ -519,13 +581,22 @@ impl Pipeline {
 
     /// `grep HRR_SEGMENT app.log | hrr-sidecar --archive cap.hrr`.
     pub fn sidecar_from_log(self) -> Self {
-        let a = self.sh("grep HRR_SEGMENT app.log | hrr-sidecar --archive cap.hrr").assert().success();
+        let a = self
+            .sh("grep HRR_SEGMENT app.log | hrr-sidecar --archive cap.hrr")
+            .assert()
+            .success();
         self.record(a)
     }
 
     /// `hrr-sidecar --archive cap.hrr ARGS`.
     pub fn sidecar(self, args: &[&str]) -> Self {
-        let a = self.tool("hrr-sidecar").arg("--archive").arg(self.cap()).args(args).assert().success();
+        let a = self
+            .tool("hrr-sidecar")
+            .arg("--archive")
+            .arg(self.cap())
+            .args(args)
+            .assert()
+            .success();
         self.record(a)
     }
 
@@ -542,7 +613,10 @@ impl Pipeline {
     /// `hrr-play --backend cpu cap.hrr EXTRA…` (plus [`Pipeline::play_arg`]s), unasserted.
     pub fn play_cmd(&self, extra: &[&str]) -> Command {
         let mut c = self.tool("hrr-play");
-        c.args(["--backend", "cpu"]).arg("cap.hrr").args(&self.play_args).args(extra);
+        c.args(["--backend", "cpu"])
+            .arg("cap.hrr")
+            .args(&self.play_args)
+            .args(extra);
         c
     }
 
@@ -567,7 +641,10 @@ impl Pipeline {
 pub fn read_events(archive: &Path) -> Vec<serde_json::Value> {
     let p = archive.join("events.ndjson");
     let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    text.lines().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str(l).ok()).collect()
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// `manifest.json` of an archive.
@@ -599,7 +676,13 @@ pub fn region_segs(stdout: &str) -> Option<u64> {
 
 /// Panics when text looks like a Rust panic or a crash.
 pub fn assert_no_crash(what: &str, text: &str) {
-    for bad in ["panicked at", "RUST_BACKTRACE", "Segmentation fault", "core dumped", "stack backtrace"] {
+    for bad in [
+        "panicked at",
+        "RUST_BACKTRACE",
+        "Segmentation fault",
+        "core dumped",
+        "stack backtrace",
+    ] {
         assert!(!text.contains(bad), "{what} shows {bad:?}:\n{text}");
     }
 }

@@ -52,8 +52,16 @@ fn main() -> ExitCode {
 
 /// Runs the comparison; `Ok(passed)`.
 fn run(args: &Args) -> anyhow::Result<bool> {
-    let tol = Tolerance { atol: args.atol, rtol: args.rtol, dtype: args.dtype, exact: args.exact };
-    anyhow::ensure!(tol.atol >= 0.0 && tol.rtol >= 0.0, "--atol and --rtol must be non-negative");
+    let tol = Tolerance {
+        atol: args.atol,
+        rtol: args.rtol,
+        dtype: args.dtype,
+        exact: args.exact,
+    };
+    anyhow::ensure!(
+        tol.atol >= 0.0 && tol.rtol >= 0.0,
+        "--atol and --rtol must be non-negative"
+    );
     let a = Archive::open(&args.a)?;
     let b = Archive::open(&args.b)?;
     let report = diff(&a, &b, &tol)?;
@@ -63,7 +71,10 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     if args.json {
         let mut doc = serde_json::to_value(&report).context("serialising the report")?;
         doc["passed"] = report.passed().into();
-        println!("{}", serde_json::to_string_pretty(&doc).context("serialising the report")?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("serialising the report")?
+        );
     } else {
         print_text(&report);
     }

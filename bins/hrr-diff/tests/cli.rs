@@ -39,13 +39,19 @@ fn identical_archives_pass_with_exit_0() {
     let t = tempfile::tempdir().unwrap();
     let outs = vec![f32s(&[1.0, 2.0]), b"bytes".to_vec()];
     let cap = capture(t.path(), &outs);
-    let rep = replay(t.path(), "rep.hrr", &[(1, outs[0].clone()), (2, outs[1].clone())]);
+    let rep = replay(
+        t.path(),
+        "rep.hrr",
+        &[(1, outs[0].clone()), (2, outs[1].clone())],
+    );
     hrr_diff()
         .arg(&cap)
         .arg(&rep)
         .assert()
         .code(0)
-        .stdout(contains("d2h : 2 pass (2 exact, 0 within tolerance), 0 fail\nPASS\n"));
+        .stdout(contains(
+            "d2h : 2 pass (2 exact, 0 within tolerance), 0 fail\nPASS\n",
+        ));
 }
 
 #[test]
@@ -58,9 +64,13 @@ fn mismatch_prints_details_and_exits_1() {
         .arg(&rep)
         .assert()
         .code(1)
-        .stdout(contains("mismatch: seq 1 hipMemcpy: size 16, first diff at byte 10"))
+        .stdout(contains(
+            "mismatch: seq 1 hipMemcpy: size 16, first diff at byte 10",
+        ))
         .stdout(contains("max abs 5.000000e-1"))
-        .stdout(contains("d2h : 0 pass (0 exact, 0 within tolerance), 1 fail\nFAIL\n"));
+        .stdout(contains(
+            "d2h : 0 pass (0 exact, 0 within tolerance), 1 fail\nFAIL\n",
+        ));
 }
 
 #[test]
@@ -76,8 +86,18 @@ fn tolerance_flags_decide() {
         .assert()
         .code(0)
         .stdout(contains("(0 exact, 1 within tolerance)"));
-    hrr_diff().arg(&cap).arg(&rep).args(["--rtol", "1e-3", "--exact"]).assert().code(1);
-    hrr_diff().arg(&cap).arg(&rep).args(["--atol", "0.1", "--dtype", "f64"]).assert().code(1);
+    hrr_diff()
+        .arg(&cap)
+        .arg(&rep)
+        .args(["--rtol", "1e-3", "--exact"])
+        .assert()
+        .code(1);
+    hrr_diff()
+        .arg(&cap)
+        .arg(&rep)
+        .args(["--atol", "0.1", "--dtype", "f64"])
+        .assert()
+        .code(1);
 }
 
 #[test]
@@ -99,7 +119,15 @@ fn json_is_one_document_on_stdout() {
     let t = tempfile::tempdir().unwrap();
     let cap = capture(t.path(), &[f32s(&[1.0]), f32s(&[2.0])]);
     let rep = replay(t.path(), "rep.hrr", &[(1, f32s(&[1.0])), (2, f32s(&[3.0]))]);
-    let out = hrr_diff().arg(&cap).arg(&rep).arg("--json").assert().code(1).get_output().stdout.clone();
+    let out = hrr_diff()
+        .arg(&cap)
+        .arg(&rep)
+        .arg("--json")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is one JSON document");
     assert_eq!(v["passed"], false);
     assert_eq!(v["exact"], 1);
@@ -112,9 +140,22 @@ fn json_is_one_document_on_stdout() {
 #[test]
 fn replay_vs_replay_works() {
     let t = tempfile::tempdir().unwrap();
-    let a = replay(t.path(), "r1.hrr", &[(4, b"x".to_vec()), (9, b"y".to_vec())]);
-    let b = replay(t.path(), "r2.hrr", &[(4, b"x".to_vec()), (9, b"y".to_vec())]);
-    hrr_diff().arg(&a).arg(&b).assert().code(0).stdout(contains("PASS"));
+    let a = replay(
+        t.path(),
+        "r1.hrr",
+        &[(4, b"x".to_vec()), (9, b"y".to_vec())],
+    );
+    let b = replay(
+        t.path(),
+        "r2.hrr",
+        &[(4, b"x".to_vec()), (9, b"y".to_vec())],
+    );
+    hrr_diff()
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(0)
+        .stdout(contains("PASS"));
 }
 
 #[test]
@@ -131,16 +172,26 @@ fn errors_exit_2_with_a_clear_message() {
     // An archive from a newer hrr.
     let newer = replay(t.path(), "newer.hrr", &[(1, b"a".to_vec())]);
     let manifest = newer.join("manifest.json");
-    let text = std::fs::read_to_string(&manifest).unwrap().replace("\"version\": 1", "\"version\": 2");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("\"version\": 1", "\"version\": 2");
     std::fs::write(&manifest, text).unwrap();
     hrr_diff()
         .arg(&cap)
         .arg(&newer)
         .assert()
         .code(2)
-        .stderr(contains("is format version 2, this hrr reads version 1; upgrade hrr"));
+        .stderr(contains(
+            "is format version 2, this hrr reads version 1; upgrade hrr",
+        ));
 
-    hrr_diff().arg(&cap).arg(&cap).args(["--dtype", "f8"]).assert().code(2).stderr(contains("unknown dtype"));
+    hrr_diff()
+        .arg(&cap)
+        .arg(&cap)
+        .args(["--dtype", "f8"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown dtype"));
 }
 
 #[test]

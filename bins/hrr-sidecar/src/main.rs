@@ -16,8 +16,8 @@ use hrr_core::archive::Archive;
 use hrr_core::hrrr::read_hrrr;
 use hrr_core::region_record::{RegionKind, RegionRecord};
 use hrr_core::sidecar::{
-    DEFAULT_NAME, Defaults, Origin, Request, SizeSpec, append_to_archive, check_overlaps, records_from_hrrr,
-    requests_from_reports, resolve, validate_name,
+    DEFAULT_NAME, Defaults, Origin, Request, SizeSpec, append_to_archive, check_overlaps,
+    records_from_hrrr, requests_from_reports, resolve, validate_name,
 };
 
 /// Build an hrr region sidecar.
@@ -107,7 +107,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
         records
     } else {
         let requests = match args.base {
-            Some(base) => vec![Request::from_args(base, args.size.expect("clap requires --size"), &defaults)],
+            Some(base) => vec![Request::from_args(
+                base,
+                args.size.expect("clap requires --size"),
+                &defaults,
+            )],
             None => requests_from_reports(io::stdin().lock(), "stdin", &defaults)?,
         };
         resolve(requests, archive.as_ref())?
@@ -115,12 +119,17 @@ fn run(args: &Args) -> anyhow::Result<()> {
     match &archive {
         Some(a) => {
             let path = append_to_archive(a, &args.name, &records)?;
-            eprintln!("hrr-sidecar: appended {} record(s) to {}", records.len(), path.display());
+            eprintln!(
+                "hrr-sidecar: appended {} record(s) to {}",
+                records.len(),
+                path.display()
+            );
         }
         None => {
             let mut out = io::stdout().lock();
             for (r, _) in &records {
-                out.write_all(r.to_line().as_bytes()).context("writing to stdout")?;
+                out.write_all(r.to_line().as_bytes())
+                    .context("writing to stdout")?;
             }
             out.flush().context("writing to stdout")?;
         }

@@ -33,7 +33,18 @@ fn records(archive: &Path, name: &str) -> Vec<RegionRecord> {
 #[test]
 fn base_and_size_print_one_ndjson_line() {
     sidecar()
-        .args(["--base", "0x7fbe01400000", "--size", "262144", "--device", "1", "--at", "5", "--tag", "3"])
+        .args([
+            "--base",
+            "0x7fbe01400000",
+            "--size",
+            "262144",
+            "--device",
+            "1",
+            "--at",
+            "5",
+            "--tag",
+            "3",
+        ])
         .assert()
         .code(0)
         .stdout(
@@ -58,7 +69,10 @@ fn stdin_reports_append_to_the_archive() {
         .stderr(contains("appended 2 record(s)").and(contains("regions/sidecar.ndjson")));
     let recs = records(&cap, "sidecar");
     assert_eq!(recs.len(), 2);
-    assert_eq!((recs[0].base, recs[0].size, recs[0].kind), (HIDDEN, 262144, RegionKind::Segment));
+    assert_eq!(
+        (recs[0].base, recs[0].size, recs[0].kind),
+        (HIDDEN, 262144, RegionKind::Segment)
+    );
     assert_eq!(recs[1].kind, RegionKind::Block);
 
     // A second run appends to the same file.
@@ -82,12 +96,19 @@ fn bad_report_line_is_named_and_exits_2() {
         .assert()
         .code(2)
         .stderr(contains("stdin:2: bad base `0xnothex`"));
-    assert!(!cap.join("regions/sidecar.ndjson").exists(), "nothing written on error");
+    assert!(
+        !cap.join("regions/sidecar.ndjson").exists(),
+        "nothing written on error"
+    );
 }
 
 #[test]
 fn zero_size_overflow_and_overlap_are_errors() {
-    sidecar().args(["--base", "0x1000", "--size", "0"]).assert().code(2).stderr(contains("has zero size"));
+    sidecar()
+        .args(["--base", "0x1000", "--size", "0"])
+        .assert()
+        .code(2)
+        .stderr(contains("has zero size"));
     sidecar()
         .args(["--base", "0xffffffffffffff00", "--size", "4096"])
         .assert()
@@ -97,11 +118,18 @@ fn zero_size_overflow_and_overlap_are_errors() {
         .write_stdin("base=0x10000 size=0x2000\nbase=0x11000 size=0x1000\n")
         .assert()
         .code(2)
-        .stderr(contains("stdin:2: segment 0x11000+4096 overlaps segment 0x10000+8192 from stdin:1"));
+        .stderr(contains(
+            "stdin:2: segment 0x11000+4096 overlaps segment 0x10000+8192 from stdin:1",
+        ));
 
     let t = tempfile::tempdir().unwrap();
     let cap = archive(t.path());
-    sidecar().arg("--archive").arg(&cap).args(["--base", "0x10000", "--size", "4096"]).assert().code(0);
+    sidecar()
+        .arg("--archive")
+        .arg(&cap)
+        .args(["--base", "0x10000", "--size", "4096"])
+        .assert()
+        .code(0);
     sidecar()
         .arg("--archive")
         .arg(&cap)
@@ -143,10 +171,17 @@ fn size_auto_infers_from_the_archive() {
 fn from_hrrr_converts_and_recovers_a_torn_tail() {
     let t = tempfile::tempdir().unwrap();
     let path = t.path().join("pytorch.hrrr");
-    let recs = vec![
+    let recs = [
         RegionRecord::segment(HIDDEN, 1 << 20, 0),
-        RegionRecord { kind: RegionKind::Block, tag: 4, ..RegionRecord::segment(HIDDEN + 512, 256, 100) },
-        RegionRecord { op: RegionOp::Del, ..RegionRecord::segment(HIDDEN, 1 << 20, 200) },
+        RegionRecord {
+            kind: RegionKind::Block,
+            tag: 4,
+            ..RegionRecord::segment(HIDDEN + 512, 256, 100)
+        },
+        RegionRecord {
+            op: RegionOp::Del,
+            ..RegionRecord::segment(HIDDEN, 1 << 20, 200)
+        },
     ];
     let mut w = HrrrWriter::new(Vec::new()).unwrap();
     w.write_batch(&recs[..2], 1).unwrap();
@@ -164,17 +199,37 @@ fn from_hrrr_converts_and_recovers_a_torn_tail() {
         .get_output()
         .stdout
         .clone();
-    let lines: Vec<RegionRecord> =
-        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<RegionRecord> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines, recs[..2]);
 
     std::fs::write(&path, b"NOPE0000").unwrap();
-    sidecar().arg("--from-hrrr").arg(&path).assert().code(2).stderr(contains("not an HRRR region stream"));
+    sidecar()
+        .arg("--from-hrrr")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(contains("not an HRRR region stream"));
 }
 
 #[test]
 fn bad_names_and_missing_reports() {
-    sidecar().args(["--base", "0x1000", "--size", "1", "--name", "../evil"]).assert().code(2).stderr(contains("bad sidecar name"));
-    sidecar().write_stdin("nothing to see\n").assert().code(2).stderr(contains("no reports on stdin"));
-    sidecar().args(["--base", "4096", "--size", "1"]).assert().code(2).stderr(contains("not a hex address"));
+    sidecar()
+        .args(["--base", "0x1000", "--size", "1", "--name", "../evil"])
+        .assert()
+        .code(2)
+        .stderr(contains("bad sidecar name"));
+    sidecar()
+        .write_stdin("nothing to see\n")
+        .assert()
+        .code(2)
+        .stderr(contains("no reports on stdin"));
+    sidecar()
+        .args(["--base", "4096", "--size", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("not a hex address"));
 }

@@ -57,7 +57,9 @@ impl Archive {
         match fs::metadata(&dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return Err(ArchiveError::NotDir { path: dir }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ArchiveError::NotFound { path: dir }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(ArchiveError::NotFound { path: dir });
+            }
             Err(source) => return Err(ArchiveError::Io { path: dir, source }),
         }
         let manifest = Manifest::read(&dir)?;
@@ -66,7 +68,11 @@ impl Archive {
             return Err(ArchiveError::MissingEvents { path: events });
         }
         let blobs = BlobStore::of_archive(&dir);
-        Ok(Archive { dir, manifest, blobs })
+        Ok(Archive {
+            dir,
+            manifest,
+            blobs,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -113,11 +119,20 @@ impl Archive {
         };
         let mut out = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|source| ArchiveError::Io { path: dir.clone(), source })?;
+            let entry = entry.map_err(|source| ArchiveError::Io {
+                path: dir.clone(),
+                source,
+            })?;
             let path = entry.path();
-            let is_region = matches!(path.extension().and_then(|e| e.to_str()), Some("ndjson" | "hrrr"));
+            let is_region = matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("ndjson" | "hrrr")
+            );
             // Skip temporaries of an in-flight atomic append (".NAME.tmp-…").
-            let hidden = entry.file_name().to_str().is_some_and(|n| n.starts_with('.'));
+            let hidden = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with('.'));
             if is_region && !hidden && entry.file_type().is_ok_and(|t| t.is_file()) {
                 out.push(path);
             }
@@ -128,7 +143,10 @@ impl Archive {
 
     /// Loads every region file tolerantly (torn tails recovered with warnings).
     pub fn load_regions(&self) -> Result<Vec<RegionStream>, ArchiveError> {
-        self.try_region_files()?.iter().map(|p| load_region_file(p).map_err(ArchiveError::from)).collect()
+        self.try_region_files()?
+            .iter()
+            .map(|p| load_region_file(p).map_err(ArchiveError::from))
+            .collect()
     }
 }
 
@@ -196,10 +214,16 @@ pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairRepo
                 continue;
             }
             match writer.adopt_blob(src.blobs(), &id) {
-                Ok(CopyOutcome::HardLinked | CopyOutcome::AlreadyPresent) => report.blobs_linked += 1,
+                Ok(CopyOutcome::HardLinked | CopyOutcome::AlreadyPresent) => {
+                    report.blobs_linked += 1
+                }
                 Ok(CopyOutcome::Copied) => report.blobs_copied += 1,
-                Err(WriteError::Blob(BlobError::Missing { .. })) => report.blobs_missing.push((id, event.seq)),
-                Err(WriteError::Blob(BlobError::Corrupt { .. })) => report.blobs_corrupt.push((id, event.seq)),
+                Err(WriteError::Blob(BlobError::Missing { .. })) => {
+                    report.blobs_missing.push((id, event.seq))
+                }
+                Err(WriteError::Blob(BlobError::Corrupt { .. })) => {
+                    report.blobs_corrupt.push((id, event.seq))
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -210,7 +234,10 @@ pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairRepo
     for path in src.try_region_files()? {
         let name = path.file_name().expect("region file has a name");
         let to = dst.join(REGIONS_DIR).join(name);
-        fs::copy(&path, &to).map_err(|source| ArchiveError::Io { path: path.clone(), source })?;
+        fs::copy(&path, &to).map_err(|source| ArchiveError::Io {
+            path: path.clone(),
+            source,
+        })?;
         report.regions_copied += 1;
     }
     writer.finish()?;
@@ -233,14 +260,26 @@ mod tests {
             tid: 1,
             api: "hipMemcpy".into(),
             ret: 0,
-            op: Op::Memcpy { dir: Dir::H2d, dst: Addr(0x10), src: Addr(0x20), size: 3, stream: None, blob: Some(blob) },
+            op: Op::Memcpy {
+                dir: Dir::H2d,
+                dst: Addr(0x10),
+                src: Addr(0x20),
+                size: 3,
+                stream: None,
+                blob: Some(blob),
+            },
         }
     }
 
     /// An archive whose writer "crashed": no finish, a torn last line.
     fn crashed(dir: &Path) -> (BlobId, BlobId) {
-        let mut w =
-            ArchiveWriter::create(dir, ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default()).unwrap();
+        let mut w = ArchiveWriter::create(
+            dir,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
         let a = w.put_blob(b"aaa").unwrap();
         let b = w.put_blob(b"bbb").unwrap();
         w.append(&memcpy(0, a)).unwrap();
@@ -248,10 +287,16 @@ mod tests {
         w.append(&memcpy(2, a)).unwrap();
         drop(w);
         fs::remove_file(BlobStore::of_archive(dir).path(&b)).unwrap();
-        let mut f = fs::OpenOptions::new().append(true).open(dir.join(EVENTS_FILE)).unwrap();
-        f.write_all(br#"{"seq":3,"api":"hipMem"#).unwrap();
-        fs::write(dir.join("regions/app.ndjson"), crate::region_record::RegionRecord::segment(0x1000, 64, 0).to_line())
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(EVENTS_FILE))
             .unwrap();
+        f.write_all(br#"{"seq":3,"api":"hipMem"#).unwrap();
+        fs::write(
+            dir.join("regions/app.ndjson"),
+            crate::region_record::RegionRecord::segment(0x1000, 64, 0).to_line(),
+        )
+        .unwrap();
         (a, b)
     }
 
@@ -261,28 +306,50 @@ mod tests {
         let e = Archive::open(t.path().join("nope")).unwrap_err();
         assert!(e.to_string().ends_with("nope: no such archive"), "{e}");
         let dir = t.path().join("a.hrr");
-        ArchiveWriter::create(&dir, ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default())
-            .unwrap()
-            .finish()
-            .unwrap();
+        ArchiveWriter::create(
+            &dir,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
         fs::remove_file(dir.join(EVENTS_FILE)).unwrap();
         let e = Archive::open(&dir).unwrap_err();
-        assert!(e.to_string().contains("events.ndjson: events file missing"), "{e}");
+        assert!(
+            e.to_string().contains("events.ndjson: events file missing"),
+            "{e}"
+        );
     }
 
     #[test]
     fn region_files_are_sorted_and_filtered() {
         let t = tempfile::tempdir().unwrap();
-        ArchiveWriter::create(t.path(), ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default())
-            .unwrap()
-            .finish()
-            .unwrap();
-        for n in ["b.ndjson", "a.hrrr", "notes.txt", ".sidecar.ndjson.tmp-1", ".x.ndjson"] {
+        ArchiveWriter::create(
+            t.path(),
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        for n in [
+            "b.ndjson",
+            "a.hrrr",
+            "notes.txt",
+            ".sidecar.ndjson.tmp-1",
+            ".x.ndjson",
+        ] {
             fs::write(t.path().join("regions").join(n), b"").unwrap();
         }
         let a = Archive::open(t.path()).unwrap();
-        let names: Vec<_> =
-            a.region_files().iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_owned()).collect();
+        let names: Vec<_> = a
+            .region_files()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+            .collect();
         assert_eq!(names, ["a.hrrr", "b.ndjson"]);
     }
 
@@ -299,13 +366,21 @@ mod tests {
         assert_eq!(r.blobs_missing, vec![(b, 1)]);
         assert_eq!(r.blobs_linked + r.blobs_copied, 1);
         assert_eq!(r.regions_copied, 1);
-        assert!(matches!(r.warnings[..], [Warning::TornTail { line: 4, .. }]), "{:?}", r.warnings);
+        assert!(
+            matches!(r.warnings[..], [Warning::TornTail { line: 4, .. }]),
+            "{:?}",
+            r.warnings
+        );
 
         let fixed = Archive::open(&dst).unwrap();
         let m = fixed.manifest();
         assert!(m.complete && m.repaired);
         assert_eq!((m.events, m.blobs), (3, 1));
-        let events: Vec<_> = fixed.events(ReadOptions::strict()).unwrap().map(Result::unwrap).collect();
+        let events: Vec<_> = fixed
+            .events(ReadOptions::strict())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         assert_eq!(events.len(), 4);
         assert_eq!(events[3].op, Op::Eof { events: 3 });
         assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
@@ -332,6 +407,9 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let src = t.path().join("s.hrr");
         crashed(&src);
-        assert!(matches!(repair(&src, &src), Err(ArchiveError::Write(WriteError::NotEmpty { .. }))));
+        assert!(matches!(
+            repair(&src, &src),
+            Err(ArchiveError::Write(WriteError::NotEmpty { .. }))
+        ));
     }
 }

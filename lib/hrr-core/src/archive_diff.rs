@@ -63,7 +63,11 @@ impl fmt::Display for Mismatch {
         }
         write!(f, ", {} bytes differ", self.bytes_differing)?;
         if let Some(dt) = self.dtype {
-            write!(f, ", max abs {:.6e}, max rel {:.6e} (as {dt})", self.max_abs, self.max_rel)?;
+            write!(
+                f,
+                ", max abs {:.6e}, max rel {:.6e} (as {dt})",
+                self.max_abs, self.max_rel
+            )?;
         }
         Ok(())
     }
@@ -117,7 +121,11 @@ pub enum DiffError {
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error("{}: event {seq}: {source}", archive.display())]
-    Blob { archive: PathBuf, seq: u64, source: BlobError },
+    Blob {
+        archive: PathBuf,
+        seq: u64,
+        source: BlobError,
+    },
 }
 
 /// Compares the D2H outputs of `a` (expected) and `b` (actual).
@@ -146,8 +154,12 @@ pub fn diff(a: &Archive, b: &Archive, tol: &Tolerance) -> Result<DiffReport, Dif
             (None, None) => break,
             (Some(_), None) => report.only_in_a.push(ia.next().expect("peeked")),
             (None, Some(_)) => report.only_in_b.push(ib.next().expect("peeked")),
-            (Some(x), Some(y)) if x.seq < y.seq => report.only_in_a.push(ia.next().expect("peeked")),
-            (Some(x), Some(y)) if x.seq > y.seq => report.only_in_b.push(ib.next().expect("peeked")),
+            (Some(x), Some(y)) if x.seq < y.seq => {
+                report.only_in_a.push(ia.next().expect("peeked"))
+            }
+            (Some(x), Some(y)) if x.seq > y.seq => {
+                report.only_in_b.push(ib.next().expect("peeked"))
+            }
             (Some(_), Some(_)) => {
                 let (x, y) = (ia.next().expect("peeked"), ib.next().expect("peeked"));
                 compare_pair(a, b, x, y, tol, &mut report)?;
@@ -168,12 +180,18 @@ fn compare_pair(
 ) -> Result<(), DiffError> {
     report.paired += 1;
     if x.api != y.api {
-        report.warnings.push(format!("seq {}: api differs ({} in A, {} in B)", x.seq, x.api, y.api));
+        report.warnings.push(format!(
+            "seq {}: api differs ({} in A, {} in B)",
+            x.seq, x.api, y.api
+        ));
     }
     let (Some(ba), Some(bb)) = (x.blob, y.blob) else {
         report.unchecked += 1;
         let side = if x.blob.is_none() { "A" } else { "B" };
-        report.warnings.push(format!("seq {} {}: no blob recorded in {side}; not compared", x.seq, x.api));
+        report.warnings.push(format!(
+            "seq {} {}: no blob recorded in {side}; not compared",
+            x.seq, x.api
+        ));
         return Ok(());
     };
     if ba == bb {
@@ -223,8 +241,19 @@ fn d2h_entries(archive: &Archive, warnings: &mut Vec<String>) -> Result<Vec<D2hE
     let mut out = Vec::new();
     for event in reader.by_ref() {
         let event = event?;
-        if let Op::Memcpy { dir: Dir::D2h, size, blob, .. } = event.op {
-            out.push(D2hEntry { seq: event.seq, api: event.api, size, blob });
+        if let Op::Memcpy {
+            dir: Dir::D2h,
+            size,
+            blob,
+            ..
+        } = event.op
+        {
+            out.push(D2hEntry {
+                seq: event.seq,
+                api: event.api,
+                size,
+                blob,
+            });
         }
     }
     warnings.extend(reader.warnings().iter().map(|w| w.to_string()));
@@ -269,14 +298,23 @@ mod tests {
         assert!(r.passed(), "{r:#?}");
         assert_eq!((r.paired, r.exact, r.failed), (2, 2, 0));
         assert_eq!(r.bytes_compared, 0, "same blob ids need no reading");
-        assert_eq!(r.summary_line(), "d2h : 2 pass (2 exact, 0 within tolerance), 0 fail");
+        assert_eq!(
+            r.summary_line(),
+            "d2h : 2 pass (2 exact, 0 within tolerance), 0 fail"
+        );
     }
 
     #[test]
     fn mismatch_and_tolerance_are_reported_per_seq() {
         let t = tempfile::tempdir().unwrap();
-        let a = capture(&t.path().join("a"), &[&f32s(&[1.0, 2.0]), &f32s(&[5.0, 6.0])]);
-        let b = replay(&t.path().join("b"), &[(1, &f32s(&[1.0, 2.000001])), (2, &f32s(&[5.0, 7.0]))]);
+        let a = capture(
+            &t.path().join("a"),
+            &[&f32s(&[1.0, 2.0]), &f32s(&[5.0, 6.0])],
+        );
+        let b = replay(
+            &t.path().join("b"),
+            &[(1, &f32s(&[1.0, 2.000001])), (2, &f32s(&[5.0, 7.0]))],
+        );
         let r = diff(&a, &b, &Tolerance::default()).unwrap();
         assert!(!r.passed());
         assert_eq!((r.exact, r.within_tolerance, r.failed), (0, 1, 1));
@@ -285,7 +323,11 @@ mod tests {
         assert_eq!((m.seq, m.size, m.first_diff), (2, 8, Some(6)));
         assert_eq!(m.max_abs, 1.0);
         assert_eq!(m.api, "hipMemcpy");
-        assert!(m.to_string().starts_with("seq 2 hipMemcpy: size 8, first diff at byte 6"), "{m}");
+        assert!(
+            m.to_string()
+                .starts_with("seq 2 hipMemcpy: size 8, first diff at byte 6"),
+            "{m}"
+        );
 
         let r = diff(&a, &b, &Tolerance::exact()).unwrap();
         assert_eq!(r.failed, 2);
@@ -297,7 +339,10 @@ mod tests {
         let a = capture(&t.path().join("a"), &[b"1", b"2", b"3"]);
         let b = replay(&t.path().join("b"), &[(1, b"1"), (7, b"9")]);
         let r = diff(&a, &b, &Tolerance::default()).unwrap();
-        assert_eq!(r.only_in_a.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(
+            r.only_in_a.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [2, 3]
+        );
         assert_eq!(r.only_in_b.iter().map(|e| e.seq).collect::<Vec<_>>(), [7]);
         assert_eq!((r.exact, r.failed), (1, 3));
         let json = serde_json::to_value(&r).unwrap();

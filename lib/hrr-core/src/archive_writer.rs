@@ -95,7 +95,10 @@ impl ArchiveWriter {
 
     /// Like [`ArchiveWriter::create`] with a prepared manifest; `complete`,
     /// `events` and `blobs` are maintained by the writer whatever they hold.
-    pub fn create_with_manifest(dir: impl AsRef<Path>, mut manifest: Manifest) -> Result<ArchiveWriter, WriteError> {
+    pub fn create_with_manifest(
+        dir: impl AsRef<Path>,
+        mut manifest: Manifest,
+    ) -> Result<ArchiveWriter, WriteError> {
         let dir = dir.as_ref().to_path_buf();
         let io_at = |path: &Path| {
             let path = path.to_path_buf();
@@ -110,7 +113,12 @@ impl ArchiveWriter {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 fs::create_dir_all(&dir).map_err(io_at(&dir))?;
             }
-            Err(e) => return Err(WriteError::Io { path: dir, source: e }),
+            Err(e) => {
+                return Err(WriteError::Io {
+                    path: dir,
+                    source: e,
+                });
+            }
         }
         let blobs = BlobStore::of_archive(&dir);
         fs::create_dir_all(blobs.root()).map_err(io_at(blobs.root()))?;
@@ -172,10 +180,10 @@ impl ArchiveWriter {
 
     /// Stores a blob (deduplicated) and returns its id.
     pub fn put_blob(&mut self, bytes: &[u8]) -> Result<BlobId, WriteError> {
-        let id = self
-            .blobs
-            .put(bytes)
-            .map_err(|source| WriteError::Io { path: self.blobs.root().to_path_buf(), source })?;
+        let id = self.blobs.put(bytes).map_err(|source| WriteError::Io {
+            path: self.blobs.root().to_path_buf(),
+            source,
+        })?;
         self.blob_ids.insert(id);
         Ok(id)
     }
@@ -198,7 +206,10 @@ impl ArchiveWriter {
             let r = self.events.write_all(&self.buf);
             // Whatever happened, never write these bytes twice.
             self.buf.clear();
-            r.map_err(|source| WriteError::Io { path: self.dir.join(EVENTS_FILE), source })?;
+            r.map_err(|source| WriteError::Io {
+                path: self.dir.join(EVENTS_FILE),
+                source,
+            })?;
         }
         self.last_flush = Instant::now();
         Ok(())
@@ -213,12 +224,17 @@ impl ArchiveWriter {
             tid: 0,
             api: "eof".to_string(),
             ret: 0,
-            op: Op::Eof { events: self.written },
+            op: Op::Eof {
+                events: self.written,
+            },
         };
         eof.write_line(&mut self.buf);
         self.write_buffer()?;
         let events_path = self.dir.join(EVENTS_FILE);
-        self.events.sync_all().map_err(|source| WriteError::Io { path: events_path, source })?;
+        self.events.sync_all().map_err(|source| WriteError::Io {
+            path: events_path,
+            source,
+        })?;
         self.manifest.complete = true;
         self.manifest.events = self.written;
         self.manifest.blobs = self.blob_ids.len() as u64;
@@ -240,10 +256,15 @@ impl Drop for ArchiveWriter {
 
 /// CLOCK_MONOTONIC in nanoseconds, the clock every event `t` is on.
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
 }
 
 #[cfg(test)]
@@ -260,21 +281,38 @@ mod tests {
             tid: 1,
             api: "hipMemcpy".into(),
             ret: 0,
-            op: Op::Memcpy { dir: Dir::D2h, dst: Addr(0x10), src: Addr(0x20), size: 3, stream: None, blob },
+            op: Op::Memcpy {
+                dir: Dir::D2h,
+                dst: Addr(0x10),
+                src: Addr(0x20),
+                size: 3,
+                stream: None,
+                blob,
+            },
         }
     }
 
     fn read_all(dir: &Path) -> Vec<Event> {
-        EventReader::open(dir.join(EVENTS_FILE), ReadOptions::strict()).unwrap().map(Result::unwrap).collect()
+        EventReader::open(dir.join(EVENTS_FILE), ReadOptions::strict())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
     }
 
     #[test]
     fn finish_writes_eof_and_complete_manifest() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("cap.hrr");
-        let extra = ManifestExtra { argv: vec!["./app".into(), "-n".into()], ..Default::default() };
-        let mut w = ArchiveWriter::create(&dir, ArchiveKind::Capture, Platform::Cpu, extra).unwrap();
-        assert!(!Manifest::read(&dir).unwrap().complete, "incomplete manifest exists from the start");
+        let extra = ManifestExtra {
+            argv: vec!["./app".into(), "-n".into()],
+            ..Default::default()
+        };
+        let mut w =
+            ArchiveWriter::create(&dir, ArchiveKind::Capture, Platform::Cpu, extra).unwrap();
+        assert!(
+            !Manifest::read(&dir).unwrap().complete,
+            "incomplete manifest exists from the start"
+        );
         assert!(dir.join("blobs").is_dir() && dir.join("regions").is_dir());
         let id = w.put_blob(b"abc").unwrap();
         assert_eq!(w.put_blob(b"abc").unwrap(), id);
@@ -294,8 +332,13 @@ mod tests {
     #[test]
     fn drop_without_finish_flushes_and_stays_incomplete() {
         let t = tempfile::tempdir().unwrap();
-        let mut w = ArchiveWriter::create(t.path(), ArchiveKind::Replay, Platform::Cpu, ManifestExtra::default())
-            .unwrap();
+        let mut w = ArchiveWriter::create(
+            t.path(),
+            ArchiveKind::Replay,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
         w.append(&ev(1, None)).unwrap();
         drop(w);
         assert_eq!(read_all(t.path()).len(), 1);
@@ -307,8 +350,13 @@ mod tests {
     #[test]
     fn buffer_is_written_when_large_or_old() {
         let t = tempfile::tempdir().unwrap();
-        let mut w =
-            ArchiveWriter::create(t.path(), ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default()).unwrap();
+        let mut w = ArchiveWriter::create(
+            t.path(),
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
         let size = || fs::metadata(t.path().join(EVENTS_FILE)).unwrap().len();
         w.append(&ev(0, None)).unwrap();
         std::thread::sleep(FLUSH_INTERVAL + Duration::from_millis(20));
@@ -328,7 +376,12 @@ mod tests {
     fn refuses_a_non_empty_directory() {
         let t = tempfile::tempdir().unwrap();
         fs::write(t.path().join("x"), b"").unwrap();
-        let e = ArchiveWriter::create(t.path(), ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default());
+        let e = ArchiveWriter::create(
+            t.path(),
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        );
         assert!(matches!(e, Err(WriteError::NotEmpty { .. })));
     }
 }

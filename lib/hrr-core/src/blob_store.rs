@@ -69,7 +69,11 @@ impl AsRef<[u8]> for Blob {
 
 impl std::fmt::Debug for Blob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let how = if matches!(self.data, BlobData::Mapped(_)) { "mapped" } else { "read" };
+        let how = if matches!(self.data, BlobData::Mapped(_)) {
+            "mapped"
+        } else {
+            "read"
+        };
         write!(f, "Blob({} bytes, {how})", self.len())
     }
 }
@@ -126,7 +130,9 @@ impl BlobStore {
     /// The store rooted at `blobs_dir` (normally `ARCHIVE/blobs`). Nothing is
     /// created or checked until used.
     pub fn new(blobs_dir: impl Into<PathBuf>) -> BlobStore {
-        BlobStore { root: blobs_dir.into() }
+        BlobStore {
+            root: blobs_dir.into(),
+        }
     }
 
     /// The store of the archive at `archive_dir`.
@@ -147,7 +153,9 @@ impl BlobStore {
     /// Whether a regular (non-symlink) file exists under the blob's name. Does
     /// not verify the content.
     pub fn contains(&self, id: &BlobId) -> bool {
-        fs::symlink_metadata(self.path(id)).map(|m| m.file_type().is_file()).unwrap_or(false)
+        fs::symlink_metadata(self.path(id))
+            .map(|m| m.file_type().is_file())
+            .unwrap_or(false)
     }
 
     /// Stores `bytes` and returns their id; a blob already present is not rewritten.
@@ -163,7 +171,12 @@ impl BlobStore {
         let dir = path.parent().expect("blob path has a parent");
         match fs::symlink_metadata(&path) {
             Ok(m) if m.file_type().is_file() => return Ok(()),
-            Ok(_) => return Err(io::Error::other(format!("{} exists and is not a regular file", path.display()))),
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} exists and is not a regular file",
+                    path.display()
+                )));
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
@@ -191,18 +204,25 @@ impl BlobStore {
     pub fn get(&self, id: &BlobId) -> Result<Blob, BlobError> {
         let path = self.path(id);
         let file = self.open_checked(id, &path)?;
-        let io_err = |source| BlobError::Io { path: path.clone(), source };
+        let io_err = |source| BlobError::Io {
+            path: path.clone(),
+            source,
+        };
         let len = file.metadata().map_err(io_err)?.len();
         let blob = if len >= MMAP_THRESHOLD {
             // SAFETY: the file is a regular file opened read-only; archives are
             // immutable once written (see module docs), so the mapping is not
             // resized under us.
             let map = unsafe { Mmap::map(&file) }.map_err(io_err)?;
-            Blob { data: BlobData::Mapped(map) }
+            Blob {
+                data: BlobData::Mapped(map),
+            }
         } else {
             let mut v = Vec::with_capacity(len as usize);
             (&file).read_to_end(&mut v).map_err(io_err)?;
-            Blob { data: BlobData::Bytes(v) }
+            Blob {
+                data: BlobData::Bytes(v),
+            }
         };
         let actual = hash(&blob);
         if actual != *id {
@@ -215,7 +235,9 @@ impl BlobStore {
     pub fn size(&self, id: &BlobId) -> Result<u64, BlobError> {
         let path = self.path(id);
         let file = self.open_checked(id, &path)?;
-        file.metadata().map(|m| m.len()).map_err(|source| BlobError::Io { path, source })
+        file.metadata()
+            .map(|m| m.len())
+            .map_err(|source| BlobError::Io { path, source })
     }
 
     /// Places blob `id` of `src` into this store after verifying it:
@@ -227,12 +249,16 @@ impl BlobStore {
         let blob = src.get(id)?;
         let dst = self.path(id);
         let dir = dst.parent().expect("blob path has a parent");
-        ensure_real_dir(dir).map_err(|source| BlobError::Io { path: dir.to_path_buf(), source })?;
+        ensure_real_dir(dir).map_err(|source| BlobError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         match fs::hard_link(src.path(id), &dst) {
             Ok(()) => Ok(CopyOutcome::HardLinked),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(CopyOutcome::AlreadyPresent),
             Err(_) => {
-                self.put_with_id(id, &blob).map_err(|source| BlobError::Io { path: dst, source })?;
+                self.put_with_id(id, &blob)
+                    .map_err(|source| BlobError::Io { path: dst, source })?;
                 Ok(CopyOutcome::Copied)
             }
         }
@@ -257,10 +283,12 @@ impl BlobStore {
                 if !entry.file_type()?.is_file() {
                     continue;
                 }
-                if let Some(id) = entry.file_name().to_str().and_then(BlobId::parse) {
-                    if entry.file_name().to_str().map(|n| &n[..2]) == fan.file_name().to_str() {
-                        out.push(id);
-                    }
+                // Only a name in its own fan-out directory is a blob.
+                let name = entry.file_name();
+                if let Some(id) = name.to_str().and_then(BlobId::parse)
+                    && name.to_str().map(|n| &n[..2]) == fan.file_name().to_str()
+                {
+                    out.push(id);
                 }
             }
         }
@@ -272,7 +300,9 @@ impl BlobStore {
         let dir = path.parent().expect("blob path has a parent");
         match fs::symlink_metadata(dir) {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(BlobError::Symlink { path: dir.to_path_buf() });
+                return Err(BlobError::Symlink {
+                    path: dir.to_path_buf(),
+                });
             }
             _ => {}
         }
@@ -281,14 +311,27 @@ impl BlobStore {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)
             .map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => BlobError::Missing { id: *id, path: path.to_path_buf() },
+                io::ErrorKind::NotFound => BlobError::Missing {
+                    id: *id,
+                    path: path.to_path_buf(),
+                },
                 // O_NOFOLLOW on a symlink fails with ELOOP.
-                _ if e.raw_os_error() == Some(libc::ELOOP) => BlobError::Symlink { path: path.to_path_buf() },
-                _ => BlobError::Io { path: path.to_path_buf(), source: e },
+                _ if e.raw_os_error() == Some(libc::ELOOP) => BlobError::Symlink {
+                    path: path.to_path_buf(),
+                },
+                _ => BlobError::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                },
             })?;
-        let meta = file.metadata().map_err(|source| BlobError::Io { path: path.to_path_buf(), source })?;
+        let meta = file.metadata().map_err(|source| BlobError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if !meta.is_file() {
-            return Err(BlobError::NotFile { path: path.to_path_buf() });
+            return Err(BlobError::NotFile {
+                path: path.to_path_buf(),
+            });
         }
         Ok(file)
     }
@@ -298,7 +341,10 @@ impl BlobStore {
 fn ensure_real_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)?;
     if fs::symlink_metadata(dir)?.file_type().is_symlink() {
-        return Err(io::Error::other(format!("{}: refusing a symlink inside the blob store", dir.display())));
+        return Err(io::Error::other(format!(
+            "{}: refusing a symlink inside the blob store",
+            dir.display()
+        )));
     }
     Ok(())
 }
@@ -323,7 +369,11 @@ mod tests {
         assert_eq!(&*s.get(&id).unwrap(), b"hello");
         let before = fs::metadata(s.path(&id)).unwrap().modified().unwrap();
         assert_eq!(s.put(b"hello").unwrap(), id);
-        assert_eq!(fs::metadata(s.path(&id)).unwrap().modified().unwrap(), before, "not rewritten");
+        assert_eq!(
+            fs::metadata(s.path(&id)).unwrap().modified().unwrap(),
+            before,
+            "not rewritten"
+        );
         assert_eq!(s.list().unwrap(), vec![id]);
         assert_eq!(s.size(&id).unwrap(), 5);
         assert!(s.contains(&id));
@@ -332,7 +382,9 @@ mod tests {
     #[test]
     fn large_blobs_are_mapped_and_checked() {
         let (_t, s) = store();
-        let big: Vec<u8> = (0..MMAP_THRESHOLD as usize + 7).map(|i| (i * 31) as u8).collect();
+        let big: Vec<u8> = (0..MMAP_THRESHOLD as usize + 7)
+            .map(|i| (i * 31) as u8)
+            .collect();
         let id = s.put(&big).unwrap();
         let b = s.get(&id).unwrap();
         assert!(b.is_mapped());
@@ -371,7 +423,10 @@ mod tests {
         let fan = s.path(&id2).parent().unwrap().to_path_buf();
         std::os::unix::fs::symlink(t.path(), &fan).unwrap();
         assert!(matches!(s.get(&id2), Err(BlobError::Symlink { .. })));
-        assert!(s.put(b"other").is_err(), "never writes through a symlinked fan-out dir");
+        assert!(
+            s.put(b"other").is_err(),
+            "never writes through a symlinked fan-out dir"
+        );
     }
 
     #[test]
@@ -379,13 +434,22 @@ mod tests {
         let (_a, src) = store();
         let (_b, dst) = store();
         let id = src.put(b"abc").unwrap();
-        assert_ne!(dst.copy_from(&src, &id).unwrap(), CopyOutcome::AlreadyPresent);
-        assert_eq!(dst.copy_from(&src, &id).unwrap(), CopyOutcome::AlreadyPresent);
+        assert_ne!(
+            dst.copy_from(&src, &id).unwrap(),
+            CopyOutcome::AlreadyPresent
+        );
+        assert_eq!(
+            dst.copy_from(&src, &id).unwrap(),
+            CopyOutcome::AlreadyPresent
+        );
         assert_eq!(&*dst.get(&id).unwrap(), b"abc");
 
         let bad = src.put(b"xyz").unwrap();
         fs::write(src.path(&bad), b"xyZ").unwrap();
-        assert!(matches!(dst.copy_from(&src, &bad), Err(BlobError::Corrupt { .. })));
+        assert!(matches!(
+            dst.copy_from(&src, &bad),
+            Err(BlobError::Corrupt { .. })
+        ));
         assert!(!dst.contains(&bad));
     }
 }

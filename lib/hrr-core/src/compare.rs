@@ -64,8 +64,8 @@ impl DType {
     /// no element type fits (odd size).
     pub fn resolve(self, size: u64) -> Option<DType> {
         match self {
-            DType::Auto if size % 4 == 0 => Some(DType::F32),
-            DType::Auto if size % 2 == 0 => Some(DType::F16),
+            DType::Auto if size.is_multiple_of(4) => Some(DType::F32),
+            DType::Auto if size.is_multiple_of(2) => Some(DType::F16),
             DType::Auto => None,
             other => Some(other),
         }
@@ -114,7 +114,9 @@ impl FromStr for DType {
             "f16" => Ok(DType::F16),
             "bf16" => Ok(DType::Bf16),
             "f64" => Ok(DType::F64),
-            other => Err(format!("unknown dtype `{other}` (expected auto, f32, f16, bf16 or f64)")),
+            other => Err(format!(
+                "unknown dtype `{other}` (expected auto, f32, f16, bf16 or f64)"
+            )),
         }
     }
 }
@@ -132,14 +134,22 @@ pub struct Tolerance {
 impl Default for Tolerance {
     /// numpy's `allclose` defaults: `atol = 1e-8`, `rtol = 1e-5`, dtype auto.
     fn default() -> Tolerance {
-        Tolerance { atol: 1e-8, rtol: 1e-5, dtype: DType::Auto, exact: false }
+        Tolerance {
+            atol: 1e-8,
+            rtol: 1e-5,
+            dtype: DType::Auto,
+            exact: false,
+        }
     }
 }
 
 impl Tolerance {
     /// Byte-identical only.
     pub fn exact() -> Tolerance {
-        Tolerance { exact: true, ..Tolerance::default() }
+        Tolerance {
+            exact: true,
+            ..Tolerance::default()
+        }
     }
 }
 
@@ -201,7 +211,11 @@ pub fn compare(expected: &[u8], actual: &[u8], tol: &Tolerance) -> Comparison {
         let end = (off + CHUNK).min(n);
         let (e, a) = (&expected[off..end], &actual[off..end]);
         if e != a {
-            let first = e.iter().zip(a).position(|(x, y)| x != y).expect("chunks differ");
+            let first = e
+                .iter()
+                .zip(a)
+                .position(|(x, y)| x != y)
+                .expect("chunks differ");
             c.first_diff.get_or_insert((off + first) as u64);
             c.bytes_differing += e.iter().zip(a).filter(|(x, y)| x != y).count() as u64;
             match dtype {
@@ -232,7 +246,14 @@ pub fn compare(expected: &[u8], actual: &[u8], tol: &Tolerance) -> Comparison {
 
 /// Walks the elements of a differing chunk (which starts on an element
 /// boundary); returns whether every differing element is within tolerance.
-fn elementwise(dt: DType, e: &[u8], a: &[u8], tol: &Tolerance, auto: bool, c: &mut Comparison) -> bool {
+fn elementwise(
+    dt: DType,
+    e: &[u8],
+    a: &[u8],
+    tol: &Tolerance,
+    auto: bool,
+    c: &mut Comparison,
+) -> bool {
     let w = dt.width().expect("resolved dtype has a width");
     let whole = e.len() / w * w;
     let mut ok = true;
@@ -250,7 +271,11 @@ fn elementwise(dt: DType, e: &[u8], a: &[u8], tol: &Tolerance, auto: bool, c: &m
             (f64::INFINITY, f64::INFINITY, false)
         } else {
             let abs = (av - ev).abs();
-            let rel = if ev == 0.0 { f64::INFINITY } else { abs / ev.abs() };
+            let rel = if ev == 0.0 {
+                f64::INFINITY
+            } else {
+                abs / ev.abs()
+            };
             (abs, rel, abs <= tol.atol + tol.rtol * ev.abs())
         };
         c.max_abs = c.max_abs.max(abs);
@@ -302,11 +327,27 @@ mod tests {
     fn large_error_fails_with_stats() {
         let e = f32s(&[1.0, 2.0, 4.0]);
         let a = f32s(&[1.0, 2.5, 4.0]);
-        let c = compare(&e, &a, &Tolerance { atol: 0.1, rtol: 0.0, ..Tolerance::default() });
+        let c = compare(
+            &e,
+            &a,
+            &Tolerance {
+                atol: 0.1,
+                rtol: 0.0,
+                ..Tolerance::default()
+            },
+        );
         assert_eq!(c.verdict, Verdict::Mismatch);
         assert_eq!(c.max_abs, 0.5);
         assert_eq!(c.max_rel, 0.25);
-        let c = compare(&e, &a, &Tolerance { atol: 0.5, rtol: 0.0, ..Tolerance::default() });
+        let c = compare(
+            &e,
+            &a,
+            &Tolerance {
+                atol: 0.5,
+                rtol: 0.0,
+                ..Tolerance::default()
+            },
+        );
         assert_eq!(c.verdict, Verdict::WithinTolerance);
     }
 
@@ -321,43 +362,88 @@ mod tests {
     fn auto_guard_catches_integers_read_as_floats() {
         let e: Vec<u8> = [1u32, 2, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
         let a: Vec<u8> = [1u32, 7, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
-        let loose = Tolerance { atol: 1e-3, ..Tolerance::default() };
+        let loose = Tolerance {
+            atol: 1e-3,
+            ..Tolerance::default()
+        };
         assert_eq!(compare(&e, &a, &loose).verdict, Verdict::Mismatch);
-        let explicit = Tolerance { dtype: DType::F32, ..loose };
+        let explicit = Tolerance {
+            dtype: DType::F32,
+            ..loose
+        };
         assert_eq!(compare(&e, &a, &explicit).verdict, Verdict::WithinTolerance);
     }
 
     #[test]
     fn nan_and_signed_zero() {
         let e = f32s(&[f32::NAN, 0.0]);
-        let a: Vec<u8> = [f32::from_bits(0x7fc0_0001), -0.0].iter().flat_map(|x| x.to_le_bytes()).collect();
-        let c = compare(&e, &a, &Tolerance { atol: 0.0, rtol: 0.0, ..Tolerance::default() });
+        let a: Vec<u8> = [f32::from_bits(0x7fc0_0001), -0.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let c = compare(
+            &e,
+            &a,
+            &Tolerance {
+                atol: 0.0,
+                rtol: 0.0,
+                ..Tolerance::default()
+            },
+        );
         assert_eq!(c.verdict, Verdict::WithinTolerance);
         let c = compare(&e, &f32s(&[1.0, 0.0]), &Tolerance::default());
         assert_eq!(c.verdict, Verdict::Mismatch);
         assert!(c.max_abs.is_infinite());
-        let loose = Tolerance { atol: f64::MAX, rtol: 1.0, ..Tolerance::default() };
+        let loose = Tolerance {
+            atol: f64::MAX,
+            rtol: 1.0,
+            ..Tolerance::default()
+        };
         let c = compare(&f32s(&[f32::INFINITY]), &f32s(&[f32::NEG_INFINITY]), &loose);
-        assert_eq!(c.verdict, Verdict::Mismatch, "opposite infinities never pass");
+        assert_eq!(
+            c.verdict,
+            Verdict::Mismatch,
+            "opposite infinities never pass"
+        );
     }
 
     #[test]
     fn half_types_and_f64() {
-        let e: Vec<u8> = [half::bf16::from_f32(1.0)].iter().flat_map(|x| x.to_le_bytes()).collect();
-        let a: Vec<u8> = [half::bf16::from_f32(1.0078125)].iter().flat_map(|x| x.to_le_bytes()).collect();
-        let t = Tolerance { atol: 0.01, rtol: 0.0, dtype: DType::Bf16, exact: false };
+        let e: Vec<u8> = [half::bf16::from_f32(1.0)]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let a: Vec<u8> = [half::bf16::from_f32(1.0078125)]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let t = Tolerance {
+            atol: 0.01,
+            rtol: 0.0,
+            dtype: DType::Bf16,
+            exact: false,
+        };
         assert_eq!(compare(&e, &a, &t).verdict, Verdict::WithinTolerance);
         let t = Tolerance { atol: 0.001, ..t };
         assert_eq!(compare(&e, &a, &t).verdict, Verdict::Mismatch);
 
         let e = 1.0f64.to_le_bytes();
         let a = (1.0f64 + 1e-12).to_le_bytes();
-        let t = Tolerance { dtype: DType::F64, ..Tolerance::default() };
+        let t = Tolerance {
+            dtype: DType::F64,
+            ..Tolerance::default()
+        };
         assert_eq!(compare(&e, &a, &t).verdict, Verdict::WithinTolerance);
         // Auto on 6 bytes reads f16; on 3 bytes nothing fits.
         assert_eq!(DType::Auto.resolve(6), Some(DType::F16));
-        assert_eq!(compare(b"abc", b"abd", &Tolerance::default()).dtype_used, None);
-        assert_eq!(compare(b"abc", b"abd", &Tolerance::default()).verdict, Verdict::Mismatch);
+        assert_eq!(
+            compare(b"abc", b"abd", &Tolerance::default()).dtype_used,
+            None
+        );
+        assert_eq!(
+            compare(b"abc", b"abd", &Tolerance::default()).verdict,
+            Verdict::Mismatch
+        );
     }
 
     #[test]

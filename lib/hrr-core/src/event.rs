@@ -229,11 +229,12 @@ impl Event {
     }
 
     /// Checks a wire record into a typed event.
-    pub fn from_wire(w: Wire<'_>) -> Result<Event, EventError> {
+    pub fn from_wire(mut w: Wire<'_>) -> Result<Event, EventError> {
         let op_name = w.op.as_ref();
         macro_rules! req {
             ($f:ident) => {
-                w.$f.clone().ok_or_else(|| EventError::Missing {
+                // Moved out, not cloned: `args` would be a deep copy per launch.
+                w.$f.take().ok_or_else(|| EventError::Missing {
                     op: op_name.to_string(),
                     field: stringify!($f),
                 })?

@@ -1,8 +1,9 @@
 //! `EventReader`: streaming reader of `events.ndjson`, one line at a time.
 //!
 //! Memory is bounded by the longest line: one `BufReader` and one reused line
-//! buffer, never the whole file. Each line is parsed by [`Event::parse`]
-//! straight from the buffer (borrowed strings, no intermediate tree).
+//! buffer, never the whole file. Each line is parsed straight from the buffer
+//! (borrowed strings, no intermediate tree): by [`crate::wire_scanner`] when it
+//! has the common shape, by [`Event::parse`] (serde) otherwise.
 //!
 //! Damage is handled by where it is, because that tells what happened:
 //! - A last line without its `'\n'` that is not valid JSON is the torn tail
@@ -38,9 +39,17 @@ impl ReadOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Warning {
     /// The last line was cut short (no newline, not parseable) and was ignored.
-    TornTail { path: PathBuf, line: u64, bytes: u64 },
+    TornTail {
+        path: PathBuf,
+        line: u64,
+        bytes: u64,
+    },
     /// A line with an `op` this hrr does not know was skipped.
-    UnknownOp { path: PathBuf, line: u64, op: String },
+    UnknownOp {
+        path: PathBuf,
+        line: u64,
+        op: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -67,11 +76,23 @@ pub enum ReadError {
     #[error("{}: {source}", path.display())]
     Open { path: PathBuf, source: io::Error },
     #[error("{}:{line}: read failed: {source}", path.display())]
-    Io { path: PathBuf, line: u64, source: io::Error },
+    Io {
+        path: PathBuf,
+        line: u64,
+        source: io::Error,
+    },
     #[error("{}:{line}: malformed event: {reason}", path.display())]
-    Malformed { path: PathBuf, line: u64, reason: String },
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
     #[error("{}:{line}: unknown op `{op}` (strict mode)", path.display())]
-    UnknownOp { path: PathBuf, line: u64, op: String },
+    UnknownOp {
+        path: PathBuf,
+        line: u64,
+        op: String,
+    },
 }
 
 impl ReadError {
@@ -105,8 +126,14 @@ impl EventReader<BufReader<File>> {
     /// Opens an events file.
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|source| ReadError::Open { path: path.to_path_buf(), source })?;
-        Ok(EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path).options(options))
+        let file = File::open(path).map_err(|source| ReadError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(
+            EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path)
+                .options(options),
+        )
     }
 }
 
@@ -176,7 +203,11 @@ impl<R: BufRead> Iterator for EventReader<R> {
                 Ok(n) => n,
                 Err(source) => {
                     let line = self.line + 1;
-                    return self.fail(ReadError::Io { path: self.path.clone(), line, source });
+                    return self.fail(ReadError::Io {
+                        path: self.path.clone(),
+                        line,
+                        source,
+                    });
                 }
             };
             if n == 0 {
@@ -190,14 +221,27 @@ impl<R: BufRead> Iterator for EventReader<R> {
             if text.is_empty() {
                 continue;
             }
-            match Event::parse(text) {
+            // The scanner handles the common shape; serde everything else.
+            let parsed = match crate::wire_scanner::scan(text) {
+                Some(wire) => Event::from_wire(wire),
+                None => Event::parse(text),
+            };
+            match parsed {
                 Ok(event) => return Some(Ok(event)),
                 Err(EventError::UnknownOp(op)) => {
                     if self.options.strict {
                         let line = self.line;
-                        return self.fail(ReadError::UnknownOp { path: self.path.clone(), line, op });
+                        return self.fail(ReadError::UnknownOp {
+                            path: self.path.clone(),
+                            line,
+                            op,
+                        });
                     }
-                    self.warnings.push(Warning::UnknownOp { path: self.path.clone(), line: self.line, op });
+                    self.warnings.push(Warning::UnknownOp {
+                        path: self.path.clone(),
+                        line: self.line,
+                        op,
+                    });
                 }
                 Err(EventError::Json(_)) if !terminated => {
                     // Only the final line can lack its newline, so this is
@@ -253,7 +297,10 @@ mod tests {
 
     fn read(text: &str, opts: ReadOptions) -> (Vec<Result<u64, String>>, Vec<Warning>) {
         let mut r = EventReader::from_reader(text.as_bytes(), "events.ndjson").options(opts);
-        let got = r.by_ref().map(|e| e.map(|e| e.seq).map_err(|e| e.to_string())).collect();
+        let got = r
+            .by_ref()
+            .map(|e| e.map(|e| e.seq).map_err(|e| e.to_string()))
+            .collect();
         (got, r.warnings().to_vec())
     }
 
@@ -274,7 +321,11 @@ mod tests {
             assert_eq!(got, vec![Ok(1)], "cut at {cut}");
             assert_eq!(
                 w,
-                vec![Warning::TornTail { path: "events.ndjson".into(), line: 2, bytes: cut as u64 }]
+                vec![Warning::TornTail {
+                    path: "events.ndjson".into(),
+                    line: 2,
+                    bytes: cut as u64
+                }]
             );
         }
         // Cut just before the newline: the line is complete, nothing is lost.
@@ -292,14 +343,26 @@ mod tests {
         assert!(w.is_empty());
 
         // A line that parses as JSON but lacks a field is never "torn".
-        let text = format!("{}{{\"seq\":2,\"api\":\"hipFree\",\"op\":\"free\"}}", line(1));
+        let text = format!(
+            "{}{{\"seq\":2,\"api\":\"hipFree\",\"op\":\"free\"}}",
+            line(1)
+        );
         let (got, _) = read(&text, ReadOptions::default());
-        assert!(got[1].as_ref().unwrap_err().contains("lacks required field `ptr`"));
+        assert!(
+            got[1]
+                .as_ref()
+                .unwrap_err()
+                .contains("lacks required field `ptr`")
+        );
     }
 
     #[test]
     fn unknown_op_warns_or_fails_when_strict() {
-        let text = format!("{}{{\"seq\":2,\"api\":\"hipX\",\"op\":\"graph_launch\"}}\n{}", line(1), line(3));
+        let text = format!(
+            "{}{{\"seq\":2,\"api\":\"hipX\",\"op\":\"graph_launch\"}}\n{}",
+            line(1),
+            line(3)
+        );
         let (got, w) = read(&text, ReadOptions::default());
         assert_eq!(got, vec![Ok(1), Ok(3)]);
         assert_eq!(w.len(), 1);
@@ -309,7 +372,12 @@ mod tests {
         );
         let (got, _) = read(&text, ReadOptions::strict());
         assert_eq!(got.len(), 2);
-        assert!(got[1].as_ref().unwrap_err().contains("unknown op `graph_launch` (strict mode)"));
+        assert!(
+            got[1]
+                .as_ref()
+                .unwrap_err()
+                .contains("unknown op `graph_launch` (strict mode)")
+        );
     }
 
     #[test]

@@ -74,15 +74,17 @@ impl BlobId {
 
     /// Parses exactly 64 lowercase hex digits; anything else (including a path) is refused.
     pub fn parse(s: &str) -> Option<BlobId> {
-        let b = s.as_bytes();
-        if b.len() != 64 {
-            return None;
-        }
+        let b: &[u8; 64] = s.as_bytes().try_into().ok()?;
         let mut out = [0u8; 32];
-        for (i, pair) in b.chunks_exact(2).enumerate() {
-            out[i] = (lower_nibble(pair[0])? << 4) | lower_nibble(pair[1])?;
+        // Branch-free: every byte is looked up, invalid ones set high bits in
+        // `bad`, checked once. Blob ids sit on the reader's hot path.
+        let mut bad = 0u8;
+        for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
+            let (hi, lo) = (LOWER_NIBBLE[pair[0] as usize], LOWER_NIBBLE[pair[1] as usize]);
+            bad |= hi | lo;
+            *o = (hi << 4) | (lo & 0x0f);
         }
-        Some(BlobId(out))
+        (bad & 0xf0 == 0).then_some(BlobId(out))
     }
 
     pub fn to_hex(&self) -> String {
@@ -95,17 +97,27 @@ impl BlobId {
     }
 }
 
-fn lower_nibble(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
+/// Value of each byte as a hex digit, or 0xff for a non-digit.
+const fn nibble_table(accept_upper: bool) -> [u8; 256] {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
     }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        if accept_upper {
+            t[b'A' as usize + i] = 10 + i as u8;
+        }
+        i += 1;
+    }
+    t
 }
 
-fn any_nibble(c: u8) -> Option<u8> {
-    lower_nibble(c.to_ascii_lowercase())
-}
+static LOWER_NIBBLE: [u8; 256] = nibble_table(false);
+static ANY_NIBBLE: [u8; 256] = nibble_table(true);
 
 impl fmt::Display for BlobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -162,12 +174,17 @@ pub fn encode_hex(bytes: &[u8]) -> String {
 
 pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return None;
     }
-    b.chunks_exact(2)
-        .map(|p| Some((any_nibble(p[0])? << 4) | any_nibble(p[1])?))
-        .collect()
+    let mut out = Vec::with_capacity(b.len() / 2);
+    let mut bad = 0u8;
+    for p in b.chunks_exact(2) {
+        let (hi, lo) = (ANY_NIBBLE[p[0] as usize], ANY_NIBBLE[p[1] as usize]);
+        bad |= hi | lo;
+        out.push((hi << 4) | (lo & 0x0f));
+    }
+    (bad & 0xf0 == 0).then_some(out)
 }
 
 impl Serialize for HexBytes {

@@ -70,8 +70,10 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// Reads and parses a `.hrrr` file.
 pub fn read_hrrr(path: impl AsRef<Path>) -> Result<RegionStream, RegionError> {
     let path = path.as_ref();
-    let bytes =
-        std::fs::read(path).map_err(|source| RegionError::Io { path: path.to_path_buf(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| RegionError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_hrrr(&bytes, path)
 }
 
@@ -86,7 +88,10 @@ pub fn parse(bytes: &[u8]) -> Result<(Vec<RegionRecord>, Vec<RegionWarning>), Re
 /// Errors only for a file that is not an HRRR stream at all (bad magic,
 /// unsupported version); damage inside the stream gives warnings.
 pub fn parse_hrrr(bytes: &[u8], path: &Path) -> Result<RegionStream, RegionError> {
-    let mut out = RegionStream { path: path.to_path_buf(), ..RegionStream::default() };
+    let mut out = RegionStream {
+        path: path.to_path_buf(),
+        ..RegionStream::default()
+    };
     if bytes.len() < FILE_HEADER_LEN {
         // A producer that died before its first write leaves an empty or
         // partial header: nothing was declared, which is not an error.
@@ -132,13 +137,15 @@ pub fn parse_hrrr(bytes: &[u8], path: &Path) -> Result<RegionStream, RegionError
         };
         let is_region = event_type == REGION_EVENT_TYPE;
         let well_formed = length >= BATCH_PREFIX_LEN as u64
-            && (length - BATCH_PREFIX_LEN as u64) % RECORD_LEN as u64 == 0;
+            && (length - BATCH_PREFIX_LEN as u64).is_multiple_of(RECORD_LEN as u64);
         if length < EVENT_HEADER_LEN as u64 {
-            out.warnings.push(implausible("shorter than its own 32-byte header"));
+            out.warnings
+                .push(implausible("shorter than its own 32-byte header"));
             break;
         }
         if length > MAX_BATCH_LEN {
-            out.warnings.push(implausible("larger than any producer writes"));
+            out.warnings
+                .push(implausible("larger than any producer writes"));
             break;
         }
         if length > rest.len() as u64 {
@@ -199,7 +206,10 @@ pub fn parse_hrrr(bytes: &[u8], path: &Path) -> Result<RegionStream, RegionError
         off += length as usize;
     }
     if negative_times > 0 {
-        out.warnings.push(RegionWarning::NegativeTime { path: path.to_path_buf(), count: negative_times });
+        out.warnings.push(RegionWarning::NegativeTime {
+            path: path.to_path_buf(),
+            count: negative_times,
+        });
     }
     Ok(out)
 }
@@ -207,7 +217,11 @@ pub fn parse_hrrr(bytes: &[u8], path: &Path) -> Result<RegionStream, RegionError
 fn check_file_header(b: &[u8], path: &Path) -> Result<(), RegionError> {
     let magic = u32_at(b, 0);
     if magic != HRRR_MAGIC {
-        return Err(RegionError::BadMagic { path: path.to_path_buf(), found: magic, expected: HRRR_MAGIC });
+        return Err(RegionError::BadMagic {
+            path: path.to_path_buf(),
+            found: magic,
+            expected: HRRR_MAGIC,
+        });
     }
     let version = u16_at(b, 4);
     if version != HRRR_VERSION {
@@ -244,10 +258,15 @@ fn decode_record(r: &[u8]) -> Result<(RegionRecord, bool), String> {
     };
     match rec.validate() {
         Ok(()) => Ok((rec, mono < 0)),
-        Err(RecordProblem::ZeroSize) => Err(format!("{} {:#x} has zero size", kind.as_str(), rec.base)),
-        Err(RecordProblem::Overflow) => {
-            Err(format!("{} {:#x} + {} overflows", kind.as_str(), rec.base, rec.size))
+        Err(RecordProblem::ZeroSize) => {
+            Err(format!("{} {:#x} has zero size", kind.as_str(), rec.base))
         }
+        Err(RecordProblem::Overflow) => Err(format!(
+            "{} {:#x} + {} overflows",
+            kind.as_str(),
+            rec.base,
+            rec.size
+        )),
     }
 }
 
@@ -336,7 +355,10 @@ mod tests {
                 tag: 9,
                 ..RegionRecord::segment(0x7f00_0000_1000, 256, 100)
             },
-            RegionRecord { op: RegionOp::Del, ..RegionRecord::segment(0x7f00_0000_0000, 1 << 20, 200) },
+            RegionRecord {
+                op: RegionOp::Del,
+                ..RegionRecord::segment(0x7f00_0000_0000, 1 << 20, 200)
+            },
         ]
     }
 
@@ -354,10 +376,18 @@ mod tests {
         let bytes = stream(&[&recs()[1..2]]);
         assert_eq!(&bytes[..8], b"HRRR\x01\x00\x00\x00");
         assert_eq!(&bytes[8..10], &[0xfd, 0xff]);
-        assert_eq!(u32_at(&bytes, 8 + 26), 72, "payload_length counts the header: 40 + 32");
+        assert_eq!(
+            u32_at(&bytes, 8 + 26),
+            72,
+            "payload_length counts the header: 40 + 32"
+        );
         assert_eq!(u32_at(&bytes, 8 + 32), 1);
         let rec = &bytes[8 + 40..];
-        assert_eq!(rec[..4], [0, 0, 3, 0], "op add, kind block, device 3, flags 0");
+        assert_eq!(
+            rec[..4],
+            [0, 0, 3, 0],
+            "op add, kind block, device 3, flags 0"
+        );
         assert_eq!(u32_at(rec, 4), 9);
         assert_eq!(u64_at(rec, 8), 0x7f00_0000_1000);
         assert_eq!(u64_at(rec, 16), 256);
@@ -393,7 +423,11 @@ mod tests {
         let r = recs();
         let good = stream(&[&r[..1]]);
         let bad_at = good.len();
-        for (len, why) in [(8u32, "shorter"), (u32::MAX, "larger"), (40 + 33, "40 + 32")] {
+        for (len, why) in [
+            (8u32, "shorter"),
+            (u32::MAX, "larger"),
+            (40 + 33, "40 + 32"),
+        ] {
             let mut b = stream(&[&r[..1], &r[1..]]);
             b[bad_at + 26..bad_at + 30].copy_from_slice(&len.to_le_bytes());
             let s = parse_hrrr(&b, p()).unwrap();
@@ -415,14 +449,24 @@ mod tests {
         b[8 + 32..8 + 36].copy_from_slice(&1000u32.to_le_bytes());
         let s = parse_hrrr(&b, p()).unwrap();
         assert_eq!(s.records, r);
-        assert!(matches!(s.warnings[0], RegionWarning::CountMismatch { declared: 1000, present: 3, .. }));
+        assert!(matches!(
+            s.warnings[0],
+            RegionWarning::CountMismatch {
+                declared: 1000,
+                present: 3,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn bad_magic_and_version_are_errors() {
         let mut b = stream(&[&recs()]);
         b[0] = b'X';
-        assert!(matches!(parse_hrrr(&b, p()), Err(RegionError::BadMagic { .. })));
+        assert!(matches!(
+            parse_hrrr(&b, p()),
+            Err(RegionError::BadMagic { .. })
+        ));
         let mut b = stream(&[&recs()]);
         b[4] = 2;
         let e = parse_hrrr(&b, p()).unwrap_err();

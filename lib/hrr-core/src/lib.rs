@@ -23,6 +23,7 @@ pub mod region_timeline;
 pub mod sidecar;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+pub mod wire_scanner;
 
 pub use event::{Dir, Event, KernelArg, MemKind, Op};
 pub use hex::{Addr, BlobId, HexBytes};

@@ -146,19 +146,30 @@ impl Manifest {
     pub fn read(archive_dir: impl AsRef<Path>) -> Result<Manifest, ManifestError> {
         let dir = archive_dir.as_ref();
         let path = dir.join(MANIFEST_FILE);
-        let bytes = std::fs::read(&path).map_err(|source| ManifestError::Io { path: path.clone(), source })?;
+        let bytes = std::fs::read(&path).map_err(|source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        })?;
         Manifest::parse(&bytes, dir)
     }
 
     /// Parses manifest bytes of the archive at `archive_dir` (used in messages).
     pub fn parse(bytes: &[u8], archive_dir: &Path) -> Result<Manifest, ManifestError> {
         let path = archive_dir.join(MANIFEST_FILE);
-        let invalid = |reason: String| ManifestError::Invalid { path: path.clone(), reason };
+        let invalid = |reason: String| ManifestError::Invalid {
+            path: path.clone(),
+            reason,
+        };
         let value: Value = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
-        let obj = value.as_object().ok_or_else(|| invalid("not a JSON object".into()))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| invalid("not a JSON object".into()))?;
         let format = obj.get("format").and_then(Value::as_str).unwrap_or("");
         if format != FORMAT_NAME {
-            return Err(ManifestError::NotHrr { archive: archive_dir.to_path_buf(), found: format.to_string() });
+            return Err(ManifestError::NotHrr {
+                archive: archive_dir.to_path_buf(),
+                found: format.to_string(),
+            });
         }
         let version = obj
             .get("version")
@@ -166,10 +177,16 @@ impl Manifest {
             .ok_or_else(|| invalid("`version` missing or not an integer".into()))?;
         match version.cmp(&u64::from(FORMAT_VERSION)) {
             std::cmp::Ordering::Greater => {
-                return Err(ManifestError::TooNew { archive: archive_dir.to_path_buf(), version });
+                return Err(ManifestError::TooNew {
+                    archive: archive_dir.to_path_buf(),
+                    version,
+                });
             }
             std::cmp::Ordering::Less => {
-                return Err(ManifestError::TooOld { archive: archive_dir.to_path_buf(), version });
+                return Err(ManifestError::TooOld {
+                    archive: archive_dir.to_path_buf(),
+                    version,
+                });
             }
             std::cmp::Ordering::Equal => {}
         }
@@ -190,7 +207,10 @@ impl Manifest {
     pub fn write_atomic(&self, archive_dir: impl AsRef<Path>) -> Result<(), ManifestError> {
         let dir = archive_dir.as_ref();
         let path = dir.join(MANIFEST_FILE);
-        let io_err = |source| ManifestError::Io { path: path.clone(), source };
+        let io_err = |source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        };
         write_atomic(dir, MANIFEST_FILE, self.to_json().as_bytes()).map_err(io_err)
     }
 }
@@ -243,7 +263,9 @@ mod tests {
     fn design_fields_are_written() {
         let m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
         let v: Value = serde_json::from_str(&m.to_json()).unwrap();
-        for k in ["format", "version", "kind", "platform", "complete", "events", "blobs"] {
+        for k in [
+            "format", "version", "kind", "platform", "complete", "events", "blobs",
+        ] {
             assert!(v.get(k).is_some(), "{k} missing");
         }
         assert_eq!(v["kind"], "capture");
@@ -264,7 +286,10 @@ mod tests {
     #[test]
     fn older_version_and_foreign_formats_are_clear() {
         let e = Manifest::parse(br#"{"format":"hrr","version":0}"#, dir()).unwrap_err();
-        assert!(e.to_string().contains("format version 0, older than"), "{e}");
+        assert!(
+            e.to_string().contains("format version 0, older than"),
+            "{e}"
+        );
         let e = Manifest::parse(br#"{"format":"zip","version":1}"#, dir()).unwrap_err();
         assert!(e.to_string().contains("not an hrr archive"), "{e}");
         let e = Manifest::parse(b"[1]", dir()).unwrap_err();
@@ -280,7 +305,14 @@ mod tests {
         m.events = 9;
         m.write_atomic(t.path()).unwrap();
         assert_eq!(Manifest::read(t.path()).unwrap(), m);
-        let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("manifest.json")], "no temp left behind");
+        let names: Vec<_> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("manifest.json")],
+            "no temp left behind"
+        );
     }
 }

@@ -122,7 +122,15 @@ impl<'de> Deserialize<'de> for RegionRecord {
 impl RegionRecord {
     /// An `add segment` record, the common case.
     pub fn segment(base: u64, size: u64, t: u64) -> RegionRecord {
-        RegionRecord { op: RegionOp::Add, kind: RegionKind::Segment, base, size, device: 0, t, tag: 0 }
+        RegionRecord {
+            op: RegionOp::Add,
+            kind: RegionKind::Segment,
+            base,
+            size,
+            device: 0,
+            t,
+            tag: 0,
+        }
     }
 
     /// One past the last byte, or `None` when `base + size` overflows.
@@ -183,15 +191,32 @@ pub enum RegionError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{}:{line}: malformed region record: {reason}", path.display())]
-    Malformed { path: PathBuf, line: u64, reason: String },
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
     #[error("{}:{line}: region {base:#x} has zero size", path.display())]
     ZeroSize { path: PathBuf, line: u64, base: u64 },
     #[error("{}:{line}: region {base:#x} + {size} overflows the 64-bit address space", path.display())]
-    Overflow { path: PathBuf, line: u64, base: u64, size: u64 },
+    Overflow {
+        path: PathBuf,
+        line: u64,
+        base: u64,
+        size: u64,
+    },
     #[error("{}: not an HRRR region stream (magic {found:#010x}, expected {expected:#010x})", path.display())]
-    BadMagic { path: PathBuf, found: u32, expected: u32 },
+    BadMagic {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
     #[error("{}: HRRR region stream version {version}, this hrr reads version {supported}", path.display())]
-    UnsupportedVersion { path: PathBuf, version: u16, supported: u16 },
+    UnsupportedVersion {
+        path: PathBuf,
+        version: u16,
+        supported: u16,
+    },
     #[error("{}: unknown region file type (expected .ndjson or .hrrr)", path.display())]
     UnknownType { path: PathBuf },
 }
@@ -200,18 +225,40 @@ pub enum RegionError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RegionWarning {
     /// The last line (or batch) was cut short; everything before it was kept.
-    TornTail { path: PathBuf, at: TornAt, bytes: u64 },
+    TornTail {
+        path: PathBuf,
+        at: TornAt,
+        bytes: u64,
+    },
     /// A binary batch whose declared length cannot be right; reading stopped there.
-    ImplausibleBatch { path: PathBuf, offset: u64, length: u64, reason: &'static str },
+    ImplausibleBatch {
+        path: PathBuf,
+        offset: u64,
+        length: u64,
+        reason: &'static str,
+    },
     /// A batch's record count disagrees with its length; the smaller was used.
-    CountMismatch { path: PathBuf, offset: u64, declared: u64, present: u64 },
+    CountMismatch {
+        path: PathBuf,
+        offset: u64,
+        declared: u64,
+        present: u64,
+    },
     /// A record skipped because it cannot describe a region (unknown op/kind,
     /// zero-size add, overflowing range).
-    SkippedRecord { path: PathBuf, offset: u64, reason: String },
+    SkippedRecord {
+        path: PathBuf,
+        offset: u64,
+        reason: String,
+    },
     /// Records whose time was negative; they were treated as `t:0` (baseline).
     NegativeTime { path: PathBuf, count: u64 },
     /// A record stream of another event type inside a region file; skipped.
-    ForeignBatch { path: PathBuf, offset: u64, event_type: u16 },
+    ForeignBatch {
+        path: PathBuf,
+        offset: u64,
+        event_type: u16,
+    },
 }
 
 /// Where a torn tail starts: a line of a text file or a byte offset of a binary one.
@@ -238,36 +285,66 @@ impl fmt::Display for Prefix<'_> {
 impl fmt::Display for RegionWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RegionWarning::TornTail { path, at: TornAt::Line(line), bytes } => write!(
+            RegionWarning::TornTail {
+                path,
+                at: TornAt::Line(line),
+                bytes,
+            } => write!(
                 f,
                 "{}torn last line ({bytes} bytes) ignored; earlier records kept",
                 Prefix(path, Some(*line))
             ),
-            RegionWarning::TornTail { path, at: TornAt::Offset(off), bytes } => write!(
+            RegionWarning::TornTail {
+                path,
+                at: TornAt::Offset(off),
+                bytes,
+            } => write!(
                 f,
                 "{}torn tail at byte {off} ({bytes} bytes of a partial batch) ignored; earlier records kept",
                 Prefix(path, None)
             ),
-            RegionWarning::ImplausibleBatch { path, offset, length, reason } => write!(
+            RegionWarning::ImplausibleBatch {
+                path,
+                offset,
+                length,
+                reason,
+            } => write!(
                 f,
                 "{}batch at byte {offset} declares length {length} ({reason}); stopped reading there",
                 Prefix(path, None)
             ),
-            RegionWarning::CountMismatch { path, offset, declared, present } => write!(
+            RegionWarning::CountMismatch {
+                path,
+                offset,
+                declared,
+                present,
+            } => write!(
                 f,
                 "{}batch at byte {offset} declares {declared} records but holds {present}; used {}",
                 Prefix(path, None),
                 declared.min(present)
             ),
-            RegionWarning::SkippedRecord { path, offset, reason } => {
-                write!(f, "{}record at byte {offset} skipped: {reason}", Prefix(path, None))
+            RegionWarning::SkippedRecord {
+                path,
+                offset,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "{}record at byte {offset} skipped: {reason}",
+                    Prefix(path, None)
+                )
             }
             RegionWarning::NegativeTime { path, count } => write!(
                 f,
                 "{}{count} record(s) with negative time treated as t:0 (baseline)",
                 Prefix(path, None)
             ),
-            RegionWarning::ForeignBatch { path, offset, event_type } => write!(
+            RegionWarning::ForeignBatch {
+                path,
+                offset,
+                event_type,
+            } => write!(
                 f,
                 "{}record at byte {offset} has event type {event_type:#06x}, not a region batch; skipped",
                 Prefix(path, None)
@@ -288,8 +365,10 @@ pub struct RegionStream {
 /// naming `file:line`. Empty lines are allowed.
 pub fn read_region_ndjson(path: impl AsRef<Path>) -> Result<Vec<RegionRecord>, RegionError> {
     let path = path.as_ref();
-    let file = std::fs::File::open(path)
-        .map_err(|source| RegionError::Io { path: path.to_path_buf(), source })?;
+    let file = std::fs::File::open(path).map_err(|source| RegionError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(parse_region_ndjson(BufReader::new(file), path, false)?.records)
 }
 
@@ -301,14 +380,20 @@ pub fn parse_region_ndjson(
     name: &Path,
     tolerate_torn_tail: bool,
 ) -> Result<RegionStream, RegionError> {
-    let mut out = RegionStream { path: name.to_path_buf(), ..RegionStream::default() };
+    let mut out = RegionStream {
+        path: name.to_path_buf(),
+        ..RegionStream::default()
+    };
     let mut buf = Vec::with_capacity(128);
     let mut line = 0u64;
     loop {
         buf.clear();
         let n = reader
             .read_until(b'\n', &mut buf)
-            .map_err(|source| RegionError::Io { path: name.to_path_buf(), source })?;
+            .map_err(|source| RegionError::Io {
+                path: name.to_path_buf(),
+                source,
+            })?;
         if n == 0 {
             break;
         }
@@ -339,7 +424,11 @@ pub fn parse_region_ndjson(
         match rec.validate() {
             Ok(()) => out.records.push(rec),
             Err(RecordProblem::ZeroSize) => {
-                return Err(RegionError::ZeroSize { path: name.to_path_buf(), line, base: rec.base });
+                return Err(RegionError::ZeroSize {
+                    path: name.to_path_buf(),
+                    line,
+                    base: rec.base,
+                });
             }
             Err(RecordProblem::Overflow) => {
                 return Err(RegionError::Overflow {
@@ -360,12 +449,16 @@ pub fn load_region_file(path: impl AsRef<Path>) -> Result<RegionStream, RegionEr
     let path = path.as_ref();
     match path.extension().and_then(|e| e.to_str()) {
         Some("ndjson") => {
-            let file = std::fs::File::open(path)
-                .map_err(|source| RegionError::Io { path: path.to_path_buf(), source })?;
+            let file = std::fs::File::open(path).map_err(|source| RegionError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
             parse_region_ndjson(BufReader::new(file), path, true)
         }
         Some("hrrr") => crate::hrrr::read_hrrr(path),
-        _ => Err(RegionError::UnknownType { path: path.to_path_buf() }),
+        _ => Err(RegionError::UnknownType {
+            path: path.to_path_buf(),
+        }),
     }
 }
 
@@ -383,7 +476,11 @@ mod tests {
 
     #[test]
     fn line_matches_design_shape() {
-        let r = RegionRecord { tag: 7, device: 1, ..RegionRecord::segment(0x7fbe_0140_0000, 262144, 5) };
+        let r = RegionRecord {
+            tag: 7,
+            device: 1,
+            ..RegionRecord::segment(0x7fbe_0140_0000, 262144, 5)
+        };
         assert_eq!(
             r.to_line(),
             "{\"op\":\"add\",\"kind\":\"segment\",\"base\":\"0x7fbe01400000\",\"size\":262144,\
@@ -397,11 +494,24 @@ mod tests {
     fn errors_name_file_and_line() {
         let good = RegionRecord::segment(0x1000, 16, 0).to_line();
         let err = parse(&format!("{good}\n{{\"op\":\"add\"}}\n"), false).unwrap_err();
-        assert!(err.to_string().starts_with("r.ndjson:3: malformed"), "{err}");
+        assert!(
+            err.to_string().starts_with("r.ndjson:3: malformed"),
+            "{err}"
+        );
 
         let zero = r#"{"op":"add","kind":"segment","base":"0x1000","size":0}"#;
         let err = parse(zero, false).unwrap_err();
-        assert!(matches!(err, RegionError::ZeroSize { line: 1, base: 0x1000, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                RegionError::ZeroSize {
+                    line: 1,
+                    base: 0x1000,
+                    ..
+                }
+            ),
+            "{err}"
+        );
 
         let wrap = r#"{"op":"add","kind":"block","base":"0xffffffffffffff00","size":512}"#;
         let err = parse(wrap, false).unwrap_err();
@@ -421,7 +531,13 @@ mod tests {
         assert!(parse(&text, false).is_err());
         let s = parse(&text, true).unwrap();
         assert_eq!(s.records.len(), 1);
-        assert!(matches!(s.warnings[0], RegionWarning::TornTail { at: TornAt::Line(2), .. }));
+        assert!(matches!(
+            s.warnings[0],
+            RegionWarning::TornTail {
+                at: TornAt::Line(2),
+                ..
+            }
+        ));
     }
 
     #[test]

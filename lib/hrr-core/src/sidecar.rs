@@ -36,7 +36,9 @@ use crate::archive_writer::REGIONS_DIR;
 use crate::event::{Dir, Op};
 use crate::event_reader::{ReadError, ReadOptions};
 use crate::manifest::write_atomic;
-use crate::region_record::{RecordProblem, RegionError, RegionKind, RegionOp, RegionRecord, load_region_file};
+use crate::region_record::{
+    RecordProblem, RegionError, RegionKind, RegionOp, RegionRecord, load_region_file,
+};
 
 /// Granularity `--size auto` rounds extents up to.
 pub const AUTO_SIZE_GRANULE: u64 = 4096;
@@ -77,7 +79,9 @@ impl FromStr for SizeSpec {
         if s == "auto" {
             return Ok(SizeSpec::Auto);
         }
-        parse_u64(s).map(SizeSpec::Bytes).ok_or_else(|| format!("bad size `{s}` (expected bytes, 0x… or `auto`)"))
+        parse_u64(s)
+            .map(SizeSpec::Bytes)
+            .ok_or_else(|| format!("bad size `{s}` (expected bytes, 0x… or `auto`)"))
     }
 }
 
@@ -105,7 +109,13 @@ pub struct Defaults {
 
 impl Default for Defaults {
     fn default() -> Defaults {
-        Defaults { kind: RegionKind::Segment, device: 0, t: 0, tag: 0, size: None }
+        Defaults {
+            kind: RegionKind::Segment,
+            device: 0,
+            t: 0,
+            tag: 0,
+            size: None,
+        }
     }
 }
 
@@ -125,7 +135,16 @@ pub struct Request {
 impl Request {
     /// The request `--base B --size S` makes.
     pub fn from_args(base: u64, size: SizeSpec, d: &Defaults) -> Request {
-        Request { origin: Origin::Args, op: RegionOp::Add, kind: d.kind, base, size, device: d.device, t: d.t, tag: d.tag }
+        Request {
+            origin: Origin::Args,
+            op: RegionOp::Add,
+            kind: d.kind,
+            base,
+            size,
+            device: d.device,
+            t: d.t,
+            tag: d.tag,
+        }
     }
 }
 
@@ -135,15 +154,36 @@ pub enum SidecarError {
     #[error("{origin}: {reason}")]
     BadReport { origin: Origin, reason: String },
     #[error("{origin}: {kind} {base:#x} has zero size")]
-    ZeroSize { origin: Origin, kind: &'static str, base: u64 },
+    ZeroSize {
+        origin: Origin,
+        kind: &'static str,
+        base: u64,
+    },
     #[error("{origin}: {kind} {base:#x} + {size} overflows the 64-bit address space")]
-    Overflow { origin: Origin, kind: &'static str, base: u64, size: u64 },
+    Overflow {
+        origin: Origin,
+        kind: &'static str,
+        base: u64,
+        size: u64,
+    },
     #[error(
         "{origin}: segment {base:#x}+{size} overlaps segment {other_base:#x}+{other_size} from {other_origin}"
     )]
-    Overlap { origin: Origin, base: u64, size: u64, other_origin: Origin, other_base: u64, other_size: u64 },
+    Overlap {
+        origin: Origin,
+        base: u64,
+        size: u64,
+        other_origin: Origin,
+        other_base: u64,
+        other_size: u64,
+    },
     #[error("{origin}: segment {base:#x}+{size} is already declared by {other_origin}")]
-    Duplicate { origin: Origin, base: u64, size: u64, other_origin: Origin },
+    Duplicate {
+        origin: Origin,
+        base: u64,
+        size: u64,
+        other_origin: Origin,
+    },
     #[error("{origin}: --size auto needs --archive to infer the extent from")]
     AutoNeedsArchive { origin: Origin },
     #[error(
@@ -184,17 +224,22 @@ pub struct ReportLine {
 pub fn parse_report_line(line: &str, size_optional: bool) -> Result<Option<ReportLine>, String> {
     let tokens = scan_tokens(line);
     let get = |k: &str| tokens.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
-    let Some(base) = get("base") else { return Ok(None) };
+    let Some(base) = get("base") else {
+        return Ok(None);
+    };
     let size = get("size");
     if size.is_none() && !size_optional {
         return Ok(None);
     }
-    let mut r = ReportLine::default();
-    r.base = base
+    let base = base
         .strip_prefix("0x")
         .filter(|h| !h.is_empty() && h.len() <= 16)
         .and_then(|h| u64::from_str_radix(h, 16).ok())
         .ok_or_else(|| format!("bad base `{base}` (expected 0x followed by hex digits)"))?;
+    let mut r = ReportLine {
+        base,
+        ..ReportLine::default()
+    };
     r.size = size.map(SizeSpec::from_str).transpose()?;
     r.kind = match get("kind") {
         None => None,
@@ -203,10 +248,14 @@ pub fn parse_report_line(line: &str, size_optional: bool) -> Result<Option<Repor
         Some(other) => return Err(format!("bad kind `{other}` (expected segment or block)")),
     };
     let num = |k: &str| -> Result<Option<u64>, String> {
-        get(k).map(|v| parse_u64(v).ok_or_else(|| format!("bad {k} `{v}`"))).transpose()
+        get(k)
+            .map(|v| parse_u64(v).ok_or_else(|| format!("bad {k} `{v}`")))
+            .transpose()
     };
     let small = |k: &str| -> Result<Option<u32>, String> {
-        num(k)?.map(|v| u32::try_from(v).map_err(|_| format!("{k} {v} too large"))).transpose()
+        num(k)?
+            .map(|v| u32::try_from(v).map_err(|_| format!("{k} {v} too large")))
+            .transpose()
     };
     r.device = small("device")?;
     r.tag = small("tag")?;
@@ -246,11 +295,21 @@ pub fn requests_from_reports(
 ) -> Result<Vec<Request>, SidecarError> {
     let mut out = Vec::new();
     for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|source| SidecarError::Io { path: PathBuf::from(input), source })?;
-        let origin = Origin::Line { input: input.to_string(), line: i as u64 + 1 };
+        let line = line.map_err(|source| SidecarError::Io {
+            path: PathBuf::from(input),
+            source,
+        })?;
+        let origin = Origin::Line {
+            input: input.to_string(),
+            line: i as u64 + 1,
+        };
         let text = String::from_utf8_lossy(&line);
-        let parsed = parse_report_line(&text, d.size.is_some())
-            .map_err(|reason| SidecarError::BadReport { origin: origin.clone(), reason })?;
+        let parsed = parse_report_line(&text, d.size.is_some()).map_err(|reason| {
+            SidecarError::BadReport {
+                origin: origin.clone(),
+                reason,
+            }
+        })?;
         let Some(r) = parsed else { continue };
         out.push(Request {
             origin,
@@ -271,15 +330,26 @@ pub fn requests_from_reports(
 
 /// Turns requests into checked records: `auto` sizes inferred from `archive`,
 /// zero sizes and overflow refused, overlapping segments refused.
-pub fn resolve(requests: Vec<Request>, archive: Option<&Archive>) -> Result<Vec<(RegionRecord, Origin)>, SidecarError> {
-    let auto_bases: Vec<u64> =
-        requests.iter().filter(|r| r.size == SizeSpec::Auto).map(|r| r.base).collect();
+pub fn resolve(
+    requests: Vec<Request>,
+    archive: Option<&Archive>,
+) -> Result<Vec<(RegionRecord, Origin)>, SidecarError> {
+    let auto_bases: Vec<u64> = requests
+        .iter()
+        .filter(|r| r.size == SizeSpec::Auto)
+        .map(|r| r.base)
+        .collect();
     let inferred = if auto_bases.is_empty() {
         HashMap::new()
     } else {
         let Some(archive) = archive else {
-            let r = requests.iter().find(|r| r.size == SizeSpec::Auto).expect("an auto request");
-            return Err(SidecarError::AutoNeedsArchive { origin: r.origin.clone() });
+            let r = requests
+                .iter()
+                .find(|r| r.size == SizeSpec::Auto)
+                .expect("an auto request");
+            return Err(SidecarError::AutoNeedsArchive {
+                origin: r.origin.clone(),
+            });
         };
         infer_segment_sizes(archive, &auto_bases)?
     };
@@ -289,9 +359,20 @@ pub fn resolve(requests: Vec<Request>, archive: Option<&Archive>) -> Result<Vec<
             SizeSpec::Bytes(n) => n,
             SizeSpec::Auto => *inferred
                 .get(&r.base)
-                .ok_or_else(|| SidecarError::AutoNoAccess { origin: r.origin.clone(), base: r.base })?,
+                .ok_or_else(|| SidecarError::AutoNoAccess {
+                    origin: r.origin.clone(),
+                    base: r.base,
+                })?,
         };
-        let rec = RegionRecord { op: r.op, kind: r.kind, base: r.base, size, device: r.device, t: r.t, tag: r.tag };
+        let rec = RegionRecord {
+            op: r.op,
+            kind: r.kind,
+            base: r.base,
+            size,
+            device: r.device,
+            t: r.t,
+            tag: r.tag,
+        };
         validate(&rec, &r.origin)?;
         out.push((rec, r.origin));
     }
@@ -301,21 +382,33 @@ pub fn resolve(requests: Vec<Request>, archive: Option<&Archive>) -> Result<Vec<
 
 /// Records of a `.hrrr` stream with their origins (records the stream's own
 /// reader skipped are reported in its warnings, not here).
-pub fn records_from_hrrr(stream: &crate::region_record::RegionStream) -> Vec<(RegionRecord, Origin)> {
+pub fn records_from_hrrr(
+    stream: &crate::region_record::RegionStream,
+) -> Vec<(RegionRecord, Origin)> {
     stream
         .records
         .iter()
         .enumerate()
-        .map(|(i, r)| (*r, Origin::Record { path: stream.path.clone(), index: i as u64 + 1 }))
+        .map(|(i, r)| {
+            (
+                *r,
+                Origin::Record {
+                    path: stream.path.clone(),
+                    index: i as u64 + 1,
+                },
+            )
+        })
         .collect()
 }
 
 fn validate(rec: &RegionRecord, origin: &Origin) -> Result<(), SidecarError> {
     match rec.validate() {
         Ok(()) => Ok(()),
-        Err(RecordProblem::ZeroSize) => {
-            Err(SidecarError::ZeroSize { origin: origin.clone(), kind: rec.kind.as_str(), base: rec.base })
-        }
+        Err(RecordProblem::ZeroSize) => Err(SidecarError::ZeroSize {
+            origin: origin.clone(),
+            kind: rec.kind.as_str(),
+            base: rec.base,
+        }),
         Err(RecordProblem::Overflow) => Err(SidecarError::Overflow {
             origin: origin.clone(),
             kind: rec.kind.as_str(),
@@ -336,9 +429,13 @@ struct Life<'a> {
 /// Refuses segments of `new` that overlap, while both are live, a segment of
 /// `existing` or of `new`. Records are merged by time (stable, existing
 /// first), so an `add` after a `del` of the same range is fine.
-pub fn check_overlaps(existing: &[(RegionRecord, Origin)], new: &[(RegionRecord, Origin)]) -> Result<(), SidecarError> {
+pub fn check_overlaps(
+    existing: &[(RegionRecord, Origin)],
+    new: &[(RegionRecord, Origin)],
+) -> Result<(), SidecarError> {
     let n_existing = existing.len();
-    let mut all: Vec<(usize, &(RegionRecord, Origin))> = existing.iter().chain(new).enumerate().collect();
+    let mut all: Vec<(usize, &(RegionRecord, Origin))> =
+        existing.iter().chain(new).enumerate().collect();
     all.sort_by_key(|(_, (r, _))| r.t);
     let mut lives: Vec<(usize, Life<'_>)> = Vec::new();
     let mut open: HashMap<u64, usize> = HashMap::new();
@@ -349,7 +446,15 @@ pub fn check_overlaps(existing: &[(RegionRecord, Origin)], new: &[(RegionRecord,
         match rec.op {
             RegionOp::Add => {
                 open.insert(rec.base, lives.len());
-                lives.push((idx, Life { rec, origin, from: rec.t, until: u64::MAX }));
+                lives.push((
+                    idx,
+                    Life {
+                        rec,
+                        origin,
+                        from: rec.t,
+                        until: u64::MAX,
+                    },
+                ));
             }
             RegionOp::Del => {
                 if let Some(i) = open.remove(&rec.base) {
@@ -373,7 +478,11 @@ pub fn check_overlaps(existing: &[(RegionRecord, Origin)], new: &[(RegionRecord,
                 continue;
             }
             // Name the newer record as the culprit.
-            let (culprit, other) = if a.0 > b.0 { (&a.1, &b.1) } else { (&b.1, &a.1) };
+            let (culprit, other) = if a.0 > b.0 {
+                (&a.1, &b.1)
+            } else {
+                (&b.1, &a.1)
+            };
             if culprit.rec.base == other.rec.base && culprit.rec.size == other.rec.size {
                 return Err(SidecarError::Duplicate {
                     origin: culprit.origin.clone(),
@@ -412,8 +521,14 @@ pub fn validate_name(name: &str) -> Result<&str, SidecarError> {
     let ok = !stem.is_empty()
         && stem.len() <= 100
         && !stem.starts_with('.')
-        && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-    if ok { Ok(stem) } else { Err(SidecarError::BadName(name.to_string())) }
+        && stem
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if ok {
+        Ok(stem)
+    } else {
+        Err(SidecarError::BadName(name.to_string()))
+    }
 }
 
 /// Appends `records` to `ARCHIVE/regions/NAME.ndjson` atomically, after
@@ -425,7 +540,10 @@ pub fn append_to_archive(
 ) -> Result<PathBuf, SidecarError> {
     let stem = validate_name(name)?;
     let regions = archive.path().join(REGIONS_DIR);
-    fs::create_dir_all(&regions).map_err(|source| SidecarError::Io { path: regions.clone(), source })?;
+    fs::create_dir_all(&regions).map_err(|source| SidecarError::Io {
+        path: regions.clone(),
+        source,
+    })?;
     let file_name = format!("{stem}.ndjson");
     let path = regions.join(&file_name);
 
@@ -437,10 +555,16 @@ pub fn append_to_archive(
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|source| SidecarError::Io { path: lock_path.clone(), source })?;
+        .map_err(|source| SidecarError::Io {
+            path: lock_path.clone(),
+            source,
+        })?;
     // SAFETY: flock on a descriptor we own; released when `lock` is dropped.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(SidecarError::Io { path: lock_path, source: io::Error::last_os_error() });
+        return Err(SidecarError::Io {
+            path: lock_path,
+            source: io::Error::last_os_error(),
+        });
     }
 
     // The target itself is read strictly: never build on a damaged file.
@@ -460,14 +584,20 @@ pub fn append_to_archive(
     for (r, _) in records {
         bytes.extend_from_slice(r.to_line().as_bytes());
     }
-    write_atomic(&regions, &file_name, &bytes).map_err(|source| SidecarError::Io { path: path.clone(), source })?;
+    write_atomic(&regions, &file_name, &bytes).map_err(|source| SidecarError::Io {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 
 /// Infers segment sizes for `bases` from the archive's unexplained device
 /// accesses (see the module docs). Bases with no such access are absent
 /// from the result.
-pub fn infer_segment_sizes(archive: &Archive, bases: &[u64]) -> Result<HashMap<u64, u64>, SidecarError> {
+pub fn infer_segment_sizes(
+    archive: &Archive,
+    bases: &[u64],
+) -> Result<HashMap<u64, u64>, SidecarError> {
     let mut sorted: Vec<u64> = bases.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
@@ -495,7 +625,11 @@ pub fn infer_segment_sizes(archive: &Archive, bases: &[u64]) -> Result<HashMap<u
             return;
         }
         // A kernel pointer may legitimately point one past the end.
-        let explained = if whole_pointer { allocs.translate(ptr).is_some() } else { allocs.find(ptr).is_some() };
+        let explained = if whole_pointer {
+            allocs.translate(ptr).is_some()
+        } else {
+            allocs.find(ptr).is_some()
+        };
         if explained {
             return;
         }
@@ -512,7 +646,13 @@ pub fn infer_segment_sizes(archive: &Archive, bases: &[u64]) -> Result<HashMap<u
         let event = event?;
         match &event.op {
             Op::Alloc { ptr, size, mem } => {
-                let a = Alloc { base: ptr.0, size: *size, mem: *mem, live: ptr.0, materialised: false };
+                let a = Alloc {
+                    base: ptr.0,
+                    size: *size,
+                    mem: *mem,
+                    live: ptr.0,
+                    materialised: false,
+                };
                 // A recording with overlapping allocations is odd, but
                 // inference only needs "is this address explained".
                 let _ = allocs.insert(a);
@@ -520,7 +660,13 @@ pub fn infer_segment_sizes(archive: &Archive, bases: &[u64]) -> Result<HashMap<u
             Op::Free { ptr, .. } => {
                 let _ = allocs.remove(ptr.0);
             }
-            Op::Memcpy { dir, dst, src, size, .. } => match dir {
+            Op::Memcpy {
+                dir,
+                dst,
+                src,
+                size,
+                ..
+            } => match dir {
                 Dir::H2d => note(dst.0, *size, &allocs, false),
                 Dir::D2h => note(src.0, *size, &allocs, false),
                 Dir::D2d => {
@@ -546,7 +692,12 @@ pub fn infer_segment_sizes(archive: &Archive, bases: &[u64]) -> Result<HashMap<u
     }
     Ok(max_end
         .into_iter()
-        .map(|(base, end)| (base, (end - base).div_ceil(AUTO_SIZE_GRANULE) * AUTO_SIZE_GRANULE))
+        .map(|(base, end)| {
+            (
+                base,
+                (end - base).div_ceil(AUTO_SIZE_GRANULE) * AUTO_SIZE_GRANULE,
+            )
+        })
         .collect())
 }
 
@@ -561,22 +712,49 @@ mod tests {
     }
 
     fn line(n: u64) -> Origin {
-        Origin::Line { input: "stdin".into(), line: n }
+        Origin::Line {
+            input: "stdin".into(),
+            line: n,
+        }
     }
 
     #[test]
     fn report_lines() {
-        let r = parse_report_line("[app] HRR_SEGMENT base=0x7fbe01400000 size=262144", false).unwrap().unwrap();
-        assert_eq!((r.base, r.size), (0x7fbe_0140_0000, Some(SizeSpec::Bytes(262144))));
-        let r = parse_report_line("x base=0x10, size=0x20 kind=block device=1 tag=7 t=99", false).unwrap().unwrap();
+        let r = parse_report_line("[app] HRR_SEGMENT base=0x7fbe01400000 size=262144", false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (r.base, r.size),
+            (0x7fbe_0140_0000, Some(SizeSpec::Bytes(262144)))
+        );
+        let r = parse_report_line(
+            "x base=0x10, size=0x20 kind=block device=1 tag=7 t=99",
+            false,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(r.kind, Some(RegionKind::Block));
-        assert_eq!((r.device, r.tag, r.t, r.size), (Some(1), Some(7), Some(99), Some(SizeSpec::Bytes(0x20))));
+        assert_eq!(
+            (r.device, r.tag, r.t, r.size),
+            (Some(1), Some(7), Some(99), Some(SizeSpec::Bytes(0x20)))
+        );
         assert_eq!(parse_report_line("no report here", false).unwrap(), None);
-        assert_eq!(parse_report_line("database=0x10 size=1", false).unwrap(), None, "word start only");
+        assert_eq!(
+            parse_report_line("database=0x10 size=1", false).unwrap(),
+            None,
+            "word start only"
+        );
         assert_eq!(parse_report_line("base=0x10 only", false).unwrap(), None);
         assert!(parse_report_line("base=0x10 only", true).unwrap().is_some());
-        assert!(parse_report_line("base=0xZZ size=1", false).unwrap_err().contains("bad base `0xZZ`"));
-        assert!(parse_report_line("base=16 size=1", false).is_err(), "base must be hex");
+        assert!(
+            parse_report_line("base=0xZZ size=1", false)
+                .unwrap_err()
+                .contains("bad base `0xZZ`")
+        );
+        assert!(
+            parse_report_line("base=16 size=1", false).is_err(),
+            "base must be hex"
+        );
         assert!(parse_report_line("base=0x10 size=-1", false).is_err());
     }
 
@@ -584,39 +762,75 @@ mod tests {
     fn report_errors_name_the_line() {
         let input = "hello\nHRR_SEGMENT base=0x1000 size=4096\nHRR_SEGMENT base=0x9000 size=12x\n";
         let e = requests_from_reports(input.as_bytes(), "stdin", &Defaults::default()).unwrap_err();
-        assert_eq!(e.to_string(), "stdin:3: bad size `12x` (expected bytes, 0x… or `auto`)");
-        let e = requests_from_reports("nothing\n".as_bytes(), "stdin", &Defaults::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "stdin:3: bad size `12x` (expected bytes, 0x… or `auto`)"
+        );
+        let e = requests_from_reports("nothing\n".as_bytes(), "stdin", &Defaults::default())
+            .unwrap_err();
         assert!(matches!(e, SidecarError::NoReports(_)));
     }
 
     #[test]
     fn zero_overflow_and_overlap_are_errors() {
         let d = Defaults::default();
-        let zero = Request { origin: line(4), ..Request::from_args(0x1000, SizeSpec::Bytes(0), &d) };
-        assert_eq!(resolve(vec![zero], None).unwrap_err().to_string(), "stdin:4: segment 0x1000 has zero size");
+        let zero = Request {
+            origin: line(4),
+            ..Request::from_args(0x1000, SizeSpec::Bytes(0), &d)
+        };
+        assert_eq!(
+            resolve(vec![zero], None).unwrap_err().to_string(),
+            "stdin:4: segment 0x1000 has zero size"
+        );
         let wrap = Request::from_args(u64::MAX - 10, SizeSpec::Bytes(100), &d);
-        assert!(resolve(vec![wrap], None).unwrap_err().to_string().contains("overflows"));
+        assert!(
+            resolve(vec![wrap], None)
+                .unwrap_err()
+                .to_string()
+                .contains("overflows")
+        );
 
-        let a = Request { origin: line(1), ..Request::from_args(0x1000, SizeSpec::Bytes(0x1000), &d) };
-        let b = Request { origin: line(2), ..Request::from_args(0x1800, SizeSpec::Bytes(0x1000), &d) };
+        let a = Request {
+            origin: line(1),
+            ..Request::from_args(0x1000, SizeSpec::Bytes(0x1000), &d)
+        };
+        let b = Request {
+            origin: line(2),
+            ..Request::from_args(0x1800, SizeSpec::Bytes(0x1000), &d)
+        };
         let e = resolve(vec![a.clone(), b], None).unwrap_err();
         assert_eq!(
             e.to_string(),
             "stdin:2: segment 0x1800+4096 overlaps segment 0x1000+4096 from stdin:1"
         );
-        let adjacent = Request { origin: line(2), ..Request::from_args(0x2000, SizeSpec::Bytes(0x1000), &d) };
+        let adjacent = Request {
+            origin: line(2),
+            ..Request::from_args(0x2000, SizeSpec::Bytes(0x1000), &d)
+        };
         assert!(resolve(vec![a, adjacent], None).is_ok());
     }
 
     #[test]
     fn overlap_respects_lifetimes() {
-        let del = (RegionRecord { op: RegionOp::Del, ..RegionRecord::segment(0x1000, 0, 50) }, Origin::Args);
+        let del = (
+            RegionRecord {
+                op: RegionOp::Del,
+                ..RegionRecord::segment(0x1000, 0, 50)
+            },
+            Origin::Args,
+        );
         // Freed at 50, the same range re-declared at 50 or later is fine.
         check_overlaps(&[seg(0x1000, 0x1000, 10), del], &[seg(0x1000, 0x1000, 50)]).unwrap();
         let e = check_overlaps(&[seg(0x1000, 0x1000, 10)], &[seg(0x1000, 0x1000, 60)]).unwrap_err();
         assert!(matches!(e, SidecarError::Duplicate { .. }), "{e}");
         // Blocks may overlap segments (they live inside them).
-        let block = (RegionRecord { kind: RegionKind::Block, ..RegionRecord::segment(0x1000, 16, 0) }, Origin::Args);
+        let block = (
+            RegionRecord {
+                kind: RegionKind::Block,
+                ..RegionRecord::segment(0x1000, 16, 0)
+            },
+            Origin::Args,
+        );
         check_overlaps(&[seg(0x1000, 0x1000, 0)], &[block]).unwrap();
     }
 
@@ -631,7 +845,13 @@ mod tests {
             .alloc(0x1000, 0x100)
             .h2d(hidden, &[0; 100])
             .memset(hidden + 0x1_0000, 0, 8)
-            .launch("k", b"c", [1, 1, 1], [1, 1, 1], vec![ptr_arg(0x1000), struct_arg(&embedded, &[8])])
+            .launch(
+                "k",
+                b"c",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![ptr_arg(0x1000), struct_arg(&embedded, &[8])],
+            )
             .alloc(hidden + 0x10_0000, 0x100)
             .d2h(hidden + 0x10_0000, &[0; 0x100])
             .d2h(other + 5, &[0; 3])
@@ -639,28 +859,50 @@ mod tests {
             .unwrap();
         let a = Archive::open(dir).unwrap();
         let sizes = infer_segment_sizes(&a, &[hidden, other, 0x1]).unwrap();
-        assert_eq!(sizes[&hidden], 0x2_1000, "embedded pointer at +0x20000 is the furthest unexplained access");
+        assert_eq!(
+            sizes[&hidden], 0x2_1000,
+            "embedded pointer at +0x20000 is the furthest unexplained access"
+        );
         assert_eq!(sizes[&other], 0x1000);
         assert!(!sizes.contains_key(&0x1), "0x1000 is a recorded allocation");
 
         // 0x500 is bounded by the allocation at 0x1000: the far accesses are not its.
         let req = Request::from_args(0x500, SizeSpec::Auto, &Defaults::default());
-        assert!(matches!(resolve(vec![req.clone()], Some(&a)), Err(SidecarError::AutoNoAccess { .. })));
-        assert!(matches!(resolve(vec![req], None), Err(SidecarError::AutoNeedsArchive { .. })));
+        assert!(matches!(
+            resolve(vec![req.clone()], Some(&a)),
+            Err(SidecarError::AutoNoAccess { .. })
+        ));
+        assert!(matches!(
+            resolve(vec![req], None),
+            Err(SidecarError::AutoNeedsArchive { .. })
+        ));
     }
 
     #[test]
     fn append_is_checked_against_the_archive() {
         let t = tempfile::tempdir().unwrap();
-        let dir = ArchiveBuilder::new(Platform::Cpu).segment(0x10_0000, 0x1000, 0).write(t.path().join("a")).unwrap();
+        let dir = ArchiveBuilder::new(Platform::Cpu)
+            .segment(0x10_0000, 0x1000, 0)
+            .write(t.path().join("a"))
+            .unwrap();
         let a = Archive::open(&dir).unwrap();
         let p = append_to_archive(&a, "sidecar", &[seg(0x20_0000, 0x1000, 0)]).unwrap();
         assert!(p.ends_with("regions/sidecar.ndjson"));
         append_to_archive(&a, "sidecar.ndjson", &[seg(0x30_0000, 0x1000, 0)]).unwrap();
-        assert_eq!(crate::region_record::read_region_ndjson(&p).unwrap().len(), 2);
+        assert_eq!(
+            crate::region_record::read_region_ndjson(&p).unwrap().len(),
+            2
+        );
         let e = append_to_archive(&a, "other", &[seg(0x10_0800, 0x1000, 0)]).unwrap_err();
         assert!(e.to_string().contains("testkit.ndjson record 1"), "{e}");
-        assert!(matches!(append_to_archive(&a, "../x", &[]), Err(SidecarError::BadName(_))));
-        assert_eq!(a.region_files().len(), 2, "no temporaries or lock files listed");
+        assert!(matches!(
+            append_to_archive(&a, "../x", &[]),
+            Err(SidecarError::BadName(_))
+        ));
+        assert_eq!(
+            a.region_files().len(),
+            2,
+            "no temporaries or lock files listed"
+        );
     }
 }

@@ -31,17 +31,30 @@ pub const FAKE_HOST: u64 = 0x5555_0000_0000;
 
 /// A kernel argument holding one device pointer.
 pub fn ptr_arg(ptr: u64) -> KernelArg {
-    KernelArg { offset: None, size: 8, hex: HexBytes(ptr.to_le_bytes().to_vec()), ptrs: vec![0] }
+    KernelArg {
+        offset: None,
+        size: 8,
+        hex: HexBytes(ptr.to_le_bytes().to_vec()),
+        ptrs: vec![0],
+    }
 }
 
 /// A by-value kernel argument without pointers.
 pub fn value_arg(bytes: &[u8]) -> KernelArg {
-    KernelArg { offset: None, size: bytes.len() as u32, hex: HexBytes(bytes.to_vec()), ptrs: Vec::new() }
+    KernelArg {
+        offset: None,
+        size: bytes.len() as u32,
+        hex: HexBytes(bytes.to_vec()),
+        ptrs: Vec::new(),
+    }
 }
 
 /// A by-value struct argument with device pointers embedded at `ptr_offsets`.
 pub fn struct_arg(bytes: &[u8], ptr_offsets: &[u32]) -> KernelArg {
-    KernelArg { ptrs: ptr_offsets.to_vec(), ..value_arg(bytes) }
+    KernelArg {
+        ptrs: ptr_offsets.to_vec(),
+        ..value_arg(bytes)
+    }
 }
 
 /// Fluent builder of a test archive; see the module docs.
@@ -117,7 +130,14 @@ impl ArchiveBuilder {
 
     /// Adds any operation, with `blobs` stored alongside.
     pub fn event(mut self, api: &str, op: Op, blobs: Vec<Vec<u8>>) -> Self {
-        let e = Event { seq: self.next_seq, t: self.next_t, tid: self.tid, api: api.to_string(), ret: 0, op };
+        let e = Event {
+            seq: self.next_seq,
+            t: self.next_t,
+            tid: self.tid,
+            api: api.to_string(),
+            ret: 0,
+            op,
+        };
         self.next_seq += 1;
         self.next_t += 1;
         self.events.push((e, blobs));
@@ -134,11 +154,26 @@ impl ArchiveBuilder {
             MemKind::Managed => "hipMallocManaged",
             MemKind::Host | MemKind::Pinned => "hipHostMalloc",
         };
-        self.event(api, Op::Alloc { ptr: Addr(ptr), size, mem }, vec![])
+        self.event(
+            api,
+            Op::Alloc {
+                ptr: Addr(ptr),
+                size,
+                mem,
+            },
+            vec![],
+        )
     }
 
     pub fn free(self, ptr: u64) -> Self {
-        self.event("hipFree", Op::Free { ptr: Addr(ptr), mem: None }, vec![])
+        self.event(
+            "hipFree",
+            Op::Free {
+                ptr: Addr(ptr),
+                mem: None,
+            },
+            vec![],
+        )
     }
 
     /// H2D copy of `bytes` into device `dst` from the fake host range.
@@ -153,7 +188,13 @@ impl ArchiveBuilder {
 
     /// D2H copy into the host address `host_dst`.
     pub fn d2h_to(self, host_dst: u64, src: u64, expected: &[u8]) -> Self {
-        self.copy(Dir::D2h, host_dst, src, expected.len() as u64, Some(expected))
+        self.copy(
+            Dir::D2h,
+            host_dst,
+            src,
+            expected.len() as u64,
+            Some(expected),
+        )
     }
 
     /// D2H copy of `size` bytes that recorded no result blob.
@@ -167,25 +208,52 @@ impl ArchiveBuilder {
 
     fn copy(self, dir: Dir, dst: u64, src: u64, size: u64, bytes: Option<&[u8]>) -> Self {
         let blob = bytes.map(BlobId::of);
-        let op = Op::Memcpy { dir, dst: Addr(dst), src: Addr(src), size, stream: None, blob };
-        self.event("hipMemcpy", op, bytes.map(|b| vec![b.to_vec()]).unwrap_or_default())
+        let op = Op::Memcpy {
+            dir,
+            dst: Addr(dst),
+            src: Addr(src),
+            size,
+            stream: None,
+            blob,
+        };
+        self.event(
+            "hipMemcpy",
+            op,
+            bytes.map(|b| vec![b.to_vec()]).unwrap_or_default(),
+        )
     }
 
     /// `hipMemset(dst, value, size)` (byte pattern).
     pub fn memset(self, dst: u64, value: u8, size: u64) -> Self {
-        let op = Op::Memset { dst: Addr(dst), value: u32::from(value), size, width: 1, stream: None };
+        let op = Op::Memset {
+            dst: Addr(dst),
+            value: u32::from(value),
+            size,
+            width: 1,
+            stream: None,
+        };
         self.event("hipMemset", op, vec![])
     }
 
     pub fn module_load(self, module: u64, code: &[u8]) -> Self {
-        let op = Op::ModuleLoad { module: Addr(module), code: BlobId::of(code) };
+        let op = Op::ModuleLoad {
+            module: Addr(module),
+            code: BlobId::of(code),
+        };
         self.event("hipModuleLoadData", op, vec![code.to_vec()])
     }
 
     /// A launch of kernel `name` from code object `code` on the default
     /// stream. Argument offsets are packed in order, each aligned to its
     /// size (at most 8), as the compiler lays out kernarg segments.
-    pub fn launch(self, name: &str, code: &[u8], grid: [u32; 3], block: [u32; 3], mut args: Vec<KernelArg>) -> Self {
+    pub fn launch(
+        self,
+        name: &str,
+        code: &[u8],
+        grid: [u32; 3],
+        block: [u32; 3],
+        mut args: Vec<KernelArg>,
+    ) -> Self {
         let mut off = 0u32;
         for a in &mut args {
             let align = a.size.clamp(1, 8).next_power_of_two();
@@ -217,12 +285,18 @@ impl ArchiveBuilder {
 
     /// Ends a declared segment at `t`.
     pub fn segment_del(self, base: u64, t: u64) -> Self {
-        self.region(RegionRecord { op: RegionOp::Del, ..RegionRecord::segment(base, 0, t) })
+        self.region(RegionRecord {
+            op: RegionOp::Del,
+            ..RegionRecord::segment(base, 0, t)
+        })
     }
 
     /// Declares a block (a sub-range of known memory).
     pub fn block(self, base: u64, size: u64, t: u64) -> Self {
-        self.region(RegionRecord { kind: RegionKind::Block, ..RegionRecord::segment(base, size, t) })
+        self.region(RegionRecord {
+            kind: RegionKind::Block,
+            ..RegionRecord::segment(base, size, t)
+        })
     }
 
     pub fn region(mut self, record: RegionRecord) -> Self {
@@ -260,7 +334,9 @@ impl ArchiveBuilder {
             w.append(event)?;
         }
         if !self.regions.is_empty() {
-            let path = dir.join(REGIONS_DIR).join(format!("{}.ndjson", self.regions_name));
+            let path = dir
+                .join(REGIONS_DIR)
+                .join(format!("{}.ndjson", self.regions_name));
             let text: String = self.regions.iter().map(RegionRecord::to_line).collect();
             std::fs::write(&path, text).map_err(|source| WriteError::Io { path, source })?;
         }
@@ -283,7 +359,13 @@ mod tests {
             .alloc(0x1000, 64)
             .h2d(0x1000, b"abcd")
             .at(5_000)
-            .launch("k", b"code", [1, 1, 1], [1, 1, 1], vec![value_arg(&[1]), ptr_arg(0x1000)])
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![value_arg(&[1]), ptr_arg(0x1000)],
+            )
             .d2h_to(0x7000, 0x1000, b"dcba")
             .api("hipMemcpyAsync")
             .segment(0x9000, 4096, 0)
@@ -293,14 +375,31 @@ mod tests {
         let a = Archive::open(&dir).unwrap();
         assert!(a.is_complete());
         assert_eq!(a.manifest().argv, ["./app"]);
-        let events: Vec<Event> = a.events(ReadOptions::strict()).unwrap().map(Result::unwrap).collect();
-        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+        let events: Vec<Event> = a
+            .events(ReadOptions::strict())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4]
+        );
         assert_eq!(events[2].t, 5_000);
         assert_eq!(events[3].api, "hipMemcpyAsync");
-        let Op::Launch { args, code, .. } = &events[2].op else { panic!() };
-        assert_eq!(args.iter().map(|a| a.offset).collect::<Vec<_>>(), [Some(0), Some(8)]);
+        let Op::Launch { args, code, .. } = &events[2].op else {
+            panic!()
+        };
+        assert_eq!(
+            args.iter().map(|a| a.offset).collect::<Vec<_>>(),
+            [Some(0), Some(8)]
+        );
         assert_eq!(&*a.blobs().get(code).unwrap(), b"code");
-        let Op::Memcpy { dst, blob: Some(b), .. } = &events[3].op else { panic!() };
+        let Op::Memcpy {
+            dst, blob: Some(b), ..
+        } = &events[3].op
+        else {
+            panic!()
+        };
         assert_eq!(*dst, Addr(0x7000));
         assert_eq!(&*a.blobs().get(b).unwrap(), b"dcba");
         let regions = a.load_regions().unwrap();

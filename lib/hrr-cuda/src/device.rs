@@ -18,6 +18,7 @@ use crate::ffi::{
     CUstream,
 };
 use crate::kernarg::Kernarg;
+use crate::staging::{Staging, StagingConfig};
 
 thread_local! {
     /// The context this thread last made current through a `CudaDevice`.
@@ -31,6 +32,7 @@ pub struct CudaDevice {
     name: String,
     cc: (i32, i32),
     version: i32,
+    staging: Staging,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -112,6 +114,7 @@ impl CudaDevice {
         drv.check("cuDevicePrimaryCtxRetain", unsafe {
             (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
         })?;
+        let staging = Staging::new(StagingConfig::from_env());
         let d = CudaDevice {
             drv,
             dev,
@@ -119,6 +122,7 @@ impl CudaDevice {
             name,
             cc: (major, minor),
             version,
+            staging,
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
@@ -165,6 +169,19 @@ impl CudaDevice {
         &self.name
     }
 
+    /// How large pageable copies are staged (see [`crate::staging`]).
+    pub fn staging(&self) -> StagingConfig {
+        self.staging.config()
+    }
+
+    /// Replaces the staging set-up (frees the old buffers).
+    pub fn set_staging(&mut self, cfg: StagingConfig) -> Result<(), CudaError> {
+        self.bind()?;
+        self.staging.release(self.drv);
+        self.staging = Staging::new(cfg);
+        Ok(())
+    }
+
     /// `(offset, size)` of each parameter of a function this device returned.
     pub fn param_layout(&mut self, func: Handle) -> Result<Vec<(usize, usize)>, CudaError> {
         self.bind()?;
@@ -177,6 +194,7 @@ impl CudaDevice {
 impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.bind();
+        self.staging.release(self.drv);
         // SAFETY: matched with the retain in `with_driver`; queued work is
         // drained first so that release never races a running kernel.
         unsafe {
@@ -259,6 +277,10 @@ impl Device for CudaDevice {
         if src.is_empty() {
             return Ok(());
         }
+        if self.staging.config().stages(src.len()) {
+            self.bind()?;
+            return Ok(self.staging.h2d(self.drv, self.ctx, dst, src, stream(s))?);
+        }
         match s {
             // SAFETY: `src` is live for its length; the driver validates `dst`.
             None => self.call("cuMemcpyHtoD_v2", |a| unsafe {
@@ -281,6 +303,10 @@ impl Device for CudaDevice {
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
         if dst.is_empty() {
             return Ok(());
+        }
+        if self.staging.config().stages(dst.len()) {
+            self.bind()?;
+            return Ok(self.staging.d2h(self.drv, self.ctx, dst, src, stream(s))?);
         }
         match s {
             // SAFETY: `dst` is live and writable for its length.

@@ -129,7 +129,7 @@ mod tests {
 
     /// A prefix reader over `data` that panics if asked for more than it has
     /// (the stand-in for "read past the application's buffer").
-    fn reader(data: &[u8]) -> impl Fn(usize) -> &[u8] + '_ {
+    fn reader<'a>(data: &'a [u8]) -> impl Fn(usize) -> &'a [u8] + 'a {
         move |n| {
             assert!(n <= data.len(), "read {n} bytes of a {} byte image", data.len());
             &data[..n]

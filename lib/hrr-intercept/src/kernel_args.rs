@@ -136,7 +136,7 @@ mod tests {
         }
     }
 
-    const BASE: u64 = 0x7f55_0000_0000;
+    const BASE: u64 = 0x7f55_1234_0000;
 
     fn allocs() -> LiveAllocs {
         let a = LiveAllocs::new();

@@ -1,1 +1,47 @@
-//! libhrr_intercept.so (work in progress).
+//! `libhrr_intercept.so`: the capture library.
+//!
+//! Loaded with `LD_PRELOAD` (normally by `hrr-cap`), it defines the HIP
+//! runtime's entry points, forwards each call to the real runtime, and
+//! records it into an hrr archive (DESIGN §4) named by `HRR_OUT`:
+//! `events.ndjson`, content-addressed `blobs/`, `manifest.json`.
+//!
+//! Layout:
+//! - [`exports`] — the C entry points (FFI; the only place that reads
+//!   application memory), and the exit paths;
+//! - [`recorder`] — the capture state and one method per recorded call;
+//! - [`event_sink`], [`event_line`], [`blob_writer`] — writing the archive;
+//! - [`live_allocs`], [`code_objects`], [`kernel_args`], [`image_extent`] —
+//!   what the events need to know;
+//! - [`guard`], [`real_fn`], [`fatal_signals`], [`fork_policy`],
+//!   [`archive_claim`], [`config`] — the interposer's rules;
+//! - [`sys`], [`hip_types`] — libc and HIP C definitions.
+//!
+//! The `bench` feature leaves out [`exports`] (so that a benchmark linking
+//! the rlib does not interpose its own `_exit`); unit tests leave them out
+//! for the same reason.
+
+pub mod archive_claim;
+pub mod blob_writer;
+pub mod code_objects;
+pub mod config;
+pub mod event_line;
+pub mod event_sink;
+pub mod fatal_signals;
+pub mod fork_policy;
+pub mod guard;
+pub mod hip_types;
+pub mod image_extent;
+pub mod kernel_args;
+pub mod live_allocs;
+pub mod real_fn;
+pub mod recorder;
+pub mod sys;
+
+#[cfg(not(any(test, feature = "bench")))]
+pub mod exports;
+
+/// Path of the library that defines `hipMalloc` after this one: the runtime
+/// being recorded (its name tells the platform).
+pub fn runtime_path() -> Option<std::path::PathBuf> {
+    sys::dlsym_next(c"hipMalloc").and_then(|p| sys::object_path(p))
+}

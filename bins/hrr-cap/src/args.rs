@@ -1,0 +1,31 @@
+//! Command line of `hrr-cap`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Which runtime family the application uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlatformArg {
+    /// Detect from the runtime library the application loads.
+    Auto,
+    /// HIP (ROCm's libamdhip64, or hrr's CPU runtime): detected the same way.
+    Hip,
+    /// CUDA (libcudart): recorded by the CUDA family of the capture library.
+    Cuda,
+}
+
+/// Record an application's HIP calls into an hrr archive.
+#[derive(Debug, Parser)]
+#[command(name = "hrr-cap", version, trailing_var_arg = true)]
+pub struct Args {
+    /// Archive directory to create (default: hrr-<app>-<UTC time>.hrr).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub platform: PlatformArg,
+    /// The application and its arguments (after `--`).
+    #[arg(required = true, num_args = 1.., value_name = "APP ARGS")]
+    pub command: Vec<OsString>,
+}

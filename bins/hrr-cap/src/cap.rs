@@ -1,0 +1,201 @@
+//! `run`: set up the preload, run the application, report.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use crate::args::{Args, PlatformArg};
+use crate::error::CapError;
+use crate::intercept_lib;
+use crate::summary::{ArchiveSummary, child_archives};
+
+/// Runs the capture; `Ok` carries the exit status hrr-cap should end with.
+pub fn run(args: &Args) -> Result<u8, CapError> {
+    let app = &args.command[0];
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hrr-cap"));
+    let lib = intercept_lib::find(&exe, std::env::var_os(intercept_lib::ENV_INTERCEPT).map(PathBuf::from))?;
+    let dir = match &args.output {
+        Some(d) => d.clone(),
+        None => default_dir(app, SystemTime::now()),
+    };
+    let created = prepare_dir(&dir)?;
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+
+    let mut cmd = Command::new(app);
+    cmd.args(&args.command[1..]);
+    cmd.env("LD_PRELOAD", preload_value(&lib, std::env::var_os("LD_PRELOAD")));
+    cmd.env("HRR_OUT", &dir);
+    match args.platform {
+        PlatformArg::Auto => {}
+        PlatformArg::Hip => {
+            cmd.env("HRR_PLATFORM", "hip");
+        }
+        PlatformArg::Cuda => {
+            cmd.env("HRR_PLATFORM", "nvidia");
+        }
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(source) => {
+            if created {
+                let _ = fs::remove_dir(&dir);
+            }
+            return Err(CapError::Spawn { app: app.clone(), source });
+        }
+    };
+    // A Ctrl-C reaches the whole process group: the application decides what
+    // it means, and hrr-cap stays to report. Set after the spawn, so the
+    // application does not inherit the ignored dispositions.
+    ignore_terminal_signals();
+    let status = child.wait().map_err(|source| CapError::Spawn { app: app.clone(), source })?;
+
+    let summary = ArchiveSummary::read(&dir);
+    let mut line = format!("hrr-cap: {summary} -> {}", dir.display());
+    if let Some(sig) = status.signal() {
+        line.push_str(&format!(" (incomplete: app died by signal {sig})"));
+    } else if summary.complete == Some(false) {
+        line.push_str(" (incomplete: the archive was not finished)");
+    } else if summary.complete.is_none() {
+        line.push_str(" (nothing recorded: the app made no HIP call through the capture library)");
+        if created {
+            let _ = fs::remove_dir(&dir);
+        }
+    }
+    let children = child_archives(&dir);
+    if !children.is_empty() {
+        let names: Vec<String> = children.iter().map(|c| c.display().to_string()).collect();
+        line.push_str(&format!(" (+{} child process archive(s): {})", children.len(), names.join(", ")));
+    }
+    eprintln!("{line}");
+    Ok(exit_code(status))
+}
+
+/// The application's exit status as hrr-cap's: its code, or 128+signal.
+pub fn exit_code(status: std::process::ExitStatus) -> u8 {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => (c & 0xff) as u8,
+        (None, Some(s)) => (128 + s).clamp(0, 255) as u8,
+        (None, None) => 1,
+    }
+}
+
+/// `LD_PRELOAD` with the capture library first (it must interpose before
+/// anything else the user preloads).
+pub fn preload_value(lib: &Path, existing: Option<OsString>) -> OsString {
+    let mut v = lib.as_os_str().to_os_string();
+    if let Some(e) = existing.filter(|e| !e.is_empty()) {
+        v.push(":");
+        v.push(e);
+    }
+    v
+}
+
+/// Creates `dir` (or accepts an existing empty one) and checks it is
+/// writable. Returns whether hrr-cap created it.
+fn prepare_dir(dir: &Path) -> Result<bool, CapError> {
+    let err = |source| CapError::Dir { path: dir.to_path_buf(), source };
+    let created = match fs::create_dir(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            if !dir.is_dir() {
+                return Err(err(io::Error::new(io::ErrorKind::AlreadyExists, "exists and is not a directory")));
+            }
+            if fs::read_dir(dir).map_err(err)?.next().is_some() {
+                return Err(CapError::DirNotEmpty { path: dir.to_path_buf() });
+            }
+            false
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(dir).map_err(err)?;
+            true
+        }
+        Err(e) => return Err(err(e)),
+    };
+    let probe = dir.join(".hrr-cap-probe");
+    if let Err(e) = fs::write(&probe, b"") {
+        if created {
+            let _ = fs::remove_dir(dir);
+        }
+        return Err(err(e));
+    }
+    let _ = fs::remove_file(&probe);
+    Ok(created)
+}
+
+/// `hrr-<app>-<YYYYmmddTHHMMSSZ>.hrr` in the current directory.
+pub fn default_dir(app: &OsString, now: SystemTime) -> PathBuf {
+    let base = Path::new(app).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "app".into());
+    let base: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    let secs = now.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    PathBuf::from(format!("hrr-{base}-{}.hrr", utc_stamp(secs)))
+}
+
+/// `YYYYmmddTHHMMSSZ` for Unix time `secs` (civil-from-days, proleptic
+/// Gregorian; no time-zone database needed).
+fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+fn ignore_terminal_signals() {
+    for sig in [libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: setting a disposition to SIG_IGN has no memory effects.
+        unsafe { libc::signal(sig, libc::SIG_IGN) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn stamps() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+        assert_eq!(utc_stamp(1_767_225_599), "20251231T235959Z");
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 + 61);
+        assert_eq!(default_dir(&"/usr/bin/my app".into(), t), PathBuf::from("hrr-my_app-19700102T000101Z.hrr"));
+    }
+
+    #[test]
+    fn preload_goes_first() {
+        let lib = Path::new("/x/libhrr_intercept.so");
+        assert_eq!(preload_value(lib, None), OsString::from("/x/libhrr_intercept.so"));
+        assert_eq!(preload_value(lib, Some("".into())), OsString::from("/x/libhrr_intercept.so"));
+        assert_eq!(preload_value(lib, Some("/a.so".into())), OsString::from("/x/libhrr_intercept.so:/a.so"));
+    }
+
+    #[test]
+    fn exit_codes() {
+        use std::process::ExitStatus;
+        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), 3);
+        assert_eq!(exit_code(ExitStatus::from_raw(11)), 139);
+        assert_eq!(exit_code(ExitStatus::from_raw(9)), 137);
+    }
+
+    #[test]
+    fn dirs() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("a/b.hrr");
+        assert!(prepare_dir(&d).unwrap());
+        assert!(!prepare_dir(&d).unwrap(), "existing empty dir is fine");
+        fs::write(d.join("x"), b"").unwrap();
+        assert!(matches!(prepare_dir(&d), Err(CapError::DirNotEmpty { .. })));
+        assert!(matches!(prepare_dir(Path::new("/proc/nope.hrr")), Err(CapError::Dir { .. })));
+    }
+}

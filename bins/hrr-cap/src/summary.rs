@@ -1,0 +1,121 @@
+//! `ArchiveSummary`: what a capture left on disk, for the summary line.
+//!
+//! Read from the files rather than trusted from the manifest alone, so a
+//! capture that died (manifest still `complete:false`, counts 0) is reported
+//! with what it did record: whole event lines and blob files.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use hrr_core::archive_writer::EVENTS_FILE;
+use hrr_core::blob_store::BLOBS_DIR;
+use hrr_core::manifest::Manifest;
+
+/// Counts of one archive directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArchiveSummary {
+    /// Events recorded, the `eof` trailer not counted.
+    pub events: u64,
+    pub blobs: u64,
+    /// Total size of the blob files.
+    pub bytes: u64,
+    /// `None`: no manifest (nothing was recorded).
+    pub complete: Option<bool>,
+}
+
+impl ArchiveSummary {
+    pub fn read(dir: &Path) -> ArchiveSummary {
+        let manifest = Manifest::read(dir).ok();
+        let (blobs, bytes) = blob_files(&dir.join(BLOBS_DIR));
+        let lines = fs::read(dir.join(EVENTS_FILE)).map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64).unwrap_or(0);
+        let complete = manifest.as_ref().map(|m| m.complete);
+        let events = match &manifest {
+            Some(m) if m.complete => m.events,
+            _ => lines,
+        };
+        ArchiveSummary { events, blobs, bytes, complete }
+    }
+}
+
+fn blob_files(root: &Path) -> (u64, u64) {
+    let (mut n, mut bytes) = (0, 0);
+    for fan in fs::read_dir(root).into_iter().flatten().flatten() {
+        for f in fs::read_dir(fan.path()).into_iter().flatten().flatten() {
+            let name = f.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue; // a temporary file of a write that never finished
+            }
+            if let Ok(m) = f.metadata() {
+                if m.is_file() {
+                    n += 1;
+                    bytes += m.len();
+                }
+            }
+        }
+    }
+    (n, bytes)
+}
+
+/// Archives that child processes recorded next to `dir` (`<stem>-<pid>.hrr`,
+/// see the interposer's archive claim).
+pub fn child_archives(dir: &Path) -> Vec<PathBuf> {
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let stem = name.strip_suffix(".hrr").unwrap_or(&name).to_string();
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut found: Vec<PathBuf> = fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_prefix(&format!("{stem}-"))
+                .and_then(|r| r.strip_suffix(".hrr"))
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+impl fmt::Display for ArchiveSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} events, {} blobs, {} bytes", self.events, self.blobs, self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_a_crashed_archive_from_its_files() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("cap.hrr");
+        fs::create_dir_all(d.join("blobs/ab")).unwrap();
+        fs::write(d.join("blobs/ab/ab12"), b"12345").unwrap();
+        fs::write(d.join("blobs/ab/.tmp-1-0"), b"torn").unwrap();
+        fs::write(d.join(EVENTS_FILE), b"{}\n{}\n{\"seq\"").unwrap();
+        let mut m = Manifest::new(hrr_core::manifest::ArchiveKind::Capture, hrr_core::manifest::Platform::Cpu);
+        m.write_atomic(&d).unwrap();
+        let s = ArchiveSummary::read(&d);
+        assert_eq!(s, ArchiveSummary { events: 2, blobs: 1, bytes: 5, complete: Some(false) });
+        m.complete = true;
+        m.events = 1;
+        m.write_atomic(&d).unwrap();
+        assert_eq!(ArchiveSummary::read(&d).events, 1, "complete: the manifest's count (eof excluded)");
+        assert_eq!(ArchiveSummary::read(&t.path().join("none")).complete, None);
+    }
+
+    #[test]
+    fn finds_child_archives() {
+        let t = tempfile::tempdir().unwrap();
+        for n in ["cap.hrr", "cap-123.hrr", "cap-x.hrr", "cap-.hrr", "other-1.hrr"] {
+            fs::create_dir(t.path().join(n)).unwrap();
+        }
+        assert_eq!(child_archives(&t.path().join("cap.hrr")), vec![t.path().join("cap-123.hrr")]);
+    }
+}

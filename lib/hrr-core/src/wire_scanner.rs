@@ -1,0 +1,649 @@
+//! `scan`: a fast path that parses the common shape of an event line into a
+//! [`Wire`] without going through serde, for the reader's throughput target.
+//!
+//! It accepts a strict subset of JSON — ASCII only, no escapes, integers
+//! only, no `null`, no duplicate keys — and returns `None` for anything
+//! else, in which case the caller parses the line with serde
+//! ([`Event::parse`]). On the subset it accepts it must agree with serde
+//! exactly; the property tests below check that on generated events and on
+//! randomly damaged lines. Errors therefore always come from the serde path,
+//! with serde's messages.
+//!
+//! If [`Wire`] or [`KernelArg`] gain a field this scanner does not know, the
+//! fast path switches itself off (checked once, by asking serde for the
+//! field lists) rather than silently dropping the new field.
+//!
+//! [`Event::parse`]: crate::event::Event::parse
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use serde::de::{self, Deserialize, Visitor};
+
+use crate::event::{Dir, KernelArg, MemKind, Wire};
+use crate::hex::{Addr, BlobId, HexBytes, decode_hex};
+
+/// Keys of [`Wire`] the scanner fills in.
+const WIRE_KEYS: &[&str] = &[
+    "seq", "t", "tid", "api", "op", "ret", "ptr", "size", "mem", "dir", "dst", "src", "value",
+    "width", "stream", "blob", "module", "code", "name", "func", "grid", "block", "shmem", "args",
+    "event", "device", "events",
+];
+/// Keys of [`KernelArg`] the scanner fills in.
+const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
+
+/// Nesting depth at which the scanner gives up (serde_json's own limit is 128).
+const MAX_DEPTH: u32 = 64;
+
+/// Parses `line` if it has the common shape; `None` means "use serde".
+pub fn scan(line: &[u8]) -> Option<Wire<'_>> {
+    if !enabled() || !plain(line) {
+        return None;
+    }
+    let mut c = Cursor { b: line, i: 0 };
+    let w = c.wire()?;
+    c.ws();
+    (c.i == line.len()).then_some(w)
+}
+
+/// Printable ASCII without backslashes: no escapes, no control characters
+/// (JSON forbids them raw inside strings; whitespace other than spaces sends
+/// the line to serde), and every sub-slice is valid UTF-8.
+fn plain(line: &[u8]) -> bool {
+    // Branch-free so it vectorises; lines are short, an early exit buys nothing.
+    let bad = line
+        .iter()
+        .fold(0u8, |acc, &b| acc | u8::from(!(0x20..0x80).contains(&b) || b == b'\\'));
+    bad == 0
+}
+
+/// Whether the scanner knows every field serde would fill.
+pub fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| {
+        let covered = |fields: Option<&[&str]>, known: &[&str]| {
+            fields.is_some_and(|f| f.iter().all(|k| known.contains(k)))
+        };
+        covered(struct_fields::<Wire<'_>>(), WIRE_KEYS)
+            && covered(struct_fields::<KernelArg>(), ARG_KEYS)
+    })
+}
+
+/// The field names a derived `Deserialize` struct declares.
+fn struct_fields<'de, T: Deserialize<'de>>() -> Option<&'static [&'static str]> {
+    let mut probe = FieldProbe(None);
+    let _ = T::deserialize(&mut probe);
+    probe.0
+}
+
+/// A deserializer that only records the field list handed to `deserialize_struct`.
+struct FieldProbe(Option<&'static [&'static str]>);
+
+impl<'de> de::Deserializer<'de> for &mut FieldProbe {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("field probe"))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0 = Some(fields);
+        Err(de::Error::custom("field probe"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+    }
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+/// Records a key as seen; a duplicate sends the line to serde (which rejects it).
+macro_rules! once {
+    ($seen:ident, $bit:expr) => {{
+        let bit = 1u64 << $bit;
+        if $seen & bit != 0 {
+            return None;
+        }
+        $seen |= bit;
+    }};
+}
+
+impl<'a> Cursor<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string; the line has no escapes or control characters (`plain`).
+    fn str(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let len = memchr::memchr(b'"', &self.b[start..])?;
+        self.i = start + len + 1;
+        let bytes = &self.b[start..start + len];
+        // SAFETY: `scan` only runs on lines `plain` accepted, which are all
+        // ASCII, so every sub-slice is valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    }
+
+    /// A non-negative JSON integer (no fraction, exponent or leading zero).
+    fn uint(&mut self) -> Option<u64> {
+        self.ws();
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(&d @ b'0'..=b'9') = self.b.get(self.i) {
+            v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            self.i += 1;
+        }
+        let digits = self.i - start;
+        if digits == 0 || (digits > 1 && self.b[start] == b'0') {
+            return None;
+        }
+        match self.b.get(self.i) {
+            Some(b'.' | b'e' | b'E') => None,
+            _ => Some(v),
+        }
+    }
+
+    fn int(&mut self) -> Option<i64> {
+        if self.peek()? == b'-' {
+            self.i += 1;
+            let v = self.uint()?;
+            if v == 1 << 63 {
+                Some(i64::MIN)
+            } else {
+                i64::try_from(v).ok().map(|v| -v)
+            }
+        } else {
+            i64::try_from(self.uint()?).ok()
+        }
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        u32::try_from(self.uint()?).ok()
+    }
+
+    fn addr(&mut self) -> Option<Addr> {
+        Addr::parse(self.str()?)
+    }
+
+    fn blob(&mut self) -> Option<BlobId> {
+        BlobId::parse(self.str()?)
+    }
+
+    fn dim3(&mut self) -> Option<[u32; 3]> {
+        self.eat(b'[')?;
+        let x = self.u32()?;
+        self.eat(b',')?;
+        let y = self.u32()?;
+        self.eat(b',')?;
+        let z = self.u32()?;
+        self.eat(b']')?;
+        Some([x, y, z])
+    }
+
+    /// Calls `item` for each element of an array.
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Calls `field` with each key of an object, positioned at its value.
+    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.str()?;
+            self.eat(b':')?;
+            field(self, key)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Skips any JSON value (an unknown key's), validating its syntax.
+    fn skip(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => self.str().map(drop),
+            b'{' => self.object(|c, _| c.skip(depth + 1)),
+            b'[' => self.array(|c| c.skip(depth + 1)),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.b[self.i..]
+            .starts_with(word)
+            .then(|| self.i += word.len())
+    }
+
+    /// Any JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn number(&mut self) -> Option<()> {
+        let b = self.b;
+        let digits = |i: &mut usize| {
+            let s = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i - s
+        };
+        let mut i = self.i;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let start = i;
+        let n = digits(&mut i);
+        if n == 0 || (n > 1 && b[start] == b'0') {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = b.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = b.get(i) {
+                i += 1;
+            }
+            if digits(&mut i) == 0 {
+                return None;
+            }
+        }
+        self.i = i;
+        Some(())
+    }
+
+    fn dir(&mut self) -> Option<Dir> {
+        match self.str()? {
+            "h2d" => Some(Dir::H2d),
+            "d2h" => Some(Dir::D2h),
+            "d2d" => Some(Dir::D2d),
+            "h2h" => Some(Dir::H2h),
+            _ => None,
+        }
+    }
+
+    fn mem(&mut self) -> Option<MemKind> {
+        match self.str()? {
+            "device" => Some(MemKind::Device),
+            "host" => Some(MemKind::Host),
+            "managed" => Some(MemKind::Managed),
+            "pinned" => Some(MemKind::Pinned),
+            _ => None,
+        }
+    }
+
+    fn kernel_arg(&mut self) -> Option<KernelArg> {
+        let (mut offset, mut size, mut hex, mut ptrs) = (None, None, None, Vec::new());
+        let mut seen = 0u64;
+        self.object(|c, key| {
+            match key {
+                "offset" => {
+                    once!(seen, 0);
+                    offset = Some(c.u32()?);
+                }
+                "size" => {
+                    once!(seen, 1);
+                    size = Some(c.u32()?);
+                }
+                "hex" => {
+                    once!(seen, 2);
+                    hex = Some(HexBytes(decode_hex(c.str()?)?));
+                }
+                "ptrs" => {
+                    once!(seen, 3);
+                    c.array(|c| c.u32().map(|p| ptrs.push(p)))?;
+                }
+                _ => c.skip(2)?,
+            }
+            Some(())
+        })?;
+        Some(KernelArg {
+            offset,
+            size: size?,
+            hex: hex?,
+            ptrs,
+        })
+    }
+
+    fn wire(&mut self) -> Option<Wire<'a>> {
+        let mut w = Wire::default();
+        let mut seen = 0u64;
+        self.object(|c, key| {
+            match key {
+                "seq" => {
+                    once!(seen, 0);
+                    w.seq = c.uint()?;
+                }
+                "t" => {
+                    once!(seen, 1);
+                    w.t = c.uint()?;
+                }
+                "tid" => {
+                    once!(seen, 2);
+                    w.tid = c.uint()?;
+                }
+                "api" => {
+                    once!(seen, 3);
+                    w.api = Cow::Borrowed(c.str()?);
+                }
+                "op" => {
+                    once!(seen, 4);
+                    w.op = Cow::Borrowed(c.str()?);
+                }
+                "ret" => {
+                    once!(seen, 5);
+                    w.ret = c.int()?;
+                }
+                "ptr" => {
+                    once!(seen, 6);
+                    w.ptr = Some(c.addr()?);
+                }
+                "size" => {
+                    once!(seen, 7);
+                    w.size = Some(c.uint()?);
+                }
+                "mem" => {
+                    once!(seen, 8);
+                    w.mem = Some(c.mem()?);
+                }
+                "dir" => {
+                    once!(seen, 9);
+                    w.dir = Some(c.dir()?);
+                }
+                "dst" => {
+                    once!(seen, 10);
+                    w.dst = Some(c.addr()?);
+                }
+                "src" => {
+                    once!(seen, 11);
+                    w.src = Some(c.addr()?);
+                }
+                "value" => {
+                    once!(seen, 12);
+                    w.value = Some(c.u32()?);
+                }
+                "width" => {
+                    once!(seen, 13);
+                    w.width = Some(u8::try_from(c.uint()?).ok()?);
+                }
+                "stream" => {
+                    once!(seen, 14);
+                    w.stream = Some(c.addr()?);
+                }
+                "blob" => {
+                    once!(seen, 15);
+                    w.blob = Some(c.blob()?);
+                }
+                "module" => {
+                    once!(seen, 16);
+                    w.module = Some(c.addr()?);
+                }
+                "code" => {
+                    once!(seen, 17);
+                    w.code = Some(c.blob()?);
+                }
+                "name" => {
+                    once!(seen, 18);
+                    w.name = Some(Cow::Borrowed(c.str()?));
+                }
+                "func" => {
+                    once!(seen, 19);
+                    w.func = Some(c.addr()?);
+                }
+                "grid" => {
+                    once!(seen, 20);
+                    w.grid = Some(c.dim3()?);
+                }
+                "block" => {
+                    once!(seen, 21);
+                    w.block = Some(c.dim3()?);
+                }
+                "shmem" => {
+                    once!(seen, 22);
+                    w.shmem = Some(c.u32()?);
+                }
+                "args" => {
+                    once!(seen, 23);
+                    let mut args = Vec::new();
+                    c.array(|c| c.kernel_arg().map(|a| args.push(a)))?;
+                    w.args = Some(args);
+                }
+                "event" => {
+                    once!(seen, 24);
+                    w.event = Some(c.addr()?);
+                }
+                "device" => {
+                    once!(seen, 25);
+                    w.device = Some(i32::try_from(c.int()?).ok()?);
+                }
+                "events" => {
+                    once!(seen, 26);
+                    w.events = Some(c.uint()?);
+                }
+                _ => c.skip(1)?,
+            }
+            Some(())
+        })?;
+        // seq, api and op have no default: without them serde reports the error.
+        const REQUIRED: u64 = 1 | 1 << 3 | 1 << 4;
+        (seen & REQUIRED == REQUIRED).then_some(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Event, Op};
+    use proptest::prelude::*;
+
+    #[test]
+    fn knows_every_wire_field() {
+        assert!(
+            enabled(),
+            "Wire or KernelArg gained a field: teach wire_scanner.rs about it"
+        );
+        assert_eq!(struct_fields::<Wire<'_>>().unwrap().len(), WIRE_KEYS.len());
+    }
+
+    fn agree(line: &[u8]) {
+        let slow = Event::parse(line);
+        if let Some(w) = scan(line) {
+            let fast = Event::from_wire(w);
+            assert_eq!(
+                fast,
+                slow,
+                "fast and serde paths disagree on {:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn typical_lines_take_the_fast_path() {
+        let lines: [&[u8]; 4] = [
+            br#"{"seq":3,"t":10,"tid":1,"api":"hipMemcpyAsync","op":"memcpy","ret":0,"dir":"d2h","dst":"0x10","src":"0x20","size":4,"stream":"0x0","blob":"af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}"#,
+            br#"{ "seq" : 4 , "api":"hipLaunchKernel","op":"launch","ret":-1,"name":"k","code":"af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262","grid":[1,2,3],"block":[4,5,6],"shmem":0,"stream":"0x0","args":[{"offset":0,"size":8,"hex":"0010000000000000","ptrs":[0]},{"size":4,"hex":"01000000","x":[1,{"y":null}]}]}"#,
+            br#"{"seq":5,"api":"hipMalloc","op":"alloc","ptr":"0x1000","size":64,"mem":"device","future":{"a":[1.5e3,-0.25,true,false]}}"#,
+            br#"{"seq":6,"api":"x","op":"set_device","device":-3}"#,
+        ];
+        for l in lines {
+            assert!(scan(l).is_some(), "{}", String::from_utf8_lossy(l));
+            agree(l);
+        }
+    }
+
+    #[test]
+    fn unusual_lines_fall_back_to_serde() {
+        for l in [
+            &br#"{"seq":1,"api":"a\"b","op":"device_sync"}"#[..],
+            br#"{"seq":1,"seq":2,"api":"a","op":"device_sync"}"#,
+            br#"{"seq":01,"api":"a","op":"device_sync"}"#,
+            br#"{"seq":1.0,"api":"a","op":"device_sync"}"#,
+            br#"{"seq":18446744073709551616,"api":"a","op":"device_sync"}"#,
+            br#"{"seq":1,"api":"a","op":"free","ptr":null}"#,
+            br#"{"api":"a","op":"device_sync"}"#,
+            br#"{"seq":1,"api":"\u00e9","op":"device_sync"}"#,
+            "{\"seq\":1,\"api\":\"é\",\"op\":\"device_sync\"}".as_bytes(),
+            br#"{"seq":1,"api":"a","op":"device_sync"} x"#,
+            br#"{"seq":1,"api":"a","op":"memcpy","dir":"sideways"}"#,
+        ] {
+            assert!(scan(l).is_none(), "{}", String::from_utf8_lossy(l));
+            agree(l);
+        }
+    }
+
+    fn addr() -> impl Strategy<Value = Addr> {
+        prop_oneof![Just(Addr(0)), any::<u64>().prop_map(Addr)]
+    }
+
+    fn arg() -> impl Strategy<Value = KernelArg> {
+        (
+            proptest::option::of(any::<u32>()),
+            proptest::collection::vec(any::<u8>(), 0..24),
+            proptest::collection::vec(any::<u32>(), 0..3),
+        )
+            .prop_map(|(offset, hex, ptrs)| KernelArg {
+                offset,
+                size: hex.len() as u32,
+                hex: HexBytes(hex),
+                ptrs,
+            })
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let blob = any::<[u8; 32]>().prop_map(BlobId);
+        prop_oneof![
+            (addr(), any::<u64>()).prop_map(|(ptr, size)| Op::Alloc {
+                ptr,
+                size,
+                mem: MemKind::Pinned
+            }),
+            (
+                addr(),
+                addr(),
+                any::<u64>(),
+                proptest::option::of(addr()),
+                proptest::option::of(blob.clone())
+            )
+                .prop_map(|(dst, src, size, stream, blob)| Op::Memcpy {
+                    dir: Dir::D2d,
+                    dst,
+                    src,
+                    size,
+                    stream,
+                    blob
+                }),
+            (
+                addr(),
+                any::<u32>(),
+                any::<u64>(),
+                prop_oneof![Just(1u8), Just(2), Just(4)]
+            )
+                .prop_map(|(dst, value, size, width)| Op::Memset {
+                    dst,
+                    value,
+                    size,
+                    width,
+                    stream: None
+                }),
+            (
+                "[_A-Za-z0-9]{1,40}",
+                blob,
+                any::<[u32; 3]>(),
+                any::<u32>(),
+                addr(),
+                proptest::collection::vec(arg(), 0..5)
+            )
+                .prop_map(|(name, code, grid, shmem, stream, args)| Op::Launch {
+                    name,
+                    code,
+                    func: None,
+                    grid,
+                    block: [grid[2], grid[0], 1],
+                    shmem,
+                    stream,
+                    args
+                }),
+            any::<i32>().prop_map(|device| Op::SetDevice { device }),
+            any::<u64>().prop_map(|events| Op::Eof { events }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn generated_events_agree(seq: u64, t: u64, tid: u64, ret: i64, api in "[A-Za-z_]{1,30}", op in op()) {
+            let e = Event { seq, t, tid, api, ret, op };
+            let mut line = Vec::new();
+            e.write_line(&mut line);
+            let w = scan(line.trim_ascii_end());
+            prop_assert!(w.is_some(), "writer output must take the fast path: {}", String::from_utf8_lossy(&line));
+            prop_assert_eq!(Event::from_wire(w.unwrap()), Ok(e));
+        }
+
+        #[test]
+        fn damaged_lines_agree_or_fall_back(op in op(), edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+            let e = Event { seq: 1, t: 2, tid: 3, api: "hipX".into(), ret: 0, op };
+            let mut line = Vec::new();
+            e.write_line(&mut line);
+            line.pop();
+            for (at, byte) in edits {
+                let i = at.index(line.len());
+                line[i] = byte;
+            }
+            agree(&line);
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Kernel launches: the module API (`kernelParams` or `extra`) and the
+//! compiler path (`hipLaunchKernel` on a registered host stub).
+
+use std::ffi::{c_uint, c_void};
+use std::sync::Arc;
+
+use super::{bytes, missing, real};
+use crate::code_objects::{FatBin, Module};
+use crate::guard::Guard;
+use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
+use crate::kernel_args::{ArgLayout, ArgValues};
+use crate::recorder::{LaunchDims, Recorder};
+
+/// `kernelParams[i]` cut to the size of host argument `i`.
+///
+/// # Safety
+/// The launch succeeded with this layout's kernel, so the runtime read one
+/// pointer per host argument and that many bytes behind each.
+unsafe fn params<'a>(layout: Option<&ArgLayout>, kp: *mut *mut c_void) -> ArgValues<'a> {
+    let Some(l) = layout else {
+        return ArgValues::None;
+    };
+    if kp.is_null() {
+        return ArgValues::None;
+    }
+    let vals = l
+        .slots
+        .iter()
+        .enumerate()
+        // SAFETY: per the contract, kp has an entry per host argument, each
+        // pointing at slot.size readable bytes.
+        .map(|(i, s)| unsafe { bytes(*kp.add(i), s.size as usize) })
+        .collect();
+    ArgValues::Params(vals)
+}
+
+/// The packed buffer of an `extra` array
+/// (`HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END`).
+///
+/// # Safety
+/// The launch succeeded with this `extra`, so it is a well-formed array the
+/// runtime just walked.
+unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'a> {
+    let (mut buf, mut size): (*const c_void, *const usize) = (std::ptr::null(), std::ptr::null());
+    // A well-formed array is short; the bound only stops a corrupt one.
+    for i in (0..64).step_by(2) {
+        // SAFETY: per the contract, entries up to the END marker are readable.
+        let key = unsafe { *extra.add(i) } as usize;
+        match key {
+            // SAFETY: a key other than END is followed by its value.
+            hip::LAUNCH_PARAM_BUFFER_POINTER => buf = unsafe { *extra.add(i + 1) },
+            // SAFETY: as above.
+            hip::LAUNCH_PARAM_BUFFER_SIZE => size = unsafe { *extra.add(i + 1) }.cast(),
+            _ => break,
+        }
+    }
+    if buf.is_null() || size.is_null() {
+        return ArgValues::None;
+    }
+    // SAFETY: the runtime read `*size` bytes of arguments from `buf`.
+    ArgValues::Buffer(unsafe { bytes(buf, *size) })
+}
+
+/// Reads a registered fat binary's bundle for its first launch.
+fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
+    // SAFETY: FatBin::module only calls this while the fat binary is
+    // registered, and its bundle lies in the application's loaded image.
+    r.load_bundle(unsafe { bytes(f.addr as *const c_void, f.len) })
+}
+
+/// Records a launch of a module function after the call.
+fn record_module_launch(
+    api: &'static str,
+    g: &Guard,
+    ret: HipError,
+    func: HipFunction,
+    dims: LaunchDims,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) {
+    g.run(|r| {
+        let kernel = r.code().function(func as u64);
+        let layout = kernel.as_deref().and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok()).and_then(|res| res.layout);
+        let values = if ret != hip::SUCCESS {
+            ArgValues::None
+        } else if !kernel_params.is_null() {
+            // SAFETY: the successful launch read kernelParams per this layout.
+            unsafe { params(layout, kernel_params) }
+        } else if !extra.is_null() {
+            // SAFETY: the successful launch walked this extra array.
+            unsafe { extra_buffer(extra) }
+        } else {
+            ArgValues::None
+        };
+        r.launch(api, ret, kernel.as_deref(), |f| load_fatbin(r, f), func as u64, &dims, &values);
+    });
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    f: HipFunction,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shmem: c_uint,
+    stream: HipStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> HipError {
+    type F = unsafe extern "C" fn(
+        HipFunction,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        HipStream,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> HipError;
+    let Some(real) = real!(hipModuleLaunchKernel: F) else {
+        return missing("hipModuleLaunchKernel");
+    };
+    let g = Guard::enter("hipModuleLaunchKernel");
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, kernel_params, extra) };
+    if let Some(g) = g {
+        let dims = LaunchDims { grid: [gx, gy, gz], block: [bx, by, bz], shmem, stream: stream as u64 };
+        record_module_launch("hipModuleLaunchKernel", &g, ret, f, dims, kernel_params, extra);
+    }
+    ret
+}
+
+/// `ceil(global / local)`: HIP's extended launch takes work-item counts.
+fn blocks(global: u32, local: u32) -> u32 {
+    if local == 0 { global } else { global.div_ceil(local) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel(
+    f: HipFunction,
+    global_x: u32,
+    global_y: u32,
+    global_z: u32,
+    local_x: u32,
+    local_y: u32,
+    local_z: u32,
+    shmem: usize,
+    stream: HipStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start_event: HipEvent,
+    stop_event: HipEvent,
+    flags: u32,
+) -> HipError {
+    type F = unsafe extern "C" fn(
+        HipFunction,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        usize,
+        HipStream,
+        *mut *mut c_void,
+        *mut *mut c_void,
+        HipEvent,
+        HipEvent,
+        u32,
+    ) -> HipError;
+    let Some(real) = real!(hipExtModuleLaunchKernel: F) else {
+        return missing("hipExtModuleLaunchKernel");
+    };
+    let g = Guard::enter("hipExtModuleLaunchKernel");
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe {
+        real(
+            f,
+            global_x,
+            global_y,
+            global_z,
+            local_x,
+            local_y,
+            local_z,
+            shmem,
+            stream,
+            kernel_params,
+            extra,
+            start_event,
+            stop_event,
+            flags,
+        )
+    };
+    if let Some(g) = g {
+        let dims = LaunchDims {
+            grid: [blocks(global_x, local_x), blocks(global_y, local_y), blocks(global_z, local_z)],
+            block: [local_x, local_y, local_z],
+            shmem: u32::try_from(shmem).unwrap_or(u32::MAX),
+            stream: stream as u64,
+        };
+        record_module_launch("hipExtModuleLaunchKernel", &g, ret, f, dims, kernel_params, extra);
+    }
+    ret
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipLaunchKernel(
+    function_address: *const c_void,
+    num_blocks: Dim3,
+    dim_blocks: Dim3,
+    args: *mut *mut c_void,
+    shared_mem_bytes: usize,
+    stream: HipStream,
+) -> HipError {
+    type F = unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, HipStream) -> HipError;
+    let Some(real) = real!(hipLaunchKernel: F) else {
+        return missing("hipLaunchKernel");
+    };
+    let g = Guard::enter("hipLaunchKernel");
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { real(function_address, num_blocks, dim_blocks, args, shared_mem_bytes, stream) };
+    if let Some(g) = g {
+        g.run(|r| {
+            let kernel = r.code().stub(function_address as u64);
+            let layout = kernel
+                .as_deref()
+                .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
+                .and_then(|res| res.layout);
+            let values = if ret == hip::SUCCESS {
+                // SAFETY: the successful launch read args per this layout.
+                unsafe { params(layout, args) }
+            } else {
+                ArgValues::None
+            };
+            let dims = LaunchDims {
+                grid: num_blocks.to_array(),
+                block: dim_blocks.to_array(),
+                shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
+                stream: stream as u64,
+            };
+            r.launch("hipLaunchKernel", ret, kernel.as_deref(), |f| load_fatbin(r, f), function_address as u64, &dims, &values);
+        });
+    }
+    ret
+}

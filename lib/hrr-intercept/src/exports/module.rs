@@ -1,0 +1,218 @@
+//! Modules and the compiler path's registration calls.
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+use hrr_codeobj::hipf;
+
+use super::{Order, bytes, c_str, intercept, out_addr, real};
+use crate::guard::Guard;
+use crate::hip_types::{Dim3, HipError, HipFunction, HipModule, JitOption};
+use crate::image_extent::image_extent;
+
+/// The code object at `image` (the runtime accepted it, so its headers are
+/// readable and describe its extent).
+///
+/// # Safety
+/// `image` must point at a code object the runtime just loaded.
+unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], String> {
+    // SAFETY: the prefix reader is only asked for lengths the image's own
+    // headers name (image_extent's contract), inside the loaded image.
+    let len = image_extent(|n| unsafe { bytes(image, n) }).map_err(|e| e.to_string())?;
+    // SAFETY: as above, len is the image's extent.
+    Ok(unsafe { bytes(image, len) })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLoad(module: *mut HipModule, fname: *const c_char) -> HipError {
+    let real = real!(hipModuleLoad: unsafe extern "C" fn(*mut HipModule, *const c_char) -> HipError);
+    // SAFETY: the application's arguments, forwarded unchanged.
+    intercept("hipModuleLoad", real, Order::Lifecycle, |f| unsafe { f(module, fname) }, |r, ret| {
+        // SAFETY: read only after success, when the runtime wrote *module;
+        // fname is the C string the runtime just opened.
+        let (m, path) = unsafe { (out_addr(ret, module), c_str(fname)) };
+        let image = if ret == 0 { std::fs::read(&path).map_err(|e| format!("{path}: {e}")) } else { Ok(Vec::new()) };
+        r.module_load("hipModuleLoad", ret, m, image.as_deref().map_err(Clone::clone))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLoadData(module: *mut HipModule, image: *const c_void) -> HipError {
+    let real = real!(hipModuleLoadData: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipError);
+    // SAFETY: the application's arguments, forwarded unchanged.
+    intercept("hipModuleLoadData", real, Order::Lifecycle, |f| unsafe { f(module, image) }, |r, ret| {
+        // SAFETY: after success *module is written and image was a loadable object.
+        let m = unsafe { out_addr(ret, module) };
+        let img = if ret == 0 { unsafe { image_at(image) } } else { Ok(&[][..]) };
+        r.module_load("hipModuleLoadData", ret, m, img)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleLoadDataEx(
+    module: *mut HipModule,
+    image: *const c_void,
+    num_options: c_uint,
+    options: *mut JitOption,
+    option_values: *mut *mut c_void,
+) -> HipError {
+    type F = unsafe extern "C" fn(*mut HipModule, *const c_void, c_uint, *mut JitOption, *mut *mut c_void) -> HipError;
+    let real = real!(hipModuleLoadDataEx: F);
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let call = |f: F| unsafe { f(module, image, num_options, options, option_values) };
+    intercept("hipModuleLoadDataEx", real, Order::Lifecycle, call, |r, ret| {
+        // SAFETY: after success *module is written and image was a loadable object.
+        let m = unsafe { out_addr(ret, module) };
+        let img = if ret == 0 { unsafe { image_at(image) } } else { Ok(&[][..]) };
+        r.module_load("hipModuleLoadDataEx", ret, m, img)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleUnload(module: HipModule) -> HipError {
+    let real = real!(hipModuleUnload: unsafe extern "C" fn(HipModule) -> HipError);
+    // SAFETY: the application's argument, forwarded unchanged.
+    intercept("hipModuleUnload", real, Order::Lifecycle, |f| unsafe { f(module) }, |r, ret| {
+        r.module_unload("hipModuleUnload", ret, module as u64)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipModuleGetFunction(function: *mut HipFunction, module: HipModule, kname: *const c_char) -> HipError {
+    let real = real!(hipModuleGetFunction: unsafe extern "C" fn(*mut HipFunction, HipModule, *const c_char) -> HipError);
+    // SAFETY: the application's arguments, forwarded unchanged.
+    intercept("hipModuleGetFunction", real, Order::Lifecycle, |f| unsafe { f(function, module, kname) }, |r, ret| {
+        // SAFETY: *function written on success; kname is a C string the
+        // application passed (the runtime read it).
+        let (func, name) = unsafe { (out_addr(ret, function), c_str(kname)) };
+        r.get_function("hipModuleGetFunction", ret, func, module as u64, &name)
+    })
+}
+
+// ---------------------------------------------------------------- compiler path
+
+/// Address and extent of the offload bundle behind a HIPF wrapper.
+///
+/// # Safety
+/// `wrapper` must be the wrapper the runtime just registered.
+unsafe fn fatbin_extent(wrapper: *const c_void) -> Result<(usize, usize), String> {
+    // SAFETY: a registered wrapper is at least WRAPPER_SIZE readable bytes.
+    let w = hipf::parse(unsafe { bytes(wrapper, hipf::WRAPPER_SIZE) }).map_err(|e| e.to_string())?;
+    let bundle = w.binary as *const c_void;
+    // SAFETY: the runtime accepted the bundle; image_extent reads only what
+    // its headers span.
+    let len = image_extent(|n| unsafe { bytes(bundle, n) }).map_err(|e| e.to_string())?;
+    Ok((bundle as usize, len))
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
+    type F = unsafe extern "C" fn(*const c_void) -> *mut *mut c_void;
+    let Some(f) = real!(__hipRegisterFatBinary: F) else {
+        super::missing("__hipRegisterFatBinary");
+        return std::ptr::null_mut();
+    };
+    let Some(g) = Guard::enter("__hipRegisterFatBinary") else {
+        // SAFETY: the application's argument, forwarded unchanged.
+        return unsafe { f(data) };
+    };
+    // SAFETY: the application's argument, forwarded unchanged.
+    let handle = unsafe { f(data) };
+    g.run(|r| {
+        if handle.is_null() {
+            return;
+        }
+        // SAFETY: a non-null handle means the runtime accepted the wrapper.
+        match unsafe { fatbin_extent(data) } {
+            Ok((addr, len)) => r.register_fatbin(handle as u64, addr, len),
+            Err(e) => r.warn(&format!("__hipRegisterFatBinary: {e}; its kernels are recorded without code")),
+        }
+    });
+    handle
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipRegisterFunction(
+    modules: *mut *mut c_void,
+    host_function: *const c_void,
+    device_function: *mut c_char,
+    device_name: *const c_char,
+    thread_limit: c_uint,
+    tid: *mut c_void,
+    bid: *mut c_void,
+    block_dim: *mut Dim3,
+    grid_dim: *mut Dim3,
+    w_size: *mut c_int,
+) {
+    type F = unsafe extern "C" fn(
+        *mut *mut c_void,
+        *const c_void,
+        *mut c_char,
+        *const c_char,
+        c_uint,
+        *mut c_void,
+        *mut c_void,
+        *mut Dim3,
+        *mut Dim3,
+        *mut c_int,
+    );
+    let Some(f) = real!(__hipRegisterFunction: F) else {
+        super::missing("__hipRegisterFunction");
+        return;
+    };
+    let g = Guard::enter("__hipRegisterFunction");
+    // SAFETY: the application's arguments, forwarded unchanged.
+    unsafe { f(modules, host_function, device_function, device_name, thread_limit, tid, bid, block_dim, grid_dim, w_size) };
+    if let Some(g) = g {
+        g.run(|r| {
+            // SAFETY: device_name is the kernel's C string name the runtime just read.
+            let name = unsafe { c_str(if device_name.is_null() { device_function } else { device_name }) };
+            r.register_function("__hipRegisterFunction", modules as u64, host_function as u64, &name)
+        });
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
+    let Some(f) = real!(__hipUnregisterFatBinary: unsafe extern "C" fn(*mut *mut c_void)) else {
+        super::missing("__hipUnregisterFatBinary");
+        return;
+    };
+    let g = Guard::enter("__hipUnregisterFatBinary");
+    if let Some(g) = &g {
+        // Before the call: afterwards the bundle's memory may be gone.
+        g.run(|r| r.unregister_fatbin(modules as u64));
+    }
+    // SAFETY: the application's argument, forwarded unchanged.
+    unsafe { f(modules) };
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipPushCallConfiguration(
+    grid_dim: Dim3,
+    block_dim: Dim3,
+    shared_mem: usize,
+    stream: *mut c_void,
+) -> HipError {
+    let real = real!(__hipPushCallConfiguration: unsafe extern "C" fn(Dim3, Dim3, usize, *mut c_void) -> HipError);
+    // Forwarded only: the launch that pops the configuration carries it.
+    match real {
+        // SAFETY: the application's arguments, forwarded unchanged.
+        Some(f) => unsafe { f(grid_dim, block_dim, shared_mem, stream) },
+        None => super::missing("__hipPushCallConfiguration"),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __hipPopCallConfiguration(
+    grid_dim: *mut Dim3,
+    block_dim: *mut Dim3,
+    shared_mem: *mut usize,
+    stream: *mut *mut c_void,
+) -> HipError {
+    type F = unsafe extern "C" fn(*mut Dim3, *mut Dim3, *mut usize, *mut *mut c_void) -> HipError;
+    match real!(__hipPopCallConfiguration: F) {
+        // SAFETY: the application's arguments, forwarded unchanged.
+        Some(f) => unsafe { f(grid_dim, block_dim, shared_mem, stream) },
+        None => super::missing("__hipPopCallConfiguration"),
+    }
+}

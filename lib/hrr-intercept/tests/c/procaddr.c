@@ -1,0 +1,27 @@
+/* Every name given must resolve through hipGetProcAddress to the symbol the
+ * process itself binds (the interposer's wrapper when preloaded). */
+#include "common.h"
+
+#include <dlfcn.h>
+
+extern hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
+                                    int *symbolStatus);
+
+int main(int argc, char **argv) {
+    int bad = 0;
+    for (int i = 1; i < argc; i++) {
+        void *p = NULL;
+        int st = -1;
+        hipError_t e = hipGetProcAddress(argv[i], &p, 0, 0, &st);
+        void *want = dlsym(RTLD_DEFAULT, argv[i]);
+        if (e != hipSuccess || p != want || st != 0) {
+            printf("MISMATCH %s: ret %d status %d got %p want %p\n", argv[i], (int)e, st, p, want);
+            bad++;
+        }
+    }
+    void *p = (void *)1;
+    hipError_t e = hipGetProcAddress("hipNoSuchFunction", &p, 0, 0, NULL);
+    printf("missing: ret %d ptr %p\n", (int)e, p);
+    printf("checked %d names, %d bad\n", argc - 1, bad);
+    return bad != 0;
+}

@@ -37,6 +37,26 @@ pub struct Launch<'a> {
     pub args: &'a [LaunchArg<'a>],
 }
 
+impl Launch<'_> {
+    /// The packed kernarg buffer both HIP and CUDA take through `extra`:
+    /// every argument at its offset, zero between them, padded to 8 bytes.
+    /// Later arguments win where two overlap.
+    pub fn packed_args(&self) -> Vec<u8> {
+        pack_args(self.args)
+    }
+}
+
+/// See [`Launch::packed_args`].
+pub fn pack_args(args: &[LaunchArg<'_>]) -> Vec<u8> {
+    let end = args.iter().map(|a| a.offset as usize + a.bytes.len()).max().unwrap_or(0);
+    let mut buf = vec![0u8; end.div_ceil(8) * 8];
+    for a in args {
+        let o = a.offset as usize;
+        buf[o..o + a.bytes.len()].copy_from_slice(a.bytes);
+    }
+    buf
+}
+
 /// A GPU runtime the engine replays onto. Every method is one runtime call.
 pub trait Device {
     /// Human name, e.g. `cpu (libhrr_hip_cpu.so)` or `NVIDIA H200`.
@@ -73,4 +93,23 @@ pub trait Device {
     fn module_unload(&mut self, module: Handle) -> Result<(), DeviceError>;
     fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
     fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_args_place_each_argument_at_its_offset() {
+        let a = [1u8, 2, 3, 4];
+        let b = [9u8; 8];
+        let args = [LaunchArg { offset: 0, bytes: &a }, LaunchArg { offset: 8, bytes: &b }];
+        let l = Launch { func: 0, grid: [1; 3], block: [1; 3], shmem: 0, stream: 0, args: &args };
+        let packed = l.packed_args();
+        assert_eq!(packed.len(), 16);
+        assert_eq!(&packed[..8], &[1, 2, 3, 4, 0, 0, 0, 0]);
+        assert_eq!(&packed[8..], &[9; 8]);
+        let none = Launch { args: &[], ..l };
+        assert!(none.packed_args().is_empty());
+    }
 }

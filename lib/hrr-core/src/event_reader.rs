@@ -1,9 +1,11 @@
 //! `EventReader`: streaming reader of `events.ndjson`, one line at a time.
 //!
 //! Memory is bounded by the longest line: one `BufReader` and one reused line
-//! buffer, never the whole file. Each line is parsed straight from the buffer
-//! (borrowed strings, no intermediate tree): by [`crate::wire_scanner`] when it
-//! has the common shape, by [`Event::parse`] (serde) otherwise.
+//! buffer, never the whole file. A line that lies whole inside the reader's
+//! buffer is parsed there without a copy (only one straddling the buffer's
+//! end is copied out), with borrowed strings and no intermediate tree: by
+//! [`crate::wire_scanner`] when it has the common shape, by [`Event::parse`]
+//! (serde) otherwise.
 //!
 //! Damage is handled by where it is, because that tells what happened:
 //! - A last line without its `'\n'` that is not valid JSON is the torn tail
@@ -182,15 +184,46 @@ impl<R: BufRead> EventReader<R> {
         &self.path
     }
 
-    /// The raw bytes of the line last read, without its newline.
-    pub fn last_line(&self) -> &[u8] {
-        self.buf.strip_suffix(b"\n").unwrap_or(&self.buf)
-    }
-
     fn fail(&mut self, e: ReadError) -> Option<Result<Event, ReadError>> {
         self.done = true;
         Some(Err(e))
     }
+}
+
+impl<R: BufRead> EventReader<R> {
+    /// Reads and parses the next line: `(bytes, newline-terminated, parsed)`,
+    /// `parsed` being `None` for a blank line; `None` at the end.
+    fn read_line(&mut self) -> io::Result<Option<(u64, bool, Option<Result<Event, EventError>>)>> {
+        // Fast path: a whole line inside the reader's buffer is parsed in
+        // place, without copying it out.
+        let buf = self.reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        if let Some(pos) = memchr::memchr(b'\n', buf) {
+            let parsed = parse_line(&buf[..pos]);
+            self.reader.consume(pos + 1);
+            return Ok(Some((pos as u64 + 1, true, parsed)));
+        }
+        // The line straddles the buffer's end (or is the unterminated last one).
+        self.buf.clear();
+        let n = self.reader.read_until(b'\n', &mut self.buf)?;
+        let terminated = self.buf.last() == Some(&b'\n');
+        Ok(Some((n as u64, terminated, parse_line(&self.buf))))
+    }
+}
+
+/// Parses one line; `None` for a blank one. The scanner handles the common
+/// shape, serde everything else.
+fn parse_line(line: &[u8]) -> Option<Result<Event, EventError>> {
+    let text = line.trim_ascii();
+    if text.is_empty() {
+        return None;
+    }
+    Some(match crate::wire_scanner::scan(text) {
+        Some(wire) => Event::from_wire(wire),
+        None => Event::parse(text),
+    })
 }
 
 impl<R: BufRead> Iterator for EventReader<R> {
@@ -198,69 +231,39 @@ impl<R: BufRead> Iterator for EventReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
-            self.buf.clear();
-            let n = match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(n) => n,
+            let (n, terminated, parsed) = match self.read_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
                 Err(source) => {
                     let line = self.line + 1;
-                    return self.fail(ReadError::Io {
-                        path: self.path.clone(),
-                        line,
-                        source,
-                    });
+                    return self.fail(ReadError::Io { path: self.path.clone(), line, source });
                 }
             };
-            if n == 0 {
-                self.done = true;
-                return None;
-            }
             self.line += 1;
-            self.bytes_read += n as u64;
-            let terminated = self.buf.last() == Some(&b'\n');
-            let text = self.buf.trim_ascii();
-            if text.is_empty() {
-                continue;
-            }
-            // The scanner handles the common shape; serde everything else.
-            let parsed = match crate::wire_scanner::scan(text) {
-                Some(wire) => Event::from_wire(wire),
-                None => Event::parse(text),
-            };
+            self.bytes_read += n;
+            let Some(parsed) = parsed else { continue };
             match parsed {
                 Ok(event) => return Some(Ok(event)),
                 Err(EventError::UnknownOp(op)) => {
                     if self.options.strict {
                         let line = self.line;
-                        return self.fail(ReadError::UnknownOp {
-                            path: self.path.clone(),
-                            line,
-                            op,
-                        });
+                        return self.fail(ReadError::UnknownOp { path: self.path.clone(), line, op });
                     }
-                    self.warnings.push(Warning::UnknownOp {
-                        path: self.path.clone(),
-                        line: self.line,
-                        op,
-                    });
+                    self.warnings.push(Warning::UnknownOp { path: self.path.clone(), line: self.line, op });
                 }
                 Err(EventError::Json(_)) if !terminated => {
                     // Only the final line can lack its newline, so this is
                     // the end of the stream either way.
-                    self.warnings.push(Warning::TornTail {
-                        path: self.path.clone(),
-                        line: self.line,
-                        bytes: n as u64,
-                    });
+                    self.warnings.push(Warning::TornTail { path: self.path.clone(), line: self.line, bytes: n });
                     self.done = true;
                     return None;
                 }
                 Err(e) => {
                     let line = self.line;
-                    return self.fail(ReadError::Malformed {
-                        path: self.path.clone(),
-                        line,
-                        reason: e.to_string(),
-                    });
+                    return self.fail(ReadError::Malformed { path: self.path.clone(), line, reason: e.to_string() });
                 }
             }
         }
@@ -381,11 +384,10 @@ mod tests {
     }
 
     #[test]
-    fn counts_bytes_and_exposes_raw_lines() {
+    fn counts_bytes_and_lines() {
         let text = format!("{}{}", line(1), line(2));
         let mut r = EventReader::from_reader(text.as_bytes(), "e");
         r.next().unwrap().unwrap();
-        assert_eq!(r.last_line(), line(1).trim_end().as_bytes());
         r.next().unwrap().unwrap();
         assert!(r.next().is_none());
         assert_eq!(r.bytes_read(), text.len() as u64);

@@ -17,27 +17,11 @@
 
 use std::ffi::c_void;
 
-use hrr_core::device::LaunchArg;
+use hrr_core::device::{LaunchArg, pack_args as pack_kernarg};
 
 use crate::ffi::{
     CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END,
 };
-
-/// Every argument at its offset, zero between them, length padded to 8.
-/// Later arguments win where two overlap.
-pub fn pack_kernarg(args: &[LaunchArg<'_>]) -> Vec<u8> {
-    let end = args
-        .iter()
-        .map(|a| a.offset as usize + a.bytes.len())
-        .max()
-        .unwrap_or(0);
-    let mut buf = vec![0u8; end.div_ceil(8) * 8];
-    for a in args {
-        let o = a.offset as usize;
-        buf[o..o + a.bytes.len()].copy_from_slice(a.bytes);
-    }
-    buf
-}
 
 /// A packed buffer and its size, kept together so that `extra` can point at both.
 #[derive(Debug)]

@@ -249,7 +249,7 @@ impl Device for HipDevice {
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
-        let mut kernarg = pack_kernarg(l);
+        let mut kernarg = l.packed_args();
         let mut size = kernarg.len();
         let mut extra = [
             ffi::LAUNCH_PARAM_BUFFER_POINTER,
@@ -277,15 +277,4 @@ impl Device for HipDevice {
         };
         self.check("hipModuleLaunchKernel", code)
     }
-}
-
-/// The packed kernarg buffer: every argument at its offset, padded to 8.
-pub fn pack_kernarg(l: &Launch<'_>) -> Vec<u8> {
-    let end = l.args.iter().map(|a| a.offset as usize + a.bytes.len()).max().unwrap_or(0);
-    let mut buf = vec![0u8; end.div_ceil(8) * 8];
-    for a in l.args {
-        let o = a.offset as usize;
-        buf[o..o + a.bytes.len()].copy_from_slice(a.bytes);
-    }
-    buf
 }

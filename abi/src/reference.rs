@@ -1,0 +1,100 @@
+//! Entry points that Debian's ROCm 5.2 headers do not declare as C functions,
+//! transcribed with their sources. Declarations only: nothing links against them
+//! (the checks use their types in `const`s).
+#![allow(non_snake_case)]
+
+/// What clang emits calls to when it compiles HIP host code, and
+/// libamdhip64 defines (`extern "C"` in ROCm's `hipamd/src/hip_platform.cpp`);
+/// no header declares them. `scripts/abi-check.sh` also compiles
+/// `tests/abi/hip/vector_add.hip` with clang-15 for the host and checks the
+/// LLVM `declare` lines clang generates against these (tests/abi/check-hip-host-ir.sh).
+pub mod compiler {
+    use crate::debian_hip::dim3;
+    use std::ffi::{c_char, c_int, c_uint, c_void};
+
+    /// `uint3` (3 × `unsigned`), only passed by pointer here.
+    #[repr(C)]
+    pub struct uint3 {
+        pub x: c_uint,
+        pub y: c_uint,
+        pub z: c_uint,
+    }
+
+    unsafe extern "C" {
+        /// `std::vector<hipModule_t>* __hipRegisterFatBinary(const void* data)`
+        /// (clang: `ptr @__hipRegisterFatBinary(ptr)`).
+        pub fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void;
+        /// `void __hipRegisterFunction(std::vector<hipModule_t>* modules, const void* hostFunction,
+        /// char* deviceFunction, const char* deviceName, unsigned int threadLimit, uint3* tid,
+        /// uint3* bid, dim3* blockDim, dim3* gridDim, int* wSize)`
+        /// (clang: `void @__hipRegisterFunction(ptr, ptr, ptr, ptr, i32, ptr, ptr, ptr, ptr, ptr)`).
+        pub fn __hipRegisterFunction(
+            modules: *mut *mut c_void,
+            hostFunction: *const c_void,
+            deviceFunction: *mut c_char,
+            deviceName: *const c_char,
+            threadLimit: c_uint,
+            tid: *mut uint3,
+            bid: *mut uint3,
+            blockDim: *mut dim3,
+            gridDim: *mut dim3,
+            wSize: *mut c_int,
+        );
+        /// `void __hipUnregisterFatBinary(std::vector<hipModule_t>* modules)`
+        /// (clang: `void @__hipUnregisterFatBinary(ptr)`).
+        pub fn __hipUnregisterFatBinary(modules: *mut *mut c_void);
+    }
+}
+
+/// `hip/hip_ext.h`: C++ only in ROCm 5.2 (default arguments, no `extern "C"`),
+/// so bindgen's C mode does not see it. NOTE: in libamdhip64.so.5 the symbol is
+/// the C++-mangled `_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j`,
+/// not `hipExtModuleLaunchKernel`; the signature below is what that mangling
+/// encodes (`jjjjjj` = 6 × unsigned, `m` = unsigned long, …, `j` = flags).
+pub mod hip_ext {
+    use crate::debian_hip::{hipError_t, hipEvent_t, hipFunction_t, hipStream_t};
+    use std::ffi::c_void;
+
+    unsafe extern "C" {
+        pub fn hipExtModuleLaunchKernel(
+            f: hipFunction_t,
+            globalWorkSizeX: u32,
+            globalWorkSizeY: u32,
+            globalWorkSizeZ: u32,
+            localWorkSizeX: u32,
+            localWorkSizeY: u32,
+            localWorkSizeZ: u32,
+            sharedMemBytes: usize,
+            hStream: hipStream_t,
+            kernelParams: *mut *mut c_void,
+            extra: *mut *mut c_void,
+            startEvent: hipEvent_t,
+            stopEvent: hipEvent_t,
+            flags: u32,
+        ) -> hipError_t;
+    }
+}
+
+/// ROCm 6 additions the interposer already exports (absent from Debian's 5.2
+/// headers and from hip-runtime-sys 0.1.2). From ROCm 6.2's
+/// `hip/hip_runtime_api.h`:
+/// `hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hipVersion,
+/// uint64_t flags, hipDriverProcAddressQueryResult* symbolStatus);`
+pub mod rocm6 {
+    use crate::debian_hip::hipError_t;
+    use std::ffi::{c_char, c_int, c_void};
+
+    /// `hipDriverProcAddressQueryResult` (a C enum), only passed by pointer here.
+    #[repr(C)]
+    pub struct hipDriverProcAddressQueryResult(pub u32);
+
+    unsafe extern "C" {
+        pub fn hipGetProcAddress(
+            symbol: *const c_char,
+            pfn: *mut *mut c_void,
+            hipVersion: c_int,
+            flags: u64,
+            symbolStatus: *mut hipDriverProcAddressQueryResult,
+        ) -> hipError_t;
+    }
+}

@@ -28,5 +28,5 @@ prereqs
 
 echo "+ cargo build --workspace"
 cargo build --workspace
-echo "+ cargo test --workspace $*"
-cargo test --workspace "$@"
+echo "+ cargo test --workspace --no-fail-fast $*"
+cargo test --workspace --no-fail-fast "$@"

@@ -352,7 +352,7 @@ mod tests {
         type H = unsafe extern "C" fn(*mut c_void) -> usize;
         assert!(!same_sig(&sig::<G>(), &sig::<H>()), "pointer vs size_t");
         type Cb1 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u64, *mut c_void) -> u32>) -> u32;
-        type Cb2 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u64, *mut c_void) -> E>) -> c_int;
+        type Cb2 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u64, *mut c_void) -> E>) -> E;
         type Cb3 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u32, *mut c_void) -> u32>) -> u32;
         assert!(same_sig(&sig::<Cb1>(), &sig::<Cb2>()));
         assert!(!same_sig(&sig::<Cb1>(), &sig::<Cb3>()), "callback parameter differs");

@@ -356,7 +356,7 @@ pub mod intercept {
     ];
 }
 
-/// `void NAME(int) __attribute__((noreturn))` from libc vs the interposer's:
+/// `void NAME(int) __attribute__((noreturn))` from glibc vs the interposer's:
 /// both must coerce to `unsafe extern "C" fn(c_int) -> !` (a `!` result cannot
 /// be inferred, so this one is spelled out).
 #[cfg(feature = "intercept")]
@@ -365,8 +365,8 @@ pub mod intercept {
 macro_rules! assert_noreturn_exit {
     ($name:ident) => {{
         const _: () = {
-            let _libc: unsafe extern "C" fn(::libc::c_int) -> ! = ::libc::$name;
-            let _ours: unsafe extern "C" fn(::libc::c_int) -> ! = $crate::intercept_all::$name;
+            let _libc: unsafe extern "C" fn(::std::ffi::c_int) -> ! = $crate::reference::libc_exit::$name;
+            let _ours: unsafe extern "C" fn(::std::ffi::c_int) -> ! = $crate::intercept_all::$name;
         };
         const SIG: $crate::abi::FnSig = $crate::abi::FnSig {
             ret: $crate::abi::Abi::Void,
@@ -374,7 +374,7 @@ macro_rules! assert_noreturn_exit {
         };
         $crate::abi::Check {
             name: stringify!($name),
-            reference: concat!("libc::", stringify!($name)),
+            reference: concat!("reference::libc_exit::", stringify!($name)),
             ours: concat!("hrr_intercept::exports::", stringify!($name)),
             reference_sig: SIG,
             ours_sig: SIG,
@@ -392,19 +392,19 @@ pub const INTERCEPT: &[&[Check]] = &[];
 /// Fails compilation unless the function-pointer type `$ours` has the C ABI of
 /// the function item `$reference`.
 macro_rules! assert_fn_type_abi {
-    ($reference:path, $ours:ty; $($p:ident),* $(,)?) => {{
+    ($($r:ident)::+, $ours:ty; $($p:ident),* $(,)?) => {{
         const REFERENCE: $crate::abi::FnSig = {
-            let f: unsafe extern "C" fn($($crate::__infer!($p)),*) -> _ = $reference;
+            let f: unsafe extern "C" fn($($crate::__infer!($p)),*) -> _ = $($r)::+;
             $crate::abi::sig_of(&f)
         };
         const OURS: $crate::abi::FnSig = <$ours as $crate::abi::AbiFn>::SIG;
         const _: () = assert!(
             $crate::abi::same_sig(&REFERENCE, &OURS),
-            concat!("ABI mismatch: ", stringify!($ours), " differs from ", stringify!($reference))
+            concat!("ABI mismatch: ", stringify!($ours), " differs from ", stringify!($($r)::+))
         );
         Check {
-            name: $crate::__last!($reference),
-            reference: stringify!($reference),
+            name: $crate::__last!($($r)::+),
+            reference: stringify!($($r)::+),
             ours: stringify!($ours),
             reference_sig: REFERENCE,
             ours_sig: OURS,
@@ -435,3 +435,52 @@ pub const HSA_SYS: &[Check] = {
 };
 
 mod values;
+
+/// Negative controls: `--features negative-control` must FAIL to compile, each
+/// check with its own "ABI mismatch" error (scripts/abi-check.sh asserts that),
+/// proving the assertions above can fail.
+#[cfg(feature = "negative-control")]
+pub mod negative_control {
+    use std::ffi::{c_char, c_int, c_uint, c_void};
+    #[allow(non_snake_case)]
+    pub mod wrong {
+        use super::*;
+        /// `size_t size` narrowed to `unsigned int`.
+        pub unsafe extern "C" fn hipMalloc(_ptr: *mut *mut c_void, _size: c_uint) -> c_int {
+            0
+        }
+        /// `int value` (signed) as `unsigned int`.
+        pub unsafe extern "C" fn hipMemset(_dst: *mut c_void, _value: c_uint, _size: usize) -> c_int {
+            0
+        }
+        /// `dim3` by value passed as a pointer.
+        pub unsafe extern "C" fn __hipPushCallConfiguration(
+            _g: *mut c_void,
+            _b: crate::debian_hip::dim3,
+            _s: usize,
+            _st: *mut c_void,
+        ) -> c_int {
+            0
+        }
+        /// A callback with the wrong parameter type.
+        pub unsafe extern "C" fn hsa_iterate_agents(
+            _cb: Option<unsafe extern "C" fn(u32, *mut c_void) -> u32>,
+            _data: *mut c_void,
+        ) -> u32 {
+            0
+        }
+        /// `const char*` result as `size_t`.
+        pub unsafe extern "C" fn hipGetErrorString(_e: c_int) -> usize {
+            let _: *const c_char = std::ptr::null();
+            0
+        }
+    }
+    pub const CHECKS: &[crate::abi::Check] = &[
+        crate::assert_same_abi!(crate::debian_hip::hipMalloc, wrong::hipMalloc; ptr, size),
+        crate::assert_same_abi!(crate::debian_hip::hipMemset, wrong::hipMemset; dst, value, sizeBytes),
+        crate::assert_same_abi!(crate::debian_hip::__hipPushCallConfiguration, wrong::__hipPushCallConfiguration;
+            gridDim, blockDim, sharedMem, stream),
+        crate::assert_same_abi!(crate::debian_hsa::hsa_iterate_agents, wrong::hsa_iterate_agents; callback, data),
+        crate::assert_same_abi!(crate::debian_hip::hipGetErrorString, wrong::hipGetErrorString; hipError),
+    ];
+}

@@ -98,3 +98,22 @@ pub mod rocm6 {
         ) -> hipError_t;
     }
 }
+
+/// glibc's process-exit entry points the interposer also defines (to flush the
+/// archive): `void _exit(int) __attribute__((noreturn))` (`<unistd.h>`) and
+/// `void _Exit(int) __attribute__((noreturn))` (`<stdlib.h>`; the libc crate
+/// does not bind `_Exit`).
+pub mod libc_exit {
+    use std::ffi::c_int;
+
+    unsafe extern "C" {
+        pub fn _exit(status: c_int) -> !;
+        pub fn _Exit(status: c_int) -> !;
+    }
+
+    // Agrees with the libc crate's `_exit`.
+    const _: () = {
+        let _a: unsafe extern "C" fn(c_int) -> ! = libc::_exit;
+        let _b: unsafe extern "C" fn(c_int) -> ! = _exit;
+    };
+}

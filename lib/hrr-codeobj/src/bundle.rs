@@ -82,10 +82,11 @@ impl Bundle {
         self.entries.iter().map(|e| e.id.clone()).collect()
     }
 
-    /// The entry best matching `target` (see [`target_matches`]).
+    /// The non-empty entry best matching `target` (see [`target_matches`]);
+    /// an empty entry holds no code object and never matches.
     pub fn find(&self, target: &str) -> Option<&BundleEntry> {
         let mut best: Option<(u32, &BundleEntry)> = None;
-        for e in &self.entries {
+        for e in self.entries.iter().filter(|e| e.size > 0) {
             if let Some(score) = match_score(&e.id, target)
                 && best.is_none_or(|(s, _)| score > s)
             {
@@ -639,6 +640,8 @@ mod tests {
         assert!(!target_matches(id, "gfx90"));
         assert!(target_matches("hipv4-amdgcn-amd-amdhsa--gfx90a", "gfx90a:xnack+"));
         assert!(target_matches("hipv4-x86_64-unknown-linux-gnu-cpu", "cpu"));
+        assert!(target_matches("hip-x86_64-unknown-linux-gnu-cpu", "cpu"));
+        assert!(!target_matches("hip-x86_64-unknown-linux-gnu-cpu", "gfx90a"));
         assert!(!target_matches("host-x86_64-unknown-linux-gnu-", "cpu"));
         assert!(!target_matches("host-x86_64-unknown-linux-gnu-", ""));
         assert!(target_matches(id, "amdgcn-amd-amdhsa--gfx90a:xnack-"));
@@ -658,6 +661,19 @@ mod tests {
         assert_eq!(&*select(&b, "gfx90a").unwrap(), b"xnack-on");
         let b = write(&[("hipv4-amdgcn-amd-amdhsa--gfx90a", b"generic")]);
         assert_eq!(&*select(&b, "gfx90a:xnack+").unwrap(), b"generic");
+    }
+
+    #[test]
+    fn cpu_entries_old_and_new_kind_and_empty_entries() {
+        for id in ["hipv4-x86_64-unknown-linux-gnu-cpu", "hip-x86_64-unknown-linux-gnu-cpu"] {
+            let b = write(&[("host-x86_64-unknown-linux-gnu-", b""), (id, b"\x7fELF cpu")]);
+            assert_eq!(&*select(&b, "cpu").unwrap(), b"\x7fELF cpu", "{id}");
+        }
+        // An empty entry holds no code object: the next match is used, or none.
+        let b = write(&[("hipv4-x86_64-unknown-linux-gnu-cpu", b""), ("hip-x86_64-unknown-linux-gnu-cpu", b"old")]);
+        assert_eq!(&*select(&b, "cpu").unwrap(), b"old");
+        let b = write(&[("hipv4-x86_64-unknown-linux-gnu-cpu", b"")]);
+        assert!(matches!(select(&b, "cpu"), Err(CodeObjError::NoMatchingTarget { .. })));
     }
 
     #[test]

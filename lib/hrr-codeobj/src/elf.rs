@@ -9,6 +9,10 @@ use crate::error::{CodeObjError, Result};
 pub const EM_AMDGPU: u16 = 224;
 /// `e_machine` for NVIDIA cubins.
 pub const EM_CUDA: u16 = 190;
+/// `e_machine` for x86-64 (CPU code objects built on an x86-64 host).
+pub const EM_X86_64: u16 = 62;
+/// `e_machine` for AArch64.
+pub const EM_AARCH64: u16 = 183;
 
 /// True when `data` starts with the ELF magic.
 pub fn is_elf(data: &[u8]) -> bool {

@@ -6,7 +6,8 @@
 //! * [`bundle`]: clang offload bundles, plain and compressed (`CCOB`)
 //! * [`cuda`]: CUDA fat binaries, cubin `.nv.info` and PTX parameter layouts
 //!
-//! [`kernels`] dispatches on the image. Every parser bounds every count and
+//! [`kernels`] dispatches on the image; [`image_extent`] and
+//! [`read_image_extent`] size an image known only by its start. Every parser bounds every count and
 //! offset by the input it was given: hostile input gives a [`CodeObjError`],
 //! never a panic or an allocation sized by an untrusted field.
 
@@ -18,11 +19,13 @@ pub mod cpu;
 pub mod cuda;
 pub mod elf;
 mod error;
+mod extent;
 pub mod hipf;
 mod meta;
 mod read;
 
 pub use error::{CodeObjError, Result};
+pub use extent::{MAX_BUNDLE_ENTRIES, MAX_IMAGE_SIZE, image_extent, read_image_extent};
 pub use meta::{ArgKind, ArgMeta, KernelMeta, MAX_KERNARG_SEGMENT_SIZE};
 
 /// What an image is, from its first bytes (and ELF header).

@@ -15,6 +15,8 @@ fn all_parsers(data: &[u8]) {
     let _ = hrr_codeobj::describe(data);
     let _ = bundle::parse(data);
     let _ = bundle::extent(data);
+    let _ = hrr_codeobj::image_extent(data);
+    let _ = hrr_codeobj::read_image_extent(|n| data.get(..n));
     let _ = bundle::targets(data);
     let _ = bundle::ccob_header(data);
     let _ = bundle::decompress(data);
@@ -267,7 +269,9 @@ fn hostile_metadata_values() {
     }
     let e = cpu::parse_json(bad[0].as_bytes()).unwrap_err();
     assert!(e.to_string().contains("kernels[0].args[0]"), "{e}");
-    // NUL-terminated text is fine.
-    let ok = b"{\"kernels\":[{\"name\":\"k\",\"args\":[]}]}\0\0garbage";
+    // NUL-terminated text is fine; whatever follows a NUL is another document.
+    let ok = b"{\"kernels\":[{\"name\":\"k\",\"args\":[]}]}\0\0";
     assert_eq!(cpu::parse_json(ok).unwrap()[0].name, "k");
+    let trailing = b"{\"kernels\":[{\"name\":\"k\",\"args\":[]}]}\0\0garbage";
+    assert!(matches!(cpu::parse_json(trailing), Err(CodeObjError::Malformed { offset: 34.., .. })));
 }

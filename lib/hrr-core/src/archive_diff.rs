@@ -315,7 +315,7 @@ mod tests {
             &t.path().join("b"),
             &[(1, &f32s(&[1.0, 2.000001])), (2, &f32s(&[5.0, 7.0]))],
         );
-        let r = diff(&a, &b, &Tolerance::default()).unwrap();
+        let r = diff(&a, &b, &Tolerance::allclose()).unwrap();
         assert!(!r.passed());
         assert_eq!((r.exact, r.within_tolerance, r.failed), (0, 1, 1));
         let m = &r.mismatches[0];

@@ -132,11 +132,12 @@ pub struct Tolerance {
 }
 
 impl Default for Tolerance {
-    /// numpy's `allclose` defaults: `atol = 1e-8`, `rtol = 1e-5`, dtype auto.
+    /// No tolerance: outputs must match byte for byte unless the user asks
+    /// for `--atol`/`--rtol` (a flipped bit in a float is a real difference).
     fn default() -> Tolerance {
         Tolerance {
-            atol: 1e-8,
-            rtol: 1e-5,
+            atol: 0.0,
+            rtol: 0.0,
             dtype: DType::Auto,
             exact: false,
         }
@@ -144,6 +145,15 @@ impl Default for Tolerance {
 }
 
 impl Tolerance {
+    /// numpy's `allclose` defaults: `atol = 1e-8`, `rtol = 1e-5`.
+    pub fn allclose() -> Tolerance {
+        Tolerance {
+            atol: 1e-8,
+            rtol: 1e-5,
+            ..Tolerance::default()
+        }
+    }
+
     /// Byte-identical only.
     pub fn exact() -> Tolerance {
         Tolerance {
@@ -313,7 +323,7 @@ mod tests {
     fn small_float_error_is_within_tolerance_unless_exact() {
         let e = f32s(&[1.0, 2.0, 3.0]);
         let a = f32s(&[1.0, 2.000001, 3.0]);
-        let c = compare(&e, &a, &Tolerance::default());
+        let c = compare(&e, &a, &Tolerance::allclose());
         assert_eq!(c.verdict, Verdict::WithinTolerance);
         assert_eq!(c.first_diff, Some(4));
         assert!(c.bytes_differing >= 1 && c.bytes_differing <= 4);
@@ -431,7 +441,7 @@ mod tests {
         let a = (1.0f64 + 1e-12).to_le_bytes();
         let t = Tolerance {
             dtype: DType::F64,
-            ..Tolerance::default()
+            ..Tolerance::allclose()
         };
         assert_eq!(compare(&e, &a, &t).verdict, Verdict::WithinTolerance);
         // Auto on 6 bytes reads f16; on 3 bytes nothing fits.

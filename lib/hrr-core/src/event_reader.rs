@@ -239,7 +239,11 @@ impl<R: BufRead> Iterator for EventReader<R> {
                 }
                 Err(source) => {
                     let line = self.line + 1;
-                    return self.fail(ReadError::Io { path: self.path.clone(), line, source });
+                    return self.fail(ReadError::Io {
+                        path: self.path.clone(),
+                        line,
+                        source,
+                    });
                 }
             };
             self.line += 1;
@@ -250,20 +254,36 @@ impl<R: BufRead> Iterator for EventReader<R> {
                 Err(EventError::UnknownOp(op)) => {
                     if self.options.strict {
                         let line = self.line;
-                        return self.fail(ReadError::UnknownOp { path: self.path.clone(), line, op });
+                        return self.fail(ReadError::UnknownOp {
+                            path: self.path.clone(),
+                            line,
+                            op,
+                        });
                     }
-                    self.warnings.push(Warning::UnknownOp { path: self.path.clone(), line: self.line, op });
+                    self.warnings.push(Warning::UnknownOp {
+                        path: self.path.clone(),
+                        line: self.line,
+                        op,
+                    });
                 }
                 Err(EventError::Json(_)) if !terminated => {
                     // Only the final line can lack its newline, so this is
                     // the end of the stream either way.
-                    self.warnings.push(Warning::TornTail { path: self.path.clone(), line: self.line, bytes: n });
+                    self.warnings.push(Warning::TornTail {
+                        path: self.path.clone(),
+                        line: self.line,
+                        bytes: n,
+                    });
                     self.done = true;
                     return None;
                 }
                 Err(e) => {
                     let line = self.line;
-                    return self.fail(ReadError::Malformed { path: self.path.clone(), line, reason: e.to_string() });
+                    return self.fail(ReadError::Malformed {
+                        path: self.path.clone(),
+                        line,
+                        reason: e.to_string(),
+                    });
                 }
             }
         }
@@ -381,6 +401,30 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown op `graph_launch` (strict mode)")
         );
+    }
+
+    #[test]
+    fn lines_straddling_the_read_buffer_are_read_whole() {
+        let text = format!("{}\n{}{}{{\"seq\":9,\"api", line(1), line(2), line(3));
+        for cap in [1, 7, 64, 200] {
+            let reader = std::io::BufReader::with_capacity(cap, text.as_bytes());
+            let mut r = EventReader::from_reader(reader, "e");
+            let seqs: Vec<u64> = r.by_ref().map(|e| e.unwrap().seq).collect();
+            assert_eq!(seqs, [1, 2, 3], "buffer of {cap}");
+            assert!(
+                matches!(
+                    r.warnings(),
+                    [Warning::TornTail {
+                        line: 5,
+                        bytes: 13,
+                        ..
+                    }]
+                ),
+                "{:?}",
+                r.warnings()
+            );
+            assert_eq!(r.bytes_read(), text.len() as u64);
+        }
     }
 
     #[test]

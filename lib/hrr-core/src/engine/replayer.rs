@@ -400,6 +400,12 @@ impl<'a> Replayer<'a> {
                 let live = self.device_operand(e, &format!("launch arg {i}+{off}"), Addr(value), 0)?;
                 bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
             }
+            for off in self.declared_pointers(&bytes, &arg.ptrs) {
+                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+                let live = self.device_operand(e, &format!("launch arg {i}+{off}"), Addr(value), 0)?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+                self.summary.declared_ptrs += 1;
+            }
             bufs.push(bytes);
         }
         let offsets = arg_offsets(args);
@@ -423,6 +429,37 @@ impl<'a> Replayer<'a> {
         }
         self.summary.launches += 1;
         Ok(())
+    }
+}
+
+impl Replayer<'_> {
+    /// Offsets of words in an argument that point into memory only a sidecar
+    /// declares. The recorder matched argument words against the allocations
+    /// it saw; memory it never saw (an HSA pool, a driver-API allocation) can
+    /// only be recognised here, once the sidecar says it exists. Same rules
+    /// as capture: every byte offset, values and low halves below 0x10000
+    /// skipped; words the capture already marked are left alone.
+    fn declared_pointers(&self, bytes: &[u8], known: &[u32]) -> Vec<usize> {
+        let mut found = Vec::new();
+        if !self.space.regions_enabled || self.space.regions.records().is_empty() {
+            return found;
+        }
+        let covered = |off: usize| known.iter().any(|&k| off + 8 > k as usize && off < k as usize + 8);
+        let mut off = 0;
+        while off + 8 <= bytes.len() {
+            let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+            let plausible = v >= 0x10000 && (v as u32) >= 0x10000;
+            if plausible
+                && !covered(off)
+                && self.space.regions.classify(v) != RegionClass::None
+            {
+                found.push(off);
+                off += 8;
+            } else {
+                off += 1;
+            }
+        }
+        found
     }
 }
 

@@ -39,6 +39,8 @@ pub struct ReplaySummary {
     pub regions_streams: u64,
     pub region_segs_materialised: u64,
     pub region_segs_failed: u64,
+    /// Argument words recognised at replay as pointers into declared regions.
+    pub declared_ptrs: u64,
     pub d2h_exact: u64,
     pub d2h_tolerance: u64,
     pub d2h_fail: u64,

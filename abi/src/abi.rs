@@ -254,7 +254,9 @@ pub struct Check {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __infer {
-    ($p:ident) => { _ };
+    ($p:ident) => {
+        _
+    };
 }
 
 /// Fails compilation unless `reference` and `ours` have the same C ABI.

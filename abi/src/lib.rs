@@ -146,8 +146,17 @@ macro_rules! cpu_runtime_hip {
             hipModuleUnload(module),
             hipModuleGetFunction(function, module, kname),
             hipModuleLaunchKernel(
-                f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream,
-                kernelParams, extra
+                f,
+                gridDimX,
+                gridDimY,
+                gridDimZ,
+                blockDimX,
+                blockDimY,
+                blockDimZ,
+                sharedMemBytes,
+                stream,
+                kernelParams,
+                extra
             ),
             __hipPushCallConfiguration(gridDim, blockDim, sharedMem, stream),
             __hipPopCallConfiguration(gridDim, blockDim, sharedMem, stream),
@@ -213,8 +222,17 @@ macro_rules! intercept_hip {
             __hipPushCallConfiguration(gridDim, blockDim, sharedMem, stream),
             __hipPopCallConfiguration(gridDim, blockDim, sharedMem, stream),
             hipModuleLaunchKernel(
-                f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream,
-                kernelParams, extra
+                f,
+                gridDimX,
+                gridDimY,
+                gridDimZ,
+                blockDimX,
+                blockDimY,
+                blockDimZ,
+                sharedMemBytes,
+                stream,
+                kernelParams,
+                extra
             ),
             hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream),
         ]
@@ -299,9 +317,7 @@ pub const CPU_RUNTIME: &[&[Check]] = &[
 #[cfg(feature = "intercept")]
 #[doc(hidden)]
 pub mod intercept_all {
-    pub use hrr_intercept::exports::{
-        launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*,
-    };
+    pub use hrr_intercept::exports::{launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*};
 }
 
 /// Every check of the interposer's exports, by reference.
@@ -310,8 +326,8 @@ pub mod intercept {
     use super::Check;
 
     pub const VS_HIP_RUNTIME_SYS: &[Check] = {
-        use hip_runtime_sys as r;
         use crate::intercept_all as o;
+        use hip_runtime_sys as r;
         intercept_hip!()
     };
 
@@ -323,31 +339,31 @@ pub mod intercept {
 
     pub const VS_REFERENCE: &[Check] = &[
         {
-            use crate::reference::compiler as r;
             use crate::intercept_all as o;
+            use crate::reference::compiler as r;
             crate::assert_same_abi!(r::__hipRegisterFatBinary, o::__hipRegisterFatBinary; data)
         },
         {
-            use crate::reference::compiler as r;
             use crate::intercept_all as o;
+            use crate::reference::compiler as r;
             crate::assert_same_abi!(r::__hipRegisterFunction, o::__hipRegisterFunction;
                 modules, hostFunction, deviceFunction, deviceName, threadLimit, tid, bid, blockDim, gridDim, wSize)
         },
         {
-            use crate::reference::compiler as r;
             use crate::intercept_all as o;
+            use crate::reference::compiler as r;
             crate::assert_same_abi!(r::__hipUnregisterFatBinary, o::__hipUnregisterFatBinary; modules)
         },
         {
-            use crate::reference::hip_ext as r;
             use crate::intercept_all as o;
+            use crate::reference::hip_ext as r;
             crate::assert_same_abi!(r::hipExtModuleLaunchKernel, o::hipExtModuleLaunchKernel;
                 f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
                 localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
         },
         {
-            use crate::reference::rocm6 as r;
             use crate::intercept_all as o;
+            use crate::reference::rocm6 as r;
             crate::assert_same_abi!(r::hipGetProcAddress, o::hipGetProcAddress;
                 symbol, pfn, hipVersion, flags, symbolStatus)
         },

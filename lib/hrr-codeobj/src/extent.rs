@@ -191,7 +191,7 @@ impl Elf<'_> {
                 format!("{what} entry size {entsize} is below the {min} byte ELF64 minimum"),
             ));
         }
-        let size = entsize.checked_mul(num).unwrap_or(u64::MAX);
+        let size = entsize.saturating_mul(num);
         let end = Self::end(field, off, size, what)?;
         self.b.slice(off, size, what)?;
         Ok(end)

@@ -230,7 +230,7 @@ fn ccob_v1_needs_its_whole_stream() {
 fn hostile_reads_are_bounded() {
     // An ELF whose section table claims to lie at 15 GiB: the extent reader
     // asks for it (within the limit) and the reader says it cannot supply it.
-    let mut h = vec![0u8; 64];
+    let mut h = [0u8; 64];
     h[..6].copy_from_slice(b"\x7fELF\x02\x01");
     h[40..48].copy_from_slice(&(15u64 << 30).to_le_bytes());
     h[58..60].copy_from_slice(&64u16.to_le_bytes());

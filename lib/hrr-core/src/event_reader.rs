@@ -191,9 +191,8 @@ impl<R: BufRead> EventReader<R> {
 }
 
 impl<R: BufRead> EventReader<R> {
-    /// Reads and parses the next line: `(bytes, newline-terminated, parsed)`,
-    /// `parsed` being `None` for a blank line; `None` at the end.
-    fn read_line(&mut self) -> io::Result<Option<(u64, bool, Option<Result<Event, EventError>>)>> {
+    /// Reads and parses the next line; `None` at the end.
+    fn read_line(&mut self) -> io::Result<Option<ParsedLine>> {
         // Fast path: a whole line inside the reader's buffer is parsed in
         // place, without copying it out.
         let buf = self.reader.fill_buf()?;
@@ -203,14 +202,30 @@ impl<R: BufRead> EventReader<R> {
         if let Some(pos) = memchr::memchr(b'\n', buf) {
             let parsed = parse_line(&buf[..pos]);
             self.reader.consume(pos + 1);
-            return Ok(Some((pos as u64 + 1, true, parsed)));
+            return Ok(Some(ParsedLine {
+                bytes: pos as u64 + 1,
+                terminated: true,
+                parsed,
+            }));
         }
         // The line straddles the buffer's end (or is the unterminated last one).
         self.buf.clear();
         let n = self.reader.read_until(b'\n', &mut self.buf)?;
         let terminated = self.buf.last() == Some(&b'\n');
-        Ok(Some((n as u64, terminated, parse_line(&self.buf))))
+        Ok(Some(ParsedLine {
+            bytes: n as u64,
+            terminated,
+            parsed: parse_line(&self.buf),
+        }))
     }
+}
+
+/// One line as read: its length with the newline, whether it had one, and
+/// what it parsed to (`None` for a blank line).
+struct ParsedLine {
+    bytes: u64,
+    terminated: bool,
+    parsed: Option<Result<Event, EventError>>,
 }
 
 /// Parses one line; `None` for a blank one. The scanner handles the common
@@ -231,7 +246,11 @@ impl<R: BufRead> Iterator for EventReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
-            let (n, terminated, parsed) = match self.read_line() {
+            let ParsedLine {
+                bytes: n,
+                terminated,
+                parsed,
+            } = match self.read_line() {
                 Ok(Some(line)) => line,
                 Ok(None) => {
                     self.done = true;

@@ -249,7 +249,7 @@ pub struct HipFatbinWrapper {
     pub unused: *mut c_void,
 }
 /// "HIPF" as a little-endian u32.
-pub const HIPF_MAGIC: u32 = 0x4849_5046;
+pub use hrr_codeobj::hipf::MAGIC as HIPF_MAGIC;
 
 // ---------------------------------------------------------------- HSA
 

@@ -721,25 +721,27 @@ pub unsafe extern "C" fn hipModuleGetFunction(function: *mut HipFunction, module
 /// Packs a kernel's argument segment from `kernelParams` or `extra`.
 ///
 /// # Safety
-/// HIP's contract: `params` holds one pointer per kernel argument, each to a value
-/// of that argument's size; `extra` is a HIP_LAUNCH_PARAM_* list ending in END.
-unsafe fn pack_args(meta: &crate::codeobj::KernelMeta, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<KernArgs, HipError> {
+/// HIP's contract: `params` holds one pointer per host (non-hidden) kernel
+/// argument, each to a value of that argument's size; `extra` is a
+/// HIP_LAUNCH_PARAM_* list ending in END.
+unsafe fn pack_args(func: &crate::module::Function, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<KernArgs, HipError> {
     if !params.is_null() && !extra.is_null() {
         return Err(err::INVALID_VALUE);
     }
     if !params.is_null() {
-        let mut ka = KernArgs::zeroed(meta.kernarg_size);
+        let mut ka = KernArgs::zeroed(func.kernarg_size);
         let buf = ka.bytes_mut();
-        for (i, a) in meta.args.iter().enumerate() {
-            // SAFETY: one entry per argument (contract).
+        for (i, a) in func.meta.host_args().enumerate() {
+            // SAFETY: one entry per host argument (contract).
             let p = unsafe { *params.add(i) };
             if p.is_null() {
                 return Err(err::INVALID_VALUE);
             }
-            let dst = &mut buf[a.offset..a.offset + a.size];
+            // In bounds: kernarg_size covers the end of every host argument.
+            let dst = &mut buf[a.offset as usize..a.end() as usize];
             // SAFETY: `p` points at `a.size` readable bytes (contract); `dst` is a
             // distinct buffer of exactly that size.
-            unsafe { std::ptr::copy_nonoverlapping(p.cast::<u8>(), dst.as_mut_ptr(), a.size) };
+            unsafe { std::ptr::copy_nonoverlapping(p.cast::<u8>(), dst.as_mut_ptr(), dst.len()) };
         }
         return Ok(ka);
     }
@@ -775,7 +777,7 @@ unsafe fn pack_args(meta: &crate::codeobj::KernelMeta, params: *mut *mut c_void,
         if (buf.is_null() && size > 0) || size > 1 << 20 {
             return Err(err::INVALID_VALUE);
         }
-        let mut ka = KernArgs::zeroed(size.max(meta.kernarg_size));
+        let mut ka = KernArgs::zeroed(size.max(func.kernarg_size));
         if size > 0 {
             // SAFETY: `buf` holds `size` readable bytes (contract); `ka` is distinct
             // and at least that large.
@@ -783,7 +785,7 @@ unsafe fn pack_args(meta: &crate::codeobj::KernelMeta, params: *mut *mut c_void,
         }
         return Ok(ka);
     }
-    if meta.args.is_empty() { Ok(KernArgs::zeroed(meta.kernarg_size)) } else { Err(err::INVALID_VALUE) }
+    if func.meta.host_arg_count() == 0 { Ok(KernArgs::zeroed(func.kernarg_size)) } else { Err(err::INVALID_VALUE) }
 }
 
 #[unsafe(no_mangle)]
@@ -804,7 +806,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         let rt = rt()?;
         let func = rt.function(f as usize)?;
         // SAFETY: HIP contract for kernelParams / extra.
-        let args = unsafe { pack_args(&func.meta, kernel_params, extra) }?;
+        let args = unsafe { pack_args(&func, kernel_params, extra) }?;
         let (grid, block) = (Dim3::new(grid_x, grid_y, grid_z), Dim3::new(block_x, block_y, block_z));
         // SAFETY: `args` was packed per the kernel's own metadata.
         unsafe { rt.launch(func, grid, block, shared as usize, args, stream as usize) }
@@ -835,7 +837,7 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
             return Err(err::INVALID_VALUE);
         }
         // SAFETY: HIP contract for kernelParams / extra.
-        let args = unsafe { pack_args(&func.meta, kernel_params, extra) }?;
+        let args = unsafe { pack_args(&func, kernel_params, extra) }?;
         let grid = Dim3::new(global_x.div_ceil(local_x), global_y.div_ceil(local_y), global_z.div_ceil(local_z));
         let block = Dim3::new(local_x, local_y, local_z);
         if !start_event.is_null() {
@@ -932,7 +934,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
         let rt = rt()?;
         let func = rt.host_function(function_address as usize)?;
         // SAFETY: HIP contract: args[i] points at argument i.
-        let ka = unsafe { pack_args(&func.meta, args, std::ptr::null_mut()) }?;
+        let ka = unsafe { pack_args(&func, args, std::ptr::null_mut()) }?;
         // SAFETY: `ka` was packed per the kernel's own metadata.
         unsafe { rt.launch(func, num_blocks, dim_blocks, shared, ka, stream as usize) }
     })

@@ -12,13 +12,13 @@
 //!   pool ([`exec`]).
 //!
 //! Unsafe code lives in the export modules ([`hip_api`], [`hsa_api`]) and the
-//! few system-level modules (mmap, dlopen, kernel calls); the allocator, address
-//! map and code-object parsers forbid it. Set `HRR_CPU_LOG=1` for diagnostics,
-//! `HRR_CPU_DEVICE_MEMORY=16G` to size the device, `HRR_CPU_THREADS=N` for the pool.
+//! few system-level modules (mmap, dlopen, kernel calls); the allocator and
+//! address map forbid it, and code objects are parsed by (safe) `hrr-codeobj`.
+//! Set `HRR_CPU_LOG=1` for diagnostics, `HRR_CPU_DEVICE_MEMORY=16G` to size the
+//! device, `HRR_CPU_THREADS=N` for the pool.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod addr_map;
-pub mod codeobj;
 pub mod error;
 pub mod exec;
 pub mod ffi;

@@ -2,6 +2,7 @@
 //! HIP 5.2 / HSA headers, linked against the freshly built libhrr_hip_cpu.so, run,
 //! and judged by their output. Sources live in tests/c/.
 
+use hrr_codeobj::bundle::{self, Compression};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -136,23 +137,35 @@ fn c_kernels_module_and_fatbinary_paths() {
 
     // The kernels .so carries the metadata our own parser expects.
     let elf = std::fs::read(&so).unwrap();
-    let kernels = hrr_hip_cpu::codeobj::elf_kernels(&elf).expect("metadata of kernels.so");
-    let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    let kernels = hrr_hip_cpu::module::elf_kernels(&elf).expect("metadata of kernels.so");
+    let names: Vec<&str> = kernels.iter().map(|(k, _)| k.name.as_str()).collect();
     assert_eq!(names, ["saxpy", "scale_struct", "block_sum", "grid_index", "sleep_then_set", "empty"]);
-    assert_eq!(kernels[1].kernarg_size, 32);
+    assert_eq!(kernels[1].1, 32);
 
-    let bundle = hrr_hip_cpu::codeobj::write_bundle(&[("host-x86_64-unknown-linux-gnu-", b""), (CPU_ENTRY, &elf)]);
-    let gpu_only = hrr_hip_cpu::codeobj::write_bundle(&[
+    let bundle = bundle::write(&[("host-x86_64-unknown-linux-gnu-", b""), (CPU_ENTRY, &elf)]);
+    let gpu_only = bundle::write(&[
         ("host-x86_64-unknown-linux-gnu-", b""),
         ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"\x7fELF not for us"),
     ]);
-    let (b1, b2) = (dir.join("bundle.bin"), dir.join("gpu_only.bin"));
-    std::fs::write(&b1, &bundle).unwrap();
-    std::fs::write(&b2, &gpu_only).unwrap();
-    let asm = incbin(
-        &dir,
-        &[("hrr_test_bundle", b1.to_str().unwrap()), ("hrr_gpu_only_bundle", b2.to_str().unwrap())],
-    );
+    // Compressed bundles (clang --offload-compress): zstd v3 and, with the
+    // pre-HIP-6 entry id, zlib v2.
+    let ccob = bundle::compress(&bundle, Compression::Zstd, 3, None).unwrap();
+    let old_id = bundle::write(&[("host-x86_64-unknown-linux-gnu-", b""), ("hip-x86_64-unknown-linux-gnu-cpu", &elf)]);
+    let ccob_v2 = bundle::compress(&old_id, Compression::Zlib, 2, None).unwrap();
+    let files = [
+        ("hrr_test_bundle", "bundle.bin", &bundle),
+        ("hrr_gpu_only_bundle", "gpu_only.bin", &gpu_only),
+        ("hrr_test_ccob", "bundle.ccob", &ccob),
+        ("hrr_test_ccob_v2", "bundle_v2.ccob", &ccob_v2),
+    ];
+    let mut syms = Vec::new();
+    for (sym, file, bytes) in files {
+        let p = dir.join(file);
+        std::fs::write(&p, bytes).unwrap();
+        syms.push((sym, p.to_str().unwrap().to_string()));
+    }
+    let syms: Vec<(&str, &str)> = syms.iter().map(|(s, p)| (*s, p.as_str())).collect();
+    let asm = incbin(&dir, &syms);
     let exe = dir.join("launch");
     compile_program(&exe, &[crate_dir().join("tests/c/launch.c"), asm], &lib);
     let out = run_program(&exe, &[&so]);

@@ -127,7 +127,8 @@ impl Hsa {
         // SAFETY: loading a shared library runs its initialisers; the HSA runtime
         // and hrr's CPU runtime are ordinary libraries whose constructors have no
         // preconditions on the loading program.
-        let lib = unsafe { libloading::Library::new(&path) }.map_err(|source| Error::Load { path: path.clone(), source })?;
+        let lib =
+            unsafe { libloading::Library::new(&path) }.map_err(|source| Error::Load { path: path.clone(), source })?;
         let fns = resolve(&lib, &path)?;
         // SAFETY: hsa_init takes no arguments; `fns` came from `lib`, which is loaded.
         let status = unsafe { (fns.hsa_init)() };
@@ -168,16 +169,15 @@ impl Hsa {
         let mut handles: Vec<hsa_agent_t> = Vec::new();
         // SAFETY: `push_handle::<hsa_agent_t>` has the callback's C signature and
         // `data` points at `handles`, alive and exclusively borrowed for the call.
-        let r = unsafe {
-            (self.fns.hsa_iterate_agents)(Some(push_handle::<hsa_agent_t>), (&raw mut handles).cast())
-        };
+        let r = unsafe { (self.fns.hsa_iterate_agents)(Some(push_handle::<hsa_agent_t>), (&raw mut handles).cast()) };
         self.check("hsa_iterate_agents", r)?;
         handles
             .into_iter()
             .map(|handle| {
                 let mut device: hsa_device_type_t = 0;
                 // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t (u32).
-                let r = unsafe { (self.fns.hsa_agent_get_info)(handle, HSA_AGENT_INFO_DEVICE, (&raw mut device).cast()) };
+                let r =
+                    unsafe { (self.fns.hsa_agent_get_info)(handle, HSA_AGENT_INFO_DEVICE, (&raw mut device).cast()) };
                 self.check("hsa_agent_get_info(HSA_AGENT_INFO_DEVICE)", r)?;
                 let mut name = [0 as c_char; HSA_AGENT_NAME_LEN];
                 // SAFETY: HSA_AGENT_INFO_NAME writes a char[64].
@@ -374,7 +374,11 @@ fn resolve(lib: &libloading::Library, path: &OsStr) -> Result<HsaFns> {
         name.extend_from_slice(symbol.as_bytes());
         name.push(0);
         // SAFETY: the caller guarantees the type.
-        let s = unsafe { lib.get::<T>(&name) }.map_err(|source| Error::Symbol { path: path.to_os_string(), symbol, source })?;
+        let s = unsafe { lib.get::<T>(&name) }.map_err(|source| Error::Symbol {
+            path: path.to_os_string(),
+            symbol,
+            source,
+        })?;
         Ok(*s)
     }
     // SAFETY (every line): the PFN_* type of each field is its header signature.

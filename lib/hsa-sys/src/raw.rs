@@ -117,11 +117,8 @@ pub type PFN_hsa_iterate_agents =
 pub type PFN_hsa_agent_get_info =
     unsafe extern "C" fn(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t;
 /// `hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t agent, callback, void *data)`.
-pub type PFN_hsa_amd_agent_iterate_memory_pools = unsafe extern "C" fn(
-    agent: hsa_agent_t,
-    callback: Option<hsa_pool_callback_t>,
-    data: *mut c_void,
-) -> hsa_status_t;
+pub type PFN_hsa_amd_agent_iterate_memory_pools =
+    unsafe extern "C" fn(agent: hsa_agent_t, callback: Option<hsa_pool_callback_t>, data: *mut c_void) -> hsa_status_t;
 /// `hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t, hsa_amd_memory_pool_info_t, void *value)`.
 pub type PFN_hsa_amd_memory_pool_get_info = unsafe extern "C" fn(
     memory_pool: hsa_amd_memory_pool_t,

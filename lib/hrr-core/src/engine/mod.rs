@@ -1,6 +1,7 @@
 //! The replay engine: DESIGN §5's rules over any [`crate::device::Device`].
 
 mod address_space;
+mod blob_cache;
 mod code_cache;
 mod options;
 mod replayer;

@@ -9,6 +9,7 @@ use crate::archive_writer::ArchiveWriter;
 use crate::compare::{Verdict, compare};
 use crate::device::{Device, DeviceError, Launch, LaunchArg};
 use crate::engine::address_space::{AddressSpace, Unmapped};
+use crate::engine::blob_cache::BlobCache;
 use crate::engine::code_cache::CodeCache;
 use crate::engine::options::ReplayOptions;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
@@ -37,6 +38,7 @@ pub struct Replayer<'a> {
     streams: HandleMap,
     events: HandleMap,
     code: CodeCache,
+    blobs: BlobCache,
     summary: ReplaySummary,
     out: Option<&'a mut ArchiveWriter>,
     timings: HashMap<String, KernelTiming>,
@@ -60,6 +62,7 @@ impl<'a> Replayer<'a> {
             streams: HandleMap::new(),
             events: HandleMap::new(),
             code: CodeCache::default(),
+            blobs: BlobCache::default(),
             summary: ReplaySummary::default(),
             out,
             timings: HashMap::new(),
@@ -302,7 +305,7 @@ impl<'a> Replayer<'a> {
                 // Only the device destination is translated; `src` is a host pointer.
                 let live = self.device_operand(e, "h2d dst", dst, size)?;
                 let id = blob.ok_or_else(|| Self::fatal(e, "h2d memcpy has no source blob"))?;
-                let bytes = self.archive.blobs().get(&id).map_err(|err| Self::fatal(e, err.to_string()))?;
+                let bytes = self.blobs.get(self.archive.blobs(), &id).map_err(|err| Self::fatal(e, err.to_string()))?;
                 if bytes.len() as u64 != size {
                     return Err(Self::fatal(e, format!("blob {id} holds {} bytes, memcpy size is {size}", bytes.len())));
                 }
@@ -343,7 +346,7 @@ impl<'a> Replayer<'a> {
             self.summary.d2h_unchecked += 1;
             return Ok(());
         };
-        let expected = self.archive.blobs().get(&id).map_err(|err| Self::fatal(e, err.to_string()))?;
+        let expected = self.blobs.get(self.archive.blobs(), &id).map_err(|err| Self::fatal(e, err.to_string()))?;
         let c = compare(&expected, actual, &self.opts.tolerance);
         match c.verdict {
             Verdict::Exact => self.summary.d2h_exact += 1,

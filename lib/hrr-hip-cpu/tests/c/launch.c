@@ -2,13 +2,16 @@
  * (ELF and offload bundle) + hipModuleLaunchKernel (kernelParams and extra), and
  * the compiler path (__hipRegisterFatBinary + __hipRegisterFunction +
  * hipLaunchKernel). argv[1]: the kernels .so. The bundles are linked in by the
- * harness (.incbin): hrr_test_bundle (host + CPU entries) and hrr_gpu_only_bundle. */
+ * harness (.incbin): hrr_test_bundle (host + CPU entries), hrr_gpu_only_bundle, and
+ * the test bundle compressed (hrr_test_ccob, hrr_test_ccob_v2). */
 #include <hip/hip_runtime_api.h>
 #include <math.h>
 #include "common.h"
 
 extern const unsigned char hrr_test_bundle[];
 extern const unsigned char hrr_gpu_only_bundle[];
+extern const unsigned char hrr_test_ccob[];    /* the test bundle, CCOB v3 (zstd) */
+extern const unsigned char hrr_test_ccob_v2[]; /* CCOB v2 (zlib), old "hip-" entry id */
 
 /* Emitted by clang for HIP programs; not declared by Debian's C headers. */
 extern void **__hipRegisterFatBinary(const void *data);
@@ -137,6 +140,20 @@ int main(int argc, char **argv) {
         int ok = 1;
         for (int i = 0; i < N; i++) if (hout[i] != hin[i] * 3.0) ok = 0;
         CHECK(ok);
+    }
+    /* compressed offload bundles (CCOB), sized from their header and inflated */
+    {
+        const unsigned char *ccobs[] = {hrr_test_ccob, hrr_test_ccob_v2};
+        for (int c = 0; c < 2; c++) {
+            hipModule_t mc = NULL;
+            hipFunction_t fc = NULL;
+            OK(hipModuleLoadData(&mc, ccobs[c]));
+            OK(hipModuleGetFunction(&fc, mc, "saxpy"));
+            OK(hipMemcpy(dy, y0, sizeof y0, hipMemcpyHostToDevice));
+            OK(hipModuleLaunchKernel(fc, (N + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+            CHECK(saxpy_ok(dy, x, y0, a, 1));
+            OK(hipModuleUnload(mc));
+        }
     }
     hipModule_t mbad = NULL;
     EXPECT(hipModuleLoadData(&mbad, hrr_gpu_only_bundle), hipErrorNoBinaryForGpu);

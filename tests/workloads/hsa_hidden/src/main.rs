@@ -186,9 +186,7 @@ fn run(args: &Args) -> Result<(), String> {
         (hip.memcpy)(seg.as_ptr(), host.as_ptr().cast(), SEG_SIZE, HIP_MEMCPY_HOST_TO_DEVICE)
     })?;
     // The segment as a D2D source.
-    hip.check("hipMemcpy D2D", unsafe {
-        (hip.memcpy)(dbuf, seg.as_ptr(), SEG_SIZE, HIP_MEMCPY_DEVICE_TO_DEVICE)
-    })?;
+    hip.check("hipMemcpy D2D", unsafe { (hip.memcpy)(dbuf, seg.as_ptr(), SEG_SIZE, HIP_MEMCPY_DEVICE_TO_DEVICE) })?;
     hip.check("hipMemcpy D2H", unsafe {
         (hip.memcpy)(back.as_mut_ptr().cast(), dbuf, SEG_SIZE, HIP_MEMCPY_DEVICE_TO_HOST)
     })?;

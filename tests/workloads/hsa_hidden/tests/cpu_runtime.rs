@@ -8,7 +8,11 @@ use std::process::{Command, Output};
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let deps = exe.parent().expect("test binary directory");
-    if deps.file_name().is_some_and(|n| n == "deps") { deps.parent().unwrap().to_path_buf() } else { deps.to_path_buf() }
+    if deps.file_name().is_some_and(|n| n == "deps") {
+        deps.parent().unwrap().to_path_buf()
+    } else {
+        deps.to_path_buf()
+    }
 }
 
 /// `libhrr_hip_cpu.so`, built with `$CARGO build -p hrr-hip-cpu` when missing.

@@ -42,7 +42,7 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// `readelf --dyn-syms -W` rows as (name with version suffix, defined?).
+/// `readelf --dyn-syms -W` FUNC rows as (name with version suffix, defined?).
 pub fn dyn_syms(lib: &Path) -> Vec<(String, bool)> {
     let o = run(Command::new("readelf").args(["--dyn-syms", "-W"]).arg(lib));
     stdout(&o)
@@ -50,7 +50,7 @@ pub fn dyn_syms(lib: &Path) -> Vec<(String, bool)> {
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             // Num: Value Size Type Bind Vis Ndx Name [(version index)]
-            if f.len() >= 8 && f[0].ends_with(':') && f[0] != "Num:" {
+            if f.len() >= 8 && f[0].ends_with(':') && f[0] != "Num:" && matches!(f[3], "FUNC" | "IFUNC") {
                 Some((f[7].to_string(), f[6] != "UND"))
             } else {
                 None
@@ -67,7 +67,10 @@ pub fn c_exports(lib: &Path) -> Vec<String> {
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             let (kind, name) = (*f.get(1)?, *f.get(2)?);
-            let internal = name.starts_with("_ZN") || name.starts_with("_R") || name.starts_with("rust_") || name.starts_with("__rust");
+            let internal = name.starts_with("_ZN")
+                || name.starts_with("_R")
+                || name.starts_with("rust_")
+                || name.starts_with("__rust");
             (matches!(kind, "T" | "W" | "i") && !internal).then(|| name.to_string())
         })
         .collect()

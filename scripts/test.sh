@@ -4,29 +4,23 @@
 #
 #   scripts/test.sh [cargo test args…]     e.g. scripts/test.sh -- seed
 #
-# Needs: Rust (cargo), gcc, and Debian's HIP/HSA headers
-# (apt-get install gcc libamdhip64-dev libhsa-runtime-dev). No GPU.
+# Needs: Rust (cargo) and the Debian packages in scripts/apt-packages.txt. No GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-prereqs() {
-    local missing=()
-    command -v gcc >/dev/null 2>&1 || missing+=(gcc)
-    [ -f /usr/include/hip/hip_runtime_api.h ] || missing+=(libamdhip64-dev)
-    [ -f /usr/include/hsa/hsa_ext_amd.h ] || missing+=(libhsa-runtime-dev)
-    if [ ${#missing[@]} -gt 0 ]; then
-        echo "test.sh: missing prerequisites: ${missing[*]}" >&2
-        echo "test.sh: install them with: sudo apt-get install ${missing[*]}" >&2
-        exit 2
-    fi
-    if ! command -v cargo >/dev/null 2>&1; then
-        echo "test.sh: cargo not found: install Rust (https://rustup.rs or apt-get install cargo)" >&2
-        exit 2
-    fi
-}
-prereqs
+# Debian packages (scripts/apt-packages.txt): installed when missing (root or sudo).
+bash scripts/deps.sh
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "test.sh: cargo not found: install Rust (https://rustup.rs)" >&2
+    exit 2
+fi
 
 echo "+ cargo build --workspace"
 cargo build --workspace
+status=0
 echo "+ cargo test --workspace --no-fail-fast $*"
-cargo test --workspace --no-fail-fast "$@"
+cargo test --workspace --no-fail-fast "$@" || status=1
+# AMD ABI conformance against Debian's ROCm (its own cargo workspace, abi/).
+echo "+ scripts/abi-check.sh"
+HRR_ABI_REQUIRE=1 bash scripts/abi-check.sh || status=1
+exit $status

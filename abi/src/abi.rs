@@ -269,7 +269,19 @@ macro_rules! __infer {
 /// ```
 #[macro_export]
 macro_rules! assert_same_abi {
-    ($($r:ident)::+ , $($o:ident)::+ ; $($p:ident),* $(,)?) => {{
+    ($($r:ident)::+ , $($o:ident)::+ ; $($p:ident),* $(,)?) => {
+        $crate::__same_abi!(
+            $($r)::+, $($o)::+, $crate::__last!($($r)::+),
+            stringify!($($r)::+), stringify!($($o)::+); $($p),*
+        )
+    };
+}
+
+/// [`assert_same_abi!`] with the names reported given as literals (internal).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __same_abi {
+    ($($r:ident)::+ , $($o:ident)::+ , $name:expr, $rl:expr, $ol:expr; $($p:ident),* $(,)?) => {{
         const REFERENCE: $crate::abi::FnSig = {
             let f: unsafe extern "C" fn($($crate::__infer!($p)),*) -> _ = $($r)::+;
             $crate::abi::sig_of(&f)
@@ -280,15 +292,9 @@ macro_rules! assert_same_abi {
         };
         const _: () = assert!(
             $crate::abi::same_sig(&REFERENCE, &OURS),
-            concat!("ABI mismatch: ", stringify!($($o)::+), " differs from ", stringify!($($r)::+))
+            concat!("ABI mismatch: ", $ol, " differs from ", $rl)
         );
-        $crate::abi::Check {
-            name: $crate::__last!($($r)::+),
-            reference: stringify!($($r)::+),
-            ours: stringify!($($o)::+),
-            reference_sig: REFERENCE,
-            ours_sig: OURS,
-        }
+        $crate::abi::Check { name: $name, reference: $rl, ours: $ol, reference_sig: REFERENCE, ours_sig: OURS }
     }};
 }
 

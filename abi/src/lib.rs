@@ -11,9 +11,12 @@
 //!   `hip_ext.h`, ROCm 6 additions), transcribed with their sources.
 //!
 //! Checked definitions:
-//! * the CPU runtime `hrr_hip_cpu` (every `hip*`/`__hip*`/`hsa_*` export);
+//! * the CPU runtime `hrr_hip_cpu` (feature `cpu`, the default: every
+//!   `hip*`/`__hip*`/`hsa_*` export);
 //! * the interposer `hrr_intercept` (feature `intercept`; needs its export
-//!   modules to be public);
+//!   modules to be public). Both define the same `#[no_mangle]` symbols, so a
+//!   test binary can link only one: build/test with
+//!   `--no-default-features --features intercept` for the interposer;
 //! * `hsa_sys::raw`'s function-pointer types and constants.
 //!
 //! The lists are data too ([`CPU_RUNTIME`], [`INTERCEPT`], [`HSA_SYS`]): the
@@ -60,30 +63,39 @@ abi_enum!(
 abi_struct!(
     hip_runtime_sys::dim3 => "dim3" [12, 4],
     debian_hip::dim3 => "dim3" [12, 4],
-    hrr_hip_cpu::ffi::Dim3 => "dim3" [12, 4],
     debian_hsa::hsa_agent_t => "hsa_agent_t" [8, 8],
     debian_hsa::hsa_amd_memory_pool_t => "hsa_amd_memory_pool_t" [8, 8],
-    hrr_hip_cpu::ffi::HsaAgent => "hsa_agent_t" [8, 8],
-    hrr_hip_cpu::ffi::HsaMemoryPool => "hsa_amd_memory_pool_t" [8, 8],
     hsa_sys::raw::hsa_agent_t => "hsa_agent_t" [8, 8],
     hsa_sys::raw::hsa_amd_memory_pool_t => "hsa_amd_memory_pool_t" [8, 8],
+);
+#[cfg(feature = "cpu")]
+abi_struct!(
+    hrr_hip_cpu::ffi::Dim3 => "dim3" [12, 4],
+    hrr_hip_cpu::ffi::HsaAgent => "hsa_agent_t" [8, 8],
+    hrr_hip_cpu::ffi::HsaMemoryPool => "hsa_amd_memory_pool_t" [8, 8],
 );
 #[cfg(feature = "intercept")]
 abi_struct!(hrr_intercept::hip_types::Dim3 => "dim3" [12, 4]);
 
 /// `[assert_same_abi!(r::NAME, o::NAME; params), …]` for a list of names, with
-/// `r` and `o` module aliases in scope at the call site.
+/// `r` and `o` module aliases in scope at the call site and the modules' real
+/// paths given for the reports.
 macro_rules! checks {
-    ($($name:ident($($p:ident),* $(,)?)),* $(,)?) => {
-        &[$($crate::assert_same_abi!(r::$name, o::$name; $($p),*)),*]
+    ($rl:literal, $ol:literal; $($name:ident($($p:ident),* $(,)?)),* $(,)?) => {
+        &[$($crate::__same_abi!(
+            r::$name, o::$name, stringify!($name),
+            concat!($rl, "::", stringify!($name)), concat!($ol, "::", stringify!($name));
+            $($p),*
+        )),*]
     };
 }
 
 /// The HIP functions whose C declarations are in `hip_runtime_api.h` (so in
 /// both `hip_runtime_sys` and `debian_hip`), as the CPU runtime exports them.
+#[cfg(feature = "cpu")]
 macro_rules! cpu_runtime_hip {
-    () => {
-        checks![
+    ($rl:literal) => {
+        checks![$rl, "hrr_hip_cpu::hip_api";
             hipInit(flags),
             hipGetDeviceCount(count),
             hipGetDevice(deviceId),
@@ -172,8 +184,8 @@ macro_rules! cpu_runtime_hip {
 /// The interposer's exports declared in `hip_runtime_api.h`.
 #[cfg(feature = "intercept")]
 macro_rules! intercept_hip {
-    () => {
-        checks![
+    ($rl:literal) => {
+        checks![$rl, "hrr_intercept::exports";
             hipMalloc(ptr, size),
             hipExtMallocWithFlags(ptr, sizeBytes, flags),
             hipHostMalloc(ptr, size, flags),
@@ -240,6 +252,7 @@ macro_rules! intercept_hip {
 }
 
 /// Every check of the CPU runtime's exports, by reference.
+#[cfg(feature = "cpu")]
 pub mod cpu_runtime {
     use super::Check;
 
@@ -247,21 +260,21 @@ pub mod cpu_runtime {
     pub const VS_HIP_RUNTIME_SYS: &[Check] = {
         use hip_runtime_sys as r;
         use hrr_hip_cpu::hip_api as o;
-        cpu_runtime_hip!()
+        cpu_runtime_hip!("hip_runtime_sys")
     };
 
     /// Against bindgen of Debian's HIP 5.2.3 headers.
     pub const VS_DEBIAN_HIP: &[Check] = {
         use crate::debian_hip as r;
         use hrr_hip_cpu::hip_api as o;
-        cpu_runtime_hip!()
+        cpu_runtime_hip!("debian_hip")
     };
 
     /// Against bindgen of Debian's HSA headers.
     pub const VS_DEBIAN_HSA: &[Check] = {
         use crate::debian_hsa as r;
         use hrr_hip_cpu::hsa_api as o;
-        checks![
+        checks!["debian_hsa", "hrr_hip_cpu::hsa_api";
             hsa_init(),
             hsa_shut_down(),
             hsa_status_string(status, status_string),
@@ -278,38 +291,34 @@ pub mod cpu_runtime {
     /// Against the compiler-ABI and `hip_ext.h` references.
     pub const VS_REFERENCE: &[Check] = &[
         {
-            use crate::reference::compiler as r;
-            use hrr_hip_cpu::hip_api as o;
-            crate::assert_same_abi!(r::__hipRegisterFatBinary, o::__hipRegisterFatBinary; data)
+            crate::assert_same_abi!(crate::reference::compiler::__hipRegisterFatBinary, hrr_hip_cpu::hip_api::__hipRegisterFatBinary; data)
         },
         {
-            use crate::reference::compiler as r;
-            use hrr_hip_cpu::hip_api as o;
-            crate::assert_same_abi!(r::__hipRegisterFunction, o::__hipRegisterFunction;
+            crate::assert_same_abi!(crate::reference::compiler::__hipRegisterFunction, hrr_hip_cpu::hip_api::__hipRegisterFunction;
                 modules, hostFunction, deviceFunction, deviceName, threadLimit, tid, bid, blockDim, gridDim, wSize)
         },
         {
-            use crate::reference::compiler as r;
-            use hrr_hip_cpu::hip_api as o;
-            crate::assert_same_abi!(r::__hipUnregisterFatBinary, o::__hipUnregisterFatBinary; modules)
+            crate::assert_same_abi!(crate::reference::compiler::__hipUnregisterFatBinary, hrr_hip_cpu::hip_api::__hipUnregisterFatBinary; modules)
         },
         {
-            use crate::reference::hip_ext as r;
-            use hrr_hip_cpu::hip_api as o;
-            crate::assert_same_abi!(r::hipExtModuleLaunchKernel, o::hipExtModuleLaunchKernel;
+            crate::assert_same_abi!(crate::reference::hip_ext::hipExtModuleLaunchKernel, hrr_hip_cpu::hip_api::hipExtModuleLaunchKernel;
                 f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
                 localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
         },
     ];
 }
 
-/// Every check of the CPU runtime (all references), for the export-coverage test.
+/// Every check of the CPU runtime (all references), for the export-coverage
+/// test; empty without the `cpu` feature.
+#[cfg(feature = "cpu")]
 pub const CPU_RUNTIME: &[&[Check]] = &[
     cpu_runtime::VS_HIP_RUNTIME_SYS,
     cpu_runtime::VS_DEBIAN_HIP,
     cpu_runtime::VS_DEBIAN_HSA,
     cpu_runtime::VS_REFERENCE,
 ];
+#[cfg(not(feature = "cpu"))]
+pub const CPU_RUNTIME: &[&[Check]] = &[];
 
 /// The interposer's exported functions, by name. Needs the export modules of
 /// `lib/hrr-intercept/src/exports/mod.rs` to be `pub mod` (they are private
@@ -328,43 +337,33 @@ pub mod intercept {
     pub const VS_HIP_RUNTIME_SYS: &[Check] = {
         use crate::intercept_all as o;
         use hip_runtime_sys as r;
-        intercept_hip!()
+        intercept_hip!("hip_runtime_sys")
     };
 
     pub const VS_DEBIAN_HIP: &[Check] = {
         use crate::debian_hip as r;
         use crate::intercept_all as o;
-        intercept_hip!()
+        intercept_hip!("debian_hip")
     };
 
     pub const VS_REFERENCE: &[Check] = &[
         {
-            use crate::intercept_all as o;
-            use crate::reference::compiler as r;
-            crate::assert_same_abi!(r::__hipRegisterFatBinary, o::__hipRegisterFatBinary; data)
+            crate::assert_same_abi!(crate::reference::compiler::__hipRegisterFatBinary, crate::intercept_all::__hipRegisterFatBinary; data)
         },
         {
-            use crate::intercept_all as o;
-            use crate::reference::compiler as r;
-            crate::assert_same_abi!(r::__hipRegisterFunction, o::__hipRegisterFunction;
+            crate::assert_same_abi!(crate::reference::compiler::__hipRegisterFunction, crate::intercept_all::__hipRegisterFunction;
                 modules, hostFunction, deviceFunction, deviceName, threadLimit, tid, bid, blockDim, gridDim, wSize)
         },
         {
-            use crate::intercept_all as o;
-            use crate::reference::compiler as r;
-            crate::assert_same_abi!(r::__hipUnregisterFatBinary, o::__hipUnregisterFatBinary; modules)
+            crate::assert_same_abi!(crate::reference::compiler::__hipUnregisterFatBinary, crate::intercept_all::__hipUnregisterFatBinary; modules)
         },
         {
-            use crate::intercept_all as o;
-            use crate::reference::hip_ext as r;
-            crate::assert_same_abi!(r::hipExtModuleLaunchKernel, o::hipExtModuleLaunchKernel;
+            crate::assert_same_abi!(crate::reference::hip_ext::hipExtModuleLaunchKernel, crate::intercept_all::hipExtModuleLaunchKernel;
                 f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
                 localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
         },
         {
-            use crate::intercept_all as o;
-            use crate::reference::rocm6 as r;
-            crate::assert_same_abi!(r::hipGetProcAddress, o::hipGetProcAddress;
+            crate::assert_same_abi!(crate::reference::rocm6::hipGetProcAddress, crate::intercept_all::hipGetProcAddress;
                 symbol, pfn, hipVersion, flags, symbolStatus)
         },
         crate::assert_noreturn_exit!(_exit),
@@ -430,22 +429,20 @@ macro_rules! assert_fn_type_abi {
 
 /// hsa-sys's `PFN_*` types against bindgen of Debian's HSA headers.
 pub const HSA_SYS: &[Check] = {
-    use crate::debian_hsa as r;
-    use hsa_sys::raw as o;
     &[
-        assert_fn_type_abi!(r::hsa_init, o::PFN_hsa_init;),
-        assert_fn_type_abi!(r::hsa_shut_down, o::PFN_hsa_shut_down;),
-        assert_fn_type_abi!(r::hsa_status_string, o::PFN_hsa_status_string; status, status_string),
-        assert_fn_type_abi!(r::hsa_iterate_agents, o::PFN_hsa_iterate_agents; callback, data),
-        assert_fn_type_abi!(r::hsa_agent_get_info, o::PFN_hsa_agent_get_info; agent, attribute, value),
-        assert_fn_type_abi!(r::hsa_amd_agent_iterate_memory_pools, o::PFN_hsa_amd_agent_iterate_memory_pools;
+        assert_fn_type_abi!(crate::debian_hsa::hsa_init, hsa_sys::raw::PFN_hsa_init;),
+        assert_fn_type_abi!(crate::debian_hsa::hsa_shut_down, hsa_sys::raw::PFN_hsa_shut_down;),
+        assert_fn_type_abi!(crate::debian_hsa::hsa_status_string, hsa_sys::raw::PFN_hsa_status_string; status, status_string),
+        assert_fn_type_abi!(crate::debian_hsa::hsa_iterate_agents, hsa_sys::raw::PFN_hsa_iterate_agents; callback, data),
+        assert_fn_type_abi!(crate::debian_hsa::hsa_agent_get_info, hsa_sys::raw::PFN_hsa_agent_get_info; agent, attribute, value),
+        assert_fn_type_abi!(crate::debian_hsa::hsa_amd_agent_iterate_memory_pools, hsa_sys::raw::PFN_hsa_amd_agent_iterate_memory_pools;
             agent, callback, data),
-        assert_fn_type_abi!(r::hsa_amd_memory_pool_get_info, o::PFN_hsa_amd_memory_pool_get_info;
+        assert_fn_type_abi!(crate::debian_hsa::hsa_amd_memory_pool_get_info, hsa_sys::raw::PFN_hsa_amd_memory_pool_get_info;
             memory_pool, attribute, value),
-        assert_fn_type_abi!(r::hsa_amd_memory_pool_allocate, o::PFN_hsa_amd_memory_pool_allocate;
+        assert_fn_type_abi!(crate::debian_hsa::hsa_amd_memory_pool_allocate, hsa_sys::raw::PFN_hsa_amd_memory_pool_allocate;
             memory_pool, size, flags, ptr),
-        assert_fn_type_abi!(r::hsa_amd_memory_pool_free, o::PFN_hsa_amd_memory_pool_free; ptr),
-        assert_fn_type_abi!(r::hsa_amd_agents_allow_access, o::PFN_hsa_amd_agents_allow_access;
+        assert_fn_type_abi!(crate::debian_hsa::hsa_amd_memory_pool_free, hsa_sys::raw::PFN_hsa_amd_memory_pool_free; ptr),
+        assert_fn_type_abi!(crate::debian_hsa::hsa_amd_agents_allow_access, hsa_sys::raw::PFN_hsa_amd_agents_allow_access;
             num_agents, agents, flags, ptr),
     ]
 };

@@ -1,6 +1,7 @@
 //! Constants our crates hard-code, checked against the enum values of
 //! Debian's headers (via bindgen), at compile time.
 
+#[cfg(feature = "cpu")]
 use crate::debian_hip::{hipDeviceAttribute_t as A, hipError_t as E, hipMemcpyKind as K};
 use crate::debian_hsa as h;
 
@@ -16,6 +17,7 @@ macro_rules! same_value {
 }
 
 // hrr_hip_cpu::ffi: hipError_t values.
+#[cfg(feature = "cpu")]
 same_value!(
     hrr_hip_cpu::ffi::err::SUCCESS => E::hipSuccess,
     hrr_hip_cpu::ffi::err::INVALID_VALUE => E::hipErrorInvalidValue,
@@ -45,6 +47,7 @@ same_value!(
 );
 
 // hrr_hip_cpu::ffi: hipMemcpyKind, hipDeviceAttribute_t.
+#[cfg(feature = "cpu")]
 same_value!(
     hrr_hip_cpu::ffi::MEMCPY_HOST_TO_HOST => K::hipMemcpyHostToHost,
     hrr_hip_cpu::ffi::MEMCPY_HOST_TO_DEVICE => K::hipMemcpyHostToDevice,
@@ -86,6 +89,7 @@ same_value!(
 );
 
 // hrr_hip_cpu::ffi: the HSA subset it answers.
+#[cfg(feature = "cpu")]
 same_value!(
     hrr_hip_cpu::ffi::hsa_status::SUCCESS => h::hsa_status_t::HSA_STATUS_SUCCESS,
     hrr_hip_cpu::ffi::hsa_status::INFO_BREAK => h::hsa_status_t::HSA_STATUS_INFO_BREAK,
@@ -156,6 +160,7 @@ same_value!(
 );
 
 // Pointee layouts: the structs the CPU runtime writes through application pointers.
+#[cfg(feature = "cpu")]
 crate::assert_same_layout!(crate::debian_hip::hipDeviceProp_t, hrr_hip_cpu::ffi::HipDeviceProp;
     name = name,
     totalGlobalMem = total_global_mem,
@@ -213,6 +218,7 @@ crate::assert_same_layout!(crate::debian_hip::hipDeviceProp_t, hrr_hip_cpu::ffi:
     pageableMemoryAccess = pageable_memory_access,
     pageableMemoryAccessUsesHostPageTables = pageable_memory_access_uses_host_page_tables,
 );
+#[cfg(feature = "cpu")]
 crate::assert_same_layout!(crate::debian_hip::hipPointerAttribute_t, hrr_hip_cpu::ffi::HipPointerAttribute;
     memoryType = memory_type,
     device = device,
@@ -221,8 +227,11 @@ crate::assert_same_layout!(crate::debian_hip::hipPointerAttribute_t, hrr_hip_cpu
     isManaged = is_managed,
     allocationFlags = allocation_flags,
 );
+#[cfg(feature = "cpu")]
 crate::assert_same_layout!(crate::debian_hip::dim3, hrr_hip_cpu::ffi::Dim3; x = x, y = y, z = z);
+#[cfg(feature = "cpu")]
 crate::assert_same_layout!(crate::debian_hsa::hsa_agent_t, hrr_hip_cpu::ffi::HsaAgent; handle = handle);
+#[cfg(feature = "cpu")]
 crate::assert_same_layout!(crate::debian_hsa::hsa_amd_memory_pool_t, hrr_hip_cpu::ffi::HsaMemoryPool; handle = handle);
 crate::assert_same_layout!(crate::debian_hsa::hsa_agent_t, hsa_sys::raw::hsa_agent_t; handle = handle);
 crate::assert_same_layout!(crate::debian_hsa::hsa_amd_memory_pool_t, hsa_sys::raw::hsa_amd_memory_pool_t; handle = handle);

@@ -8,6 +8,9 @@
 //! the real runtime fails them; the archive records each failure with its
 //! `ret`, and replay does not turn a failed call into a success.
 
+#[cfg(all(feature = "cpu", feature = "intercept"))]
+compile_error!("test the cpu and intercept features separately (see tests/exports.rs)");
+
 mod common;
 
 use common::*;

@@ -6,8 +6,9 @@ use crate::ffi::HipApi;
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
-/// ROCm's HIP runtime, found through the dynamic loader's search path.
-pub const ROCM_RUNTIME: &str = "libamdhip64.so";
+/// ROCm's HIP runtime, found through the dynamic loader's search path: the
+/// development symlink first, then the runtime packages' sonames.
+pub const ROCM_RUNTIMES: [&str; 3] = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"];
 
 /// Which HIP runtime to load.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,13 +47,27 @@ impl HipRuntime {
         match loc {
             RuntimeLocation::Cpu => cpu_runtime_path(),
             RuntimeLocation::Path(p) => p.clone(),
-            RuntimeLocation::Rocm => PathBuf::from(ROCM_RUNTIME),
+            RuntimeLocation::Rocm => PathBuf::from(ROCM_RUNTIMES[0]),
         }
     }
 
     /// Loads and initialises the runtime, selecting device 0.
     pub fn load(loc: &RuntimeLocation) -> Result<HipRuntime, RuntimeError> {
-        let path = Self::resolve(loc);
+        if *loc == RuntimeLocation::Rocm {
+            let mut first = None;
+            for name in ROCM_RUNTIMES {
+                match Self::load_path(PathBuf::from(name)) {
+                    Err(RuntimeError::Load { .. }) if first.is_some() => continue,
+                    Err(e @ RuntimeError::Load { .. }) => first = Some(e),
+                    other => return other,
+                }
+            }
+            return Err(first.expect("at least one name tried"));
+        }
+        Self::load_path(Self::resolve(loc))
+    }
+
+    fn load_path(path: PathBuf) -> Result<HipRuntime, RuntimeError> {
         let shown = path.display().to_string();
         // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
         // library meant to be loaded into any process.

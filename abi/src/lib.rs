@@ -305,6 +305,14 @@ pub mod cpu_runtime {
                 f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
                 localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
         },
+        {
+            // The C++-mangled name ROCm 5.2 actually exports (hip_ext.h has no extern "C").
+            crate::__same_abi!(crate::reference::hip_ext::hipExtModuleLaunchKernel, hrr_hip_cpu::hip_api::hipExtModuleLaunchKernel_cxx,
+                "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
+                "reference::hip_ext::hipExtModuleLaunchKernel", "hrr_hip_cpu::hip_api::hipExtModuleLaunchKernel_cxx";
+                f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
+                localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
+        },
     ];
 }
 

@@ -813,6 +813,37 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     })
 }
 
+/// ROCm 5.x declares hipExtModuleLaunchKernel in C++ (`hip_ext.h` has no
+/// `extern "C"`), so hipcc-built applications call this mangled name.
+///
+/// # Safety
+/// As [`hipExtModuleLaunchKernel`].
+#[unsafe(export_name = "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j")]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel_cxx(
+    f: HipFunction,
+    global_x: u32,
+    global_y: u32,
+    global_z: u32,
+    local_x: u32,
+    local_y: u32,
+    local_z: u32,
+    shared: usize,
+    stream: HipStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start_event: HipEvent,
+    stop_event: HipEvent,
+    flags: u32,
+) -> HipError {
+    // SAFETY: same contract, forwarded unchanged.
+    unsafe {
+        hipExtModuleLaunchKernel(
+            f, global_x, global_y, global_z, local_x, local_y, local_z, shared, stream, kernel_params, extra,
+            start_event, stop_event, flags,
+        )
+    }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     f: HipFunction,

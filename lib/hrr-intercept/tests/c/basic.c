@@ -2,7 +2,10 @@
  * call, hipGetProcAddress and HSA memory the recorder never saw allocated.
  * Usage: basic KERNELS.so
  * Prints the addresses it used (the test matches them against the archive). */
+#define _GNU_SOURCE
 #include "common.h"
+
+#include <dlfcn.h>
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -10,8 +13,16 @@
 #define N 64
 
 /* ROCm 6 API, absent from Debian's 5.2 headers. */
-extern hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
-                                    int *symbolStatus);
+typedef hipError_t (*get_proc_address_t)(const char *symbol, void **pfn, int hipVersion,
+                                         uint64_t flags, int *symbolStatus);
+/* Looked up, not linked: the CPU runtime (like ROCm 5) does not define it;
+ * under capture the interposer does. */
+static hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
+                                    int *symbolStatus) {
+    get_proc_address_t f = (get_proc_address_t)dlsym(RTLD_DEFAULT, "hipGetProcAddress");
+    if (!f) return hipErrorNotSupported;
+    return f(symbol, pfn, hipVersion, flags, symbolStatus);
+}
 /* hip_ext.h is C++ only (default arguments). */
 extern hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t gx, uint32_t gy, uint32_t gz,
                                            uint32_t lx, uint32_t ly, uint32_t lz, size_t shmem,

@@ -1,11 +1,20 @@
 /* Every name given must resolve through hipGetProcAddress to the symbol the
  * process itself binds (the interposer's wrapper when preloaded). */
+#define _GNU_SOURCE
 #include "common.h"
 
 #include <dlfcn.h>
 
-extern hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
-                                    int *symbolStatus);
+typedef hipError_t (*get_proc_address_t)(const char *symbol, void **pfn, int hipVersion,
+                                         uint64_t flags, int *symbolStatus);
+/* Looked up, not linked: the CPU runtime (like ROCm 5) does not define it;
+ * under capture the interposer does. */
+static hipError_t hipGetProcAddress(const char *symbol, void **pfn, int hipVersion, uint64_t flags,
+                                    int *symbolStatus) {
+    get_proc_address_t f = (get_proc_address_t)dlsym(RTLD_DEFAULT, "hipGetProcAddress");
+    if (!f) return hipErrorNotSupported;
+    return f(symbol, pfn, hipVersion, flags, symbolStatus);
+}
 
 int main(int argc, char **argv) {
     int bad = 0;

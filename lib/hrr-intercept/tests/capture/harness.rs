@@ -170,10 +170,6 @@ impl Captured {
         self.archive.blobs().contains(id)
     }
 
-    /// Events of one api, in order.
-    pub fn api(&self, api: &str) -> Vec<&Event> {
-        self.events.iter().filter(|e| e.api == api).collect()
-    }
 
     /// Seqs are 0..N in file order.
     pub fn assert_seqs_contiguous(&self) {

@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use hrr_core::archive_writer::EVENTS_FILE;
@@ -28,13 +29,27 @@ impl ArchiveSummary {
     pub fn read(dir: &Path) -> ArchiveSummary {
         let manifest = Manifest::read(dir).ok();
         let (blobs, bytes) = blob_files(&dir.join(BLOBS_DIR));
-        let lines = fs::read(dir.join(EVENTS_FILE)).map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64).unwrap_or(0);
         let complete = manifest.as_ref().map(|m| m.complete);
         let events = match &manifest {
             Some(m) if m.complete => m.events,
-            _ => lines,
+            _ => count_lines(&dir.join(EVENTS_FILE)),
         };
         ArchiveSummary { events, blobs, bytes, complete }
+    }
+}
+
+/// Whole lines in a file, streamed (an events file can be gigabytes).
+fn count_lines(path: &Path) -> u64 {
+    let Ok(mut f) = fs::File::open(path) else {
+        return 0;
+    };
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) | Err(_) => return n,
+            Ok(k) => n += buf[..k].iter().filter(|&&c| c == b'\n').count() as u64,
+        }
     }
 }
 

@@ -246,3 +246,73 @@ fn repair_recovers_a_torn_archive() {
     assert!(repaired.manifest().complete);
     play().arg(&cap).assert().success().stdout(contains("d2h : 1 pass"));
 }
+
+#[test]
+fn kernel_filter_skips_other_launches() {
+    let tmp = TempDir::new().unwrap();
+    // The code object is not loadable: replaying the launch must fail, so a
+    // pass shows the filter really left it out.
+    let cap = ArchiveBuilder::new(Platform::Cpu)
+        .alloc(BUF, 64)
+        .launch("scale", b"not a code object", [1, 1, 1], [1, 1, 1], vec![hrr_core::testkit::ptr_arg(BUF)])
+        .write(tmp.path().join("cap.hrr"))
+        .unwrap();
+    play().arg(&cap).assert().code(1).stderr(contains("kernel scale"));
+    play()
+        .arg(&cap)
+        .args(["--kernel-filter", "gemm"])
+        .assert()
+        .success()
+        .stdout(contains("filtered : 1 launches"));
+}
+
+#[test]
+fn continue_on_error_reports_every_failing_event() {
+    let tmp = TempDir::new().unwrap();
+    let data = pattern(64);
+    let cap = ArchiveBuilder::new(Platform::Cpu)
+        .alloc(BUF, 64)
+        .h2d(SEG, &data)
+        .h2d(SEG + 0x1000, &data)
+        .h2d(BUF, &data)
+        .d2h(BUF, &data)
+        .write(tmp.path().join("cap.hrr"))
+        .unwrap();
+    play()
+        .arg(&cap)
+        .arg("--continue-on-error")
+        .assert()
+        .code(1)
+        .stderr(contains(format!("event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped")))
+        .stderr(contains(format!("event 2 (hipMemcpy): h2d dst {:#x} not mapped", SEG + 0x1000)))
+        .stdout(contains("errors : 2"))
+        .stdout(contains("d2h : 1 pass"));
+}
+
+#[test]
+fn broken_sidecar_is_a_warning_or_with_regions_strict_an_error() {
+    let tmp = TempDir::new().unwrap();
+    let cap = seed(tmp.path(), true);
+    std::fs::write(cap.join("regions/bad.ndjson"), "{\"op\":\"add\",\"kind\":\"segment\"}\n{not json}\n").unwrap();
+    play()
+        .arg(&cap)
+        .assert()
+        .success()
+        .stderr(contains("bad.ndjson"))
+        .stdout(contains("region segs : 1 materialised"));
+    play().arg(&cap).arg("--regions-strict").assert().code(2).stderr(contains("bad.ndjson"));
+}
+
+#[test]
+fn region_times_outside_the_capture_are_warned_about() {
+    let tmp = TempDir::new().unwrap();
+    let data = pattern(64);
+    let cap = ArchiveBuilder::new(Platform::Cpu)
+        .alloc(BUF, 64)
+        .h2d(BUF, &data)
+        .d2h(BUF, &data)
+        .segment(SEG, 4096, 1 << 50)
+        .write(tmp.path().join("cap.hrr"))
+        .unwrap();
+    play().arg(&cap).assert().success().stderr(contains("outside the archive's event span"));
+}

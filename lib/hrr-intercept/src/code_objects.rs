@@ -14,21 +14,30 @@
 //!   parsed, the first time one of its kernels is launched.
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use hrr_codeobj::{KernelMeta, bundle};
 use hrr_core::BlobId;
 
+use crate::event_line::BlobHex;
 use crate::kernel_args::ArgLayout;
 
 /// A loaded module: its code blob and kernels.
 #[derive(Debug)]
 pub struct Module {
     pub code: BlobId,
+    /// `code` as launch events write it.
+    pub code_hex: BlobHex,
     /// Kernels from the metadata; `Err` when it could not be parsed.
     pub kernels: Result<Vec<KernelMeta>, String>,
+}
+
+impl Module {
+    pub fn new(code: BlobId, kernels: Result<Vec<KernelMeta>, String>) -> Module {
+        Module { code, code_hex: BlobHex::of(&code), kernels }
+    }
 }
 
 /// A registered fat binary: where its bundle is, loaded on first launch.
@@ -81,7 +90,7 @@ pub struct Kernel {
 /// The code blob and argument layout of a kernel, ready for a launch event.
 #[derive(Debug, Clone, Copy)]
 pub struct Resolved<'a> {
-    pub code: &'a BlobId,
+    pub code: &'a BlobHex,
     pub layout: Option<&'a ArgLayout>,
 }
 
@@ -99,7 +108,7 @@ impl Kernel {
         let layout = self.layout.get_or_init(|| {
             module.kernels.as_ref().ok()?.iter().find(|k| k.name == self.name).map(ArgLayout::of)
         });
-        Ok(Resolved { code: &module.code, layout: layout.as_ref() })
+        Ok(Resolved { code: &module.code_hex, layout: layout.as_ref() })
     }
 }
 
@@ -141,14 +150,33 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
     }
 }
 
+/// Hashes a handle (an address) with one multiply: handles are distinct
+/// pointers, so SipHash's protection buys nothing on a per-launch lookup.
+#[derive(Default, Clone, Copy)]
+struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7cc1_b727_220a_95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// A map from a runtime handle to what it stands for, for many readers.
 struct Handles<K, V> {
-    map: RwLock<HashMap<K, Arc<V>>>,
+    map: RwLock<HashMap<K, Arc<V>, BuildHasherDefault<HandleHasher>>>,
 }
 
 impl<K: Hash + Eq, V> Handles<K, V> {
     fn new() -> Self {
-        Handles { map: RwLock::new(HashMap::new()) }
+        Handles { map: RwLock::new(HashMap::default()) }
     }
     fn get(&self, k: &K) -> Option<Arc<V>> {
         self.map.read().unwrap_or_else(PoisonError::into_inner).get(k).cloned()
@@ -256,13 +284,13 @@ mod tests {
     fn module_functions_resolve_at_once() {
         let c = CodeObjects::new();
         let code = BlobId::of(b"so");
-        c.add_module(1, Module { code, kernels: Ok(vec![meta("saxpy")]) });
+        c.add_module(1, Module::new(code, Ok(vec![meta("saxpy")])));
         assert!(c.add_function(10, 1, "saxpy"));
         assert!(c.add_function(11, 1, "missing"));
         assert!(!c.add_function(12, 2, "saxpy"), "unknown module");
         let k = c.function(10).unwrap();
         let r = k.resolve(|_| unreachable!()).unwrap();
-        assert_eq!(*r.code, code);
+        assert_eq!(*r.code, BlobHex::of(&code));
         assert_eq!(r.layout.unwrap().slots.len(), 1);
         assert!(c.function(11).unwrap().resolve(|_| unreachable!()).unwrap().layout.is_none());
     }
@@ -277,7 +305,7 @@ mod tests {
         let load = |f: &FatBin| {
             assert_eq!((f.addr, f.len), (0x1000, 64));
             loads.fetch_add(1, Ordering::Relaxed);
-            Ok(Arc::new(Module { code: BlobId::of(b"bundle"), kernels: Ok(vec![meta("vadd"), meta("scale")]) }))
+            Ok(Arc::new(Module::new(BlobId::of(b"bundle"), Ok(vec![meta("vadd"), meta("scale")]))))
         };
         for stub in [0xabc, 0xdef, 0xabc] {
             let k = c.stub(stub).unwrap();

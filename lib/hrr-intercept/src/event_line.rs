@@ -16,7 +16,11 @@
 
 use hrr_core::{BlobId, MemKind, Op};
 
-/// One kernel argument, borrowed from the application's memory.
+use crate::kernel_args::ArgIn;
+use crate::live_allocs::AllocView;
+
+/// One kernel argument, borrowed from the application's memory, with its
+/// pointer offsets already known.
 #[derive(Clone, Copy, Debug)]
 pub struct ArgRef<'a> {
     pub offset: Option<u32>,
@@ -25,11 +29,33 @@ pub struct ArgRef<'a> {
     pub ptrs: &'a [u32],
 }
 
+/// A blob id as its 64 lowercase hex digits, computed once per code object
+/// (every launch event carries its kernel's code id).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct BlobHex(pub [u8; 64]);
+
+impl BlobHex {
+    pub fn of(id: &BlobId) -> BlobHex {
+        let mut out = [0u8; 64];
+        for (i, b) in id.0.iter().enumerate() {
+            out[2 * i] = HEX[(b >> 4) as usize];
+            out[2 * i + 1] = HEX[(b & 15) as usize];
+        }
+        BlobHex(out)
+    }
+}
+
+impl std::fmt::Debug for BlobHex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlobHex({})", String::from_utf8_lossy(&self.0[..12]))
+    }
+}
+
 /// The fixed fields of a `launch` event.
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchRef<'a> {
     pub name: &'a str,
-    pub code: &'a BlobId,
+    pub code: &'a BlobHex,
     pub func: Option<u64>,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -48,7 +74,14 @@ impl<'a> EventLine<'a> {
         buf.extend_from_slice(b",\"tid\":");
         push_u64(buf, tid);
         buf.extend_from_slice(b",\"api\":");
-        push_str(buf, api);
+        if is_identifier(api) {
+            // Entry-point names (the recorder's only apis) need no escaping.
+            buf.push(b'"');
+            buf.extend_from_slice(api.as_bytes());
+            buf.push(b'"');
+        } else {
+            push_str(buf, api);
+        }
         buf.extend_from_slice(b",\"op\":\"");
         buf.extend_from_slice(op.as_bytes());
         buf.extend_from_slice(b"\",\"ret\":");
@@ -95,9 +128,13 @@ impl<'a> EventLine<'a> {
     }
 
     pub fn blob(&mut self, key: &str, id: &BlobId) -> &mut Self {
+        self.blob_hex(key, &BlobHex::of(id))
+    }
+
+    pub fn blob_hex(&mut self, key: &str, hex: &BlobHex) -> &mut Self {
         self.key(key);
         self.buf.push(b'"');
-        push_hex(self.buf, &id.0);
+        self.buf.extend_from_slice(&hex.0);
         self.buf.push(b'"');
         self
     }
@@ -115,6 +152,7 @@ impl<'a> EventLine<'a> {
         self
     }
 
+    /// `"args":[…]` from arguments whose pointer offsets are known.
     pub fn args<'b>(&mut self, args: impl IntoIterator<Item = ArgRef<'b>>) -> &mut Self {
         self.key("args");
         self.buf.push(b'[');
@@ -122,17 +160,7 @@ impl<'a> EventLine<'a> {
             if i > 0 {
                 self.buf.push(b',');
             }
-            self.buf.push(b'{');
-            if let Some(o) = a.offset {
-                self.buf.extend_from_slice(b"\"offset\":");
-                push_u64(self.buf, u64::from(o));
-                self.buf.push(b',');
-            }
-            self.buf.extend_from_slice(b"\"size\":");
-            push_u64(self.buf, a.bytes.len() as u64);
-            self.buf.extend_from_slice(b",\"hex\":\"");
-            push_hex(self.buf, a.bytes);
-            self.buf.extend_from_slice(b"\",\"ptrs\":[");
+            self.arg_head(a.offset, a.bytes);
             for (j, p) in a.ptrs.iter().enumerate() {
                 if j > 0 {
                     self.buf.push(b',');
@@ -143,6 +171,53 @@ impl<'a> EventLine<'a> {
         }
         self.buf.push(b']');
         self
+    }
+
+    /// `"args":[…]` from arguments as they come from the application: a
+    /// `global_buffer` is a pointer at offset 0, anything else is scanned
+    /// against the live allocations while it is written (no intermediate
+    /// storage on this hot path).
+    pub fn args_scanned<'b>(&mut self, args: impl IntoIterator<Item = ArgIn<'b>>, allocs: &AllocView<'_>) -> &mut Self {
+        self.key("args");
+        self.buf.push(b'[');
+        for (i, a) in args.into_iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            self.arg_head(a.offset, a.bytes);
+            if a.pointer {
+                if a.bytes.len() >= 8 {
+                    self.buf.push(b'0');
+                }
+            } else {
+                let mut first = true;
+                allocs.scan_each(a.bytes, |off| {
+                    if !first {
+                        self.buf.push(b',');
+                    }
+                    first = false;
+                    push_u64(self.buf, u64::from(off));
+                });
+            }
+            self.buf.extend_from_slice(b"]}");
+        }
+        self.buf.push(b']');
+        self
+    }
+
+    /// `{"offset":…,"size":…,"hex":"…","ptrs":[` of one argument.
+    fn arg_head(&mut self, offset: Option<u32>, bytes: &[u8]) {
+        self.buf.push(b'{');
+        if let Some(o) = offset {
+            self.buf.extend_from_slice(b"\"offset\":");
+            push_u64(self.buf, u64::from(o));
+            self.buf.push(b',');
+        }
+        self.buf.extend_from_slice(b"\"size\":");
+        push_u64(self.buf, bytes.len() as u64);
+        self.buf.extend_from_slice(b",\"hex\":\"");
+        push_hex(self.buf, bytes);
+        self.buf.extend_from_slice(b"\",\"ptrs\":[");
     }
 
     /// Closes the object and the line.
@@ -161,9 +236,10 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         // application's memory); kept so every op has one encoder.
         let refs: Vec<ArgRef<'_>> =
             args.iter().map(|a| ArgRef { offset: a.offset, bytes: &a.hex.0, ptrs: &a.ptrs }).collect();
+        let code = BlobHex::of(code);
         let launch = LaunchRef {
             name,
-            code,
+            code: &code,
             func: func.map(|f| f.0),
             grid: *grid,
             block: *block,
@@ -238,16 +314,37 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
     l.end();
 }
 
-/// Encodes the body of a `launch` event from borrowed arguments.
+/// Encodes the body of a `launch` event whose pointer offsets are known.
 pub fn encode_launch(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>, args: &[ArgRef<'_>]) {
+    let mut l = launch_head(buf, tid, api, ret, k);
+    l.args(args.iter().copied());
+    l.end();
+}
+
+/// Encodes the body of a `launch` event straight from the application's
+/// argument values, finding embedded pointers as it goes.
+pub fn encode_launch_scanned<'b>(
+    buf: &mut Vec<u8>,
+    tid: u64,
+    api: &str,
+    ret: i64,
+    k: &LaunchRef<'_>,
+    args: impl IntoIterator<Item = ArgIn<'b>>,
+    allocs: &AllocView<'_>,
+) {
+    let mut l = launch_head(buf, tid, api, ret, k);
+    l.args_scanned(args, allocs);
+    l.end();
+}
+
+fn launch_head<'a>(buf: &'a mut Vec<u8>, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) -> EventLine<'a> {
     let mut l = EventLine::begin(buf, tid, api, "launch", ret);
-    l.addr("stream", k.stream).blob("code", k.code).string("name", k.name);
+    l.addr("stream", k.stream).blob_hex("code", k.code).string("name", k.name);
     if let Some(f) = k.func {
         l.addr("func", f);
     }
     l.dims("grid", k.grid).dims("block", k.block).num("shmem", u64::from(k.shmem));
-    l.args(args.iter().copied());
-    l.end();
+    l
 }
 
 /// Writes the head of a line, `{"seq":N,"t":T`, which the body continues.
@@ -269,24 +366,46 @@ fn mem_str(m: MemKind) -> &'static str {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+fn is_identifier(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// "00" "01" … "99": two digits per division.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
-    buf.reserve(bytes.len() * 2);
-    for b in bytes {
-        buf.push(HEX[(b >> 4) as usize]);
-        buf.push(HEX[(b & 15) as usize]);
+    // Through a stack chunk: one bounds-checked copy per 32 bytes instead of
+    // two `push`es per byte.
+    let mut chunk = [0u8; 64];
+    for part in bytes.chunks(32) {
+        for (i, b) in part.iter().enumerate() {
+            chunk[2 * i] = HEX[(b >> 4) as usize];
+            chunk[2 * i + 1] = HEX[(b & 15) as usize];
+        }
+        buf.extend_from_slice(&chunk[..2 * part.len()]);
     }
 }
 
 fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
-    loop {
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
+    } else {
         i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        tmp[i] = b'0' + v as u8;
     }
     buf.extend_from_slice(&tmp[i..]);
 }
@@ -298,11 +417,18 @@ fn push_i64(buf: &mut Vec<u8>, v: i64) {
     push_u64(buf, v.unsigned_abs());
 }
 
+/// `"0x…"`, lowercase, no leading zeros (`"0x0"` for 0), as hrr-core writes it.
 fn push_addr(buf: &mut Vec<u8>, v: u64) {
-    let mut tmp = [0u8; 18];
-    buf.push(b'"');
-    buf.extend_from_slice(hrr_core::hex::format_addr(v, &mut tmp).as_bytes());
-    buf.push(b'"');
+    let mut tmp = [0u8; 20];
+    let n = if v == 0 { 1 } else { (64 - v.leading_zeros() as usize).div_ceil(4) };
+    tmp[0] = b'"';
+    tmp[1] = b'0';
+    tmp[2] = b'x';
+    for i in 0..n {
+        tmp[3 + n - 1 - i] = HEX[((v >> (4 * i)) & 0xf) as usize];
+    }
+    tmp[3 + n] = b'"';
+    buf.extend_from_slice(&tmp[..4 + n]);
 }
 
 /// A JSON string, escaped exactly as serde_json escapes it.
@@ -430,7 +556,58 @@ mod tests {
         }
     }
 
+    #[test]
+    fn scanned_launch_matches_hrr_core() {
+        use crate::kernel_args::ArgIn;
+        let allocs = crate::live_allocs::LiveAllocs::new();
+        allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
+        let p = 0x7f12_3456_0010u64.to_le_bytes();
+        let mut s = vec![1u8];
+        s.extend_from_slice(&p);
+        s.extend_from_slice(&[0; 3]);
+        let short = [1u8, 2, 3, 4];
+        let args = [
+            ArgIn { offset: Some(0), bytes: &p, pointer: true },
+            ArgIn { offset: Some(8), bytes: &s, pointer: false },
+            ArgIn { offset: Some(20), bytes: &short, pointer: true },
+        ];
+        let code = BlobId::of(b"c");
+        let k = LaunchRef {
+            name: "k",
+            code: &BlobHex::of(&code),
+            func: Some(0x42),
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            shmem: 16,
+            stream: 0x99,
+        };
+        let mut body = Vec::new();
+        encode_launch_scanned(&mut body, 5, "hipModuleLaunchKernel", 0, &k, args, &allocs.view());
+        let arg = |offset, hex: &[u8], ptrs: Vec<u32>| KernelArg { offset: Some(offset), size: hex.len() as u32, hex: HexBytes(hex.to_vec()), ptrs };
+        let op = Op::Launch {
+            name: "k".into(),
+            code,
+            func: Some(Addr(0x42)),
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            shmem: 16,
+            stream: Addr(0x99),
+            args: vec![arg(0, &p, vec![0]), arg(8, &s, vec![1]), arg(20, &short, vec![])],
+        };
+        assert_eq!(line(3, 4, &body), reference(3, 4, 5, "hipModuleLaunchKernel", 0, &op));
+    }
+
     proptest! {
+        #[test]
+        fn numbers_print_like_serde(v: u64, i: i64) {
+            let mut b = Vec::new();
+            push_u64(&mut b, v);
+            prop_assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
+            let mut b = Vec::new();
+            push_i64(&mut b, i);
+            prop_assert_eq!(String::from_utf8(b).unwrap(), i.to_string());
+        }
+
         #[test]
         fn strings_escape_like_serde(name in any::<String>(), bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let op = Op::Function { module: Addr(1), name: name.clone(), func: Addr(2) };

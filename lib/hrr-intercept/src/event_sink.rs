@@ -6,23 +6,36 @@
 //!   so the file is in `seq` order and `t` never goes backwards along it.
 //!   Recording threads encode their event body before taking the lock
 //!   (`event_line`); the lock covers only a `memcpy` into the buffer.
-//! - **Buffering.** Lines go to the file with write(2) when the buffer holds
-//!   64 KiB, when 100 ms have passed since the last write (checked on every
-//!   append, and by the recorder's flusher thread when the application is
-//!   idle), and at finish. Whole lines only, so a crash can tear nothing.
+//! - **Buffering.** Lines go to the file with write(2) in whole lines when
+//!   the buffer holds 64 KiB or when 100 ms have passed since the last write
+//!   (checked on every append, and by the writer thread when the application
+//!   is idle), and at finish.
+//! - **Who writes.** With a writer thread running ([`EventSink::run_writer`]),
+//!   a full buffer is handed to it (`pending`) and swapped for an empty one,
+//!   so recording threads never wait for the kernel's copy into the page
+//!   cache (half the cost of a recorded call, measured). One buffer is in
+//!   flight at a time; if the writer falls a further half buffer behind, the
+//!   appending thread writes itself, in order. Without a writer the
+//!   appending thread writes.
 //! - **Fatal signals.** [`EventSink::flush_from_signal`] writes what is
-//!   buffered using only async-signal-safe operations: an atomic try-lock and
-//!   write(2). If the lock is held by the very thread the signal interrupted
-//!   (it was inside the sink), the buffered lines — at most 64 KiB or 100 ms
-//!   of events — are lost: reading a buffer mid-`memcpy` could write a torn
-//!   line. If another thread holds it, the handler waits for it (bounded).
-//! - **Finish.** [`EventSink::finish`] appends the `eof` event, writes and
-//!   fsyncs; later appends are dropped.
+//!   buffered (the pending buffer, then the current one) with
+//!   async-signal-safe operations only: an atomic try-lock, atomic loads,
+//!   sched_yield and write(2). It first waits (bounded) for a write the
+//!   writer thread has in flight, which keeps the file in order; the writer
+//!   thread blocks asynchronous signals, so a handler never runs on it. If
+//!   the lock is held by the very thread the signal interrupted (it was
+//!   inside the sink), nothing can be written safely — a buffer
+//!   mid-`memcpy` could tear a line — and the buffered lines (at most 64 KiB
+//!   or 100 ms of events, plus one pending buffer) are lost. If another
+//!   thread holds it, the handler waits for it (bounded).
+//! - **Finish.** [`EventSink::finish`] appends the `eof` event, writes
+//!   everything and fsyncs; later appends are dropped and the writer exits.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::time::Duration;
 
 use hrr_core::Op;
 
@@ -33,23 +46,41 @@ use crate::sys;
 pub const FLUSH_BYTES: usize = 64 * 1024;
 /// Time since the last write that triggers one.
 pub const FLUSH_INTERVAL_NS: u64 = 100_000_000;
-/// How long a signal handler waits for another thread to leave the sink.
-const SIGNAL_WAIT_SPINS: u32 = 20_000;
+/// Backlog at which an appending thread stops waiting for the writer and
+/// writes itself: one more buffer's worth. Growing further would only move
+/// the cost into page faults on fresh buffer memory (measured: a writer
+/// that falls behind under a saturating load otherwise costs more than
+/// writing in place), and memory stays bounded by three buffers.
+const BACKLOG_BYTES: usize = FLUSH_BYTES + FLUSH_BYTES / 2;
+/// How long (in yields) a signal handler or `_exit` waits for another
+/// thread to leave the sink, or for an in-flight write to end.
+const WAIT_SPINS: u32 = 200_000;
 
 /// The events file of one archive.
 pub struct EventSink {
     file: File,
     fd: RawFd,
     state: Mutex<SinkState>,
+    wake: Condvar,
     /// Thread id of the lock holder (0: free). Lets a signal handler tell
     /// "held by the thread I interrupted" from "held by another thread".
     owner: AtomicU64,
     /// Next `seq`; also the number of events appended so far.
     seq: AtomicU64,
+    /// The writer thread is inside write(2) with a buffer it took; set under
+    /// the lock, cleared without it (so lock holders can wait for it).
+    writing: AtomicBool,
+    /// A writer thread is running.
+    has_writer: AtomicBool,
 }
 
 struct SinkState {
+    /// Lines not yet handed to anyone.
     buf: Vec<u8>,
+    /// A full buffer waiting for the writer thread (empty: none).
+    pending: Vec<u8>,
+    /// An empty buffer to swap in for a full one.
+    spare: Vec<u8>,
     last_write_ns: u64,
     finished: bool,
     /// A write failed (disk full, ...): later lines are dropped, not retried.
@@ -72,7 +103,7 @@ pub enum Finish {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockMode {
     Block,
-    /// Like the signal path: never wait on ourselves.
+    /// Like the signal path: never wait on ourselves, give up after a while.
     Try,
 }
 
@@ -95,15 +126,20 @@ impl EventSink {
             file,
             fd,
             state: Mutex::new(SinkState {
-                // Twice the threshold, so the buffer never reallocates in
-                // steady state (a line can overshoot the threshold).
+                // Twice the threshold: a line can overshoot it, and the
+                // buffer should not reallocate in steady state.
                 buf: Vec::with_capacity(2 * FLUSH_BYTES),
+                pending: Vec::new(),
+                spare: Vec::with_capacity(2 * FLUSH_BYTES),
                 last_write_ns: sys::monotonic_ns(),
                 finished: false,
                 failed: false,
             }),
+            wake: Condvar::new(),
             owner: AtomicU64::new(0),
             seq: AtomicU64::new(0),
+            writing: AtomicBool::new(false),
+            has_writer: AtomicBool::new(false),
         }
     }
 
@@ -113,11 +149,11 @@ impl EventSink {
         Held { guard, owner: &self.owner }
     }
 
-    /// Takes the lock without ever waiting on the calling thread itself;
-    /// async-signal-safe (atomics and sched_yield only).
+    /// Takes the lock without ever waiting on the calling thread itself, and
+    /// not forever; async-signal-safe (atomics and sched_yield only).
     fn try_lock_bounded(&self) -> Option<Held<'_>> {
         let me = sys::gettid_raw();
-        for _ in 0..SIGNAL_WAIT_SPINS {
+        for _ in 0..WAIT_SPINS {
             match self.state.try_lock() {
                 Ok(guard) => {
                     self.owner.store(me, Ordering::Release);
@@ -138,6 +174,41 @@ impl EventSink {
         None
     }
 
+    /// Waits until no write is in flight on the writer thread (bounded).
+    /// Called with the lock held, so no new write can start meanwhile.
+    fn wait_in_flight(&self) -> bool {
+        for _ in 0..WAIT_SPINS {
+            if !self.writing.load(Ordering::Acquire) {
+                return true;
+            }
+            sys::yield_now();
+        }
+        !self.writing.load(Ordering::Acquire)
+    }
+
+    fn write(&self, st: &mut SinkState, which: Which) {
+        let b = match which {
+            Which::Pending => &mut st.pending,
+            Which::Buf => &mut st.buf,
+        };
+        if !b.is_empty() && !st.failed && !sys::write_all(self.fd, b) {
+            st.failed = true;
+        }
+        // clear() only sets the length: no allocator call (signal path).
+        b.clear();
+    }
+
+    /// Writes everything buffered, in order, from the calling thread.
+    fn drain(&self, st: &mut SinkState, now: u64) -> bool {
+        if !self.wait_in_flight() {
+            return false;
+        }
+        self.write(st, Which::Pending);
+        self.write(st, Which::Buf);
+        st.last_write_ns = now;
+        true
+    }
+
     /// Appends one event whose body (from `event_line`) is `body`; returns
     /// its `seq`, or `None` once the sink is finished.
     pub fn append(&self, body: &[u8]) -> Option<u64> {
@@ -151,49 +222,75 @@ impl EventSink {
         event_line::push_head(&mut st.buf, seq, t);
         st.buf.extend_from_slice(body);
         if st.buf.len() >= FLUSH_BYTES || t.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS {
-            self.write_out(st, t);
+            let writer = self.has_writer.load(Ordering::Acquire);
+            if writer && st.pending.is_empty() {
+                let spare = std::mem::take(&mut st.spare);
+                st.pending = std::mem::replace(&mut st.buf, spare);
+                st.last_write_ns = t;
+                self.wake.notify_one();
+            } else if !writer || st.buf.len() >= BACKLOG_BYTES {
+                self.drain(st, t);
+            }
         }
         Some(seq)
     }
 
-    fn write_out(&self, st: &mut SinkState, now: u64) {
-        if !st.buf.is_empty() && !st.failed && !sys::write_all(self.fd, &st.buf) {
-            st.failed = true;
+    /// The writer thread's body: writes handed-off buffers, and whatever is
+    /// buffered once it is `FLUSH_INTERVAL_NS` old, until the sink finishes.
+    /// Blocks asynchronous signals on its thread first (see module docs).
+    pub fn run_writer(&self) {
+        sys::block_async_signals();
+        let mut g = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.has_writer.store(true, Ordering::Release);
+        loop {
+            if g.finished {
+                self.has_writer.store(false, Ordering::Release);
+                return;
+            }
+            let now = sys::monotonic_ns();
+            if g.pending.is_empty() && !g.buf.is_empty() && now.saturating_sub(g.last_write_ns) >= FLUSH_INTERVAL_NS {
+                let spare = std::mem::take(&mut g.spare);
+                g.pending = std::mem::replace(&mut g.buf, spare);
+                g.last_write_ns = now;
+            }
+            if g.pending.is_empty() || g.failed {
+                g.pending.clear();
+                g = self.wake.wait_timeout(g, Duration::from_millis(50)).unwrap_or_else(PoisonError::into_inner).0;
+                continue;
+            }
+            let mut full = std::mem::take(&mut g.pending);
+            self.writing.store(true, Ordering::Release);
+            drop(g);
+            let ok = sys::write_all(self.fd, &full);
+            self.writing.store(false, Ordering::Release);
+            full.clear();
+            g = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            g.failed |= !ok;
+            if g.spare.capacity() < full.capacity() {
+                g.spare = full;
+            }
         }
-        st.buf.clear();
-        st.last_write_ns = now;
     }
 
-    /// Writes what is buffered if the last write is `FLUSH_INTERVAL_NS` old
-    /// (the flusher thread's tick).
-    pub fn flush_if_due(&self) {
-        let mut h = self.lock();
-        let now = sys::monotonic_ns();
-        if !h.guard.buf.is_empty() && now.saturating_sub(h.guard.last_write_ns) >= FLUSH_INTERVAL_NS {
-            self.write_out(&mut h.guard, now);
-        }
-    }
-
-    /// Writes what is buffered now.
+    /// Writes what is buffered now (tests, and callers that must see the file).
     pub fn flush(&self) {
         let mut h = self.lock();
-        self.write_out(&mut h.guard, sys::monotonic_ns());
+        self.drain(&mut h.guard, sys::monotonic_ns());
     }
 
     /// The fatal-signal path: write what is buffered with async-signal-safe
-    /// calls only. Returns whether the buffer could be written (see the
-    /// module docs for when it cannot).
+    /// calls only. Returns whether it could (see the module docs for when
+    /// it cannot).
     pub fn flush_from_signal(&self) -> bool {
         let Some(mut h) = self.try_lock_bounded() else {
             return false;
         };
         let st = &mut *h.guard;
-        if !st.buf.is_empty() && !st.failed {
-            // clear() only sets the length: no allocator call in the handler.
-            let ok = sys::write_all(self.fd, &st.buf);
-            st.buf.clear();
-            return ok;
+        if !self.wait_in_flight() {
+            return false;
         }
+        self.write(st, Which::Pending);
+        self.write(st, Which::Buf);
         true
     }
 
@@ -211,6 +308,9 @@ impl EventSink {
         if st.finished {
             return Finish::AlreadyFinished;
         }
+        if !self.wait_in_flight() {
+            return Finish::Busy;
+        }
         st.finished = true;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut body = Vec::with_capacity(96);
@@ -218,8 +318,9 @@ impl EventSink {
         let t = sys::monotonic_ns();
         event_line::push_head(&mut st.buf, seq, t);
         st.buf.extend_from_slice(&body);
-        self.write_out(st, t);
+        self.drain(st, t);
         sys::fsync(self.fd);
+        self.wake.notify_all();
         Finish::Done { events: seq }
     }
 
@@ -239,6 +340,12 @@ impl EventSink {
     }
 }
 
+#[derive(Clone, Copy)]
+enum Which {
+    Pending,
+    Buf,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +362,11 @@ mod tests {
         let mut b = Vec::new();
         event_line::encode_op(&mut b, 1, api, 0, &Op::DeviceSync);
         b
+    }
+
+    fn seqs(path: &std::path::Path) -> Vec<u64> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines().map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap().seq).collect()
     }
 
     #[test]
@@ -281,7 +393,7 @@ mod tests {
             s.append(&body("a"));
         }
         assert!(s.flush_from_signal());
-        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 10);
+        assert_eq!(seqs(&path), (0..10).collect::<Vec<_>>());
     }
 
     #[test]
@@ -295,28 +407,66 @@ mod tests {
         assert!(s.flush_from_signal());
     }
 
-    #[test]
-    fn many_threads_get_unique_contiguous_seqs_in_file_order() {
-        let t = tempfile::tempdir().unwrap();
-        let (s, path) = sink(t.path());
-        let s = Arc::new(s);
-        let threads: Vec<_> = (0..8)
+    fn hammer(s: &Arc<EventSink>, threads: usize, each: usize) {
+        let ts: Vec<_> = (0..threads)
             .map(|_| {
                 let s = s.clone();
                 std::thread::spawn(move || {
-                    for _ in 0..2000 {
+                    for _ in 0..each {
                         s.append(&body("hipEventRecord")).unwrap();
                     }
                 })
             })
             .collect();
-        for th in threads {
+        for th in ts {
             th.join().unwrap();
         }
+    }
+
+    #[test]
+    fn many_threads_get_unique_contiguous_seqs_in_file_order() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let s = Arc::new(s);
+        hammer(&s, 8, 2000);
         s.finish("exit", 0, LockMode::Block);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let seqs: Vec<u64> =
-            text.lines().map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap().seq).collect();
-        assert_eq!(seqs, (0..16001).collect::<Vec<_>>());
+        assert_eq!(seqs(&path), (0..16001).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn with_a_writer_thread_order_holds_and_a_signal_flush_gets_everything() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let s = Arc::new(s);
+        let w = {
+            let s = s.clone();
+            std::thread::spawn(move || s.run_writer())
+        };
+        while !s.has_writer.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        hammer(&s, 4, 5000);
+        assert!(s.flush_from_signal());
+        assert_eq!(seqs(&path), (0..20000).collect::<Vec<_>>(), "pending and current buffers, in order");
+        hammer(&s, 2, 3000);
+        assert_eq!(s.finish("exit", 0, LockMode::Block), Finish::Done { events: 26000 });
+        w.join().unwrap();
+        assert_eq!(seqs(&path), (0..26001).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_writer_flushes_an_idle_buffer_after_the_interval() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let s = Arc::new(s);
+        let w = {
+            let s = s.clone();
+            std::thread::spawn(move || s.run_writer())
+        };
+        s.append(&body("a"));
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(seqs(&path), vec![0], "written without another append");
+        s.finish("exit", 0, LockMode::Block);
+        w.join().unwrap();
     }
 }

@@ -1,19 +1,16 @@
-//! `KernelArgs`: a launch's arguments as recorded — the bytes of each host
-//! argument, its kernarg offset, and where device pointers sit in it.
+//! `ArgLayout` and `ArgValues`: a launch's arguments as the recorder reads
+//! them — the bytes of each host argument and its kernarg offset.
 //!
-//! The layout comes from the code object's metadata ([`ArgLayout`]), host
-//! arguments only (`hidden_*` ones are the runtime's). Values arrive either
-//! as `kernelParams` (one pointer per host argument) or as the packed
-//! `extra` buffer, which is cut at the metadata offsets. Pointers: a
-//! `global_buffer` argument is a pointer at offset 0; every other argument is
-//! scanned word by word against the live allocations (`LiveAllocs::scan`).
-
-use std::ops::Range;
+//! The layout comes from the code object's metadata, host arguments only
+//! (`hidden_*` ones are the runtime's). Values arrive either as
+//! `kernelParams` (one pointer per host argument) or as the packed `extra`
+//! buffer, which is cut at the metadata offsets. [`ArgValues::args`] yields
+//! them in order; the event encoder finds their pointers as it writes them
+//! (`EventLine::args_scanned`): a `global_buffer` argument is a pointer at
+//! offset 0, every other argument is scanned word by word against the live
+//! allocations (`AllocView::scan_each`).
 
 use hrr_codeobj::KernelMeta;
-
-use crate::event_line::ArgRef;
-use crate::live_allocs::AllocView;
 
 /// One host argument of a kernel's signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,84 +39,68 @@ impl ArgLayout {
 }
 
 /// Where a launch's argument values are.
-#[derive(Clone, Debug)]
-pub enum ArgValues<'a> {
+#[derive(Clone, Copy, Debug)]
+pub enum ArgValues<'s, 'a> {
     /// Nothing readable (a failed launch, or no arguments given).
     None,
     /// `kernelParams[i]`, already cut to the size of host argument `i`.
-    Params(Vec<&'a [u8]>),
+    Params(&'s [&'a [u8]]),
     /// The packed `extra` (HIP_LAUNCH_PARAM_BUFFER_POINTER) buffer.
     Buffer(&'a [u8]),
 }
 
-/// The recorded arguments of one launch, borrowing the values.
-#[derive(Debug, Default)]
-pub struct KernelArgs<'a> {
-    parts: Vec<(Option<u32>, &'a [u8], Range<usize>)>,
-    ptrs: Vec<u32>,
+/// One argument as it goes into the event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgIn<'a> {
+    pub offset: Option<u32>,
+    pub bytes: &'a [u8],
+    /// A `global_buffer`: a pointer at offset 0, not scanned.
+    pub pointer: bool,
 }
 
-impl<'a> KernelArgs<'a> {
-    /// Cuts `values` by `layout` and finds the pointers in each argument.
-    /// Without a layout only a packed buffer can be recorded (as one
-    /// argument at offset 0, scanned whole); `kernelParams` cannot, since
-    /// their number and sizes are unknown.
-    pub fn capture(layout: Option<&ArgLayout>, values: &ArgValues<'a>, allocs: &AllocView<'_>) -> KernelArgs<'a> {
-        let mut out = KernelArgs::default();
-        match (layout, values) {
-            (_, ArgValues::None) | (None, ArgValues::Params(_)) => {}
+impl<'s, 'a> ArgValues<'s, 'a> {
+    /// The recordable arguments, in order. Without a layout only a packed
+    /// buffer can be recorded (one argument at offset 0, scanned whole):
+    /// the number and sizes of `kernelParams` are unknown.
+    pub fn args<'l>(&self, layout: Option<&'l ArgLayout>) -> ArgIter<'l, 's, 'a> {
+        ArgIter { layout, values: *self, i: 0 }
+    }
+}
+
+/// Iterator of [`ArgValues::args`].
+pub struct ArgIter<'l, 's, 'a> {
+    layout: Option<&'l ArgLayout>,
+    values: ArgValues<'s, 'a>,
+    i: usize,
+}
+
+impl<'a> Iterator for ArgIter<'_, '_, 'a> {
+    type Item = ArgIn<'a>;
+
+    fn next(&mut self) -> Option<ArgIn<'a>> {
+        let i = self.i;
+        self.i += 1;
+        match (self.layout, self.values) {
+            (_, ArgValues::None) | (None, ArgValues::Params(_)) => None,
             (Some(l), ArgValues::Params(vals)) => {
-                for (slot, bytes) in l.slots.iter().zip(vals) {
-                    out.push(Some(slot.offset), bytes, slot.pointer, allocs);
-                }
+                let (slot, bytes) = (l.slots.get(i)?, vals.get(i)?);
+                Some(ArgIn { offset: Some(slot.offset), bytes, pointer: slot.pointer })
             }
             (Some(l), ArgValues::Buffer(buf)) => {
-                for slot in &l.slots {
-                    let start = (slot.offset as usize).min(buf.len());
-                    let end = (slot.offset as usize).saturating_add(slot.size as usize).min(buf.len());
-                    out.push(Some(slot.offset), &buf[start..end], slot.pointer, allocs);
-                }
+                let slot = l.slots.get(i)?;
+                let start = (slot.offset as usize).min(buf.len());
+                let end = (slot.offset as usize).saturating_add(slot.size as usize).min(buf.len());
+                Some(ArgIn { offset: Some(slot.offset), bytes: &buf[start..end], pointer: slot.pointer })
             }
-            (None, ArgValues::Buffer(buf)) => out.push(Some(0), buf, false, allocs),
+            (None, ArgValues::Buffer(buf)) => (i == 0).then_some(ArgIn { offset: Some(0), bytes: buf, pointer: false }),
         }
-        out
-    }
-
-    fn push(&mut self, offset: Option<u32>, bytes: &'a [u8], pointer: bool, allocs: &AllocView<'_>) {
-        let start = self.ptrs.len();
-        if pointer {
-            if bytes.len() >= 8 {
-                self.ptrs.push(0);
-            }
-        } else {
-            allocs.scan(bytes, &mut self.ptrs);
-        }
-        self.parts.push((offset, bytes, start..self.ptrs.len()));
-    }
-
-    /// The arguments as the event encoder takes them.
-    pub fn refs(&self) -> Vec<ArgRef<'_>> {
-        self.parts
-            .iter()
-            .map(|(offset, bytes, r)| ArgRef { offset: *offset, bytes, ptrs: &self.ptrs[r.clone()] })
-            .collect()
-    }
-
-    pub fn len(&self) -> usize {
-        self.parts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.parts.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::live_allocs::LiveAllocs;
     use hrr_codeobj::{ArgKind, ArgMeta};
-    use hrr_core::MemKind;
 
     fn meta() -> KernelMeta {
         let arg = |offset, size, kind| ArgMeta { offset, size, kind, address_space: None, name: None };
@@ -136,24 +117,6 @@ mod tests {
         }
     }
 
-    const BASE: u64 = 0x7f55_1234_0000;
-
-    fn allocs() -> LiveAllocs {
-        let a = LiveAllocs::new();
-        a.insert(BASE, 0x1000, MemKind::Device);
-        a
-    }
-
-    fn strukt() -> Vec<u8> {
-        // struct { int n; int pad; float *p; long k; } with p interior.
-        let mut s = Vec::new();
-        s.extend_from_slice(&3u32.to_le_bytes());
-        s.extend_from_slice(&0u32.to_le_bytes());
-        s.extend_from_slice(&(BASE + 0x20).to_le_bytes());
-        s.extend_from_slice(&99u64.to_le_bytes());
-        s
-    }
-
     #[test]
     fn layout_drops_hidden_args() {
         let l = ArgLayout::of(&meta());
@@ -162,44 +125,35 @@ mod tests {
     }
 
     #[test]
-    fn params_and_buffer_give_the_same_record() {
+    fn params_and_buffer_give_the_same_arguments() {
         let l = ArgLayout::of(&meta());
-        let a = allocs();
-        let v = a.view();
-        let p = BASE.to_le_bytes();
-        let n = 7u32.to_le_bytes();
-        let s = strukt();
-        let from_params = KernelArgs::capture(Some(&l), &ArgValues::Params(vec![&p, &n, &s]), &v);
+        let (p, n, s) = ([1u8; 8], [2u8; 4], [3u8; 24]);
+        let vals: [&[u8]; 3] = [&p, &n, &s];
+        let from_params: Vec<_> = ArgValues::Params(&vals).args(Some(&l)).collect();
         let mut buf = vec![0u8; 40];
         buf[0..8].copy_from_slice(&p);
         buf[8..12].copy_from_slice(&n);
         buf[16..40].copy_from_slice(&s);
-        let from_buf = KernelArgs::capture(Some(&l), &ArgValues::Buffer(&buf), &v);
-        for args in [from_params.refs(), from_buf.refs()] {
-            assert_eq!(args.len(), 3);
-            assert_eq!((args[0].offset, args[0].ptrs), (Some(0), &[0u32][..]));
-            assert_eq!((args[1].offset, args[1].bytes, args[1].ptrs), (Some(8), &n[..], &[][..]));
-            assert_eq!((args[2].offset, args[2].ptrs), (Some(16), &[8u32][..]));
-        }
+        let from_buf: Vec<_> = ArgValues::Buffer(&buf).args(Some(&l)).collect();
+        assert_eq!(from_params, from_buf);
+        assert_eq!(from_params[0], ArgIn { offset: Some(0), bytes: &p, pointer: true });
+        assert_eq!(from_params[2], ArgIn { offset: Some(16), bytes: &s, pointer: false });
     }
 
     #[test]
-    fn without_layout_params_are_unrecordable_but_a_buffer_is_scanned() {
-        let a = allocs();
-        let v = a.view();
-        let p = BASE.to_le_bytes();
-        assert!(KernelArgs::capture(None, &ArgValues::Params(vec![&p]), &v).is_empty());
-        let s = strukt();
-        let k = KernelArgs::capture(None, &ArgValues::Buffer(&s), &v);
-        assert_eq!(k.refs()[0].ptrs, &[8]);
+    fn without_layout_only_a_buffer_is_recordable() {
+        let p = [1u8; 8];
+        let vals: [&[u8]; 1] = [&p];
+        assert_eq!(ArgValues::Params(&vals).args(None).count(), 0);
+        let all: Vec<_> = ArgValues::Buffer(&[9; 12]).args(None).collect();
+        assert_eq!(all, [ArgIn { offset: Some(0), bytes: &[9; 12], pointer: false }]);
+        assert_eq!(ArgValues::None.args(Some(&ArgLayout::of(&meta()))).count(), 0);
     }
 
     #[test]
     fn short_buffer_is_cut_not_overrun() {
         let l = ArgLayout::of(&meta());
-        let a = allocs();
-        let k = KernelArgs::capture(Some(&l), &ArgValues::Buffer(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]), &a.view());
-        let r = k.refs();
+        let r: Vec<_> = ArgValues::Buffer(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).args(Some(&l)).collect();
         assert_eq!(r[1].bytes, &[9, 10]);
         assert!(r[2].bytes.is_empty());
     }

@@ -68,6 +68,11 @@ impl AllocView<'_> {
     /// skipped; after a hit the scan resumes past it, so reported pointers
     /// never overlap.
     pub fn scan(&self, bytes: &[u8], out: &mut Vec<u32>) {
+        self.scan_each(bytes, |off| out.push(off));
+    }
+
+    /// [`AllocView::scan`], handing each offset to `hit` as it is found.
+    pub fn scan_each(&self, bytes: &[u8], mut hit: impl FnMut(u32)) {
         if self.map.is_empty() || bytes.len() < 8 {
             return;
         }
@@ -75,7 +80,7 @@ impl AllocView<'_> {
         while off + 8 <= bytes.len() {
             let w = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
             if w >= MIN_POINTER && (w & 0xffff_ffff) >= MIN_POINTER && self.find(w).is_some() {
-                out.push(off as u32);
+                hit(off as u32);
                 off += 8;
             } else {
                 off += 1;

@@ -15,7 +15,6 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock, PoisonError};
-use std::time::Duration;
 
 use hrr_core::manifest::{ArchiveKind, Manifest, Platform};
 use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
@@ -25,9 +24,9 @@ use crate::archive_claim::{ArchiveClaim, ClaimError};
 use crate::blob_writer::BlobWriter;
 use crate::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
 use crate::config::{Config, ConfigError, detect_platform};
-use crate::event_line::{self, LaunchRef};
+use crate::event_line::{self, BlobHex, LaunchRef};
 use crate::event_sink::{EventSink, Finish, LockMode};
-use crate::kernel_args::{ArgValues, KernelArgs};
+use crate::kernel_args::ArgValues;
 use crate::live_allocs::LiveAllocs;
 use crate::sys;
 
@@ -282,7 +281,7 @@ impl Recorder {
         if let Err(e) = &kernels {
             self.warn(&format!("{what}: no kernel metadata ({e}); launch arguments are recorded without layout"));
         }
-        Module { code, kernels }
+        Module::new(code, kernels)
     }
 
     /// `hipModuleLoad*`. `image`: the code object's bytes, or why they could
@@ -292,9 +291,9 @@ impl Recorder {
             (0, Ok(img)) => self.module_of(api, img),
             (0, Err(why)) => {
                 self.warn(&format!("{api}: cannot read the code object: {why}"));
-                Module { code: self.empty_blob(), kernels: Err(why) }
+                Module::new(self.empty_blob(), Err(why))
             }
-            _ => Module { code: self.empty_blob(), kernels: Err("load failed".into()) },
+            _ => Module::new(self.empty_blob(), Err("load failed".into())),
         };
         let code = m.code;
         if ret == 0 {
@@ -358,26 +357,22 @@ impl Recorder {
         load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
         func: u64,
         dims: &LaunchDims,
-        values: &ArgValues<'_>,
+        values: &ArgValues<'_, '_>,
     ) {
         let empty;
         let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
             Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
             Some((k, Err(e))) => {
                 self.warn(&format!("{api}: kernel {}: cannot read its code object: {e}", k.name));
-                empty = self.empty_blob();
+                empty = BlobHex::of(&self.empty_blob());
                 (k.name.as_str(), &empty, None)
             }
             None => {
                 self.warn(&format!("{api}: launch of unregistered function {func:#x}"));
-                empty = self.empty_blob();
+                empty = BlobHex::of(&self.empty_blob());
                 ("<unknown>", &empty, None)
             }
         };
-        let view = self.allocs.view();
-        let args = KernelArgs::capture(layout, values, &view);
-        drop(view);
-        let refs = args.refs();
         let k = LaunchRef {
             name,
             code,
@@ -388,7 +383,9 @@ impl Recorder {
             stream: dims.stream,
         };
         with_body(|b| {
-            event_line::encode_launch(b, sys::gettid(), api, i64::from(ret), &k, &refs);
+            let view = self.allocs.view();
+            event_line::encode_launch_scanned(b, sys::gettid(), api, i64::from(ret), &k, values.args(layout), &view);
+            drop(view);
             self.sink.append(b);
         });
     }
@@ -399,9 +396,9 @@ impl Recorder {
         sys::getpid() == self.pid && self.sink.flush_from_signal()
     }
 
-    /// Periodic flush (the flusher thread).
-    pub fn flush_if_due(&self) {
-        self.sink.flush_if_due();
+    /// The events writer's loop (run on its own thread until finish).
+    pub fn run_writer(&self) {
+        self.sink.run_writer();
     }
 
     /// Finishes the archive: the `eof` event (its `api` names the exit path),
@@ -496,14 +493,9 @@ fn init_from_env() -> Option<Recorder> {
 fn start_services(rec: &'static Recorder) {
     crate::fatal_signals::install();
     crate::fork_policy::install();
-    let spawned = std::thread::Builder::new().name("hrr-flush".into()).spawn(move || {
-        while ACTIVE.load(Ordering::Acquire) && !rec.is_finished() {
-            std::thread::sleep(Duration::from_millis(50));
-            rec.flush_if_due();
-        }
-    });
+    let spawned = std::thread::Builder::new().name("hrr-writer".into()).spawn(move || rec.run_writer());
     if let Err(e) = spawned {
-        rec.warn(&format!("no flusher thread ({e}); events are written every 64 KiB"));
+        rec.warn(&format!("no writer thread ({e}); events are written by the recording threads"));
     }
 }
 

@@ -80,6 +80,22 @@ pub fn yield_now() {
     unsafe { libc::sched_yield() };
 }
 
+/// Blocks the process-directed asynchronous signals (TERM, INT, HUP, QUIT,
+/// USR1, USR2, ALRM) on the calling thread, so the kernel delivers them to
+/// an application thread instead (the recorder's writer thread calls this).
+pub fn block_async_signals() {
+    // SAFETY: an all-zero sigset_t is valid storage; sigemptyset/sigaddset
+    // fill it; pthread_sigmask only reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Looks `name` up in the objects loaded after this one (`dlsym(RTLD_NEXT)`):
 /// the definition the application would have called without the preload.
 pub fn dlsym_next(name: &CStr) -> Option<*mut c_void> {

@@ -11,27 +11,31 @@ use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipSt
 use crate::kernel_args::{ArgLayout, ArgValues};
 use crate::recorder::{LaunchDims, Recorder};
 
-/// `kernelParams[i]` cut to the size of host argument `i`.
+/// Calls `f` with `kernelParams[i]` cut to the size of host argument `i`
+/// (stack storage for up to 32 arguments: no allocation per launch).
 ///
 /// # Safety
 /// The launch succeeded with this layout's kernel, so the runtime read one
 /// pointer per host argument and that many bytes behind each.
-unsafe fn params<'a>(layout: Option<&ArgLayout>, kp: *mut *mut c_void) -> ArgValues<'a> {
-    let Some(l) = layout else {
-        return ArgValues::None;
+unsafe fn with_params<R>(layout: Option<&ArgLayout>, kp: *mut *mut c_void, f: impl FnOnce(ArgValues<'_, '_>) -> R) -> R {
+    let Some(l) = layout.filter(|_| !kp.is_null()) else {
+        return f(ArgValues::None);
     };
-    if kp.is_null() {
-        return ArgValues::None;
-    }
-    let vals = l
-        .slots
-        .iter()
-        .enumerate()
+    let n = l.slots.len();
+    let mut small: [&[u8]; 32] = [&[]; 32];
+    let mut big: Vec<&[u8]> = Vec::new();
+    let vals: &mut [&[u8]] = if n <= small.len() {
+        &mut small[..n]
+    } else {
+        big.resize(n, &[]);
+        &mut big
+    };
+    for (i, s) in l.slots.iter().enumerate() {
         // SAFETY: per the contract, kp has an entry per host argument, each
-        // pointing at slot.size readable bytes.
-        .map(|(i, s)| unsafe { bytes(*kp.add(i), s.size as usize) })
-        .collect();
-    ArgValues::Params(vals)
+        // pointing at s.size readable bytes.
+        vals[i] = unsafe { bytes(*kp.add(i), s.size as usize) };
+    }
+    f(ArgValues::Params(vals))
 }
 
 /// The packed buffer of an `extra` array
@@ -40,7 +44,7 @@ unsafe fn params<'a>(layout: Option<&ArgLayout>, kp: *mut *mut c_void) -> ArgVal
 /// # Safety
 /// The launch succeeded with this `extra`, so it is a well-formed array the
 /// runtime just walked.
-unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'a> {
+unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'static, 'a> {
     let (mut buf, mut size): (*const c_void, *const usize) = (std::ptr::null(), std::ptr::null());
     // A well-formed array is short; the bound only stops a corrupt one.
     for i in (0..64).step_by(2) {
@@ -81,18 +85,20 @@ fn record_module_launch(
     g.run(|r| {
         let kernel = r.code().function(func as u64);
         let layout = kernel.as_deref().and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok()).and_then(|res| res.layout);
-        let values = if ret != hip::SUCCESS {
-            ArgValues::None
+        let record = |values: ArgValues<'_, '_>| {
+            r.launch(api, ret, kernel.as_deref(), |f| load_fatbin(r, f), func as u64, &dims, &values)
+        };
+        if ret != hip::SUCCESS {
+            record(ArgValues::None)
         } else if !kernel_params.is_null() {
             // SAFETY: the successful launch read kernelParams per this layout.
-            unsafe { params(layout, kernel_params) }
+            unsafe { with_params(layout, kernel_params, record) }
         } else if !extra.is_null() {
             // SAFETY: the successful launch walked this extra array.
-            unsafe { extra_buffer(extra) }
+            record(unsafe { extra_buffer(extra) })
         } else {
-            ArgValues::None
-        };
-        r.launch(api, ret, kernel.as_deref(), |f| load_fatbin(r, f), func as u64, &dims, &values);
+            record(ArgValues::None)
+        }
     });
 }
 
@@ -232,19 +238,22 @@ pub unsafe extern "C" fn hipLaunchKernel(
                 .as_deref()
                 .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
                 .and_then(|res| res.layout);
-            let values = if ret == hip::SUCCESS {
-                // SAFETY: the successful launch read args per this layout.
-                unsafe { params(layout, args) }
-            } else {
-                ArgValues::None
-            };
             let dims = LaunchDims {
                 grid: num_blocks.to_array(),
                 block: dim_blocks.to_array(),
                 shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
                 stream: stream as u64,
             };
-            r.launch("hipLaunchKernel", ret, kernel.as_deref(), |f| load_fatbin(r, f), function_address as u64, &dims, &values);
+            let record = |values: ArgValues<'_, '_>| {
+                let load = |f: &FatBin| load_fatbin(r, f);
+                r.launch("hipLaunchKernel", ret, kernel.as_deref(), load, function_address as u64, &dims, &values)
+            };
+            if ret == hip::SUCCESS {
+                // SAFETY: the successful launch read args per this layout.
+                unsafe { with_params(layout, args, record) }
+            } else {
+                record(ArgValues::None)
+            }
         });
     }
     ret

@@ -86,7 +86,12 @@ pub fn program(name: &str, defines: &[(&str, &str)]) -> PathBuf {
     if let Some(p) = built.get(&key) {
         return p.clone();
     }
-    let out = e.work.join(format!("{name}-{}", built.len()));
+    let out = e.work.join(format!("{name}-{:016x}", {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        defines.hash(&mut h);
+        h.finish()
+    }));
     let mut args: Vec<std::ffi::OsString> = vec!["-O1".into(), "-g".into(), "-Wall".into(), "-D__HIP_PLATFORM_AMD__".into()];
     args.push("-I/usr/include".into());
     args.push(format!("-I{}", e.c_dir().display()).into());
@@ -97,7 +102,9 @@ pub fn program(name: &str, defines: &[(&str, &str)]) -> PathBuf {
     args.extend(["-o".into(), out.clone().into()]);
     args.push(format!("-L{}", e.profile.display()).into());
     args.push(format!("-Wl,-rpath,{}", e.profile.display()).into());
-    args.extend(["-lhrr_hip_cpu".into(), "-ldl".into(), "-lpthread".into()]);
+    // --no-as-needed: a program that only reaches HIP through dlsym still
+    // loads the runtime, as an application linked against it does.
+    args.extend(["-Wl,--no-as-needed".into(), "-lhrr_hip_cpu".into(), "-ldl".into(), "-lpthread".into()]);
     gcc(&args);
     built.insert(key, out.clone());
     out
@@ -126,13 +133,10 @@ pub fn kernels_so() -> PathBuf {
 /// Runs `app args…` under hrr-cap into `dir` (core dumps off).
 pub fn capture(dir: &Path, app: &Path, args: &[&str]) -> Output {
     let e = env();
-    let mut script = String::from("ulimit -c 0; exec \"$0\" -o \"$1\" -- \"$2\"");
-    for i in 0..args.len() {
-        script.push_str(&format!(" \"${}\"", i + 3));
-    }
     Command::new("sh")
         .arg("-c")
-        .arg(script)
+        .arg(r#"ulimit -c 0; cap=$1; dir=$2; shift 2; exec "$cap" -o "$dir" -- "$@""#)
+        .arg("sh")
         .arg(e.cap())
         .arg(dir)
         .arg(app)

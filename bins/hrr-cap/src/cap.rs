@@ -17,7 +17,10 @@ use crate::summary::{ArchiveSummary, child_archives};
 pub fn run(args: &Args) -> Result<u8, CapError> {
     let app = &args.command[0];
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hrr-cap"));
-    let lib = intercept_lib::find(&exe, std::env::var_os(intercept_lib::ENV_INTERCEPT).map(PathBuf::from))?;
+    let lib = intercept_lib::find(
+        &exe,
+        std::env::var_os(intercept_lib::ENV_INTERCEPT).map(PathBuf::from),
+    )?;
     let dir = match &args.output {
         Some(d) => d.clone(),
         None => default_dir(app, SystemTime::now()),
@@ -27,7 +30,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
 
     let mut cmd = Command::new(app);
     cmd.args(&args.command[1..]);
-    cmd.env("LD_PRELOAD", preload_value(&lib, std::env::var_os("LD_PRELOAD")));
+    cmd.env(
+        "LD_PRELOAD",
+        preload_value(&lib, std::env::var_os("LD_PRELOAD")),
+    );
     cmd.env("HRR_OUT", &dir);
     match args.platform {
         PlatformArg::Auto => {}
@@ -44,14 +50,20 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
             if created {
                 let _ = fs::remove_dir(&dir);
             }
-            return Err(CapError::Spawn { app: app.clone(), source });
+            return Err(CapError::Spawn {
+                app: app.clone(),
+                source,
+            });
         }
     };
     // A Ctrl-C reaches the whole process group: the application decides what
     // it means, and hrr-cap stays to report. Set after the spawn, so the
     // application does not inherit the ignored dispositions.
     ignore_terminal_signals();
-    let status = child.wait().map_err(|source| CapError::Spawn { app: app.clone(), source })?;
+    let status = child.wait().map_err(|source| CapError::Spawn {
+        app: app.clone(),
+        source,
+    })?;
 
     let summary = ArchiveSummary::read(&dir);
     let mut line = format!("hrr-cap: {summary} -> {}", dir.display());
@@ -68,7 +80,11 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     let children = child_archives(&dir);
     if !children.is_empty() {
         let names: Vec<String> = children.iter().map(|c| c.display().to_string()).collect();
-        line.push_str(&format!(" (+{} child process archive(s): {})", children.len(), names.join(", ")));
+        line.push_str(&format!(
+            " (+{} child process archive(s): {})",
+            children.len(),
+            names.join(", ")
+        ));
     }
     eprintln!("{line}");
     Ok(exit_code(status))
@@ -97,15 +113,23 @@ pub fn preload_value(lib: &Path, existing: Option<OsString>) -> OsString {
 /// Creates `dir` (or accepts an existing empty one) and checks it is
 /// writable. Returns whether hrr-cap created it.
 fn prepare_dir(dir: &Path) -> Result<bool, CapError> {
-    let err = |source| CapError::Dir { path: dir.to_path_buf(), source };
+    let err = |source| CapError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    };
     let created = match fs::create_dir(dir) {
         Ok(()) => true,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             if !dir.is_dir() {
-                return Err(err(io::Error::new(io::ErrorKind::AlreadyExists, "exists and is not a directory")));
+                return Err(err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "exists and is not a directory",
+                )));
             }
             if fs::read_dir(dir).map_err(err)?.next().is_some() {
-                return Err(CapError::DirNotEmpty { path: dir.to_path_buf() });
+                return Err(CapError::DirNotEmpty {
+                    path: dir.to_path_buf(),
+                });
             }
             false
         }
@@ -128,9 +152,24 @@ fn prepare_dir(dir: &Path) -> Result<bool, CapError> {
 
 /// `hrr-<app>-<YYYYmmddTHHMMSSZ>.hrr` in the current directory.
 pub fn default_dir(app: &OsString, now: SystemTime) -> PathBuf {
-    let base = Path::new(app).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "app".into());
-    let base: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
-    let secs = now.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let base = Path::new(app)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "app".into());
+    let base: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let secs = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     PathBuf::from(format!("hrr-{base}-{}.hrr", utc_stamp(secs)))
 }
 
@@ -148,7 +187,12 @@ fn utc_stamp(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 fn ignore_terminal_signals() {
@@ -169,15 +213,27 @@ mod tests {
         assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
         assert_eq!(utc_stamp(1_767_225_599), "20251231T235959Z");
         let t = SystemTime::UNIX_EPOCH + Duration::from_secs(86_400 + 61);
-        assert_eq!(default_dir(&"/usr/bin/my app".into(), t), PathBuf::from("hrr-my_app-19700102T000101Z.hrr"));
+        assert_eq!(
+            default_dir(&"/usr/bin/my app".into(), t),
+            PathBuf::from("hrr-my_app-19700102T000101Z.hrr")
+        );
     }
 
     #[test]
     fn preload_goes_first() {
         let lib = Path::new("/x/libhrr_intercept.so");
-        assert_eq!(preload_value(lib, None), OsString::from("/x/libhrr_intercept.so"));
-        assert_eq!(preload_value(lib, Some("".into())), OsString::from("/x/libhrr_intercept.so"));
-        assert_eq!(preload_value(lib, Some("/a.so".into())), OsString::from("/x/libhrr_intercept.so:/a.so"));
+        assert_eq!(
+            preload_value(lib, None),
+            OsString::from("/x/libhrr_intercept.so")
+        );
+        assert_eq!(
+            preload_value(lib, Some("".into())),
+            OsString::from("/x/libhrr_intercept.so")
+        );
+        assert_eq!(
+            preload_value(lib, Some("/a.so".into())),
+            OsString::from("/x/libhrr_intercept.so:/a.so")
+        );
     }
 
     #[test]
@@ -196,6 +252,9 @@ mod tests {
         assert!(!prepare_dir(&d).unwrap(), "existing empty dir is fine");
         fs::write(d.join("x"), b"").unwrap();
         assert!(matches!(prepare_dir(&d), Err(CapError::DirNotEmpty { .. })));
-        assert!(matches!(prepare_dir(Path::new("/proc/nope.hrr")), Err(CapError::Dir { .. })));
+        assert!(matches!(
+            prepare_dir(Path::new("/proc/nope.hrr")),
+            Err(CapError::Dir { .. })
+        ));
     }
 }

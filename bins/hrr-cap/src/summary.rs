@@ -34,7 +34,12 @@ impl ArchiveSummary {
             Some(m) if m.complete => m.events,
             _ => count_lines(&dir.join(EVENTS_FILE)),
         };
-        ArchiveSummary { events, blobs, bytes, complete }
+        ArchiveSummary {
+            events,
+            blobs,
+            bytes,
+            complete,
+        }
     }
 }
 
@@ -61,11 +66,12 @@ fn blob_files(root: &Path) -> (u64, u64) {
             if name.to_string_lossy().starts_with('.') {
                 continue; // a temporary file of a write that never finished
             }
-            if let Ok(m) = f.metadata() {
-                if m.is_file() {
+            match f.metadata() {
+                Ok(m) if m.is_file() => {
                     n += 1;
                     bytes += m.len();
                 }
+                _ => {}
             }
         }
     }
@@ -79,7 +85,10 @@ pub fn child_archives(dir: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let stem = name.strip_suffix(".hrr").unwrap_or(&name).to_string();
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut found: Vec<PathBuf> = fs::read_dir(parent)
         .into_iter()
         .flatten()
@@ -98,7 +107,11 @@ pub fn child_archives(dir: &Path) -> Vec<PathBuf> {
 
 impl fmt::Display for ArchiveSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} events, {} blobs, {} bytes", self.events, self.blobs, self.bytes)
+        write!(
+            f,
+            "{} events, {} blobs, {} bytes",
+            self.events, self.blobs, self.bytes
+        )
     }
 }
 
@@ -114,23 +127,47 @@ mod tests {
         fs::write(d.join("blobs/ab/ab12"), b"12345").unwrap();
         fs::write(d.join("blobs/ab/.tmp-1-0"), b"torn").unwrap();
         fs::write(d.join(EVENTS_FILE), b"{}\n{}\n{\"seq\"").unwrap();
-        let mut m = Manifest::new(hrr_core::manifest::ArchiveKind::Capture, hrr_core::manifest::Platform::Cpu);
+        let mut m = Manifest::new(
+            hrr_core::manifest::ArchiveKind::Capture,
+            hrr_core::manifest::Platform::Cpu,
+        );
         m.write_atomic(&d).unwrap();
         let s = ArchiveSummary::read(&d);
-        assert_eq!(s, ArchiveSummary { events: 2, blobs: 1, bytes: 5, complete: Some(false) });
+        assert_eq!(
+            s,
+            ArchiveSummary {
+                events: 2,
+                blobs: 1,
+                bytes: 5,
+                complete: Some(false)
+            }
+        );
         m.complete = true;
         m.events = 1;
         m.write_atomic(&d).unwrap();
-        assert_eq!(ArchiveSummary::read(&d).events, 1, "complete: the manifest's count (eof excluded)");
+        assert_eq!(
+            ArchiveSummary::read(&d).events,
+            1,
+            "complete: the manifest's count (eof excluded)"
+        );
         assert_eq!(ArchiveSummary::read(&t.path().join("none")).complete, None);
     }
 
     #[test]
     fn finds_child_archives() {
         let t = tempfile::tempdir().unwrap();
-        for n in ["cap.hrr", "cap-123.hrr", "cap-x.hrr", "cap-.hrr", "other-1.hrr"] {
+        for n in [
+            "cap.hrr",
+            "cap-123.hrr",
+            "cap-x.hrr",
+            "cap-.hrr",
+            "other-1.hrr",
+        ] {
             fs::create_dir(t.path().join(n)).unwrap();
         }
-        assert_eq!(child_archives(&t.path().join("cap.hrr")), vec![t.path().join("cap-123.hrr")]);
+        assert_eq!(
+            child_archives(&t.path().join("cap.hrr")),
+            vec![t.path().join("cap-123.hrr")]
+        );
     }
 }

@@ -17,7 +17,14 @@ fn cap() -> Command {
         let name = profile.file_name().unwrap().to_string_lossy().into_owned();
         let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "-q", "-p", "hrr-intercept", "--profile", if name == "debug" { "dev" } else { &name }])
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "hrr-intercept",
+                "--profile",
+                if name == "debug" { "dev" } else { &name },
+            ])
             .arg("--target-dir")
             .arg(profile.parent().unwrap())
             .status()
@@ -25,33 +32,60 @@ fn cap() -> Command {
         assert!(st.success());
     });
     let mut c = Command::new(exe);
-    c.env_remove("LD_PRELOAD").env_remove("HRR_OUT").env_remove("HRR_INTERCEPT").env_remove("HRR_PLATFORM");
+    c.env_remove("LD_PRELOAD")
+        .env_remove("HRR_OUT")
+        .env_remove("HRR_INTERCEPT")
+        .env_remove("HRR_PLATFORM");
     c
 }
 
 fn summary(stderr: &[u8]) -> String {
-    String::from_utf8_lossy(stderr).lines().filter(|l| l.starts_with("hrr-cap: ")).collect::<Vec<_>>().join("\n")
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with("hrr-cap: "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn exit_status_and_stdout_pass_through() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("a.hrr");
-    let out = cap().arg("-o").arg(&dir).args(["--", "sh", "-c", r"printf 'x\000y\n'; exit 5"]).output().unwrap();
+    let out = cap()
+        .arg("-o")
+        .arg(&dir)
+        .args(["--", "sh", "-c", r"printf 'x\000y\n'; exit 5"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(5));
     assert_eq!(out.stdout, b"x\0y\n", "stdout untouched");
     let s = summary(&out.stderr);
     assert_eq!(s.lines().count(), 1, "one summary line: {s}");
-    assert!(s.contains("0 events, 0 blobs, 0 bytes ->") && s.contains("nothing recorded"), "{s}");
-    assert!(!dir.exists(), "an empty archive directory is not left behind");
+    assert!(
+        s.contains("0 events, 0 blobs, 0 bytes ->") && s.contains("nothing recorded"),
+        "{s}"
+    );
+    assert!(
+        !dir.exists(),
+        "an empty archive directory is not left behind"
+    );
 }
 
 #[test]
 fn death_by_signal_is_128_plus_signal() {
     let t = tempfile::tempdir().unwrap();
-    let out = cap().arg("-o").arg(t.path().join("k.hrr")).args(["--", "sh", "-c", "kill -TERM $$"]).output().unwrap();
+    let out = cap()
+        .arg("-o")
+        .arg(t.path().join("k.hrr"))
+        .args(["--", "sh", "-c", "kill -TERM $$"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(128 + 15));
-    assert!(summary(&out.stderr).ends_with("(incomplete: app died by signal 15)"), "{}", summary(&out.stderr));
+    assert!(
+        summary(&out.stderr).ends_with("(incomplete: app died by signal 15)"),
+        "{}",
+        summary(&out.stderr)
+    );
 }
 
 #[test]
@@ -67,19 +101,31 @@ fn environment_of_the_application() {
     assert!(out.status.success());
     let s = String::from_utf8(out.stdout).unwrap();
     let parts: Vec<&str> = s.split('|').collect();
-    assert!(parts[0].ends_with("/libhrr_intercept.so:/nonexistent/libother.so"), "prepended: {s}");
+    assert!(
+        parts[0].ends_with("/libhrr_intercept.so:/nonexistent/libother.so"),
+        "prepended: {s}"
+    );
     assert!(Path::new(parts[0].split(':').next().unwrap()).is_absolute());
-    assert_eq!(Path::new(parts[1]), t.path().canonicalize().unwrap().join("rel.hrr"), "absolute HRR_OUT");
+    assert_eq!(
+        Path::new(parts[1]),
+        t.path().canonicalize().unwrap().join("rel.hrr"),
+        "absolute HRR_OUT"
+    );
     assert_eq!(parts[2], "nvidia");
 }
 
 #[test]
 fn default_archive_name_is_app_and_time() {
     let t = tempfile::tempdir().unwrap();
-    let out = cap().current_dir(t.path()).args(["--", "true"]).output().unwrap();
+    let out = cap()
+        .current_dir(t.path())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let s = summary(&out.stderr);
-    let re = predicate::str::is_match(r"-> /.*/hrr-true-\d{8}T\d{6}Z\.hrr \(nothing recorded").unwrap();
+    let re =
+        predicate::str::is_match(r"-> /.*/hrr-true-\d{8}T\d{6}Z\.hrr \(nothing recorded").unwrap();
     assert!(re.eval(&s), "{s}");
 }
 
@@ -93,22 +139,37 @@ fn own_failures_exit_2_without_a_summary() {
         .args(["--", "/nonexistent/app"])
         .assert()
         .code(2)
-        .stderr(predicate::str::starts_with("hrr-cap: error: cannot run /nonexistent/app:"));
+        .stderr(predicate::str::starts_with(
+            "hrr-cap: error: cannot run /nonexistent/app:",
+        ));
     assert!(!missing.exists());
     cap()
         .args(["-o", "/proc/hrr-cap-test.hrr", "--", "true"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("hrr-cap: error: archive directory /proc/hrr-cap-test.hrr"));
+        .stderr(predicate::str::contains(
+            "hrr-cap: error: archive directory /proc/hrr-cap-test.hrr",
+        ));
     let full = t.path().join("full.hrr");
     std::fs::create_dir(&full).unwrap();
     std::fs::write(full.join("x"), b"").unwrap();
-    cap().arg("-o").arg(&full).args(["--", "true"]).assert().code(2).stderr(predicate::str::contains("not empty"));
+    cap()
+        .arg("-o")
+        .arg(&full)
+        .args(["--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not empty"));
     cap()
         .env("HRR_INTERCEPT", "/nonexistent/lib.so")
         .args(["--", "true"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("HRR_INTERCEPT=/nonexistent/lib.so"));
-    cap().assert().code(2).stderr(predicate::str::contains("Usage"));
+        .stderr(predicate::str::contains(
+            "HRR_INTERCEPT=/nonexistent/lib.so",
+        ));
+    cap()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Usage"));
 }

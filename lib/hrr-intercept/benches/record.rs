@@ -19,14 +19,21 @@ use hrr_intercept::recorder::{Copy, LaunchDims, Recorder};
 
 /// A recorder with its events writer thread running, as in a capture.
 fn recorder(dir: &std::path::Path) -> &'static Recorder {
-    let r: &'static Recorder =
-        Box::leak(Box::new(Recorder::create(dir, Platform::Cpu, vec!["bench".into()], Default::default()).unwrap()));
+    let r: &'static Recorder = Box::leak(Box::new(
+        Recorder::create(dir, Platform::Cpu, vec!["bench".into()], Default::default()).unwrap(),
+    ));
     std::thread::spawn(move || r.run_writer());
     r
 }
 
 fn meta() -> KernelMeta {
-    let arg = |offset, size, kind| ArgMeta { offset, size, kind, address_space: None, name: None };
+    let arg = |offset, size, kind| ArgMeta {
+        offset,
+        size,
+        kind,
+        address_space: None,
+        name: None,
+    };
     KernelMeta {
         name: "nop".into(),
         symbol: "nop".into(),
@@ -50,18 +57,40 @@ fn launch(c: &mut Criterion) {
     r.code().add_function(2, 1, "nop");
     // A realistic live set: many allocations, the kernel's two among them.
     for i in 0..1000u64 {
-        r.allocs().insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
+        r.allocs()
+            .insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
     }
-    let (a, b) = (0x7f00_1000_0000u64 + 0x10_0000 * 17, 0x7f00_1000_0000u64 + 0x10_0000 * 900);
+    let (a, b) = (
+        0x7f00_1000_0000u64 + 0x10_0000 * 17,
+        0x7f00_1000_0000u64 + 0x10_0000 * 900,
+    );
     let (x, y) = (12345u64, 7u32);
-    let (pa, pb, px, py) = (a.to_le_bytes(), b.to_le_bytes(), x.to_le_bytes(), y.to_le_bytes());
+    let (pa, pb, px, py) = (
+        a.to_le_bytes(),
+        b.to_le_bytes(),
+        x.to_le_bytes(),
+        y.to_le_bytes(),
+    );
     let kernel = r.code().function(2).unwrap();
-    let dims = LaunchDims { grid: [1, 1, 1], block: [1, 1, 1], shmem: 0, stream: 0 };
+    let dims = LaunchDims {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        shmem: 0,
+        stream: 0,
+    };
     c.bench_function("record/launch_4_args", |bch| {
         bch.iter(|| {
             let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
             let values = ArgValues::Params(&vals);
-            r.launch("hipModuleLaunchKernel", 0, Some(&kernel), |_| Err("no".into()), 2, &dims, &values);
+            r.launch(
+                "hipModuleLaunchKernel",
+                0,
+                Some(&kernel),
+                |_| Err("no".into()),
+                2,
+                &dims,
+                &values,
+            );
         })
     });
     // The same launch event encoded into a reused buffer: the CPU cost of
@@ -70,16 +99,36 @@ fn launch(c: &mut Criterion) {
     for i in 0..1000u64 {
         allocs.insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
     }
-    let layout = kernel.resolve(|_| Err("no".into())).unwrap().layout.cloned();
+    let layout = kernel
+        .resolve(|_| Err("no".into()))
+        .unwrap()
+        .layout
+        .cloned();
     let hex = BlobHex::of(&code);
     let mut body = Vec::with_capacity(1024);
     c.bench_function("record/launch_4_args_encode_only", |bch| {
         bch.iter(|| {
             let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
-            let k = LaunchRef { name: "nop", code: &hex, func: Some(2), grid: [1; 3], block: [1; 3], shmem: 0, stream: 0 };
+            let k = LaunchRef {
+                name: "nop",
+                code: &hex,
+                func: Some(2),
+                grid: [1; 3],
+                block: [1; 3],
+                shmem: 0,
+                stream: 0,
+            };
             body.clear();
             let view = allocs.view();
-            encode_launch_scanned(&mut body, 7, "hipModuleLaunchKernel", 0, &k, ArgValues::Params(&vals).args(layout.as_ref()), &view);
+            encode_launch_scanned(
+                &mut body,
+                7,
+                "hipModuleLaunchKernel",
+                0,
+                &k,
+                ArgValues::Params(&vals).args(layout.as_ref()),
+                &view,
+            );
             criterion::black_box(&body);
         })
     });
@@ -87,8 +136,22 @@ fn launch(c: &mut Criterion) {
         bch.iter(|| r.memset("hipMemsetAsync", 0, a, 0, 4096, 1, Some(0x55)));
     });
     r.finish("exit", LockMode::Block);
-    let lines = std::fs::read(t.path().join("events.ndjson")).unwrap().iter().filter(|&&b| b == b'\n').count();
-    assert_eq!(lines as u64, r.events_appended(), "every recorded event reached the file");
+    let lines = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(t.path().join("events.ndjson")).unwrap();
+        let (mut buf, mut n) = (vec![0u8; 1 << 20], 0usize);
+        loop {
+            match f.read(&mut buf).unwrap() {
+                0 => break n,
+                k => n += buf[..k].iter().filter(|&&b| b == b'\n').count(),
+            }
+        }
+    };
+    assert_eq!(
+        lines as u64,
+        r.events_appended(),
+        "every recorded event reached the file"
+    );
 }
 
 /// A 64 MiB H2D copy: hash + blob file + event. Each iteration's data is
@@ -103,7 +166,13 @@ fn h2d_blob(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(SIZE as u64));
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
-    let copy = Copy { dir: Dir::H2d, dst: 0x7f00_0000_0000, src: 0x5555_0000_0000, size: SIZE as u64, stream: None };
+    let copy = Copy {
+        dir: Dir::H2d,
+        dst: 0x7f00_0000_0000,
+        src: 0x5555_0000_0000,
+        size: SIZE as u64,
+        stream: None,
+    };
     let mut n = 0u64;
     g.bench_function(BenchmarkId::from_parameter("64MiB_new"), |bch| {
         bch.iter_custom(|iters| {
@@ -115,7 +184,9 @@ fn h2d_blob(c: &mut Criterion) {
                 r.memcpy("hipMemcpy", 0, &copy, Some(&data));
                 total += t0.elapsed();
                 let id = BlobId::of(&data);
-                let _ = std::fs::remove_file(hrr_core::blob_store::BlobStore::of_archive(t.path()).path(&id));
+                let _ = std::fs::remove_file(
+                    hrr_core::blob_store::BlobStore::of_archive(t.path()).path(&id),
+                );
             }
             total
         })

@@ -33,33 +33,51 @@ pub enum ClaimError {
     #[error("cannot create archive directory {}: {source}", path.display())]
     Create { path: PathBuf, source: io::Error },
     #[error("{} is owned by another process and so is {}", requested.display(), fallback.display())]
-    Taken { requested: PathBuf, fallback: PathBuf },
+    Taken {
+        requested: PathBuf,
+        fallback: PathBuf,
+    },
 }
 
 impl ArchiveClaim {
     /// Claims `requested` for process `pid`, or else its per-pid sibling.
     pub fn claim(requested: &Path, pid: u32) -> Result<ArchiveClaim, ClaimError> {
         if try_claim(requested, pid)? {
-            return Ok(ArchiveClaim { dir: requested.to_path_buf(), fallback: false });
+            return Ok(ArchiveClaim {
+                dir: requested.to_path_buf(),
+                fallback: false,
+            });
         }
         let fallback = sibling(requested, pid);
         if try_claim(&fallback, pid)? {
-            return Ok(ArchiveClaim { dir: fallback, fallback: true });
+            return Ok(ArchiveClaim {
+                dir: fallback,
+                fallback: true,
+            });
         }
-        Err(ClaimError::Taken { requested: requested.to_path_buf(), fallback })
+        Err(ClaimError::Taken {
+            requested: requested.to_path_buf(),
+            fallback,
+        })
     }
 }
 
 /// `cap.hrr` → `cap-<pid>.hrr`; `out` → `out-<pid>.hrr`.
 pub fn sibling(dir: &Path, pid: u32) -> PathBuf {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "hrr".into());
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "hrr".into());
     let stem = name.strip_suffix(".hrr").unwrap_or(&name);
     dir.with_file_name(format!("{stem}-{pid}.hrr"))
 }
 
 /// Creates `dir` if needed and takes its lock. `Ok(false)`: someone else has it.
 fn try_claim(dir: &Path, pid: u32) -> Result<bool, ClaimError> {
-    let create_err = |source| ClaimError::Create { path: dir.to_path_buf(), source };
+    let create_err = |source| ClaimError::Create {
+        path: dir.to_path_buf(),
+        source,
+    };
     fs::create_dir_all(dir).map_err(create_err)?;
     let lock = dir.join(OWNER_FILE);
     let mut f = match OpenOptions::new().write(true).create_new(true).open(&lock) {
@@ -73,7 +91,8 @@ fn try_claim(dir: &Path, pid: u32) -> Result<bool, ClaimError> {
         let _ = fs::remove_file(&lock);
         return Ok(false);
     }
-    f.write_all(format!("{pid}\n").as_bytes()).map_err(create_err)?;
+    f.write_all(format!("{pid}\n").as_bytes())
+        .map_err(create_err)?;
     Ok(true)
 }
 
@@ -86,11 +105,26 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("cap.hrr");
         let a = ArchiveClaim::claim(&dir, 10).unwrap();
-        assert_eq!(a, ArchiveClaim { dir: dir.clone(), fallback: false });
+        assert_eq!(
+            a,
+            ArchiveClaim {
+                dir: dir.clone(),
+                fallback: false
+            }
+        );
         assert_eq!(fs::read_to_string(dir.join(OWNER_FILE)).unwrap(), "10\n");
         let b = ArchiveClaim::claim(&dir, 11).unwrap();
-        assert_eq!(b, ArchiveClaim { dir: t.path().join("cap-11.hrr"), fallback: true });
-        assert!(matches!(ArchiveClaim::claim(&dir, 11), Err(ClaimError::Taken { .. })));
+        assert_eq!(
+            b,
+            ArchiveClaim {
+                dir: t.path().join("cap-11.hrr"),
+                fallback: true
+            }
+        );
+        assert!(matches!(
+            ArchiveClaim::claim(&dir, 11),
+            Err(ClaimError::Taken { .. })
+        ));
     }
 
     #[test]
@@ -104,13 +138,19 @@ mod tests {
 
     #[test]
     fn sibling_names() {
-        assert_eq!(sibling(Path::new("/a/cap.hrr"), 7), PathBuf::from("/a/cap-7.hrr"));
+        assert_eq!(
+            sibling(Path::new("/a/cap.hrr"), 7),
+            PathBuf::from("/a/cap-7.hrr")
+        );
         assert_eq!(sibling(Path::new("out"), 7), PathBuf::from("out-7.hrr"));
     }
 
     #[test]
     fn unwritable_parent_is_an_error() {
         let e = ArchiveClaim::claim(Path::new("/proc/hrr-no/cap.hrr"), 1).unwrap_err();
-        assert!(e.to_string().contains("cannot create archive directory"), "{e}");
+        assert!(
+            e.to_string().contains("cannot create archive directory"),
+            "{e}"
+        );
     }
 }

@@ -28,7 +28,11 @@ impl BlobWriter {
     pub fn new(archive_dir: &Path) -> io::Result<BlobWriter> {
         let store = BlobStore::of_archive(archive_dir);
         std::fs::create_dir_all(store.root())?;
-        Ok(BlobWriter { store, seen: Mutex::new(HashSet::new()), bytes: AtomicU64::new(0) })
+        Ok(BlobWriter {
+            store,
+            seen: Mutex::new(HashSet::new()),
+            bytes: AtomicU64::new(0),
+        })
     }
 
     /// Stores `bytes`; returns their id.
@@ -38,12 +42,22 @@ impl BlobWriter {
         // store directly, which hashes once and checks existence itself.
         if bytes.len() <= 64 * 1024 {
             let id = BlobId::of(bytes);
-            if self.seen.lock().unwrap_or_else(PoisonError::into_inner).contains(&id) {
+            if self
+                .seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&id)
+            {
                 return Ok(id);
             }
         }
         let id = self.store.put(bytes)?;
-        if self.seen.lock().unwrap_or_else(PoisonError::into_inner).insert(id) {
+        if self
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id)
+        {
             self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
         Ok(id)
@@ -51,7 +65,10 @@ impl BlobWriter {
 
     /// Distinct blobs written by this process.
     pub fn count(&self) -> u64 {
-        self.seen.lock().unwrap_or_else(PoisonError::into_inner).len() as u64
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len() as u64
     }
 
     /// Their total size in bytes.

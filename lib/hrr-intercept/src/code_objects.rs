@@ -36,7 +36,11 @@ pub struct Module {
 
 impl Module {
     pub fn new(code: BlobId, kernels: Result<Vec<KernelMeta>, String>) -> Module {
-        Module { code, code_hex: BlobHex::of(&code), kernels }
+        Module {
+            code,
+            code_hex: BlobHex::of(&code),
+            kernels,
+        }
     }
 }
 
@@ -53,16 +57,27 @@ pub struct FatBin {
 
 impl FatBin {
     pub fn new(addr: usize, len: usize) -> FatBin {
-        FatBin { addr, len, live: AtomicBool::new(true), loaded: OnceLock::new() }
+        FatBin {
+            addr,
+            len,
+            live: AtomicBool::new(true),
+            loaded: OnceLock::new(),
+        }
     }
 
     /// The bundle as a module, loading it with `load` the first time (never
     /// after the fat binary was unregistered).
-    pub fn module(&self, load: impl FnOnce() -> Result<Arc<Module>, String>) -> Result<&Arc<Module>, &str> {
+    pub fn module(
+        &self,
+        load: impl FnOnce() -> Result<Arc<Module>, String>,
+    ) -> Result<&Arc<Module>, &str> {
         if self.loaded.get().is_none() && !self.live.load(Ordering::Acquire) {
             return Err("fat binary was unregistered before its first launch");
         }
-        self.loaded.get_or_init(load).as_ref().map_err(String::as_str)
+        self.loaded
+            .get_or_init(load)
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     pub fn is_loaded(&self) -> bool {
@@ -96,19 +111,35 @@ pub struct Resolved<'a> {
 
 impl Kernel {
     pub fn new(name: String, source: Source) -> Kernel {
-        Kernel { name, source, layout: OnceLock::new() }
+        Kernel {
+            name,
+            source,
+            layout: OnceLock::new(),
+        }
     }
 
     /// Code and layout; `load` turns a fat binary into a module the first time.
-    pub fn resolve(&self, load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>) -> Result<Resolved<'_>, String> {
+    pub fn resolve(
+        &self,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+    ) -> Result<Resolved<'_>, String> {
         let module: &Arc<Module> = match &self.source {
             Source::Module(m) => m,
             Source::FatBin(f) => f.module(|| load(f)).map_err(str::to_string)?,
         };
         let layout = self.layout.get_or_init(|| {
-            module.kernels.as_ref().ok()?.iter().find(|k| k.name == self.name).map(ArgLayout::of)
+            module
+                .kernels
+                .as_ref()
+                .ok()?
+                .iter()
+                .find(|k| k.name == self.name)
+                .map(ArgLayout::of)
         });
-        Ok(Resolved { code: &module.code_hex, layout: layout.as_ref() })
+        Ok(Resolved {
+            code: &module.code_hex,
+            layout: layout.as_ref(),
+        })
     }
 }
 
@@ -127,8 +158,16 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
         let b = bundle::parse(plain).map_err(|e| e.to_string())?;
         let mut all: Vec<KernelMeta> = Vec::new();
         let mut last_err = None;
-        for e in b.entries.iter().filter(|e| e.target().kind != "host" && e.size > 0) {
-            match e.data(plain).map_err(|e| e.to_string()).and_then(|d| hrr_codeobj::kernels(d).map_err(|e| e.to_string())) {
+        for e in b
+            .entries
+            .iter()
+            .filter(|e| e.target().kind != "host" && e.size > 0)
+        {
+            match e
+                .data(plain)
+                .map_err(|e| e.to_string())
+                .and_then(|d| hrr_codeobj::kernels(d).map_err(|e| e.to_string()))
+            {
                 Ok(ks) => {
                     for k in ks {
                         if !all.iter().any(|a| a.name == k.name) {
@@ -139,10 +178,8 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
                 Err(err) => last_err = Some(err),
             }
         }
-        if all.is_empty() {
-            if let Some(err) = last_err {
-                return Err(err);
-            }
+        if let (true, Some(err)) = (all.is_empty(), last_err) {
+            return Err(err);
         }
         Ok(all)
     } else {
@@ -161,7 +198,7 @@ impl Hasher for HandleHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7cc1_b727_220a_95);
+            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
     }
     fn write_u64(&mut self, v: u64) {
@@ -176,16 +213,28 @@ struct Handles<K, V> {
 
 impl<K: Hash + Eq, V> Handles<K, V> {
     fn new() -> Self {
-        Handles { map: RwLock::new(HashMap::default()) }
+        Handles {
+            map: RwLock::new(HashMap::default()),
+        }
     }
     fn get(&self, k: &K) -> Option<Arc<V>> {
-        self.map.read().unwrap_or_else(PoisonError::into_inner).get(k).cloned()
+        self.map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(k)
+            .cloned()
     }
     fn insert(&self, k: K, v: Arc<V>) {
-        self.map.write().unwrap_or_else(PoisonError::into_inner).insert(k, v);
+        self.map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(k, v);
     }
     fn remove(&self, k: &K) -> Option<Arc<V>> {
-        self.map.write().unwrap_or_else(PoisonError::into_inner).remove(k)
+        self.map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(k)
     }
 }
 
@@ -206,7 +255,12 @@ impl Default for CodeObjects {
 
 impl CodeObjects {
     pub fn new() -> CodeObjects {
-        CodeObjects { modules: Handles::new(), functions: Handles::new(), fatbins: Handles::new(), stubs: Handles::new() }
+        CodeObjects {
+            modules: Handles::new(),
+            functions: Handles::new(),
+            fatbins: Handles::new(),
+            stubs: Handles::new(),
+        }
     }
 
     pub fn add_module(&self, handle: u64, module: Module) {
@@ -226,7 +280,10 @@ impl CodeObjects {
         let Some(m) = self.modules.get(&module) else {
             return false;
         };
-        self.functions.insert(func, Arc::new(Kernel::new(name.to_string(), Source::Module(m))));
+        self.functions.insert(
+            func,
+            Arc::new(Kernel::new(name.to_string(), Source::Module(m))),
+        );
         true
     }
 
@@ -251,7 +308,10 @@ impl CodeObjects {
         let Some(f) = self.fatbins.get(&fatbin) else {
             return false;
         };
-        self.stubs.insert(stub, Arc::new(Kernel::new(name.to_string(), Source::FatBin(f))));
+        self.stubs.insert(
+            stub,
+            Arc::new(Kernel::new(name.to_string(), Source::FatBin(f))),
+        );
         true
     }
 
@@ -276,7 +336,13 @@ mod tests {
             name: name.into(),
             symbol: name.into(),
             kernarg_segment_size: 8,
-            args: vec![ArgMeta { offset: 0, size: 8, kind: ArgKind::GlobalBuffer, address_space: None, name: None }],
+            args: vec![ArgMeta {
+                offset: 0,
+                size: 8,
+                kind: ArgKind::GlobalBuffer,
+                address_space: None,
+                name: None,
+            }],
         }
     }
 
@@ -292,7 +358,14 @@ mod tests {
         let r = k.resolve(|_| unreachable!()).unwrap();
         assert_eq!(*r.code, BlobHex::of(&code));
         assert_eq!(r.layout.unwrap().slots.len(), 1);
-        assert!(c.function(11).unwrap().resolve(|_| unreachable!()).unwrap().layout.is_none());
+        assert!(
+            c.function(11)
+                .unwrap()
+                .resolve(|_| unreachable!())
+                .unwrap()
+                .layout
+                .is_none()
+        );
     }
 
     #[test]
@@ -305,7 +378,10 @@ mod tests {
         let load = |f: &FatBin| {
             assert_eq!((f.addr, f.len), (0x1000, 64));
             loads.fetch_add(1, Ordering::Relaxed);
-            Ok(Arc::new(Module::new(BlobId::of(b"bundle"), Ok(vec![meta("vadd"), meta("scale")]))))
+            Ok(Arc::new(Module::new(
+                BlobId::of(b"bundle"),
+                Ok(vec![meta("vadd"), meta("scale")]),
+            )))
         };
         for stub in [0xabc, 0xdef, 0xabc] {
             let k = c.stub(stub).unwrap();
@@ -313,18 +389,27 @@ mod tests {
         }
         assert_eq!(loads.load(Ordering::Relaxed), 1);
         c.remove_fatbin(5);
-        assert!(c.stub(0xabc).unwrap().resolve(|_| unreachable!()).is_ok(), "loaded code survives unregister");
+        assert!(
+            c.stub(0xabc).unwrap().resolve(|_| unreachable!()).is_ok(),
+            "loaded code survives unregister"
+        );
         c.add_fatbin(6, FatBin::new(0x2000, 64));
         c.add_stub(0x123, 6, "k");
         c.remove_fatbin(6);
-        assert!(c.stub(0x123).unwrap().resolve(|_| unreachable!()).is_err(), "never read after unregister");
+        assert!(
+            c.stub(0x123).unwrap().resolve(|_| unreachable!()).is_err(),
+            "never read after unregister"
+        );
     }
 
     #[test]
     fn bundle_metadata_comes_from_device_entries() {
         let json = br#"{"kernels":[{"name":"k","args":[{"offset":0,"size":8,"value_kind":"global_buffer"}]}]}"#;
         // Not an ELF: the entry fails to parse, and that error is reported.
-        let b = bundle::write(&[("host-x86_64-unknown-linux-gnu-", &[]), ("hipv4-x86_64-unknown-linux-gnu-cpu", json)]);
+        let b = bundle::write(&[
+            ("host-x86_64-unknown-linux-gnu-", &[]),
+            ("hipv4-x86_64-unknown-linux-gnu-cpu", json),
+        ]);
         assert!(kernels_of(&b).is_err());
     }
 }

@@ -40,11 +40,17 @@ impl Config {
 
     /// [`Config::from_env`] over given values (testable without touching the
     /// process environment).
-    pub fn from_vars(out: Option<OsString>, platform: Option<OsString>) -> Result<Option<Config>, ConfigError> {
+    pub fn from_vars(
+        out: Option<OsString>,
+        platform: Option<OsString>,
+    ) -> Result<Option<Config>, ConfigError> {
         let Some(out) = out.filter(|o| !o.is_empty()) else {
             return Ok(None);
         };
-        let platform = match platform.as_ref().map(|p| p.to_string_lossy().to_ascii_lowercase()) {
+        let platform = match platform
+            .as_ref()
+            .map(|p| p.to_string_lossy().to_ascii_lowercase())
+        {
             None => None,
             Some(p) => match p.as_str() {
                 "" | "auto" | "hip" => None,
@@ -54,14 +60,20 @@ impl Config {
                 _ => return Err(ConfigError::Platform(p)),
             },
         };
-        Ok(Some(Config { out: PathBuf::from(out), platform }))
+        Ok(Some(Config {
+            out: PathBuf::from(out),
+            platform,
+        }))
     }
 }
 
 /// The platform implied by the path of the library that defines `hipMalloc`:
 /// the CPU runtime is `libhrr_hip_cpu.so`, anything else is ROCm.
 pub fn detect_platform(runtime: Option<&std::path::Path>) -> Platform {
-    match runtime.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()) {
+    match runtime
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+    {
         Some(n) if n.contains("hrr_hip_cpu") => Platform::Cpu,
         Some(n) if n.contains("cudart") => Platform::Nvidia,
         _ => Platform::Amd,
@@ -85,19 +97,39 @@ mod tests {
 
     #[test]
     fn platforms() {
-        let c = Config::from_vars(os("a.hrr"), os("NVIDIA")).unwrap().unwrap();
+        let c = Config::from_vars(os("a.hrr"), os("NVIDIA"))
+            .unwrap()
+            .unwrap();
         assert_eq!(c.platform, Some(Platform::Nvidia));
         assert_eq!(c.out, PathBuf::from("a.hrr"));
-        assert_eq!(Config::from_vars(os("a"), os("auto")).unwrap().unwrap().platform, None);
-        assert_eq!(Config::from_vars(os("a"), os("hip")).unwrap().unwrap().platform, None);
-        assert_eq!(Config::from_vars(os("a"), os("tpu")), Err(ConfigError::Platform("tpu".into())));
+        assert_eq!(
+            Config::from_vars(os("a"), os("auto"))
+                .unwrap()
+                .unwrap()
+                .platform,
+            None
+        );
+        assert_eq!(
+            Config::from_vars(os("a"), os("hip"))
+                .unwrap()
+                .unwrap()
+                .platform,
+            None
+        );
+        assert_eq!(
+            Config::from_vars(os("a"), os("tpu")),
+            Err(ConfigError::Platform("tpu".into()))
+        );
     }
 
     #[test]
     fn detects_from_library_name() {
         let cpu = Path::new("/x/target/debug/libhrr_hip_cpu.so");
         assert_eq!(detect_platform(Some(cpu)), Platform::Cpu);
-        assert_eq!(detect_platform(Some(Path::new("/opt/rocm/lib/libamdhip64.so.5"))), Platform::Amd);
+        assert_eq!(
+            detect_platform(Some(Path::new("/opt/rocm/lib/libamdhip64.so.5"))),
+            Platform::Amd
+        );
         assert_eq!(detect_platform(None), Platform::Amd);
     }
 }

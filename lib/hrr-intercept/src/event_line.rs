@@ -177,7 +177,11 @@ impl<'a> EventLine<'a> {
     /// `global_buffer` is a pointer at offset 0, anything else is scanned
     /// against the live allocations while it is written (no intermediate
     /// storage on this hot path).
-    pub fn args_scanned<'b>(&mut self, args: impl IntoIterator<Item = ArgIn<'b>>, allocs: &AllocView<'_>) -> &mut Self {
+    pub fn args_scanned<'b>(
+        &mut self,
+        args: impl IntoIterator<Item = ArgIn<'b>>,
+        allocs: &AllocView<'_>,
+    ) -> &mut Self {
         self.key("args");
         self.buf.push(b'[');
         for (i, a) in args.into_iter().enumerate() {
@@ -231,11 +235,27 @@ impl<'a> EventLine<'a> {
 /// value, width, stream, blob, module, code, name, func, grid, block, shmem,
 /// args, event, device, events.
 pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
-    if let Op::Launch { name, code, func, grid, block, shmem, stream, args } = op {
+    if let Op::Launch {
+        name,
+        code,
+        func,
+        grid,
+        block,
+        shmem,
+        stream,
+        args,
+    } = op
+    {
         // Not the recorder's path (that is encode_launch straight from the
         // application's memory); kept so every op has one encoder.
-        let refs: Vec<ArgRef<'_>> =
-            args.iter().map(|a| ArgRef { offset: a.offset, bytes: &a.hex.0, ptrs: &a.ptrs }).collect();
+        let refs: Vec<ArgRef<'_>> = args
+            .iter()
+            .map(|a| ArgRef {
+                offset: a.offset,
+                bytes: &a.hex.0,
+                ptrs: &a.ptrs,
+            })
+            .collect();
         let code = BlobHex::of(code);
         let launch = LaunchRef {
             name,
@@ -252,7 +272,9 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
     let mut l = EventLine::begin(buf, tid, api, op.name(), ret);
     match op {
         Op::Alloc { ptr, size, mem } => {
-            l.addr("ptr", ptr.0).num("size", *size).word("mem", mem_str(*mem));
+            l.addr("ptr", ptr.0)
+                .num("size", *size)
+                .word("mem", mem_str(*mem));
         }
         Op::Free { ptr, mem } => {
             l.addr("ptr", ptr.0);
@@ -260,8 +282,18 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
                 l.word("mem", mem_str(*m));
             }
         }
-        Op::Memcpy { dir, dst, src, size, stream, blob } => {
-            l.num("size", *size).word("dir", dir.as_str()).addr("dst", dst.0).addr("src", src.0);
+        Op::Memcpy {
+            dir,
+            dst,
+            src,
+            size,
+            stream,
+            blob,
+        } => {
+            l.num("size", *size)
+                .word("dir", dir.as_str())
+                .addr("dst", dst.0)
+                .addr("src", src.0);
             if let Some(s) = stream {
                 l.addr("stream", s.0);
             }
@@ -269,8 +301,16 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
                 l.blob("blob", b);
             }
         }
-        Op::Memset { dst, value, size, width, stream } => {
-            l.num("size", *size).addr("dst", dst.0).num("value", u64::from(*value));
+        Op::Memset {
+            dst,
+            value,
+            size,
+            width,
+            stream,
+        } => {
+            l.num("size", *size)
+                .addr("dst", dst.0)
+                .num("value", u64::from(*value));
             if *width != 1 {
                 l.num("width", u64::from(*width));
             }
@@ -285,7 +325,9 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
             l.addr("module", module.0);
         }
         Op::Function { module, name, func } => {
-            l.addr("module", module.0).string("name", name).addr("func", func.0);
+            l.addr("module", module.0)
+                .string("name", name)
+                .addr("func", func.0);
         }
         Op::Launch { .. } => unreachable!("handled above"),
         Op::StreamCreate { stream } | Op::StreamDestroy { stream } | Op::StreamSync { stream } => {
@@ -315,7 +357,14 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
 }
 
 /// Encodes the body of a `launch` event whose pointer offsets are known.
-pub fn encode_launch(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>, args: &[ArgRef<'_>]) {
+pub fn encode_launch(
+    buf: &mut Vec<u8>,
+    tid: u64,
+    api: &str,
+    ret: i64,
+    k: &LaunchRef<'_>,
+    args: &[ArgRef<'_>],
+) {
     let mut l = launch_head(buf, tid, api, ret, k);
     l.args(args.iter().copied());
     l.end();
@@ -337,13 +386,23 @@ pub fn encode_launch_scanned<'b>(
     l.end();
 }
 
-fn launch_head<'a>(buf: &'a mut Vec<u8>, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) -> EventLine<'a> {
+fn launch_head<'a>(
+    buf: &'a mut Vec<u8>,
+    tid: u64,
+    api: &str,
+    ret: i64,
+    k: &LaunchRef<'_>,
+) -> EventLine<'a> {
     let mut l = EventLine::begin(buf, tid, api, "launch", ret);
-    l.addr("stream", k.stream).blob_hex("code", k.code).string("name", k.name);
+    l.addr("stream", k.stream)
+        .blob_hex("code", k.code)
+        .string("name", k.name);
     if let Some(f) = k.func {
         l.addr("func", f);
     }
-    l.dims("grid", k.grid).dims("block", k.block).num("shmem", u64::from(k.shmem));
+    l.dims("grid", k.grid)
+        .dims("block", k.block)
+        .num("shmem", u64::from(k.shmem));
     l
 }
 
@@ -420,7 +479,11 @@ fn push_i64(buf: &mut Vec<u8>, v: i64) {
 /// `"0x…"`, lowercase, no leading zeros (`"0x0"` for 0), as hrr-core writes it.
 fn push_addr(buf: &mut Vec<u8>, v: u64) {
     let mut tmp = [0u8; 20];
-    let n = if v == 0 { 1 } else { (64 - v.leading_zeros() as usize).div_ceil(4) };
+    let n = if v == 0 {
+        1
+    } else {
+        (64 - v.leading_zeros() as usize).div_ceil(4)
+    };
     tmp[0] = b'"';
     tmp[1] = b'0';
     tmp[2] = b'x';
@@ -478,7 +541,14 @@ mod tests {
     use proptest::prelude::*;
 
     fn reference(seq: u64, t: u64, tid: u64, api: &str, ret: i64, op: &Op) -> Vec<u8> {
-        let e = Event { seq, t, tid, api: api.to_string(), ret, op: op.clone() };
+        let e = Event {
+            seq,
+            t,
+            tid,
+            api: api.to_string(),
+            ret,
+            op: op.clone(),
+        };
         let mut v = Vec::new();
         e.write_line(&mut v);
         v
@@ -495,17 +565,58 @@ mod tests {
         let s = Addr(0x55aa);
         let b = BlobId::of(b"blob");
         vec![
-            Op::Alloc { ptr: a, size: 4096, mem: MemKind::Device },
-            Op::Alloc { ptr: a, size: 1, mem: MemKind::Pinned },
+            Op::Alloc {
+                ptr: a,
+                size: 4096,
+                mem: MemKind::Device,
+            },
+            Op::Alloc {
+                ptr: a,
+                size: 1,
+                mem: MemKind::Pinned,
+            },
             Op::Free { ptr: a, mem: None },
-            Op::Free { ptr: Addr(0), mem: Some(MemKind::Managed) },
-            Op::Memcpy { dir: Dir::H2d, dst: a, src: s, size: 16, stream: None, blob: Some(b) },
-            Op::Memcpy { dir: Dir::D2d, dst: a, src: s, size: 0, stream: Some(Addr(0)), blob: None },
-            Op::Memset { dst: a, value: 0xff, size: 64, width: 1, stream: None },
-            Op::Memset { dst: a, value: 0xdead_beef, size: 64, width: 4, stream: Some(s) },
+            Op::Free {
+                ptr: Addr(0),
+                mem: Some(MemKind::Managed),
+            },
+            Op::Memcpy {
+                dir: Dir::H2d,
+                dst: a,
+                src: s,
+                size: 16,
+                stream: None,
+                blob: Some(b),
+            },
+            Op::Memcpy {
+                dir: Dir::D2d,
+                dst: a,
+                src: s,
+                size: 0,
+                stream: Some(Addr(0)),
+                blob: None,
+            },
+            Op::Memset {
+                dst: a,
+                value: 0xff,
+                size: 64,
+                width: 1,
+                stream: None,
+            },
+            Op::Memset {
+                dst: a,
+                value: 0xdead_beef,
+                size: 64,
+                width: 4,
+                stream: Some(s),
+            },
             Op::ModuleLoad { module: s, code: b },
             Op::ModuleUnload { module: s },
-            Op::Function { module: s, name: "saxpy\"\\\n\u{1}é".into(), func: a },
+            Op::Function {
+                module: s,
+                name: "saxpy\"\\\n\u{1}é".into(),
+                func: a,
+            },
             Op::Launch {
                 name: "_Z4vaddPKfS0_Pfi".into(),
                 code: b,
@@ -515,8 +626,18 @@ mod tests {
                 shmem: 0,
                 stream: Addr(0),
                 args: vec![
-                    KernelArg { offset: Some(0), size: 8, hex: HexBytes(vec![0, 0, 0xde, 0xad, 0, 0x7f, 0, 0]), ptrs: vec![0] },
-                    KernelArg { offset: None, size: 4, hex: HexBytes(vec![1, 2, 3, 4]), ptrs: vec![] },
+                    KernelArg {
+                        offset: Some(0),
+                        size: 8,
+                        hex: HexBytes(vec![0, 0, 0xde, 0xad, 0, 0x7f, 0, 0]),
+                        ptrs: vec![0],
+                    },
+                    KernelArg {
+                        offset: None,
+                        size: 4,
+                        hex: HexBytes(vec![1, 2, 3, 4]),
+                        ptrs: vec![],
+                    },
                 ],
             },
             Op::Launch {
@@ -532,11 +653,17 @@ mod tests {
             Op::StreamCreate { stream: s },
             Op::StreamDestroy { stream: s },
             Op::StreamSync { stream: Addr(0) },
-            Op::StreamWaitEvent { stream: s, event: a },
+            Op::StreamWaitEvent {
+                stream: s,
+                event: a,
+            },
             Op::DeviceSync,
             Op::EventCreate { event: a },
             Op::EventDestroy { event: a },
-            Op::EventRecord { event: a, stream: s },
+            Op::EventRecord {
+                event: a,
+                stream: s,
+            },
             Op::EventSync { event: a },
             Op::SetDevice { device: -1 },
             Op::HostRegister { ptr: a, size: 9 },
@@ -551,7 +678,11 @@ mod tests {
             for ret in [0, 1, -3, i64::MAX] {
                 let r = reference(u64::MAX, 123, 9, "hipX", ret, &op);
                 let o = ours(u64::MAX, 123, 9, "hipX", ret, &op);
-                assert_eq!(String::from_utf8_lossy(&o), String::from_utf8_lossy(&r), "{op:?}");
+                assert_eq!(
+                    String::from_utf8_lossy(&o),
+                    String::from_utf8_lossy(&r),
+                    "{op:?}"
+                );
             }
         }
     }
@@ -567,9 +698,21 @@ mod tests {
         s.extend_from_slice(&[0; 3]);
         let short = [1u8, 2, 3, 4];
         let args = [
-            ArgIn { offset: Some(0), bytes: &p, pointer: true },
-            ArgIn { offset: Some(8), bytes: &s, pointer: false },
-            ArgIn { offset: Some(20), bytes: &short, pointer: true },
+            ArgIn {
+                offset: Some(0),
+                bytes: &p,
+                pointer: true,
+            },
+            ArgIn {
+                offset: Some(8),
+                bytes: &s,
+                pointer: false,
+            },
+            ArgIn {
+                offset: Some(20),
+                bytes: &short,
+                pointer: true,
+            },
         ];
         let code = BlobId::of(b"c");
         let k = LaunchRef {
@@ -582,8 +725,21 @@ mod tests {
             stream: 0x99,
         };
         let mut body = Vec::new();
-        encode_launch_scanned(&mut body, 5, "hipModuleLaunchKernel", 0, &k, args, &allocs.view());
-        let arg = |offset, hex: &[u8], ptrs: Vec<u32>| KernelArg { offset: Some(offset), size: hex.len() as u32, hex: HexBytes(hex.to_vec()), ptrs };
+        encode_launch_scanned(
+            &mut body,
+            5,
+            "hipModuleLaunchKernel",
+            0,
+            &k,
+            args,
+            &allocs.view(),
+        );
+        let arg = |offset, hex: &[u8], ptrs: Vec<u32>| KernelArg {
+            offset: Some(offset),
+            size: hex.len() as u32,
+            hex: HexBytes(hex.to_vec()),
+            ptrs,
+        };
         let op = Op::Launch {
             name: "k".into(),
             code,
@@ -592,9 +748,16 @@ mod tests {
             block: [64, 1, 1],
             shmem: 16,
             stream: Addr(0x99),
-            args: vec![arg(0, &p, vec![0]), arg(8, &s, vec![1]), arg(20, &short, vec![])],
+            args: vec![
+                arg(0, &p, vec![0]),
+                arg(8, &s, vec![1]),
+                arg(20, &short, vec![]),
+            ],
         };
-        assert_eq!(line(3, 4, &body), reference(3, 4, 5, "hipModuleLaunchKernel", 0, &op));
+        assert_eq!(
+            line(3, 4, &body),
+            reference(3, 4, 5, "hipModuleLaunchKernel", 0, &op)
+        );
     }
 
     proptest! {

@@ -13,10 +13,11 @@
 //! - **Who writes.** With a writer thread running ([`EventSink::run_writer`]),
 //!   a full buffer is handed to it (`pending`) and swapped for an empty one,
 //!   so recording threads never wait for the kernel's copy into the page
-//!   cache (half the cost of a recorded call, measured). One buffer is in
+//!   cache (half the cost of a recorded call, measured). The hand-off has
+//!   its own lock, which is all the writer ever blocks on. One buffer is in
 //!   flight at a time; if the writer falls a further half buffer behind, the
-//!   appending thread writes itself, in order. Without a writer the
-//!   appending thread writes.
+//!   appending thread writes itself, in order, and keeps the written buffer
+//!   as the next spare. Without a writer the appending thread writes.
 //! - **Fatal signals.** [`EventSink::flush_from_signal`] writes what is
 //!   buffered (the pending buffer, then the current one) with
 //!   async-signal-safe operations only: an atomic try-lock, atomic loads,
@@ -47,10 +48,9 @@ pub const FLUSH_BYTES: usize = 64 * 1024;
 /// Time since the last write that triggers one.
 pub const FLUSH_INTERVAL_NS: u64 = 100_000_000;
 /// Backlog at which an appending thread stops waiting for the writer and
-/// writes itself: one more buffer's worth. Growing further would only move
-/// the cost into page faults on fresh buffer memory (measured: a writer
-/// that falls behind under a saturating load otherwise costs more than
-/// writing in place), and memory stays bounded by three buffers.
+/// writes itself: half a buffer more. Growing further would only move the
+/// cost into page faults on fresh buffer memory, and memory stays bounded
+/// by two buffers.
 const BACKLOG_BYTES: usize = FLUSH_BYTES + FLUSH_BYTES / 2;
 /// How long (in yields) a signal handler or `_exit` waits for another
 /// thread to leave the sink, or for an in-flight write to end.
@@ -60,15 +60,21 @@ const WAIT_SPINS: u32 = 200_000;
 pub struct EventSink {
     file: File,
     fd: RawFd,
+    /// The appenders' state. Lock order: `state`, then `handoff`.
     state: Mutex<SinkState>,
-    wake: Condvar,
-    /// Thread id of the lock holder (0: free). Lets a signal handler tell
+    /// Thread id of the `state` holder (0: free). Lets a signal handler tell
     /// "held by the thread I interrupted" from "held by another thread".
     owner: AtomicU64,
+    /// Between appenders and the writer thread. The writer takes only this
+    /// lock, never `state`: a writer queued on the appenders' hot lock
+    /// starved (measured: every buffer ended up written by the application
+    /// thread, and each unlock paid a futex wake).
+    handoff: Mutex<Handoff>,
+    wake: Condvar,
     /// Next `seq`; also the number of events appended so far.
     seq: AtomicU64,
     /// The writer thread is inside write(2) with a buffer it took; set under
-    /// the lock, cleared without it (so lock holders can wait for it).
+    /// `handoff`, cleared without it (so lock holders can wait for it).
     writing: AtomicBool,
     /// A writer thread is running.
     has_writer: AtomicBool,
@@ -77,14 +83,18 @@ pub struct EventSink {
 struct SinkState {
     /// Lines not yet handed to anyone.
     buf: Vec<u8>,
-    /// A full buffer waiting for the writer thread (empty: none).
-    pending: Vec<u8>,
-    /// An empty buffer to swap in for a full one.
-    spare: Vec<u8>,
     last_write_ns: u64,
     finished: bool,
+}
+
+struct Handoff {
+    /// A full buffer waiting for the writer thread (empty: none).
+    pending: Vec<u8>,
+    /// An empty buffer to swap in for a full one (capacity 0: in flight).
+    spare: Vec<u8>,
     /// A write failed (disk full, ...): later lines are dropped, not retried.
     failed: bool,
+    stop: bool,
 }
 
 /// What [`EventSink::finish`] did.
@@ -118,6 +128,17 @@ impl Drop for Held<'_> {
     }
 }
 
+fn spin_lock<T>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    for _ in 0..WAIT_SPINS {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => sys::yield_now(),
+        }
+    }
+    None
+}
+
 impl EventSink {
     /// A sink appending to `file` (opened for append; it may be empty).
     pub fn new(file: File) -> EventSink {
@@ -129,14 +150,17 @@ impl EventSink {
                 // Twice the threshold: a line can overshoot it, and the
                 // buffer should not reallocate in steady state.
                 buf: Vec::with_capacity(2 * FLUSH_BYTES),
-                pending: Vec::new(),
-                spare: Vec::with_capacity(2 * FLUSH_BYTES),
                 last_write_ns: sys::monotonic_ns(),
                 finished: false,
+            }),
+            owner: AtomicU64::new(0),
+            handoff: Mutex::new(Handoff {
+                pending: Vec::new(),
+                spare: Vec::with_capacity(2 * FLUSH_BYTES),
                 failed: false,
+                stop: false,
             }),
             wake: Condvar::new(),
-            owner: AtomicU64::new(0),
             seq: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
@@ -146,22 +170,35 @@ impl EventSink {
     fn lock(&self) -> Held<'_> {
         let guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         self.owner.store(sys::gettid(), Ordering::Release);
-        Held { guard, owner: &self.owner }
+        Held {
+            guard,
+            owner: &self.owner,
+        }
     }
 
-    /// Takes the lock without ever waiting on the calling thread itself, and
-    /// not forever; async-signal-safe (atomics and sched_yield only).
+    fn lock_handoff(&self) -> MutexGuard<'_, Handoff> {
+        self.handoff.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the state lock without ever waiting on the calling thread
+    /// itself, and not forever; async-signal-safe (atomics and sched_yield).
     fn try_lock_bounded(&self) -> Option<Held<'_>> {
         let me = sys::gettid_raw();
         for _ in 0..WAIT_SPINS {
             match self.state.try_lock() {
                 Ok(guard) => {
                     self.owner.store(me, Ordering::Release);
-                    return Some(Held { guard, owner: &self.owner });
+                    return Some(Held {
+                        guard,
+                        owner: &self.owner,
+                    });
                 }
                 Err(TryLockError::Poisoned(p)) => {
                     self.owner.store(me, Ordering::Release);
-                    return Some(Held { guard: p.into_inner(), owner: &self.owner });
+                    return Some(Held {
+                        guard: p.into_inner(),
+                        owner: &self.owner,
+                    });
                 }
                 Err(TryLockError::WouldBlock) => {
                     if self.owner.load(Ordering::Acquire) == me {
@@ -175,7 +212,7 @@ impl EventSink {
     }
 
     /// Waits until no write is in flight on the writer thread (bounded).
-    /// Called with the lock held, so no new write can start meanwhile.
+    /// Called with `handoff` held, so no new write can start meanwhile.
     fn wait_in_flight(&self) -> bool {
         for _ in 0..WAIT_SPINS {
             if !self.writing.load(Ordering::Acquire) {
@@ -186,25 +223,30 @@ impl EventSink {
         !self.writing.load(Ordering::Acquire)
     }
 
-    fn write(&self, st: &mut SinkState, which: Which) {
-        let b = match which {
-            Which::Pending => &mut st.pending,
-            Which::Buf => &mut st.buf,
-        };
-        if !b.is_empty() && !st.failed && !sys::write_all(self.fd, b) {
-            st.failed = true;
+    /// Writes `b` unless an earlier write failed, then empties it (clear()
+    /// only sets the length: no allocator call, fine in a signal handler).
+    fn write(&self, h: &mut Handoff, b: &mut Vec<u8>) {
+        if !b.is_empty() && !h.failed && !sys::write_all(self.fd, b) {
+            h.failed = true;
         }
-        // clear() only sets the length: no allocator call (signal path).
         b.clear();
     }
 
     /// Writes everything buffered, in order, from the calling thread.
-    fn drain(&self, st: &mut SinkState, now: u64) -> bool {
+    fn drain(&self, st: &mut SinkState, h: &mut Handoff, now: u64) -> bool {
         if !self.wait_in_flight() {
             return false;
         }
-        self.write(st, Which::Pending);
-        self.write(st, Which::Buf);
+        let mut pending = std::mem::take(&mut h.pending);
+        self.write(h, &mut pending);
+        // A pending buffer written here is the spare the writer would have
+        // returned; without this, one drain stops all later hand-offs.
+        if h.spare.capacity() == 0 {
+            h.spare = pending;
+        } else {
+            h.pending = pending;
+        }
+        self.write(h, &mut st.buf);
         st.last_write_ns = now;
         true
     }
@@ -212,8 +254,8 @@ impl EventSink {
     /// Appends one event whose body (from `event_line`) is `body`; returns
     /// its `seq`, or `None` once the sink is finished.
     pub fn append(&self, body: &[u8]) -> Option<u64> {
-        let mut h = self.lock();
-        let st = &mut *h.guard;
+        let mut held = self.lock();
+        let st = &mut *held.guard;
         if st.finished {
             return None;
         }
@@ -223,91 +265,122 @@ impl EventSink {
         st.buf.extend_from_slice(body);
         if st.buf.len() >= FLUSH_BYTES || t.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS {
             let writer = self.has_writer.load(Ordering::Acquire);
-            if writer && st.pending.is_empty() {
-                let spare = std::mem::take(&mut st.spare);
-                st.pending = std::mem::replace(&mut st.buf, spare);
+            let mut h = self.lock_handoff();
+            // Hand off only into the spare buffer: two buffers circulate and
+            // nothing is allocated in steady state.
+            if writer && h.pending.is_empty() && h.spare.capacity() > 0 {
+                let spare = std::mem::take(&mut h.spare);
+                h.pending = std::mem::replace(&mut st.buf, spare);
                 st.last_write_ns = t;
+                drop(h);
                 self.wake.notify_one();
             } else if !writer || st.buf.len() >= BACKLOG_BYTES {
-                self.drain(st, t);
+                self.drain(st, &mut h, t);
             }
         }
         Some(seq)
     }
 
-    /// The writer thread's body: writes handed-off buffers, and whatever is
-    /// buffered once it is `FLUSH_INTERVAL_NS` old, until the sink finishes.
-    /// Blocks asynchronous signals on its thread first (see module docs).
+    /// The writer thread's body: writes handed-off buffers, and what is
+    /// buffered once it is `FLUSH_INTERVAL_NS` old (when the application is
+    /// idle), until the sink finishes. Blocks asynchronous signals on its
+    /// thread first (see module docs).
     pub fn run_writer(&self) {
         sys::block_async_signals();
-        let mut g = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut h = self.lock_handoff();
         self.has_writer.store(true, Ordering::Release);
         loop {
-            if g.finished {
+            if h.stop {
                 self.has_writer.store(false, Ordering::Release);
                 return;
             }
-            let now = sys::monotonic_ns();
-            if g.pending.is_empty() && !g.buf.is_empty() && now.saturating_sub(g.last_write_ns) >= FLUSH_INTERVAL_NS {
-                let spare = std::mem::take(&mut g.spare);
-                g.pending = std::mem::replace(&mut g.buf, spare);
-                g.last_write_ns = now;
+            if h.pending.is_empty() && h.spare.capacity() > 0 {
+                // Idle flush. try_lock: lock order is state → handoff, and a
+                // busy state lock means an appender will see the age itself.
+                if let Ok(mut st) = self.state.try_lock() {
+                    let now = sys::monotonic_ns();
+                    if !st.buf.is_empty()
+                        && now.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
+                    {
+                        let spare = std::mem::take(&mut h.spare);
+                        h.pending = std::mem::replace(&mut st.buf, spare);
+                        st.last_write_ns = now;
+                    }
+                }
             }
-            if g.pending.is_empty() || g.failed {
-                g.pending.clear();
-                g = self.wake.wait_timeout(g, Duration::from_millis(50)).unwrap_or_else(PoisonError::into_inner).0;
+            if h.pending.is_empty() || h.failed {
+                h.pending.clear();
+                h = self
+                    .wake
+                    .wait_timeout(h, Duration::from_millis(50))
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
                 continue;
             }
-            let mut full = std::mem::take(&mut g.pending);
+            let mut full = std::mem::take(&mut h.pending);
             self.writing.store(true, Ordering::Release);
-            drop(g);
+            drop(h);
             let ok = sys::write_all(self.fd, &full);
             self.writing.store(false, Ordering::Release);
             full.clear();
-            g = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            g.failed |= !ok;
-            if g.spare.capacity() < full.capacity() {
-                g.spare = full;
+            h = self.lock_handoff();
+            h.failed |= !ok;
+            if h.spare.capacity() == 0 {
+                h.spare = full;
             }
         }
     }
 
     /// Writes what is buffered now (tests, and callers that must see the file).
     pub fn flush(&self) {
-        let mut h = self.lock();
-        self.drain(&mut h.guard, sys::monotonic_ns());
+        let mut held = self.lock();
+        let mut h = self.lock_handoff();
+        self.drain(&mut held.guard, &mut h, sys::monotonic_ns());
     }
 
     /// The fatal-signal path: write what is buffered with async-signal-safe
     /// calls only. Returns whether it could (see the module docs for when
     /// it cannot).
     pub fn flush_from_signal(&self) -> bool {
-        let Some(mut h) = self.try_lock_bounded() else {
+        let Some(mut held) = self.try_lock_bounded() else {
             return false;
         };
-        let st = &mut *h.guard;
+        // Only the writer thread (which never runs a handler) or a holder of
+        // `state` (excluded above) takes `handoff`: the wait is short.
+        let Some(mut h) = spin_lock(&self.handoff) else {
+            return false;
+        };
         if !self.wait_in_flight() {
             return false;
         }
-        self.write(st, Which::Pending);
-        self.write(st, Which::Buf);
+        let mut pending = std::mem::take(&mut h.pending);
+        self.write(&mut h, &mut pending);
+        h.pending = pending;
+        self.write(&mut h, &mut held.guard.buf);
         true
     }
 
     /// Appends the `eof` event (api `api`, by thread `tid`), writes and
-    /// fsyncs; the sink takes no more events.
+    /// fsyncs; the sink takes no more events and the writer stops.
     pub fn finish(&self, api: &str, tid: u64, mode: LockMode) -> Finish {
-        let h = match mode {
+        let held = match mode {
             LockMode::Block => Some(self.lock()),
             LockMode::Try => self.try_lock_bounded(),
+        };
+        let Some(mut held) = held else {
+            return Finish::Busy;
+        };
+        let st = &mut *held.guard;
+        if st.finished {
+            return Finish::AlreadyFinished;
+        }
+        let h = match mode {
+            LockMode::Block => Some(self.lock_handoff()),
+            LockMode::Try => spin_lock(&self.handoff),
         };
         let Some(mut h) = h else {
             return Finish::Busy;
         };
-        let st = &mut *h.guard;
-        if st.finished {
-            return Finish::AlreadyFinished;
-        }
         if !self.wait_in_flight() {
             return Finish::Busy;
         }
@@ -318,8 +391,10 @@ impl EventSink {
         let t = sys::monotonic_ns();
         event_line::push_head(&mut st.buf, seq, t);
         st.buf.extend_from_slice(&body);
-        self.drain(st, t);
+        self.drain(st, &mut h, t);
         sys::fsync(self.fd);
+        h.stop = true;
+        drop(h);
         self.wake.notify_all();
         Finish::Done { events: seq }
     }
@@ -331,19 +406,13 @@ impl EventSink {
 
     /// Whether a write to the events file failed.
     pub fn failed(&self) -> bool {
-        self.lock().guard.failed
+        self.lock_handoff().failed
     }
 
     /// The file (kept open for the sink's life).
     pub fn file(&self) -> &File {
         &self.file
     }
-}
-
-#[derive(Clone, Copy)]
-enum Which {
-    Pending,
-    Buf,
 }
 
 #[cfg(test)]
@@ -354,7 +423,11 @@ mod tests {
 
     fn sink(dir: &std::path::Path) -> (EventSink, std::path::PathBuf) {
         let path = dir.join("events.ndjson");
-        let f = OpenOptions::new().create(true).append(true).open(&path).unwrap();
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
         (EventSink::new(f), path)
     }
 
@@ -366,7 +439,9 @@ mod tests {
 
     fn seqs(path: &std::path::Path) -> Vec<u64> {
         let text = std::fs::read_to_string(path).unwrap();
-        text.lines().map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap().seq).collect()
+        text.lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap().seq)
+            .collect()
     }
 
     #[test]
@@ -375,11 +450,20 @@ mod tests {
         let (s, path) = sink(t.path());
         assert_eq!(s.append(&body("hipDeviceSynchronize")), Some(0));
         assert_eq!(std::fs::read(&path).unwrap().len(), 0, "buffered");
-        assert_eq!(s.finish("exit", 1, LockMode::Block), Finish::Done { events: 1 });
+        assert_eq!(
+            s.finish("exit", 1, LockMode::Block),
+            Finish::Done { events: 1 }
+        );
         assert_eq!(s.append(&body("late")), None);
-        assert_eq!(s.finish("exit", 1, LockMode::Block), Finish::AlreadyFinished);
+        assert_eq!(
+            s.finish("exit", 1, LockMode::Block),
+            Finish::AlreadyFinished
+        );
         let text = std::fs::read_to_string(&path).unwrap();
-        let events: Vec<_> = text.lines().map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap()).collect();
+        let events: Vec<_> = text
+            .lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .collect();
         assert_eq!(events.len(), 2);
         assert_eq!(events[1].op, Op::Eof { events: 1 });
         assert!(events[0].t <= events[1].t);
@@ -434,6 +518,33 @@ mod tests {
     }
 
     #[test]
+    fn an_appender_drain_recycles_the_buffer_so_hand_offs_continue() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        // A writer that never runs (descheduled): the appender hands off
+        // once, then must drain itself, and after that hand off again.
+        s.has_writer.store(true, Ordering::Release);
+        let b = body("hipLaunchKernel");
+        let mut n = 0;
+        let mut append_until = |what: &str, done: &dyn Fn(&EventSink) -> bool| {
+            while !done(&s) {
+                s.append(&b);
+                n += 1;
+                assert!(n < 100_000, "{what} never happened");
+            }
+        };
+        append_until("first hand-off", &|s| !s.lock_handoff().pending.is_empty());
+        append_until("drain", &|_| !std::fs::read(&path).unwrap().is_empty());
+        let h = s.lock_handoff();
+        assert!(h.pending.is_empty() && h.spare.capacity() > 0, "drained, and the spare is back");
+        drop(h);
+        append_until("second hand-off", &|s| !s.lock_handoff().pending.is_empty());
+        s.has_writer.store(false, Ordering::Release);
+        s.finish("exit", 0, LockMode::Block);
+        assert_eq!(seqs(&path), (0..=n as u64).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn with_a_writer_thread_order_holds_and_a_signal_flush_gets_everything() {
         let t = tempfile::tempdir().unwrap();
         let (s, path) = sink(t.path());
@@ -447,9 +558,16 @@ mod tests {
         }
         hammer(&s, 4, 5000);
         assert!(s.flush_from_signal());
-        assert_eq!(seqs(&path), (0..20000).collect::<Vec<_>>(), "pending and current buffers, in order");
+        assert_eq!(
+            seqs(&path),
+            (0..20000).collect::<Vec<_>>(),
+            "pending and current buffers, in order"
+        );
         hammer(&s, 2, 3000);
-        assert_eq!(s.finish("exit", 0, LockMode::Block), Finish::Done { events: 26000 });
+        assert_eq!(
+            s.finish("exit", 0, LockMode::Block),
+            Finish::Done { events: 26000 }
+        );
         w.join().unwrap();
         assert_eq!(seqs(&path), (0..26001).collect::<Vec<_>>());
     }

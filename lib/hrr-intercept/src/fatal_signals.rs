@@ -26,8 +26,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::recorder;
 
-const SIGNALS: [c_int; 7] =
-    [libc::SIGSEGV, libc::SIGABRT, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGTERM, libc::SIGINT];
+const SIGNALS: [c_int; 7] = [
+    libc::SIGSEGV,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGTERM,
+    libc::SIGINT,
+];
 
 /// The actions ours replaced, one slot per signal in `SIGNALS`.
 struct Previous {
@@ -88,7 +95,9 @@ extern "C" fn handler(sig: c_int, info: *mut libc::siginfo_t, _ctx: *mut c_void)
     let restored = match i {
         Some(i) if PREVIOUS.saved[i].load(Ordering::Acquire) => {
             // SAFETY: saved[i] is set, so the slot holds the previous action.
-            unsafe { libc::sigaction(sig, PREVIOUS.actions[i].get().cast(), std::ptr::null_mut()) == 0 }
+            unsafe {
+                libc::sigaction(sig, PREVIOUS.actions[i].get().cast(), std::ptr::null_mut()) == 0
+            }
         }
         _ => false,
     };
@@ -96,9 +105,16 @@ extern "C" fn handler(sig: c_int, info: *mut libc::siginfo_t, _ctx: *mut c_void)
         // SAFETY: resetting to the default disposition is always valid.
         unsafe { libc::signal(sig, libc::SIG_DFL) };
     }
-    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-    let code = if info.is_null() { 0 } else { unsafe { (*info).si_code } };
-    let cpu_fault = matches!(sig, libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE) && code > 0;
+    let code = if info.is_null() {
+        0
+    } else {
+        // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+        unsafe { (*info).si_code }
+    };
+    let cpu_fault = matches!(
+        sig,
+        libc::SIGSEGV | libc::SIGBUS | libc::SIGILL | libc::SIGFPE
+    ) && code > 0;
     if !cpu_fault {
         // SAFETY: raise is async-signal-safe; the signal stays blocked until
         // this handler returns, then reaches the restored handler.

@@ -37,12 +37,18 @@ pub fn image_extent<'a>(prefix: impl Fn(usize) -> &'a [u8]) -> Result<usize, Ext
     } else if head == &bundle::MAGIC[..4] || head == bundle::CCOB_MAGIC {
         bundle_extent(&prefix)
     } else {
-        Err(ExtentError::Unknown(head.iter().map(|b| format!("{b:02x}")).collect()))
+        Err(ExtentError::Unknown(
+            head.iter().map(|b| format!("{b:02x}")).collect(),
+        ))
     }
 }
 
 fn checked(n: u64) -> Result<usize, ExtentError> {
-    if n > MAX_IMAGE { Err(ExtentError::TooLarge(n)) } else { Ok(n as usize) }
+    if n > MAX_IMAGE {
+        Err(ExtentError::TooLarge(n))
+    } else {
+        Ok(n as usize)
+    }
 }
 
 fn bundle_extent<'a>(prefix: &impl Fn(usize) -> &'a [u8]) -> Result<usize, ExtentError> {
@@ -57,7 +63,9 @@ fn bundle_extent<'a>(prefix: &impl Fn(usize) -> &'a [u8]) -> Result<usize, Exten
             },
         }
     }
-    Err(ExtentError::Malformed("offload bundle header did not converge".into()))
+    Err(ExtentError::Malformed(
+        "offload bundle header did not converge".into(),
+    ))
 }
 
 fn u16_at(b: &[u8], o: usize) -> u64 {
@@ -75,19 +83,24 @@ const SHT_NOBITS: u64 = 8;
 fn elf_extent<'a>(prefix: &impl Fn(usize) -> &'a [u8]) -> Result<usize, ExtentError> {
     let h = prefix(64);
     if h[4] != 2 || h[5] != 1 {
-        return Err(ExtentError::Malformed("only little-endian ELF64 code objects are supported".into()));
+        return Err(ExtentError::Malformed(
+            "only little-endian ELF64 code objects are supported".into(),
+        ));
     }
     let (phoff, shoff) = (u64_at(h, 0x20), u64_at(h, 0x28));
     let (phentsize, mut phnum) = (u16_at(h, 0x36), u16_at(h, 0x38));
     let (shentsize, mut shnum) = (u16_at(h, 0x3a), u16_at(h, 0x3c));
     let table_end = |off: u64, size: u64, n: u64| -> Result<u64, ExtentError> {
         let end = size.checked_mul(n).and_then(|t| off.checked_add(t));
-        end.filter(|&e| e <= MAX_IMAGE).ok_or(ExtentError::TooLarge(u64::MAX))
+        end.filter(|&e| e <= MAX_IMAGE)
+            .ok_or(ExtentError::TooLarge(u64::MAX))
     };
     let mut end = 64u64;
     if shoff != 0 {
         if shentsize < 0x28 {
-            return Err(ExtentError::Malformed(format!("section header size {shentsize}")));
+            return Err(ExtentError::Malformed(format!(
+                "section header size {shentsize}"
+            )));
         }
         // More than 0xff00 sections: the real count is in section 0's sh_size.
         if shnum == 0 {
@@ -108,7 +121,9 @@ fn elf_extent<'a>(prefix: &impl Fn(usize) -> &'a [u8]) -> Result<usize, ExtentEr
     }
     if phoff != 0 && phnum != 0 {
         if phentsize < 0x28 {
-            return Err(ExtentError::Malformed(format!("program header size {phentsize}")));
+            return Err(ExtentError::Malformed(format!(
+                "program header size {phentsize}"
+            )));
         }
         phnum = phnum.min(0xffff);
         let t_end = table_end(phoff, phentsize, phnum)?;
@@ -131,7 +146,11 @@ mod tests {
     /// (the stand-in for "read past the application's buffer").
     fn reader<'a>(data: &'a [u8]) -> impl Fn(usize) -> &'a [u8] + 'a {
         move |n| {
-            assert!(n <= data.len(), "read {n} bytes of a {} byte image", data.len());
+            assert!(
+                n <= data.len(),
+                "read {n} bytes of a {} byte image",
+                data.len()
+            );
             &data[..n]
         }
     }
@@ -144,13 +163,20 @@ mod tests {
         assert_eq!(image_extent(reader(&exe)), Ok(exe.len()));
         let mut padded = exe.clone();
         padded.extend_from_slice(&[0xAA; 100]);
-        assert_eq!(image_extent(reader(&padded)), Ok(exe.len()), "trailing bytes are not the image");
+        assert_eq!(
+            image_extent(reader(&padded)),
+            Ok(exe.len()),
+            "trailing bytes are not the image"
+        );
     }
 
     #[test]
     fn bundle_extent_from_a_pointer() {
         let so = b"\x7fELF-not-really".to_vec();
-        let b = bundle::write(&[("host-x86_64-unknown-linux-gnu-", &[]), ("hipv4-x86_64-unknown-linux-gnu-cpu", &so)]);
+        let b = bundle::write(&[
+            ("host-x86_64-unknown-linux-gnu-", &[]),
+            ("hipv4-x86_64-unknown-linux-gnu-cpu", &so),
+        ]);
         let mut padded = b.clone();
         padded.extend_from_slice(&[0u8; 8192]);
         assert_eq!(image_extent(reader(&padded)), Ok(b.len()));
@@ -159,7 +185,10 @@ mod tests {
     #[test]
     fn garbage_is_an_error() {
         let junk = [0x42u8; 64];
-        assert!(matches!(image_extent(reader(&junk)), Err(ExtentError::Unknown(_))));
+        assert!(matches!(
+            image_extent(reader(&junk)),
+            Err(ExtentError::Unknown(_))
+        ));
         let mut elf = [0u8; 64];
         elf[..4].copy_from_slice(b"\x7fELF");
         elf[4] = 2;
@@ -167,6 +196,9 @@ mod tests {
         elf[0x28..0x30].copy_from_slice(&(u64::MAX - 10).to_le_bytes());
         elf[0x3a] = 64;
         elf[0x3c] = 3;
-        assert!(matches!(image_extent(reader(&elf)), Err(ExtentError::TooLarge(_))));
+        assert!(matches!(
+            image_extent(reader(&elf)),
+            Err(ExtentError::TooLarge(_))
+        ));
     }
 }

@@ -32,7 +32,11 @@ impl ArgLayout {
         ArgLayout {
             slots: meta
                 .host_args()
-                .map(|a| ArgSlot { offset: a.offset, size: a.size, pointer: a.is_pointer() })
+                .map(|a| ArgSlot {
+                    offset: a.offset,
+                    size: a.size,
+                    pointer: a.is_pointer(),
+                })
                 .collect(),
         }
     }
@@ -63,7 +67,11 @@ impl<'s, 'a> ArgValues<'s, 'a> {
     /// buffer can be recorded (one argument at offset 0, scanned whole):
     /// the number and sizes of `kernelParams` are unknown.
     pub fn args<'l>(&self, layout: Option<&'l ArgLayout>) -> ArgIter<'l, 's, 'a> {
-        ArgIter { layout, values: *self, i: 0 }
+        ArgIter {
+            layout,
+            values: *self,
+            i: 0,
+        }
     }
 }
 
@@ -84,15 +92,29 @@ impl<'a> Iterator for ArgIter<'_, '_, 'a> {
             (_, ArgValues::None) | (None, ArgValues::Params(_)) => None,
             (Some(l), ArgValues::Params(vals)) => {
                 let (slot, bytes) = (l.slots.get(i)?, vals.get(i)?);
-                Some(ArgIn { offset: Some(slot.offset), bytes, pointer: slot.pointer })
+                Some(ArgIn {
+                    offset: Some(slot.offset),
+                    bytes,
+                    pointer: slot.pointer,
+                })
             }
             (Some(l), ArgValues::Buffer(buf)) => {
                 let slot = l.slots.get(i)?;
                 let start = (slot.offset as usize).min(buf.len());
-                let end = (slot.offset as usize).saturating_add(slot.size as usize).min(buf.len());
-                Some(ArgIn { offset: Some(slot.offset), bytes: &buf[start..end], pointer: slot.pointer })
+                let end = (slot.offset as usize)
+                    .saturating_add(slot.size as usize)
+                    .min(buf.len());
+                Some(ArgIn {
+                    offset: Some(slot.offset),
+                    bytes: &buf[start..end],
+                    pointer: slot.pointer,
+                })
             }
-            (None, ArgValues::Buffer(buf)) => (i == 0).then_some(ArgIn { offset: Some(0), bytes: buf, pointer: false }),
+            (None, ArgValues::Buffer(buf)) => (i == 0).then_some(ArgIn {
+                offset: Some(0),
+                bytes: buf,
+                pointer: false,
+            }),
         }
     }
 }
@@ -103,7 +125,13 @@ mod tests {
     use hrr_codeobj::{ArgKind, ArgMeta};
 
     fn meta() -> KernelMeta {
-        let arg = |offset, size, kind| ArgMeta { offset, size, kind, address_space: None, name: None };
+        let arg = |offset, size, kind| ArgMeta {
+            offset,
+            size,
+            kind,
+            address_space: None,
+            name: None,
+        };
         KernelMeta {
             name: "k".into(),
             symbol: "k".into(),
@@ -136,8 +164,22 @@ mod tests {
         buf[16..40].copy_from_slice(&s);
         let from_buf: Vec<_> = ArgValues::Buffer(&buf).args(Some(&l)).collect();
         assert_eq!(from_params, from_buf);
-        assert_eq!(from_params[0], ArgIn { offset: Some(0), bytes: &p, pointer: true });
-        assert_eq!(from_params[2], ArgIn { offset: Some(16), bytes: &s, pointer: false });
+        assert_eq!(
+            from_params[0],
+            ArgIn {
+                offset: Some(0),
+                bytes: &p,
+                pointer: true
+            }
+        );
+        assert_eq!(
+            from_params[2],
+            ArgIn {
+                offset: Some(16),
+                bytes: &s,
+                pointer: false
+            }
+        );
     }
 
     #[test]
@@ -146,14 +188,26 @@ mod tests {
         let vals: [&[u8]; 1] = [&p];
         assert_eq!(ArgValues::Params(&vals).args(None).count(), 0);
         let all: Vec<_> = ArgValues::Buffer(&[9; 12]).args(None).collect();
-        assert_eq!(all, [ArgIn { offset: Some(0), bytes: &[9; 12], pointer: false }]);
-        assert_eq!(ArgValues::None.args(Some(&ArgLayout::of(&meta()))).count(), 0);
+        assert_eq!(
+            all,
+            [ArgIn {
+                offset: Some(0),
+                bytes: &[9; 12],
+                pointer: false
+            }]
+        );
+        assert_eq!(
+            ArgValues::None.args(Some(&ArgLayout::of(&meta()))).count(),
+            0
+        );
     }
 
     #[test]
     fn short_buffer_is_cut_not_overrun() {
         let l = ArgLayout::of(&meta());
-        let r: Vec<_> = ArgValues::Buffer(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).args(Some(&l)).collect();
+        let r: Vec<_> = ArgValues::Buffer(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+            .args(Some(&l))
+            .collect();
         assert_eq!(r[1].bytes, &[9, 10]);
         assert!(r[2].bytes.is_empty());
     }

@@ -19,6 +19,11 @@
 //! The `bench` feature leaves out [`exports`] (so that a benchmark linking
 //! the rlib does not interpose its own `_exit`); unit tests leave them out
 //! for the same reason.
+//!
+//! `unsafe` is denied crate-wide and allowed only in the FFI modules:
+//! [`exports`], [`sys`], [`fatal_signals`], [`fork_policy`].
+
+#![deny(unsafe_code)]
 
 pub mod archive_claim;
 pub mod blob_writer;
@@ -26,7 +31,9 @@ pub mod code_objects;
 pub mod config;
 pub mod event_line;
 pub mod event_sink;
+#[allow(unsafe_code)]
 pub mod fatal_signals;
+#[allow(unsafe_code)]
 pub mod fork_policy;
 pub mod guard;
 pub mod hip_types;
@@ -35,13 +42,15 @@ pub mod kernel_args;
 pub mod live_allocs;
 pub mod real_fn;
 pub mod recorder;
+#[allow(unsafe_code)]
 pub mod sys;
 
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod exports;
 
 /// Path of the library that defines `hipMalloc` after this one: the runtime
 /// being recorded (its name tells the platform).
 pub fn runtime_path() -> Option<std::path::PathBuf> {
-    sys::dlsym_next(c"hipMalloc").and_then(|p| sys::object_path(p))
+    sys::dlsym_next(c"hipMalloc").and_then(|p| sys::object_path(p as usize))
 }

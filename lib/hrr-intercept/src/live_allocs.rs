@@ -32,16 +32,25 @@ impl LiveAllocs {
     }
 
     pub fn insert(&self, base: u64, size: u64, mem: MemKind) {
-        self.map.write().unwrap_or_else(PoisonError::into_inner).insert(base, (size, mem));
+        self.map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(base, (size, mem));
     }
 
     /// Removes the allocation based at `base`, returning its kind.
     pub fn remove(&self, base: u64) -> Option<MemKind> {
-        self.map.write().unwrap_or_else(PoisonError::into_inner).remove(&base).map(|(_, m)| m)
+        self.map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&base)
+            .map(|(_, m)| m)
     }
 
     pub fn view(&self) -> AllocView<'_> {
-        AllocView { map: self.map.read().unwrap_or_else(PoisonError::into_inner) }
+        AllocView {
+            map: self.map.read().unwrap_or_else(PoisonError::into_inner),
+        }
     }
 
     pub fn len(&self) -> usize {

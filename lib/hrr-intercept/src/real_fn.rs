@@ -21,7 +21,10 @@ pub struct RealFn {
 
 impl RealFn {
     pub const fn new(name: &'static CStr) -> RealFn {
-        RealFn { name, addr: AtomicUsize::new(UNRESOLVED) }
+        RealFn {
+            name,
+            addr: AtomicUsize::new(UNRESOLVED),
+        }
     }
 
     pub fn name(&self) -> &'static CStr {

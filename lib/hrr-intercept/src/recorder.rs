@@ -38,7 +38,10 @@ pub enum RecorderError {
     #[error(transparent)]
     Claim(#[from] ClaimError),
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Manifest(#[from] hrr_core::manifest::ManifestError),
 }
@@ -112,7 +115,12 @@ fn with_body<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 impl Recorder {
     /// Creates the archive at `dir` (already claimed): `blobs/`, an empty
     /// `events.ndjson`, and `manifest.json` with `complete:false`.
-    pub fn create(dir: &Path, platform: Platform, argv: Vec<String>, extra: Map<String, Value>) -> Result<Recorder, RecorderError> {
+    pub fn create(
+        dir: &Path,
+        platform: Platform,
+        argv: Vec<String>,
+        extra: Map<String, Value>,
+    ) -> Result<Recorder, RecorderError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| RecorderError::Io { path, source }
@@ -151,10 +159,16 @@ impl Recorder {
         let mut extra = Map::new();
         extra.insert("pid".into(), Value::from(pid));
         if let Some(rt) = runtime {
-            extra.insert("runtime".into(), Value::from(rt.to_string_lossy().into_owned()));
+            extra.insert(
+                "runtime".into(),
+                Value::from(rt.to_string_lossy().into_owned()),
+            );
         }
         if claim.fallback {
-            extra.insert("requested_out".into(), Value::from(config.out.to_string_lossy().into_owned()));
+            extra.insert(
+                "requested_out".into(),
+                Value::from(config.out.to_string_lossy().into_owned()),
+            );
             eprintln!(
                 "hrr-intercept: {} is recorded by another process; pid {pid} records into {}",
                 config.out.display(),
@@ -178,7 +192,9 @@ impl Recorder {
 
     /// Held across a handle-creating or -destroying call and its recording.
     pub fn lifecycle(&self) -> MutexGuard<'_, ()> {
-        self.lifecycle.lock().unwrap_or_else(PoisonError::into_inner)
+        self.lifecycle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Prints a warning on stderr (never stdout: it belongs to the app).
@@ -201,7 +217,10 @@ impl Recorder {
         match self.blobs.put(bytes) {
             Ok(id) => Some(id),
             Err(e) => {
-                self.warn(&format!("cannot write the {what} blob ({} bytes): {e}", bytes.len()));
+                self.warn(&format!(
+                    "cannot write the {what} blob ({} bytes): {e}",
+                    bytes.len()
+                ));
                 None
             }
         }
@@ -220,14 +239,33 @@ impl Recorder {
         if ret == 0 && ptr != 0 {
             self.allocs.insert(ptr, size, mem);
         }
-        self.op(api, ret, &Op::Alloc { ptr: Addr(ptr), size, mem });
+        self.op(
+            api,
+            ret,
+            &Op::Alloc {
+                ptr: Addr(ptr),
+                size,
+                mem,
+            },
+        );
     }
 
     /// `hint`: the kind the API implies (hipHostFree: pinned); otherwise the
     /// kind comes from the allocation being freed.
     pub fn free(&self, api: &str, ret: i32, ptr: u64, hint: Option<MemKind>) {
-        let known = if ret == 0 && ptr != 0 { self.allocs.remove(ptr) } else { None };
-        self.op(api, ret, &Op::Free { ptr: Addr(ptr), mem: known.or(hint) });
+        let known = if ret == 0 && ptr != 0 {
+            self.allocs.remove(ptr)
+        } else {
+            None
+        };
+        self.op(
+            api,
+            ret,
+            &Op::Free {
+                ptr: Addr(ptr),
+                mem: known.or(hint),
+            },
+        );
     }
 
     pub fn host_register(&self, api: &str, ret: i32, ptr: u64, size: u64) {
@@ -235,7 +273,14 @@ impl Recorder {
             // Registered host memory is device-accessible: kernels may get it.
             self.allocs.insert(ptr, size, MemKind::Pinned);
         }
-        self.op(api, ret, &Op::HostRegister { ptr: Addr(ptr), size });
+        self.op(
+            api,
+            ret,
+            &Op::HostRegister {
+                ptr: Addr(ptr),
+                size,
+            },
+        );
     }
 
     pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
@@ -270,16 +315,39 @@ impl Recorder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn memset(&self, api: &str, ret: i32, dst: u64, value: u32, size: u64, width: u8, stream: Option<u64>) {
-        self.op(api, ret, &Op::Memset { dst: Addr(dst), value, size, width, stream: stream.map(Addr) });
+    pub fn memset(
+        &self,
+        api: &str,
+        ret: i32,
+        dst: u64,
+        value: u32,
+        size: u64,
+        width: u8,
+        stream: Option<u64>,
+    ) {
+        self.op(
+            api,
+            ret,
+            &Op::Memset {
+                dst: Addr(dst),
+                value,
+                size,
+                width,
+                stream: stream.map(Addr),
+            },
+        );
     }
 
     /// A code object turned into a module: its blob and metadata.
     fn module_of(&self, what: &str, image: &[u8]) -> Module {
-        let code = self.put_blob(what, image).unwrap_or_else(|| BlobId::of(image));
+        let code = self
+            .put_blob(what, image)
+            .unwrap_or_else(|| BlobId::of(image));
         let kernels = kernels_of(image);
         if let Err(e) = &kernels {
-            self.warn(&format!("{what}: no kernel metadata ({e}); launch arguments are recorded without layout"));
+            self.warn(&format!(
+                "{what}: no kernel metadata ({e}); launch arguments are recorded without layout"
+            ));
         }
         Module::new(code, kernels)
     }
@@ -299,26 +367,50 @@ impl Recorder {
         if ret == 0 {
             self.code.add_module(module, m);
         }
-        self.op(api, ret, &Op::ModuleLoad { module: Addr(if ret == 0 { module } else { 0 }), code });
+        self.op(
+            api,
+            ret,
+            &Op::ModuleLoad {
+                module: Addr(if ret == 0 { module } else { 0 }),
+                code,
+            },
+        );
     }
 
     fn empty_blob(&self) -> BlobId {
-        self.put_blob("empty", b"").unwrap_or_else(|| BlobId::of(b""))
+        self.put_blob("empty", b"")
+            .unwrap_or_else(|| BlobId::of(b""))
     }
 
     pub fn module_unload(&self, api: &str, ret: i32, module: u64) {
         if ret == 0 {
             self.code.remove_module(module);
         }
-        self.op(api, ret, &Op::ModuleUnload { module: Addr(module) });
+        self.op(
+            api,
+            ret,
+            &Op::ModuleUnload {
+                module: Addr(module),
+            },
+        );
     }
 
     pub fn get_function(&self, api: &str, ret: i32, func: u64, module: u64, name: &str) {
         if ret == 0 && !self.code.add_function(func, module, name) {
-            self.warn(&format!("{api}: function {name} of unknown module {module:#x}"));
+            self.warn(&format!(
+                "{api}: function {name} of unknown module {module:#x}"
+            ));
         }
         let func = if ret == 0 { func } else { 0 };
-        self.op(api, ret, &Op::Function { module: Addr(module), name: name.to_string(), func: Addr(func) });
+        self.op(
+            api,
+            ret,
+            &Op::Function {
+                module: Addr(module),
+                name: name.to_string(),
+                func: Addr(func),
+            },
+        );
     }
 
     /// `__hipRegisterFatBinary`: keeps where the bundle is; nothing is read
@@ -331,9 +423,19 @@ impl Recorder {
     /// is the fat-binary handle and whose `func` is the host stub.
     pub fn register_function(&self, api: &str, handle: u64, stub: u64, name: &str) {
         if !self.code.add_stub(stub, handle, name) {
-            self.warn(&format!("{api}: kernel {name} of unknown fat binary {handle:#x}"));
+            self.warn(&format!(
+                "{api}: kernel {name} of unknown fat binary {handle:#x}"
+            ));
         }
-        self.op(api, 0, &Op::Function { module: Addr(handle), name: name.to_string(), func: Addr(stub) });
+        self.op(
+            api,
+            0,
+            &Op::Function {
+                module: Addr(handle),
+                name: name.to_string(),
+                func: Addr(stub),
+            },
+        );
     }
 
     pub fn unregister_fatbin(&self, handle: u64) {
@@ -363,7 +465,10 @@ impl Recorder {
         let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
             Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
             Some((k, Err(e))) => {
-                self.warn(&format!("{api}: kernel {}: cannot read its code object: {e}", k.name));
+                self.warn(&format!(
+                    "{api}: kernel {}: cannot read its code object: {e}",
+                    k.name
+                ));
                 empty = BlobHex::of(&self.empty_blob());
                 (k.name.as_str(), &empty, None)
             }
@@ -384,7 +489,15 @@ impl Recorder {
         };
         with_body(|b| {
             let view = self.allocs.view();
-            event_line::encode_launch_scanned(b, sys::gettid(), api, i64::from(ret), &k, values.args(layout), &view);
+            event_line::encode_launch_scanned(
+                b,
+                sys::gettid(),
+                api,
+                i64::from(ret),
+                &k,
+                values.args(layout),
+                &view,
+            );
             drop(view);
             self.sink.append(b);
         });
@@ -416,7 +529,8 @@ impl Recorder {
         m.complete = !self.sink.failed();
         m.events = events;
         m.blobs = self.blobs.count();
-        m.extra.insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
+        m.extra
+            .insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
         let lost = self.lost.load(Ordering::Relaxed);
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
@@ -493,9 +607,13 @@ fn init_from_env() -> Option<Recorder> {
 fn start_services(rec: &'static Recorder) {
     crate::fatal_signals::install();
     crate::fork_policy::install();
-    let spawned = std::thread::Builder::new().name("hrr-writer".into()).spawn(move || rec.run_writer());
+    let spawned = std::thread::Builder::new()
+        .name("hrr-writer".into())
+        .spawn(move || rec.run_writer());
     if let Err(e) = spawned {
-        rec.warn(&format!("no writer thread ({e}); events are written by the recording threads"));
+        rec.warn(&format!(
+            "no writer thread ({e}); events are written by the recording threads"
+        ));
     }
 }
 
@@ -530,8 +648,24 @@ mod tests {
         r.finish("exit", LockMode::Block);
         let ev = events(t.path());
         assert_eq!(ev.len(), 5);
-        assert_eq!((ev[0].ret, &ev[0].op), (2, &Op::Alloc { ptr: Addr(0), size: 64, mem: MemKind::Device }));
-        assert_eq!(ev[3].op, Op::Free { ptr: Addr(0x7f00_0000_0000), mem: Some(MemKind::Device) });
+        assert_eq!(
+            (ev[0].ret, &ev[0].op),
+            (
+                2,
+                &Op::Alloc {
+                    ptr: Addr(0),
+                    size: 64,
+                    mem: MemKind::Device
+                }
+            )
+        );
+        assert_eq!(
+            ev[3].op,
+            Op::Free {
+                ptr: Addr(0x7f00_0000_0000),
+                mem: Some(MemKind::Device)
+            }
+        );
         let m = Manifest::read(t.path()).unwrap();
         assert!(m.complete);
         assert_eq!(m.events, 4);
@@ -541,12 +675,20 @@ mod tests {
     fn memcpy_blob_is_written_before_its_event_and_only_on_success() {
         let t = tempfile::tempdir().unwrap();
         let r = rec(t.path());
-        let c = Copy { dir: Dir::H2d, dst: 1, src: 2, size: 3, stream: None };
+        let c = Copy {
+            dir: Dir::H2d,
+            dst: 1,
+            src: 2,
+            size: 3,
+            stream: None,
+        };
         r.memcpy("hipMemcpy", 0, &c, Some(b"abc"));
         r.memcpy("hipMemcpy", 1, &c, Some(b"xyz"));
         r.finish("exit", LockMode::Block);
         let ev = events(t.path());
-        let Op::Memcpy { blob: Some(id), .. } = ev[0].op else { panic!("{:?}", ev[0]) };
+        let Op::Memcpy { blob: Some(id), .. } = ev[0].op else {
+            panic!("{:?}", ev[0])
+        };
         assert_eq!(id, BlobId::of(b"abc"));
         assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
@@ -556,8 +698,21 @@ mod tests {
     fn unknown_launch_is_still_recorded() {
         let t = tempfile::tempdir().unwrap();
         let r = rec(t.path());
-        let dims = LaunchDims { grid: [1, 1, 1], block: [64, 1, 1], shmem: 0, stream: 0 };
-        r.launch("hipModuleLaunchKernel", 0, None, |_| unreachable!(), 0x99, &dims, &ArgValues::None);
+        let dims = LaunchDims {
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            shmem: 0,
+            stream: 0,
+        };
+        r.launch(
+            "hipModuleLaunchKernel",
+            0,
+            None,
+            |_| unreachable!(),
+            0x99,
+            &dims,
+            &ArgValues::None,
+        );
         r.finish("exit", LockMode::Block);
         let ev = events(t.path());
         assert!(matches!(&ev[0].op, Op::Launch { name, .. } if name == "<unknown>"));

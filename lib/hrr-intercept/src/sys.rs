@@ -43,10 +43,15 @@ pub fn getpid() -> u32 {
 
 /// CLOCK_MONOTONIC in nanoseconds (the archive's clock, DESIGN §4).
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes only into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// Writes all of `bytes` to `fd` with write(2), retrying on EINTR and short
@@ -89,7 +94,15 @@ pub fn block_async_signals() {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM] {
+        for s in [
+            libc::SIGTERM,
+            libc::SIGINT,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGALRM,
+        ] {
             libc::sigaddset(&mut set, s);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -104,8 +117,8 @@ pub fn dlsym_next(name: &CStr) -> Option<*mut c_void> {
     (!p.is_null()).then_some(p)
 }
 
-/// Path of the shared object that contains `addr`, from `dladdr`.
-pub fn object_path(addr: *const c_void) -> Option<PathBuf> {
+/// Path of the shared object that contains address `addr`, from `dladdr`.
+pub fn object_path(addr: usize) -> Option<PathBuf> {
     let mut info = libc::Dl_info {
         dli_fname: std::ptr::null(),
         dli_fbase: std::ptr::null_mut(),
@@ -113,14 +126,16 @@ pub fn object_path(addr: *const c_void) -> Option<PathBuf> {
         dli_saddr: std::ptr::null_mut(),
     };
     // SAFETY: dladdr only reads addr (as a number) and fills the struct we own.
-    let ok = unsafe { libc::dladdr(addr, &mut info) };
+    let ok = unsafe { libc::dladdr(addr as *const c_void, &mut info) };
     if ok == 0 || info.dli_fname.is_null() {
         return None;
     }
     // SAFETY: dli_fname points at a NUL-terminated string owned by the loader,
     // valid while the object stays loaded; we copy it at once.
     let name = unsafe { CStr::from_ptr(info.dli_fname) };
-    Some(PathBuf::from(std::ffi::OsStr::new(std::str::from_utf8(name.to_bytes()).ok()?)))
+    Some(PathBuf::from(std::ffi::OsStr::new(
+        std::str::from_utf8(name.to_bytes()).ok()?,
+    )))
 }
 
 /// `fsync(2)`.
@@ -162,7 +177,11 @@ mod tests {
     #[test]
     fn finds_libc_symbols_by_address() {
         let p = dlsym_next(c"write").expect("libc write");
-        let path = object_path(p).expect("dladdr");
-        assert!(path.to_string_lossy().contains("libc"), "{}", path.display());
+        let path = object_path(p as usize).expect("dladdr");
+        assert!(
+            path.to_string_lossy().contains("libc"),
+            "{}",
+            path.display()
+        );
     }
 }

@@ -17,7 +17,11 @@ use crate::recorder::{LaunchDims, Recorder};
 /// # Safety
 /// The launch succeeded with this layout's kernel, so the runtime read one
 /// pointer per host argument and that many bytes behind each.
-unsafe fn with_params<R>(layout: Option<&ArgLayout>, kp: *mut *mut c_void, f: impl FnOnce(ArgValues<'_, '_>) -> R) -> R {
+unsafe fn with_params<R>(
+    layout: Option<&ArgLayout>,
+    kp: *mut *mut c_void,
+    f: impl FnOnce(ArgValues<'_, '_>) -> R,
+) -> R {
     let Some(l) = layout.filter(|_| !kp.is_null()) else {
         return f(ArgValues::None);
     };
@@ -84,9 +88,20 @@ fn record_module_launch(
 ) {
     g.run(|r| {
         let kernel = r.code().function(func as u64);
-        let layout = kernel.as_deref().and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok()).and_then(|res| res.layout);
+        let layout = kernel
+            .as_deref()
+            .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
+            .and_then(|res| res.layout);
         let record = |values: ArgValues<'_, '_>| {
-            r.launch(api, ret, kernel.as_deref(), |f| load_fatbin(r, f), func as u64, &dims, &values)
+            r.launch(
+                api,
+                ret,
+                kernel.as_deref(),
+                |f| load_fatbin(r, f),
+                func as u64,
+                &dims,
+                &values,
+            )
         };
         if ret != hip::SUCCESS {
             record(ArgValues::None)
@@ -134,17 +149,48 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
     };
     let g = Guard::enter("hipModuleLaunchKernel");
     // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(f, gx, gy, gz, bx, by, bz, shmem, stream, kernel_params, extra) };
+    let ret = unsafe {
+        real(
+            f,
+            gx,
+            gy,
+            gz,
+            bx,
+            by,
+            bz,
+            shmem,
+            stream,
+            kernel_params,
+            extra,
+        )
+    };
     if let Some(g) = g {
-        let dims = LaunchDims { grid: [gx, gy, gz], block: [bx, by, bz], shmem, stream: stream as u64 };
-        record_module_launch("hipModuleLaunchKernel", &g, ret, f, dims, kernel_params, extra);
+        let dims = LaunchDims {
+            grid: [gx, gy, gz],
+            block: [bx, by, bz],
+            shmem,
+            stream: stream as u64,
+        };
+        record_module_launch(
+            "hipModuleLaunchKernel",
+            &g,
+            ret,
+            f,
+            dims,
+            kernel_params,
+            extra,
+        );
     }
     ret
 }
 
 /// `ceil(global / local)`: HIP's extended launch takes work-item counts.
 fn blocks(global: u32, local: u32) -> u32 {
-    if local == 0 { global } else { global.div_ceil(local) }
+    if local == 0 {
+        global
+    } else {
+        global.div_ceil(local)
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -205,12 +251,24 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     };
     if let Some(g) = g {
         let dims = LaunchDims {
-            grid: [blocks(global_x, local_x), blocks(global_y, local_y), blocks(global_z, local_z)],
+            grid: [
+                blocks(global_x, local_x),
+                blocks(global_y, local_y),
+                blocks(global_z, local_z),
+            ],
             block: [local_x, local_y, local_z],
             shmem: u32::try_from(shmem).unwrap_or(u32::MAX),
             stream: stream as u64,
         };
-        record_module_launch("hipExtModuleLaunchKernel", &g, ret, f, dims, kernel_params, extra);
+        record_module_launch(
+            "hipExtModuleLaunchKernel",
+            &g,
+            ret,
+            f,
+            dims,
+            kernel_params,
+            extra,
+        );
     }
     ret
 }
@@ -224,13 +282,29 @@ pub unsafe extern "C" fn hipLaunchKernel(
     shared_mem_bytes: usize,
     stream: HipStream,
 ) -> HipError {
-    type F = unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, HipStream) -> HipError;
+    type F = unsafe extern "C" fn(
+        *const c_void,
+        Dim3,
+        Dim3,
+        *mut *mut c_void,
+        usize,
+        HipStream,
+    ) -> HipError;
     let Some(real) = real!(hipLaunchKernel: F) else {
         return missing("hipLaunchKernel");
     };
     let g = Guard::enter("hipLaunchKernel");
     // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(function_address, num_blocks, dim_blocks, args, shared_mem_bytes, stream) };
+    let ret = unsafe {
+        real(
+            function_address,
+            num_blocks,
+            dim_blocks,
+            args,
+            shared_mem_bytes,
+            stream,
+        )
+    };
     if let Some(g) = g {
         g.run(|r| {
             let kernel = r.code().stub(function_address as u64);
@@ -246,7 +320,15 @@ pub unsafe extern "C" fn hipLaunchKernel(
             };
             let record = |values: ArgValues<'_, '_>| {
                 let load = |f: &FatBin| load_fatbin(r, f);
-                r.launch("hipLaunchKernel", ret, kernel.as_deref(), load, function_address as u64, &dims, &values)
+                r.launch(
+                    "hipLaunchKernel",
+                    ret,
+                    kernel.as_deref(),
+                    load,
+                    function_address as u64,
+                    &dims,
+                    &values,
+                )
             };
             if ret == hip::SUCCESS {
                 // SAFETY: the successful launch read args per this layout.

@@ -6,7 +6,9 @@ use hrr_core::{Dir, MemKind};
 
 use super::{Order, bytes, intercept, out_addr, real, resolve_dir};
 use crate::guard::Guard;
-use crate::hip_types::{self as hip, HipDevicePtr, HipError, HipStream, MemcpyKind, PointerAttribute};
+use crate::hip_types::{
+    self as hip, HipDevicePtr, HipError, HipStream, MemcpyKind, PointerAttribute,
+};
 use crate::recorder::Copy;
 
 /// Whether the runtime calls `p` device memory (false for pageable host
@@ -33,7 +35,14 @@ fn sync_stream(stream: HipStream) {
 
 // ---------------------------------------------------------------- allocation
 
-fn alloc(api: &'static str, ret: HipError, ptr: *mut *mut c_void, size: usize, mem: MemKind, r: &crate::recorder::Recorder) {
+fn alloc(
+    api: &'static str,
+    ret: HipError,
+    ptr: *mut *mut c_void,
+    size: usize,
+    mem: MemKind,
+    r: &crate::recorder::Recorder,
+) {
     // SAFETY: read only after success, when the runtime has written *ptr.
     let p = unsafe { out_addr(ret, ptr) };
     r.alloc(api, ret, p, size as u64, mem);
@@ -42,46 +51,80 @@ fn alloc(api: &'static str, ret: HipError, ptr: *mut *mut c_void, size: usize, m
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipError {
     let real = real!(hipMalloc: unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipMalloc", real, Order::Lifecycle, |f| unsafe { f(ptr, size) }, |r, ret| {
-        alloc("hipMalloc", ret, ptr, size, MemKind::Device, r)
-    })
+    intercept(
+        "hipMalloc",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr, size) },
+        |r, ret| alloc("hipMalloc", ret, ptr, size, MemKind::Device, r),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipExtMallocWithFlags(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError {
+pub unsafe extern "C" fn hipExtMallocWithFlags(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> HipError {
     let real = real!(hipExtMallocWithFlags: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipExtMallocWithFlags", real, Order::Lifecycle, |f| unsafe { f(ptr, size, flags) }, |r, ret| {
-        alloc("hipExtMallocWithFlags", ret, ptr, size, MemKind::Device, r)
-    })
+    intercept(
+        "hipExtMallocWithFlags",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr, size, flags) },
+        |r, ret| alloc("hipExtMallocWithFlags", ret, ptr, size, MemKind::Device, r),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError {
-    let real = real!(hipHostMalloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipHostMalloc", real, Order::Lifecycle, |f| unsafe { f(ptr, size, flags) }, |r, ret| {
-        alloc("hipHostMalloc", ret, ptr, size, MemKind::Pinned, r)
-    })
+pub unsafe extern "C" fn hipHostMalloc(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> HipError {
+    let real =
+        real!(hipHostMalloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError);
+    intercept(
+        "hipHostMalloc",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr, size, flags) },
+        |r, ret| alloc("hipHostMalloc", ret, ptr, size, MemKind::Pinned, r),
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> HipError {
     let real = real!(hipMallocHost: unsafe extern "C" fn(*mut *mut c_void, usize) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipMallocHost", real, Order::Lifecycle, |f| unsafe { f(ptr, size) }, |r, ret| {
-        alloc("hipMallocHost", ret, ptr, size, MemKind::Pinned, r)
-    })
+    intercept(
+        "hipMallocHost",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr, size) },
+        |r, ret| alloc("hipMallocHost", ret, ptr, size, MemKind::Pinned, r),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMallocManaged(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError {
-    let real = real!(hipMallocManaged: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipMallocManaged", real, Order::Lifecycle, |f| unsafe { f(ptr, size, flags) }, |r, ret| {
-        alloc("hipMallocManaged", ret, ptr, size, MemKind::Managed, r)
-    })
+pub unsafe extern "C" fn hipMallocManaged(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> HipError {
+    let real =
+        real!(hipMallocManaged: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError);
+    intercept(
+        "hipMallocManaged",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr, size, flags) },
+        |r, ret| alloc("hipMallocManaged", ret, ptr, size, MemKind::Managed, r),
+    )
 }
 
 macro_rules! free_fn {
@@ -103,19 +146,27 @@ free_fn!(hipFreeHost, Some(MemKind::Pinned));
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipHostRegister(ptr: *mut c_void, size: usize, flags: c_uint) -> HipError {
     let real = real!(hipHostRegister: unsafe extern "C" fn(*mut c_void, usize, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipHostRegister", real, Order::Lifecycle, |f| unsafe { f(ptr, size, flags) }, |r, ret| {
-        r.host_register("hipHostRegister", ret, ptr as u64, size as u64)
-    })
+    intercept(
+        "hipHostRegister",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr, size, flags) },
+        |r, ret| r.host_register("hipHostRegister", ret, ptr as u64, size as u64),
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipHostUnregister(ptr: *mut c_void) -> HipError {
     let real = real!(hipHostUnregister: unsafe extern "C" fn(*mut c_void) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipHostUnregister", real, Order::Lifecycle, |f| unsafe { f(ptr) }, |r, ret| {
-        r.host_unregister("hipHostUnregister", ret, ptr as u64)
-    })
+    intercept(
+        "hipHostUnregister",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(ptr) },
+        |r, ret| r.host_unregister("hipHostUnregister", ret, ptr as u64),
+    )
 }
 
 // ---------------------------------------------------------------- copies
@@ -136,10 +187,18 @@ fn copy<F: std::marker::Copy>(
     let Some(g) = Guard::enter(api) else {
         return call(f);
     };
-    let dir = g.run(|r| resolve_dir(r, kind, dst as u64, src as u64)).unwrap_or(Dir::H2h);
+    let dir = g
+        .run(|r| resolve_dir(r, kind, dst as u64, src as u64))
+        .unwrap_or(Dir::H2h);
     let ret = call(f);
     g.run(|r| {
-        let c = Copy { dir, dst: dst as u64, src: src as u64, size: size as u64, stream: stream.map(|s| s as u64) };
+        let c = Copy {
+            dir,
+            dst: dst as u64,
+            src: src as u64,
+            size: size as u64,
+            stream: stream.map(|s| s as u64),
+        };
         // Never read a side the recorder knows to be device memory, whatever
         // the kind claims (not host-addressable on a GPU).
         let data = match dir {
@@ -164,10 +223,22 @@ fn copy<F: std::marker::Copy>(
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: MemcpyKind) -> HipError {
+pub unsafe extern "C" fn hipMemcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: MemcpyKind,
+) -> HipError {
     let real = real!(hipMemcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpy", real, |f| unsafe { f(dst, src, size, kind) }, (dst, src, size), kind, None)
+    copy(
+        "hipMemcpy",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size, kind) },
+        (dst, src, size),
+        kind,
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -178,11 +249,19 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     kind: MemcpyKind,
     stream: HipStream,
 ) -> HipError {
-    type F = unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind, HipStream) -> HipError;
+    type F =
+        unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind, HipStream) -> HipError;
     let real = real!(hipMemcpyWithStream: F);
     // Synchronous despite the stream: recorded without one (DESIGN §4).
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyWithStream", real, |f| unsafe { f(dst, src, size, kind, stream) }, (dst, src, size), kind, None)
+    copy(
+        "hipMemcpyWithStream",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size, kind, stream) },
+        (dst, src, size),
+        kind,
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -193,58 +272,138 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     kind: MemcpyKind,
     stream: HipStream,
 ) -> HipError {
-    type F = unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind, HipStream) -> HipError;
+    type F =
+        unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind, HipStream) -> HipError;
     let real = real!(hipMemcpyAsync: F);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyAsync", real, |f| unsafe { f(dst, src, size, kind, stream) }, (dst, src, size), kind, Some(stream))
+    copy(
+        "hipMemcpyAsync",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size, kind, stream) },
+        (dst, src, size),
+        kind,
+        Some(stream),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyHtoD(dst: HipDevicePtr, src: *mut c_void, size: usize) -> HipError {
-    let real = real!(hipMemcpyHtoD: unsafe extern "C" fn(HipDevicePtr, *mut c_void, usize) -> HipError);
+pub unsafe extern "C" fn hipMemcpyHtoD(
+    dst: HipDevicePtr,
+    src: *mut c_void,
+    size: usize,
+) -> HipError {
+    let real =
+        real!(hipMemcpyHtoD: unsafe extern "C" fn(HipDevicePtr, *mut c_void, usize) -> HipError);
     let kind = hip::MEMCPY_HOST_TO_DEVICE;
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyHtoD", real, |f| unsafe { f(dst, src, size) }, (dst, src, size), kind, None)
+    copy(
+        "hipMemcpyHtoD",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size) },
+        (dst, src, size),
+        kind,
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoH(dst: *mut c_void, src: HipDevicePtr, size: usize) -> HipError {
-    let real = real!(hipMemcpyDtoH: unsafe extern "C" fn(*mut c_void, HipDevicePtr, usize) -> HipError);
+pub unsafe extern "C" fn hipMemcpyDtoH(
+    dst: *mut c_void,
+    src: HipDevicePtr,
+    size: usize,
+) -> HipError {
+    let real =
+        real!(hipMemcpyDtoH: unsafe extern "C" fn(*mut c_void, HipDevicePtr, usize) -> HipError);
     let kind = hip::MEMCPY_DEVICE_TO_HOST;
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyDtoH", real, |f| unsafe { f(dst, src, size) }, (dst, src, size), kind, None)
+    copy(
+        "hipMemcpyDtoH",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size) },
+        (dst, src, size),
+        kind,
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoD(dst: HipDevicePtr, src: HipDevicePtr, size: usize) -> HipError {
-    let real = real!(hipMemcpyDtoD: unsafe extern "C" fn(HipDevicePtr, HipDevicePtr, usize) -> HipError);
+pub unsafe extern "C" fn hipMemcpyDtoD(
+    dst: HipDevicePtr,
+    src: HipDevicePtr,
+    size: usize,
+) -> HipError {
+    let real =
+        real!(hipMemcpyDtoD: unsafe extern "C" fn(HipDevicePtr, HipDevicePtr, usize) -> HipError);
     let kind = hip::MEMCPY_DEVICE_TO_DEVICE;
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyDtoD", real, |f| unsafe { f(dst, src, size) }, (dst, src, size), kind, None)
+    copy(
+        "hipMemcpyDtoD",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size) },
+        (dst, src, size),
+        kind,
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyHtoDAsync(dst: HipDevicePtr, src: *mut c_void, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemcpyHtoDAsync(
+    dst: HipDevicePtr,
+    src: *mut c_void,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemcpyHtoDAsync: unsafe extern "C" fn(HipDevicePtr, *mut c_void, usize, HipStream) -> HipError);
     let kind = hip::MEMCPY_HOST_TO_DEVICE;
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyHtoDAsync", real, |f| unsafe { f(dst, src, size, stream) }, (dst, src, size), kind, Some(stream))
+    copy(
+        "hipMemcpyHtoDAsync",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size, stream) },
+        (dst, src, size),
+        kind,
+        Some(stream),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoHAsync(dst: *mut c_void, src: HipDevicePtr, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemcpyDtoHAsync(
+    dst: *mut c_void,
+    src: HipDevicePtr,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemcpyDtoHAsync: unsafe extern "C" fn(*mut c_void, HipDevicePtr, usize, HipStream) -> HipError);
     let kind = hip::MEMCPY_DEVICE_TO_HOST;
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyDtoHAsync", real, |f| unsafe { f(dst, src, size, stream) }, (dst, src, size), kind, Some(stream))
+    copy(
+        "hipMemcpyDtoHAsync",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size, stream) },
+        (dst, src, size),
+        kind,
+        Some(stream),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoDAsync(dst: HipDevicePtr, src: HipDevicePtr, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemcpyDtoDAsync(
+    dst: HipDevicePtr,
+    src: HipDevicePtr,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemcpyDtoDAsync: unsafe extern "C" fn(HipDevicePtr, HipDevicePtr, usize, HipStream) -> HipError);
     let kind = hip::MEMCPY_DEVICE_TO_DEVICE;
-    // SAFETY: the application's arguments, forwarded unchanged.
-    copy("hipMemcpyDtoDAsync", real, |f| unsafe { f(dst, src, size, stream) }, (dst, src, size), kind, Some(stream))
+    copy(
+        "hipMemcpyDtoDAsync",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, src, size, stream) },
+        (dst, src, size),
+        kind,
+        Some(stream),
+    )
 }
 
 // ---------------------------------------------------------------- memsets
@@ -259,62 +418,138 @@ fn set<F: std::marker::Copy>(
 ) -> HipError {
     intercept(api, real, Order::Free, call, |r, ret| {
         let size = (count as u64).saturating_mul(u64::from(width));
-        r.memset(api, ret, dst as u64, value, size, width, stream.map(|s| s as u64))
+        r.memset(
+            api,
+            ret,
+            dst as u64,
+            value,
+            size,
+            width,
+            stream.map(|s| s as u64),
+        )
     })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, size: usize) -> HipError {
     let real = real!(hipMemset: unsafe extern "C" fn(*mut c_void, c_int, usize) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemset", real, |f| unsafe { f(dst, value, size) }, (dst, value as u8 as u32, size, 1), None)
+    set(
+        "hipMemset",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, size) },
+        (dst, value as u8 as u32, size, 1),
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetAsync(dst: *mut c_void, value: c_int, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetAsync(
+    dst: *mut c_void,
+    value: c_int,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemsetAsync: unsafe extern "C" fn(*mut c_void, c_int, usize, HipStream) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetAsync", real, |f| unsafe { f(dst, value, size, stream) }, (dst, value as u8 as u32, size, 1), Some(stream))
+    set(
+        "hipMemsetAsync",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, size, stream) },
+        (dst, value as u8 as u32, size, 1),
+        Some(stream),
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipMemsetD8(dst: HipDevicePtr, value: u8, count: usize) -> HipError {
     let real = real!(hipMemsetD8: unsafe extern "C" fn(HipDevicePtr, u8, usize) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetD8", real, |f| unsafe { f(dst, value, count) }, (dst, u32::from(value), count, 1), None)
+    set(
+        "hipMemsetD8",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, count) },
+        (dst, u32::from(value), count, 1),
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetD8Async(dst: HipDevicePtr, value: u8, count: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetD8Async(
+    dst: HipDevicePtr,
+    value: u8,
+    count: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemsetD8Async: unsafe extern "C" fn(HipDevicePtr, u8, usize, HipStream) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetD8Async", real, |f| unsafe { f(dst, value, count, stream) }, (dst, u32::from(value), count, 1), Some(stream))
+    set(
+        "hipMemsetD8Async",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, count, stream) },
+        (dst, u32::from(value), count, 1),
+        Some(stream),
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipMemsetD16(dst: HipDevicePtr, value: u16, count: usize) -> HipError {
     let real = real!(hipMemsetD16: unsafe extern "C" fn(HipDevicePtr, u16, usize) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetD16", real, |f| unsafe { f(dst, value, count) }, (dst, u32::from(value), count, 2), None)
+    set(
+        "hipMemsetD16",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, count) },
+        (dst, u32::from(value), count, 2),
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetD16Async(dst: HipDevicePtr, value: u16, count: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetD16Async(
+    dst: HipDevicePtr,
+    value: u16,
+    count: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemsetD16Async: unsafe extern "C" fn(HipDevicePtr, u16, usize, HipStream) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetD16Async", real, |f| unsafe { f(dst, value, count, stream) }, (dst, u32::from(value), count, 2), Some(stream))
+    set(
+        "hipMemsetD16Async",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, count, stream) },
+        (dst, u32::from(value), count, 2),
+        Some(stream),
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipMemsetD32(dst: HipDevicePtr, value: c_int, count: usize) -> HipError {
     let real = real!(hipMemsetD32: unsafe extern "C" fn(HipDevicePtr, c_int, usize) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetD32", real, |f| unsafe { f(dst, value, count) }, (dst, value as u32, count, 4), None)
+    set(
+        "hipMemsetD32",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, count) },
+        (dst, value as u32, count, 4),
+        None,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetD32Async(dst: HipDevicePtr, value: c_int, count: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetD32Async(
+    dst: HipDevicePtr,
+    value: c_int,
+    count: usize,
+    stream: HipStream,
+) -> HipError {
     let real = real!(hipMemsetD32Async: unsafe extern "C" fn(HipDevicePtr, c_int, usize, HipStream) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    set("hipMemsetD32Async", real, |f| unsafe { f(dst, value, count, stream) }, (dst, value as u32, count, 4), Some(stream))
+    set(
+        "hipMemsetD32Async",
+        real,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(dst, value, count, stream) },
+        (dst, value as u32, count, 4),
+        Some(stream),
+    )
 }

@@ -34,11 +34,13 @@ pub use proc_address::EXPORTED;
 /// The next definition of `$name`, typed as `$ty`, or `None`.
 macro_rules! real {
     ($name:ident : $ty:ty) => {{
-        static REAL: $crate::real_fn::RealFn =
-            $crate::real_fn::RealFn::new(match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+        static REAL: $crate::real_fn::RealFn = $crate::real_fn::RealFn::new(
+            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
+            {
                 Ok(c) => c,
                 Err(_) => panic!("symbol name"),
-            });
+            },
+        );
         REAL.get().map(|p| {
             // SAFETY: the address was looked up under this function's C name,
             // and `$ty` is that function's signature in HIP's header.
@@ -80,7 +82,11 @@ pub fn intercept<F: Copy>(
     let Some(g) = Guard::enter(api) else {
         return call(f);
     };
-    let held = if order == Order::Lifecycle { g.run(|r| r.lifecycle()) } else { None };
+    let held = if order == Order::Lifecycle {
+        g.run(|r| r.lifecycle())
+    } else {
+        None
+    };
     let ret = call(f);
     g.run(|r| record(r, ret));
     drop(held);
@@ -144,7 +150,10 @@ pub fn resolve_dir(r: &Recorder, kind: hip_types::MemcpyKind, dst: u64, src: u64
         hip_types::MEMCPY_DEVICE_TO_HOST => Dir::D2h,
         hip_types::MEMCPY_DEVICE_TO_DEVICE => Dir::D2d,
         _ => {
-            let dev = |p: u64| r.is_device(p).unwrap_or_else(|| memory::runtime_says_device(p));
+            let dev = |p: u64| {
+                r.is_device(p)
+                    .unwrap_or_else(|| memory::runtime_says_device(p))
+            };
             match (dev(src), dev(dst)) {
                 (false, false) => Dir::H2h,
                 (false, true) => Dir::H2d,

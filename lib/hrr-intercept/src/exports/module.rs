@@ -24,27 +24,58 @@ unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], String> {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipModuleLoad(module: *mut HipModule, fname: *const c_char) -> HipError {
-    let real = real!(hipModuleLoad: unsafe extern "C" fn(*mut HipModule, *const c_char) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipModuleLoad", real, Order::Lifecycle, |f| unsafe { f(module, fname) }, |r, ret| {
-        // SAFETY: read only after success, when the runtime wrote *module;
-        // fname is the C string the runtime just opened.
-        let (m, path) = unsafe { (out_addr(ret, module), c_str(fname)) };
-        let image = if ret == 0 { std::fs::read(&path).map_err(|e| format!("{path}: {e}")) } else { Ok(Vec::new()) };
-        r.module_load("hipModuleLoad", ret, m, image.as_deref().map_err(Clone::clone))
-    })
+    let real =
+        real!(hipModuleLoad: unsafe extern "C" fn(*mut HipModule, *const c_char) -> HipError);
+    intercept(
+        "hipModuleLoad",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(module, fname) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *module;
+            // fname is the C string the runtime just opened.
+            let (m, path) = unsafe { (out_addr(ret, module), c_str(fname)) };
+            let image = if ret == 0 {
+                std::fs::read(&path).map_err(|e| format!("{path}: {e}"))
+            } else {
+                Ok(Vec::new())
+            };
+            r.module_load(
+                "hipModuleLoad",
+                ret,
+                m,
+                image.as_deref().map_err(Clone::clone),
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLoadData(module: *mut HipModule, image: *const c_void) -> HipError {
-    let real = real!(hipModuleLoadData: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipModuleLoadData", real, Order::Lifecycle, |f| unsafe { f(module, image) }, |r, ret| {
-        // SAFETY: after success *module is written and image was a loadable object.
-        let m = unsafe { out_addr(ret, module) };
-        let img = if ret == 0 { unsafe { image_at(image) } } else { Ok(&[][..]) };
-        r.module_load("hipModuleLoadData", ret, m, img)
-    })
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut HipModule,
+    image: *const c_void,
+) -> HipError {
+    let real =
+        real!(hipModuleLoadData: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipError);
+    intercept(
+        "hipModuleLoadData",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(module, image) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *module.
+            let m = unsafe { out_addr(ret, module) };
+            let img = if ret == 0 {
+                // SAFETY: the runtime just loaded the code object at `image`.
+                unsafe { image_at(image) }
+            } else {
+                Ok(&[][..])
+            };
+            r.module_load("hipModuleLoadData", ret, m, img)
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -55,37 +86,68 @@ pub unsafe extern "C" fn hipModuleLoadDataEx(
     options: *mut JitOption,
     option_values: *mut *mut c_void,
 ) -> HipError {
-    type F = unsafe extern "C" fn(*mut HipModule, *const c_void, c_uint, *mut JitOption, *mut *mut c_void) -> HipError;
+    type F = unsafe extern "C" fn(
+        *mut HipModule,
+        *const c_void,
+        c_uint,
+        *mut JitOption,
+        *mut *mut c_void,
+    ) -> HipError;
     let real = real!(hipModuleLoadDataEx: F);
     // SAFETY: the application's arguments, forwarded unchanged.
     let call = |f: F| unsafe { f(module, image, num_options, options, option_values) };
-    intercept("hipModuleLoadDataEx", real, Order::Lifecycle, call, |r, ret| {
-        // SAFETY: after success *module is written and image was a loadable object.
-        let m = unsafe { out_addr(ret, module) };
-        let img = if ret == 0 { unsafe { image_at(image) } } else { Ok(&[][..]) };
-        r.module_load("hipModuleLoadDataEx", ret, m, img)
-    })
+    intercept(
+        "hipModuleLoadDataEx",
+        real,
+        Order::Lifecycle,
+        call,
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *module.
+            let m = unsafe { out_addr(ret, module) };
+            let img = if ret == 0 {
+                // SAFETY: the runtime just loaded the code object at `image`.
+                unsafe { image_at(image) }
+            } else {
+                Ok(&[][..])
+            };
+            r.module_load("hipModuleLoadDataEx", ret, m, img)
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipModuleUnload(module: HipModule) -> HipError {
     let real = real!(hipModuleUnload: unsafe extern "C" fn(HipModule) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipModuleUnload", real, Order::Lifecycle, |f| unsafe { f(module) }, |r, ret| {
-        r.module_unload("hipModuleUnload", ret, module as u64)
-    })
+    intercept(
+        "hipModuleUnload",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(module) },
+        |r, ret| r.module_unload("hipModuleUnload", ret, module as u64),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleGetFunction(function: *mut HipFunction, module: HipModule, kname: *const c_char) -> HipError {
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut HipFunction,
+    module: HipModule,
+    kname: *const c_char,
+) -> HipError {
     let real = real!(hipModuleGetFunction: unsafe extern "C" fn(*mut HipFunction, HipModule, *const c_char) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipModuleGetFunction", real, Order::Lifecycle, |f| unsafe { f(function, module, kname) }, |r, ret| {
-        // SAFETY: *function written on success; kname is a C string the
-        // application passed (the runtime read it).
-        let (func, name) = unsafe { (out_addr(ret, function), c_str(kname)) };
-        r.get_function("hipModuleGetFunction", ret, func, module as u64, &name)
-    })
+    intercept(
+        "hipModuleGetFunction",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(function, module, kname) },
+        |r, ret| {
+            // SAFETY: *function written on success; kname is a C string the
+            // application passed (the runtime read it).
+            let (func, name) = unsafe { (out_addr(ret, function), c_str(kname)) };
+            r.get_function("hipModuleGetFunction", ret, func, module as u64, &name)
+        },
+    )
 }
 
 // ---------------------------------------------------------------- compiler path
@@ -96,7 +158,8 @@ pub unsafe extern "C" fn hipModuleGetFunction(function: *mut HipFunction, module
 /// `wrapper` must be the wrapper the runtime just registered.
 unsafe fn fatbin_extent(wrapper: *const c_void) -> Result<(usize, usize), String> {
     // SAFETY: a registered wrapper is at least WRAPPER_SIZE readable bytes.
-    let w = hipf::parse(unsafe { bytes(wrapper, hipf::WRAPPER_SIZE) }).map_err(|e| e.to_string())?;
+    let w =
+        hipf::parse(unsafe { bytes(wrapper, hipf::WRAPPER_SIZE) }).map_err(|e| e.to_string())?;
     let bundle = w.binary as *const c_void;
     // SAFETY: the runtime accepted the bundle; image_extent reads only what
     // its headers span.
@@ -124,7 +187,9 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
         // SAFETY: a non-null handle means the runtime accepted the wrapper.
         match unsafe { fatbin_extent(data) } {
             Ok((addr, len)) => r.register_fatbin(handle as u64, addr, len),
-            Err(e) => r.warn(&format!("__hipRegisterFatBinary: {e}; its kernels are recorded without code")),
+            Err(e) => r.warn(&format!(
+                "__hipRegisterFatBinary: {e}; its kernels are recorded without code"
+            )),
         }
     });
     handle
@@ -161,12 +226,36 @@ pub unsafe extern "C" fn __hipRegisterFunction(
     };
     let g = Guard::enter("__hipRegisterFunction");
     // SAFETY: the application's arguments, forwarded unchanged.
-    unsafe { f(modules, host_function, device_function, device_name, thread_limit, tid, bid, block_dim, grid_dim, w_size) };
+    unsafe {
+        f(
+            modules,
+            host_function,
+            device_function,
+            device_name,
+            thread_limit,
+            tid,
+            bid,
+            block_dim,
+            grid_dim,
+            w_size,
+        )
+    };
     if let Some(g) = g {
         g.run(|r| {
             // SAFETY: device_name is the kernel's C string name the runtime just read.
-            let name = unsafe { c_str(if device_name.is_null() { device_function } else { device_name }) };
-            r.register_function("__hipRegisterFunction", modules as u64, host_function as u64, &name)
+            let name = unsafe {
+                c_str(if device_name.is_null() {
+                    device_function
+                } else {
+                    device_name
+                })
+            };
+            r.register_function(
+                "__hipRegisterFunction",
+                modules as u64,
+                host_function as u64,
+                &name,
+            )
         });
     }
 }

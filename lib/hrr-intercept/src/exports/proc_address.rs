@@ -98,7 +98,13 @@ pub unsafe extern "C" fn hipGetProcAddress(
     flags: u64,
     status: *mut ProcAddressQueryResult,
 ) -> HipError {
-    type F = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut ProcAddressQueryResult) -> HipError;
+    type F = unsafe extern "C" fn(
+        *const c_char,
+        *mut *mut c_void,
+        c_int,
+        u64,
+        *mut ProcAddressQueryResult,
+    ) -> HipError;
     if let Some(f) = real!(hipGetProcAddress: F) {
         // SAFETY: the application's arguments, forwarded unchanged.
         let ret = unsafe { f(symbol, pfn, hip_version, flags, status) };
@@ -106,10 +112,10 @@ pub unsafe extern "C" fn hipGetProcAddress(
             // SAFETY: symbol is the C string the runtime just resolved; on
             // success the runtime wrote *pfn, which we may overwrite.
             unsafe {
-                if !(*pfn).is_null() {
-                    if let Some(w) = wrapper(CStr::from_ptr(symbol).to_bytes()) {
-                        *pfn = w;
-                    }
+                if let (false, Some(w)) =
+                    ((*pfn).is_null(), wrapper(CStr::from_ptr(symbol).to_bytes()))
+                {
+                    *pfn = w;
                 }
             }
         }

@@ -14,126 +14,260 @@ fn a(p: *mut std::ffi::c_void) -> Addr {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipStreamCreate(stream: *mut HipStream) -> HipError {
     let real = real!(hipStreamCreate: unsafe extern "C" fn(*mut HipStream) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipStreamCreate", real, Order::Lifecycle, |f| unsafe { f(stream) }, |r, ret| {
-        // SAFETY: read only after success, when the runtime wrote *stream.
-        let s = unsafe { out_addr(ret, stream) };
-        r.op("hipStreamCreate", ret, &Op::StreamCreate { stream: Addr(s) })
-    })
+    intercept(
+        "hipStreamCreate",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(stream) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *stream.
+            let s = unsafe { out_addr(ret, stream) };
+            r.op(
+                "hipStreamCreate",
+                ret,
+                &Op::StreamCreate { stream: Addr(s) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipStreamCreateWithFlags(stream: *mut HipStream, flags: c_uint) -> HipError {
-    let real = real!(hipStreamCreateWithFlags: unsafe extern "C" fn(*mut HipStream, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipStreamCreateWithFlags", real, Order::Lifecycle, |f| unsafe { f(stream, flags) }, |r, ret| {
-        // SAFETY: read only after success, when the runtime wrote *stream.
-        let s = unsafe { out_addr(ret, stream) };
-        r.op("hipStreamCreateWithFlags", ret, &Op::StreamCreate { stream: Addr(s) })
-    })
+pub unsafe extern "C" fn hipStreamCreateWithFlags(
+    stream: *mut HipStream,
+    flags: c_uint,
+) -> HipError {
+    let real =
+        real!(hipStreamCreateWithFlags: unsafe extern "C" fn(*mut HipStream, c_uint) -> HipError);
+    intercept(
+        "hipStreamCreateWithFlags",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(stream, flags) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *stream.
+            let s = unsafe { out_addr(ret, stream) };
+            r.op(
+                "hipStreamCreateWithFlags",
+                ret,
+                &Op::StreamCreate { stream: Addr(s) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipStreamCreateWithPriority(stream: *mut HipStream, flags: c_uint, priority: c_int) -> HipError {
+pub unsafe extern "C" fn hipStreamCreateWithPriority(
+    stream: *mut HipStream,
+    flags: c_uint,
+    priority: c_int,
+) -> HipError {
     let real = real!(hipStreamCreateWithPriority: unsafe extern "C" fn(*mut HipStream, c_uint, c_int) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipStreamCreateWithPriority", real, Order::Lifecycle, |f| unsafe { f(stream, flags, priority) }, |r, ret| {
-        // SAFETY: read only after success, when the runtime wrote *stream.
-        let s = unsafe { out_addr(ret, stream) };
-        r.op("hipStreamCreateWithPriority", ret, &Op::StreamCreate { stream: Addr(s) })
-    })
+    intercept(
+        "hipStreamCreateWithPriority",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(stream, flags, priority) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *stream.
+            let s = unsafe { out_addr(ret, stream) };
+            r.op(
+                "hipStreamCreateWithPriority",
+                ret,
+                &Op::StreamCreate { stream: Addr(s) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipStreamDestroy(stream: HipStream) -> HipError {
     let real = real!(hipStreamDestroy: unsafe extern "C" fn(HipStream) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipStreamDestroy", real, Order::Lifecycle, |f| unsafe { f(stream) }, |r, ret| {
-        r.op("hipStreamDestroy", ret, &Op::StreamDestroy { stream: a(stream) })
-    })
+    intercept(
+        "hipStreamDestroy",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(stream) },
+        |r, ret| {
+            r.op(
+                "hipStreamDestroy",
+                ret,
+                &Op::StreamDestroy { stream: a(stream) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipStreamSynchronize(stream: HipStream) -> HipError {
     let real = real!(hipStreamSynchronize: unsafe extern "C" fn(HipStream) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipStreamSynchronize", real, Order::Free, |f| unsafe { f(stream) }, |r, ret| {
-        r.op("hipStreamSynchronize", ret, &Op::StreamSync { stream: a(stream) })
-    })
+    intercept(
+        "hipStreamSynchronize",
+        real,
+        Order::Free,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(stream) },
+        |r, ret| {
+            r.op(
+                "hipStreamSynchronize",
+                ret,
+                &Op::StreamSync { stream: a(stream) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipStreamWaitEvent(stream: HipStream, event: HipEvent, flags: c_uint) -> HipError {
-    let real = real!(hipStreamWaitEvent: unsafe extern "C" fn(HipStream, HipEvent, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipStreamWaitEvent", real, Order::Free, |f| unsafe { f(stream, event, flags) }, |r, ret| {
-        r.op("hipStreamWaitEvent", ret, &Op::StreamWaitEvent { stream: a(stream), event: a(event) })
-    })
+pub unsafe extern "C" fn hipStreamWaitEvent(
+    stream: HipStream,
+    event: HipEvent,
+    flags: c_uint,
+) -> HipError {
+    let real =
+        real!(hipStreamWaitEvent: unsafe extern "C" fn(HipStream, HipEvent, c_uint) -> HipError);
+    intercept(
+        "hipStreamWaitEvent",
+        real,
+        Order::Free,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(stream, event, flags) },
+        |r, ret| {
+            r.op(
+                "hipStreamWaitEvent",
+                ret,
+                &Op::StreamWaitEvent {
+                    stream: a(stream),
+                    event: a(event),
+                },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipEventCreate(event: *mut HipEvent) -> HipError {
     let real = real!(hipEventCreate: unsafe extern "C" fn(*mut HipEvent) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipEventCreate", real, Order::Lifecycle, |f| unsafe { f(event) }, |r, ret| {
-        // SAFETY: read only after success, when the runtime wrote *event.
-        let e = unsafe { out_addr(ret, event) };
-        r.op("hipEventCreate", ret, &Op::EventCreate { event: Addr(e) })
-    })
+    intercept(
+        "hipEventCreate",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(event) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *event.
+            let e = unsafe { out_addr(ret, event) };
+            r.op("hipEventCreate", ret, &Op::EventCreate { event: Addr(e) })
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipEventCreateWithFlags(event: *mut HipEvent, flags: c_uint) -> HipError {
-    let real = real!(hipEventCreateWithFlags: unsafe extern "C" fn(*mut HipEvent, c_uint) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipEventCreateWithFlags", real, Order::Lifecycle, |f| unsafe { f(event, flags) }, |r, ret| {
-        // SAFETY: read only after success, when the runtime wrote *event.
-        let e = unsafe { out_addr(ret, event) };
-        r.op("hipEventCreateWithFlags", ret, &Op::EventCreate { event: Addr(e) })
-    })
+    let real =
+        real!(hipEventCreateWithFlags: unsafe extern "C" fn(*mut HipEvent, c_uint) -> HipError);
+    intercept(
+        "hipEventCreateWithFlags",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(event, flags) },
+        |r, ret| {
+            // SAFETY: read only after success, when the runtime wrote *event.
+            let e = unsafe { out_addr(ret, event) };
+            r.op(
+                "hipEventCreateWithFlags",
+                ret,
+                &Op::EventCreate { event: Addr(e) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipEventDestroy(event: HipEvent) -> HipError {
     let real = real!(hipEventDestroy: unsafe extern "C" fn(HipEvent) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipEventDestroy", real, Order::Lifecycle, |f| unsafe { f(event) }, |r, ret| {
-        r.op("hipEventDestroy", ret, &Op::EventDestroy { event: a(event) })
-    })
+    intercept(
+        "hipEventDestroy",
+        real,
+        Order::Lifecycle,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(event) },
+        |r, ret| {
+            r.op(
+                "hipEventDestroy",
+                ret,
+                &Op::EventDestroy { event: a(event) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipEventRecord(event: HipEvent, stream: HipStream) -> HipError {
     let real = real!(hipEventRecord: unsafe extern "C" fn(HipEvent, HipStream) -> HipError);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    intercept("hipEventRecord", real, Order::Free, |f| unsafe { f(event, stream) }, |r, ret| {
-        r.op("hipEventRecord", ret, &Op::EventRecord { event: a(event), stream: a(stream) })
-    })
+    intercept(
+        "hipEventRecord",
+        real,
+        Order::Free,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(event, stream) },
+        |r, ret| {
+            r.op(
+                "hipEventRecord",
+                ret,
+                &Op::EventRecord {
+                    event: a(event),
+                    stream: a(stream),
+                },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipEventSynchronize(event: HipEvent) -> HipError {
     let real = real!(hipEventSynchronize: unsafe extern "C" fn(HipEvent) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipEventSynchronize", real, Order::Free, |f| unsafe { f(event) }, |r, ret| {
-        r.op("hipEventSynchronize", ret, &Op::EventSync { event: a(event) })
-    })
+    intercept(
+        "hipEventSynchronize",
+        real,
+        Order::Free,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(event) },
+        |r, ret| {
+            r.op(
+                "hipEventSynchronize",
+                ret,
+                &Op::EventSync { event: a(event) },
+            )
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipDeviceSynchronize() -> HipError {
     let real = real!(hipDeviceSynchronize: unsafe extern "C" fn() -> HipError);
-    // SAFETY: no arguments.
-    intercept("hipDeviceSynchronize", real, Order::Free, |f| unsafe { f() }, |r, ret| {
-        r.op("hipDeviceSynchronize", ret, &Op::DeviceSync)
-    })
+    intercept(
+        "hipDeviceSynchronize",
+        real,
+        Order::Free,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f() },
+        |r, ret| r.op("hipDeviceSynchronize", ret, &Op::DeviceSync),
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipSetDevice(device: c_int) -> HipError {
     let real = real!(hipSetDevice: unsafe extern "C" fn(c_int) -> HipError);
-    // SAFETY: the application's argument, forwarded unchanged.
-    intercept("hipSetDevice", real, Order::Free, |f| unsafe { f(device) }, |r, ret| {
-        r.op("hipSetDevice", ret, &Op::SetDevice { device })
-    })
+    intercept(
+        "hipSetDevice",
+        real,
+        Order::Free,
+        // SAFETY: the application's arguments, forwarded unchanged.
+        |f| unsafe { f(device) },
+        |r, ret| r.op("hipSetDevice", ret, &Op::SetDevice { device }),
+    )
 }

@@ -26,28 +26,56 @@ static ENV: OnceLock<Env> = OnceLock::new();
 /// this test binary was built with (once per test process).
 pub fn env() -> &'static Env {
     ENV.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .unwrap();
         let exe = std::env::current_exe().unwrap();
         let profile = exe.parent().unwrap().parent().unwrap().to_path_buf();
         let target = profile.parent().unwrap();
         let name = profile.file_name().unwrap().to_string_lossy().into_owned();
-        let cargo_profile = if name == "debug" { "dev".to_string() } else { name };
+        let cargo_profile = if name == "debug" {
+            "dev".to_string()
+        } else {
+            name
+        };
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let st = Command::new(cargo)
             .current_dir(&root)
-            .args(["build", "-q", "-p", "hrr-hip-cpu", "-p", "hrr-intercept", "-p", "hrr-cap", "--profile"])
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "hrr-hip-cpu",
+                "-p",
+                "hrr-intercept",
+                "-p",
+                "hrr-cap",
+                "--profile",
+            ])
             .arg(&cargo_profile)
             .arg("--target-dir")
             .arg(target)
             .status()
             .expect("run cargo build");
-        assert!(st.success(), "cargo build of the runtime, capture library and hrr-cap failed");
+        assert!(
+            st.success(),
+            "cargo build of the runtime, capture library and hrr-cap failed"
+        );
         for f in ["libhrr_hip_cpu.so", "libhrr_intercept.so", "hrr-cap"] {
-            assert!(profile.join(f).is_file(), "{} missing after the build", profile.join(f).display());
+            assert!(
+                profile.join(f).is_file(),
+                "{} missing after the build",
+                profile.join(f).display()
+            );
         }
         let work = profile.join("hrr-intercept-tests");
         std::fs::create_dir_all(&work).unwrap();
-        Env { root, profile, work }
+        Env {
+            root,
+            profile,
+            work,
+        }
     })
 }
 
@@ -73,7 +101,11 @@ static BUILT: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
 
 fn gcc(args: &[std::ffi::OsString]) {
     let out = Command::new("gcc").args(args).output().expect("run gcc");
-    assert!(out.status.success(), "gcc {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gcc {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Compiles `tests/c/<name>.c` (with `defines`) into a program linked
@@ -92,7 +124,12 @@ pub fn program(name: &str, defines: &[(&str, &str)]) -> PathBuf {
         defines.hash(&mut h);
         h.finish()
     }));
-    let mut args: Vec<std::ffi::OsString> = vec!["-O1".into(), "-g".into(), "-Wall".into(), "-D__HIP_PLATFORM_AMD__".into()];
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "-O1".into(),
+        "-g".into(),
+        "-Wall".into(),
+        "-D__HIP_PLATFORM_AMD__".into(),
+    ];
     args.push("-I/usr/include".into());
     args.push(format!("-I{}", e.c_dir().display()).into());
     for (k, v) in defines {
@@ -104,7 +141,12 @@ pub fn program(name: &str, defines: &[(&str, &str)]) -> PathBuf {
     args.push(format!("-Wl,-rpath,{}", e.profile.display()).into());
     // --no-as-needed: a program that only reaches HIP through dlsym still
     // loads the runtime, as an application linked against it does.
-    args.extend(["-Wl,--no-as-needed".into(), "-lhrr_hip_cpu".into(), "-ldl".into(), "-lpthread".into()]);
+    args.extend([
+        "-Wl,--no-as-needed".into(),
+        "-lhrr_hip_cpu".into(),
+        "-ldl".into(),
+        "-lpthread".into(),
+    ]);
     gcc(&args);
     built.insert(key, out.clone());
     out
@@ -163,22 +205,36 @@ impl Captured {
             .unwrap()
             .collect::<Result<Vec<_>, _>>()
             .unwrap_or_else(|e| panic!("read events of {}: {e}", dir.display()));
-        Captured { dir: dir.to_path_buf(), manifest: archive.manifest().clone(), events, archive }
+        Captured {
+            dir: dir.to_path_buf(),
+            manifest: archive.manifest().clone(),
+            events,
+            archive,
+        }
     }
 
     pub fn blob(&self, id: &BlobId) -> Vec<u8> {
-        self.archive.blobs().get(id).unwrap_or_else(|e| panic!("blob {id}: {e}")).to_vec()
+        self.archive
+            .blobs()
+            .get(id)
+            .unwrap_or_else(|e| panic!("blob {id}: {e}"))
+            .to_vec()
     }
 
     pub fn has_blob(&self, id: &BlobId) -> bool {
         self.archive.blobs().contains(id)
     }
 
-
     /// Seqs are 0..N in file order.
     pub fn assert_seqs_contiguous(&self) {
         for (i, e) in self.events.iter().enumerate() {
-            assert_eq!(e.seq, i as u64, "event {i} of {} has seq {}", self.dir.display(), e.seq);
+            assert_eq!(
+                e.seq,
+                i as u64,
+                "event {i} of {} has seq {}",
+                self.dir.display(),
+                e.seq
+            );
         }
     }
 }
@@ -188,7 +244,12 @@ pub fn printed_addrs(stdout: &str) -> HashMap<String, u64> {
     stdout
         .split_whitespace()
         .filter_map(|w| w.split_once('='))
-        .filter_map(|(k, v)| Some((k.to_string(), u64::from_str_radix(v.strip_prefix("0x")?, 16).ok()?)))
+        .filter_map(|(k, v)| {
+            Some((
+                k.to_string(),
+                u64::from_str_radix(v.strip_prefix("0x")?, 16).ok()?,
+            ))
+        })
         .collect()
 }
 

@@ -16,23 +16,57 @@ use hrr_core::{Addr, BlobId, Dir, Event, KernelArg, MemKind, Op};
 
 const N: u32 = 64;
 
-fn memcpys(c: &Captured) -> Vec<(&Event, Dir, u64, u64, Option<Addr>, Option<BlobId>)> {
+/// A memcpy event: (event, dir, dst, src, stream, blob).
+type Copy<'a> = (&'a Event, Dir, u64, u64, Option<Addr>, Option<BlobId>);
+/// A launch event: (event, name, code, grid, block, stream, args).
+type Launch<'a> = (
+    &'a Event,
+    &'a str,
+    BlobId,
+    [u32; 3],
+    [u32; 3],
+    Addr,
+    &'a [KernelArg],
+);
+
+fn memcpys(c: &Captured) -> Vec<Copy<'_>> {
     c.events
         .iter()
         .filter_map(|e| match e.op {
-            Op::Memcpy { dir, dst, src, stream, blob, .. } => Some((e, dir, dst.0, src.0, stream, blob)),
+            Op::Memcpy {
+                dir,
+                dst,
+                src,
+                stream,
+                blob,
+                ..
+            } => Some((e, dir, dst.0, src.0, stream, blob)),
             _ => None,
         })
         .collect()
 }
 
-fn launches(c: &Captured) -> Vec<(&Event, &str, BlobId, [u32; 3], [u32; 3], Addr, &[KernelArg])> {
+fn launches(c: &Captured) -> Vec<Launch<'_>> {
     c.events
         .iter()
         .filter_map(|e| match &e.op {
-            Op::Launch { name, code, grid, block, stream, args, .. } => {
-                Some((e, name.as_str(), *code, *grid, *block, *stream, args.as_slice()))
-            }
+            Op::Launch {
+                name,
+                code,
+                grid,
+                block,
+                stream,
+                args,
+                ..
+            } => Some((
+                e,
+                name.as_str(),
+                *code,
+                *grid,
+                *block,
+                *stream,
+                args.as_slice(),
+            )),
             _ => None,
         })
         .collect()
@@ -43,7 +77,11 @@ fn word(a: &KernelArg, off: usize) -> u64 {
 }
 
 fn summary_line(stderr: &str) -> &str {
-    stderr.lines().rev().find(|l| l.starts_with("hrr-cap: ")).unwrap_or_else(|| panic!("no summary line in:\n{stderr}"))
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("hrr-cap: "))
+        .unwrap_or_else(|| panic!("no summary line in:\n{stderr}"))
 }
 
 #[test]
@@ -54,34 +92,75 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
     let out = capture(&dir, &program("basic", &[]), &[so.to_str().unwrap()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("basic: OK"), "stdout passes through: {stdout}");
-    assert!(!stdout.contains("hrr-"), "nothing of hrr on stdout: {stdout}");
+    assert!(
+        stdout.contains("basic: OK"),
+        "stdout passes through: {stdout}"
+    );
+    assert!(
+        !stdout.contains("hrr-"),
+        "nothing of hrr on stdout: {stdout}"
+    );
     let line = summary_line(&stderr);
     assert!(line.ends_with(&format!("-> {}", dir.display())), "{line}");
     let a = printed_addrs(&stdout);
-    let (d, d2, pinned, hidden, q, host, outp) =
-        (a["d"], a["d2"], a["pinned"], a["hidden"], a["q"], a["host"], a["out"]);
+    let (d, d2, pinned, hidden, q, host, outp) = (
+        a["d"],
+        a["d2"],
+        a["pinned"],
+        a["hidden"],
+        a["q"],
+        a["host"],
+        a["out"],
+    );
 
     let c = Captured::open(&dir);
-    assert!(line.starts_with(&format!("hrr-cap: {} events, {} blobs, ", c.manifest.events, c.manifest.blobs)), "{line}");
+    assert!(
+        line.starts_with(&format!(
+            "hrr-cap: {} events, {} blobs, ",
+            c.manifest.events, c.manifest.blobs
+        )),
+        "{line}"
+    );
     let m = &c.manifest;
     assert!(m.complete);
     assert_eq!((m.kind, m.platform), (ArchiveKind::Capture, Platform::Cpu));
-    assert_eq!(m.argv.get(1).map(String::as_str), so.to_str(), "argv from /proc/self/cmdline: {:?}", m.argv);
+    assert_eq!(
+        m.argv.get(1).map(String::as_str),
+        so.to_str(),
+        "argv from /proc/self/cmdline: {:?}",
+        m.argv
+    );
     assert!(m.extra.get("pid").and_then(|p| p.as_u64()).is_some());
     c.assert_seqs_contiguous();
     let last = c.events.last().unwrap();
-    assert_eq!(last.op, Op::Eof { events: c.events.len() as u64 - 1 });
+    assert_eq!(
+        last.op,
+        Op::Eof {
+            events: c.events.len() as u64 - 1
+        }
+    );
     assert_eq!(m.events, c.events.len() as u64 - 1);
-    assert!(c.events.windows(2).all(|w| w[0].t <= w[1].t), "t never goes backwards along seq");
+    assert!(
+        c.events.windows(2).all(|w| w[0].t <= w[1].t),
+        "t never goes backwards along seq"
+    );
 
     // Code objects: the module image (read from memory, then clobbered by
     // the app; and from a file) is a blob; functions name their kernels.
     let image = std::fs::read(&so).unwrap();
-    let loads: Vec<_> = c.events.iter().filter(|e| matches!(e.op, Op::ModuleLoad { .. })).collect();
-    assert_eq!(loads.iter().map(|e| e.api.as_str()).collect::<Vec<_>>(), ["hipModuleLoadData", "hipModuleLoad"]);
+    let loads: Vec<_> = c
+        .events
+        .iter()
+        .filter(|e| matches!(e.op, Op::ModuleLoad { .. }))
+        .collect();
+    assert_eq!(
+        loads.iter().map(|e| e.api.as_str()).collect::<Vec<_>>(),
+        ["hipModuleLoadData", "hipModuleLoad"]
+    );
     for e in &loads {
-        let Op::ModuleLoad { code, .. } = e.op else { unreachable!() };
+        let Op::ModuleLoad { code, .. } = e.op else {
+            unreachable!()
+        };
         assert_eq!(code, BlobId::of(&image));
         assert_eq!(c.blob(&code), image);
     }
@@ -98,7 +177,20 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
     // Copies: every direction resolved at capture, blobs hold the bytes.
     let host_bytes = u32s((0..N).map(|i| 3 * i + 1));
     let cp = memcpys(&c);
-    let got: Vec<_> = cp.iter().map(|(e, dir, dst, src, stream, blob)| (e.api.as_str(), *dir, *dst, *src, stream.is_some(), blob.is_some(), e.ret == 0)).collect();
+    let got: Vec<_> = cp
+        .iter()
+        .map(|(e, dir, dst, src, stream, blob)| {
+            (
+                e.api.as_str(),
+                *dir,
+                *dst,
+                *src,
+                stream.is_some(),
+                blob.is_some(),
+                e.ret == 0,
+            )
+        })
+        .collect();
     let want = vec![
         ("hipMemcpy", Dir::H2d, d, host, false, true, true),
         ("hipMemcpy", Dir::D2h, outp, d, false, true, true),
@@ -120,7 +212,11 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
     let gathered = blob(2);
     assert_eq!(&gathered[..8], &u32s([(104) * 2 + 7, (105) * 2 + 7])[..]);
     assert_eq!(&gathered[12..16], &0xabcdefu32.to_le_bytes());
-    assert_eq!(blob(3), u32s((0..N).map(|i| 1000 + i)), "async D2H synchronised before the snapshot");
+    assert_eq!(
+        blob(3),
+        u32s((0..N).map(|i| 1000 + i)),
+        "async D2H synchronised before the snapshot"
+    );
     assert_eq!(blob(6), u32s((0..N).map(|i| 0x5a5a_0000 + i)));
     assert_eq!(blob(7), host_bytes);
     assert_eq!(blob(8), host_bytes);
@@ -133,7 +229,13 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
         .events
         .iter()
         .filter_map(|e| match e.op {
-            Op::Memset { dst, value, size, width, stream } => Some((e.api.as_str(), dst.0, value, size, width, stream.is_some())),
+            Op::Memset {
+                dst,
+                value,
+                size,
+                width,
+                stream,
+            } => Some((e.api.as_str(), dst.0, value, size, width, stream.is_some())),
             _ => None,
         })
         .collect();
@@ -148,25 +250,60 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
 
     // Launches: host args only, offsets from metadata, pointers found.
     let l = launches(&c);
-    assert_eq!(l.iter().map(|x| x.1).collect::<Vec<_>>(), ["fill", "gather", "poke", "fill"]);
+    assert_eq!(
+        l.iter().map(|x| x.1).collect::<Vec<_>>(),
+        ["fill", "gather", "poke", "fill"]
+    );
     for x in &l {
         assert_eq!(x.2, BlobId::of(&image), "launch code is the module image");
     }
     let fill = l[0].6;
     assert_eq!(fill.len(), 3, "hidden argument excluded: {fill:?}");
-    assert_eq!((fill[0].offset, fill[0].size, &fill[0].ptrs[..], word(&fill[0], 0)), (Some(0), 8, &[0u32][..], d));
-    assert_eq!((fill[1].offset, &fill[1].hex.0[..], fill[1].ptrs.is_empty()), (Some(8), &100u32.to_le_bytes()[..], true));
-    assert_eq!((fill[2].offset, &fill[2].hex.0[..]), (Some(12), &N.to_le_bytes()[..]));
+    assert_eq!(
+        (
+            fill[0].offset,
+            fill[0].size,
+            &fill[0].ptrs[..],
+            word(&fill[0], 0)
+        ),
+        (Some(0), 8, &[0u32][..], d)
+    );
+    assert_eq!(
+        (fill[1].offset, &fill[1].hex.0[..], fill[1].ptrs.is_empty()),
+        (Some(8), &100u32.to_le_bytes()[..], true)
+    );
+    assert_eq!(
+        (fill[2].offset, &fill[2].hex.0[..]),
+        (Some(12), &N.to_le_bytes()[..])
+    );
     let gather = l[1].6;
     assert_eq!(gather.len(), 2);
-    assert_eq!((gather[0].offset, gather[0].size, &gather[0].ptrs[..]), (Some(0), 24, &[8u32][..]), "embedded interior pointer");
+    assert_eq!(
+        (gather[0].offset, gather[0].size, &gather[0].ptrs[..]),
+        (Some(0), 24, &[8u32][..]),
+        "embedded interior pointer"
+    );
     assert_eq!(word(&gather[0], 8), d + 16);
-    assert_eq!((gather[1].offset, &gather[1].ptrs[..], word(&gather[1], 0)), (Some(24), &[0u32][..], d2));
+    assert_eq!(
+        (gather[1].offset, &gather[1].ptrs[..], word(&gather[1], 0)),
+        (Some(24), &[0u32][..], d2)
+    );
     let poke = l[2];
     assert_eq!(poke.0.api, "hipExtModuleLaunchKernel");
-    assert_eq!((poke.3, poke.4), ([3, 1, 1], [4, 1, 1]), "work-item sizes become blocks");
-    assert_eq!((poke.6[0].size, &poke.6[0].ptrs[..]), (9, &[1u32][..]), "unaligned pointer in a packed struct");
-    assert_eq!((poke.6[1].offset, poke.6[1].ptrs.is_empty()), (Some(12), true));
+    assert_eq!(
+        (poke.3, poke.4),
+        ([3, 1, 1], [4, 1, 1]),
+        "work-item sizes become blocks"
+    );
+    assert_eq!(
+        (poke.6[0].size, &poke.6[0].ptrs[..]),
+        (9, &[1u32][..]),
+        "unaligned pointer in a packed struct"
+    );
+    assert_eq!(
+        (poke.6[1].offset, poke.6[1].ptrs.is_empty()),
+        (Some(12), true)
+    );
     assert_ne!(l[3].5, Addr(0), "launch on the created stream");
 
     // Allocations: failed ones record their error and no pointer; the one
@@ -179,8 +316,19 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
             _ => None,
         })
         .collect();
-    assert_eq!(allocs[0..3], [("hipMalloc", 0, d, 256, MemKind::Device), ("hipMalloc", 0, d2, 256, MemKind::Device), ("hipHostMalloc", 0, pinned, 256, MemKind::Pinned)]);
-    assert!(allocs[3].1 != 0 && allocs[3].2 == 0 && allocs[3].3 == 1 << 62, "{:?}", allocs[3]);
+    assert_eq!(
+        allocs[0..3],
+        [
+            ("hipMalloc", 0, d, 256, MemKind::Device),
+            ("hipMalloc", 0, d2, 256, MemKind::Device),
+            ("hipHostMalloc", 0, pinned, 256, MemKind::Pinned)
+        ]
+    );
+    assert!(
+        allocs[3].1 != 0 && allocs[3].2 == 0 && allocs[3].3 == 1 << 62,
+        "{:?}",
+        allocs[3]
+    );
     assert_eq!(allocs[4], ("hipMalloc", 0, q, 256, MemKind::Device));
     let frees: Vec<_> = c
         .events
@@ -199,14 +347,32 @@ fn module_api_copies_memsets_and_failures_are_recorded_faithfully() {
             ("hipHostFree", pinned, Some(MemKind::Pinned)),
         ]
     );
-    let errors = stdout.lines().find_map(|l| l.strip_prefix("errors=")).unwrap();
+    let errors = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("errors="))
+        .unwrap();
     let (e1, e2) = errors.split_once(',').unwrap();
-    assert_eq!(allocs[3].1.to_string(), e1, "the recorded ret is what the app got");
+    assert_eq!(
+        allocs[3].1.to_string(),
+        e1,
+        "the recorded ret is what the app got"
+    );
     assert_eq!(cp[11].0.ret.to_string(), e2);
 
     // Streams and events.
     let ops: Vec<&str> = c.events.iter().map(|e| e.op.name()).collect();
-    for op in ["stream_create", "event_create", "event_record", "event_sync", "stream_wait_event", "event_destroy", "stream_destroy", "device_sync", "stream_sync", "module_unload"] {
+    for op in [
+        "stream_create",
+        "event_create",
+        "event_record",
+        "event_sync",
+        "stream_wait_event",
+        "event_destroy",
+        "stream_destroy",
+        "device_sync",
+        "stream_sync",
+        "module_unload",
+    ] {
         assert!(ops.contains(&op), "{op} missing from {ops:?}");
     }
 }
@@ -225,7 +391,13 @@ fn compiler_path_writes_a_fat_binary_only_when_one_of_its_kernels_launches() {
     let cpu = "hipv4-x86_64-unknown-linux-gnu-cpu";
     let b1 = bundle(&[("host-x86_64-unknown-linux-gnu-", &[]), (cpu, &so)], &p1);
     let b2 = bundle(&[(cpu, &so)], &p2);
-    let app = program("fatbin", &[("BUNDLE1", p1.to_str().unwrap()), ("BUNDLE2", p2.to_str().unwrap())]);
+    let app = program(
+        "fatbin",
+        &[
+            ("BUNDLE1", p1.to_str().unwrap()),
+            ("BUNDLE2", p2.to_str().unwrap()),
+        ],
+    );
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("fatbin.hrr");
     let out = capture(&dir, &app, &[]);
@@ -240,7 +412,9 @@ fn compiler_path_writes_a_fat_binary_only_when_one_of_its_kernels_launches() {
         .events
         .iter()
         .filter_map(|e| match &e.op {
-            Op::Function { name, func, .. } if e.api == "__hipRegisterFunction" => Some((name.as_str(), func.0)),
+            Op::Function { name, func, .. } if e.api == "__hipRegisterFunction" => {
+                Some((name.as_str(), func.0))
+            }
             _ => None,
         })
         .collect();
@@ -252,14 +426,19 @@ fn compiler_path_writes_a_fat_binary_only_when_one_of_its_kernels_launches() {
         assert_eq!((x.0.api.as_str(), x.1), ("hipLaunchKernel", "fill"));
         assert_eq!(x.2, BlobId::of(&b1), "launch code is the whole bundle");
         assert_eq!((x.3, x.4), ([3, 1, 1], [128, 1, 1]));
-        let Op::Launch { func, .. } = &x.0.op else { unreachable!() };
+        let Op::Launch { func, .. } = &x.0.op else {
+            unreachable!()
+        };
         assert_eq!(*func, Some(Addr(a["fill"])));
         assert_eq!(x.6.len(), 3);
         assert_eq!((&x.6[0].ptrs[..], word(&x.6[0], 0)), (&[0u32][..], a["d"]));
         assert_eq!(x.6[1].hex.0, (40 + i as u32).to_le_bytes());
     }
     assert_eq!(c.blob(&BlobId::of(&b1)), b1);
-    assert!(!c.has_blob(&BlobId::of(&b2)), "a fat binary none of whose kernels ran is never written");
+    assert!(
+        !c.has_blob(&BlobId::of(&b2)),
+        "a fat binary none of whose kernels ran is never written"
+    );
 }
 
 #[test]
@@ -267,11 +446,20 @@ fn eight_threads_record_every_call_once_in_seq_order() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("threads.hrr");
     let out = capture(&dir, &program("threads", &[]), &[]);
-    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let c = Captured::open(&dir);
     assert!(c.manifest.complete);
     c.assert_seqs_contiguous();
-    assert_eq!(c.events.len(), 8 * 1000 + 1, "every call recorded exactly once, plus eof");
+    assert_eq!(
+        c.events.len(),
+        8 * 1000 + 1,
+        "every call recorded exactly once, plus eof"
+    );
     let mut per_tid: HashMap<u64, usize> = HashMap::new();
     for e in &c.events[..8000] {
         *per_tid.entry(e.tid).or_default() += 1;
@@ -284,11 +472,22 @@ fn eight_threads_record_every_call_once_in_seq_order() {
     for e in &c.events {
         match e.op {
             Op::Alloc { ptr, size, .. } => {
-                let clash = live.range(..ptr.0 + size).next_back().filter(|(b, s)| **b + **s > ptr.0);
-                assert!(clash.is_none(), "seq {}: {ptr} overlaps a live allocation", e.seq);
+                let clash = live
+                    .range(..ptr.0 + size)
+                    .next_back()
+                    .filter(|(b, s)| **b + **s > ptr.0);
+                assert!(
+                    clash.is_none(),
+                    "seq {}: {ptr} overlaps a live allocation",
+                    e.seq
+                );
                 live.insert(ptr.0, size);
             }
-            Op::Free { ptr, .. } => assert!(live.remove(&ptr.0).is_some(), "seq {}: free of {ptr}, not live", e.seq),
+            Op::Free { ptr, .. } => assert!(
+                live.remove(&ptr.0).is_some(),
+                "seq {}: free of {ptr}, not live",
+                e.seq
+            ),
             Op::Memcpy { blob: Some(b), .. } => {
                 let v = u32::from_le_bytes(c.blob(&b)[..4].try_into().unwrap());
                 assert_eq!(v % 0x0101_0101, 0, "seq {}: D2H blob {v:#x}", e.seq);
@@ -312,10 +511,17 @@ fn sigsegv_writes_the_buffered_events_and_exits_139() {
     let (out, t) = crash("segv");
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(139), "{stderr}");
-    assert!(summary_line(&stderr).ends_with("(incomplete: app died by signal 11)"), "{stderr}");
+    assert!(
+        summary_line(&stderr).ends_with("(incomplete: app died by signal 11)"),
+        "{stderr}"
+    );
     let c = Captured::open(&t.path().join("c.hrr"));
     assert!(!c.manifest.complete);
-    assert_eq!(c.events.len(), CRASH_CALLS, "all calls made before the crash, no eof");
+    assert_eq!(
+        c.events.len(),
+        CRASH_CALLS,
+        "all calls made before the crash, no eof"
+    );
     c.assert_seqs_contiguous();
     assert!(summary_line(&stderr).starts_with(&format!("hrr-cap: {CRASH_CALLS} events")));
 }
@@ -336,7 +542,11 @@ fn the_applications_own_fatal_signal_handler_still_runs() {
     assert!(text(&out.stdout).contains("app handler ran"));
     let c = Captured::open(&t.path().join("c.hrr"));
     assert_eq!(c.events.len(), CRASH_CALLS + 1);
-    assert_eq!(c.events.last().unwrap().api, "_exit", "its _exit finished the archive");
+    assert_eq!(
+        c.events.last().unwrap().api,
+        "_exit",
+        "its _exit finished the archive"
+    );
     assert!(c.manifest.complete);
 }
 
@@ -349,7 +559,15 @@ fn underscore_exits_finish_the_archive() {
         assert!(c.manifest.complete, "{mode}");
         assert_eq!(c.events.len(), CRASH_CALLS + 1);
         let eof = c.events.last().unwrap();
-        assert_eq!((eof.api.as_str(), &eof.op), (mode, &Op::Eof { events: CRASH_CALLS as u64 }));
+        assert_eq!(
+            (eof.api.as_str(), &eof.op),
+            (
+                mode,
+                &Op::Eof {
+                    events: CRASH_CALLS as u64
+                }
+            )
+        );
         assert_eq!(c.manifest.events, CRASH_CALLS as u64);
     }
 }
@@ -370,11 +588,21 @@ fn sigkill_midway_leaves_a_readable_incomplete_archive() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let pid: i32 = line.trim().strip_prefix("ready ").unwrap_or_else(|| panic!("{line:?}")).parse().unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid: i32 = line
+        .trim()
+        .strip_prefix("ready ")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .parse()
+        .unwrap();
     // Longer than the flush interval, so the periodic flush has run.
     std::thread::sleep(Duration::from_millis(400));
-    let st = Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    let st = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(137));
@@ -401,24 +629,57 @@ fn a_forked_child_is_not_recorded_and_an_execd_one_gets_its_own_archive() {
         .unwrap();
     let c = Captured::open(&dir);
     assert!(c.manifest.complete);
-    let got: Vec<_> = c.events.iter().map(|e| (e.api.as_str(), e.op.name())).collect();
-    assert_eq!(got, [("hipMalloc", "alloc"), ("hipMemset", "memset"), ("hipFree", "free"), ("exit", "eof")]);
+    let got: Vec<_> = c
+        .events
+        .iter()
+        .map(|e| (e.api.as_str(), e.op.name()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("hipMalloc", "alloc"),
+            ("hipMemset", "memset"),
+            ("hipFree", "free"),
+            ("exit", "eof")
+        ]
+    );
     let child_dir = t.path().join(format!("f-{exec_pid}.hrr"));
     let cc = Captured::open(&child_dir);
     assert!(cc.manifest.complete);
     assert_eq!(cc.manifest.extra["requested_out"], dir.to_str().unwrap());
-    let sizes: Vec<_> = cc.events.iter().filter_map(|e| match e.op { Op::Alloc { size, .. } => Some(size), _ => None }).collect();
+    let sizes: Vec<_> = cc
+        .events
+        .iter()
+        .filter_map(|e| match e.op {
+            Op::Alloc { size, .. } => Some(size),
+            _ => None,
+        })
+        .collect();
     assert_eq!(sizes, [4096]);
-    assert!(summary_line(&stderr).contains("(+1 child process archive(s)"), "{stderr}");
+    assert!(
+        summary_line(&stderr).contains("(+1 child process archive(s)"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn every_export_is_unversioned_and_reachable_through_hip_get_proc_address() {
     let lib = env().intercept_lib();
-    let versions = Command::new("readelf").arg("-V").arg(&lib).output().unwrap();
-    assert!(!text(&versions.stdout).contains("Version definition"), "no version nodes of our own");
+    let versions = Command::new("readelf")
+        .arg("-V")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(
+        !text(&versions.stdout).contains("Version definition"),
+        "no version nodes of our own"
+    );
     let defined = |so: &Path| -> Vec<String> {
-        let nm = Command::new("nm").args(["-D", "--defined-only"]).arg(so).output().unwrap();
+        let nm = Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(so)
+            .output()
+            .unwrap();
         text(&nm.stdout)
             .lines()
             .filter_map(|l| l.split_whitespace().nth(2))
@@ -428,7 +689,13 @@ fn every_export_is_unversioned_and_reachable_through_hip_get_proc_address() {
     };
     let ours = defined(&lib);
     assert!(ours.len() >= 50, "{ours:?}");
-    for must in ["hipMalloc", "hipMemcpyAsync", "hipModuleLaunchKernel", "__hipRegisterFatBinary", "hipGetProcAddress"] {
+    for must in [
+        "hipMalloc",
+        "hipMemcpyAsync",
+        "hipModuleLaunchKernel",
+        "__hipRegisterFatBinary",
+        "hipGetProcAddress",
+    ] {
         assert!(ours.iter().any(|n| n == must), "{must} not exported");
     }
     // Names the runtime defines too: those resolve to the recording wrapper
@@ -441,6 +708,9 @@ fn every_export_is_unversioned_and_reachable_through_hip_get_proc_address() {
     let out = capture(&t.path().join("p.hrr"), &program("procaddr", &[]), &args);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
-    assert!(stdout.contains(&format!("checked {} names, 0 bad", names.len())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("checked {} names, 0 bad", names.len())),
+        "{stdout}"
+    );
     assert!(stdout.contains("missing: ret 500 ptr (nil)"), "{stdout}");
 }

@@ -371,6 +371,14 @@ pub mod intercept {
                 localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
         },
         {
+            crate::__same_abi!(crate::reference::hip_ext::hipExtModuleLaunchKernel,
+                crate::intercept_all::_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
+                "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
+                "reference::hip_ext::hipExtModuleLaunchKernel", "hrr_intercept::exports::launch::_Z24hipExtModuleLaunchKernel…";
+                f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
+                localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
+        },
+        {
             crate::assert_same_abi!(crate::reference::rocm6::hipGetProcAddress, crate::intercept_all::hipGetProcAddress;
                 symbol, pfn, hipVersion, flags, symbolStatus)
         },

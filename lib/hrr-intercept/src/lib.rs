@@ -10,7 +10,7 @@
 //!   application memory), and the exit paths;
 //! - [`recorder`] — the capture state and one method per recorded call;
 //! - [`event_sink`], [`event_line`], [`blob_writer`] — writing the archive;
-//! - [`live_allocs`], [`code_objects`], [`kernel_args`], [`image_extent`] —
+//! - [`live_allocs`], [`code_objects`], [`kernel_args`] —
 //!   what the events need to know;
 //! - [`guard`], [`real_fn`], [`fatal_signals`], [`fork_policy`],
 //!   [`archive_claim`], [`config`] — the interposer's rules;
@@ -37,7 +37,6 @@ pub mod fatal_signals;
 pub mod fork_policy;
 pub mod guard;
 pub mod hip_types;
-pub mod image_extent;
 pub mod kernel_args;
 pub mod live_allocs;
 pub mod real_fn;

@@ -193,6 +193,24 @@ fn blocks(global: u32, local: u32) -> u32 {
     }
 }
 
+/// `hipExtModuleLaunchKernel`'s C type.
+type ExtLaunchFn = unsafe extern "C" fn(
+    HipFunction,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    usize,
+    HipStream,
+    *mut *mut c_void,
+    *mut *mut c_void,
+    HipEvent,
+    HipEvent,
+    u32,
+) -> HipError;
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     f: HipFunction,
@@ -210,26 +228,73 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     stop_event: HipEvent,
     flags: u32,
 ) -> HipError {
-    type F = unsafe extern "C" fn(
-        HipFunction,
-        u32,
-        u32,
-        u32,
-        u32,
-        u32,
-        u32,
-        usize,
-        HipStream,
-        *mut *mut c_void,
-        *mut *mut c_void,
-        HipEvent,
-        HipEvent,
-        u32,
-    ) -> HipError;
-    let Some(real) = real!(hipExtModuleLaunchKernel: F) else {
-        return missing("hipExtModuleLaunchKernel");
+    let real = real!(hipExtModuleLaunchKernel: ExtLaunchFn);
+    // SAFETY: the application's arguments, forwarded unchanged.
+    unsafe {
+        ext_module_launch(
+            "hipExtModuleLaunchKernel", real, f, global_x, global_y, global_z, local_x, local_y, local_z, shmem,
+            stream, kernel_params, extra, start_event, stop_event, flags,
+        )
+    }
+}
+
+/// The name ROCm 5.x really exports: `hip_ext.h` declares
+/// hipExtModuleLaunchKernel in C++ without `extern "C"`, so hipcc-built
+/// applications reference this mangled symbol.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+    f: HipFunction,
+    global_x: u32,
+    global_y: u32,
+    global_z: u32,
+    local_x: u32,
+    local_y: u32,
+    local_z: u32,
+    shmem: usize,
+    stream: HipStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start_event: HipEvent,
+    stop_event: HipEvent,
+    flags: u32,
+) -> HipError {
+    let real = real!(_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j: ExtLaunchFn);
+    // SAFETY: the application's arguments, forwarded unchanged.
+    unsafe {
+        ext_module_launch(
+            "hipExtModuleLaunchKernel", real, f, global_x, global_y, global_z, local_x, local_y, local_z, shmem,
+            stream, kernel_params, extra, start_event, stop_event, flags,
+        )
+    }
+}
+
+/// Forwards an extended module launch and records it.
+///
+/// # Safety
+/// The arguments are the application's, valid as HIP requires.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ext_module_launch(
+    api: &'static str,
+    real: Option<ExtLaunchFn>,
+    f: HipFunction,
+    global_x: u32,
+    global_y: u32,
+    global_z: u32,
+    local_x: u32,
+    local_y: u32,
+    local_z: u32,
+    shmem: usize,
+    stream: HipStream,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start_event: HipEvent,
+    stop_event: HipEvent,
+    flags: u32,
+) -> HipError {
+    let Some(real) = real else {
+        return missing(api);
     };
-    let g = Guard::enter("hipExtModuleLaunchKernel");
+    let g = Guard::enter(api);
     // SAFETY: the application's arguments, forwarded unchanged.
     let ret = unsafe {
         real(
@@ -261,7 +326,7 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
             stream: stream as u64,
         };
         record_module_launch(
-            "hipExtModuleLaunchKernel",
+            api,
             &g,
             ret,
             f,

@@ -14,12 +14,12 @@
 //! binds to this definition (issue 5 item 4).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-mod launch;
-mod memory;
-mod module;
-mod proc_address;
-mod process_exit;
-mod sync;
+pub mod launch;
+pub mod memory;
+pub mod module;
+pub mod proc_address;
+pub mod process_exit;
+pub mod sync;
 
 use std::ffi::{CStr, c_char};
 

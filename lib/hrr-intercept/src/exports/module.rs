@@ -7,7 +7,6 @@ use hrr_codeobj::hipf;
 use super::{Order, bytes, c_str, intercept, out_addr, real};
 use crate::guard::Guard;
 use crate::hip_types::{Dim3, HipError, HipFunction, HipModule, JitOption};
-use crate::image_extent::image_extent;
 
 /// The code object at `image` (the runtime accepted it, so its headers are
 /// readable and describe its extent).
@@ -17,7 +16,8 @@ use crate::image_extent::image_extent;
 unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], String> {
     // SAFETY: the prefix reader is only asked for lengths the image's own
     // headers name (image_extent's contract), inside the loaded image.
-    let len = image_extent(|n| unsafe { bytes(image, n) }).map_err(|e| e.to_string())?;
+    // SAFETY: the runtime just loaded `image`, so its headers are readable.
+    let len = unsafe { extent_at(image) }?;
     // SAFETY: as above, len is the image's extent.
     Ok(unsafe { bytes(image, len) })
 }
@@ -161,10 +161,27 @@ unsafe fn fatbin_extent(wrapper: *const c_void) -> Result<(usize, usize), String
     let w =
         hipf::parse(unsafe { bytes(wrapper, hipf::WRAPPER_SIZE) }).map_err(|e| e.to_string())?;
     let bundle = w.binary as *const c_void;
-    // SAFETY: the runtime accepted the bundle; image_extent reads only what
-    // its headers span.
-    let len = image_extent(|n| unsafe { bytes(bundle, n) }).map_err(|e| e.to_string())?;
+    // SAFETY: the runtime accepted the bundle; its headers are readable.
+    let len = unsafe { extent_at(bundle) }?;
     Ok((bundle as usize, len))
+}
+
+/// Largest image the recorder will copy (1 GiB): a corrupt header must not
+/// make it read gigabytes past an application's buffer.
+const MAX_IMAGE: usize = 1 << 30;
+
+/// The extent of the code object at `image`, read from its headers alone.
+///
+/// # Safety
+/// `image` must point at a code object whose headers are readable.
+unsafe fn extent_at(image: *const c_void) -> Result<usize, String> {
+    // SAFETY: the prefix reader is asked only for lengths the image's own
+    // headers name (read_image_extent's contract), inside the image.
+    let len = hrr_codeobj::read_image_extent(|n| Some(unsafe { bytes(image, n) })).map_err(|e| e.to_string())?;
+    if len > MAX_IMAGE {
+        return Err(format!("code object claims {len} bytes, more than the {MAX_IMAGE} byte limit"));
+    }
+    Ok(len)
 }
 
 #[unsafe(no_mangle)]

@@ -29,6 +29,9 @@ pub mod archive_claim;
 pub mod blob_writer;
 pub mod code_objects;
 pub mod config;
+/// The CUDA family (exports, fat-binary registry, layouts); see its docs.
+#[allow(unsafe_code)]
+pub mod cuda;
 pub mod event_line;
 pub mod event_sink;
 #[allow(unsafe_code)]

@@ -1,0 +1,522 @@
+//! The CUDA compiler path: fat-binary and function registration, the
+//! `cudaKernel_t` lookup, and every launch entry point.
+//!
+//! In CUDA 13 a `<<<grid, block, shmem, stream>>>` launch calls
+//! `__cudaPushCallConfiguration`, then (first launch of that kernel only,
+//! cached by the stub) `__cudaGetKernel(&k, hostFun)`, then
+//! `__cudaPopCallConfiguration`, then `__cudaLaunchKernel(k, grid, block,
+//! args, shmem, stream)` (`_ptsz` with `--default-stream per-thread`). The
+//! push/pop pair is not wrapped: the launch carries the configuration.
+//! `cudaLaunchKernel(hostFun, …)` and `cudaLaunchKernelExC(config, hostFun,
+//! args)` (+`_ptsz`) are the explicit API.
+//!
+//! Every launch event carries `name` (the mangled device name from
+//! `__cudaRegisterFunction`), `code` (the blob of the whole fat binary,
+//! written at the first launch of any of its kernels) and `args` (one per
+//! parameter: `offset` and `size` from the driver's layout, `hex`, and
+//! `ptrs` found by scanning against the live allocations). See
+//! `registry` and `layout`.
+
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hrr_core::{Addr, Op};
+
+use super::ffi::{self, bytes, c_str, cuda_real, enter, missing, recording_wanted};
+use super::layout;
+use super::log::diag;
+use super::registry::{self, CudaKernel, Resolved};
+use super::types::{
+    self as cu, CudaError, CudaKernel as CuKernel, CudaStream, Dim3, LaunchConfig, stream_id,
+};
+use crate::code_objects::{FatBin, Kernel, Module, Source};
+use crate::guard::Guard;
+use crate::kernel_args::{ArgLayout, ArgValues};
+use crate::recorder::{LaunchDims, Recorder};
+
+/// Registry work outside any recorded call (registrations run before
+/// `main`): a panic costs the entry, never the application.
+fn bookkeeping(api: &str, f: impl FnOnce()) {
+    if catch_unwind(AssertUnwindSafe(f)).is_err() {
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!("hrr-intercept: {api}: internal error; this registration is not tracked");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- registration
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
+    type F = unsafe extern "C" fn(*mut c_void) -> *mut *mut c_void;
+    let Some(f) = cuda_real!(__cudaRegisterFatBinary: F) else {
+        missing("__cudaRegisterFatBinary");
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the application's argument, forwarded unchanged.
+    let handle = unsafe { f(fat_cubin) };
+    if !handle.is_null() && recording_wanted() {
+        bookkeeping("__cudaRegisterFatBinary", || {
+            // SAFETY: a non-null handle means the runtime accepted the
+            // wrapper (24 readable bytes) and the fat binary it points at
+            // (its 16-byte header readable); `locate` reads nothing else.
+            let image = registry::locate(
+                |addr, len| Some(unsafe { bytes(addr as *const c_void, len) }),
+                fat_cubin as usize,
+            );
+            match &image {
+                Ok((addr, len)) => {
+                    diag(|| format!("fat binary {handle:p}: {len} bytes at {addr:#x}"))
+                }
+                Err(e) => {
+                    diag(|| format!("fat binary {handle:p}: {e}; its kernels will have no code"))
+                }
+            }
+            registry::global().add_fatbin(handle as u64, image);
+        });
+    }
+    handle
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cudaRegisterFatBinaryEnd(handle: *mut *mut c_void) {
+    match cuda_real!(__cudaRegisterFatBinaryEnd: unsafe extern "C" fn(*mut *mut c_void)) {
+        // SAFETY: the application's argument, forwarded unchanged.
+        Some(f) => unsafe { f(handle) },
+        None => {
+            missing("__cudaRegisterFatBinaryEnd");
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
+    let Some(f) = cuda_real!(__cudaUnregisterFatBinary: unsafe extern "C" fn(*mut *mut c_void))
+    else {
+        missing("__cudaUnregisterFatBinary");
+        return;
+    };
+    if recording_wanted() {
+        // Before the call: afterwards the fat binary's memory may be gone.
+        bookkeeping("__cudaUnregisterFatBinary", || {
+            registry::global().remove_fatbin(handle as u64);
+        });
+    }
+    // SAFETY: the application's argument, forwarded unchanged.
+    unsafe { f(handle) };
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cudaRegisterFunction(
+    handle: *mut *mut c_void,
+    host_fun: *const c_char,
+    device_fun: *mut c_char,
+    device_name: *const c_char,
+    thread_limit: c_int,
+    tid: *mut c_void,
+    bid: *mut c_void,
+    block_dim: *mut Dim3,
+    grid_dim: *mut Dim3,
+    w_size: *mut c_int,
+) {
+    type F = unsafe extern "C" fn(
+        *mut *mut c_void,
+        *const c_char,
+        *mut c_char,
+        *const c_char,
+        c_int,
+        *mut c_void,
+        *mut c_void,
+        *mut Dim3,
+        *mut Dim3,
+        *mut c_int,
+    );
+    let Some(f) = cuda_real!(__cudaRegisterFunction: F) else {
+        missing("__cudaRegisterFunction");
+        return;
+    };
+    // SAFETY: the application's arguments, forwarded unchanged.
+    unsafe {
+        f(
+            handle,
+            host_fun,
+            device_fun,
+            device_name,
+            thread_limit,
+            tid,
+            bid,
+            block_dim,
+            grid_dim,
+            w_size,
+        )
+    };
+    if recording_wanted() {
+        bookkeeping("__cudaRegisterFunction", || {
+            // SAFETY: the kernel's C string names the runtime just read.
+            let name = unsafe {
+                c_str(if device_name.is_null() {
+                    device_fun
+                } else {
+                    device_name
+                })
+            };
+            registry::global().add_function(handle as u64, host_fun as u64, &name);
+        });
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cudaGetKernel(
+    kernel: *mut CuKernel,
+    host_fun: *const c_void,
+) -> CudaError {
+    type F = unsafe extern "C" fn(*mut CuKernel, *const c_void) -> CudaError;
+    let Some(f) = cuda_real!(__cudaGetKernel: F) else {
+        return missing("__cudaGetKernel");
+    };
+    let g = enter("__cudaGetKernel");
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { f(kernel, host_fun) };
+    // SAFETY: read only after success, when the runtime wrote *kernel.
+    let h = unsafe { ffi::out_addr(ret, kernel) };
+    let mut found = None;
+    if ret == cu::SUCCESS && recording_wanted() {
+        bookkeeping("__cudaGetKernel", || {
+            let reg = registry::global();
+            found = reg.by_host(host_fun as u64);
+            match &found {
+                Some(k) => reg.bind_handle(h, k),
+                None => diag(|| {
+                    format!("__cudaGetKernel: host function {host_fun:p} was never registered")
+                }),
+            }
+        });
+    }
+    if let Some(g) = g {
+        g.run(|r| {
+            let (module, name) = found
+                .as_ref()
+                .map_or((0, String::new()), |k| (k.fatbin.handle, k.name.clone()));
+            r.op(
+                "__cudaGetKernel",
+                ret,
+                &Op::Function {
+                    module: Addr(module),
+                    name,
+                    func: Addr(h),
+                },
+            )
+        });
+    }
+    ret
+}
+
+// ---------------------------------------------------------------- launches
+
+/// Calls `f` with `args[i]` cut to the size of parameter `i` (stack storage
+/// for up to 32 parameters: no allocation per launch).
+///
+/// # Safety
+/// The launch succeeded with this layout's kernel, so the runtime read one
+/// pointer per parameter and that many bytes behind each.
+unsafe fn with_params<R>(
+    layout: Option<&ArgLayout>,
+    args: *mut *mut c_void,
+    f: impl FnOnce(ArgValues<'_, '_>) -> R,
+) -> R {
+    let Some(l) = layout.filter(|_| !args.is_null()) else {
+        return f(ArgValues::None);
+    };
+    let n = l.slots.len();
+    let mut small: [&[u8]; 32] = [&[]; 32];
+    let mut big: Vec<&[u8]> = Vec::new();
+    let vals: &mut [&[u8]] = if n <= small.len() {
+        &mut small[..n]
+    } else {
+        big.resize(n, &[]);
+        &mut big
+    };
+    for (i, s) in l.slots.iter().enumerate() {
+        // SAFETY: per the contract, args has an entry per parameter, each
+        // pointing at s.size readable bytes.
+        vals[i] = unsafe { bytes(*args.add(i), s.size as usize) };
+    }
+    f(ArgValues::Params(vals))
+}
+
+/// The driver's layout of `k`, finding its `cudaKernel_t` through the real
+/// `__cudaGetKernel` when no `<<<>>>` launch showed it yet.
+fn driver_layout(k: &CudaKernel) -> Result<Vec<(u64, u64)>, String> {
+    let mut h = k.handle();
+    if h == 0 {
+        h = ffi::kernel_of_host_fun(k.host_fun);
+        if h == 0 {
+            return Err("__cudaGetKernel gave no cudaKernel_t for its host function".into());
+        }
+        k.set_handle(h);
+    }
+    ffi::params_of(h)
+}
+
+/// Reports a kernel's first launch: its layout warning (always) and, with
+/// `HRR_LOG`, where its code and layout came from.
+fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
+    if let Some(w) = &res.warning {
+        r.warn(w);
+    }
+    diag(|| {
+        let code = match (&res.kernel.source, &res.code_error) {
+            (Source::Module(m), _) => format!("code blob {}", m.code),
+            (_, Some(e)) => format!("NO CODE ({e})"),
+            _ => "NO CODE".into(),
+        };
+        let (n, loaded) = registry::global().fatbin_counts();
+        format!(
+            "first launch of {}: {} params, layout from {}; {code}; fat binary {:#x} ({loaded} of {n} registered fat binaries written)",
+            k.name,
+            res.params,
+            res.layout.as_str(),
+            k.fatbin.handle
+        )
+    });
+}
+
+/// Records a launch of `kernel` (`None`: not one the registry knows).
+#[allow(clippy::too_many_arguments)]
+fn record_launch(
+    api: &'static str,
+    g: &Guard,
+    ret: CudaError,
+    kernel: Option<Arc<CudaKernel>>,
+    func: u64,
+    dims: LaunchDims,
+    args: *mut *mut c_void,
+) {
+    g.run(|r| {
+        let Some(k) = kernel else {
+            diag(|| {
+                format!(
+                    "{api}: launch of unknown kernel {func:#x}: recorded without code or arguments"
+                )
+            });
+            r.launch(
+                api,
+                ret,
+                None,
+                |_: &FatBin| Err("unknown kernel".to_string()),
+                func,
+                &dims,
+                &ArgValues::None,
+            );
+            return;
+        };
+        let (res, fresh) = k.resolve(
+            // SAFETY: Fatbin::module calls this only while the fat binary
+            // is registered; it lies in the application's loaded image and
+            // `len` is its header's extent.
+            |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
+            driver_layout,
+        );
+        if fresh {
+            report_first(r, &k, res);
+        }
+        let why = res.code_error.clone().unwrap_or_default();
+        let load = |_: &FatBin| Err(why.clone());
+        let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
+        let record = |values: ArgValues<'_, '_>| {
+            // A pointer parameter at a 4-GiB-aligned address is invisible to
+            // the scan: record this launch with it marked as a pointer.
+            if let (Some(l), ArgValues::Params(vals)) = (layout, values) {
+                let idx =
+                    layout::aligned_pointer_params(l.slots.iter().map(|s| s.size), vals, |w| {
+                        r.allocs().view().find(w).is_some()
+                    });
+                if let Some(k) = (!idx.is_empty())
+                    .then(|| pointer_variant(&res.kernel, &idx))
+                    .flatten()
+                {
+                    return r.launch(api, ret, Some(&k), load, func, &dims, &values);
+                }
+            }
+            r.launch(api, ret, Some(&res.kernel), load, func, &dims, &values)
+        };
+        if ret == cu::SUCCESS {
+            // SAFETY: the successful launch read args per this layout.
+            unsafe { with_params(layout, args, record) }
+        } else {
+            record(ArgValues::None)
+        }
+    });
+}
+
+/// `kernel` with the parameters at `indices` marked as pointers (a
+/// one-launch copy; `None` without a module layout).
+fn pointer_variant(kernel: &Kernel, indices: &[usize]) -> Option<Kernel> {
+    let Source::Module(m) = &kernel.source else {
+        return None;
+    };
+    let meta = m.kernels.as_ref().ok()?.first()?;
+    let marked = layout::with_pointers(meta, indices);
+    Some(Kernel::new(
+        kernel.name.clone(),
+        Source::Module(Arc::new(Module::new(m.code, Ok(vec![marked])))),
+    ))
+}
+
+fn dims(grid: Dim3, block: Dim3, shmem: usize, stream: CudaStream) -> LaunchDims {
+    LaunchDims {
+        grid: grid.to_array(),
+        block: block.to_array(),
+        shmem: u32::try_from(shmem).unwrap_or(u32::MAX),
+        stream: stream_id(stream as u64),
+    }
+}
+
+/// The kernel behind a `cudaKernel_t`: bound by `__cudaGetKernel`, else
+/// found by its driver name (a handle obtained some other way).
+fn kernel_of_handle(h: u64, ret: CudaError) -> Option<Arc<CudaKernel>> {
+    let reg = registry::global();
+    if let Some(k) = reg.by_handle(h) {
+        return Some(k);
+    }
+    // Only a handle the runtime just accepted is shown to the driver.
+    if ret != cu::SUCCESS || h == 0 {
+        return None;
+    }
+    let name = ffi::name_of(h)?;
+    let k = reg.by_name(&name)?;
+    diag(|| {
+        format!("cudaKernel_t {h:#x} not seen by __cudaGetKernel; found {name} by its driver name")
+    });
+    reg.bind_handle(h, &k);
+    Some(k)
+}
+
+/// The kernel behind a `func` of the explicit API: a registered host stub,
+/// or a `cudaKernel_t` bound earlier.
+fn kernel_of_func(func: u64) -> Option<Arc<CudaKernel>> {
+    let reg = registry::global();
+    reg.by_host(func).or_else(|| reg.by_handle(func))
+}
+
+macro_rules! internal_launch_fn {
+    ($name:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            kernel: CuKernel,
+            grid: Dim3,
+            block: Dim3,
+            args: *mut *mut c_void,
+            shmem: usize,
+            stream: CudaStream,
+        ) -> CudaError {
+            type F = unsafe extern "C" fn(CuKernel, Dim3, Dim3, *mut *mut c_void, usize, CudaStream) -> CudaError;
+            let Some(f) = cuda_real!($name: F) else {
+                return missing(stringify!($name));
+            };
+            let g = enter(stringify!($name));
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
+            if let Some(g) = g {
+                let k = g.run(|_| kernel_of_handle(kernel as u64, ret)).flatten();
+                record_launch(
+                    stringify!($name),
+                    &g,
+                    ret,
+                    k,
+                    kernel as u64,
+                    dims(grid, block, shmem, stream),
+                    args,
+                );
+            }
+            ret
+        }
+    };
+}
+internal_launch_fn!(__cudaLaunchKernel);
+internal_launch_fn!(__cudaLaunchKernel_ptsz);
+
+macro_rules! launch_fn {
+    ($name:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            func: *const c_void,
+            grid: Dim3,
+            block: Dim3,
+            args: *mut *mut c_void,
+            shmem: usize,
+            stream: CudaStream,
+        ) -> CudaError {
+            type F =
+                unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, CudaStream) -> CudaError;
+            let Some(f) = cuda_real!($name: F) else {
+                return missing(stringify!($name));
+            };
+            let g = enter(stringify!($name));
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let ret = unsafe { f(func, grid, block, args, shmem, stream) };
+            if let Some(g) = g {
+                let k = g.run(|_| kernel_of_func(func as u64)).flatten();
+                record_launch(
+                    stringify!($name),
+                    &g,
+                    ret,
+                    k,
+                    func as u64,
+                    dims(grid, block, shmem, stream),
+                    args,
+                );
+            }
+            ret
+        }
+    };
+}
+launch_fn!(cudaLaunchKernel);
+launch_fn!(cudaLaunchKernel_ptsz);
+
+macro_rules! launch_ex_fn {
+    ($name:ident) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            config: *const LaunchConfig,
+            func: *const c_void,
+            args: *mut *mut c_void,
+        ) -> CudaError {
+            type F = unsafe extern "C" fn(*const LaunchConfig, *const c_void, *mut *mut c_void) -> CudaError;
+            let Some(f) = cuda_real!($name: F) else {
+                return missing(stringify!($name));
+            };
+            let g = enter(stringify!($name));
+            // SAFETY: the application's arguments, forwarded unchanged.
+            let ret = unsafe { f(config, func, args) };
+            if let Some(g) = g {
+                // SAFETY: the runtime just read the configuration (null only
+                // on a failed call).
+                let c = unsafe { config.as_ref() }.copied();
+                let d = c.map_or(
+                    dims(Dim3::default(), Dim3::default(), 0, std::ptr::null_mut()),
+                    |c| dims(c.grid_dim, c.block_dim, c.dynamic_smem_bytes, c.stream),
+                );
+                if let Some(c) = c.filter(|c| c.num_attrs > 0 && !c.attrs.is_null()) {
+                    g.run(|r| {
+                        r.warn(&format!(
+                            "{}: {} launch attribute(s) not recorded (replay launches without them)",
+                            stringify!($name),
+                            c.num_attrs
+                        ))
+                    });
+                }
+                let k = g.run(|_| kernel_of_func(func as u64)).flatten();
+                record_launch(stringify!($name), &g, ret, k, func as u64, d, args);
+            }
+            ret
+        }
+    };
+}
+launch_ex_fn!(cudaLaunchKernelExC);
+launch_ex_fn!(cudaLaunchKernelExC_ptsz);

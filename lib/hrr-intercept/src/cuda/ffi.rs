@@ -1,0 +1,317 @@
+//! The shape every CUDA wrapper shares, and the calls the recorder makes
+//! into the CUDA runtime and driver on its own behalf.
+//!
+//! Mirrors `exports/mod.rs` (the HIP family): resolve the next definition
+//! once ([`cuda_real!`]), forward the application's arguments unchanged,
+//! return exactly what the runtime returned, and — only on a first-level
+//! call with recording on (`Guard`) — read what the call produced and hand
+//! plain values to the `Recorder`. Two CUDA-specific rules:
+//!
+//! - **The application's error state is left alone.** CUDA keeps a per-thread
+//!   "last error" that *successful* calls do not clear, and workloads check
+//!   it (`cudaGetLastError()` after every launch). A query the recorder makes
+//!   (pointer attributes, `__cudaGetKernel` for a layout, a stream sync
+//!   before reading a D2H result) runs under [`quietly`], which clears an
+//!   error it caused unless one was already pending.
+//! - **The platform is NVIDIA.** The first CUDA call, before the recorder
+//!   exists, sets `HRR_PLATFORM=nvidia` when it was unset, `auto` or `hip`
+//!   (detection looks for `hipMalloc`, which a CUDA process lacks), so the
+//!   manifest says `"platform":"nvidia"` ([`note_cuda_call`]).
+
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::types::{self as cu, CuResult, CudaError, CudaKernel, CudaStream};
+use crate::guard::Guard;
+use crate::recorder::Recorder;
+
+/// The next definition of `$name`, typed as `$ty`, or `None`.
+macro_rules! cuda_real {
+    ($name:ident : $ty:ty) => {{
+        static REAL: $crate::real_fn::RealFn = $crate::real_fn::RealFn::new(
+            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
+            {
+                Ok(c) => c,
+                Err(_) => panic!("symbol name"),
+            },
+        );
+        REAL.get().map(|p| {
+            // SAFETY: the address was looked up under this function's C name,
+            // and `$ty` is that function's signature in CUDA 13's headers.
+            unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $ty>(p) }
+        })
+    }};
+}
+pub(crate) use cuda_real;
+
+/// Whether a call takes the recorder's lifecycle lock (see `Recorder::lifecycle`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Creates or destroys an address or handle.
+    Lifecycle,
+    Free,
+}
+
+/// What a wrapper returns when no later library defines the function.
+pub fn missing(api: &str) -> CudaError {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        eprintln!("hrr-intercept: {api}: not defined by any library after the interposer");
+    }
+    cu::ERROR_NOT_SUPPORTED
+}
+
+/// Whether this process means to record (`HRR_OUT` set and the
+/// configuration valid): registrations are kept only then.
+pub fn recording_wanted() -> bool {
+    static WANTED: OnceLock<bool> = OnceLock::new();
+    *WANTED.get_or_init(|| matches!(crate::config::Config::from_env(), Ok(Some(_))))
+}
+
+/// Called by every CUDA wrapper before `Guard::enter` (which may create the
+/// recorder): the first time, makes the platform NVIDIA unless the user
+/// named one.
+pub fn note_cuda_call() {
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if NOTED.load(Ordering::Relaxed) || NOTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if !recording_wanted() || crate::recorder::existing().is_some() {
+        return;
+    }
+    let var = crate::config::ENV_PLATFORM;
+    let detect = match std::env::var_os(var) {
+        None => true,
+        Some(v) => {
+            let v = v.to_string_lossy().to_ascii_lowercase();
+            matches!(v.as_str(), "" | "auto" | "hip")
+        }
+    };
+    if detect {
+        // SAFETY: set_var races only with a concurrent getenv from C on
+        // another thread. This runs once, on the process's first CUDA
+        // runtime call, before the recorder reads its configuration; CUDA
+        // applications make that call from the main thread during start-up
+        // (Rust readers are serialised by std's environment lock).
+        unsafe { std::env::set_var(var, "nvidia") };
+        super::log::diag(|| format!("first CUDA call: {var}=nvidia"));
+    }
+}
+
+/// `Guard::enter` for a CUDA entry point.
+pub fn enter(api: &'static str) -> Option<Guard> {
+    note_cuda_call();
+    Guard::enter(api)
+}
+
+/// Forwards through `call` and, on a first-level call, records with `record`.
+pub fn intercept<F: Copy>(
+    api: &'static str,
+    real: Option<F>,
+    order: Order,
+    call: impl FnOnce(F) -> CudaError,
+    record: impl FnOnce(&'static Recorder, CudaError),
+) -> CudaError {
+    let Some(f) = real else {
+        return missing(api);
+    };
+    let Some(g) = enter(api) else {
+        return call(f);
+    };
+    let held = if order == Order::Lifecycle {
+        g.run(|r| r.lifecycle())
+    } else {
+        None
+    };
+    let ret = call(f);
+    g.run(|r| record(r, ret));
+    drop(held);
+    ret
+}
+
+/// `*p` after a successful call (the runtime wrote it); 0 otherwise.
+///
+/// # Safety
+/// When `ret == 0` and `p` is non-null, `p` must be valid for reads.
+pub unsafe fn out<T: Copy + Default>(ret: CudaError, p: *const T) -> T {
+    if ret != cu::SUCCESS || p.is_null() {
+        return T::default();
+    }
+    // SAFETY: per the contract, the successful call wrote *p.
+    unsafe { p.read_unaligned() }
+}
+
+/// An out-parameter that is a pointer, as an address.
+///
+/// # Safety
+/// As [`out`].
+pub unsafe fn out_addr<T>(ret: CudaError, p: *const *mut T) -> u64 {
+    // SAFETY: forwarded contract.
+    unsafe { out(ret, p.cast::<usize>()) as u64 }
+}
+
+/// `len` bytes at `p` (empty for a null pointer or zero length).
+///
+/// # Safety
+/// `p` must be valid for `len` bytes of reads for the returned lifetime.
+pub unsafe fn bytes<'a>(p: *const c_void, len: usize) -> &'a [u8] {
+    if p.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: per the contract.
+    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+}
+
+/// A C string argument, lossily as UTF-8.
+///
+/// # Safety
+/// `p` must be null or a valid NUL-terminated string.
+pub unsafe fn c_str(p: *const c_char) -> String {
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: per the contract.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+// ---------------------------------------------------------------- runtime queries
+
+/// Runs a runtime call made on the recorder's behalf (`f` returns its value
+/// and the call's `cudaError_t`) so that an error it causes does not surface
+/// in the application's `cudaGetLastError`: cleared unless an error of the
+/// application's was already pending (which is then left as it is).
+pub fn quietly<T>(f: impl FnOnce() -> (T, CudaError)) -> T {
+    type Q = unsafe extern "C" fn() -> CudaError;
+    let peek = cuda_real!(cudaPeekAtLastError: Q);
+    // SAFETY: cudaPeekAtLastError takes nothing and only reads the state.
+    let before = peek.map_or(cu::SUCCESS, |p| unsafe { p() });
+    let (v, ret) = f();
+    if ret != cu::SUCCESS
+        && before == cu::SUCCESS
+        && let Some(clear) = cuda_real!(cudaGetLastError: Q)
+    {
+        // SAFETY: as above; it resets the calling thread's last error.
+        unsafe { clear() };
+    }
+    v
+}
+
+/// The runtime's `cudaMemoryType` of `p` (`None`: the query failed).
+pub fn pointer_type(p: u64) -> Option<c_int> {
+    type F = unsafe extern "C" fn(*mut c_void, *const c_void) -> CudaError;
+    let f = cuda_real!(cudaPointerGetAttributes: F)?;
+    let mut buf = cu::PointerAttributesBuf::default();
+    let ret = quietly(|| {
+        // SAFETY: buf is 256 zeroed bytes of ours, larger than the struct;
+        // the runtime only looks `p` up, never dereferences it.
+        let r = unsafe { f(buf.0.as_mut_ptr().cast(), p as *const c_void) };
+        (r, r)
+    });
+    (ret == cu::SUCCESS).then(|| buf.memory_type())
+}
+
+/// Waits for `stream` (a handle, as an address) through the real runtime
+/// (an async D2H's result is read only once it has landed).
+pub fn sync_stream(stream: u64) {
+    type F = unsafe extern "C" fn(CudaStream) -> CudaError;
+    if let Some(f) = cuda_real!(cudaStreamSynchronize: F) {
+        quietly(|| {
+            // SAFETY: the application's own stream handle, just used
+            // successfully; the runtime treats it as an opaque handle.
+            let r = unsafe { f(stream as CudaStream) };
+            ((), r)
+        });
+    }
+}
+
+/// The real `__cudaGetKernel(&k, hostFun)`: the `cudaKernel_t` of a
+/// registered host stub (0 when it fails).
+pub fn kernel_of_host_fun(host_fun: u64) -> u64 {
+    type F = unsafe extern "C" fn(*mut CudaKernel, *const c_void) -> CudaError;
+    let Some(f) = cuda_real!(__cudaGetKernel: F) else {
+        return 0;
+    };
+    let mut k: CudaKernel = std::ptr::null_mut();
+    let ret = quietly(|| {
+        // SAFETY: k is ours; host_fun is a stub the runtime registered.
+        let r = unsafe { f(&mut k, host_fun as *const c_void) };
+        (r, r)
+    });
+    if ret == cu::SUCCESS { k as u64 } else { 0 }
+}
+
+// ---------------------------------------------------------------- driver
+
+type ParamInfo = unsafe extern "C" fn(CudaKernel, usize, *mut usize, *mut usize) -> CuResult;
+type KernelName = unsafe extern "C" fn(*mut *const c_char, CudaKernel) -> CuResult;
+
+/// The driver entry points the recorder asks, from `libcuda.so.1` (already
+/// loaded by the runtime; opened, never linked, never closed).
+struct Driver {
+    param_info: Option<ParamInfo>,
+    kernel_name: Option<KernelName>,
+}
+
+fn driver() -> Result<&'static Driver, &'static str> {
+    static D: OnceLock<Result<Driver, String>> = OnceLock::new();
+    D.get_or_init(|| {
+        let name = c"libcuda.so.1";
+        // SAFETY: dlopen with a valid C string; RTLD_NOLOAD only looks.
+        let mut h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            // SAFETY: as above.
+            h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        }
+        if h.is_null() {
+            // SAFETY: dlerror returns null or a C string valid until the next dl call.
+            let why = unsafe { c_str(libc::dlerror()) };
+            return Err(format!("cannot open libcuda.so.1: {why}"));
+        }
+        let sym = |s: &CStr| {
+            // SAFETY: h is a live handle; s a valid C string.
+            let p = unsafe { libc::dlsym(h, s.as_ptr()) };
+            (!p.is_null()).then_some(p)
+        };
+        Ok(Driver {
+            // SAFETY: the symbols' signatures in CUDA 13's cuda.h:
+            // CUresult cuKernelGetParamInfo(CUkernel, size_t, size_t*, size_t*);
+            // CUresult cuKernelGetName(const char**, CUkernel).
+            param_info: sym(c"cuKernelGetParamInfo")
+                .map(|p| unsafe { std::mem::transmute::<*mut c_void, ParamInfo>(p) }),
+            kernel_name: sym(c"cuKernelGetName")
+                .map(|p| unsafe { std::mem::transmute::<*mut c_void, KernelName>(p) }),
+        })
+    })
+    .as_ref()
+    .map_err(String::as_str)
+}
+
+/// The parameter layout of `kernel` (a `cudaKernel_t` = `CUkernel`) from
+/// `cuKernelGetParamInfo`. Driver errors do not touch the runtime's
+/// last-error state.
+pub fn params_of(kernel: u64) -> Result<Vec<(u64, u64)>, String> {
+    if kernel == 0 {
+        return Err("no cudaKernel_t for it".into());
+    }
+    let d = driver().map_err(str::to_string)?;
+    let f = d
+        .param_info
+        .ok_or("libcuda.so.1 has no cuKernelGetParamInfo (driver older than CUDA 12.4)")?;
+    super::layout::query_params(|i| {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: kernel is a CUkernel the runtime handed out; the outputs are ours.
+        let r = unsafe { f(kernel as CudaKernel, i, &mut offset, &mut size) };
+        (r, offset as u64, size as u64)
+    })
+}
+
+/// The mangled name of `kernel` from `cuKernelGetName`.
+pub fn name_of(kernel: u64) -> Option<String> {
+    let f = driver().ok()?.kernel_name?;
+    let mut p: *const c_char = std::ptr::null();
+    // SAFETY: kernel is a CUkernel the runtime handed out; p is ours.
+    let r = unsafe { f(&mut p, kernel as CudaKernel) };
+    // SAFETY: on success the driver points p at a string it owns.
+    (r == cu::CUDA_SUCCESS && !p.is_null()).then(|| unsafe { c_str(p) })
+}

@@ -1,0 +1,285 @@
+//! A CUDA kernel's parameter layout: the `(offset, size)` of each parameter,
+//! in `args[]` order.
+//!
+//! The authority is the driver: `cuKernelGetParamInfo(CUkernel, i, &offset,
+//! &size)` answers per index and `CUDA_ERROR_INVALID_VALUE` past the last one
+//! ([`query_params`]). The fat binary's own metadata (cubin
+//! `EIATTR_KPARAM_INFO`, or PTX `.param`s; `hrr_codeobj::cuda::kernels`) is
+//! the fallback when the driver cannot answer, and a cross-check when it
+//! can ([`choose`]). CUDA never says which parameters are pointers, so every
+//! parameter is `by_value`: the recorder scans each one word by word against
+//! the live allocations (`AllocView::scan_each`) and records the hits as
+//! `ptrs`.
+
+#![deny(unsafe_code)]
+
+use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
+
+use super::types::{CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CuResult};
+
+/// Most parameters a kernel can have (CUDA 12.1+: 32764 bytes of
+/// parameters, at least one byte each).
+pub const MAX_PARAMS: usize = 32_768;
+/// Largest parameter buffer CUDA accepts (32764 bytes since CUDA 12.1).
+pub const MAX_PARAM_BYTES: u64 = 32_764;
+
+/// Where a layout came from (printed with `HRR_LOG`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Driver,
+    FatbinMetadata,
+    None,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Driver => "driver (cuKernelGetParamInfo)",
+            Source::FatbinMetadata => "fat-binary metadata",
+            Source::None => "none",
+        }
+    }
+}
+
+/// Asks `query(i)` (a `cuKernelGetParamInfo` call returning `(result,
+/// offset, size)`) for every parameter until the driver says there is none
+/// (`CUDA_ERROR_INVALID_VALUE`). Any other error, or an answer that cannot be
+/// a parameter, is an `Err` naming it.
+pub fn query_params(
+    mut query: impl FnMut(usize) -> (CuResult, u64, u64),
+) -> Result<Vec<(u64, u64)>, String> {
+    let mut out = Vec::new();
+    for i in 0..MAX_PARAMS {
+        let (r, offset, size) = query(i);
+        match r {
+            CUDA_SUCCESS => {
+                let end = offset.checked_add(size).filter(|&e| e <= MAX_PARAM_BYTES);
+                if size == 0 || end.is_none() {
+                    return Err(format!(
+                        "parameter {i}: offset {offset} size {size} is outside a {MAX_PARAM_BYTES} byte parameter buffer"
+                    ));
+                }
+                out.push((offset, size));
+            }
+            CUDA_ERROR_INVALID_VALUE => return Ok(out),
+            e => {
+                return Err(format!(
+                    "cuKernelGetParamInfo(index {i}) returned CUresult {e}"
+                ));
+            }
+        }
+    }
+    Err(format!("more than {MAX_PARAMS} parameters"))
+}
+
+/// Kernel metadata for `name` from driver `(offset, size)` pairs: every
+/// parameter `by_value` (scanned for pointers when recorded).
+pub fn meta_from_pairs(name: &str, pairs: &[(u64, u64)]) -> KernelMeta {
+    let args: Vec<ArgMeta> = pairs
+        .iter()
+        .map(|&(offset, size)| ArgMeta {
+            offset: offset as u32,
+            size: size as u32,
+            kind: ArgKind::ByValue,
+            address_space: None,
+            name: None,
+        })
+        .collect();
+    let end = args.iter().map(|a| a.offset + a.size).max().unwrap_or(0);
+    KernelMeta {
+        name: name.to_string(),
+        symbol: name.to_string(),
+        kernarg_segment_size: end,
+        args,
+    }
+}
+
+/// The host parameters of `meta` as `(offset, size)` pairs, in order.
+pub fn pairs_of(meta: &KernelMeta) -> Vec<(u64, u64)> {
+    meta.host_args()
+        .map(|a| (u64::from(a.offset), u64::from(a.size)))
+        .collect()
+}
+
+/// Indices of the parameters that are one whole 8-byte word holding a live
+/// device address whose low 32 bits are below `MIN_POINTER` (a base aligned
+/// at 4 GiB, which CUDA's allocator can hand out). The generic scan skips
+/// such words (it takes `{0, n}` int pairs for non-pointers), but a whole
+/// 8-byte parameter equal to a live address is a pointer. `is_live` is only
+/// asked about words that pass the cheap checks (rare).
+pub fn aligned_pointer_params(
+    sizes: impl IntoIterator<Item = u32>,
+    vals: &[&[u8]],
+    is_live: impl Fn(u64) -> bool,
+) -> Vec<usize> {
+    use crate::live_allocs::MIN_POINTER;
+    sizes
+        .into_iter()
+        .zip(vals)
+        .enumerate()
+        .filter_map(|(i, (size, v))| {
+            let w = u64::from_le_bytes((size == 8).then_some(*v)?.try_into().ok()?);
+            (w >= MIN_POINTER && (w & 0xffff_ffff) < MIN_POINTER && is_live(w)).then_some(i)
+        })
+        .collect()
+}
+
+/// `meta` with the host parameters at `indices` marked `global_buffer`
+/// (recorded as a pointer at offset 0 without scanning).
+pub fn with_pointers(meta: &KernelMeta, indices: &[usize]) -> KernelMeta {
+    let mut m = meta.clone();
+    for (i, a) in m.args.iter_mut().filter(|a| !a.is_hidden()).enumerate() {
+        if indices.contains(&i) {
+            a.kind = ArgKind::GlobalBuffer;
+        }
+    }
+    m
+}
+
+/// The layout a kernel's launches are recorded with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// `None`: no layout at all; launches are recorded without arguments.
+    pub meta: Option<KernelMeta>,
+    pub source: Source,
+    /// Something the user should hear about (printed once per kernel).
+    pub warning: Option<String>,
+}
+
+/// Picks the layout of kernel `name` from the driver's answer and the fat
+/// binary's metadata (`fatbin`: the kernel's entry there, or why there is
+/// none). The driver wins whenever it answered; a disagreement is reported.
+pub fn choose(
+    name: &str,
+    driver: Result<Vec<(u64, u64)>, String>,
+    fatbin: Result<&KernelMeta, String>,
+) -> Choice {
+    match (driver, fatbin) {
+        (Ok(pairs), Ok(m)) => {
+            let theirs = pairs_of(m);
+            let warning = (theirs != pairs).then(|| {
+                format!(
+                    "kernel {name}: the driver's parameter layout {pairs:?} differs from the fat binary's {theirs:?}; recording with the driver's"
+                )
+            });
+            Choice {
+                meta: Some(meta_from_pairs(name, &pairs)),
+                source: Source::Driver,
+                warning,
+            }
+        }
+        (Ok(pairs), Err(_)) => Choice {
+            meta: Some(meta_from_pairs(name, &pairs)),
+            source: Source::Driver,
+            warning: None,
+        },
+        (Err(d), Ok(m)) => Choice {
+            meta: Some(meta_from_pairs(name, &pairs_of(m))),
+            source: Source::FatbinMetadata,
+            warning: Some(format!(
+                "kernel {name}: no parameter layout from the driver ({d}); using the fat binary's metadata"
+            )),
+        },
+        (Err(d), Err(f)) => Choice {
+            meta: None,
+            source: Source::None,
+            warning: Some(format!(
+                "kernel {name}: no parameter layout (driver: {d}; fat binary: {f}); its launches are recorded WITHOUT arguments and cannot be replayed"
+            )),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A driver that knows `params` and answers like cuKernelGetParamInfo.
+    fn driver(params: &[(u64, u64)]) -> impl FnMut(usize) -> (CuResult, u64, u64) + '_ {
+        move |i| match params.get(i) {
+            Some(&(o, s)) => (CUDA_SUCCESS, o, s),
+            None => (CUDA_ERROR_INVALID_VALUE, 0, 0),
+        }
+    }
+
+    #[test]
+    fn saxpy_and_struct_layouts_as_measured() {
+        // saxpy(int n, float a, float* x, float* y) and axpby(Args) on the H200.
+        let saxpy = [(0, 4), (4, 4), (8, 8), (16, 8)];
+        assert_eq!(query_params(driver(&saxpy)).unwrap(), saxpy);
+        assert_eq!(query_params(driver(&[(0, 56)])).unwrap(), [(0, 56)]);
+        assert_eq!(query_params(driver(&[])).unwrap(), [], "no parameters");
+    }
+
+    #[test]
+    fn driver_errors_are_not_an_empty_layout() {
+        let e = query_params(|_| (400, 0, 0)).unwrap_err();
+        assert!(e.contains("400"), "{e}");
+        let e = query_params(|i| if i == 0 { (0, 8, 0) } else { (1, 0, 0) }).unwrap_err();
+        assert!(e.contains("parameter 0"), "{e}");
+        assert!(
+            query_params(|_| (0, 32_760, 8)).is_err(),
+            "past the parameter buffer"
+        );
+        assert!(query_params(|_| (0, 0, 4)).is_err(), "never ends");
+    }
+
+    #[test]
+    fn meta_is_all_by_value_in_order() {
+        let m = meta_from_pairs("_Z5saxpyifPfS_", &[(0, 4), (4, 4), (8, 8), (16, 8)]);
+        assert_eq!(m.kernarg_segment_size, 24);
+        assert_eq!(m.host_arg_count(), 4);
+        assert!(m.args.iter().all(|a| a.kind == ArgKind::ByValue));
+        assert_eq!(pairs_of(&m), [(0, 4), (4, 4), (8, 8), (16, 8)]);
+    }
+
+    #[test]
+    fn driver_wins_and_disagreement_is_reported() {
+        let fat = meta_from_pairs("k", &[(0, 8), (8, 4)]);
+        let c = choose("k", Ok(vec![(0, 8), (8, 4)]), Ok(&fat));
+        assert_eq!((c.source, c.warning.is_none()), (Source::Driver, true));
+        let c = choose("k", Ok(vec![(0, 8), (8, 8)]), Ok(&fat));
+        assert_eq!(c.source, Source::Driver);
+        assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 8), (8, 8)]);
+        assert!(c.warning.unwrap().contains("differs"));
+        let c = choose("k", Ok(vec![]), Err("no metadata".into()));
+        assert_eq!((c.source, c.meta.unwrap().args.len()), (Source::Driver, 0));
+    }
+
+    #[test]
+    fn four_gib_aligned_pointers_are_kept() {
+        let base = 0x7f40_0000_0000u64; // low 32 bits zero
+        let live = |w: u64| (base..base + (1 << 20)).contains(&w);
+        let (p, q, small) = (
+            base.to_le_bytes(),
+            (base + 0x100).to_le_bytes(),
+            7u64.to_le_bytes(),
+        );
+        let n = 5i32.to_le_bytes();
+        let other = (0x7f41_0000_0000u64).to_le_bytes(); // not live
+        let vals: [&[u8]; 5] = [&n, &p, &small, &q, &other];
+        let sizes = [4, 8, 8, 8, 8];
+        assert_eq!(aligned_pointer_params(sizes, &vals, live), [1, 3]);
+        // Ordinary addresses are the scan's business, not this one's.
+        let normal = 0x7f12_3456_0000u64.to_le_bytes();
+        assert!(aligned_pointer_params([8], &[&normal[..]], |_| true).is_empty());
+        let m = with_pointers(
+            &meta_from_pairs("k", &[(0, 4), (8, 8), (16, 8), (24, 8)]),
+            &[1, 3],
+        );
+        let kinds: Vec<bool> = m.args.iter().map(|a| a.is_pointer()).collect();
+        assert_eq!(kinds, [false, true, false, true]);
+    }
+
+    #[test]
+    fn fallbacks() {
+        let fat = meta_from_pairs("k", &[(0, 56)]);
+        let c = choose("k", Err("libcuda.so.1 not loadable".into()), Ok(&fat));
+        assert_eq!(c.source, Source::FatbinMetadata);
+        assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 56)]);
+        assert!(c.warning.unwrap().contains("libcuda"));
+        let c = choose("k", Err("d".into()), Err("f".into()));
+        assert_eq!((c.source, c.meta), (Source::None, None));
+        assert!(c.warning.unwrap().contains("WITHOUT arguments"));
+    }
+}

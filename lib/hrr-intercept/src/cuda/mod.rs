@@ -1,0 +1,37 @@
+//! The CUDA family of `libhrr_intercept.so`: the CUDA runtime's entry points
+//! for applications linked with the shared runtime (`nvcc -cudart shared`,
+//! PyTorch's own libcudart; HIP sources built for NVIDIA land here too).
+//!
+//! libcudart 13 exports versioned names (`cudaMalloc@@libcudart.so.13`); the
+//! unversioned definitions here interpose them all the same, and
+//! `dlsym(RTLD_NEXT)` finds the real ones. Events use the archive's op
+//! vocabulary (DESIGN §4) with the exact CUDA entry point in `api`, failed
+//! calls included with their `ret`.
+//!
+//! Layout:
+//! - [`exports_memory`], [`exports_sync`], [`exports_launch`] — the C entry
+//!   points (FFI), in the shape of the HIP family's `exports`;
+//! - [`ffi`] — their shared wrapper, the runtime/driver queries the recorder
+//!   makes (kept out of the application's `cudaGetLastError`), the switch to
+//!   `platform:"nvidia"`;
+//! - [`registry`] — fat binaries and kernels: lazy code blobs, layouts;
+//! - [`layout`], [`dir`], [`types`], [`log`] — safe, GPU-free logic and C
+//!   definitions (unit-tested in CI).
+//!
+//! Like `exports`, the FFI modules are left out of unit tests and of the
+//! `bench` feature.
+
+pub mod dir;
+pub mod layout;
+pub mod log;
+pub mod registry;
+pub mod types;
+
+#[cfg(not(any(test, feature = "bench")))]
+pub mod exports_launch;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod exports_memory;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod exports_sync;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod ffi;

@@ -1,0 +1,667 @@
+//! The CUDA compiler path's registrations, and what a launch needs from
+//! them: the kernel's mangled name, the blob of its fat binary, and its
+//! parameter layout.
+//!
+//! - `__cudaRegisterFatBinary` hands over a `__fatBinC_Wrapper_t`; only the
+//!   address and extent of the fat binary it points at are kept
+//!   ([`locate`], [`Fatbin`]). PyTorch registers ~445 fat binaries at import
+//!   and a script uses a handful, so nothing is copied or hashed here.
+//! - `__cudaRegisterFunction` ties a host stub (`hostFun`) to a mangled
+//!   device name ([`Registry::add_function`]).
+//! - `__cudaGetKernel` maps a host stub to the `cudaKernel_t` that
+//!   `__cudaLaunchKernel` receives ([`Registry::bind_handle`]).
+//! - At the first launch of a kernel, [`CudaKernel::resolve`] writes its fat
+//!   binary as one blob (once per fat binary, however many of its kernels
+//!   run: [`Fatbin::module`]) and fixes the parameter layout (driver first,
+//!   the fat binary's metadata as fallback: `layout::choose`). The result is
+//!   an ordinary `code_objects::Kernel`, so the launch is recorded by
+//!   `Recorder::launch` exactly like a HIP one.
+//!
+//! The registry is process-wide ([`global`]) and independent of the
+//! recorder: registrations happen in static constructors, before `main`,
+//! and do not by themselves create an archive (a process that imports a CUDA
+//! library but never calls CUDA leaves none).
+
+#![deny(unsafe_code)]
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
+
+use hrr_codeobj::{KernelMeta, cuda};
+
+use super::layout::{self, Choice};
+use crate::code_objects::{FatBin, Kernel, Module, Source};
+
+/// Largest fat binary the recorder will copy (2 GiB): the runtime accepted
+/// the header, but a bound keeps a corrupt one from walking off the image.
+pub const MAX_FATBIN: u64 = 2 << 30;
+
+/// Address and length of the fat binary behind the wrapper at `wrapper`.
+/// `read(addr, len)` returns `len` bytes of the application's memory at
+/// `addr` (or `None`); it is asked for the 24-byte wrapper, then for the
+/// 16-byte fat binary header, nothing more.
+pub fn locate<'a>(
+    read: impl Fn(usize, usize) -> Option<&'a [u8]>,
+    wrapper: usize,
+) -> Result<(usize, usize), String> {
+    if wrapper == 0 {
+        return Err("null fat binary wrapper".into());
+    }
+    let w = read(wrapper, cuda::WRAPPER_SIZE).ok_or("wrapper not readable")?;
+    let w = cuda::parse_wrapper(w).map_err(|e| e.to_string())?;
+    let data = usize::try_from(w.data).map_err(|_| "wrapper data pointer".to_string())?;
+    if data == 0 {
+        return Err(format!(
+            "wrapper version {} has a null fat binary pointer",
+            w.version
+        ));
+    }
+    let head = read(data, cuda::FATBIN_HEADER_SIZE).ok_or("fat binary header not readable")?;
+    let len = cuda::extent(head).map_err(|e| e.to_string())?;
+    if len as u64 > MAX_FATBIN {
+        return Err(format!(
+            "fat binary claims {len} bytes, beyond the {MAX_FATBIN} byte limit"
+        ));
+    }
+    Ok((data, len))
+}
+
+/// A registered fat binary: where it is, written as a blob on first launch.
+#[derive(Debug)]
+pub struct Fatbin {
+    /// The `void**` handle `__cudaRegisterFatBinary` returned.
+    pub handle: u64,
+    /// Address and length of the 0xBA55ED50 image in the application's
+    /// memory, or why it could not be located.
+    pub image: Result<(usize, usize), String>,
+    /// Cleared by `__cudaUnregisterFatBinary`: its memory may be gone.
+    live: AtomicBool,
+    loaded: OnceLock<Result<Arc<Module>, String>>,
+}
+
+impl Fatbin {
+    pub fn new(handle: u64, image: Result<(usize, usize), String>) -> Fatbin {
+        Fatbin {
+            handle,
+            image,
+            live: AtomicBool::new(true),
+            loaded: OnceLock::new(),
+        }
+    }
+
+    /// The fat binary as a module (its blob and metadata), made by
+    /// `load(addr, len)` the first time and never after unregistration.
+    pub fn module(
+        &self,
+        load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
+    ) -> Result<Arc<Module>, String> {
+        if let Some(done) = self.loaded.get() {
+            return done.clone();
+        }
+        if !self.live.load(Ordering::Acquire) {
+            return Err("fat binary was unregistered before its first launch".into());
+        }
+        self.loaded
+            .get_or_init(|| match &self.image {
+                Ok((addr, len)) => load(*addr, *len),
+                Err(e) => Err(e.clone()),
+            })
+            .clone()
+    }
+
+    /// Whether its blob has been written (or attempted).
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.get().is_some()
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+}
+
+/// A kernel as launches resolve it, fixed at its first launch.
+#[derive(Debug)]
+pub struct Resolved {
+    /// Name, code blob and layout, ready for `Recorder::launch`.
+    pub kernel: Kernel,
+    /// Why the code could not be read (launches record the empty blob and
+    /// no arguments).
+    pub code_error: Option<String>,
+    pub layout: layout::Source,
+    /// Number of parameters in the layout (0 with no layout).
+    pub params: usize,
+    /// Things to report once (layout disagreements and fallbacks).
+    pub warning: Option<String>,
+}
+
+/// A kernel registered by `__cudaRegisterFunction`.
+#[derive(Debug)]
+pub struct CudaKernel {
+    /// Mangled device name (`deviceName`).
+    pub name: String,
+    /// Host stub address (`hostFun`).
+    pub host_fun: u64,
+    pub fatbin: Arc<Fatbin>,
+    /// The `cudaKernel_t` `__cudaGetKernel` gave for it (0: none yet).
+    handle: AtomicU64,
+    resolved: OnceLock<Resolved>,
+}
+
+impl CudaKernel {
+    pub fn new(name: String, host_fun: u64, fatbin: Arc<Fatbin>) -> CudaKernel {
+        CudaKernel {
+            name,
+            host_fun,
+            fatbin,
+            handle: AtomicU64::new(0),
+            resolved: OnceLock::new(),
+        }
+    }
+
+    /// Its `cudaKernel_t`, 0 when not known.
+    pub fn handle(&self) -> u64 {
+        self.handle.load(Ordering::Acquire)
+    }
+
+    pub fn set_handle(&self, h: u64) {
+        self.handle.store(h, Ordering::Release);
+    }
+
+    pub fn is_resolved(&self) -> bool {
+        self.resolved.get().is_some()
+    }
+
+    /// Code and layout, fixed the first time: `load(addr, len)` writes the
+    /// fat binary's blob (once per fat binary), `driver(self)` asks the
+    /// driver for the parameter layout. The `bool` is true for the call that
+    /// resolved it (which reports `warning`).
+    pub fn resolve(
+        &self,
+        load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
+        driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    ) -> (&Resolved, bool) {
+        let mut fresh = false;
+        let r = self.resolved.get_or_init(|| {
+            fresh = true;
+            self.resolve_now(load, driver)
+        });
+        (r, fresh)
+    }
+
+    fn resolve_now(
+        &self,
+        load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
+        driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    ) -> Resolved {
+        let module = self.fatbin.module(load);
+        let from_driver = driver(self);
+        let from_fatbin: Result<&KernelMeta, String> = match &module {
+            Ok(m) => match &m.kernels {
+                Ok(ks) => ks
+                    .iter()
+                    .find(|k| k.name == self.name)
+                    .ok_or_else(|| format!("not among the {} kernels of its metadata", ks.len())),
+                Err(e) => Err(e.clone()),
+            },
+            Err(e) => Err(e.clone()),
+        };
+        let Choice {
+            meta,
+            source,
+            warning,
+        } = layout::choose(&self.name, from_driver, from_fatbin);
+        let params = meta.as_ref().map_or(0, KernelMeta::host_arg_count);
+        match module {
+            Ok(m) => Resolved {
+                kernel: Kernel::new(
+                    self.name.clone(),
+                    Source::Module(Arc::new(Module::new(
+                        m.code,
+                        Ok(meta.into_iter().collect()),
+                    ))),
+                ),
+                code_error: None,
+                layout: source,
+                params,
+                warning,
+            },
+            Err(e) => Resolved {
+                // A fat binary whose load fails: Recorder::launch reports it
+                // and records the empty blob.
+                kernel: Kernel::new(
+                    self.name.clone(),
+                    Source::FatBin(Arc::new(FatBin::new(0, 0))),
+                ),
+                code_error: Some(e),
+                layout: source,
+                params,
+                warning,
+            },
+        }
+    }
+}
+
+/// Hashes a handle (an address) with one multiply: handles are distinct
+/// pointers, so SipHash's protection buys nothing on a per-launch lookup.
+#[derive(Default, Clone, Copy)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type ByAddr<V> = RwLock<HashMap<u64, Arc<V>, BuildHasherDefault<AddrHasher>>>;
+
+fn get<V>(m: &ByAddr<V>, k: u64) -> Option<Arc<V>> {
+    m.read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&k)
+        .cloned()
+}
+
+fn put<V>(m: &ByAddr<V>, k: u64, v: Arc<V>) {
+    m.write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(k, v);
+}
+
+/// Every CUDA registration, by handle.
+#[derive(Default)]
+pub struct Registry {
+    fatbins: ByAddr<Fatbin>,
+    /// Host stub → kernel.
+    by_host: ByAddr<CudaKernel>,
+    /// `cudaKernel_t` → kernel.
+    by_handle: ByAddr<CudaKernel>,
+    /// Mangled name → kernel (first registration wins): the way back from a
+    /// `cudaKernel_t` that `__cudaGetKernel` did not show us.
+    by_name: RwLock<HashMap<String, Arc<CudaKernel>>>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// `__cudaRegisterFatBinary`.
+    pub fn add_fatbin(&self, handle: u64, image: Result<(usize, usize), String>) -> Arc<Fatbin> {
+        let f = Arc::new(Fatbin::new(handle, image));
+        put(&self.fatbins, handle, f.clone());
+        f
+    }
+
+    pub fn fatbin(&self, handle: u64) -> Option<Arc<Fatbin>> {
+        get(&self.fatbins, handle)
+    }
+
+    /// `__cudaUnregisterFatBinary`: never read it again (kernels already
+    /// launched keep their blob). `false`: not a handle we know.
+    pub fn remove_fatbin(&self, handle: u64) -> bool {
+        let f = self
+            .fatbins
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&handle);
+        if let Some(f) = &f {
+            f.live.store(false, Ordering::Release);
+        }
+        f.is_some()
+    }
+
+    /// `__cudaRegisterFunction`. A fat-binary handle never registered gets a
+    /// placeholder (its kernels keep their names, and launches say why
+    /// there is no code).
+    pub fn add_function(&self, fatbin: u64, host_fun: u64, name: &str) -> Arc<CudaKernel> {
+        let f = self.fatbin(fatbin).unwrap_or_else(|| {
+            self.add_fatbin(
+                fatbin,
+                Err(format!(
+                    "fat binary handle {fatbin:#x} was never registered"
+                )),
+            )
+        });
+        let k = Arc::new(CudaKernel::new(name.to_string(), host_fun, f));
+        put(&self.by_host, host_fun, k.clone());
+        self.by_name
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(name.to_string())
+            .or_insert_with(|| k.clone());
+        k
+    }
+
+    pub fn by_host(&self, host_fun: u64) -> Option<Arc<CudaKernel>> {
+        get(&self.by_host, host_fun)
+    }
+
+    pub fn by_handle(&self, handle: u64) -> Option<Arc<CudaKernel>> {
+        get(&self.by_handle, handle)
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<Arc<CudaKernel>> {
+        self.by_name
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned()
+    }
+
+    /// `__cudaGetKernel(&handle, hostFun)` succeeded: launches through
+    /// `handle` are launches of `kernel`.
+    pub fn bind_handle(&self, handle: u64, kernel: &Arc<CudaKernel>) {
+        if handle == 0 {
+            return;
+        }
+        if kernel.handle() == 0 {
+            kernel.set_handle(handle);
+        }
+        put(&self.by_handle, handle, kernel.clone());
+    }
+
+    /// Number of registered fat binaries, and how many were written.
+    pub fn fatbin_counts(&self) -> (usize, usize) {
+        let m = self.fatbins.read().unwrap_or_else(PoisonError::into_inner);
+        (m.len(), m.values().filter(|f| f.is_loaded()).count())
+    }
+}
+
+static GLOBAL: LazyLock<Registry> = LazyLock::new(Registry::new);
+
+/// The process's registry.
+pub fn global() -> &'static Registry {
+    &GLOBAL
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event_sink::LockMode;
+    use crate::kernel_args::ArgValues;
+    use crate::recorder::{LaunchDims, Recorder};
+    use hrr_core::manifest::Platform;
+    use hrr_core::{BlobId, MemKind, Op};
+    use std::path::Path;
+    use std::sync::atomic::AtomicU32;
+
+    /// nvcc 13.0 `--compress-mode=none` fat binary of
+    /// hrr-codeobj/tests/fixtures/cuda/kernels.cu (saxpy, with_struct,
+    /// _Z7mangledsdPh, big, noargs).
+    const FATBIN: &[u8] =
+        include_bytes!("../../../hrr-codeobj/tests/fixtures/cuda/kernels.none.fatbin");
+    /// The same kernels, zstd-compressed entries (`--compress-mode=size`).
+    const FATBIN_ZSTD: &[u8] =
+        include_bytes!("../../../hrr-codeobj/tests/fixtures/cuda/kernels.size.fatbin");
+
+    fn blob_files(dir: &Path) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for d in std::fs::read_dir(dir.join("blobs")).unwrap() {
+            let d = d.unwrap().path();
+            if d.is_dir() {
+                for f in std::fs::read_dir(d).unwrap() {
+                    out.push(std::fs::read(f.unwrap().path()).unwrap());
+                }
+            }
+        }
+        out
+    }
+
+    fn events(dir: &Path) -> Vec<hrr_core::Event> {
+        std::fs::read_to_string(dir.join("events.ndjson"))
+            .unwrap()
+            .lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .collect()
+    }
+
+    /// A fake address space: (base, bytes) regions.
+    fn memory<'a>(regions: &'a [(usize, &'a [u8])]) -> impl Fn(usize, usize) -> Option<&'a [u8]> {
+        move |addr, len| {
+            regions.iter().find_map(|&(base, bytes)| {
+                let off = addr.checked_sub(base)?;
+                bytes.get(off..off.checked_add(len)?)
+            })
+        }
+    }
+
+    fn wrapper(version: u32, data: usize) -> Vec<u8> {
+        let mut w = cuda::WRAPPER_MAGIC.to_le_bytes().to_vec();
+        w.extend_from_slice(&version.to_le_bytes());
+        w.extend_from_slice(&(data as u64).to_le_bytes());
+        w.extend_from_slice(&0u64.to_le_bytes());
+        w
+    }
+
+    #[test]
+    fn locates_a_real_fat_binary_from_its_wrapper() {
+        let fat_addr = 0x7f00_0010_0000usize;
+        let mut padded = FATBIN.to_vec();
+        padded.extend_from_slice(&[0xAB; 4096]);
+        let w = wrapper(1, fat_addr);
+        let regions = [(0x5000usize, &w[..]), (fat_addr, &padded[..])];
+        assert_eq!(
+            locate(memory(&regions), 0x5000),
+            Ok((fat_addr, FATBIN.len())),
+            "the extent is the header's, not the buffer's"
+        );
+        let w2 = wrapper(2, fat_addr);
+        let regions = [(0x5000usize, &w2[..]), (fat_addr, FATBIN_ZSTD)];
+        assert_eq!(
+            locate(memory(&regions), 0x5000),
+            Ok((fat_addr, FATBIN_ZSTD.len()))
+        );
+        // Errors: null, bad magic, null data, not a fat binary.
+        assert!(locate(memory(&regions), 0).is_err());
+        let mut bad = w.clone();
+        bad[0] ^= 1;
+        assert!(locate(memory(&[(0x5000, &bad[..])]), 0x5000).is_err());
+        let nul = wrapper(1, 0);
+        assert!(
+            locate(memory(&[(0x5000, &nul[..])]), 0x5000)
+                .unwrap_err()
+                .contains("null")
+        );
+        let junk = [0x11u8; 64];
+        let w3 = wrapper(1, 0x9000);
+        assert!(locate(memory(&[(0x5000, &w3[..]), (0x9000, &junk[..])]), 0x5000).is_err());
+    }
+
+    #[test]
+    fn registering_writes_nothing_and_first_launch_writes_one_blob_per_fatbin() {
+        let t = tempfile::tempdir().unwrap();
+        let r = Recorder::create(
+            t.path(),
+            Platform::Nvidia,
+            vec!["app".into()],
+            Default::default(),
+        )
+        .unwrap();
+        let reg = Registry::new();
+        let used = (FATBIN.as_ptr() as usize, FATBIN.len());
+        let unused = (FATBIN_ZSTD.as_ptr() as usize, FATBIN_ZSTD.len());
+        reg.add_fatbin(0xf1, Ok(used));
+        reg.add_fatbin(0xf2, Ok(unused));
+        let saxpy = reg.add_function(0xf1, 0x4010, "saxpy");
+        let with_struct = reg.add_function(0xf1, 0x4020, "with_struct");
+        reg.add_function(0xf2, 0x5010, "saxpy");
+        reg.bind_handle(0xaaa0, &saxpy);
+        assert!(
+            blob_files(t.path()).is_empty(),
+            "registration copies nothing"
+        );
+        assert_eq!(reg.fatbin_counts(), (2, 0));
+        // by_name keeps the first registration.
+        assert_eq!(reg.by_name("saxpy").unwrap().host_fun, 0x4010);
+        assert_eq!(reg.by_handle(0xaaa0).unwrap().name, "saxpy");
+        assert_eq!(saxpy.handle(), 0xaaa0);
+
+        let loads = AtomicU32::new(0);
+        let load = |addr: usize, len: usize| {
+            assert_eq!((addr, len), used);
+            loads.fetch_add(1, Ordering::Relaxed);
+            r.load_bundle(FATBIN)
+        };
+        // saxpy(float a, const float *x, float *y, int n): the driver's answer.
+        let (res, fresh) = saxpy.resolve(load, |k| {
+            assert_eq!(k.handle(), 0xaaa0);
+            Ok(vec![(0, 4), (8, 8), (16, 8), (24, 4)])
+        });
+        assert!(fresh);
+        assert_eq!(res.layout, layout::Source::Driver);
+        assert_eq!(res.warning, None, "driver and cubin metadata agree");
+        assert_eq!(res.params, 4);
+        // Second resolve: cached, nothing loaded or asked.
+        let (_, fresh) = saxpy.resolve(|_, _| unreachable!(), |_| unreachable!());
+        assert!(!fresh);
+        // with_struct(Pair, char, long long*) from the same fat binary, the
+        // driver unavailable: the cubin's EIATTR_KPARAM_INFO is used.
+        let (ws, _) = with_struct.resolve(load, |_| Err("no libcuda.so.1".into()));
+        assert_eq!(ws.layout, layout::Source::FatbinMetadata);
+        assert_eq!(ws.params, 3);
+        assert!(ws.warning.as_ref().unwrap().contains("no libcuda"));
+        assert_eq!(loads.load(Ordering::Relaxed), 1, "one load per fat binary");
+        assert_eq!(reg.fatbin_counts(), (2, 1), "the unused one is never read");
+
+        // Launch both through the recorder with pointers into live memory.
+        let dev = 0x7f12_3456_0000u64;
+        r.alloc("cudaMalloc", 0, dev, 1 << 20, MemKind::Device);
+        let a = 3.0f32.to_le_bytes();
+        let (x, y) = ((dev + 0x100).to_le_bytes(), (dev + 0x8000).to_le_bytes());
+        let n = 1000i32.to_le_bytes();
+        let vals: [&[u8]; 4] = [&a, &x, &y, &n];
+        let dims = LaunchDims {
+            grid: [4, 1, 1],
+            block: [256, 1, 1],
+            shmem: 0,
+            stream: 0,
+        };
+        r.launch(
+            "__cudaLaunchKernel",
+            0,
+            Some(&res.kernel),
+            |_| unreachable!(),
+            0xaaa0,
+            &dims,
+            &ArgValues::Params(&vals),
+        );
+        // Pair { float *p; int n; double w; } = 24 bytes, p at 0.
+        let mut pair = (dev + 0x10).to_le_bytes().to_vec();
+        pair.extend_from_slice(&7i32.to_le_bytes());
+        pair.extend_from_slice(&[0; 4]);
+        pair.extend_from_slice(&2.5f64.to_le_bytes());
+        let c = [b'x'];
+        let out = (dev + 0x20).to_le_bytes();
+        let vals: [&[u8]; 3] = [&pair, &c, &out];
+        r.launch(
+            "cudaLaunchKernel",
+            0,
+            Some(&ws.kernel),
+            |_| unreachable!(),
+            0x4020,
+            &dims,
+            &ArgValues::Params(&vals),
+        );
+        r.finish("exit", LockMode::Block);
+
+        let blobs = blob_files(t.path());
+        assert_eq!(blobs.len(), 1, "exactly one blob: the used fat binary");
+        assert_eq!(blobs[0], FATBIN);
+        let ev = events(t.path());
+        let launches: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match &e.op {
+                Op::Launch {
+                    name, code, args, ..
+                } => Some((name.clone(), *code, args.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(launches.len(), 2);
+        let (name, code, args) = &launches[0];
+        assert_eq!((name.as_str(), *code), ("saxpy", BlobId::of(FATBIN)));
+        let shape: Vec<_> = args
+            .iter()
+            .map(|a| (a.offset, a.size, a.ptrs.clone()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (Some(0), 4, vec![]),
+                (Some(8), 8, vec![0]),
+                (Some(16), 8, vec![0]),
+                (Some(24), 4, vec![])
+            ]
+        );
+        assert_eq!(args[1].hex.0, x);
+        let (name, code, args) = &launches[1];
+        assert_eq!((name.as_str(), *code), ("with_struct", BlobId::of(FATBIN)));
+        let shape: Vec<_> = args
+            .iter()
+            .map(|a| (a.offset, a.size, a.ptrs.clone()))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (Some(0), 24, vec![0]),
+                (Some(24), 1, vec![]),
+                (Some(32), 8, vec![0])
+            ]
+        );
+    }
+
+    #[test]
+    fn unregistered_or_unlocatable_fatbins_are_never_read() {
+        let reg = Registry::new();
+        reg.add_fatbin(1, Ok((0x1000, 64)));
+        let k = reg.add_function(1, 0x10, "k");
+        assert!(reg.remove_fatbin(1));
+        assert!(!reg.remove_fatbin(1));
+        let (res, _) = k.resolve(|_, _| unreachable!(), |_| Ok(vec![(0, 8)]));
+        assert!(res.code_error.as_ref().unwrap().contains("unregistered"));
+        assert_eq!(res.params, 1, "the driver's layout is still known");
+
+        reg.add_fatbin(2, Err("wrapper not readable".into()));
+        let k = reg.add_function(2, 0x20, "k2");
+        let (res, _) = k.resolve(|_, _| unreachable!(), |_| Err("x".into()));
+        assert_eq!(res.code_error.as_deref(), Some("wrapper not readable"));
+        assert_eq!(res.layout, layout::Source::None);
+        assert!(res.warning.as_ref().unwrap().contains("WITHOUT arguments"));
+
+        // A function of a handle nobody registered still has its name.
+        let k = reg.add_function(3, 0x30, "orphan");
+        assert_eq!(reg.by_host(0x30).unwrap().name, "orphan");
+        let (res, _) = k.resolve(|_, _| unreachable!(), |_| Ok(vec![]));
+        assert!(
+            res.code_error
+                .as_ref()
+                .unwrap()
+                .contains("never registered")
+        );
+        // A loaded fat binary stays usable after unregistration.
+        let reg = Registry::new();
+        reg.add_fatbin(4, Ok((FATBIN.as_ptr() as usize, FATBIN.len())));
+        let a = reg.add_function(4, 0x40, "saxpy");
+        let b = reg.add_function(4, 0x41, "noargs");
+        let load = |_: usize, _: usize| {
+            Ok(Arc::new(Module::new(
+                BlobId::of(FATBIN),
+                hrr_codeobj::kernels(FATBIN).map_err(|e| e.to_string()),
+            )))
+        };
+        a.resolve(load, |_| Err("no driver".into()));
+        reg.remove_fatbin(4);
+        let (res, _) = b.resolve(|_, _| unreachable!(), |_| Ok(vec![]));
+        assert_eq!((res.code_error.as_deref(), res.params), (None, 0));
+    }
+}

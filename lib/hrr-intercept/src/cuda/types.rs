@@ -1,0 +1,172 @@
+//! C types and constants of the CUDA runtime API (CUDA 13.0,
+//! `cuda_runtime_api.h` / `driver_types.h` / `vector_types.h`) and the few
+//! driver API ones (`cuda.h`) that the CUDA wrappers take, pass on or query.
+//! Enums are C `int`s; handles are opaque pointers. Layouts are asserted at
+//! compile time.
+
+#![deny(unsafe_code)]
+
+use std::ffi::{c_int, c_uint, c_void};
+
+/// `cudaError_t`.
+pub type CudaError = c_int;
+pub const SUCCESS: CudaError = 0;
+/// `cudaErrorInvalidValue`.
+pub const ERROR_INVALID_VALUE: CudaError = 1;
+/// `cudaErrorNotSupported`: what a wrapper answers when no later library
+/// defines the entry point.
+pub const ERROR_NOT_SUPPORTED: CudaError = 801;
+
+/// `cudaStream_t`, `cudaEvent_t`, `cudaKernel_t` (= the driver's `CUkernel`).
+pub type CudaStream = *mut c_void;
+pub type CudaEvent = *mut c_void;
+pub type CudaKernel = *mut c_void;
+
+/// `cudaStreamLegacy` and `cudaStreamPerThread`: special handles that name
+/// a default stream.
+pub const STREAM_LEGACY: u64 = 0x1;
+pub const STREAM_PER_THREAD: u64 = 0x2;
+
+/// A stream handle as the archive records it: every default stream (null,
+/// `cudaStreamLegacy`, `cudaStreamPerThread`) is `0x0` (DESIGN §4: "0x0 for
+/// the default stream"); replay has one thread and one default stream.
+pub fn stream_id(s: u64) -> u64 {
+    if s == STREAM_LEGACY || s == STREAM_PER_THREAD {
+        0
+    } else {
+        s
+    }
+}
+
+/// `cudaMemcpyKind`.
+pub type MemcpyKind = c_int;
+pub const MEMCPY_HOST_TO_HOST: MemcpyKind = 0;
+pub const MEMCPY_HOST_TO_DEVICE: MemcpyKind = 1;
+pub const MEMCPY_DEVICE_TO_HOST: MemcpyKind = 2;
+pub const MEMCPY_DEVICE_TO_DEVICE: MemcpyKind = 3;
+pub const MEMCPY_DEFAULT: MemcpyKind = 4;
+
+/// `cudaMemoryType` (the `type` field of `cudaPointerAttributes`, CUDA ≥ 11).
+pub const MEMORY_TYPE_UNREGISTERED: c_int = 0;
+pub const MEMORY_TYPE_HOST: c_int = 1;
+pub const MEMORY_TYPE_DEVICE: c_int = 2;
+pub const MEMORY_TYPE_MANAGED: c_int = 3;
+
+/// Whether memory of this `cudaMemoryType` is device-side for a copy's
+/// direction: device and managed memory are, registered/pinned host memory
+/// and unregistered (pageable) memory are not. `None`: a value this code
+/// does not know.
+pub fn memory_type_is_device(t: c_int) -> Option<bool> {
+    match t {
+        MEMORY_TYPE_UNREGISTERED | MEMORY_TYPE_HOST => Some(false),
+        MEMORY_TYPE_DEVICE | MEMORY_TYPE_MANAGED => Some(true),
+        _ => None,
+    }
+}
+
+/// `cudaPointerAttributes` as CUDA 11–13 lay it out:
+/// `{ enum cudaMemoryType type; int device; void *devicePointer; void *hostPointer; }`.
+/// The runtime is handed a larger zeroed buffer ([`PointerAttributesBuf`])
+/// so that fields a later version appends cannot overrun it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PointerAttributes {
+    pub memory_type: c_int,
+    pub device: c_int,
+    pub device_pointer: *mut c_void,
+    pub host_pointer: *mut c_void,
+}
+
+/// Zeroed, 8-aligned storage for a `cudaPointerAttributes` (256 bytes, room
+/// for any reserved tail).
+#[repr(C, align(8))]
+pub struct PointerAttributesBuf(pub [u8; 256]);
+
+impl Default for PointerAttributesBuf {
+    fn default() -> Self {
+        PointerAttributesBuf([0; 256])
+    }
+}
+
+impl PointerAttributesBuf {
+    /// The `type` field (offset 0).
+    pub fn memory_type(&self) -> c_int {
+        c_int::from_le_bytes(self.0[..4].try_into().expect("4 bytes"))
+    }
+}
+
+/// `dim3`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: c_uint,
+    pub y: c_uint,
+    pub z: c_uint,
+}
+
+impl Dim3 {
+    pub fn to_array(self) -> [u32; 3] {
+        [self.x, self.y, self.z]
+    }
+}
+
+/// `cudaLaunchConfig_t` (`struct cudaLaunchConfig_st`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchConfig {
+    pub grid_dim: Dim3,
+    pub block_dim: Dim3,
+    pub dynamic_smem_bytes: usize,
+    pub stream: CudaStream,
+    /// `cudaLaunchAttribute *`.
+    pub attrs: *mut c_void,
+    pub num_attrs: c_uint,
+}
+
+/// `CUresult` (driver API).
+pub type CuResult = c_int;
+pub const CUDA_SUCCESS: CuResult = 0;
+/// `CUDA_ERROR_INVALID_VALUE`: what `cuKernelGetParamInfo` answers past the
+/// last parameter.
+pub const CUDA_ERROR_INVALID_VALUE: CuResult = 1;
+
+// x86_64 System V layouts of the CUDA 13 headers.
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<Dim3>() == 12 && align_of::<Dim3>() == 4);
+    assert!(size_of::<PointerAttributes>() == 24);
+    assert!(offset_of!(PointerAttributes, device_pointer) == 8);
+    assert!(size_of::<PointerAttributesBuf>() >= size_of::<PointerAttributes>());
+    assert!(offset_of!(LaunchConfig, grid_dim) == 0);
+    assert!(offset_of!(LaunchConfig, block_dim) == 12);
+    assert!(offset_of!(LaunchConfig, dynamic_smem_bytes) == 24);
+    assert!(offset_of!(LaunchConfig, stream) == 32);
+    assert!(offset_of!(LaunchConfig, attrs) == 40);
+    assert!(offset_of!(LaunchConfig, num_attrs) == 48);
+    assert!(size_of::<LaunchConfig>() == 56);
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_streams_record_as_null() {
+        assert_eq!(stream_id(0), 0);
+        assert_eq!(stream_id(STREAM_LEGACY), 0);
+        assert_eq!(stream_id(STREAM_PER_THREAD), 0);
+        assert_eq!(stream_id(0x5555_0000_1230), 0x5555_0000_1230);
+    }
+
+    #[test]
+    fn memory_types() {
+        assert_eq!(memory_type_is_device(MEMORY_TYPE_UNREGISTERED), Some(false));
+        assert_eq!(memory_type_is_device(MEMORY_TYPE_HOST), Some(false));
+        assert_eq!(memory_type_is_device(MEMORY_TYPE_DEVICE), Some(true));
+        assert_eq!(memory_type_is_device(MEMORY_TYPE_MANAGED), Some(true));
+        assert_eq!(memory_type_is_device(7), None);
+        let mut b = PointerAttributesBuf::default();
+        b.0[0] = 2;
+        assert_eq!(b.memory_type(), MEMORY_TYPE_DEVICE);
+    }
+}

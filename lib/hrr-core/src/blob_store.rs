@@ -128,7 +128,7 @@ pub enum CopyOutcome {
 
 /// The BLAKE3 id of `bytes`.
 pub fn hash(bytes: &[u8]) -> BlobId {
-    BlobId(*blake3::hash(bytes).as_bytes())
+    BlobId::of(bytes)
 }
 
 impl BlobStore {

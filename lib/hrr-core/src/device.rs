@@ -39,8 +39,11 @@ pub struct Launch<'a> {
 
 impl Launch<'_> {
     /// The packed kernarg buffer both HIP and CUDA take through `extra`:
-    /// every argument at its offset, zero between them, padded to 8 bytes.
-    /// Later arguments win where two overlap.
+    /// every argument at its offset, zero between them, ending exactly at the
+    /// last argument's end. No tail padding: CUDA's driver refuses a buffer
+    /// longer than the kernel's parameter space (`(int*, int*, int*, int)`
+    /// is 28 bytes, and 32 fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, as
+    /// measured on the H200). Later arguments win where two overlap.
     pub fn packed_args(&self) -> Vec<u8> {
         pack_args(self.args)
     }
@@ -49,7 +52,7 @@ impl Launch<'_> {
 /// See [`Launch::packed_args`].
 pub fn pack_args(args: &[LaunchArg<'_>]) -> Vec<u8> {
     let end = args.iter().map(|a| a.offset as usize + a.bytes.len()).max().unwrap_or(0);
-    let mut buf = vec![0u8; end.div_ceil(8) * 8];
+    let mut buf = vec![0u8; end];
     for a in args {
         let o = a.offset as usize;
         buf[o..o + a.bytes.len()].copy_from_slice(a.bytes);
@@ -103,12 +106,15 @@ mod tests {
     fn packed_args_place_each_argument_at_its_offset() {
         let a = [1u8, 2, 3, 4];
         let b = [9u8; 8];
-        let args = [LaunchArg { offset: 0, bytes: &a }, LaunchArg { offset: 8, bytes: &b }];
+        let c = [7u8; 4];
+        let args =
+            [LaunchArg { offset: 0, bytes: &a }, LaunchArg { offset: 8, bytes: &b }, LaunchArg { offset: 16, bytes: &c }];
         let l = Launch { func: 0, grid: [1; 3], block: [1; 3], shmem: 0, stream: 0, args: &args };
         let packed = l.packed_args();
-        assert_eq!(packed.len(), 16);
+        assert_eq!(packed.len(), 20, "no tail padding past the last argument");
         assert_eq!(&packed[..8], &[1, 2, 3, 4, 0, 0, 0, 0]);
-        assert_eq!(&packed[8..], &[9; 8]);
+        assert_eq!(&packed[8..16], &[9; 8]);
+        assert_eq!(&packed[16..], &[7; 4]);
         let none = Launch { args: &[], ..l };
         assert!(none.packed_args().is_empty());
     }

@@ -4,9 +4,10 @@
 //! &size, CU_LAUNCH_PARAM_END }`: the driver copies `size` bytes of `buf`
 //! into the kernel's parameter space as they are, so every argument must sit
 //! at its device-side offset (what `cuFuncGetParamInfo` reports and what the
-//! capture records). `size` may exceed the kernel's parameter size (it is
-//! the padded end here, as `sizeof` of an argument struct is in CUDA code),
-//! never fall short of it.
+//! capture records). `size` must be exactly the end of the last parameter:
+//! on the H200 (CUDA 13.0, driver 580) a buffer padded past it, e.g. 32
+//! bytes for `(int*, const int*, const int*, int)` whose parameters end at
+//! 28, fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
 //!
 //! Why `extra` rather than `kernelParams` (an array of one pointer per
 //! argument): `extra` needs no argument count and no per-argument
@@ -67,7 +68,7 @@ mod tests {
     }
 
     #[test]
-    fn packs_at_offsets_with_gaps_and_padding() {
+    fn packs_at_offsets_with_gaps_and_no_tail_padding() {
         let p = 0x7f00_1234_5678_9abc_u64.to_le_bytes();
         let a = 2.5f32.to_le_bytes();
         let n = 1000u32.to_le_bytes();
@@ -82,11 +83,8 @@ mod tests {
         let args = [arg(0, &[0xAB]), arg(8, &[1; 8])];
         let buf = pack_kernarg(&args);
         assert_eq!(buf, [0xAB, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
-        // (int) -> 4 bytes padded to 8.
-        assert_eq!(
-            pack_kernarg(&[arg(0, &[1, 2, 3, 4])]),
-            [1, 2, 3, 4, 0, 0, 0, 0]
-        );
+        // (int) -> 4 bytes, not padded to 8.
+        assert_eq!(pack_kernarg(&[arg(0, &[1, 2, 3, 4])]), [1, 2, 3, 4]);
     }
 
     #[test]
@@ -94,7 +92,7 @@ mod tests {
         let args = [arg(8, &[2; 4]), arg(0, &[1; 8])];
         assert_eq!(
             pack_kernarg(&args),
-            [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0]
+            [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2]
         );
     }
 
@@ -108,7 +106,7 @@ mod tests {
         let buf = pack_kernarg(&[arg(0, &s), arg(24, &[9; 4])]);
         assert_eq!(&buf[..24], &s[..]);
         assert_eq!(&buf[24..28], &[9; 4]);
-        assert_eq!(buf.len(), 32);
+        assert_eq!(buf.len(), 28);
     }
 
     #[test]
@@ -125,7 +123,7 @@ mod tests {
         assert_eq!(e[1] as *const u8, k.bytes().as_ptr());
         assert_eq!(e[2] as usize, CU_LAUNCH_PARAM_BUFFER_SIZE);
         // SAFETY: e[3] points at `k.size`, alive and unmoved.
-        assert_eq!(unsafe { *(e[3] as *const usize) }, 16);
+        assert_eq!(unsafe { *(e[3] as *const usize) }, 12);
         assert_eq!(e[4] as usize, CU_LAUNCH_PARAM_END);
     }
 }

@@ -12,7 +12,9 @@ use crate::hex::BlobId;
 #[derive(Debug, Default)]
 pub struct CodeCache {
     modules: HashMap<BlobId, Handle>,
-    functions: HashMap<(BlobId, String), Handle>,
+    /// Per code object, by kernel name: looked up with `&str`, so a launch
+    /// allocates nothing here.
+    functions: HashMap<BlobId, HashMap<String, Handle>>,
 }
 
 /// Why a launch's code could not be made ready.
@@ -36,7 +38,7 @@ impl CodeCache {
         name: &str,
         fetch: impl FnOnce(&BlobId) -> Result<Vec<u8>, String>,
     ) -> Result<Handle, CodeError> {
-        if let Some(f) = self.functions.get(&(code, name.to_string())) {
+        if let Some(f) = self.functions.get(&code).and_then(|m| m.get(name)) {
             return Ok(*f);
         }
         let module = match self.modules.get(&code) {
@@ -52,7 +54,7 @@ impl CodeCache {
             }
         };
         let f = dev.function(module, name)?;
-        self.functions.insert((code, name.to_string()), f);
+        self.functions.entry(code).or_default().insert(name.to_string(), f);
         Ok(f)
     }
 

@@ -42,8 +42,10 @@ pub struct Replayer<'a> {
     summary: ReplaySummary,
     out: Option<&'a mut ArchiveWriter>,
     timings: HashMap<String, KernelTiming>,
-    /// Reused scratch for D2H reads and kernarg assembly.
+    /// Reused scratch for D2H reads and wide memsets.
     scratch: Vec<u8>,
+    /// Reused kernarg buffer.
+    kernarg: Vec<u8>,
 }
 
 impl<'a> Replayer<'a> {
@@ -67,6 +69,7 @@ impl<'a> Replayer<'a> {
             out,
             timings: HashMap::new(),
             scratch: Vec::new(),
+            kernarg: Vec::new(),
         }
     }
 
@@ -163,6 +166,14 @@ impl<'a> Replayer<'a> {
         self.space
             .translate_or_materialise(self.dev, addr.0, len)
             .map_err(|u| Self::fatal(e, describe_unmapped(role, &u)))
+    }
+
+    /// A pointer in kernel argument `i` at byte `off`, through the shared path.
+    /// The role text is only built when translation fails.
+    fn arg_pointer(&mut self, e: &Event, i: usize, off: usize, value: u64) -> Result<u64, ReplayError> {
+        self.space
+            .translate_or_materialise(self.dev, value, 0)
+            .map_err(|u| Self::fatal(e, describe_unmapped(&format!("launch arg {i}+{off}"), &u)))
     }
 
     fn stream(&mut self, e: &Event, s: Option<Addr>) -> Result<Option<u64>, ReplayError> {
@@ -387,10 +398,17 @@ impl<'a> Replayer<'a> {
                 archive.blobs().get(id).map(|b| b.to_vec()).map_err(|err| err.to_string())
             })
             .map_err(|err| Self::fatal(e, format!("kernel {name}: {err}")))?;
-        // Translate every recorded device pointer, top-level or embedded.
-        let mut bufs: Vec<Vec<u8>> = Vec::with_capacity(args.len());
-        for (i, arg) in args.iter().enumerate() {
-            let mut bytes = arg.hex.0.clone();
+        // Assemble the kernarg buffer in place (reused across launches),
+        // translating every recorded device pointer, top-level or embedded.
+        let offsets = arg_offsets(args);
+        let end = args.iter().zip(&offsets).map(|(a, &o)| o as usize + a.hex.0.len()).max().unwrap_or(0);
+        let mut kernarg = std::mem::take(&mut self.kernarg);
+        kernarg.clear();
+        kernarg.resize(end, 0);
+        for (i, (arg, &base)) in args.iter().zip(&offsets).enumerate() {
+            let base = base as usize;
+            let bytes = &mut kernarg[base..base + arg.hex.0.len()];
+            bytes.copy_from_slice(&arg.hex.0);
             for &off in &arg.ptrs {
                 let off = off as usize;
                 let Some(word) = bytes.get(off..off + 8) else {
@@ -400,20 +418,17 @@ impl<'a> Replayer<'a> {
                 if value == 0 {
                     continue;
                 }
-                let live = self.device_operand(e, &format!("launch arg {i}+{off}"), Addr(value), 0)?;
+                let live = self.arg_pointer(e, i, off, value)?;
                 bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
             }
-            for off in self.declared_pointers(&bytes, &arg.ptrs) {
+            for off in self.declared_pointers(bytes, &arg.ptrs) {
                 let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-                let live = self.device_operand(e, &format!("launch arg {i}+{off}"), Addr(value), 0)?;
+                let live = self.arg_pointer(e, i, off, value)?;
                 bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
                 self.summary.declared_ptrs += 1;
             }
-            bufs.push(bytes);
         }
-        let offsets = arg_offsets(args);
-        let launch_args: Vec<LaunchArg<'_>> =
-            bufs.iter().zip(&offsets).map(|(b, &offset)| LaunchArg { offset, bytes: b }).collect();
+        let launch_args = [LaunchArg { offset: 0, bytes: &kernarg }];
         let launch = Launch { func, grid, block, shmem, stream, args: &launch_args };
         if self.opts.timing {
             let t0 = Instant::now();
@@ -430,6 +445,7 @@ impl<'a> Replayer<'a> {
         } else {
             self.dev.launch(&launch).map_err(|err| Self::dev_err(e, err))?;
         }
+        self.kernarg = kernarg;
         self.summary.launches += 1;
         Ok(())
     }

@@ -18,6 +18,12 @@ use crate::handle_map::HandleMap;
 use crate::hex::Addr;
 use crate::region_timeline::RegionClass;
 
+/// Events per batch handed from the parser thread, and batches in flight.
+const PREFETCH_BATCH: usize = 256;
+const PREFETCH_BATCHES: usize = 8;
+
+type EventItem = Result<Event, crate::event_reader::ReadError>;
+
 /// Why replay stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -78,38 +84,69 @@ impl<'a> Replayer<'a> {
         let start = Instant::now();
         self.summary.regions_records = self.space.regions.records().len() as u64;
         self.summary.regions_streams = self.space.regions.streams() as u64;
-        let mut reader = match self.archive.events(self.opts.read) {
+        let reader = match self.archive.events(self.opts.read) {
             Ok(r) => r,
             Err(e) => return (self.summary, Some(ReplayError::Format(e.to_string()))),
         };
-        let mut span: Option<(u64, u64)> = None;
-        let mut error = None;
-        for item in reader.by_ref() {
-            let event = match item {
-                Ok(e) => e,
-                Err(e) => {
-                    error = Some(ReplayError::Format(e.to_string()));
+        // Parsing runs one batch ahead on its own thread: on a launch-heavy
+        // archive it is a third of the engine's per-event time, and it
+        // overlaps with the runtime calls of the previous batch.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<EventItem>>(PREFETCH_BATCHES);
+        let parser = std::thread::spawn(move || {
+            let mut reader = reader;
+            let mut batch = Vec::with_capacity(PREFETCH_BATCH);
+            for item in reader.by_ref() {
+                let last = item.is_err();
+                batch.push(item);
+                if (batch.len() == PREFETCH_BATCH || last)
+                    && tx.send(std::mem::replace(&mut batch, Vec::with_capacity(PREFETCH_BATCH))).is_err()
+                {
                     break;
                 }
-            };
-            span = Some(span.map_or((event.t, event.t), |(a, b)| (a.min(event.t), b.max(event.t))));
-            self.summary.events += 1;
-            if let Err(e) = self.step(&event) {
-                match e {
-                    ReplayError::Fatal { .. } if self.opts.continue_on_error => {
-                        eprintln!("hrr-play: error: {e}");
-                        self.summary.errors += 1;
-                    }
-                    e => {
-                        error = Some(e);
-                        break;
-                    }
+                if last {
+                    break;
                 }
             }
-            if self.summary.events % 1024 == 0 {
-                progress(self.summary.events);
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            reader
+        });
+        let mut span: Option<(u64, u64)> = None;
+        let mut error = None;
+        'events: for batch in rx {
+            for item in batch {
+                let event = match item {
+                    Ok(e) => e,
+                    Err(e) => {
+                        error = Some(ReplayError::Format(e.to_string()));
+                        break 'events;
+                    }
+                };
+                span = Some(span.map_or((event.t, event.t), |(a, b)| (a.min(event.t), b.max(event.t))));
+                self.summary.events += 1;
+                if let Err(e) = self.step(&event) {
+                    match e {
+                        ReplayError::Fatal { .. } if self.opts.continue_on_error => {
+                            eprintln!("hrr-play: error: {e}");
+                            self.summary.errors += 1;
+                        }
+                        e => {
+                            error = Some(e);
+                            break 'events;
+                        }
+                    }
+                }
+                if self.summary.events % 1024 == 0 {
+                    progress(self.summary.events);
+                }
             }
         }
+        // The receiver is gone: a parser still reading stops at its next send.
+        let reader = match parser.join() {
+            Ok(r) => r,
+            Err(_) => return (self.summary, Some(ReplayError::Format("the event parser thread panicked".into()))),
+        };
         progress(self.summary.events);
         for w in reader.warnings() {
             self.summary.warnings.push(w.to_string());

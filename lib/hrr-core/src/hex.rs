@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn large_blobs_hash_the_same_in_parallel() {
-        let big: Vec<u8> = (0..(9u32 << 20)).map(|i| (i * 31 >> 7) as u8).collect();
+        let big: Vec<u8> = (0..(9u32 << 20)).map(|i| ((i * 31) >> 7) as u8).collect();
         assert_eq!(BlobId::of(&big).0, *blake3::hash(&big).as_bytes());
     }
 

@@ -15,9 +15,10 @@ pub const MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 pub const HOST_MALLOC_DEFAULT: c_uint = 0;
 pub const MEM_ATTACH_GLOBAL: c_uint = 1;
-pub const LAUNCH_PARAM_BUFFER_POINTER: *mut c_void = 1 as *mut c_void;
-pub const LAUNCH_PARAM_BUFFER_SIZE: *mut c_void = 2 as *mut c_void;
-pub const LAUNCH_PARAM_END: *mut c_void = 3 as *mut c_void;
+// HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
+pub const LAUNCH_PARAM_BUFFER_POINTER: *mut c_void = std::ptr::without_provenance_mut(1);
+pub const LAUNCH_PARAM_BUFFER_SIZE: *mut c_void = std::ptr::without_provenance_mut(2);
+pub const LAUNCH_PARAM_END: *mut c_void = std::ptr::without_provenance_mut(3);
 
 /// Every entry point replay uses, resolved once when the runtime is loaded.
 #[allow(non_snake_case)]

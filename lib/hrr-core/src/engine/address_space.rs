@@ -83,11 +83,10 @@ impl AddressSpace {
     pub fn advance_to(&mut self, dev: &mut dyn Device, t: u64) -> Vec<DeviceError> {
         let mut errors = Vec::new();
         for r in self.regions.advance_to(t) {
-            if self.allocs.remove(r.base).is_ok() {
-                if let Err(e) = dev.free(r.live, MemKind::Device) {
+            if self.allocs.remove(r.base).is_ok()
+                && let Err(e) = dev.free(r.live, MemKind::Device) {
                     errors.push(e);
                 }
-            }
         }
         errors
     }

@@ -137,7 +137,7 @@ impl<'a> Replayer<'a> {
                         }
                     }
                 }
-                if self.summary.events % 1024 == 0 {
+                if self.summary.events.is_multiple_of(1024) {
                     progress(self.summary.events);
                 }
             }
@@ -151,11 +151,10 @@ impl<'a> Replayer<'a> {
         for w in reader.warnings() {
             self.summary.warnings.push(w.to_string());
         }
-        if error.is_none() {
-            if let Err(e) = self.dev.device_sync() {
+        if error.is_none()
+            && let Err(e) = self.dev.device_sync() {
                 error = Some(ReplayError::Format(e.to_string()));
             }
-        }
         if let Some((first, last)) = span {
             let outside = self.space.regions.outside_span(first, last);
             if outside > 0 {
@@ -271,12 +270,11 @@ impl<'a> Replayer<'a> {
                 r.map_err(|err| Self::dev_err(e, err))?;
             }
             Op::Launch { name, code, grid, block, shmem, stream, args, .. } => {
-                if let Some(f) = &self.opts.kernel_filter {
-                    if !name.contains(f.as_str()) {
+                if let Some(f) = &self.opts.kernel_filter
+                    && !name.contains(f.as_str()) {
                         self.summary.skipped_filtered += 1;
                         return Ok(());
                     }
-                }
                 self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)?;
             }
             Op::StreamCreate { stream } => {

@@ -18,12 +18,24 @@ pub const MIN_POINTER: u64 = 0x10000;
 /// Live allocations by base address.
 #[derive(Default)]
 pub struct LiveAllocs {
-    map: RwLock<BTreeMap<u64, (u64, MemKind)>>,
+    map: RwLock<Live>,
+}
+
+#[derive(Default)]
+struct Live {
+    map: BTreeMap<u64, (u64, MemKind)>,
+    /// An upper bound of every live allocation's last byte (never lowered
+    /// on remove; only used to reject words quickly).
+    max_last: u64,
 }
 
 /// A read view for many lookups under one lock acquisition.
 pub struct AllocView<'a> {
-    map: RwLockReadGuard<'a, BTreeMap<u64, (u64, MemKind)>>,
+    map: RwLockReadGuard<'a, Live>,
+    /// Words outside `[lo, hi]` lie in no live allocation: the scan rejects
+    /// them without a map lookup.
+    lo: u64,
+    hi: u64,
 }
 
 impl LiveAllocs {
@@ -32,10 +44,14 @@ impl LiveAllocs {
     }
 
     pub fn insert(&self, base: u64, size: u64, mem: MemKind) {
-        self.map
+        let mut live = self
+            .map
             .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(base, (size, mem));
+            .unwrap_or_else(PoisonError::into_inner);
+        // A zero-sized allocation contains its base.
+        let last = base.saturating_add(size.max(1) - 1);
+        live.max_last = live.max_last.max(last);
+        live.map.insert(base, (size, mem));
     }
 
     /// Removes the allocation based at `base`, returning its kind.
@@ -43,18 +59,22 @@ impl LiveAllocs {
         self.map
             .write()
             .unwrap_or_else(PoisonError::into_inner)
+            .map
             .remove(&base)
             .map(|(_, m)| m)
     }
 
     pub fn view(&self) -> AllocView<'_> {
-        AllocView {
-            map: self.map.read().unwrap_or_else(PoisonError::into_inner),
-        }
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        let (lo, hi) = match map.map.first_key_value() {
+            Some((&base, _)) => (base, map.max_last),
+            None => (u64::MAX, 0),
+        };
+        AllocView { map, lo, hi }
     }
 
     pub fn len(&self) -> usize {
-        self.view().map.len()
+        self.view().map.map.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -66,7 +86,7 @@ impl AllocView<'_> {
     /// The kind of the live allocation containing `addr` (interior pointers
     /// included; a zero-sized allocation contains its base).
     pub fn find(&self, addr: u64) -> Option<MemKind> {
-        let (base, (size, mem)) = self.map.range(..=addr).next_back()?;
+        let (base, (size, mem)) = self.map.map.range(..=addr).next_back()?;
         (addr - base < (*size).max(1)).then_some(*mem)
     }
 
@@ -82,13 +102,19 @@ impl AllocView<'_> {
 
     /// [`AllocView::scan`], handing each offset to `hit` as it is found.
     pub fn scan_each(&self, bytes: &[u8], mut hit: impl FnMut(u32)) {
-        if self.map.is_empty() || bytes.len() < 8 {
+        if self.map.map.is_empty() || bytes.len() < 8 {
             return;
         }
+        // Below `lo` or above `hi` no allocation can contain the word.
+        let (lo, hi) = (self.lo.max(MIN_POINTER), self.hi);
         let mut off = 0;
         while off + 8 <= bytes.len() {
             let w = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-            if w >= MIN_POINTER && (w & 0xffff_ffff) >= MIN_POINTER && self.find(w).is_some() {
+            if w >= lo
+                && w <= hi
+                && (w & 0xffff_ffff) >= MIN_POINTER
+                && self.find(w).is_some()
+            {
                 hit(off as u32);
                 off += 8;
             } else {

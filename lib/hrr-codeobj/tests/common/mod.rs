@@ -84,7 +84,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
 
 /// Prints the SKIP line the CI log shows when a toolchain is missing.
 pub fn skip(test: &str, why: &str) {
-    eprintln!("SKIP {test}: {why} (install the packages in lib/hrr-codeobj/tests/APT_PACKAGES)");
+    eprintln!("SKIP {test}: {why} (install the packages in scripts/apt-packages.txt)");
 }
 
 /// Debian's clang-15 (override with HRR_CLANG).

@@ -386,6 +386,133 @@ pub fn encode_launch_scanned<'b>(
     l.end();
 }
 
+/// Launch heads per thread: how many different ones are kept.
+const HEAD_CACHE_ENTRIES: usize = 4;
+
+/// The heads (everything before `,"args":`) of a thread's recent launch
+/// events, with the values each was encoded from. A launch of the same
+/// kernel with the same configuration copies the bytes instead of encoding
+/// them again; the key holds every input of [`launch_head`], so the bytes
+/// are those the encoder would write.
+#[derive(Default)]
+pub struct HeadCache {
+    entries: Vec<HeadEntry>,
+    /// The entry the next miss replaces once all are in use.
+    next: usize,
+}
+
+struct HeadEntry {
+    tid: u64,
+    ret: i64,
+    stream: u64,
+    func: Option<u64>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shmem: u32,
+    code: BlobHex,
+    api: String,
+    name: String,
+    bytes: Vec<u8>,
+}
+
+impl HeadEntry {
+    fn matches(&self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) -> bool {
+        self.func == k.func
+            && self.tid == tid
+            && self.ret == ret
+            && self.stream == k.stream
+            && self.grid == k.grid
+            && self.block == k.block
+            && self.shmem == k.shmem
+            && self.name == k.name
+            && self.api == api
+            && self.code == *k.code
+    }
+
+    fn set(&mut self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>, bytes: &[u8]) {
+        self.tid = tid;
+        self.ret = ret;
+        self.stream = k.stream;
+        self.func = k.func;
+        self.grid = k.grid;
+        self.block = k.block;
+        self.shmem = k.shmem;
+        self.code = *k.code;
+        self.api.clear();
+        self.api.push_str(api);
+        self.name.clear();
+        self.name.push_str(k.name);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+    }
+}
+
+impl HeadCache {
+    pub const fn new() -> HeadCache {
+        HeadCache {
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// Writes the head of a launch event into `buf`, from the cache when it
+    /// holds this one.
+    fn write<'a>(
+        &mut self,
+        buf: &'a mut Vec<u8>,
+        tid: u64,
+        api: &str,
+        ret: i64,
+        k: &LaunchRef<'_>,
+    ) -> EventLine<'a> {
+        if let Some(e) = self.entries.iter().find(|e| e.matches(tid, api, ret, k)) {
+            buf.extend_from_slice(&e.bytes);
+            return EventLine { buf };
+        }
+        let start = buf.len();
+        let l = launch_head(buf, tid, api, ret, k);
+        let bytes = &l.buf[start..];
+        if self.entries.len() < HEAD_CACHE_ENTRIES {
+            let mut e = HeadEntry {
+                tid,
+                ret,
+                stream: k.stream,
+                func: k.func,
+                grid: k.grid,
+                block: k.block,
+                shmem: k.shmem,
+                code: *k.code,
+                api: String::new(),
+                name: String::new(),
+                bytes: Vec::new(),
+            };
+            e.set(tid, api, ret, k, bytes);
+            self.entries.push(e);
+        } else {
+            self.entries[self.next].set(tid, api, ret, k, bytes);
+            self.next = (self.next + 1) % HEAD_CACHE_ENTRIES;
+        }
+        l
+    }
+}
+
+/// [`encode_launch_scanned`], taking the head from `cache` when it holds it.
+#[allow(clippy::too_many_arguments)]
+pub fn encode_launch_scanned_cached<'b>(
+    buf: &mut Vec<u8>,
+    cache: &mut HeadCache,
+    tid: u64,
+    api: &str,
+    ret: i64,
+    k: &LaunchRef<'_>,
+    args: impl IntoIterator<Item = ArgIn<'b>>,
+    allocs: &AllocView<'_>,
+) {
+    let mut l = cache.write(buf, tid, api, ret, k);
+    l.args_scanned(args, allocs);
+    l.end();
+}
+
 fn launch_head<'a>(
     buf: &'a mut Vec<u8>,
     tid: u64,
@@ -436,22 +563,55 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// Two lowercase hex digits per byte value.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [HEX[i >> 4], HEX[i & 15]];
+        i += 1;
+    }
+    t
+};
+
+/// Appends the first `n` bytes of `tmp`: a fixed-size copy (inlined moves)
+/// then a cut, instead of a `memcpy` call for a variable length.
+#[inline(always)]
+fn push_prefix<const N: usize>(buf: &mut Vec<u8>, tmp: &[u8; N], n: usize) {
+    let len = buf.len();
+    buf.extend_from_slice(tmp);
+    buf.truncate(len + n);
+}
+
 fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
-    // Through a stack chunk: one bounds-checked copy per 32 bytes instead of
-    // two `push`es per byte.
-    let mut chunk = [0u8; 64];
-    for part in bytes.chunks(32) {
+    // Through a stack chunk: one fixed-size copy per 16 bytes instead of two
+    // `push`es per byte.
+    let mut chunk = [0u8; 32];
+    for part in bytes.chunks(16) {
         for (i, b) in part.iter().enumerate() {
-            chunk[2 * i] = HEX[(b >> 4) as usize];
-            chunk[2 * i + 1] = HEX[(b & 15) as usize];
+            chunk[2 * i..2 * i + 2].copy_from_slice(&HEX_PAIRS[*b as usize]);
         }
-        buf.extend_from_slice(&chunk[..2 * part.len()]);
+        push_prefix(buf, &chunk, 2 * part.len());
+    }
+}
+
+/// Decimal digits of `v` (1 for 0).
+#[inline(always)]
+fn digits(v: u64) -> usize {
+    match v.checked_ilog10() {
+        Some(l) => l as usize + 1,
+        None => 1,
     }
 }
 
 fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+    if v < 10 {
+        buf.push(b'0' + v as u8);
+        return;
+    }
+    let n = digits(v);
     let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
+    let mut i = n;
     while v >= 100 {
         let d = (v % 100) as usize * 2;
         v /= 100;
@@ -466,7 +626,7 @@ fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
         i -= 1;
         tmp[i] = b'0' + v as u8;
     }
-    buf.extend_from_slice(&tmp[i..]);
+    push_prefix(buf, &tmp, n);
 }
 
 fn push_i64(buf: &mut Vec<u8>, v: i64) {
@@ -491,7 +651,7 @@ fn push_addr(buf: &mut Vec<u8>, v: u64) {
         tmp[3 + n - 1 - i] = HEX[((v >> (4 * i)) & 0xf) as usize];
     }
     tmp[3 + n] = b'"';
-    buf.extend_from_slice(&tmp[..4 + n]);
+    push_prefix(buf, &tmp, 4 + n);
 }
 
 /// A JSON string, escaped exactly as serde_json escapes it.
@@ -758,6 +918,45 @@ mod tests {
             line(3, 4, &body),
             reference(3, 4, 5, "hipModuleLaunchKernel", 0, &op)
         );
+    }
+
+    proptest! {
+        /// A launch head from the cache is the bytes the encoder writes,
+        /// whichever launches came before (keys drawn from a small pool, so
+        /// hits, misses and evictions all happen).
+        #[test]
+        fn cached_launch_heads_match_the_encoder(
+            seq in proptest::collection::vec((0u8..3, 0u8..2, 0u8..3, 0u8..2, 0u8..6, 0u8..2), 1..40),
+            arg in proptest::collection::vec(any::<u8>(), 0..24),
+        ) {
+            use crate::kernel_args::ArgIn;
+            let allocs = crate::live_allocs::LiveAllocs::new();
+            allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
+            let codes = [BlobHex::of(&BlobId::of(b"a")), BlobHex::of(&BlobId::of(b"b"))];
+            let names = ["k", "k2", "we\"ird"];
+            let apis = ["hipModuleLaunchKernel", "cudaLaunchKernel"];
+            let mut cache = HeadCache::new();
+            for (name, code, tid, api, cfg, ret) in seq {
+                let c = u32::from(cfg);
+                let k = LaunchRef {
+                    name: names[name as usize],
+                    code: &codes[code as usize],
+                    func: (cfg != 5).then_some(0x42 + u64::from(cfg % 2)),
+                    grid: [1 + c % 2, 1, 1],
+                    block: [64, 1 + c % 3, 1],
+                    shmem: c / 3,
+                    stream: u64::from(cfg % 2) * 0x99,
+                };
+                let args = [ArgIn { offset: Some(0), bytes: &arg, pointer: false }];
+                let (tid, ret) = (u64::from(tid) + 7, -i64::from(ret));
+                let api = apis[api as usize];
+                let mut want = Vec::new();
+                encode_launch_scanned(&mut want, tid, api, ret, &k, args, &allocs.view());
+                let mut got = b"x".to_vec();
+                encode_launch_scanned_cached(&mut got, &mut cache, tid, api, ret, &k, args, &allocs.view());
+                prop_assert_eq!(&got[1..], &want[..]);
+            }
+        }
     }
 
     proptest! {

@@ -172,4 +172,44 @@ mod tests {
         a.view().scan(&0x2_0001_0000u64.to_le_bytes(), &mut out);
         assert_eq!(out, vec![0]);
     }
+
+    proptest::proptest! {
+        /// The bounds check rejects only words no allocation contains: the
+        /// scan reports what a lookup at every byte offset reports.
+        #[test]
+        fn scan_equals_a_lookup_at_every_offset(
+            allocs in proptest::collection::vec((0u64..64, 0u64..0x300, proptest::prelude::any::<bool>()), 0..6),
+            words in proptest::collection::vec(0u64..64, 0..6),
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4),
+        ) {
+            let a = LiveAllocs::new();
+            let at = |i: u64| 0x7f00_0000_0000 + i * 0x100;
+            for &(i, size, drop) in &allocs {
+                a.insert(at(i), size, MemKind::Device);
+                if drop {
+                    a.remove(at(i));
+                }
+            }
+            let mut bytes = noise.clone();
+            for w in &words {
+                bytes.extend_from_slice(&(at(*w) + 0x10).to_le_bytes());
+                bytes.extend_from_slice(&noise);
+            }
+            let v = a.view();
+            let mut want = Vec::new();
+            let mut off = 0;
+            while off + 8 <= bytes.len() {
+                let w = u64::from_le_bytes(bytes[off..off + 8].try_into().unwrap());
+                if w >= MIN_POINTER && (w & 0xffff_ffff) >= MIN_POINTER && v.find(w).is_some() {
+                    want.push(off as u32);
+                    off += 8;
+                } else {
+                    off += 1;
+                }
+            }
+            let mut got = Vec::new();
+            v.scan(&bytes, &mut got);
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
 }

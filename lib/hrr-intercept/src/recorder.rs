@@ -24,7 +24,7 @@ use crate::archive_claim::{ArchiveClaim, ClaimError};
 use crate::blob_writer::BlobWriter;
 use crate::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
 use crate::config::{Config, ConfigError, detect_platform};
-use crate::event_line::{self, BlobHex, LaunchRef};
+use crate::event_line::{self, BlobHex, HeadCache, LaunchRef};
 use crate::event_sink::{EventSink, Finish, LockMode};
 use crate::kernel_args::ArgValues;
 use crate::live_allocs::LiveAllocs;
@@ -89,27 +89,45 @@ pub struct Recorder {
     lost: AtomicU64,
 }
 
-thread_local! {
-    // The event body under construction; reused so the hot path does not
-    // allocate. A thread in TLS teardown falls back to a fresh Vec.
-    static BODY: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(4096));
+/// A thread's reusable encoding state.
+struct Scratch {
+    /// The event body under construction.
+    body: Vec<u8>,
+    /// Recent launch heads (see `event_line::HeadCache`).
+    heads: HeadCache,
 }
 
-fn with_body<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+thread_local! {
+    // Reused so the hot path does not allocate. A thread in TLS teardown
+    // falls back to a fresh one.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch {
+        body: Vec::with_capacity(4096),
+        heads: HeadCache::new(),
+    });
+}
+
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     let mut f = Some(f);
-    let r = BODY.try_with(|b| {
-        let mut b = b.try_borrow_mut().ok()?;
-        b.clear();
-        let r = (f.take().expect("called once"))(&mut b);
-        if b.capacity() > 1 << 20 {
-            *b = Vec::with_capacity(4096);
+    let r = SCRATCH.try_with(|s| {
+        let mut s = s.try_borrow_mut().ok()?;
+        s.body.clear();
+        let r = (f.take().expect("called once"))(&mut s);
+        if s.body.capacity() > 1 << 20 {
+            s.body = Vec::with_capacity(4096);
         }
         Some(r)
     });
     match r {
         Ok(Some(r)) => r,
-        _ => (f.take().expect("not yet called"))(&mut Vec::new()),
+        _ => (f.take().expect("not yet called"))(&mut Scratch {
+            body: Vec::new(),
+            heads: HeadCache::new(),
+        }),
     }
+}
+
+fn with_body<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    with_scratch(|s| f(&mut s.body))
 }
 
 impl Recorder {
@@ -487,10 +505,12 @@ impl Recorder {
             shmem: dims.shmem,
             stream: dims.stream,
         };
-        with_body(|b| {
+        with_scratch(|s| {
+            let b = &mut s.body;
             let view = self.allocs.view();
-            event_line::encode_launch_scanned(
+            event_line::encode_launch_scanned_cached(
                 b,
+                &mut s.heads,
                 sys::gettid(),
                 api,
                 i64::from(ret),

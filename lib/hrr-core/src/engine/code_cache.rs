@@ -15,6 +15,8 @@ pub struct CodeCache {
     /// Per code object, by kernel name: looked up with `&str`, so a launch
     /// allocates nothing here.
     functions: HashMap<BlobId, HashMap<String, Handle>>,
+    /// The last function returned: launch loops hit it without hashing.
+    last: Option<(BlobId, String, Handle)>,
 }
 
 /// Why a launch's code could not be made ready.
@@ -38,8 +40,14 @@ impl CodeCache {
         name: &str,
         fetch: impl FnOnce(&BlobId) -> Result<Vec<u8>, String>,
     ) -> Result<Handle, CodeError> {
-        if let Some(f) = self.functions.get(&code).and_then(|m| m.get(name)) {
-            return Ok(*f);
+        if let Some((c, n, f)) = &self.last {
+            if *c == code && n == name {
+                return Ok(*f);
+            }
+        }
+        if let Some(&f) = self.functions.get(&code).and_then(|m| m.get(name)) {
+            self.last = Some((code, name.to_string(), f));
+            return Ok(f);
         }
         let module = match self.modules.get(&code) {
             Some(m) => *m,
@@ -55,6 +63,7 @@ impl CodeCache {
         };
         let f = dev.function(module, name)?;
         self.functions.entry(code).or_default().insert(name.to_string(), f);
+        self.last = Some((code, name.to_string(), f));
         Ok(f)
     }
 
@@ -64,6 +73,7 @@ impl CodeCache {
             let _ = dev.module_unload(m);
         }
         self.functions.clear();
+        self.last = None;
     }
 }
 

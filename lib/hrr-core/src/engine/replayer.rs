@@ -91,11 +91,19 @@ impl<'a> Replayer<'a> {
         // Parsing runs one batch ahead on its own thread: on a launch-heavy
         // archive it is a third of the engine's per-event time, and it
         // overlaps with the runtime calls of the previous batch.
+        // Replayed batches go back to it to be dropped there too: freeing an
+        // event's strings and argument buffers is not free either.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<EventItem>>(PREFETCH_BATCHES);
+        let (recycle, recycled) = std::sync::mpsc::channel::<Vec<EventItem>>();
         let parser = std::thread::spawn(move || {
             let mut reader = reader;
             let mut batch = Vec::with_capacity(PREFETCH_BATCH);
             for item in reader.by_ref() {
+                if batch.is_empty() {
+                    while let Ok(done) = recycled.try_recv() {
+                        drop(done);
+                    }
+                }
                 let last = item.is_err();
                 batch.push(item);
                 if (batch.len() == PREFETCH_BATCH || last)
@@ -115,7 +123,7 @@ impl<'a> Replayer<'a> {
         let mut span: Option<(u64, u64)> = None;
         let mut error = None;
         'events: for batch in rx {
-            for item in batch {
+            for item in &batch {
                 let event = match item {
                     Ok(e) => e,
                     Err(e) => {
@@ -125,7 +133,7 @@ impl<'a> Replayer<'a> {
                 };
                 span = Some(span.map_or((event.t, event.t), |(a, b)| (a.min(event.t), b.max(event.t))));
                 self.summary.events += 1;
-                if let Err(e) = self.step(&event) {
+                if let Err(e) = self.step(event) {
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
                             eprintln!("hrr-play: error: {e}");
@@ -141,6 +149,7 @@ impl<'a> Replayer<'a> {
                     progress(self.summary.events);
                 }
             }
+            let _ = recycle.send(batch);
         }
         // The receiver is gone: a parser still reading stops at its next send.
         let reader = match parser.join() {

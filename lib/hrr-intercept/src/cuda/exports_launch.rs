@@ -325,8 +325,9 @@ fn record_launch(
         if fresh {
             report_first(r, &k, res);
         }
-        let why = res.code_error.clone().unwrap_or_default();
-        let load = |_: &FatBin| Err(why.clone());
+        // Borrowed: the String is made only if a launch asks for the code.
+        let why = res.code_error.as_deref().unwrap_or_default();
+        let load = |_: &FatBin| Err(why.to_string());
         let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
         let record = |values: ArgValues<'_, '_>| {
             // A pointer parameter at a 4-GiB-aligned address is invisible to

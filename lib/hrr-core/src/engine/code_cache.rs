@@ -41,9 +41,11 @@ impl CodeCache {
         fetch: impl FnOnce(&BlobId) -> Result<Vec<u8>, String>,
     ) -> Result<Handle, CodeError> {
         if let Some((c, n, f)) = &self.last
-            && *c == code && n == name {
-                return Ok(*f);
-            }
+            && *c == code
+            && n == name
+        {
+            return Ok(*f);
+        }
         if let Some(&f) = self.functions.get(&code).and_then(|m| m.get(name)) {
             self.last = Some((code, name.to_string(), f));
             return Ok(f);

@@ -168,6 +168,9 @@ fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Res
             k.max_ms
         )?;
     }
+    if args.timing {
+        writeln!(out, "{}", s.copies)?;
+    }
     if iteration_ms.len() > 1 {
         let mean = iteration_ms.iter().sum::<f64>() / iteration_ms.len() as f64;
         let min = iteration_ms.iter().copied().fold(f64::INFINITY, f64::min);

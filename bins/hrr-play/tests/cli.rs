@@ -316,3 +316,20 @@ fn region_times_outside_the_capture_are_warned_about() {
         .unwrap();
     play().arg(&cap).assert().success().stderr(contains("outside the archive's event span"));
 }
+
+#[test]
+fn timing_reports_copy_bandwidth() {
+    let tmp = TempDir::new().unwrap();
+    let cap = seed(tmp.path(), true);
+    play()
+        .arg(&cap)
+        .arg("--timing")
+        .assert()
+        .success()
+        .stdout(contains("copies : h2d 4096 bytes in "))
+        .stdout(contains(", d2h 4096 bytes in "));
+    let out = play().arg(&cap).arg("--json").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["copies"]["h2d_bytes"], 4096);
+    assert_eq!(v["copies"]["d2h_bytes"], 4096);
+}

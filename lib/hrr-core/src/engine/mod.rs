@@ -11,7 +11,7 @@ pub use address_space::{AddressSpace, Unmapped};
 pub use code_cache::{CodeCache, CodeError};
 pub use options::ReplayOptions;
 pub use replayer::{ReplayError, Replayer, arg_offsets};
-pub use summary::{D2hMismatch, KernelTiming, ReplaySummary};
+pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
 
 use crate::archive::Archive;
 use crate::region_record::{RegionRecord, load_region_file};

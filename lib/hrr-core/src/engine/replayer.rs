@@ -364,7 +364,10 @@ impl<'a> Replayer<'a> {
                 if bytes.len() as u64 != size {
                     return Err(Self::fatal(e, format!("blob {id} holds {} bytes, memcpy size is {size}", bytes.len())));
                 }
+                let t0 = Instant::now();
                 self.dev.copy_h2d(live, &bytes, stream).map_err(|err| Self::dev_err(e, err))?;
+                self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
+                self.summary.copies.h2d_bytes += size;
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
@@ -372,7 +375,10 @@ impl<'a> Replayer<'a> {
                 let mut buf = std::mem::take(&mut self.scratch);
                 buf.clear();
                 buf.resize(size as usize, 0);
+                let t0 = Instant::now();
                 let r = self.dev.copy_d2h(&mut buf, live, stream);
+                self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
+                self.summary.copies.d2h_bytes += size;
                 let result = r.map_err(|err| Self::dev_err(e, err)).and_then(|()| self.check_d2h(e, blob, &buf));
                 self.scratch = buf;
                 result?;

@@ -26,6 +26,22 @@ pub struct KernelTiming {
     pub max_ms: f64,
 }
 
+/// Bytes moved by replayed copies and the time the device calls took
+/// (host wall clock around each call; copies complete before returning).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CopyTiming {
+    pub h2d_bytes: u64,
+    pub h2d_ms: f64,
+    pub d2h_bytes: u64,
+    pub d2h_ms: f64,
+}
+
+impl CopyTiming {
+    fn gbps(bytes: u64, ms: f64) -> f64 {
+        if ms > 0.0 { bytes as f64 / 1e6 / ms } else { 0.0 }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ReplaySummary {
     pub events: u64,
@@ -51,6 +67,7 @@ pub struct ReplaySummary {
     pub errors: u64,
     pub warnings: Vec<String>,
     pub kernels: Vec<KernelTiming>,
+    pub copies: CopyTiming,
     pub wall_ms: f64,
 }
 
@@ -92,5 +109,21 @@ impl fmt::Display for ReplaySummary {
             writeln!(f, "errors : {}", self.errors)?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for CopyTiming {
+    /// The `--timing` line for copies.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "copies : h2d {} bytes in {:.3} ms ({:.2} GB/s), d2h {} bytes in {:.3} ms ({:.2} GB/s)",
+            self.h2d_bytes,
+            self.h2d_ms,
+            Self::gbps(self.h2d_bytes, self.h2d_ms),
+            self.d2h_bytes,
+            self.d2h_ms,
+            Self::gbps(self.d2h_bytes, self.d2h_ms)
+        )
     }
 }

@@ -12,7 +12,9 @@ use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
 use hrr_core::manifest::Platform;
 use hrr_core::{BlobId, Dir, MemKind};
 use hrr_intercept::code_objects::Module;
-use hrr_intercept::event_line::{BlobHex, LaunchRef, encode_launch_scanned};
+use hrr_intercept::event_line::{
+    BlobHex, HeadCache, LaunchRef, encode_launch_scanned, encode_launch_scanned_cached,
+};
 use hrr_intercept::event_sink::LockMode;
 use hrr_intercept::kernel_args::ArgValues;
 use hrr_intercept::recorder::{Copy, LaunchDims, Recorder};
@@ -122,6 +124,36 @@ fn launch(c: &mut Criterion) {
             let view = allocs.view();
             encode_launch_scanned(
                 &mut body,
+                7,
+                "hipModuleLaunchKernel",
+                0,
+                &k,
+                ArgValues::Params(&vals).args(layout.as_ref()),
+                &view,
+            );
+            criterion::black_box(&body);
+        })
+    });
+    // The same, as the recorder encodes it: the launch head from the
+    // thread's cache (same kernel, same configuration).
+    let mut heads = HeadCache::new();
+    c.bench_function("record/launch_4_args_encode_cached", |bch| {
+        bch.iter(|| {
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            let k = LaunchRef {
+                name: "nop",
+                code: &hex,
+                func: Some(2),
+                grid: [1; 3],
+                block: [1; 3],
+                shmem: 0,
+                stream: 0,
+            };
+            body.clear();
+            let view = allocs.view();
+            encode_launch_scanned_cached(
+                &mut body,
+                &mut heads,
                 7,
                 "hipModuleLaunchKernel",
                 0,

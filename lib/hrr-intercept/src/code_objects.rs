@@ -224,6 +224,12 @@ impl<K: Hash + Eq, V> Handles<K, V> {
             .get(k)
             .cloned()
     }
+    /// Calls `f` with the value under the read lock: no reference count
+    /// traffic on the per-launch path. `f` must not take this map's lock.
+    fn with<R>(&self, k: &K, f: impl FnOnce(Option<&V>) -> R) -> R {
+        let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
+        f(map.get(k).map(|v| &**v))
+    }
     fn insert(&self, k: K, v: Arc<V>) {
         self.map
             .write()
@@ -291,6 +297,13 @@ impl CodeObjects {
         self.functions.get(&func)
     }
 
+    /// `f` with the kernel of `func`, under the map's read lock (a launch
+    /// records without cloning the `Arc`); `f` must not register or look up
+    /// functions.
+    pub fn with_function<R>(&self, func: u64, f: impl FnOnce(Option<&Kernel>) -> R) -> R {
+        self.functions.with(&func, f)
+    }
+
     pub fn add_fatbin(&self, handle: u64, fatbin: FatBin) {
         self.fatbins.insert(handle, Arc::new(fatbin));
     }
@@ -317,6 +330,11 @@ impl CodeObjects {
 
     pub fn stub(&self, stub: u64) -> Option<Arc<Kernel>> {
         self.stubs.get(&stub)
+    }
+
+    /// [`CodeObjects::with_function`] for a host stub.
+    pub fn with_stub<R>(&self, stub: u64, f: impl FnOnce(Option<&Kernel>) -> R) -> R {
+        self.stubs.with(&stub, f)
     }
 
     /// Whether the fat binary `handle` is still registered.

@@ -185,25 +185,42 @@ impl<'a> EventLine<'a> {
         self.key("args");
         self.buf.push(b'[');
         for (i, a) in args.into_iter().enumerate() {
-            if i > 0 {
-                self.buf.push(b',');
+            // Each argument is written into room made for its longest form,
+            // through a local cursor, then cut to length: no length update
+            // and capacity check in memory per piece.
+            let start = self.buf.len();
+            let max = Out::arg_max(a.bytes.len());
+            if max <= 128 {
+                // Fixed size: inlined stores, no memset call.
+                self.buf.extend_from_slice(&[0u8; 128]);
+            } else {
+                self.buf.resize(start + max, 0);
             }
-            self.arg_head(a.offset, a.bytes);
+            let mut o = Out {
+                s: &mut self.buf[start..],
+                n: 0,
+            };
+            if i > 0 {
+                o.byte(b',');
+            }
+            o.arg_head(a.offset, a.bytes);
             if a.pointer {
                 if a.bytes.len() >= 8 {
-                    self.buf.push(b'0');
+                    o.byte(b'0');
                 }
             } else {
                 let mut first = true;
                 allocs.scan_each(a.bytes, |off| {
                     if !first {
-                        self.buf.push(b',');
+                        o.byte(b',');
                     }
                     first = false;
-                    push_u64(self.buf, u64::from(off));
+                    o.u64(u64::from(off));
                 });
             }
-            self.buf.extend_from_slice(b"]}");
+            o.put(b"]}");
+            let n = o.n;
+            self.buf.truncate(start + n);
         }
         self.buf.push(b']');
         self
@@ -227,6 +244,78 @@ impl<'a> EventLine<'a> {
     /// Closes the object and the line.
     pub fn end(self) {
         self.buf.extend_from_slice(b"}\n");
+    }
+}
+
+/// A cursor over room already made in a buffer (see `args_scanned`).
+struct Out<'a> {
+    s: &'a mut [u8],
+    n: usize,
+}
+
+impl Out<'_> {
+    /// The longest encoding of an argument of `len` bytes: a comma,
+    /// `{"offset":` u32 `,"size":` u64 `,"hex":"` hex `","ptrs":[` and at
+    /// most one pointer per byte offset (never closer than 8 bytes apart),
+    /// each a u32 and a comma, then `]}`.
+    fn arg_max(len: usize) -> usize {
+        1 + 10 + 10 + 8 + 20 + 8 + 2 * len + 10 + 11 * (len / 8 + 1) + 2
+    }
+
+    #[inline(always)]
+    fn put(&mut self, b: &[u8]) {
+        self.s[self.n..self.n + b.len()].copy_from_slice(b);
+        self.n += b.len();
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.s[self.n] = b;
+        self.n += 1;
+    }
+
+    #[inline(always)]
+    fn u64(&mut self, mut v: u64) {
+        if v < 10 {
+            self.byte(b'0' + v as u8);
+            return;
+        }
+        let nd = digits(v);
+        let d = &mut self.s[self.n..self.n + nd];
+        let mut i = nd;
+        while v >= 100 {
+            let p = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            d[i..i + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+        }
+        if v >= 10 {
+            let p = v as usize * 2;
+            d[..2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+        } else {
+            d[0] = b'0' + v as u8;
+        }
+        self.n += nd;
+    }
+
+    /// `{"offset":…,"size":…,"hex":"…","ptrs":[`, as `EventLine::arg_head`.
+    #[inline(always)]
+    fn arg_head(&mut self, offset: Option<u32>, bytes: &[u8]) {
+        self.byte(b'{');
+        if let Some(o) = offset {
+            self.put(b"\"offset\":");
+            self.u64(u64::from(o));
+            self.byte(b',');
+        }
+        self.put(b"\"size\":");
+        self.u64(bytes.len() as u64);
+        self.put(b",\"hex\":\"");
+        let d = &mut self.s[self.n..self.n + 2 * bytes.len()];
+        for (pair, b) in d.chunks_exact_mut(2).zip(bytes) {
+            pair.copy_from_slice(&HEX_PAIRS[*b as usize]);
+        }
+        self.n += 2 * bytes.len();
+        self.put(b"\",\"ptrs\":[");
     }
 }
 
@@ -535,10 +624,19 @@ fn launch_head<'a>(
 
 /// Writes the head of a line, `{"seq":N,"t":T`, which the body continues.
 pub fn push_head(buf: &mut Vec<u8>, seq: u64, t: u64) {
-    buf.extend_from_slice(b"{\"seq\":");
-    push_u64(buf, seq);
-    buf.extend_from_slice(b",\"t\":");
-    push_u64(buf, t);
+    // Under the sink's lock: through a cursor, like an argument.
+    let start = buf.len();
+    buf.resize(start + 7 + 20 + 5 + 20, 0);
+    let mut o = Out {
+        s: &mut buf[start..],
+        n: 0,
+    };
+    o.put(b"{\"seq\":");
+    o.u64(seq);
+    o.put(b",\"t\":");
+    o.u64(t);
+    let n = o.n;
+    buf.truncate(start + n);
 }
 
 fn mem_str(m: MemKind) -> &'static str {
@@ -598,15 +696,29 @@ fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
 /// Decimal digits of `v` (1 for 0).
 #[inline(always)]
 fn digits(v: u64) -> usize {
-    match v.checked_ilog10() {
-        Some(l) => l as usize + 1,
-        None => 1,
-    }
+    // log10 from log2 (1233/4096 ≈ log10 2), corrected by one comparison.
+    const POW10: [u64; 20] = {
+        let mut t = [1u64; 20];
+        let mut i = 1;
+        while i < 20 {
+            t[i] = t[i - 1] * 10;
+            i += 1;
+        }
+        t
+    };
+    let l2 = 63 - (v | 1).leading_zeros() as usize;
+    let t = ((l2 + 1) * 1233) >> 12;
+    (t + usize::from(v >= POW10[t])).max(1)
 }
 
 fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     if v < 10 {
         buf.push(b'0' + v as u8);
+        return;
+    }
+    if v < 100 {
+        let d = v as usize * 2;
+        buf.extend_from_slice(&[DIGIT_PAIRS[d], DIGIT_PAIRS[d + 1]]);
         return;
     }
     let n = digits(v);
@@ -921,6 +1033,73 @@ mod tests {
     }
 
     proptest! {
+        /// Arguments encoded while scanned (pointers at random offsets,
+        /// several arguments, pointer and scanned ones) match hrr-core.
+        #[test]
+        fn scanned_args_match_hrr_core(
+            parts in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..20), 0u8..3, any::<bool>(), 0u32..100_000),
+                0..5,
+            ),
+        ) {
+            use crate::kernel_args::ArgIn;
+            let allocs = crate::live_allocs::LiveAllocs::new();
+            allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
+            let datas: Vec<Vec<u8>> = parts
+                .iter()
+                .map(|(pre, n, _, _)| {
+                    let mut d = pre.clone();
+                    for i in 0..*n {
+                        d.extend_from_slice(&(0x7f12_3456_0010u64 + u64::from(i)).to_le_bytes());
+                        d.extend_from_slice(pre);
+                    }
+                    d
+                })
+                .collect();
+            let args: Vec<ArgIn<'_>> = parts
+                .iter()
+                .zip(&datas)
+                .map(|((_, _, ptr, off), d)| ArgIn { offset: (*off != 7).then_some(*off), bytes: d, pointer: *ptr })
+                .collect();
+            let code = BlobId::of(b"c");
+            let k = LaunchRef {
+                name: "k",
+                code: &BlobHex::of(&code),
+                func: None,
+                grid: [2, 1, 1],
+                block: [64, 1, 1],
+                shmem: 0,
+                stream: 0,
+            };
+            let mut body = Vec::new();
+            encode_launch_scanned(&mut body, 5, "hipLaunchKernel", 0, &k, args.iter().copied(), &allocs.view());
+            let kargs = args
+                .iter()
+                .map(|a| {
+                    let mut ptrs = Vec::new();
+                    if a.pointer {
+                        if a.bytes.len() >= 8 {
+                            ptrs.push(0);
+                        }
+                    } else {
+                        allocs.view().scan(a.bytes, &mut ptrs);
+                    }
+                    KernelArg { offset: a.offset, size: a.bytes.len() as u32, hex: HexBytes(a.bytes.to_vec()), ptrs }
+                })
+                .collect();
+            let op = Op::Launch {
+                name: "k".into(),
+                code,
+                func: None,
+                grid: [2, 1, 1],
+                block: [64, 1, 1],
+                shmem: 0,
+                stream: Addr(0),
+                args: kargs,
+            };
+            prop_assert_eq!(line(3, 4, &body), reference(3, 4, 5, "hipLaunchKernel", 0, &op));
+        }
+
         /// A launch head from the cache is the bytes the encoder writes,
         /// whichever launches came before (keys drawn from a small pool, so
         /// hits, misses and evictions all happen).

@@ -18,6 +18,10 @@
 //!   flight at a time; if the writer falls a further half buffer behind, the
 //!   appending thread writes itself, in order, and keeps the written buffer
 //!   as the next spare. Without a writer the appending thread writes.
+//!   After a write the writer waits awake (yielding) up to
+//!   `WRITER_SPIN_NS` for the next buffer before it sleeps, and appenders
+//!   notify it only when it sleeps: at a high event rate nobody pays a
+//!   futex wake per buffer.
 //! - **Fatal signals.** [`EventSink::flush_from_signal`] writes what is
 //!   buffered (the pending buffer, then the current one) with
 //!   async-signal-safe operations only: an atomic try-lock, atomic loads,
@@ -55,6 +59,9 @@ const BACKLOG_BYTES: usize = FLUSH_BYTES + FLUSH_BYTES / 2;
 /// How long (in yields) a signal handler or `_exit` waits for another
 /// thread to leave the sink, or for an in-flight write to end.
 const WAIT_SPINS: u32 = 200_000;
+/// How long the writer thread waits awake for the next buffer after a write
+/// before it sleeps (at a high event rate a buffer fills in well under this).
+const WRITER_SPIN_NS: u64 = 500_000;
 
 /// The events file of one archive.
 pub struct EventSink {
@@ -78,6 +85,9 @@ pub struct EventSink {
     writing: AtomicBool,
     /// A writer thread is running.
     has_writer: AtomicBool,
+    /// A buffer was handed off since the writer last looked (set under
+    /// `handoff`; polled without it while the writer waits awake).
+    ready: AtomicBool,
 }
 
 struct SinkState {
@@ -95,6 +105,9 @@ struct Handoff {
     /// A write failed (disk full, ...): later lines are dropped, not retried.
     failed: bool,
     stop: bool,
+    /// The writer thread is waiting on `wake`; only then does a hand-off
+    /// notify it (a notify is a futex syscall even with no waiter).
+    sleeping: bool,
 }
 
 /// What [`EventSink::finish`] did.
@@ -159,11 +172,13 @@ impl EventSink {
                 spare: Vec::with_capacity(2 * FLUSH_BYTES),
                 failed: false,
                 stop: false,
+                sleeping: false,
             }),
             wake: Condvar::new(),
             seq: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
+            ready: AtomicBool::new(false),
         }
     }
 
@@ -272,8 +287,14 @@ impl EventSink {
                 let spare = std::mem::take(&mut h.spare);
                 h.pending = std::mem::replace(&mut st.buf, spare);
                 st.last_write_ns = t;
+                // Set and cleared under `handoff` around the wait: a writer
+                // not asleep checks `pending` before it next waits.
+                let asleep = h.sleeping;
+                self.ready.store(true, Ordering::Release);
                 drop(h);
-                self.wake.notify_one();
+                if asleep {
+                    self.wake.notify_one();
+                }
             } else if !writer || st.buf.len() >= BACKLOG_BYTES {
                 self.drain(st, &mut h, t);
             }
@@ -289,6 +310,8 @@ impl EventSink {
         sys::block_async_signals();
         let mut h = self.lock_handoff();
         self.has_writer.store(true, Ordering::Release);
+        // Whether the writer already waited awake since its last write.
+        let mut spun = true;
         loop {
             if h.stop {
                 self.has_writer.store(false, Ordering::Release);
@@ -310,14 +333,33 @@ impl EventSink {
             }
             if h.pending.is_empty() || h.failed {
                 h.pending.clear();
+                self.ready.store(false, Ordering::Relaxed);
+                if !spun && !h.failed {
+                    // Right after a write, wait for the next buffer awake
+                    // for a while (yielding the core to anyone who wants
+                    // it): waking a sleeping writer costs the appending
+                    // thread a futex wake per buffer, several µs on a VM.
+                    spun = true;
+                    drop(h);
+                    let until = sys::monotonic_ns().saturating_add(WRITER_SPIN_NS);
+                    while !self.ready.load(Ordering::Acquire) && sys::monotonic_ns() < until {
+                        sys::yield_now();
+                    }
+                    h = self.lock_handoff();
+                    continue;
+                }
+                h.sleeping = true;
                 h = self
                     .wake
                     .wait_timeout(h, Duration::from_millis(50))
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
+                h.sleeping = false;
                 continue;
             }
             let mut full = std::mem::take(&mut h.pending);
+            self.ready.store(false, Ordering::Relaxed);
+            spun = false;
             self.writing.store(true, Ordering::Release);
             drop(h);
             let ok = sys::write_all(self.fd, &full);

@@ -5,7 +5,7 @@ use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 
 use super::{bytes, missing, real};
-use crate::code_objects::{FatBin, Module};
+use crate::code_objects::{FatBin, Kernel, Module};
 use crate::guard::Guard;
 use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
 use crate::kernel_args::{ArgLayout, ArgValues};
@@ -87,16 +87,34 @@ fn record_module_launch(
     extra: *mut *mut c_void,
 ) {
     g.run(|r| {
-        let kernel = r.code().function(func as u64);
+        r.code().with_function(func as u64, |kernel| {
+            record_module_launch_of(r, api, ret, kernel, func, dims, kernel_params, extra)
+        })
+    });
+}
+
+/// [`record_module_launch`] with the kernel borrowed from the handle map
+/// (under its read lock: no `Arc` count traffic per launch).
+#[allow(clippy::too_many_arguments)]
+fn record_module_launch_of(
+    r: &Recorder,
+    api: &'static str,
+    ret: HipError,
+    kernel: Option<&Kernel>,
+    func: HipFunction,
+    dims: LaunchDims,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) {
+    {
         let layout = kernel
-            .as_deref()
             .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
             .and_then(|res| res.layout);
         let record = |values: ArgValues<'_, '_>| {
             r.launch(
                 api,
                 ret,
-                kernel.as_deref(),
+                kernel,
                 |f| load_fatbin(r, f),
                 func as u64,
                 &dims,
@@ -114,7 +132,7 @@ fn record_module_launch(
         } else {
             record(ArgValues::None)
         }
-    });
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -372,35 +390,35 @@ pub unsafe extern "C" fn hipLaunchKernel(
     };
     if let Some(g) = g {
         g.run(|r| {
-            let kernel = r.code().stub(function_address as u64);
-            let layout = kernel
-                .as_deref()
-                .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
-                .and_then(|res| res.layout);
-            let dims = LaunchDims {
-                grid: num_blocks.to_array(),
-                block: dim_blocks.to_array(),
-                shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
-                stream: stream as u64,
-            };
-            let record = |values: ArgValues<'_, '_>| {
-                let load = |f: &FatBin| load_fatbin(r, f);
-                r.launch(
-                    "hipLaunchKernel",
-                    ret,
-                    kernel.as_deref(),
-                    load,
-                    function_address as u64,
-                    &dims,
-                    &values,
-                )
-            };
-            if ret == hip::SUCCESS {
-                // SAFETY: the successful launch read args per this layout.
-                unsafe { with_params(layout, args, record) }
-            } else {
-                record(ArgValues::None)
-            }
+            r.code().with_stub(function_address as u64, |kernel| {
+                let layout = kernel
+                    .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
+                    .and_then(|res| res.layout);
+                let dims = LaunchDims {
+                    grid: num_blocks.to_array(),
+                    block: dim_blocks.to_array(),
+                    shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
+                    stream: stream as u64,
+                };
+                let record = |values: ArgValues<'_, '_>| {
+                    let load = |f: &FatBin| load_fatbin(r, f);
+                    r.launch(
+                        "hipLaunchKernel",
+                        ret,
+                        kernel,
+                        load,
+                        function_address as u64,
+                        &dims,
+                        &values,
+                    )
+                };
+                if ret == hip::SUCCESS {
+                    // SAFETY: the successful launch read args per this layout.
+                    unsafe { with_params(layout, args, record) }
+                } else {
+                    record(ArgValues::None)
+                }
+            })
         });
     }
     ret

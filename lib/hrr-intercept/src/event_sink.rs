@@ -60,8 +60,10 @@ const BACKLOG_BYTES: usize = FLUSH_BYTES + FLUSH_BYTES / 2;
 /// thread to leave the sink, or for an in-flight write to end.
 const WAIT_SPINS: u32 = 200_000;
 /// How long the writer thread waits awake for the next buffer after a write
-/// before it sleeps (at a high event rate a buffer fills in well under this).
-const WRITER_SPIN_NS: u64 = 500_000;
+/// before it sleeps. 0: on the H200 a 500 µs spin made capture slower, not
+/// faster (median of 9 rounds of 100k launches: +22.5 % over the plain loop
+/// with it, −7.8 % without), and it takes a core from the application.
+const WRITER_SPIN_NS: u64 = 0;
 
 /// The events file of one archive.
 pub struct EventSink {

@@ -35,8 +35,9 @@
 //! last, staged copies are exact and ordered. 100k launches through the
 //! backend: 4.0-4.2 µs each (the app's own `<<<>>>` loop: 3.7 µs).
 //!
-//! For the capture side (`lib/hrr-intercept`, CUDA family), measured with
-//! `tests/workloads/cuda/tools/runtime_probe.c` and CUDA 13's headers:
+//! For the capture side (`lib/hrr-intercept`, CUDA family), measured on the
+//! H200 with a preloaded probe (now the interposer itself: `HRR_LOG=1`) and
+//! CUDA 13's headers:
 //! * `crt/host_runtime.h` + `crt/device_functions.h` declare
 //!   `void** __cudaRegisterFatBinary(void *fatCubin)`,
 //!   `void __cudaRegisterFatBinaryEnd(void **h)`, `void __cudaUnregisterFatBinary(void **h)`,

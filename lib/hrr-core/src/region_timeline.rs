@@ -59,6 +59,9 @@ pub struct RegionTimeline {
     blocks: BTreeMap<u64, u64>,
     materialised: u64,
     failed: u64,
+    /// Lowest base and highest end over every record: a fast reject for
+    /// values that no region can ever contain.
+    bounds: (u64, u64),
 }
 
 impl RegionTimeline {
@@ -68,7 +71,10 @@ impl RegionTimeline {
         let mut records: Vec<RegionRecord> = streams.into_iter().flatten().collect();
         // Stable: records of equal `t` keep file order, then in-file order.
         records.sort_by_key(|r| r.t);
-        RegionTimeline { records, streams: n, ..RegionTimeline::default() }
+        let bounds = records.iter().fold((u64::MAX, 0), |(lo, hi), r| {
+            (lo.min(r.base), hi.max(r.base.saturating_add(r.size)))
+        });
+        RegionTimeline { records, streams: n, bounds, ..RegionTimeline::default() }
     }
 
     pub fn records(&self) -> &[RegionRecord] {
@@ -134,6 +140,11 @@ impl RegionTimeline {
             }
         }
         retired
+    }
+
+    /// Whether any record (live or not) could contain `addr`.
+    pub fn may_contain(&self, addr: u64) -> bool {
+        addr >= self.bounds.0 && addr < self.bounds.1
     }
 
     /// The live segment containing `addr`.
@@ -258,5 +269,6 @@ mod tests {
         assert_eq!(tl.classify(0x1250), RegionClass::InBlock { base: 0x1200, size: 0x100 });
         assert_eq!(tl.classify(0x1300), RegionClass::InSegment { base: 0x1000, size: 0x1000 });
         assert_eq!(tl.classify(0x2000), RegionClass::None);
+        assert!(tl.may_contain(0x1fff) && !tl.may_contain(0x2000) && !tl.may_contain(0xfff));
     }
 }

@@ -519,6 +519,7 @@ impl Replayer<'_> {
             let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
             let plausible = v >= 0x10000 && (v as u32) >= 0x10000;
             if plausible
+                && self.space.regions.may_contain(v)
                 && !covered(off)
                 && self.space.regions.classify(v) != RegionClass::None
             {

@@ -113,7 +113,7 @@ fn describe_code(archive: &Archive, id: &BlobId) -> serde_json::Value {
         Ok(b) => b.to_vec(),
         Err(e) => return json!({ "blob": id.to_hex(), "error": e.to_string() }),
     };
-    match code_entries(&bytes) {
+    match hrr_codeobj::describe(&bytes) {
         Ok(entries) => {
             let entries: Vec<_> = entries
                 .iter()
@@ -138,25 +138,3 @@ fn describe_code(archive: &Archive, id: &BlobId) -> serde_json::Value {
     }
 }
 
-/// Each target of a code object (every bundle entry, or the image itself)
-/// with its kernels' metadata.
-fn code_entries(bytes: &[u8]) -> hrr_codeobj::Result<Vec<(String, Vec<hrr_codeobj::KernelMeta>)>> {
-    use hrr_codeobj::{ImageKind, bundle, identify};
-    let bundle_bytes = match identify(bytes) {
-        ImageKind::CompressedBundle => std::borrow::Cow::Owned(bundle::decompress(bytes)?),
-        ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
-        kind => return Ok(vec![(format!("{kind:?}"), hrr_codeobj::kernels(bytes)?)]),
-    };
-    let b = bundle::parse(&bundle_bytes)?;
-    let mut out = Vec::new();
-    for entry in &b.entries {
-        let data = entry.data(&bundle_bytes)?;
-        // The host entry of a bundle is empty by convention.
-        if data.is_empty() {
-            continue;
-        }
-        let kernels = hrr_codeobj::kernels(data).unwrap_or_default();
-        out.push((entry.id.clone(), kernels));
-    }
-    Ok(out)
-}

@@ -254,12 +254,9 @@ impl ArchiveBuilder {
         block: [u32; 3],
         mut args: Vec<KernelArg>,
     ) -> Self {
-        let mut off = 0u32;
-        for a in &mut args {
-            let align = a.size.clamp(1, 8).next_power_of_two();
-            off = off.div_ceil(align) * align;
-            a.offset.get_or_insert(off);
-            off += a.size;
+        let offsets = crate::engine::arg_offsets(&args);
+        for (a, off) in args.iter_mut().zip(offsets) {
+            a.offset = Some(off);
         }
         let op = Op::Launch {
             name: name.to_string(),

@@ -26,32 +26,11 @@ use super::types::{self as cu, CuResult, CudaError, CudaKernel, CudaStream};
 use crate::guard::Guard;
 use crate::recorder::Recorder;
 
-/// The next definition of `$name`, typed as `$ty`, or `None`.
-macro_rules! cuda_real {
-    ($name:ident : $ty:ty) => {{
-        static REAL: $crate::real_fn::RealFn = $crate::real_fn::RealFn::new(
-            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
-            {
-                Ok(c) => c,
-                Err(_) => panic!("symbol name"),
-            },
-        );
-        REAL.get().map(|p| {
-            // SAFETY: the address was looked up under this function's C name,
-            // and `$ty` is that function's signature in CUDA 13's headers.
-            unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $ty>(p) }
-        })
-    }};
-}
-pub(crate) use cuda_real;
-
-/// Whether a call takes the recorder's lifecycle lock (see `Recorder::lifecycle`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// Creates or destroys an address or handle.
-    Lifecycle,
-    Free,
-}
+// The HIP family's shape serves CUDA unchanged: symbol resolution, the
+// lifecycle order, and reading out-parameters and arguments (both runtimes
+// report success as 0).
+pub(crate) use crate::exports::real as cuda_real;
+pub use crate::exports::{Order, bytes, c_str, out, out_addr};
 
 /// What a wrapper returns when no later library defines the function.
 pub fn missing(api: &str) -> CudaError {
@@ -128,51 +107,6 @@ pub fn intercept<F: Copy>(
     g.run(|r| record(r, ret));
     drop(held);
     ret
-}
-
-/// `*p` after a successful call (the runtime wrote it); 0 otherwise.
-///
-/// # Safety
-/// When `ret == 0` and `p` is non-null, `p` must be valid for reads.
-pub unsafe fn out<T: Copy + Default>(ret: CudaError, p: *const T) -> T {
-    if ret != cu::SUCCESS || p.is_null() {
-        return T::default();
-    }
-    // SAFETY: per the contract, the successful call wrote *p.
-    unsafe { p.read_unaligned() }
-}
-
-/// An out-parameter that is a pointer, as an address.
-///
-/// # Safety
-/// As [`out`].
-pub unsafe fn out_addr<T>(ret: CudaError, p: *const *mut T) -> u64 {
-    // SAFETY: forwarded contract.
-    unsafe { out(ret, p.cast::<usize>()) as u64 }
-}
-
-/// `len` bytes at `p` (empty for a null pointer or zero length).
-///
-/// # Safety
-/// `p` must be valid for `len` bytes of reads for the returned lifetime.
-pub unsafe fn bytes<'a>(p: *const c_void, len: usize) -> &'a [u8] {
-    if p.is_null() || len == 0 {
-        return &[];
-    }
-    // SAFETY: per the contract.
-    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
-}
-
-/// A C string argument, lossily as UTF-8.
-///
-/// # Safety
-/// `p` must be null or a valid NUL-terminated string.
-pub unsafe fn c_str(p: *const c_char) -> String {
-    if p.is_null() {
-        return String::new();
-    }
-    // SAFETY: per the contract.
-    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
 // ---------------------------------------------------------------- runtime queries

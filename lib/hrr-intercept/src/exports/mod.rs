@@ -43,7 +43,8 @@ macro_rules! real {
         );
         REAL.get().map(|p| {
             // SAFETY: the address was looked up under this function's C name,
-            // and `$ty` is that function's signature in HIP's header.
+            // and `$ty` is that function's signature in its runtime's header
+            // (HIP's, or CUDA's for the CUDA family).
             unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $ty>(p) }
         })
     }};
@@ -94,6 +95,7 @@ pub fn intercept<F: Copy>(
 }
 
 /// `*p` after a successful call (the runtime wrote it); 0 otherwise.
+/// HIP and CUDA both report success as 0, so the CUDA family uses it too.
 ///
 /// # Safety
 /// When `ret == 0` and `p` is non-null, `p` must be valid for reads.

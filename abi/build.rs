@@ -22,7 +22,9 @@ use std::path::PathBuf;
 
 fn include_root() -> PathBuf {
     // The same variable hip-runtime-sys's build script reads.
-    std::env::var_os("HIP_PATH").map(PathBuf::from).unwrap_or_else(|| "/usr".into())
+    std::env::var_os("HIP_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/usr".into())
 }
 
 fn main() {
@@ -54,10 +56,14 @@ fn main() {
         .generate_comments(false)
         .generate()
         .expect("bindgen of Debian's hip/hip_runtime_api.h");
-    hip.write_to_file(out.join("debian_hip.rs")).expect("write debian_hip.rs");
+    hip.write_to_file(out.join("debian_hip.rs"))
+        .expect("write debian_hip.rs");
 
     let hsa = bindgen::Builder::default()
-        .header_contents("debian_hsa.h", "#include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n")
+        .header_contents(
+            "debian_hsa.h",
+            "#include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n",
+        )
         .clang_arg(format!("-I{}", inc.display()))
         .allowlist_function("hsa_.*")
         .allowlist_type("hsa_.*")
@@ -69,5 +75,6 @@ fn main() {
         .generate_comments(false)
         .generate()
         .expect("bindgen of Debian's hsa/hsa.h + hsa/hsa_ext_amd.h");
-    hsa.write_to_file(out.join("debian_hsa.rs")).expect("write debian_hsa.rs");
+    hsa.write_to_file(out.join("debian_hsa.rs"))
+        .expect("write debian_hsa.rs");
 }

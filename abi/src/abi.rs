@@ -28,14 +28,23 @@ use std::ffi::c_void;
 #[derive(Clone, Copy, Debug)]
 pub enum Abi {
     Void,
-    Int { bytes: usize, signed: bool },
-    Enum { bytes: usize },
+    Int {
+        bytes: usize,
+        signed: bool,
+    },
+    Enum {
+        bytes: usize,
+    },
     Bool,
     F32,
     F64,
     Ptr,
     FnPtr(&'static FnSig),
-    Struct { name: &'static str, size: usize, align: usize },
+    Struct {
+        name: &'static str,
+        size: usize,
+        align: usize,
+    },
 }
 
 /// A function's canonical signature.
@@ -78,16 +87,37 @@ const fn str_eq(a: &str, b: &str) -> bool {
 /// Whether two canonical types are passed identically.
 pub const fn same_abi(a: &Abi, b: &Abi) -> bool {
     match (a, b) {
-        (Abi::Void, Abi::Void) | (Abi::Bool, Abi::Bool) | (Abi::F32, Abi::F32) | (Abi::F64, Abi::F64) => true,
+        (Abi::Void, Abi::Void)
+        | (Abi::Bool, Abi::Bool)
+        | (Abi::F32, Abi::F32)
+        | (Abi::F64, Abi::F64) => true,
         (Abi::Ptr, Abi::Ptr) => true,
-        (Abi::Int { bytes: x, signed: s }, Abi::Int { bytes: y, signed: t }) => *x == *y && *s == *t,
+        (
+            Abi::Int {
+                bytes: x,
+                signed: s,
+            },
+            Abi::Int {
+                bytes: y,
+                signed: t,
+            },
+        ) => *x == *y && *s == *t,
         (Abi::Enum { bytes: x }, Abi::Enum { bytes: y })
         | (Abi::Enum { bytes: x }, Abi::Int { bytes: y, .. })
         | (Abi::Int { bytes: x, .. }, Abi::Enum { bytes: y }) => *x == *y,
         (Abi::FnPtr(f), Abi::FnPtr(g)) => same_sig(f, g),
-        (Abi::Struct { name: n, size: s, align: a }, Abi::Struct { name: m, size: t, align: b }) => {
-            *s == *t && *a == *b && str_eq(n, m)
-        }
+        (
+            Abi::Struct {
+                name: n,
+                size: s,
+                align: a,
+            },
+            Abi::Struct {
+                name: m,
+                size: t,
+                align: b,
+            },
+        ) => *s == *t && *a == *b && str_eq(n, m),
         _ => false,
     }
 }
@@ -112,7 +142,9 @@ impl std::fmt::Display for Abi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Abi::Void => f.write_str("void"),
-            Abi::Int { bytes, signed } => write!(f, "{}{}", if *signed { "i" } else { "u" }, bytes * 8),
+            Abi::Int { bytes, signed } => {
+                write!(f, "{}{}", if *signed { "i" } else { "u" }, bytes * 8)
+            }
             Abi::Enum { bytes } => write!(f, "enum{}", bytes * 8),
             Abi::Bool => f.write_str("bool"),
             Abi::F32 => f.write_str("f32"),
@@ -348,9 +380,15 @@ mod tests {
     fn canonical_forms() {
         type A = unsafe extern "C" fn(*mut *mut c_void, usize) -> c_int;
         type B = unsafe extern "C" fn(*mut *mut u8, usize) -> E;
-        assert!(same_sig(&sig::<A>(), &sig::<B>()), "enum result vs int, pointer to anything");
+        assert!(
+            same_sig(&sig::<A>(), &sig::<B>()),
+            "enum result vs int, pointer to anything"
+        );
         type C = unsafe extern "C" fn(*mut *mut c_void, u32) -> c_int;
-        assert!(!same_sig(&sig::<A>(), &sig::<C>()), "size_t vs unsigned int");
+        assert!(
+            !same_sig(&sig::<A>(), &sig::<C>()),
+            "size_t vs unsigned int"
+        );
         type D = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
         type D2 = unsafe extern "C" fn(*mut c_void, c_uint) -> c_int;
         assert!(!same_sig(&sig::<D>(), &sig::<D2>()), "int vs unsigned int");
@@ -359,11 +397,16 @@ mod tests {
         type G = unsafe extern "C" fn(*const c_char) -> *const c_char;
         type H = unsafe extern "C" fn(*mut c_void) -> usize;
         assert!(!same_sig(&sig::<G>(), &sig::<H>()), "pointer vs size_t");
-        type Cb1 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u64, *mut c_void) -> u32>) -> u32;
+        type Cb1 =
+            unsafe extern "C" fn(Option<unsafe extern "C" fn(u64, *mut c_void) -> u32>) -> u32;
         type Cb2 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u64, *mut c_void) -> E>) -> E;
-        type Cb3 = unsafe extern "C" fn(Option<unsafe extern "C" fn(u32, *mut c_void) -> u32>) -> u32;
+        type Cb3 =
+            unsafe extern "C" fn(Option<unsafe extern "C" fn(u32, *mut c_void) -> u32>) -> u32;
         assert!(same_sig(&sig::<Cb1>(), &sig::<Cb2>()));
-        assert!(!same_sig(&sig::<Cb1>(), &sig::<Cb3>()), "callback parameter differs");
+        assert!(
+            !same_sig(&sig::<Cb1>(), &sig::<Cb3>()),
+            "callback parameter differs"
+        );
         assert_eq!(sig::<A>().to_string(), "(ptr, u64) -> i32");
     }
 

@@ -26,14 +26,26 @@
 
 pub mod abi;
 
-#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code, unnecessary_transmutes)]
+#[allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    dead_code,
+    unnecessary_transmutes
+)]
 #[allow(clippy::all)]
 pub mod debian_hip {
     //! bindgen of Debian's `/usr/include/hip/hip_runtime_api.h` (HIP 5.2.3).
     include!(concat!(env!("OUT_DIR"), "/debian_hip.rs"));
 }
 
-#[allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code, unnecessary_transmutes)]
+#[allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    dead_code,
+    unnecessary_transmutes
+)]
 #[allow(clippy::all)]
 pub mod debian_hsa {
     //! bindgen of Debian's `/usr/include/hsa/{hsa.h,hsa_ext_amd.h}` (ROCm 5.2.3).
@@ -334,7 +346,9 @@ pub const CPU_RUNTIME: &[&[Check]] = &[];
 #[cfg(feature = "intercept")]
 #[doc(hidden)]
 pub mod intercept_all {
-    pub use hrr_intercept::exports::{launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*};
+    pub use hrr_intercept::exports::{
+        launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*,
+    };
 }
 
 /// Every check of the interposer's exports, by reference.
@@ -396,12 +410,16 @@ pub mod intercept {
 macro_rules! assert_noreturn_exit {
     ($name:ident) => {{
         const _: () = {
-            let _libc: unsafe extern "C" fn(::std::ffi::c_int) -> ! = $crate::reference::libc_exit::$name;
+            let _libc: unsafe extern "C" fn(::std::ffi::c_int) -> ! =
+                $crate::reference::libc_exit::$name;
             let _ours: unsafe extern "C" fn(::std::ffi::c_int) -> ! = $crate::intercept_all::$name;
         };
         const SIG: $crate::abi::FnSig = $crate::abi::FnSig {
             ret: $crate::abi::Abi::Void,
-            params: &[$crate::abi::Abi::Int { bytes: 4, signed: true }],
+            params: &[$crate::abi::Abi::Int {
+                bytes: 4,
+                signed: true,
+            }],
         };
         $crate::abi::Check {
             name: stringify!($name),
@@ -414,7 +432,11 @@ macro_rules! assert_noreturn_exit {
 }
 
 #[cfg(feature = "intercept")]
-pub const INTERCEPT: &[&[Check]] = &[intercept::VS_HIP_RUNTIME_SYS, intercept::VS_DEBIAN_HIP, intercept::VS_REFERENCE];
+pub const INTERCEPT: &[&[Check]] = &[
+    intercept::VS_HIP_RUNTIME_SYS,
+    intercept::VS_DEBIAN_HIP,
+    intercept::VS_REFERENCE,
+];
 #[cfg(not(feature = "intercept"))]
 pub const INTERCEPT: &[&[Check]] = &[];
 
@@ -479,7 +501,11 @@ pub mod negative_control {
             0
         }
         /// `int value` (signed) as `unsigned int`.
-        pub unsafe extern "C" fn hipMemset(_dst: *mut c_void, _value: c_uint, _size: usize) -> c_int {
+        pub unsafe extern "C" fn hipMemset(
+            _dst: *mut c_void,
+            _value: c_uint,
+            _size: usize,
+        ) -> c_int {
             0
         }
         /// `dim3` by value passed as a pointer.

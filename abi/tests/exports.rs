@@ -16,7 +16,10 @@ use hrr_abi_check::abi::{Check, same_sig};
 use std::collections::BTreeSet;
 
 fn names(lists: &[&[Check]]) -> BTreeSet<&'static str> {
-    lists.iter().flat_map(|l| l.iter().map(|c| c.name)).collect()
+    lists
+        .iter()
+        .flat_map(|l| l.iter().map(|c| c.name))
+        .collect()
 }
 
 fn compare(lib: &str, lists: &[&[Check]]) {
@@ -28,7 +31,10 @@ fn compare(lib: &str, lists: &[&[Check]]) {
         .filter(|n| !n.starts_with("cuda") && !n.starts_with("__cuda"))
         .collect();
     let checked = names(lists);
-    let unchecked: Vec<&String> = exported.iter().filter(|e| !checked.contains(e.as_str())).collect();
+    let unchecked: Vec<&String> = exported
+        .iter()
+        .filter(|e| !checked.contains(e.as_str()))
+        .collect();
     let stale: Vec<&&str> = checked.iter().filter(|c| !exported.contains(**c)).collect();
     assert!(
         unchecked.is_empty(),
@@ -36,7 +42,10 @@ fn compare(lib: &str, lists: &[&[Check]]) {
          add each to the lists in abi/src/lib.rs (against hip_runtime_sys / debian_hip / debian_hsa / reference)",
         unchecked.len()
     );
-    assert!(stale.is_empty(), "abi/src/lib.rs checks {stale:?}, which {lib} does not export");
+    assert!(
+        stale.is_empty(),
+        "abi/src/lib.rs checks {stale:?}, which {lib} does not export"
+    );
     println!("{lib}: {} exports, all ABI-checked", exported.len());
 }
 
@@ -66,7 +75,10 @@ fn every_interposer_export_is_checked() {
 fn hsa_sys_covers_its_symbol_table() {
     let checked = names(&[hrr_abi_check::HSA_SYS]);
     let table: BTreeSet<&str> = hsa_sys::raw::SYMBOLS.into_iter().collect();
-    assert_eq!(checked, table, "every symbol hsa-sys resolves has a PFN type check");
+    assert_eq!(
+        checked, table,
+        "every symbol hsa-sys resolves has a PFN type check"
+    );
 }
 
 /// Every HIP entry point of the CPU runtime is checked against Debian's own
@@ -96,7 +108,13 @@ fn report() {
             // Already proven at compile time; re-checked so the report cannot lie.
             assert!(same_sig(&c.reference_sig, &c.ours_sig), "{}", c.name);
             let tidy = |s: &str| s.replace(" :: ", "::");
-            println!("{what:12} {:34} {} == {}  {}", c.name, tidy(c.ours), tidy(c.reference), c.ours_sig);
+            println!(
+                "{what:12} {:34} {} == {}  {}",
+                c.name,
+                tidy(c.ours),
+                tidy(c.reference),
+                c.ours_sig
+            );
             n += 1;
         }
     }

@@ -39,18 +39,25 @@ fn rocm_exports_versioned_hip_symbols() {
     require_rocm();
     let syms = dyn_syms(Path::new(ROCM_HIP));
     assert!(
-        syms.iter().any(|(n, def)| *def && n == "hipMalloc@@hip_4.2"),
+        syms.iter()
+            .any(|(n, def)| *def && n == "hipMalloc@@hip_4.2"),
         "libamdhip64.so.5 no longer defines hipMalloc@@hip_4.2"
     );
     let mut nodes: BTreeMap<&str, usize> = BTreeMap::new();
     for (n, def) in &syms {
         if *def && (n.starts_with("hip") || n.starts_with("__hip")) {
-            let node = n.split_once("@@").map(|(_, v)| v).unwrap_or("(unversioned)");
+            let node = n
+                .split_once("@@")
+                .map(|(_, v)| v)
+                .unwrap_or("(unversioned)");
             *nodes.entry(node).or_default() += 1;
         }
     }
     println!("libamdhip64.so.5 hip* definitions by version node: {nodes:?}");
-    assert!(nodes.keys().all(|k| k.starts_with("hip_")), "every hip* export is versioned: {nodes:?}");
+    assert!(
+        nodes.keys().all(|k| k.starts_with("hip_")),
+        "every hip* export is versioned: {nodes:?}"
+    );
 }
 
 #[test]
@@ -59,17 +66,31 @@ fn our_cdylibs_export_hip_unversioned() {
         let path = artefact(lib);
         let defined: Vec<String> = dyn_syms(&path)
             .into_iter()
-            .filter(|(n, def)| *def && (n.starts_with("hip") || n.starts_with("__hip") || n.starts_with("hsa_")))
+            .filter(|(n, def)| {
+                *def && (n.starts_with("hip") || n.starts_with("__hip") || n.starts_with("hsa_"))
+            })
             .map(|(n, _)| n)
             .collect();
-        assert!(!defined.is_empty() || lib == "libhrr_intercept.so", "{lib} exports no hip* symbol");
+        assert!(
+            !defined.is_empty() || lib == "libhrr_intercept.so",
+            "{lib} exports no hip* symbol"
+        );
         let versioned: Vec<&String> = defined.iter().filter(|n| n.contains('@')).collect();
-        assert!(versioned.is_empty(), "{lib} exports versioned HIP/HSA symbols: {versioned:?}");
+        assert!(
+            versioned.is_empty(),
+            "{lib} exports versioned HIP/HSA symbols: {versioned:?}"
+        );
         // No version definitions at all (a version script with nodes would add them).
         let v = run(Command::new("readelf").args(["-V", "-W"]).arg(&path));
         let v = stdout(&v);
-        assert!(!v.contains(".gnu.version_d"), "{lib} defines symbol versions:\n{v}");
-        println!("{lib}: {} hip*/hsa_* exports, all unversioned, no .gnu.version_d", defined.len());
+        assert!(
+            !v.contains(".gnu.version_d"),
+            "{lib} defines symbol versions:\n{v}"
+        );
+        println!(
+            "{lib}: {} hip*/hsa_* exports, all unversioned, no .gnu.version_d",
+            defined.len()
+        );
     }
 }
 
@@ -78,7 +99,10 @@ fn printed_rets(out: &str) -> Vec<(String, i64)> {
     out.lines()
         .filter_map(|l| {
             let (call, ret) = l.rsplit_once(" = ")?;
-            Some((call.split('(').next()?.to_string(), ret.trim().parse().ok()?))
+            Some((
+                call.split('(').next()?.to_string(),
+                ret.trim().parse().ok()?,
+            ))
         })
         .collect()
 }
@@ -101,12 +125,14 @@ fn versioned_references_reach_the_interposer_and_failures_survive_replay() {
     artefact("libhrr_hip_cpu.so");
     let dir = tmp("versioned");
     let exe = dir.join("versioned_calls");
-    run(Command::new(std::env::var("CC").unwrap_or_else(|_| "gcc".into()))
-        .args(["-D__HIP_PLATFORM_AMD__", "-Wall", "-Werror"])
-        .arg(repo().join("tests/abi/c/versioned_calls.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lamdhip64"));
+    run(
+        Command::new(std::env::var("CC").unwrap_or_else(|_| "gcc".into()))
+            .args(["-D__HIP_PLATFORM_AMD__", "-Wall", "-Werror"])
+            .arg(repo().join("tests/abi/c/versioned_calls.c"))
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lamdhip64"),
+    );
     let refs = dyn_syms(&exe);
     for api in ["hipMalloc", "hipMemcpy", "hipFree"] {
         let want = format!("{api}@hip_4.2");
@@ -118,7 +144,10 @@ fn versioned_references_reach_the_interposer_and_failures_survive_replay() {
     }
 
     // hrr-cap -o cap.hrr -- ./versioned_calls  (LD_PRELOAD=libhrr_intercept.so, HRR_OUT=cap.hrr)
-    let out = run(Command::new(&cap_bin).current_dir(&dir).args(["-o", "cap.hrr", "--"]).arg(&exe));
+    let out = run(Command::new(&cap_bin)
+        .current_dir(&dir)
+        .args(["-o", "cap.hrr", "--"])
+        .arg(&exe));
     let app = stdout(&out);
     assert!(app.contains("versioned_calls: done"), "{app}");
     let seen = printed_rets(&app);
@@ -129,7 +158,12 @@ fn versioned_references_reach_the_interposer_and_failures_survive_replay() {
     let calls: Vec<(String, i64)> = ev
         .iter()
         .filter(|e| e["op"] != "eof")
-        .map(|e| (e["api"].as_str().unwrap_or("").to_string(), e["ret"].as_i64().expect("ret is an integer")))
+        .map(|e| {
+            (
+                e["api"].as_str().unwrap_or("").to_string(),
+                e["ret"].as_i64().expect("ret is an integer"),
+            )
+        })
         .collect();
     // Every call the program made is in the archive, in order, with the very
     // return code the program saw.
@@ -144,7 +178,11 @@ fn versioned_references_reach_the_interposer_and_failures_survive_replay() {
         eprintln!("an AMD GPU is present and every call succeeded: nothing failed to replay");
         return;
     }
-    assert_eq!(failed, calls.len(), "without a GPU every call fails: {calls:?}");
+    assert_eq!(
+        failed,
+        calls.len(),
+        "without a GPU every call fails: {calls:?}"
+    );
 
     // hrr-play --backend cpu: failed calls are skipped, not replayed as successes.
     let out = Command::new(&play_bin)
@@ -154,11 +192,24 @@ fn versioned_references_reach_the_interposer_and_failures_survive_replay() {
         .output()
         .unwrap();
     let text = stdout(&out);
-    assert!(out.status.success(), "hrr-play failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains(&format!("skipped : {failed} failed at capture")), "{text}");
-    assert!(text.contains("d2h : 0 pass (0 exact, 0 within tolerance), 0 fail"), "{text}");
+    assert!(
+        out.status.success(),
+        "hrr-play failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("skipped : {failed} failed at capture")),
+        "{text}"
+    );
+    assert!(
+        text.contains("d2h : 0 pass (0 exact, 0 within tolerance), 0 fail"),
+        "{text}"
+    );
     let replayed = events(&dir.join("replay.hrr"));
-    assert!(!replayed.iter().any(|e| e["op"] == "memcpy"), "a D2H that failed at capture was replayed: {replayed:?}");
+    assert!(
+        !replayed.iter().any(|e| e["op"] == "memcpy"),
+        "a D2H that failed at capture was replayed: {replayed:?}"
+    );
     println!("{failed} failed calls recorded with their ret and skipped at replay:\n{text}");
 }
 
@@ -179,16 +230,29 @@ fn hipcc_binary_registration_reaches_the_interposer() {
         .arg(repo().join("tests/abi/hip/vector_add.hip"))
         .arg("-o")
         .arg(&exe));
-    let out = Command::new(&cap_bin).current_dir(&dir).args(["-o", "cap.hrr", "--"]).arg(&exe).output().unwrap();
+    let out = Command::new(&cap_bin)
+        .current_dir(&dir)
+        .args(["-o", "cap.hrr", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
     let ev = events(&dir.join("cap.hrr"));
     assert!(
-        ev.iter().any(|e| e["api"] == "__hipRegisterFunction" && e["name"] == "_Z10vector_addPKfS0_Pf5Scale"),
+        ev.iter()
+            .any(|e| e["api"] == "__hipRegisterFunction"
+                && e["name"] == "_Z10vector_addPKfS0_Pf5Scale"),
         "no __hipRegisterFunction event: {ev:?}"
     );
-    let malloc = ev.iter().find(|e| e["api"] == "hipMalloc").expect("hipMalloc recorded");
+    let malloc = ev
+        .iter()
+        .find(|e| e["api"] == "hipMalloc")
+        .expect("hipMalloc recorded");
     if !Path::new("/dev/kfd").exists() {
         assert_ne!(malloc["ret"], 0, "{malloc}");
-        assert!(!out.status.success(), "vector_add cannot pass without a GPU");
+        assert!(
+            !out.status.success(),
+            "vector_add cannot pass without a GPU"
+        );
     }
 }
 

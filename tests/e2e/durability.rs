@@ -54,7 +54,10 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
     // Events are flushed periodically: wait until some are on disk.
     let events = p.cap().join("events.ndjson");
     while std::fs::metadata(&events).map(|m| m.len()).unwrap_or(0) < 4096 {
-        assert!(Instant::now() < deadline, "hrr-cap flushed no events in time");
+        assert!(
+            Instant::now() < deadline,
+            "hrr-cap flushed no events in time"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: plain kill(2) of the app this test started (its own pid).
@@ -72,10 +75,20 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
     assert_no_crash("hrr-cap", &err);
 
     let m = read_manifest(&p.cap());
-    assert_eq!(m["complete"], false, "a killed capture is not complete: {m}");
+    assert_eq!(
+        m["complete"], false,
+        "a killed capture is not complete: {m}"
+    );
     let raw = read_events(&p.cap());
-    assert!(!raw.iter().any(|e| e["op"] == "eof"), "no eof after SIGKILL");
-    assert!(raw.len() > 10, "periodic flushes left events on disk ({})", raw.len());
+    assert!(
+        !raw.iter().any(|e| e["op"] == "eof"),
+        "no eof after SIGKILL"
+    );
+    assert!(
+        raw.len() > 10,
+        "periodic flushes left events on disk ({})",
+        raw.len()
+    );
 
     // Repair into a new archive.
     p.tool("hrr-play")
@@ -116,7 +129,10 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
         (d2h_recorded as u64, d2h_recorded as u64, 0),
         "{out}"
     );
-    p.tool("hrr-diff").args(["fixed.hrr", "replay.hrr"]).assert().success();
+    p.tool("hrr-diff")
+        .args(["fixed.hrr", "replay.hrr"])
+        .assert()
+        .success();
 }
 
 #[test]
@@ -136,7 +152,10 @@ fn repair_drops_a_torn_last_line() {
     std::fs::write(&ev, text).unwrap();
 
     // In place this time.
-    p.tool("hrr-play").args(["--repair", "cap.hrr"]).assert().success();
+    p.tool("hrr-play")
+        .args(["--repair", "cap.hrr"])
+        .assert()
+        .success();
     let fixed = read_events(&p.cap());
     let ops: Vec<_> = fixed
         .iter()

@@ -14,7 +14,9 @@ const SEG: u64 = 0x7e00_0040_0000;
 const SEG_SIZE: u64 = 262_144;
 
 fn pattern(n: usize, salt: u8) -> Vec<u8> {
-    (0..n).map(|i| (i as u8).wrapping_mul(7).wrapping_add(salt)).collect()
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(7).wrapping_add(salt))
+        .collect()
 }
 
 fn stdout(a: &assert_cmd::assert::Assert) -> String {
@@ -44,10 +46,18 @@ fn a_h2d_first_touch_materialises_once_and_d2h_matches() {
     let p = Pipeline::empty("engine_a");
     seed_archive().write(p.cap()).unwrap();
     let p = p
-        .sidecar(&["--base", &format!("{SEG:#x}"), "--size", &SEG_SIZE.to_string()])
+        .sidecar(&[
+            "--base",
+            &format!("{SEG:#x}"),
+            "--size",
+            &SEG_SIZE.to_string(),
+        ])
         .play();
     let out = p.last_stdout();
-    assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
+    assert!(
+        out.contains("regions : 1 records from 1 stream(s)"),
+        "{out}"
+    );
     assert_eq!(
         region_segs(&out),
         Some(1),
@@ -88,7 +98,10 @@ fn c_host_operand_inside_segment_is_never_materialised() {
         .unwrap();
     let a = p.play_cmd(&[]).assert().success();
     let out = stdout(&a);
-    assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
+    assert!(
+        out.contains("regions : 1 records from 1 stream(s)"),
+        "{out}"
+    );
     assert!(out.contains("region segs : 0 materialised"), "{out}");
     assert_eq!(d2h_counts(&out), Some((1, 1, 0, 0)), "{out}");
 }
@@ -118,7 +131,10 @@ fn d_d2d_hidden_source_and_memset_into_hidden_segment() {
         .unwrap();
     let a = p.play_cmd(&["-o", "replay.hrr"]).assert().success();
     let out = stdout(&a);
-    assert!(out.contains("regions : 3 records from 1 stream(s)"), "{out}");
+    assert!(
+        out.contains("regions : 3 records from 1 stream(s)"),
+        "{out}"
+    );
     assert_eq!(region_segs(&out), Some(3), "{out}");
     assert_eq!(d2h_counts(&out), Some((3, 3, 0, 0)), "{out}");
     p.diff();

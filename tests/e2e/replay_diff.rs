@@ -43,7 +43,10 @@ fn first_d2h(archive: &Path) -> (u64, String) {
         .iter()
         .find(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["blob"].is_string())
         .unwrap_or_else(|| panic!("no D2H in {}", archive.display()));
-    (e["seq"].as_u64().unwrap(), e["blob"].as_str().unwrap().to_string())
+    (
+        e["seq"].as_u64().unwrap(),
+        e["blob"].as_str().unwrap().to_string(),
+    )
 }
 
 fn blob_path(archive: &Path, id: &str) -> std::path::PathBuf {
@@ -80,7 +83,10 @@ fn two_replays_agree(p: Pipeline) {
         .assert()
         .success();
     // And each against the capture.
-    p.tool("hrr-diff").args(["cap.hrr", "replay2.hrr"]).assert().success();
+    p.tool("hrr-diff")
+        .args(["cap.hrr", "replay2.hrr"])
+        .assert()
+        .success();
 }
 
 fn corrupted_replay_blob(p: Pipeline) {
@@ -113,8 +119,10 @@ fn corrupted_replay_blob(p: Pipeline) {
     std::fs::write(&ev_path, text).unwrap();
 
     // Byte-exact comparison reports the pair: seq, first differing byte.
-    let mismatch =
-        || predicate::str::contains(format!("seq {seq}")).and(predicate::str::contains("first diff at byte 100"));
+    let mismatch = || {
+        predicate::str::contains(format!("seq {seq}"))
+            .and(predicate::str::contains("first diff at byte 100"))
+    };
     let a = p
         .tool("hrr-diff")
         .args(["--exact", "cap.hrr", "replay.hrr"])
@@ -131,7 +139,8 @@ fn corrupted_replay_blob(p: Pipeline) {
         .args(["--exact", "--json", "cap.hrr", "replay.hrr"])
         .assert()
         .code(1);
-    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).expect("--json prints JSON");
+    let v: serde_json::Value =
+        serde_json::from_slice(&a.get_output().stdout).expect("--json prints JSON");
     assert!(v.to_string().contains("\"first_diff\":100"), "{v}");
     // DESIGN §1: hrr-diff compares D2H outputs byte for byte; issue 2:
     // "exact, or --atol/--rtol": without tolerance flags a flipped byte is a

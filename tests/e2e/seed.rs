@@ -13,7 +13,10 @@ fn reported_base(log: &str) -> String {
         .find(|l| l.starts_with("HRR_SEGMENT "))
         .unwrap_or_else(|| panic!("no HRR_SEGMENT:\n{log}"));
     assert!(line.ends_with(" size=262144"), "{line}");
-    let base = line.split_whitespace().find_map(|w| w.strip_prefix("base=")).unwrap();
+    let base = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("base="))
+        .unwrap();
     assert!(base.starts_with("0x") && base.len() > 2, "{line}");
     base.to_string()
 }
@@ -26,14 +29,19 @@ fn seed_with_sidecar_materialises_once_and_matches() {
     // The archive saw no allocation at the segment: the memory is hidden.
     let ev = read_events(&p.cap());
     assert!(
-        !ev.iter().any(|e| e["op"] == "alloc" && e["ptr"] == base.as_str()),
+        !ev.iter()
+            .any(|e| e["op"] == "alloc" && e["ptr"] == base.as_str()),
         "the HSA segment must be invisible to capture"
     );
     let h2d = ev
         .iter()
         .find(|e| e["op"] == "memcpy" && e["dir"] == "h2d")
         .expect("an H2D");
-    assert_eq!(h2d["dst"], base.as_str(), "the segment's first touch is the H2D: {h2d}");
+    assert_eq!(
+        h2d["dst"],
+        base.as_str(),
+        "the segment's first touch is the H2D: {h2d}"
+    );
     assert_eq!(h2d["size"], 262144);
 
     let p = p.sidecar_from_log();
@@ -64,9 +72,16 @@ fn seed_with_sidecar_materialises_once_and_matches() {
     let a = p.sh("hrr-play cap.hrr -o replay.hrr").assert().success();
     let p = p.step(a);
     let out = p.last_stdout();
-    assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
+    assert!(
+        out.contains("regions : 1 records from 1 stream(s)"),
+        "{out}"
+    );
     assert!(out.contains("region segs : 1 materialised"), "{out}");
-    assert_eq!(d2h_counts(&out), Some((2, 2, 0, 0)), "both D2Hs byte-exact:\n{out}");
+    assert_eq!(
+        d2h_counts(&out),
+        Some((2, 2, 0, 0)),
+        "both D2Hs byte-exact:\n{out}"
+    );
     assert!(out.lines().any(|l| l == "PASS"), "{out}");
     assert_no_crash("hrr-play", &p.last_stderr());
 
@@ -98,7 +113,11 @@ fn seed_without_sidecar_is_fatal_not_mapped() {
         .stdout(predicate::str::is_match(r"(?m)^PASS$").unwrap().not());
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert_no_crash("hrr-play", &err);
-    assert_eq!(err.matches("hrr-play: fatal:").count(), 1, "one fatal line:\n{err}");
+    assert_eq!(
+        err.matches("hrr-play: fatal:").count(),
+        1,
+        "one fatal line:\n{err}"
+    );
 }
 
 #[test]
@@ -139,5 +158,8 @@ fn sidecar_to_stdout_is_the_documented_line() {
     assert_eq!(v["kind"], "segment");
     assert_eq!(v["base"], "0x7fbe01400000");
     assert_eq!(v["size"], 262144);
-    assert!(v["t"].is_u64() && v["device"].is_u64() && v["tag"].is_u64(), "{v}");
+    assert!(
+        v["t"].is_u64() && v["device"].is_u64() && v["tag"].is_u64(),
+        "{v}"
+    );
 }

@@ -21,7 +21,10 @@ fn full(name: &str, args: &[&str], sidecar: bool) -> (Pipeline, String) {
     assert_eq!(m["version"], 1);
     assert_eq!(m["kind"], "capture");
     assert_eq!(m["platform"], "cpu");
-    assert_eq!(m["complete"], true, "{name}: clean exit must finish the archive: {m}");
+    assert_eq!(
+        m["complete"], true,
+        "{name}: clean exit must finish the archive: {m}"
+    );
     let events = p.events("cap.hrr");
     assert_eq!(
         events.last().map(|e| e["op"].clone()),
@@ -41,7 +44,8 @@ fn full(name: &str, args: &[&str], sidecar: bool) -> (Pipeline, String) {
     let p = if sidecar { p.sidecar_from_log() } else { p };
     let p = p.play();
     let out = p.last_stdout();
-    let (pass, exact, _tol, fail) = d2h_counts(&out).unwrap_or_else(|| panic!("{name}: no d2h line:\n{out}"));
+    let (pass, exact, _tol, fail) =
+        d2h_counts(&out).unwrap_or_else(|| panic!("{name}: no d2h line:\n{out}"));
     assert!(pass > 0 && fail == 0 && exact == pass, "{name}: {out}");
     assert_no_crash("hrr-play", &p.last_stderr());
     let p = p.diff();
@@ -62,18 +66,28 @@ fn saxpy_module_pipeline() {
     let (p, _out) = full("saxpy_module", &[], false);
     let ev = p.events("cap.hrr");
     let launches = ops(&ev, "launch");
-    assert_eq!(launches.len(), 2, "kernelParams + extra launches: {launches:?}");
+    assert_eq!(
+        launches.len(),
+        2,
+        "kernelParams + extra launches: {launches:?}"
+    );
     for l in &launches {
         assert_eq!(l["api"], "hipModuleLaunchKernel");
         assert_eq!(l["name"], "saxpy");
         // a, x, y, n: x and y are device pointers
         let args = l["args"].as_array().unwrap();
-        let ptr_args: usize = args.iter().map(|a| a["ptrs"].as_array().map_or(0, Vec::len)).sum();
+        let ptr_args: usize = args
+            .iter()
+            .map(|a| a["ptrs"].as_array().map_or(0, Vec::len))
+            .sum();
         assert_eq!(ptr_args, 2, "two device pointers in saxpy's args: {l}");
     }
     assert_eq!(ops(&ev, "module_load").len(), 1);
     assert_eq!(apis(&ev, "hipModuleLoadData"), 1);
-    let d2h: Vec<_> = ops(&ev, "memcpy").into_iter().filter(|e| e["dir"] == "d2h").collect();
+    let d2h: Vec<_> = ops(&ev, "memcpy")
+        .into_iter()
+        .filter(|e| e["dir"] == "d2h")
+        .collect();
     assert_eq!(d2h.len(), 2);
     assert!(
         d2h.iter().all(|e| e["blob"].is_string()),
@@ -88,14 +102,28 @@ fn fatbin_path_pipeline() {
     let (p, _out) = full("fatbin_path", &[], false);
     let ev = p.events("cap.hrr");
     let launches = ops(&ev, "launch");
-    let names: Vec<_> = launches.iter().map(|l| l["name"].as_str().unwrap_or("?")).collect();
-    assert_eq!(names, ["vadd", "scale"], "compiler-path launches by device name");
-    assert!(launches.iter().all(|l| l["api"] == "hipLaunchKernel"), "{launches:?}");
+    let names: Vec<_> = launches
+        .iter()
+        .map(|l| l["name"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(
+        names,
+        ["vadd", "scale"],
+        "compiler-path launches by device name"
+    );
+    assert!(
+        launches.iter().all(|l| l["api"] == "hipLaunchKernel"),
+        "{launches:?}"
+    );
     assert!(
         launches.iter().all(|l| l["code"].is_string()),
         "launch names its code object: {launches:?}"
     );
-    assert!(launches.iter().all(|l| l["grid"] == serde_json::json!([12, 1, 1])));
+    assert!(
+        launches
+            .iter()
+            .all(|l| l["grid"] == serde_json::json!([12, 1, 1]))
+    );
     // The code object blob is the CPU .so out of the bundle, or the bundle itself.
     let code = launches[0]["code"].as_str().unwrap();
     let blob = p.cap().join("blobs").join(&code[..2]).join(code);
@@ -108,10 +136,16 @@ fn streams_threads_pipeline() {
     let (p, _out) = full("streams_threads", &[], false);
     let ev = p.events("cap.hrr");
     let tids: std::collections::BTreeSet<_> = ev.iter().map(|e| e["tid"].to_string()).collect();
-    assert!(tids.len() >= 5, "main + 4 worker threads recorded, got tids {tids:?}");
+    assert!(
+        tids.len() >= 5,
+        "main + 4 worker threads recorded, got tids {tids:?}"
+    );
     assert_eq!(ops(&ev, "launch").len(), 4 * 3);
     assert_eq!(ops(&ev, "stream_create").len(), 8);
-    assert!(apis(&ev, "hipStreamWaitEvent") >= 12, "hipStreamWaitEvent recorded");
+    assert!(
+        apis(&ev, "hipStreamWaitEvent") >= 12,
+        "hipStreamWaitEvent recorded"
+    );
     assert!(apis(&ev, "hipEventRecord") >= 36, "hipEventRecord recorded");
     let async_d2h: Vec<_> = ev
         .iter()
@@ -123,7 +157,10 @@ fn streams_threads_pipeline() {
             .iter()
             .all(|e| e["stream"].is_string() && e["stream"] != "0x0" && e["blob"].is_string())
     );
-    let pinned = ev.iter().filter(|e| e["op"] == "alloc" && e["mem"] == "pinned").count();
+    let pinned = ev
+        .iter()
+        .filter(|e| e["op"] == "alloc" && e["mem"] == "pinned")
+        .count();
     assert_eq!(pinned, 8, "hipHostMalloc buffers are pinned allocations");
 }
 
@@ -133,9 +170,14 @@ fn pool_interior_pipeline() {
     let ev = p.events("cap.hrr");
     let allocs: Vec<_> = ops(&ev, "alloc");
     assert_eq!(allocs.len(), 1, "one hipMalloc pool: {allocs:?}");
-    let base = u64::from_str_radix(allocs[0]["ptr"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let base = u64::from_str_radix(
+        allocs[0]["ptr"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
     let size = allocs[0]["size"].as_u64().unwrap();
-    let hex = |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let hex =
+        |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     let inside = |a: u64| a > base && a < base + size;
     for e in ops(&ev, "memcpy") {
         let dev = match e["dir"].as_str().unwrap() {
@@ -144,7 +186,10 @@ fn pool_interior_pipeline() {
             "d2d" => vec![hex(&e["dst"]), hex(&e["src"])],
             d => panic!("unexpected dir {d}"),
         };
-        assert!(dev.into_iter().all(inside), "every copy uses an interior pointer: {e}");
+        assert!(
+            dev.into_iter().all(inside),
+            "every copy uses an interior pointer: {e}"
+        );
     }
     assert_eq!(ops(&ev, "memset").len(), 3);
     assert_eq!(region_segs(&out), Some(0), "{out}");
@@ -158,14 +203,23 @@ fn struct_arg_pipeline() {
     assert_eq!(l.len(), 1);
     let args = l[0]["args"].as_array().unwrap();
     assert_eq!(args.len(), 2, "struct + n: {}", l[0]);
-    assert_eq!(args[0]["size"], 24, "struct {{x, y, a}} is 24 bytes: {}", l[0]);
+    assert_eq!(
+        args[0]["size"], 24,
+        "struct {{x, y, a}} is 24 bytes: {}",
+        l[0]
+    );
     assert_eq!(
         args[0]["ptrs"],
         serde_json::json!([0, 8]),
         "both device pointers inside the by-value struct are found: {}",
         l[0]
     );
-    assert_eq!(args[1]["ptrs"], serde_json::json!([]), "n is no pointer: {}", l[0]);
+    assert_eq!(
+        args[1]["ptrs"],
+        serde_json::json!([]),
+        "n is no pointer: {}",
+        l[0]
+    );
 }
 
 #[test]
@@ -178,7 +232,10 @@ fn hidden_segment_pipeline() {
 fn seed_variant_hostdst_pipeline() {
     // (c) as an application: the D2H's host destination is declared as a segment.
     let (_p, out) = full("seed_variants", &["hostdst"], true);
-    assert!(out.contains("regions : 1 records from 1 stream(s)"), "{out}");
+    assert!(
+        out.contains("regions : 1 records from 1 stream(s)"),
+        "{out}"
+    );
     assert_eq!(
         region_segs(&out),
         Some(0),

@@ -73,7 +73,11 @@ impl Tools {
         if !p.exists() {
             let mut why = format!("{} was not built", p.display());
             if !self.missing.is_empty() {
-                let _ = write!(why, "; packages not in the workspace: {}", self.missing.join(", "));
+                let _ = write!(
+                    why,
+                    "; packages not in the workspace: {}",
+                    self.missing.join(", ")
+                );
             }
             if let Some(e) = &self.build_error {
                 let _ = write!(why, "; cargo build failed:\n{e}");
@@ -112,7 +116,13 @@ fn cargo() -> String {
 /// Workspace member package names.
 fn workspace_packages() -> Vec<String> {
     let out = StdCommand::new(cargo())
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(workspace_root())
         .output();
     let Ok(out) = out else { return Vec::new() };
@@ -158,7 +168,13 @@ pub fn tools() -> &'static Tools {
             }
             match cmd.output() {
                 Ok(o) if o.status.success() => {}
-                Ok(o) => build_error = Some(format!("{cmd:?}: {}\n{}", o.status, String::from_utf8_lossy(&o.stderr))),
+                Ok(o) => {
+                    build_error = Some(format!(
+                        "{cmd:?}: {}\n{}",
+                        o.status,
+                        String::from_utf8_lossy(&o.stderr)
+                    ))
+                }
                 Err(e) => build_error = Some(format!("{cmd:?}: {e}")),
             }
         }
@@ -235,7 +251,9 @@ pub fn workloads() -> &'static Workloads {
 
 /// Removes workload dirs of test processes that are gone.
 fn remove_stale(root: &Path) {
-    let Ok(rd) = std::fs::read_dir(root) else { return };
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return;
+    };
     for e in rd.flatten() {
         let name = e.file_name();
         let Some(pid) = name
@@ -246,8 +264,8 @@ fn remove_stale(root: &Path) {
             continue;
         };
         // SAFETY: kill with signal 0 only checks that the process exists.
-        let alive =
-            unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !alive {
             let _ = std::fs::remove_dir_all(e.path());
         }
@@ -264,7 +282,10 @@ fn run_gcc(args: &[&OsStr]) -> Result<(), String> {
     } else {
         Err(format!(
             "gcc {}: {}\n{}",
-            args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" "),
+            args.iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ))
@@ -289,7 +310,10 @@ impl Workloads {
                     continue;
                 }
                 any = true;
-                let so = self.kernels.join(p.file_stem().unwrap()).with_extension("so");
+                let so = self
+                    .kernels
+                    .join(p.file_stem().unwrap())
+                    .with_extension("so");
                 run_gcc(&[
                     "-shared".as_ref(),
                     "-fPIC".as_ref(),
@@ -308,9 +332,11 @@ impl Workloads {
                 return Err("no kernels in tests/workloads/kernels".into());
             }
             // The compiler path embeds an offload bundle of fatbin.so.
-            let so = std::fs::read(self.kernels.join("fatbin.so")).map_err(|e| format!("fatbin.so: {e}"))?;
+            let so = std::fs::read(self.kernels.join("fatbin.so"))
+                .map_err(|e| format!("fatbin.so: {e}"))?;
             let bundle = hrr_codeobj::bundle::write(&[(HOST_BUNDLE_ID, &[]), (CPU_BUNDLE_ID, &so)]);
-            std::fs::write(self.dir.join("fatbin.bundle"), bundle).map_err(|e| format!("fatbin.bundle: {e}"))?;
+            std::fs::write(self.dir.join("fatbin.bundle"), bundle)
+                .map_err(|e| format!("fatbin.bundle: {e}"))?;
             Ok(())
         });
         if let Err(e) = r {
@@ -348,7 +374,10 @@ impl Workloads {
         let libdir = lib.parent().unwrap();
         let exe = self.dir.join(name);
         let kdir = format!("-DHRR_KERNEL_DIR=\"{}\"", kernels.display());
-        let bundle = format!("-DHRR_BUNDLE_PATH=\"{}\"", self.dir.join("fatbin.bundle").display());
+        let bundle = format!(
+            "-DHRR_BUNDLE_PATH=\"{}\"",
+            self.dir.join("fatbin.bundle").display()
+        );
         let include = src.join("include");
         let rpath = format!("-Wl,-rpath,{}", libdir.display());
         let args: Vec<&OsStr> = vec![
@@ -383,7 +412,10 @@ impl Workloads {
 /// Quotes a string for `sh`.
 pub fn shq(s: impl AsRef<OsStr>) -> String {
     let s = s.as_ref().to_string_lossy();
-    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-=:,+".contains(&b)) {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-=:,+".contains(&b))
+    {
         s.into_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -627,7 +659,11 @@ impl Pipeline {
 
     /// `hrr-diff cap.hrr replay.hrr`: exit 0.
     pub fn diff(self) -> Self {
-        let a = self.tool("hrr-diff").args(["cap.hrr", "replay.hrr"]).assert().success();
+        let a = self
+            .tool("hrr-diff")
+            .args(["cap.hrr", "replay.hrr"])
+            .assert()
+            .success();
         self.record(a)
     }
 
@@ -671,7 +707,11 @@ pub fn d2h_counts(stdout: &str) -> Option<(u64, u64, u64, u64)> {
 /// Parses `region segs : N materialised` from hrr-play's stdout.
 pub fn region_segs(stdout: &str) -> Option<u64> {
     let line = stdout.lines().find(|l| l.starts_with("region segs : "))?;
-    line["region segs : ".len()..].split_whitespace().next()?.parse().ok()
+    line["region segs : ".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Panics when text looks like a Rust panic or a crash.
@@ -697,7 +737,10 @@ mod tests {
                    region segs : 1 materialised\nd2h : 2 pass (2 exact, 0 within tolerance), 0 fail\nPASS\n";
         assert_eq!(d2h_counts(out), Some((2, 2, 0, 0)));
         assert_eq!(region_segs(out), Some(1));
-        assert_eq!(region_segs("region segs : 0 materialised, 1 failed\n"), Some(0));
+        assert_eq!(
+            region_segs("region segs : 0 materialised, 1 failed\n"),
+            Some(0)
+        );
         assert_eq!(d2h_counts("nothing"), None);
     }
 

@@ -27,7 +27,9 @@ pub fn repo() -> PathBuf {
 }
 
 pub fn run(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
@@ -50,7 +52,11 @@ pub fn dyn_syms(lib: &Path) -> Vec<(String, bool)> {
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             // Num: Value Size Type Bind Vis Ndx Name [(version index)]
-            if f.len() >= 8 && f[0].ends_with(':') && f[0] != "Num:" && matches!(f[3], "FUNC" | "IFUNC") {
+            if f.len() >= 8
+                && f[0].ends_with(':')
+                && f[0] != "Num:"
+                && matches!(f[3], "FUNC" | "IFUNC")
+            {
                 Some((f[7].to_string(), f[6] != "UND"))
             } else {
                 None

@@ -10,7 +10,9 @@ use crate::args::{Args, Backend};
 /// The backend `auto` stands for, given the archive's platform.
 pub fn resolve(args: &Args, platform: Platform) -> Backend {
     match args.backend {
-        Backend::Auto if args.runtime.is_some() || std::env::var_os("HRR_HIP_RUNTIME").is_some() => {
+        Backend::Auto
+            if args.runtime.is_some() || std::env::var_os("HRR_HIP_RUNTIME").is_some() =>
+        {
             Backend::Hip
         }
         Backend::Auto => match platform {
@@ -43,5 +45,7 @@ pub fn open(args: &Args, backend: Backend) -> Result<Box<dyn Device>> {
 }
 
 fn open_cuda(_args: &Args) -> Result<Box<dyn Device>> {
-    Ok(Box::new(hrr_cuda::CudaDevice::open(0).context("opening the CUDA backend")?))
+    Ok(Box::new(
+        hrr_cuda::CudaDevice::open(0).context("opening the CUDA backend")?,
+    ))
 }

@@ -47,13 +47,22 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
                 codes.insert(*code);
                 *launched.entry(name.clone()).or_default() += 1;
             }
-            Op::Memcpy { dir: hrr_core::Dir::D2h, size, .. } => d2h_bytes += size,
+            Op::Memcpy {
+                dir: hrr_core::Dir::D2h,
+                size,
+                ..
+            } => d2h_bytes += size,
             _ => {}
         }
     }
     let warnings: Vec<String> = reader.warnings().iter().map(|w| w.to_string()).collect();
-    let code_objects: Vec<serde_json::Value> = codes.iter().map(|id| describe_code(archive, id)).collect();
-    let regions: Vec<String> = archive.region_files().iter().map(|p| p.display().to_string()).collect();
+    let code_objects: Vec<serde_json::Value> =
+        codes.iter().map(|id| describe_code(archive, id)).collect();
+    let regions: Vec<String> = archive
+        .region_files()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
 
     if json {
         let v = json!({
@@ -76,7 +85,11 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         "format : hrr v{} {:?} platform {:?} complete {}",
         m.version, m.kind, m.platform, m.complete
     )?;
-    writeln!(out, "events : {}  blobs : {}  d2h bytes : {d2h_bytes}", m.events, m.blobs)?;
+    writeln!(
+        out,
+        "events : {}  blobs : {}  d2h bytes : {d2h_bytes}",
+        m.events, m.blobs
+    )?;
     for (op, n) in &ops {
         writeln!(out, "  {op:<18} {n}")?;
     }
@@ -91,9 +104,20 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         for entry in c["entries"].as_array().into_iter().flatten() {
             writeln!(out, "  target {}", entry["target"].as_str().unwrap_or("?"))?;
             for k in entry["kernels"].as_array().into_iter().flatten() {
-                writeln!(out, "    kernel {} kernarg {} bytes", k["name"].as_str().unwrap_or("?"), k["kernarg_segment_size"])?;
+                writeln!(
+                    out,
+                    "    kernel {} kernarg {} bytes",
+                    k["name"].as_str().unwrap_or("?"),
+                    k["kernarg_segment_size"]
+                )?;
                 for a in k["args"].as_array().into_iter().flatten() {
-                    writeln!(out, "      +{:<4} {:>3} bytes  {}", a["offset"], a["size"], a["kind"].as_str().unwrap_or("?"))?;
+                    writeln!(
+                        out,
+                        "      +{:<4} {:>3} bytes  {}",
+                        a["offset"],
+                        a["size"],
+                        a["kind"].as_str().unwrap_or("?")
+                    )?;
                 }
             }
         }
@@ -137,4 +161,3 @@ fn describe_code(archive: &Archive, id: &BlobId) -> serde_json::Value {
         Err(e) => json!({ "blob": id.to_hex(), "size": bytes.len(), "error": e.to_string() }),
     }
 }
-

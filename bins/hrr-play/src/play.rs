@@ -20,7 +20,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return repair(args);
     }
     let archive = Archive::open(&args.archive)?;
-    let read = ReadOptions { strict: args.strict };
+    let read = ReadOptions {
+        strict: args.strict,
+    };
     if args.info {
         info::print_info(&archive, read, args.json)?;
         return Ok(ExitCode::SUCCESS);
@@ -41,7 +43,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
-    eprintln!("hrr-play: replaying {} on {}", args.archive.display(), dev.name());
+    eprintln!(
+        "hrr-play: replaying {} on {}",
+        args.archive.display(),
+        dev.name()
+    );
 
     let mut out = match &args.output {
         Some(path) => Some(
@@ -49,9 +55,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 path,
                 ArchiveKind::Replay,
                 platform,
-                ManifestExtra { replay_of: Some(args.archive.display().to_string()), ..Default::default() },
+                ManifestExtra {
+                    replay_of: Some(args.archive.display().to_string()),
+                    ..Default::default()
+                },
             )
-                .with_context(|| format!("creating replay archive {}", path.display()))?,
+            .with_context(|| format!("creating replay archive {}", path.display()))?,
         ),
         None => None,
     };
@@ -67,7 +76,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         } else {
             Default::default()
         };
-        let space = AddressSpace { regions, regions_enabled: opts.regions, ..AddressSpace::default() };
+        let space = AddressSpace {
+            regions,
+            regions_enabled: opts.regions,
+            ..AddressSpace::default()
+        };
         // Only the first iteration writes the replay archive.
         let writer = if i == 0 { out.as_mut() } else { None };
         let bar = progress_bar(archive.manifest().events);
@@ -126,9 +139,11 @@ fn progress_bar(total: u64) -> ProgressBar {
     }
     let bar = ProgressBar::new(total);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} replay [{bar:40}] {pos}/{len} events {per_sec} {eta}")
-            .expect("static template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} replay [{bar:40}] {pos}/{len} events {per_sec} {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
     );
     bar
 }
@@ -174,7 +189,11 @@ fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Res
     if iteration_ms.len() > 1 {
         let mean = iteration_ms.iter().sum::<f64>() / iteration_ms.len() as f64;
         let min = iteration_ms.iter().copied().fold(f64::INFINITY, f64::min);
-        writeln!(out, "loop : {} iterations, mean {mean:.3} ms, min {min:.3} ms", iteration_ms.len())?;
+        writeln!(
+            out,
+            "loop : {} iterations, mean {mean:.3} ms, min {min:.3} ms",
+            iteration_ms.len()
+        )?;
     }
     write!(out, "{s}")?;
     writeln!(out, "{}", if code == 0 { "PASS" } else { "FAIL" })?;
@@ -204,7 +223,8 @@ fn repair(args: &Args) -> Result<ExitCode> {
     let final_path = if in_place {
         let kept = src.with_extension("torn");
         std::fs::rename(src, &kept).with_context(|| format!("moving {} aside", src.display()))?;
-        std::fs::rename(&dst, src).with_context(|| format!("moving the repaired archive to {}", src.display()))?;
+        std::fs::rename(&dst, src)
+            .with_context(|| format!("moving the repaired archive to {}", src.display()))?;
         eprintln!("hrr-play: repair: original kept at {}", kept.display());
         src.clone()
     } else {

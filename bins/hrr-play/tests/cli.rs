@@ -59,7 +59,9 @@ fn memcpy_first_touch_materialises_the_segment() {
         .success()
         .stdout(contains("regions : 1 records from 1 stream(s)"))
         .stdout(contains("region segs : 1 materialised"))
-        .stdout(contains("d2h : 1 pass (1 exact, 0 within tolerance), 0 fail"))
+        .stdout(contains(
+            "d2h : 1 pass (1 exact, 0 within tolerance), 0 fail",
+        ))
         .stdout(contains("PASS"));
 }
 
@@ -71,7 +73,9 @@ fn unmapped_device_operand_is_fatal_without_sidecar() {
         .arg(&cap)
         .assert()
         .code(1)
-        .stderr(contains(format!("hrr-play: fatal: event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped")))
+        .stderr(contains(format!(
+            "hrr-play: fatal: event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped"
+        )))
         .stderr(contains("panicked").not())
         .stdout(contains("FAIL"));
 }
@@ -100,7 +104,11 @@ fn host_destination_inside_a_segment_is_not_materialised() {
         .segment(SEG, 262_144, 0)
         .write(tmp.path().join("cap.hrr"))
         .unwrap();
-    play().arg(&cap).assert().success().stdout(contains("region segs : 0 materialised"));
+    play()
+        .arg(&cap)
+        .assert()
+        .success()
+        .stdout(contains("region segs : 0 materialised"));
 }
 
 #[test]
@@ -121,8 +129,12 @@ fn d2h_mismatch_fails_with_details_and_json() {
         .arg("--exact")
         .assert()
         .code(1)
-        .stdout(contains("mismatch : event 2 (hipMemcpy) size 64 first diff at 10"))
-        .stdout(contains("d2h : 0 pass (0 exact, 0 within tolerance), 1 fail"))
+        .stdout(contains(
+            "mismatch : event 2 (hipMemcpy) size 64 first diff at 10",
+        ))
+        .stdout(contains(
+            "d2h : 0 pass (0 exact, 0 within tolerance), 1 fail",
+        ))
         .stdout(contains("FAIL"));
     let out = play().arg(&cap).arg("--json").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -142,7 +154,11 @@ fn failed_calls_are_not_replayed() {
         .ret(2)
         .write(tmp.path().join("cap.hrr"))
         .unwrap();
-    play().arg(&cap).assert().success().stdout(contains("skipped : 1 failed at capture"));
+    play()
+        .arg(&cap)
+        .assert()
+        .success()
+        .stdout(contains("skipped : 1 failed at capture"));
 }
 
 #[test]
@@ -159,8 +175,16 @@ fn info_and_events_need_no_runtime() {
             .success()
             .stdout(contains("hipMemcpy").or(contains("memcpy")));
     }
-    let out = play().arg(&cap).args(["--events", "--json"]).output().unwrap();
-    let lines: Vec<_> = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    let out = play()
+        .arg(&cap)
+        .args(["--events", "--json"])
+        .output()
+        .unwrap();
+    let lines: Vec<_> = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
     assert_eq!(lines.len(), 5, "4 events and the eof trailer");
     for l in lines {
         hrr_core::Event::parse(l).expect("each --events --json line is an event");
@@ -173,10 +197,17 @@ fn missing_runtime_is_a_clear_error() {
     let cap = seed(tmp.path(), true);
     play()
         .arg(&cap)
-        .args(["--backend", "hip", "--runtime", "/nonexistent/libamdhip64.so"])
+        .args([
+            "--backend",
+            "hip",
+            "--runtime",
+            "/nonexistent/libamdhip64.so",
+        ])
         .assert()
         .code(2)
-        .stderr(contains("cannot load HIP runtime /nonexistent/libamdhip64.so"));
+        .stderr(contains(
+            "cannot load HIP runtime /nonexistent/libamdhip64.so",
+        ));
 }
 
 #[test]
@@ -184,11 +215,16 @@ fn newer_format_version_is_refused() {
     let tmp = TempDir::new().unwrap();
     let cap = seed(tmp.path(), true);
     let manifest = cap.join("manifest.json");
-    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
     v["version"] = 7.into();
     let text = v.to_string();
     std::fs::write(&manifest, text).unwrap();
-    play().arg(&cap).assert().code(2).stderr(contains("version 7"));
+    play()
+        .arg(&cap)
+        .assert()
+        .code(2)
+        .stderr(contains("version 7"));
 }
 
 #[test]
@@ -198,7 +234,10 @@ fn replay_archive_records_what_was_read_back() {
     let out = tmp.path().join("replay.hrr");
     play().arg(&cap).arg("-o").arg(&out).assert().success();
     let replay = hrr_core::archive::Archive::open(&out).unwrap();
-    assert_eq!(replay.manifest().kind, hrr_core::manifest::ArchiveKind::Replay);
+    assert_eq!(
+        replay.manifest().kind,
+        hrr_core::manifest::ArchiveKind::Replay
+    );
     assert!(replay.manifest().complete);
     let d2h: Vec<_> = replay
         .events(Default::default())
@@ -208,7 +247,9 @@ fn replay_archive_records_what_was_read_back() {
         .collect();
     assert_eq!(d2h.len(), 1);
     assert_eq!(d2h[0].seq, 3, "the replayed D2H keeps its capture seq");
-    let hrr_core::Op::Memcpy { blob: Some(id), .. } = d2h[0].op else { panic!("no blob") };
+    let hrr_core::Op::Memcpy { blob: Some(id), .. } = d2h[0].op else {
+        panic!("no blob")
+    };
     assert_eq!(&*replay.blobs().get(&id).unwrap(), &pattern(4096)[..]);
 }
 
@@ -240,11 +281,20 @@ fn repair_recovers_a_torn_archive() {
     let mut text = std::fs::read(&events).unwrap();
     text.extend_from_slice(br#"{"seq":3,"t":5,"tid":1,"api":"hipMem"#);
     std::fs::write(&events, text).unwrap();
-    play().arg(&cap).arg("--repair").assert().success().stderr(contains("3 events kept"));
+    play()
+        .arg(&cap)
+        .arg("--repair")
+        .assert()
+        .success()
+        .stderr(contains("3 events kept"));
     assert!(tmp.path().join("cap.torn").exists(), "the original is kept");
     let repaired = hrr_core::archive::Archive::open(&cap).unwrap();
     assert!(repaired.manifest().complete);
-    play().arg(&cap).assert().success().stdout(contains("d2h : 1 pass"));
+    play()
+        .arg(&cap)
+        .assert()
+        .success()
+        .stdout(contains("d2h : 1 pass"));
 }
 
 #[test]
@@ -254,10 +304,20 @@ fn kernel_filter_skips_other_launches() {
     // pass shows the filter really left it out.
     let cap = ArchiveBuilder::new(Platform::Cpu)
         .alloc(BUF, 64)
-        .launch("scale", b"not a code object", [1, 1, 1], [1, 1, 1], vec![hrr_core::testkit::ptr_arg(BUF)])
+        .launch(
+            "scale",
+            b"not a code object",
+            [1, 1, 1],
+            [1, 1, 1],
+            vec![hrr_core::testkit::ptr_arg(BUF)],
+        )
         .write(tmp.path().join("cap.hrr"))
         .unwrap();
-    play().arg(&cap).assert().code(1).stderr(contains("kernel scale"));
+    play()
+        .arg(&cap)
+        .assert()
+        .code(1)
+        .stderr(contains("kernel scale"));
     play()
         .arg(&cap)
         .args(["--kernel-filter", "gemm"])
@@ -283,8 +343,13 @@ fn continue_on_error_reports_every_failing_event() {
         .arg("--continue-on-error")
         .assert()
         .code(1)
-        .stderr(contains(format!("event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped")))
-        .stderr(contains(format!("event 2 (hipMemcpy): h2d dst {:#x} not mapped", SEG + 0x1000)))
+        .stderr(contains(format!(
+            "event 1 (hipMemcpy): h2d dst {SEG:#x} not mapped"
+        )))
+        .stderr(contains(format!(
+            "event 2 (hipMemcpy): h2d dst {:#x} not mapped",
+            SEG + 0x1000
+        )))
         .stdout(contains("errors : 2"))
         .stdout(contains("d2h : 1 pass"));
 }
@@ -293,14 +358,23 @@ fn continue_on_error_reports_every_failing_event() {
 fn broken_sidecar_is_a_warning_or_with_regions_strict_an_error() {
     let tmp = TempDir::new().unwrap();
     let cap = seed(tmp.path(), true);
-    std::fs::write(cap.join("regions/bad.ndjson"), "{\"op\":\"add\",\"kind\":\"segment\"}\n{not json}\n").unwrap();
+    std::fs::write(
+        cap.join("regions/bad.ndjson"),
+        "{\"op\":\"add\",\"kind\":\"segment\"}\n{not json}\n",
+    )
+    .unwrap();
     play()
         .arg(&cap)
         .assert()
         .success()
         .stderr(contains("bad.ndjson"))
         .stdout(contains("region segs : 1 materialised"));
-    play().arg(&cap).arg("--regions-strict").assert().code(2).stderr(contains("bad.ndjson"));
+    play()
+        .arg(&cap)
+        .arg("--regions-strict")
+        .assert()
+        .code(2)
+        .stderr(contains("bad.ndjson"));
 }
 
 #[test]
@@ -314,7 +388,11 @@ fn region_times_outside_the_capture_are_warned_about() {
         .segment(SEG, 4096, 1 << 50)
         .write(tmp.path().join("cap.hrr"))
         .unwrap();
-    play().arg(&cap).assert().success().stderr(contains("outside the archive's event span"));
+    play()
+        .arg(&cap)
+        .assert()
+        .success()
+        .stderr(contains("outside the archive's event span"));
 }
 
 #[test]

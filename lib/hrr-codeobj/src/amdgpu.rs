@@ -63,12 +63,17 @@ pub fn metadata_note(elf: &[u8]) -> Result<&[u8]> {
     {
         return Err(CodeObjError::Unsupported {
             format: FMT,
-            what: "code object v2 (YAML metadata note); rebuild with -mcode-object-version=4 or later".into(),
+            what:
+                "code object v2 (YAML metadata note); rebuild with -mcode-object-version=4 or later"
+                    .into(),
         });
     }
     Err(CodeObjError::NoMetadata {
         format: FMT,
-        what: format!("no NT_AMDGPU_METADATA note (type {NT_AMDGPU_METADATA}, owner \"AMDGPU\") among {} notes", notes.len()),
+        what: format!(
+            "no NT_AMDGPU_METADATA note (type {NT_AMDGPU_METADATA}, owner \"AMDGPU\") among {} notes",
+            notes.len()
+        ),
     })
 }
 
@@ -89,10 +94,12 @@ pub fn parse_msgpack(bytes: &[u8]) -> Result<AmdgpuMeta> {
     let mut rd = bytes;
     // rmpv never preallocates from a declared length and bounds recursion,
     // so memory stays proportional to the input.
-    let root = rmpv::decode::read_value_with_max_depth(&mut rd, MAX_DEPTH).map_err(|e| CodeObjError::Malformed {
-        format: FMT,
-        offset: (bytes.len() - rd.len()) as u64,
-        what: format!("invalid MessagePack: {e}"),
+    let root = rmpv::decode::read_value_with_max_depth(&mut rd, MAX_DEPTH).map_err(|e| {
+        CodeObjError::Malformed {
+            format: FMT,
+            offset: (bytes.len() - rd.len()) as u64,
+            what: format!("invalid MessagePack: {e}"),
+        }
     })?;
     let map = as_map(&root, "(root)")?;
     let version = match lookup(map, "amdhsa.version") {
@@ -104,14 +111,21 @@ pub fn parse_msgpack(bytes: &[u8]) -> Result<AmdgpuMeta> {
                     as_u64(maj, "amdhsa.version[0]")?,
                     as_u64(min, "amdhsa.version[1]")?,
                 )),
-                _ => return Err(CodeObjError::field(FMT, "amdhsa.version", "needs [major, minor]")),
+                _ => {
+                    return Err(CodeObjError::field(
+                        FMT,
+                        "amdhsa.version",
+                        "needs [major, minor]",
+                    ));
+                }
             }
         }
     };
     let target = lookup(map, "amdhsa.target")
         .map(|v| as_str(v, "amdhsa.target"))
         .transpose()?;
-    let kernels_v = lookup(map, "amdhsa.kernels").ok_or_else(|| CodeObjError::field(FMT, "amdhsa.kernels", "missing"))?;
+    let kernels_v = lookup(map, "amdhsa.kernels")
+        .ok_or_else(|| CodeObjError::field(FMT, "amdhsa.kernels", "missing"))?;
     let kernels = as_array(kernels_v, "amdhsa.kernels")?
         .iter()
         .enumerate()
@@ -126,10 +140,15 @@ pub fn parse_msgpack(bytes: &[u8]) -> Result<AmdgpuMeta> {
 
 fn parse_kernel(k: &Value, path: &str) -> Result<KernelMeta> {
     let m = as_map(k, path)?;
-    let req = |key: &str| lookup(m, key).ok_or_else(|| CodeObjError::field(FMT, format!("{path}{key}"), "missing"));
+    let req = |key: &str| {
+        lookup(m, key).ok_or_else(|| CodeObjError::field(FMT, format!("{path}{key}"), "missing"))
+    };
     let name = as_str(req(".name")?, &format!("{path}.name"))?;
     let symbol = as_str(req(".symbol")?, &format!("{path}.symbol"))?;
-    let kernarg_segment_size = as_u32(req(".kernarg_segment_size")?, &format!("{path}.kernarg_segment_size"))?;
+    let kernarg_segment_size = as_u32(
+        req(".kernarg_segment_size")?,
+        &format!("{path}.kernarg_segment_size"),
+    )?;
     let args = match lookup(m, ".args") {
         None => Vec::new(),
         Some(a) => as_array(a, &format!("{path}.args"))?
@@ -150,47 +169,72 @@ fn parse_kernel(k: &Value, path: &str) -> Result<KernelMeta> {
 
 fn parse_arg(a: &Value, path: &str) -> Result<ArgMeta> {
     let m = as_map(a, path)?;
-    let req = |key: &str| lookup(m, key).ok_or_else(|| CodeObjError::field(FMT, format!("{path}{key}"), "missing"));
-    let opt_str = |key: &str| lookup(m, key).map(|v| as_str(v, &format!("{path}{key}"))).transpose();
+    let req = |key: &str| {
+        lookup(m, key).ok_or_else(|| CodeObjError::field(FMT, format!("{path}{key}"), "missing"))
+    };
+    let opt_str = |key: &str| {
+        lookup(m, key)
+            .map(|v| as_str(v, &format!("{path}{key}")))
+            .transpose()
+    };
     Ok(ArgMeta {
         offset: as_u32(req(".offset")?, &format!("{path}.offset"))?,
         size: as_u32(req(".size")?, &format!("{path}.size"))?,
-        kind: ArgKind::from_value_kind(&as_str(req(".value_kind")?, &format!("{path}.value_kind"))?),
+        kind: ArgKind::from_value_kind(&as_str(
+            req(".value_kind")?,
+            &format!("{path}.value_kind"),
+        )?),
         address_space: opt_str(".address_space")?,
         name: opt_str(".name")?,
     })
 }
 
 fn lookup<'v>(m: &'v [(Value, Value)], key: &str) -> Option<&'v Value> {
-    m.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v)
+    m.iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(_, v)| v)
 }
 
 fn as_map<'v>(v: &'v Value, path: &str) -> Result<&'v [(Value, Value)]> {
-    v.as_map()
-        .map(Vec::as_slice)
-        .ok_or_else(|| CodeObjError::field(FMT, path, format!("expected a map, found {}", type_name(v))))
+    v.as_map().map(Vec::as_slice).ok_or_else(|| {
+        CodeObjError::field(FMT, path, format!("expected a map, found {}", type_name(v)))
+    })
 }
 
 fn as_array<'v>(v: &'v Value, path: &str) -> Result<&'v [Value]> {
-    v.as_array()
-        .map(Vec::as_slice)
-        .ok_or_else(|| CodeObjError::field(FMT, path, format!("expected an array, found {}", type_name(v))))
+    v.as_array().map(Vec::as_slice).ok_or_else(|| {
+        CodeObjError::field(
+            FMT,
+            path,
+            format!("expected an array, found {}", type_name(v)),
+        )
+    })
 }
 
 fn as_str(v: &Value, path: &str) -> Result<String> {
-    v.as_str()
-        .map(str::to_string)
-        .ok_or_else(|| CodeObjError::field(FMT, path, format!("expected a UTF-8 string, found {}", type_name(v))))
+    v.as_str().map(str::to_string).ok_or_else(|| {
+        CodeObjError::field(
+            FMT,
+            path,
+            format!("expected a UTF-8 string, found {}", type_name(v)),
+        )
+    })
 }
 
 fn as_u64(v: &Value, path: &str) -> Result<u64> {
-    v.as_u64()
-        .ok_or_else(|| CodeObjError::field(FMT, path, format!("expected a non-negative integer, found {}", type_name(v))))
+    v.as_u64().ok_or_else(|| {
+        CodeObjError::field(
+            FMT,
+            path,
+            format!("expected a non-negative integer, found {}", type_name(v)),
+        )
+    })
 }
 
 fn as_u32(v: &Value, path: &str) -> Result<u32> {
     let n = as_u64(v, path)?;
-    u32::try_from(n).map_err(|_| CodeObjError::field(FMT, path, format!("{n} does not fit in 32 bits")))
+    u32::try_from(n)
+        .map_err(|_| CodeObjError::field(FMT, path, format!("{n} does not fit in 32 bits")))
 }
 
 fn type_name(v: &Value) -> &'static str {

@@ -61,7 +61,11 @@ pub struct BundleEntry {
 impl BundleEntry {
     /// The payload inside `bundle` (the bytes this entry was parsed from).
     pub fn data<'a>(&self, bundle: &'a [u8]) -> Result<&'a [u8]> {
-        Bytes::new(bundle, FMT).slice(self.offset, self.size, &format!("payload of entry {}", self.id))
+        Bytes::new(bundle, FMT).slice(
+            self.offset,
+            self.size,
+            &format!("payload of entry {}", self.id),
+        )
     }
 
     /// The parsed target id.
@@ -143,17 +147,30 @@ fn parse_header(data: &[u8], check_payloads: bool) -> Result<(Bundle, u64)> {
         let id_len = b.u64(pos + 16, &what("id length"))?;
         let id_bytes = b.slice(pos + 24, id_len, &what("id"))?;
         let id = std::str::from_utf8(id_bytes)
-            .map_err(|_| CodeObjError::entry(FMT, i, format!("id is not UTF-8: {}", hex_prefix(id_bytes, 16))))?
+            .map_err(|_| {
+                CodeObjError::entry(
+                    FMT,
+                    i,
+                    format!("id is not UTF-8: {}", hex_prefix(id_bytes, 16)),
+                )
+            })?
             .to_string();
         pos += 24 + id_len; // cannot overflow: slice() checked pos + 24 + id_len <= len
-        let end = offset
-            .checked_add(size)
-            .ok_or_else(|| CodeObjError::entry(FMT, i, format!("`{id}`: offset {offset} + size {size} overflows")))?;
+        let end = offset.checked_add(size).ok_or_else(|| {
+            CodeObjError::entry(
+                FMT,
+                i,
+                format!("`{id}`: offset {offset} + size {size} overflows"),
+            )
+        })?;
         if check_payloads && end > b.len() {
             return Err(CodeObjError::entry(
                 FMT,
                 i,
-                format!("`{id}`: payload [{offset}, {end}) lies outside the {} byte bundle", b.len()),
+                format!(
+                    "`{id}`: payload [{offset}, {end}) lies outside the {} byte bundle",
+                    b.len()
+                ),
             ));
         }
         entries.push(BundleEntry { id, offset, size });
@@ -164,7 +181,10 @@ fn parse_header(data: &[u8], check_payloads: bool) -> Result<(Bundle, u64)> {
             return Err(CodeObjError::entry(
                 FMT,
                 i,
-                format!("`{}`: payload offset {} overlaps the {header_end} byte header", e.id, e.offset),
+                format!(
+                    "`{}`: payload offset {} overlaps the {header_end} byte header",
+                    e.id, e.offset
+                ),
             ));
         }
     }
@@ -211,7 +231,8 @@ pub fn extent(data: &[u8]) -> Result<usize> {
             .map(|e| e.offset + e.size) // checked in parse_header
             .fold(header_end, u64::max)
     };
-    usize::try_from(n).map_err(|_| CodeObjError::malformed(FMT, 0, format!("extent {n} does not fit in memory")))
+    usize::try_from(n)
+        .map_err(|_| CodeObjError::malformed(FMT, 0, format!("extent {n} does not fit in memory")))
 }
 
 /// The code object for `target` out of a bundle (compressed or not).
@@ -247,10 +268,12 @@ pub fn targets(data: &[u8]) -> Result<Vec<String>> {
 }
 
 fn pick<'b>(bundle: &'b Bundle, target: &str) -> Result<&'b BundleEntry> {
-    bundle.find(target).ok_or_else(|| CodeObjError::NoMatchingTarget {
-        target: target.to_string(),
-        available: bundle.ids(),
-    })
+    bundle
+        .find(target)
+        .ok_or_else(|| CodeObjError::NoMatchingTarget {
+            target: target.to_string(),
+            available: bundle.ids(),
+        })
 }
 
 /// A bundle entry id split the way LLVM's `OffloadTargetInfo` splits it:
@@ -280,7 +303,11 @@ impl<'a> BundleTarget<'a> {
             .strip_suffix(target_id)
             .map(|t| t.strip_suffix('-').unwrap_or(t))
             .unwrap_or(rest);
-        BundleTarget { kind, triple, target_id }
+        BundleTarget {
+            kind,
+            triple,
+            target_id,
+        }
     }
 
     /// The processor (`gfx90a`) without features.
@@ -301,7 +328,11 @@ fn features(target_id: &str) -> Vec<(&str, char)> {
         .skip(1)
         .filter_map(|f| {
             let sign = f.chars().last()?;
-            if sign == '+' || sign == '-' { Some((&f[..f.len() - 1], sign)) } else { None }
+            if sign == '+' || sign == '-' {
+                Some((&f[..f.len() - 1], sign))
+            } else {
+                None
+            }
         })
         .collect()
 }
@@ -408,7 +439,12 @@ pub fn ccob_header(data: &[u8]) -> Result<CcobHeader> {
     let version = b.u16(4, "version")?;
     let method_id = b.u16(6, "compression method")?;
     let (total_size, uncompressed_size, hash, header_size) = match version {
-        1 => (None, b.u32(8, "v1 uncompressed size")? as u64, b.u64(12, "v1 hash")?, 20),
+        1 => (
+            None,
+            b.u32(8, "v1 uncompressed size")? as u64,
+            b.u64(12, "v1 hash")?,
+            20,
+        ),
         2 => (
             Some(b.u32(8, "v2 total size")? as u64),
             b.u32(12, "v2 uncompressed size")? as u64,
@@ -477,12 +513,18 @@ pub fn decompress(data: &[u8]) -> Result<Vec<u8>> {
         None => data.len(),
     };
     let stream = &data[h.header_size..end];
-    let ratio_cap = (stream.len() as u64).saturating_mul(MAX_RATIO).saturating_add(64 << 20);
+    let ratio_cap = (stream.len() as u64)
+        .saturating_mul(MAX_RATIO)
+        .saturating_add(64 << 20);
     let cap = MAX_DECOMPRESSED.min(ratio_cap);
     if h.uncompressed_size > cap {
         return Err(CodeObjError::malformed(
             CFMT,
-            if h.version == 3 { 16 } else { 8 + 4 * (h.version as u64 - 1) },
+            if h.version == 3 {
+                16
+            } else {
+                8 + 4 * (h.version as u64 - 1)
+            },
             format!(
                 "uncompressed size {} is beyond the limit {cap} for {} compressed bytes",
                 h.uncompressed_size,
@@ -490,7 +532,13 @@ pub fn decompress(data: &[u8]) -> Result<Vec<u8>> {
             ),
         ));
     }
-    let out = inflate(h.method, stream, h.uncompressed_size, h.header_size as u64, CFMT)?;
+    let out = inflate(
+        h.method,
+        stream,
+        h.uncompressed_size,
+        h.header_size as u64,
+        CFMT,
+    )?;
     if out.len() as u64 != h.uncompressed_size {
         return Err(CodeObjError::Decompress {
             format: CFMT,
@@ -507,7 +555,13 @@ pub fn decompress(data: &[u8]) -> Result<Vec<u8>> {
 
 /// Inflates `stream`, producing at most `limit` bytes (one more is read to
 /// detect overlong data; the caller compares lengths).
-pub(crate) fn inflate(method: Compression, stream: &[u8], limit: u64, offset: u64, format: &'static str) -> Result<Vec<u8>> {
+pub(crate) fn inflate(
+    method: Compression,
+    stream: &[u8],
+    limit: u64,
+    offset: u64,
+    format: &'static str,
+) -> Result<Vec<u8>> {
     let derr = |e: std::io::Error| CodeObjError::Decompress {
         format,
         offset,
@@ -528,7 +582,9 @@ pub(crate) fn inflate(method: Compression, stream: &[u8], limit: u64, offset: u6
             // long-distance-matching compression uses; a frame asking for a
             // larger window is refused instead of allocated.
             d.window_log_max(27).map_err(derr)?;
-            d.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(derr)?;
+            d.take(limit.saturating_add(1))
+                .read_to_end(&mut out)
+                .map_err(derr)?;
         }
     }
     Ok(out)
@@ -546,11 +602,15 @@ fn compressed_stream_len(method: Compression, stream: &[u8], offset: u64) -> Res
             }),
         Compression::Zlib => {
             let mut d = flate2::read::ZlibDecoder::new(stream);
-            let cap = (stream.len() as u64).saturating_mul(MAX_RATIO).saturating_add(64 << 20);
-            std::io::copy(&mut (&mut d).take(cap), &mut std::io::sink()).map_err(|e| CodeObjError::Decompress {
-                format: CFMT,
-                offset,
-                what: format!("zlib: {e}"),
+            let cap = (stream.len() as u64)
+                .saturating_mul(MAX_RATIO)
+                .saturating_add(64 << 20);
+            std::io::copy(&mut (&mut d).take(cap), &mut std::io::sink()).map_err(|e| {
+                CodeObjError::Decompress {
+                    format: CFMT,
+                    offset,
+                    what: format!("zlib: {e}"),
+                }
             })?;
             Ok(d.total_in())
         }
@@ -559,22 +619,31 @@ fn compressed_stream_len(method: Compression, stream: &[u8], offset: u64) -> Res
 
 /// Wraps an uncompressed bundle into a `CCOB` of `version` 1, 2 or 3 (tests
 /// and tooling; the hash field is written as 0 unless `hash` is given).
-pub fn compress(bundle: &[u8], method: Compression, version: u16, hash: Option<u64>) -> Result<Vec<u8>> {
+pub fn compress(
+    bundle: &[u8],
+    method: Compression,
+    version: u16,
+    hash: Option<u64>,
+) -> Result<Vec<u8>> {
     let payload = match method {
         Compression::Zlib => {
             use std::io::Write;
             let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-            e.write_all(bundle).and_then(|_| e.finish()).map_err(|e| CodeObjError::Decompress {
+            e.write_all(bundle)
+                .and_then(|_| e.finish())
+                .map_err(|e| CodeObjError::Decompress {
+                    format: CFMT,
+                    offset: 0,
+                    what: format!("zlib compress: {e}"),
+                })?
+        }
+        Compression::Zstd => {
+            zstd::bulk::compress(bundle, 3).map_err(|e| CodeObjError::Decompress {
                 format: CFMT,
                 offset: 0,
-                what: format!("zlib compress: {e}"),
+                what: format!("zstd compress: {e}"),
             })?
         }
-        Compression::Zstd => zstd::bulk::compress(bundle, 3).map_err(|e| CodeObjError::Decompress {
-            format: CFMT,
-            offset: 0,
-            what: format!("zstd compress: {e}"),
-        })?,
     };
     let hash = hash.unwrap_or(0);
     let mut out = Vec::with_capacity(32 + payload.len());
@@ -587,12 +656,20 @@ pub fn compress(bundle: &[u8], method: Compression, version: u16, hash: Option<u
     };
     match version {
         1 => {
-            out.extend_from_slice(&u32::try_from(bundle.len()).map_err(|_| too_big("size"))?.to_le_bytes());
+            out.extend_from_slice(
+                &u32::try_from(bundle.len())
+                    .map_err(|_| too_big("size"))?
+                    .to_le_bytes(),
+            );
         }
         2 => {
             let total = u32::try_from(24 + payload.len()).map_err(|_| too_big("total size"))?;
             out.extend_from_slice(&total.to_le_bytes());
-            out.extend_from_slice(&u32::try_from(bundle.len()).map_err(|_| too_big("size"))?.to_le_bytes());
+            out.extend_from_slice(
+                &u32::try_from(bundle.len())
+                    .map_err(|_| too_big("size"))?
+                    .to_le_bytes(),
+            );
         }
         3 => {
             out.extend_from_slice(&((32 + payload.len()) as u64).to_le_bytes());
@@ -617,14 +694,23 @@ mod tests {
     #[test]
     fn target_ids_split_like_llvm() {
         let t = BundleTarget::parse("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
-        assert_eq!((t.kind, t.triple, t.target_id), ("hipv4", "amdgcn-amd-amdhsa-", "gfx90a:sramecc+:xnack-"));
+        assert_eq!(
+            (t.kind, t.triple, t.target_id),
+            ("hipv4", "amdgcn-amd-amdhsa-", "gfx90a:sramecc+:xnack-")
+        );
         assert_eq!(t.processor(), "gfx90a");
         let t = BundleTarget::parse("hipv4-x86_64-unknown-linux-gnu-cpu");
-        assert_eq!((t.kind, t.triple, t.target_id), ("hipv4", "x86_64-unknown-linux-gnu", "cpu"));
+        assert_eq!(
+            (t.kind, t.triple, t.target_id),
+            ("hipv4", "x86_64-unknown-linux-gnu", "cpu")
+        );
         let t = BundleTarget::parse("host-x86_64-unknown-linux");
         assert_eq!((t.kind, t.target_id), ("host", ""));
         let t = BundleTarget::parse("hip-amdgcn-amd-amdhsa-gfx906");
-        assert_eq!((t.kind, t.triple, t.target_id), ("hip", "amdgcn-amd-amdhsa", "gfx906"));
+        assert_eq!(
+            (t.kind, t.triple, t.target_id),
+            ("hip", "amdgcn-amd-amdhsa", "gfx906")
+        );
         let t = BundleTarget::parse("");
         assert_eq!((t.kind, t.target_id), ("", ""));
     }
@@ -638,10 +724,16 @@ mod tests {
         assert!(!target_matches(id, "gfx90a:xnack+"));
         assert!(!target_matches(id, "gfx908"));
         assert!(!target_matches(id, "gfx90"));
-        assert!(target_matches("hipv4-amdgcn-amd-amdhsa--gfx90a", "gfx90a:xnack+"));
+        assert!(target_matches(
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            "gfx90a:xnack+"
+        ));
         assert!(target_matches("hipv4-x86_64-unknown-linux-gnu-cpu", "cpu"));
         assert!(target_matches("hip-x86_64-unknown-linux-gnu-cpu", "cpu"));
-        assert!(!target_matches("hip-x86_64-unknown-linux-gnu-cpu", "gfx90a"));
+        assert!(!target_matches(
+            "hip-x86_64-unknown-linux-gnu-cpu",
+            "gfx90a"
+        ));
         assert!(!target_matches("host-x86_64-unknown-linux-gnu-", "cpu"));
         assert!(!target_matches("host-x86_64-unknown-linux-gnu-", ""));
         assert!(target_matches(id, "amdgcn-amd-amdhsa--gfx90a:xnack-"));
@@ -655,7 +747,10 @@ mod tests {
             ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"xnack-on"),
             ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", b"xnack-off"),
         ]);
-        assert_eq!(&*select(&b, "gfx90a:sramecc+:xnack-").unwrap(), b"xnack-off");
+        assert_eq!(
+            &*select(&b, "gfx90a:sramecc+:xnack-").unwrap(),
+            b"xnack-off"
+        );
         assert_eq!(&*select(&b, "gfx90a:xnack+").unwrap(), b"xnack-on");
         // No xnack setting on the device: the first compatible, most specific.
         assert_eq!(&*select(&b, "gfx90a").unwrap(), b"xnack-on");
@@ -665,22 +760,44 @@ mod tests {
 
     #[test]
     fn cpu_entries_old_and_new_kind_and_empty_entries() {
-        for id in ["hipv4-x86_64-unknown-linux-gnu-cpu", "hip-x86_64-unknown-linux-gnu-cpu"] {
-            let b = write(&[("host-x86_64-unknown-linux-gnu-", b""), (id, b"\x7fELF cpu")]);
+        for id in [
+            "hipv4-x86_64-unknown-linux-gnu-cpu",
+            "hip-x86_64-unknown-linux-gnu-cpu",
+        ] {
+            let b = write(&[
+                ("host-x86_64-unknown-linux-gnu-", b""),
+                (id, b"\x7fELF cpu"),
+            ]);
             assert_eq!(&*select(&b, "cpu").unwrap(), b"\x7fELF cpu", "{id}");
         }
         // An empty entry holds no code object: the next match is used, or none.
-        let b = write(&[("hipv4-x86_64-unknown-linux-gnu-cpu", b""), ("hip-x86_64-unknown-linux-gnu-cpu", b"old")]);
+        let b = write(&[
+            ("hipv4-x86_64-unknown-linux-gnu-cpu", b""),
+            ("hip-x86_64-unknown-linux-gnu-cpu", b"old"),
+        ]);
         assert_eq!(&*select(&b, "cpu").unwrap(), b"old");
         let b = write(&[("hipv4-x86_64-unknown-linux-gnu-cpu", b"")]);
-        assert!(matches!(select(&b, "cpu"), Err(CodeObjError::NoMatchingTarget { .. })));
+        assert!(matches!(
+            select(&b, "cpu"),
+            Err(CodeObjError::NoMatchingTarget { .. })
+        ));
     }
 
     #[test]
     fn writer_layout() {
-        let b = write(&[("a-b-c-d-e-f", b"xyz"), ("host-x86_64-unknown-linux-gnu-", b"")]);
+        let b = write(&[
+            ("a-b-c-d-e-f", b"xyz"),
+            ("host-x86_64-unknown-linux-gnu-", b""),
+        ]);
         let p = parse(&b).unwrap();
-        assert_eq!(p.entries[0], BundleEntry { id: "a-b-c-d-e-f".into(), offset: 4096, size: 3 });
+        assert_eq!(
+            p.entries[0],
+            BundleEntry {
+                id: "a-b-c-d-e-f".into(),
+                offset: 4096,
+                size: 3
+            }
+        );
         assert_eq!(p.entries[1].offset, 8192);
         assert_eq!(p.entries[1].size, 0);
         assert_eq!(extent(&b).unwrap(), b.len());
@@ -698,7 +815,10 @@ mod tests {
                 let h = ccob_header(&c).unwrap();
                 assert_eq!(h.header_size, hs);
                 assert_eq!(h.hash, 0x1122);
-                assert_eq!(h.total_size, if v == 1 { None } else { Some(c.len() as u64) });
+                assert_eq!(
+                    h.total_size,
+                    if v == 1 { None } else { Some(c.len() as u64) }
+                );
                 assert_eq!(extent(&c).unwrap(), c.len());
                 assert_eq!(decompress(&c).unwrap(), inner);
                 assert_eq!(&*select(&c, "gfx90a").unwrap(), b"code");

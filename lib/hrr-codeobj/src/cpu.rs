@@ -41,7 +41,9 @@ pub fn host_machine() -> Option<u16> {
 /// True when `elf` is a 64-bit ELF for [`host_machine`]: a CPU code object
 /// this host can load.
 pub fn runs_on_host(elf: &[u8]) -> bool {
-    crate::elf::is_elf(elf) && elf.get(4) == Some(&2) && host_machine().is_some_and(|m| crate::elf::machine(elf) == Some(m))
+    crate::elf::is_elf(elf)
+        && elf.get(4) == Some(&2)
+        && host_machine().is_some_and(|m| crate::elf::machine(elf) == Some(m))
 }
 
 /// The raw `.hrr.kernels` section of an ELF (32 or 64 bit), if it has one.
@@ -79,12 +81,20 @@ pub fn parse_json(text: &[u8]) -> Result<Vec<KernelMeta>> {
         if chunk.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let prefix = if docs == 0 { String::new() } else { format!("doc[{docs}].") };
+        let prefix = if docs == 0 {
+            String::new()
+        } else {
+            format!("doc[{docs}].")
+        };
         out.extend(parse_document(chunk, base as u64, &prefix)?);
         docs += 1;
     }
     if docs == 0 {
-        return Err(CodeObjError::malformed(FMT, 0, "no JSON document (the section is empty)"));
+        return Err(CodeObjError::malformed(
+            FMT,
+            0,
+            "no JSON document (the section is empty)",
+        ));
     }
     Ok(out)
 }
@@ -137,7 +147,11 @@ fn get_str(v: &Value, key: &str, path: &str) -> Result<Option<String>> {
     match get(v, key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(CodeObjError::field(FMT, format!("{path}.{key}"), "not a string")),
+        Some(_) => Err(CodeObjError::field(
+            FMT,
+            format!("{path}.{key}"),
+            "not a string",
+        )),
     }
 }
 
@@ -146,11 +160,19 @@ fn get_u32(v: &Value, key: &str, path: &str) -> Result<Option<u32>> {
         None | Some(Value::Null) => Ok(None),
         Some(n) => {
             let n = n.as_u64().ok_or_else(|| {
-                CodeObjError::field(FMT, format!("{path}.{key}"), format!("not a non-negative integer: {n}"))
+                CodeObjError::field(
+                    FMT,
+                    format!("{path}.{key}"),
+                    format!("not a non-negative integer: {n}"),
+                )
             })?;
-            u32::try_from(n)
-                .map(Some)
-                .map_err(|_| CodeObjError::field(FMT, format!("{path}.{key}"), format!("{n} does not fit in 32 bits")))
+            u32::try_from(n).map(Some).map_err(|_| {
+                CodeObjError::field(
+                    FMT,
+                    format!("{path}.{key}"),
+                    format!("{n} does not fit in 32 bits"),
+                )
+            })
         }
     }
 }
@@ -159,7 +181,8 @@ fn parse_kernel(k: &Value, path: &str) -> Result<KernelMeta> {
     if !k.is_object() {
         return Err(CodeObjError::field(FMT, path, "not an object"));
     }
-    let name = get_str(k, "name", path)?.ok_or_else(|| CodeObjError::field(FMT, format!("{path}.name"), "missing"))?;
+    let name = get_str(k, "name", path)?
+        .ok_or_else(|| CodeObjError::field(FMT, format!("{path}.name"), "missing"))?;
     let symbol = match get_str(k, "symbol", path)? {
         Some(s) if !s.is_empty() && !s.ends_with(".kd") => s,
         _ => name.clone(),
@@ -167,7 +190,13 @@ fn parse_kernel(k: &Value, path: &str) -> Result<KernelMeta> {
     let args_v = match get(k, "args") {
         None | Some(Value::Null) => &[][..],
         Some(Value::Array(a)) => &a[..],
-        Some(_) => return Err(CodeObjError::field(FMT, format!("{path}.args"), "not an array")),
+        Some(_) => {
+            return Err(CodeObjError::field(
+                FMT,
+                format!("{path}.args"),
+                "not an array",
+            ));
+        }
     };
     let mut args = Vec::with_capacity(args_v.len());
     for (j, a) in args_v.iter().enumerate() {
@@ -176,7 +205,8 @@ fn parse_kernel(k: &Value, path: &str) -> Result<KernelMeta> {
             return Err(CodeObjError::field(FMT, ap, "not an object"));
         }
         let req = |key: &str| -> Result<u32> {
-            get_u32(a, key, &ap)?.ok_or_else(|| CodeObjError::field(FMT, format!("{ap}.{key}"), "missing"))
+            get_u32(a, key, &ap)?
+                .ok_or_else(|| CodeObjError::field(FMT, format!("{ap}.{key}"), "missing"))
         };
         let offset = req("offset")?;
         let size = req("size")?;
@@ -192,7 +222,11 @@ fn parse_kernel(k: &Value, path: &str) -> Result<KernelMeta> {
     }
     let kernarg_segment_size = match get_u32(k, "kernarg_segment_size", path)? {
         Some(n) => n,
-        None => args.iter().map(|a| a.offset.saturating_add(a.size)).max().unwrap_or(0),
+        None => args
+            .iter()
+            .map(|a| a.offset.saturating_add(a.size))
+            .max()
+            .unwrap_or(0),
     };
     let km = KernelMeta {
         name,
@@ -217,7 +251,10 @@ mod tests {
         v.extend_from_slice(br#"{"kernels":[{"name":"k2","args":[]}]}"#);
         v.push(0);
         let k = parse_json(&v).unwrap();
-        assert_eq!(k.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["saxpy", "k2"]);
+        assert_eq!(
+            k.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+            ["saxpy", "k2"]
+        );
         assert_eq!(k[0].kernarg_segment_size, 24);
         assert_eq!(k[0].args[1].kind, ArgKind::ByValue);
         assert_eq!(k[1].kernarg_segment_size, 0);
@@ -232,7 +269,9 @@ mod tests {
         bad.push(0);
         bad.extend_from_slice(b"{nope");
         match parse_json(&bad).unwrap_err() {
-            CodeObjError::Malformed { offset, .. } => assert!(offset > first.len() as u64, "{offset}"),
+            CodeObjError::Malformed { offset, .. } => {
+                assert!(offset > first.len() as u64, "{offset}")
+            }
             e => panic!("{e}"),
         }
         // Nothing but NULs and whitespace: no document at all.
@@ -246,7 +285,10 @@ mod tests {
         let k = parse_json(j).unwrap();
         assert_eq!(k.len(), 1);
         assert_eq!(k[0].name, "k2");
-        assert_eq!(k[0].symbol, "k2", "a .kd descriptor symbol means the C symbol `name`");
+        assert_eq!(
+            k[0].symbol, "k2",
+            "a .kd descriptor symbol means the C symbol `name`"
+        );
         assert_eq!(k[0].kernarg_segment_size, 32);
         assert_eq!(k[0].host_args_size(), 16);
         assert!(k[0].args[1].is_hidden());

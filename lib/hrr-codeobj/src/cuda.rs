@@ -141,8 +141,11 @@ pub fn extent(data: &[u8]) -> Result<usize> {
     let h = header(data)?;
     let n = (h.header_size as u64)
         .checked_add(h.body_size)
-        .ok_or_else(|| CodeObjError::malformed(FMT, 8, format!("body size {} overflows", h.body_size)))?;
-    usize::try_from(n).map_err(|_| CodeObjError::malformed(FMT, 8, format!("extent {n} does not fit in memory")))
+        .ok_or_else(|| {
+            CodeObjError::malformed(FMT, 8, format!("body size {} overflows", h.body_size))
+        })?;
+    usize::try_from(n)
+        .map_err(|_| CodeObjError::malformed(FMT, 8, format!("extent {n} does not fit in memory")))
 }
 
 /// What a fat binary entry holds.
@@ -208,9 +211,9 @@ pub fn entries(data: &[u8]) -> Result<Vec<FatbinEntry>> {
     let h = header(data)?;
     let b = Bytes::new(data, FMT);
     let start = h.header_size as u64;
-    let end = start
-        .checked_add(h.body_size)
-        .ok_or_else(|| CodeObjError::malformed(FMT, 8, format!("body size {} overflows", h.body_size)))?;
+    let end = start.checked_add(h.body_size).ok_or_else(|| {
+        CodeObjError::malformed(FMT, 8, format!("body size {} overflows", h.body_size))
+    })?;
     b.slice(start, h.body_size, "fatbin body")?;
     let mut out = Vec::new();
     let mut pos = start;
@@ -237,7 +240,10 @@ pub fn entries(data: &[u8]) -> Result<Vec<FatbinEntry>> {
             return Err(CodeObjError::entry(
                 FMT,
                 index,
-                format!("header size {hsize} at offset {} is below {MIN_ENTRY_HEADER}", pos + 4),
+                format!(
+                    "header size {hsize} at offset {} is below {MIN_ENTRY_HEADER}",
+                    pos + 4
+                ),
             ));
         }
         let size = b.u64(pos + 8, &ew("payload size"))?;
@@ -250,13 +256,16 @@ pub fn entries(data: &[u8]) -> Result<Vec<FatbinEntry>> {
         let flags = b.u64(pos + 40, &ew("flags"))?;
         let uncompressed_size = b.u64(pos + 56, &ew("uncompressed size"))?;
         let offset = pos + hsize as u64;
-        let next = offset.checked_add(size).filter(|&n| n <= end).ok_or_else(|| {
-            CodeObjError::entry(
-                FMT,
-                index,
-                format!("payload [{offset}, +{size}) runs past the body end {end}"),
-            )
-        })?;
+        let next = offset
+            .checked_add(size)
+            .filter(|&n| n <= end)
+            .ok_or_else(|| {
+                CodeObjError::entry(
+                    FMT,
+                    index,
+                    format!("payload [{offset}, +{size}) runs past the body end {end}"),
+                )
+            })?;
         let compressed = flags & (FLAG_COMPRESSED_LZ4 | FLAG_COMPRESSED_ZSTD) != 0;
         if compressed && compressed_size as u64 > size {
             return Err(CodeObjError::entry(
@@ -301,13 +310,21 @@ pub fn entries(data: &[u8]) -> Result<Vec<FatbinEntry>> {
 /// NUL padding).
 pub fn payload<'a>(data: &'a [u8], entry: &FatbinEntry) -> Result<Cow<'a, [u8]>> {
     let b = Bytes::new(data, FMT);
-    let raw = b.slice(entry.offset, entry.size, &format!("entry {} payload", entry.index))?;
+    let raw = b.slice(
+        entry.offset,
+        entry.size,
+        &format!("entry {} payload", entry.index),
+    )?;
     let Some(c) = entry.compression() else {
         return Ok(Cow::Borrowed(raw));
     };
     let stream = &raw[..(entry.compressed_size as usize).min(raw.len())];
     let limit = entry.uncompressed_size;
-    let cap = MAX_DECOMPRESSED.min((stream.len() as u64).saturating_mul(crate::bundle::MAX_RATIO).saturating_add(64 << 20));
+    let cap = MAX_DECOMPRESSED.min(
+        (stream.len() as u64)
+            .saturating_mul(crate::bundle::MAX_RATIO)
+            .saturating_add(64 << 20),
+    );
     if limit > cap {
         return Err(CodeObjError::entry(
             FMT,
@@ -316,18 +333,26 @@ pub fn payload<'a>(data: &'a [u8], entry: &FatbinEntry) -> Result<Cow<'a, [u8]>>
         ));
     }
     let out = match c {
-        FatbinCompression::Lz4 => lz4_block_decompress(stream, limit as usize).map_err(|what| CodeObjError::Decompress {
-            format: FMT,
-            offset: entry.offset,
-            what: format!("entry {} (LZ4): {what}", entry.index),
+        FatbinCompression::Lz4 => lz4_block_decompress(stream, limit as usize).map_err(|what| {
+            CodeObjError::Decompress {
+                format: FMT,
+                offset: entry.offset,
+                what: format!("entry {} (LZ4): {what}", entry.index),
+            }
         })?,
-        FatbinCompression::Zstd => crate::bundle::inflate(Compression::Zstd, stream, limit, entry.offset, FMT)?,
+        FatbinCompression::Zstd => {
+            crate::bundle::inflate(Compression::Zstd, stream, limit, entry.offset, FMT)?
+        }
     };
     if out.len() as u64 != limit {
         return Err(CodeObjError::Decompress {
             format: FMT,
             offset: entry.offset,
-            what: format!("entry {} inflated to {} bytes, header announces {limit}", entry.index, out.len()),
+            what: format!(
+                "entry {} inflated to {} bytes, header announces {limit}",
+                entry.index,
+                out.len()
+            ),
         });
     }
     Ok(Cow::Owned(out))
@@ -338,7 +363,12 @@ pub fn payload<'a>(data: &'a [u8], entry: &FatbinEntry) -> Result<Cow<'a, [u8]>>
 pub fn lz4_block_decompress(input: &[u8], max_out: usize) -> std::result::Result<Vec<u8>, String> {
     let mut out: Vec<u8> = Vec::with_capacity(max_out.min(1 << 20));
     let mut i = 0usize;
-    let byte = |i: usize| input.get(i).copied().ok_or_else(|| format!("input ends at byte {i}"));
+    let byte = |i: usize| {
+        input
+            .get(i)
+            .copied()
+            .ok_or_else(|| format!("input ends at byte {i}"))
+    };
     let ext_len = |i: &mut usize, mut n: usize| -> std::result::Result<usize, String> {
         loop {
             let b = byte(*i)?;
@@ -356,9 +386,15 @@ pub fn lz4_block_decompress(input: &[u8], max_out: usize) -> std::result::Result
         if lit == 15 {
             lit = ext_len(&mut i, lit)?;
         }
-        let lit_end = i.checked_add(lit).filter(|&e| e <= input.len()).ok_or_else(|| {
-            format!("literal run of {lit} bytes at input byte {i} runs past the {} byte input", input.len())
-        })?;
+        let lit_end = i
+            .checked_add(lit)
+            .filter(|&e| e <= input.len())
+            .ok_or_else(|| {
+                format!(
+                    "literal run of {lit} bytes at input byte {i} runs past the {} byte input",
+                    input.len()
+                )
+            })?;
         if out.len() + lit > max_out {
             return Err(format!("output exceeds the announced {max_out} bytes"));
         }
@@ -372,7 +408,11 @@ pub fn lz4_block_decompress(input: &[u8], max_out: usize) -> std::result::Result
         i += 2;
         let back = u16::from_le_bytes([lo, hi]) as usize;
         if back == 0 || back > out.len() {
-            return Err(format!("match offset {back} at input byte {} with {} bytes output", i - 2, out.len()));
+            return Err(format!(
+                "match offset {back} at input byte {} with {} bytes output",
+                i - 2,
+                out.len()
+            ));
         }
         let mut mlen = (token & 15) as usize;
         if mlen == 15 {
@@ -414,7 +454,12 @@ impl CubinKernel {
     /// As generic metadata: every parameter `by_value` (CUDA metadata does not
     /// say which are pointers), `kernarg_segment_size` the parameter size.
     pub fn to_kernel_meta(&self) -> KernelMeta {
-        let end = self.params.iter().map(|p| p.offset as u32 + p.size as u32).max().unwrap_or(0);
+        let end = self
+            .params
+            .iter()
+            .map(|p| p.offset as u32 + p.size as u32)
+            .max()
+            .unwrap_or(0);
         KernelMeta {
             name: self.name.clone(),
             symbol: self.name.clone(),
@@ -461,12 +506,15 @@ pub fn parse_nv_info(kernel: &str, data: &[u8]) -> Result<CubinKernel> {
     let mut params = Vec::new();
     let mut param_size = None;
     let mut pos = 0usize;
-    let err = |pos: usize, what: String| CodeObjError::malformed(IFMT, pos as u64, format!("{kernel}: {what}"));
+    let err = |pos: usize, what: String| {
+        CodeObjError::malformed(IFMT, pos as u64, format!("{kernel}: {what}"))
+    };
     while pos < data.len() {
         let (Some(&fmt), Some(&attr)) = (data.get(pos), data.get(pos + 1)) else {
             return Err(err(pos, "record header cut short".into()));
         };
-        let val = le_u16(data, pos + 2).ok_or_else(|| err(pos, "record header cut short".into()))?;
+        let val =
+            le_u16(data, pos + 2).ok_or_else(|| err(pos, "record header cut short".into()))?;
         match fmt {
             1..=3 => {
                 if attr == EIATTR_CBANK_PARAM_SIZE {
@@ -476,12 +524,18 @@ pub fn parse_nv_info(kernel: &str, data: &[u8]) -> Result<CubinKernel> {
             }
             4 => {
                 let len = val as usize;
-                let body = data
-                    .get(pos + 4..pos + 4 + len)
-                    .ok_or_else(|| err(pos, format!("attribute {attr:#x}: {len} byte value runs past the section")))?;
+                let body = data.get(pos + 4..pos + 4 + len).ok_or_else(|| {
+                    err(
+                        pos,
+                        format!("attribute {attr:#x}: {len} byte value runs past the section"),
+                    )
+                })?;
                 if attr == EIATTR_KPARAM_INFO {
                     if len < 12 {
-                        return Err(err(pos, format!("EIATTR_KPARAM_INFO value is {len} bytes, expected 12")));
+                        return Err(err(
+                            pos,
+                            format!("EIATTR_KPARAM_INFO value is {len} bytes, expected 12"),
+                        ));
                     }
                     let ordinal = le_u16(body, 4).unwrap_or(0);
                     let offset = le_u16(body, 6).unwrap_or(0);
@@ -525,7 +579,11 @@ pub struct PtxKernel {
 
 impl PtxKernel {
     pub fn param_size(&self) -> u32 {
-        self.params.iter().map(|p| p.offset + p.size).max().unwrap_or(0)
+        self.params
+            .iter()
+            .map(|p| p.offset + p.size)
+            .max()
+            .unwrap_or(0)
     }
 
     /// As generic metadata; `.ptr` parameters become `global_buffer`.
@@ -540,7 +598,11 @@ impl PtxKernel {
                 .map(|p| ArgMeta {
                     offset: p.offset,
                     size: p.size,
-                    kind: if p.pointer { ArgKind::GlobalBuffer } else { ArgKind::ByValue },
+                    kind: if p.pointer {
+                        ArgKind::GlobalBuffer
+                    } else {
+                        ArgKind::ByValue
+                    },
                     address_space: None,
                     name: Some(p.name.clone()),
                 })
@@ -559,24 +621,46 @@ pub fn ptx_params(ptx: &str) -> Result<Vec<PtxKernel>> {
         let after = &rest[at + ".entry".len()..];
         let open = after.find('(');
         let brace = after.find('{');
-        let name_end = [open, brace, after.find(';')].into_iter().flatten().min().unwrap_or(after.len());
+        let name_end = [open, brace, after.find(';')]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(after.len());
         let name = after[..name_end].trim().to_string();
         if name.is_empty() {
-            return Err(CodeObjError::malformed(PFMT, (ptx.len() - rest.len() + at) as u64, ".entry without a name"));
+            return Err(CodeObjError::malformed(
+                PFMT,
+                (ptx.len() - rest.len() + at) as u64,
+                ".entry without a name",
+            ));
         }
         let mut params = Vec::new();
         let mut consumed = name_end;
         if open == Some(name_end) {
             let close = after[name_end..].find(')').ok_or_else(|| {
-                CodeObjError::malformed(PFMT, (ptx.len() - rest.len() + at) as u64, format!("{name}: parameter list not closed"))
+                CodeObjError::malformed(
+                    PFMT,
+                    (ptx.len() - rest.len() + at) as u64,
+                    format!("{name}: parameter list not closed"),
+                )
             })? + name_end;
             let list = &after[name_end + 1..close];
             let mut cur = 0u32;
-            for (i, p) in list.split(',').map(str::trim).filter(|p| !p.is_empty()).enumerate() {
-                let param = parse_ptx_param(p, cur)
-                    .map_err(|what| CodeObjError::field(PFMT, format!("{name}.param[{i}]"), what))?;
+            for (i, p) in list
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .enumerate()
+            {
+                let param = parse_ptx_param(p, cur).map_err(|what| {
+                    CodeObjError::field(PFMT, format!("{name}.param[{i}]"), what)
+                })?;
                 cur = param.offset.checked_add(param.size).ok_or_else(|| {
-                    CodeObjError::field(PFMT, format!("{name}.param[{i}]"), "parameter buffer overflows")
+                    CodeObjError::field(
+                        PFMT,
+                        format!("{name}.param[{i}]"),
+                        "parameter buffer overflows",
+                    )
                 })?;
                 params.push(param);
             }
@@ -593,7 +677,10 @@ fn find_entry(s: &str) -> Option<usize> {
     while let Some(i) = s[from..].find(".entry") {
         let at = from + i;
         let before_ok = at == 0 || s.as_bytes()[at - 1].is_ascii_whitespace();
-        let after_ok = s.as_bytes().get(at + 6).is_some_and(|c| c.is_ascii_whitespace());
+        let after_ok = s
+            .as_bytes()
+            .get(at + 6)
+            .is_some_and(|c| c.is_ascii_whitespace());
         if before_ok && after_ok {
             return Some(at);
         }
@@ -638,7 +725,11 @@ fn parse_ptx_param(p: &str, cur: u32) -> std::result::Result<PtxParam, String> {
     let (base, count) = match name.split_once('[') {
         Some((b, n)) => {
             let n = n.trim_end_matches(']');
-            (b, n.parse::<u32>().map_err(|_| format!("bad array length `{n}`"))?)
+            (
+                b,
+                n.parse::<u32>()
+                    .map_err(|_| format!("bad array length `{n}`"))?,
+            )
         }
         None => (name, 1),
     };
@@ -717,7 +808,11 @@ mod tests {
                    .param .u64 .ptr .global .align 4 k_param_2\n)\n{ ret; }\n.entry empty()\n{ }\n";
         let ks = ptx_params(ptx).unwrap();
         assert_eq!(ks.len(), 2);
-        let p: Vec<_> = ks[0].params.iter().map(|p| (p.offset, p.size, p.pointer)).collect();
+        let p: Vec<_> = ks[0]
+            .params
+            .iter()
+            .map(|p| (p.offset, p.size, p.pointer))
+            .collect();
         assert_eq!(p, [(0, 1, false), (16, 32, false), (48, 8, true)]);
         assert_eq!(ks[1].name, "empty");
         assert!(ks[1].params.is_empty());
@@ -738,7 +833,14 @@ mod tests {
         d.extend_from_slice(&((8u32 << 18) | 0x1f000).to_le_bytes());
         let k = parse_nv_info("k", &d).unwrap();
         assert_eq!(k.param_size, Some(0x1c));
-        assert_eq!(k.params, [CubinParam { ordinal: 1, offset: 8, size: 8 }]);
+        assert_eq!(
+            k.params,
+            [CubinParam {
+                ordinal: 1,
+                offset: 8,
+                size: 8
+            }]
+        );
         assert!(parse_nv_info("k", &[0x07, 0, 0, 0]).is_err());
     }
 
@@ -750,10 +852,20 @@ mod tests {
         w.extend_from_slice(&0u64.to_le_bytes());
         assert_eq!(
             parse_wrapper(&w).unwrap(),
-            FatbinWrapper { version: 1, data: 0x1000, filename_or_fatbins: 0 }
+            FatbinWrapper {
+                version: 1,
+                data: 0x1000,
+                filename_or_fatbins: 0
+            }
         );
-        assert!(matches!(parse_wrapper(&w[..20]), Err(CodeObjError::Truncated { .. })));
+        assert!(matches!(
+            parse_wrapper(&w[..20]),
+            Err(CodeObjError::Truncated { .. })
+        ));
         w[0] = 0;
-        assert!(matches!(parse_wrapper(&w), Err(CodeObjError::BadMagic { .. })));
+        assert!(matches!(
+            parse_wrapper(&w),
+            Err(CodeObjError::BadMagic { .. })
+        ));
     }
 }

@@ -34,7 +34,9 @@ pub fn machine(data: &[u8]) -> Option<u16> {
 }
 
 pub(crate) fn elf_err(e: object::read::Error) -> CodeObjError {
-    CodeObjError::Elf { what: e.to_string() }
+    CodeObjError::Elf {
+        what: e.to_string(),
+    }
 }
 
 /// An ELF note: (owner name, type, descriptor).
@@ -61,7 +63,10 @@ impl<'a> Elf64<'a> {
         if data.get(4) != Some(&2) {
             return Err(CodeObjError::Unsupported {
                 format: "ELF",
-                what: format!("class {} (only 64-bit ELF code objects exist)", data.get(4).copied().unwrap_or(0)),
+                what: format!(
+                    "class {} (only 64-bit ELF code objects exist)",
+                    data.get(4).copied().unwrap_or(0)
+                ),
             });
         }
         let header = elf::FileHeader64::<Endianness>::parse(data).map_err(elf_err)?;
@@ -84,24 +89,31 @@ impl<'a> Elf64<'a> {
     }
 
     /// Sections as (name, header), names that cannot be read skipped.
-    pub fn named_sections(&self) -> impl Iterator<Item = (&'a [u8], &'a elf::SectionHeader64<Endianness>)> + '_ {
+    pub fn named_sections(
+        &self,
+    ) -> impl Iterator<Item = (&'a [u8], &'a elf::SectionHeader64<Endianness>)> + '_ {
         self.sections
             .iter()
             .filter_map(move |s| Some((self.sections.section_name(self.endian, s).ok()?, s)))
     }
 
-    pub fn section_data(&self, s: &'a elf::SectionHeader64<Endianness>, name: &str) -> Result<&'a [u8]> {
+    pub fn section_data(
+        &self,
+        s: &'a elf::SectionHeader64<Endianness>,
+        name: &str,
+    ) -> Result<&'a [u8]> {
         if s.sh_type(self.endian) == elf::SHT_NOBITS {
             return Ok(&[]);
         }
-        s.data(self.endian, self.data).map_err(|_| CodeObjError::Elf {
-            what: format!(
-                "section {name}: data [{}, +{}) lies outside the {} byte file",
-                s.sh_offset(self.endian),
-                s.sh_size(self.endian),
-                self.data.len()
-            ),
-        })
+        s.data(self.endian, self.data)
+            .map_err(|_| CodeObjError::Elf {
+                what: format!(
+                    "section {name}: data [{}, +{}) lies outside the {} byte file",
+                    s.sh_offset(self.endian),
+                    s.sh_size(self.endian),
+                    self.data.len()
+                ),
+            })
     }
 
     /// Every ELF note (from SHT_NOTE sections, or from PT_NOTE segments when
@@ -120,7 +132,11 @@ impl<'a> Elf64<'a> {
         }
         if !saw_section {
             use object::read::elf::ProgramHeader;
-            for p in self.header.program_headers(self.endian, self.data).map_err(elf_err)? {
+            for p in self
+                .header
+                .program_headers(self.endian, self.data)
+                .map_err(elf_err)?
+            {
                 let Some(mut it) = p.notes(self.endian, self.data).map_err(elf_err)? else {
                     continue;
                 };

@@ -77,7 +77,9 @@ pub enum CodeObjError {
         targets: Vec<String>,
     },
     /// The bytes are no code object format this crate knows.
-    #[error("unrecognised code object: first bytes {magic} (expected ELF, __CLANG_OFFLOAD_BUNDLE__, CCOB or a CUDA fatbin)")]
+    #[error(
+        "unrecognised code object: first bytes {magic} (expected ELF, __CLANG_OFFLOAD_BUNDLE__, CCOB or a CUDA fatbin)"
+    )]
     Unrecognised { magic: String },
 }
 
@@ -102,7 +104,11 @@ impl CodeObjError {
         }
     }
 
-    pub(crate) fn field(format: &'static str, field: impl Into<String>, what: impl Into<String>) -> Self {
+    pub(crate) fn field(
+        format: &'static str,
+        field: impl Into<String>,
+        what: impl Into<String>,
+    ) -> Self {
         CodeObjError::BadField {
             format,
             field: field.into(),

@@ -64,7 +64,11 @@ pub fn image_extent(data: &[u8]) -> Result<usize> {
         bundle::extent(data)? as u64
     } else if cuda::is_fatbin(data) {
         cuda::extent(data)? as u64
-    } else if let Some(m) = MAGICS.iter().filter(|m| m.len() > data.len() && m.starts_with(data)).min_by_key(|m| m.len()) {
+    } else if let Some(m) = MAGICS
+        .iter()
+        .filter(|m| m.len() > data.len() && m.starts_with(data))
+        .min_by_key(|m| m.len())
+    {
         // `data` is too short to tell: it is the start of some magic.
         return Err(CodeObjError::Truncated {
             format: FMT,
@@ -73,7 +77,9 @@ pub fn image_extent(data: &[u8]) -> Result<usize> {
             need: m.len() as u64,
             have: data.len() as u64,
         });
-    } else if data.starts_with(&hipf::MAGIC.to_le_bytes()) || data.starts_with(&cuda::WRAPPER_MAGIC.to_le_bytes()) {
+    } else if data.starts_with(&hipf::MAGIC.to_le_bytes())
+        || data.starts_with(&cuda::WRAPPER_MAGIC.to_le_bytes())
+    {
         return Err(CodeObjError::Unsupported {
             format: FMT,
             what: "fat-binary wrapper struct: it holds a pointer to the image (hipf::parse / cuda::parse_wrapper)".into(),
@@ -90,7 +96,8 @@ pub fn image_extent(data: &[u8]) -> Result<usize> {
             format!("image extent {n} exceeds the {MAX_IMAGE_SIZE} byte limit"),
         ));
     }
-    usize::try_from(n).map_err(|_| CodeObjError::malformed(FMT, 0, format!("extent {n} does not fit in memory")))
+    usize::try_from(n)
+        .map_err(|_| CodeObjError::malformed(FMT, 0, format!("extent {n} does not fit in memory")))
 }
 
 /// [`image_extent`] for a caller that can only read a prefix of the image:
@@ -127,7 +134,9 @@ pub fn read_image_extent<'a>(mut read: impl FnMut(usize) -> Option<&'a [u8]>) ->
                 return Err(CodeObjError::malformed(
                     FMT,
                     0,
-                    format!("headers ask for {need} bytes, beyond the {MAX_IMAGE_SIZE} byte limit ({e})"),
+                    format!(
+                        "headers ask for {need} bytes, beyond the {MAX_IMAGE_SIZE} byte limit ({e})"
+                    ),
                 ));
             }
             // needed_len() > data.len() >= n: every read grows.
@@ -173,14 +182,24 @@ impl Elf<'_> {
                 CodeObjError::malformed(
                     EFMT,
                     at,
-                    format!("{what} [{start}, +{len}) reaches beyond the {MAX_IMAGE_SIZE} byte limit"),
+                    format!(
+                        "{what} [{start}, +{len}) reaches beyond the {MAX_IMAGE_SIZE} byte limit"
+                    ),
                 )
             })
     }
 
     /// The table of `num` entries of `entsize` bytes at `off`, which must be in
     /// the input (a Truncated error asks for all of it).
-    fn table(&self, field: u64, off: u64, entsize: u64, num: u64, min: u64, what: &str) -> Result<u64> {
+    fn table(
+        &self,
+        field: u64,
+        off: u64,
+        entsize: u64,
+        num: u64,
+        min: u64,
+        what: &str,
+    ) -> Result<u64> {
         if num == 0 {
             return Ok(0);
         }
@@ -211,7 +230,13 @@ fn elf_extent(data: &[u8]) -> Result<u64> {
     let big = match data[5] {
         1 => false,
         2 => true,
-        d => return Err(CodeObjError::malformed(EFMT, 5, format!("data encoding {d} (1 = little, 2 = big endian)"))),
+        d => {
+            return Err(CodeObjError::malformed(
+                EFMT,
+                5,
+                format!("data encoding {d} (1 = little, 2 = big endian)"),
+            ));
+        }
     };
     let r = Elf { b, big };
     let phoff = r.u64(32, "e_phoff")?;
@@ -232,7 +257,14 @@ fn elf_extent(data: &[u8]) -> Result<u64> {
                 phnum = u64::from(r.u32(shoff + 44, "section header 0 sh_info")?);
             }
         }
-        extent = extent.max(r.table(40, shoff, shentsize, shnum, ELF64_SHDR, "section header table")?);
+        extent = extent.max(r.table(
+            40,
+            shoff,
+            shentsize,
+            shnum,
+            ELF64_SHDR,
+            "section header table",
+        )?);
         for i in 0..shnum {
             let s = shoff + i * shentsize; // inside the table, which is in `data`
             let ty = r.u32(s + 4, "sh_type")?;
@@ -244,7 +276,14 @@ fn elf_extent(data: &[u8]) -> Result<u64> {
         }
     }
     if phoff != 0 {
-        extent = extent.max(r.table(32, phoff, phentsize, phnum, ELF64_PHDR, "program header table")?);
+        extent = extent.max(r.table(
+            32,
+            phoff,
+            phentsize,
+            phnum,
+            ELF64_PHDR,
+            "program header table",
+        )?);
         for i in 0..phnum {
             let p = phoff + i * phentsize;
             let (off, size) = (r.u64(p + 8, "p_offset")?, r.u64(p + 32, "p_filesz")?);
@@ -286,23 +325,49 @@ mod tests {
     #[test]
     fn short_and_foreign_inputs() {
         for k in 0..4 {
-            assert_eq!(image_extent(&b"\x7fELF"[..k]).unwrap_err().needed_len(), Some(4), "{k}");
+            assert_eq!(
+                image_extent(&b"\x7fELF"[..k]).unwrap_err().needed_len(),
+                Some(4),
+                "{k}"
+            );
         }
         assert_eq!(image_extent(b"__CLANG").unwrap_err().needed_len(), Some(24));
-        assert_eq!(image_extent(b"\x7fELF\x02\x01").unwrap_err().needed_len(), Some(64));
+        assert_eq!(
+            image_extent(b"\x7fELF\x02\x01").unwrap_err().needed_len(),
+            Some(64)
+        );
         let b = bundle::MAGIC;
         assert_eq!(image_extent(b).unwrap_err().needed_len(), Some(32));
-        assert!(matches!(image_extent(b"definitely not"), Err(CodeObjError::Unrecognised { .. })));
-        assert!(matches!(image_extent(&hipf::write(&hipf::HipfWrapper { version: 1, binary: 0, dummy: 0 })), Err(CodeObjError::Unsupported { .. })));
+        assert!(matches!(
+            image_extent(b"definitely not"),
+            Err(CodeObjError::Unrecognised { .. })
+        ));
+        assert!(matches!(
+            image_extent(&hipf::write(&hipf::HipfWrapper {
+                version: 1,
+                binary: 0,
+                dummy: 0
+            })),
+            Err(CodeObjError::Unsupported { .. })
+        ));
         // 32-bit ELF and bad byte orders.
         let mut h = exe()[..64].to_vec();
         h[4] = 1;
-        assert!(matches!(image_extent(&h), Err(CodeObjError::Unsupported { .. })));
+        assert!(matches!(
+            image_extent(&h),
+            Err(CodeObjError::Unsupported { .. })
+        ));
         h[4] = 2;
         h[5] = 9;
-        assert!(matches!(image_extent(&h), Err(CodeObjError::Malformed { offset: 5, .. })));
+        assert!(matches!(
+            image_extent(&h),
+            Err(CodeObjError::Malformed { offset: 5, .. })
+        ));
         // A reader that runs dry.
-        assert!(matches!(read_image_extent(|_| None), Err(CodeObjError::Truncated { need: 64, .. })));
+        assert!(matches!(
+            read_image_extent(|_| None),
+            Err(CodeObjError::Truncated { need: 64, .. })
+        ));
         assert!(read_image_extent(|_| Some(&b"\x7fELF"[..])).is_err());
     }
 
@@ -349,19 +414,34 @@ mod tests {
         // Sizes beyond 16 GiB, overflows and short entries are refused.
         let mut img = header(64, 1, 0, 0);
         img.extend(shdr(1, 1 << 34, 1, 0));
-        assert!(matches!(image_extent(&img), Err(CodeObjError::Malformed { .. })));
+        assert!(matches!(
+            image_extent(&img),
+            Err(CodeObjError::Malformed { .. })
+        ));
         let mut img = header(64, 1, 0, 0);
         img.extend(shdr(1, u64::MAX, 2, 0));
-        assert!(matches!(image_extent(&img), Err(CodeObjError::Malformed { .. })));
+        assert!(matches!(
+            image_extent(&img),
+            Err(CodeObjError::Malformed { .. })
+        ));
         let img = header(u64::MAX - 8, 2, 0, 0);
-        assert!(matches!(image_extent(&img), Err(CodeObjError::Malformed { .. })));
+        assert!(matches!(
+            image_extent(&img),
+            Err(CodeObjError::Malformed { .. })
+        ));
         let mut img = header(64, 1, 0, 0);
         img[58] = 40;
-        assert!(matches!(image_extent(&img), Err(CodeObjError::Malformed { offset: 40, .. })));
+        assert!(matches!(
+            image_extent(&img),
+            Err(CodeObjError::Malformed { offset: 40, .. })
+        ));
         // A section header table past a 16 GiB extended count is not read.
         let mut img = header(64, 0, 0, 0);
         img.extend(shdr(SHT_NULL, 0, u64::MAX / 64, 0));
-        assert!(matches!(image_extent(&img), Err(CodeObjError::Malformed { .. })));
+        assert!(matches!(
+            image_extent(&img),
+            Err(CodeObjError::Malformed { .. })
+        ));
         assert!(read_image_extent(|n| img.get(..n)).is_err());
     }
 
@@ -383,7 +463,10 @@ mod tests {
 
     #[test]
     fn bundles_and_fatbins() {
-        let b = bundle::write(&[("host-x86_64-unknown-linux-gnu-", b""), ("hipv4-x86_64-unknown-linux-gnu-cpu", b"\x7fELF-ish")]);
+        let b = bundle::write(&[
+            ("host-x86_64-unknown-linux-gnu-", b""),
+            ("hipv4-x86_64-unknown-linux-gnu-cpu", b"\x7fELF-ish"),
+        ]);
         assert_eq!(image_extent(&b).unwrap(), b.len());
         assert_eq!(read_image_extent(|n| b.get(..n)).unwrap(), b.len());
         let c = bundle::compress(&b, bundle::Compression::Zstd, 3, None).unwrap();
@@ -391,7 +474,10 @@ mod tests {
         // Too many entries for a real bundle.
         let mut h = bundle::MAGIC.to_vec();
         h.extend_from_slice(&(MAX_BUNDLE_ENTRIES + 1).to_le_bytes());
-        assert!(matches!(image_extent(&h), Err(CodeObjError::Malformed { offset: 24, .. })));
+        assert!(matches!(
+            image_extent(&h),
+            Err(CodeObjError::Malformed { offset: 24, .. })
+        ));
         let mut f = cuda::FATBIN_MAGIC.to_le_bytes().to_vec();
         f.extend_from_slice(&[1, 0, 16, 0]);
         f.extend_from_slice(&100u64.to_le_bytes());

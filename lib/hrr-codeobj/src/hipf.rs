@@ -61,13 +61,20 @@ mod tests {
 
     #[test]
     fn round_trip_and_errors() {
-        let w = HipfWrapper { version: 1, binary: 0x7f00_1234_5000, dummy: 0 };
+        let w = HipfWrapper {
+            version: 1,
+            binary: 0x7f00_1234_5000,
+            dummy: 0,
+        };
         let b = write(&w);
         assert_eq!(&b[..4], b"FPIH");
         assert_eq!(parse(&b).unwrap(), w);
         let e = parse(&b[..12]).unwrap_err();
         assert_eq!(e.needed_len(), Some(16));
         assert!(e.to_string().contains("binary pointer"), "{e}");
-        assert!(matches!(parse(b"CCOB\0\0\0\0"), Err(CodeObjError::BadMagic { .. })));
+        assert!(matches!(
+            parse(b"CCOB\0\0\0\0"),
+            Err(CodeObjError::BadMagic { .. })
+        ));
     }
 }

@@ -32,7 +32,9 @@ pub use meta::{ArgKind, ArgMeta, KernelMeta, MAX_KERNARG_SEGMENT_SIZE};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ImageKind {
     /// An ELF with this `e_machine` (224 AMDGPU, 190 CUDA, 62 x86-64, ...).
-    Elf { machine: u16 },
+    Elf {
+        machine: u16,
+    },
     /// `__CLANG_OFFLOAD_BUNDLE__`.
     Bundle,
     /// `CCOB`.
@@ -173,13 +175,22 @@ pub fn describe(image: &[u8]) -> Result<Vec<(String, Vec<KernelMeta>)>> {
                 "cpu".to_string()
             } else if machine == elf::EM_AMDGPU {
                 let m = amdgpu::parse_metadata(image)?;
-                return Ok(vec![(m.target.clone().unwrap_or_else(|| "amdgcn-amd-amdhsa".into()), m.kernels)]);
+                return Ok(vec![(
+                    m.target
+                        .clone()
+                        .unwrap_or_else(|| "amdgcn-amd-amdhsa".into()),
+                    m.kernels,
+                )]);
             } else if machine == elf::EM_CUDA {
                 // The SM is in e_flags: bits 8..15 in CUDA 12/13 cubins
                 // (0x06005a04 for sm_90, checked on nvcc 13.0 output), the low
                 // byte in older ones (0x005a005a).
                 let f = elf::Elf64::parse(image)?.flags();
-                let sm = if f & 0xff < 0x10 { (f >> 8) & 0xff } else { f & 0xff };
+                let sm = if f & 0xff < 0x10 {
+                    (f >> 8) & 0xff
+                } else {
+                    f & 0xff
+                };
                 format!("sm_{sm}")
             } else {
                 format!("elf-machine-{machine}")

@@ -113,7 +113,10 @@ impl KernelMeta {
 
     /// Kernarg byte offsets of the device-pointer (`global_buffer`) host arguments.
     pub fn pointer_offsets(&self) -> Vec<u32> {
-        self.host_args().filter(|a| a.is_pointer()).map(|a| a.offset).collect()
+        self.host_args()
+            .filter(|a| a.is_pointer())
+            .map(|a| a.offset)
+            .collect()
     }
 
     /// End of the last host argument: the size of the packed buffer the
@@ -192,7 +195,13 @@ mod tests {
     use super::*;
 
     fn arg(offset: u32, size: u32, kind: &str) -> ArgMeta {
-        ArgMeta { offset, size, kind: ArgKind::from_value_kind(kind), address_space: None, name: None }
+        ArgMeta {
+            offset,
+            size,
+            kind: ArgKind::from_value_kind(kind),
+            address_space: None,
+            name: None,
+        }
     }
 
     #[test]
@@ -212,15 +221,28 @@ mod tests {
         assert_eq!(k.host_arg_count(), 3);
         assert_eq!(k.pointer_offsets(), [8]);
         assert_eq!(k.host_args_size(), 20);
-        assert_eq!(k.args[2].kind, ArgKind::Other("dynamic_shared_pointer".into()));
+        assert_eq!(
+            k.args[2].kind,
+            ArgKind::Other("dynamic_shared_pointer".into())
+        );
         assert_eq!(k.args[3].kind.to_string(), "hidden_global_offset_x");
-        let p = k.pack_host_args(&[&[1, 2, 3, 4], &[9; 8], &[5; 4]]).unwrap();
-        assert_eq!(p, [1, 2, 3, 4, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9, 5, 5, 5, 5]);
+        let p = k
+            .pack_host_args(&[&[1, 2, 3, 4], &[9; 8], &[5; 4]])
+            .unwrap();
+        assert_eq!(
+            p,
+            [1, 2, 3, 4, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9, 5, 5, 5, 5]
+        );
         assert!(k.pack_host_args(&[&[1, 2, 3, 4], &[9; 8]]).is_err());
         assert!(k.pack_host_args(&[&[1, 2, 3], &[9; 8], &[5; 4]]).is_err());
         k.validate("t", "k").unwrap();
         let mut bad = k.clone();
         bad.args.push(arg(u32::MAX, 2, "by_value"));
-        assert!(bad.validate("t", "k").unwrap_err().to_string().contains("overflows"));
+        assert!(
+            bad.validate("t", "k")
+                .unwrap_err()
+                .to_string()
+                .contains("overflows")
+        );
     }
 }

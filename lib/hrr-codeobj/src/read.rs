@@ -60,11 +60,15 @@ impl<'a> Bytes<'a> {
 }
 
 pub(crate) fn le_u16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at.checked_add(2)?)?.try_into().ok()?))
+    Some(u16::from_le_bytes(
+        b.get(at..at.checked_add(2)?)?.try_into().ok()?,
+    ))
 }
 
 pub(crate) fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 pub(crate) fn align_up(v: u64, a: u64) -> Option<u64> {
@@ -72,5 +76,9 @@ pub(crate) fn align_up(v: u64, a: u64) -> Option<u64> {
         return Some(v);
     }
     let r = v % a;
-    if r == 0 { Some(v) } else { v.checked_add(a - r) }
+    if r == 0 {
+        Some(v)
+    } else {
+        v.checked_add(a - r)
+    }
 }

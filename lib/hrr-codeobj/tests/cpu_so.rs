@@ -27,7 +27,10 @@ fn build_so() -> Option<(tempfile::TempDir, Vec<u8>)> {
     };
     let dir = tempfile::tempdir().unwrap();
     let c = dir.path().join("k.c");
-    let escaped = META.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    let escaped = META
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
     std::fs::write(
         &c,
         format!(
@@ -40,7 +43,10 @@ fn build_so() -> Option<(tempfile::TempDir, Vec<u8>)> {
     )
     .unwrap();
     let so = dir.path().join("k.so");
-    run(Command::new(cc).args(["-shared", "-fPIC", "-O2", "-o"]).arg(&so).arg(&c));
+    run(Command::new(cc)
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&so)
+        .arg(&c));
     let bytes = std::fs::read(&so).unwrap();
     Some((dir, bytes))
 }
@@ -53,13 +59,21 @@ fn gcc_shared_object_metadata() {
     check_layouts(&ks, true, &["saxpy", "with_struct"]);
     let ws = &ks[1];
     assert_eq!(ws.symbol, "hrr_with_struct");
-    assert_eq!(ws.kernarg_segment_size, 48, "defaults to the end of the last argument");
-    assert_eq!(ws.args[3].kind, ArgKind::Hidden("hidden_global_offset_x".into()));
+    assert_eq!(
+        ws.kernarg_segment_size, 48,
+        "defaults to the end of the last argument"
+    );
+    assert_eq!(
+        ws.args[3].kind,
+        ArgKind::Hidden("hidden_global_offset_x".into())
+    );
     assert_eq!(ws.host_arg_count(), 3);
     assert_eq!(ws.args[2].name.as_deref(), Some("out"));
     // Rebuild a packed buffer from kernelParams-style values.
     let s = [7u8; 24];
-    let packed = ws.pack_host_args(&[&s, &[1], &0x1122u64.to_le_bytes()]).unwrap();
+    let packed = ws
+        .pack_host_args(&[&s, &[1], &0x1122u64.to_le_bytes()])
+        .unwrap();
     assert_eq!(packed.len(), 40);
     assert_eq!(&packed[32..40], &0x1122u64.to_le_bytes());
 }
@@ -83,7 +97,10 @@ fn so_without_metadata() {
     let Some((_dir, so)) = build_so() else { return };
     // Rename the section: now the .so has no metadata.
     let mut stripped = so.clone();
-    let pos = stripped.windows(12).position(|w| w == b".hrr.kernels").unwrap();
+    let pos = stripped
+        .windows(12)
+        .position(|w| w == b".hrr.kernels")
+        .unwrap();
     stripped[pos + 1] = b'X';
     let err = hrr_codeobj::kernels(&stripped).unwrap_err();
     assert!(matches!(err, CodeObjError::NoMetadata { .. }), "{err}");

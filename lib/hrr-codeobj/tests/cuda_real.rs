@@ -31,9 +31,17 @@ fn fatbin_layout_matches_nvcc_13() {
         let ents = cuda::entries(&fb).unwrap();
         assert_eq!(ents.len(), 2, "{file}: {ents:?}");
         let ptx = &ents[0];
-        assert_eq!((ptx.kind, ptx.sm_arch, ptx.version), (FatbinKind::Ptx, 90, 0x0101), "{file}");
+        assert_eq!(
+            (ptx.kind, ptx.sm_arch, ptx.version),
+            (FatbinKind::Ptx, 90, 0x0101),
+            "{file}"
+        );
         assert_eq!(ptx.ptx_version, (9, 0), "{file}: PTX ISA 9.0");
-        assert_eq!(ptx.offset - ptx.header_offset, 80, "{file}: PTX entry headers are 80 bytes");
+        assert_eq!(
+            ptx.offset - ptx.header_offset,
+            80,
+            "{file}: PTX entry headers are 80 bytes"
+        );
         assert_eq!(ptx.compression(), compression, "{file}");
         let elf = &ents[1];
         assert_eq!((elf.kind, elf.sm_arch), (FatbinKind::Elf, 90), "{file}");
@@ -62,7 +70,11 @@ fn cubin_kparam_info() {
     let cubin = cuda::payload(&fb, &ents[1]).unwrap();
     let ks = cuda::cubin_params(&cubin).unwrap();
     let saxpy = ks.iter().find(|k| k.name == "saxpy").unwrap();
-    let got: Vec<_> = saxpy.params.iter().map(|p| (p.ordinal, p.offset, p.size)).collect();
+    let got: Vec<_> = saxpy
+        .params
+        .iter()
+        .map(|p| (p.ordinal, p.offset, p.size))
+        .collect();
     assert_eq!(got, [(0, 0, 4), (1, 8, 8), (2, 16, 8), (3, 24, 4)]);
     assert_eq!(saxpy.param_size, Some(0x1c));
     let noargs = ks.iter().find(|k| k.name == "noargs").unwrap();

@@ -16,7 +16,14 @@ fn check_prefix(img: &[u8], len: usize, k: usize) -> Result<(), TestCaseError> {
         Ok(n) => prop_assert_eq!(n, len, "prefix {} of {}", k, len),
         Err(e) => {
             let need = e.needed_len();
-            prop_assert!(need.is_some_and(|n| n > k as u64), "prefix {} of {}: {} (needed_len {:?})", k, len, e, need);
+            prop_assert!(
+                need.is_some_and(|n| n > k as u64),
+                "prefix {} of {}: {} (needed_len {:?})",
+                k,
+                len,
+                e,
+                need
+            );
         }
     }
     Ok(())
@@ -47,7 +54,11 @@ fn check_image(img: &[u8], cuts: &[prop::sample::Index]) -> Result<(), TestCaseE
 }
 
 fn bundle_entry_count(img: &[u8]) -> usize {
-    if bundle::is_bundle(img) { bundle::parse(img).map_or(0, |b| b.entries.len()) } else { 2 }
+    if bundle::is_bundle(img) {
+        bundle::parse(img).map_or(0, |b| b.entries.len())
+    } else {
+        2
+    }
 }
 
 /// A section: (sh_type, offset, size).
@@ -57,9 +68,27 @@ type Sec = (u32, u64, u64);
 /// program headers after the ELF header and the section header table either
 /// right after them or at the end; padded to its extent, which it returns.
 fn synth_elf(big: bool, sections: &[Sec], segments: &[(u64, u64)], sht_at_end: bool) -> Vec<u8> {
-    let u16b = |v: u16| if big { v.to_be_bytes() } else { v.to_le_bytes() };
-    let u32b = |v: u32| if big { v.to_be_bytes() } else { v.to_le_bytes() };
-    let u64b = |v: u64| if big { v.to_be_bytes() } else { v.to_le_bytes() };
+    let u16b = |v: u16| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let u32b = |v: u32| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let u64b = |v: u64| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
     let nseg = segments.len() as u64;
     let nsec = sections.len() as u64 + 1; // + the SHT_NULL section 0
     let phoff = if nseg > 0 { 64 } else { 0 };
@@ -73,7 +102,11 @@ fn synth_elf(big: bool, sections: &[Sec], segments: &[(u64, u64)], sht_at_end: b
     for &(off, size) in segments {
         data_end = data_end.max(off + size);
     }
-    let shoff = if sht_at_end { data_end.next_multiple_of(8) } else { pht_end };
+    let shoff = if sht_at_end {
+        data_end.next_multiple_of(8)
+    } else {
+        pht_end
+    };
     let len = data_end.max(shoff + 64 * nsec);
     let mut v = vec![0u8; len as usize];
     v[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, if big { 2 } else { 1 }]);

@@ -49,7 +49,10 @@ fn read(p: &str) -> Vec<u8> {
 /// Real inputs of every format, for mutation.
 fn corpus() -> Vec<Vec<u8>> {
     let co = read("amd/kernels.gfx90a.co");
-    let b = bundle::write(&[("host-x86_64-unknown-linux-gnu-", b""), ("hipv4-amdgcn-amd-amdhsa--gfx90a", &co)]);
+    let b = bundle::write(&[
+        ("host-x86_64-unknown-linux-gnu-", b""),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", &co),
+    ]);
     let mut v = vec![
         co.clone(),
         b.clone(),
@@ -149,7 +152,10 @@ fn hostile_bundles() {
     let e = bundle::parse(&bundle_header(&[(100, 50, 1, b"x")], 1)).unwrap_err();
     assert!(matches!(e, CodeObjError::BadEntry { index: 0, .. }), "{e}");
     // ... which extent() accepts: it reads the header only.
-    assert_eq!(bundle::extent(&bundle_header(&[(100, 50, 1, b"x")], 1)).unwrap(), 150);
+    assert_eq!(
+        bundle::extent(&bundle_header(&[(100, 50, 1, b"x")], 1)).unwrap(),
+        150
+    );
     // A payload overlapping the header.
     let e = bundle::parse(&bundle_header(&[(8, 4, 1, b"x")], 1)).unwrap_err();
     assert!(e.to_string().contains("overlaps"), "{e}");
@@ -178,21 +184,37 @@ fn hostile_ccob() {
     // A size that lies by a little: inflated size must match exactly.
     let mut v = good.clone();
     v[16..24].copy_from_slice(&(b.len() as u64 - 1).to_le_bytes());
-    assert!(matches!(bundle::decompress(&v), Err(CodeObjError::Decompress { .. })));
+    assert!(matches!(
+        bundle::decompress(&v),
+        Err(CodeObjError::Decompress { .. })
+    ));
     // Total size smaller than the header, and larger than the input.
     let mut v = good.clone();
     v[8..16].copy_from_slice(&3u64.to_le_bytes());
     assert!(bundle::ccob_header(&v).is_err());
     let mut v = good.clone();
     v[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert!(matches!(bundle::decompress(&v), Err(CodeObjError::Truncated { .. })));
+    assert!(matches!(
+        bundle::decompress(&v),
+        Err(CodeObjError::Truncated { .. })
+    ));
     // Unknown version and method.
     let mut v = good.clone();
     v[4] = 9;
-    assert!(bundle::ccob_header(&v).unwrap_err().to_string().contains("version 9"));
+    assert!(
+        bundle::ccob_header(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("version 9")
+    );
     let mut v = good;
     v[6] = 7;
-    assert!(bundle::ccob_header(&v).unwrap_err().to_string().contains("method 7"));
+    assert!(
+        bundle::ccob_header(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("method 7")
+    );
 }
 
 #[test]
@@ -202,7 +224,12 @@ fn hostile_msgpack() {
         &[0xdf, 0xff, 0xff, 0xff, 0xff][..],
         &[0xdd, 0xff, 0xff, 0xff, 0xff][..],
         // {"amdhsa.kernels": array32(0xffffffff)}
-        &[&[0x81, 0xae][..], b"amdhsa.kernels", &[0xdd, 0xff, 0xff, 0xff, 0xff]].concat()[..],
+        &[
+            &[0x81, 0xae][..],
+            b"amdhsa.kernels",
+            &[0xdd, 0xff, 0xff, 0xff, 0xff],
+        ]
+        .concat()[..],
         // str32 of 4 GiB
         &[0xdb, 0xff, 0xff, 0xff, 0xff, b'a'][..],
     ] {
@@ -230,11 +257,19 @@ fn hostile_fatbins() {
     // Entry header size 0 would loop forever: refused.
     let mut v = fb.clone();
     v[16 + 4..16 + 8].copy_from_slice(&0u32.to_le_bytes());
-    assert!(matches!(cuda::entries(&v), Err(CodeObjError::BadEntry { index: 0, .. })));
+    assert!(matches!(
+        cuda::entries(&v),
+        Err(CodeObjError::BadEntry { index: 0, .. })
+    ));
     // Payload size running past the body.
     let mut v = fb.clone();
     v[16 + 8..16 + 16].copy_from_slice(&(1u64 << 62).to_le_bytes());
-    assert!(cuda::entries(&v).unwrap_err().to_string().contains("entry 0"));
+    assert!(
+        cuda::entries(&v)
+            .unwrap_err()
+            .to_string()
+            .contains("entry 0")
+    );
     // Compressed flag with a bogus uncompressed size.
     let zs = read("cuda/kernels.size.fatbin");
     let ents = cuda::entries(&zs).unwrap();
@@ -273,5 +308,8 @@ fn hostile_metadata_values() {
     let ok = b"{\"kernels\":[{\"name\":\"k\",\"args\":[]}]}\0\0";
     assert_eq!(cpu::parse_json(ok).unwrap()[0].name, "k");
     let trailing = b"{\"kernels\":[{\"name\":\"k\",\"args\":[]}]}\0\0garbage";
-    assert!(matches!(cpu::parse_json(trailing), Err(CodeObjError::Malformed { offset: 34.., .. })));
+    assert!(matches!(
+        cpu::parse_json(trailing),
+        Err(CodeObjError::Malformed { offset: 34.., .. })
+    ));
 }

@@ -15,8 +15,14 @@ fn map() -> AllocMap {
     let mut m = AllocMap::new();
     for i in 0..LIVE {
         let base = BASE + i * STRIDE;
-        m.insert(Alloc { base, size: STRIDE / 2, mem: MemKind::Device, live: base + (1 << 40), materialised: false })
-            .unwrap();
+        m.insert(Alloc {
+            base,
+            size: STRIDE / 2,
+            mem: MemKind::Device,
+            live: base + (1 << 40),
+            materialised: false,
+        })
+        .unwrap();
     }
     m
 }
@@ -42,12 +48,21 @@ fn bench(c: &mut Criterion) {
             black_box(m.translate_range(black_box(probes[i]), 64))
         })
     });
-    g.bench_function("miss", |b| b.iter(|| black_box(m.translate(black_box(BASE + STRIDE / 2 + 8)))));
+    g.bench_function("miss", |b| {
+        b.iter(|| black_box(m.translate(black_box(BASE + STRIDE / 2 + 8))))
+    });
     g.bench_function("insert_remove", |b| {
         let mut m = m.clone();
         b.iter(|| {
             let base = BASE + LIVE * STRIDE;
-            m.insert(Alloc { base, size: 64, mem: MemKind::Device, live: 1, materialised: false }).unwrap();
+            m.insert(Alloc {
+                base,
+                size: 64,
+                mem: MemKind::Device,
+                live: 1,
+                materialised: false,
+            })
+            .unwrap();
             black_box(m.remove(base).unwrap())
         })
     });

@@ -93,18 +93,59 @@ impl Device for Instant {
 }
 
 fn archive(dir: &std::path::Path) -> Archive {
-    let mut w = ArchiveWriter::create(dir, ArchiveKind::Capture, Platform::Cpu, ManifestExtra::default()).unwrap();
+    let mut w = ArchiveWriter::create(
+        dir,
+        ArchiveKind::Capture,
+        Platform::Cpu,
+        ManifestExtra::default(),
+    )
+    .unwrap();
     let base = 0x7f00_0000_0000u64;
-    let ev = |seq: u64, api: &str, op: Op| Event { seq, t: seq, tid: 1, api: api.into(), ret: 0, op };
-    w.append(&ev(0, "hipMalloc", Op::Alloc { ptr: Addr(base), size: 1 << 20, mem: MemKind::Device })).unwrap();
+    let ev = |seq: u64, api: &str, op: Op| Event {
+        seq,
+        t: seq,
+        tid: 1,
+        api: api.into(),
+        ret: 0,
+        op,
+    };
+    w.append(&ev(
+        0,
+        "hipMalloc",
+        Op::Alloc {
+            ptr: Addr(base),
+            size: 1 << 20,
+            mem: MemKind::Device,
+        },
+    ))
+    .unwrap();
     let code = w.put_blob(b"not a real code object").unwrap();
     let payload = vec![0u8; 4096];
     let blob = w.put_blob(&payload).unwrap();
-    let ptr = |p: u64, off: u32| KernelArg { offset: Some(off), size: 8, hex: HexBytes(p.to_le_bytes().to_vec()), ptrs: vec![0] };
+    let ptr = |p: u64, off: u32| KernelArg {
+        offset: Some(off),
+        size: 8,
+        hex: HexBytes(p.to_le_bytes().to_vec()),
+        ptrs: vec![0],
+    };
     for seq in 1..EVENTS {
         let op = match seq % 4 {
-            0 => Op::Memcpy { dir: Dir::H2d, dst: Addr(base + 64), src: Addr(0x5555_0000), size: 4096, stream: None, blob: Some(blob) },
-            1 => Op::Memcpy { dir: Dir::D2h, dst: Addr(0x5555_0000), src: Addr(base + 64), size: 4096, stream: None, blob: Some(blob) },
+            0 => Op::Memcpy {
+                dir: Dir::H2d,
+                dst: Addr(base + 64),
+                src: Addr(0x5555_0000),
+                size: 4096,
+                stream: None,
+                blob: Some(blob),
+            },
+            1 => Op::Memcpy {
+                dir: Dir::D2h,
+                dst: Addr(0x5555_0000),
+                src: Addr(base + 64),
+                size: 4096,
+                stream: None,
+                blob: Some(blob),
+            },
             _ => Op::Launch {
                 name: "saxpy".into(),
                 code,
@@ -117,7 +158,12 @@ fn archive(dir: &std::path::Path) -> Archive {
                     ptr(base + 4096, 0),
                     ptr(base + 8192, 8),
                     ptr(base + 16384, 16),
-                    KernelArg { offset: Some(24), size: 4, hex: HexBytes(vec![1, 0, 0, 0]), ptrs: vec![] },
+                    KernelArg {
+                        offset: Some(24),
+                        size: 4,
+                        hex: HexBytes(vec![1, 0, 0, 0]),
+                        ptrs: vec![],
+                    },
                 ],
             },
         };
@@ -131,14 +177,20 @@ fn archive(dir: &std::path::Path) -> Archive {
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let a = archive(&tmp.path().join("cap.hrr"));
-    let opts = ReplayOptions { regions: true, ..ReplayOptions::default() };
+    let opts = ReplayOptions {
+        regions: true,
+        ..ReplayOptions::default()
+    };
     let mut g = c.benchmark_group("replay");
     g.throughput(Throughput::Elements(EVENTS));
     g.measurement_time(Duration::from_secs(5));
     g.bench_function("engine_per_event", |b| {
         b.iter(|| {
             let mut dev = Instant { next: 0x1000 };
-            let space = AddressSpace { regions_enabled: true, ..AddressSpace::default() };
+            let space = AddressSpace {
+                regions_enabled: true,
+                ..AddressSpace::default()
+            };
             let (s, e) = Replayer::new(&mut dev, &a, &opts, space, None).run(|_| {});
             assert!(e.is_none() && s.d2h_exact > 0);
         })

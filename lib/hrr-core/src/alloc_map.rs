@@ -30,7 +30,12 @@ impl Alloc {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllocMapError {
     #[error("allocation {new_base:#x}+{new_size} overlaps live allocation {base:#x}+{size}")]
-    Overlap { new_base: u64, new_size: u64, base: u64, size: u64 },
+    Overlap {
+        new_base: u64,
+        new_size: u64,
+        base: u64,
+        size: u64,
+    },
     #[error("free of {0:#x}, which is not the base of a live allocation (double free?)")]
     NotLive(u64),
 }
@@ -81,7 +86,9 @@ impl AllocMap {
 
     /// Removes the allocation whose recorded base is exactly `base`.
     pub fn remove(&mut self, base: u64) -> Result<Alloc, AllocMapError> {
-        self.by_base.remove(&base).ok_or(AllocMapError::NotLive(base))
+        self.by_base
+            .remove(&base)
+            .ok_or(AllocMapError::NotLive(base))
     }
 
     /// The allocation containing `addr` (strictly inside `[base, base+size)`).
@@ -114,7 +121,13 @@ mod tests {
     use proptest::prelude::*;
 
     fn alloc(base: u64, size: u64) -> Alloc {
-        Alloc { base, size, mem: MemKind::Device, live: base ^ 0xff00_0000, materialised: false }
+        Alloc {
+            base,
+            size,
+            mem: MemKind::Device,
+            live: base ^ 0xff00_0000,
+            materialised: false,
+        }
     }
 
     #[test]
@@ -124,7 +137,10 @@ mod tests {
         assert_eq!(m.translate(0x1010), Some((0x1000 ^ 0xff00_0000) + 0x10));
         assert_eq!(m.translate(0x1100), Some((0x1000 ^ 0xff00_0000) + 0x100));
         assert_eq!(m.translate(0x1101), None);
-        assert_eq!(m.translate_range(0x10f0, 0x10), Some((0x1000 ^ 0xff00_0000) + 0xf0));
+        assert_eq!(
+            m.translate_range(0x10f0, 0x10),
+            Some((0x1000 ^ 0xff00_0000) + 0xf0)
+        );
         assert_eq!(m.translate_range(0x10f0, 0x11), None);
         assert_eq!(m.translate(0xfff), None);
     }
@@ -133,8 +149,14 @@ mod tests {
     fn overlap_and_double_free_are_reported() {
         let mut m = AllocMap::new();
         m.insert(alloc(0x1000, 0x100)).unwrap();
-        assert!(matches!(m.insert(alloc(0x10ff, 1)), Err(AllocMapError::Overlap { .. })));
-        assert!(matches!(m.insert(alloc(0xf00, 0x101)), Err(AllocMapError::Overlap { .. })));
+        assert!(matches!(
+            m.insert(alloc(0x10ff, 1)),
+            Err(AllocMapError::Overlap { .. })
+        ));
+        assert!(matches!(
+            m.insert(alloc(0xf00, 0x101)),
+            Err(AllocMapError::Overlap { .. })
+        ));
         m.insert(alloc(0x1100, 1)).unwrap();
         m.remove(0x1000).unwrap();
         assert_eq!(m.remove(0x1000), Err(AllocMapError::NotLive(0x1000)));

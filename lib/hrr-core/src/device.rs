@@ -51,7 +51,11 @@ impl Launch<'_> {
 
 /// See [`Launch::packed_args`].
 pub fn pack_args(args: &[LaunchArg<'_>]) -> Vec<u8> {
-    let end = args.iter().map(|a| a.offset as usize + a.bytes.len()).max().unwrap_or(0);
+    let end = args
+        .iter()
+        .map(|a| a.offset as usize + a.bytes.len())
+        .max()
+        .unwrap_or(0);
     let mut buf = vec![0u8; end];
     for a in args {
         let o = a.offset as usize;
@@ -72,11 +76,29 @@ pub trait Device {
     fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError>;
     fn free(&mut self, ptr: u64, mem: MemKind) -> Result<(), DeviceError>;
 
-    fn copy_h2d(&mut self, dst: u64, src: &[u8], stream: Option<Handle>) -> Result<(), DeviceError>;
+    fn copy_h2d(&mut self, dst: u64, src: &[u8], stream: Option<Handle>)
+    -> Result<(), DeviceError>;
     /// Copies device memory into `dst`; completes before returning even when `stream` is given.
-    fn copy_d2h(&mut self, dst: &mut [u8], src: u64, stream: Option<Handle>) -> Result<(), DeviceError>;
-    fn copy_d2d(&mut self, dst: u64, src: u64, size: u64, stream: Option<Handle>) -> Result<(), DeviceError>;
-    fn memset(&mut self, dst: u64, value: u8, size: u64, stream: Option<Handle>) -> Result<(), DeviceError>;
+    fn copy_d2h(
+        &mut self,
+        dst: &mut [u8],
+        src: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError>;
+    fn copy_d2d(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError>;
+    fn memset(
+        &mut self,
+        dst: u64,
+        value: u8,
+        size: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError>;
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError>;
     fn stream_destroy(&mut self, stream: Handle) -> Result<(), DeviceError>;
@@ -107,9 +129,28 @@ mod tests {
         let a = [1u8, 2, 3, 4];
         let b = [9u8; 8];
         let c = [7u8; 4];
-        let args =
-            [LaunchArg { offset: 0, bytes: &a }, LaunchArg { offset: 8, bytes: &b }, LaunchArg { offset: 16, bytes: &c }];
-        let l = Launch { func: 0, grid: [1; 3], block: [1; 3], shmem: 0, stream: 0, args: &args };
+        let args = [
+            LaunchArg {
+                offset: 0,
+                bytes: &a,
+            },
+            LaunchArg {
+                offset: 8,
+                bytes: &b,
+            },
+            LaunchArg {
+                offset: 16,
+                bytes: &c,
+            },
+        ];
+        let l = Launch {
+            func: 0,
+            grid: [1; 3],
+            block: [1; 3],
+            shmem: 0,
+            stream: 0,
+            args: &args,
+        };
         let packed = l.packed_args();
         assert_eq!(packed.len(), 20, "no tail padding past the last argument");
         assert_eq!(&packed[..8], &[1, 2, 3, 4, 0, 0, 0, 0]);

@@ -66,8 +66,15 @@ pub struct KernelArg {
 /// The operation an event records, with its required fields.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
-    Alloc { ptr: Addr, size: u64, mem: MemKind },
-    Free { ptr: Addr, mem: Option<MemKind> },
+    Alloc {
+        ptr: Addr,
+        size: u64,
+        mem: MemKind,
+    },
+    Free {
+        ptr: Addr,
+        mem: Option<MemKind>,
+    },
     Memcpy {
         dir: Dir,
         dst: Addr,
@@ -78,10 +85,25 @@ pub enum Op {
     },
     /// `size` is in bytes; `width` is the element width of the pattern
     /// (1 for hipMemset, 2 for D16, 4 for D32).
-    Memset { dst: Addr, value: u32, size: u64, width: u8, stream: Option<Addr> },
-    ModuleLoad { module: Addr, code: BlobId },
-    ModuleUnload { module: Addr },
-    Function { module: Addr, name: String, func: Addr },
+    Memset {
+        dst: Addr,
+        value: u32,
+        size: u64,
+        width: u8,
+        stream: Option<Addr>,
+    },
+    ModuleLoad {
+        module: Addr,
+        code: BlobId,
+    },
+    ModuleUnload {
+        module: Addr,
+    },
+    Function {
+        module: Addr,
+        name: String,
+        func: Addr,
+    },
     Launch {
         name: String,
         code: BlobId,
@@ -92,20 +114,47 @@ pub enum Op {
         stream: Addr,
         args: Vec<KernelArg>,
     },
-    StreamCreate { stream: Addr },
-    StreamDestroy { stream: Addr },
-    StreamSync { stream: Addr },
-    StreamWaitEvent { stream: Addr, event: Addr },
+    StreamCreate {
+        stream: Addr,
+    },
+    StreamDestroy {
+        stream: Addr,
+    },
+    StreamSync {
+        stream: Addr,
+    },
+    StreamWaitEvent {
+        stream: Addr,
+        event: Addr,
+    },
     DeviceSync,
-    EventCreate { event: Addr },
-    EventDestroy { event: Addr },
-    EventRecord { event: Addr, stream: Addr },
-    EventSync { event: Addr },
-    SetDevice { device: i32 },
+    EventCreate {
+        event: Addr,
+    },
+    EventDestroy {
+        event: Addr,
+    },
+    EventRecord {
+        event: Addr,
+        stream: Addr,
+    },
+    EventSync {
+        event: Addr,
+    },
+    SetDevice {
+        device: i32,
+    },
     /// Host memory registered with the runtime (hipHostRegister / cudaHostRegister).
-    HostRegister { ptr: Addr, size: u64 },
-    HostUnregister { ptr: Addr },
-    Eof { events: u64 },
+    HostRegister {
+        ptr: Addr,
+        size: u64,
+    },
+    HostUnregister {
+        ptr: Addr,
+    },
+    Eof {
+        events: u64,
+    },
 }
 
 impl Op {
@@ -241,8 +290,15 @@ impl Event {
             };
         }
         let op = match op_name {
-            "alloc" => Op::Alloc { ptr: req!(ptr), size: req!(size), mem: req!(mem) },
-            "free" => Op::Free { ptr: req!(ptr), mem: w.mem },
+            "alloc" => Op::Alloc {
+                ptr: req!(ptr),
+                size: req!(size),
+                mem: req!(mem),
+            },
+            "free" => Op::Free {
+                ptr: req!(ptr),
+                mem: w.mem,
+            },
             "memcpy" => Op::Memcpy {
                 dir: req!(dir),
                 dst: req!(dst),
@@ -258,8 +314,13 @@ impl Event {
                 width: w.width.unwrap_or(1),
                 stream: w.stream,
             },
-            "module_load" => Op::ModuleLoad { module: req!(module), code: req!(code) },
-            "module_unload" => Op::ModuleUnload { module: req!(module) },
+            "module_load" => Op::ModuleLoad {
+                module: req!(module),
+                code: req!(code),
+            },
+            "module_unload" => Op::ModuleUnload {
+                module: req!(module),
+            },
             "function" => Op::Function {
                 module: req!(module),
                 name: req!(name).into_owned(),
@@ -275,12 +336,19 @@ impl Event {
                 stream: w.stream.unwrap_or(Addr(0)),
                 args: req!(args),
             },
-            "stream_create" => Op::StreamCreate { stream: req!(stream) },
-            "stream_destroy" => Op::StreamDestroy { stream: req!(stream) },
-            "stream_sync" => Op::StreamSync { stream: req!(stream) },
-            "stream_wait_event" => {
-                Op::StreamWaitEvent { stream: req!(stream), event: req!(event) }
-            }
+            "stream_create" => Op::StreamCreate {
+                stream: req!(stream),
+            },
+            "stream_destroy" => Op::StreamDestroy {
+                stream: req!(stream),
+            },
+            "stream_sync" => Op::StreamSync {
+                stream: req!(stream),
+            },
+            "stream_wait_event" => Op::StreamWaitEvent {
+                stream: req!(stream),
+                event: req!(event),
+            },
             "device_sync" => Op::DeviceSync,
             "event_create" => Op::EventCreate { event: req!(event) },
             "event_destroy" => Op::EventDestroy { event: req!(event) },
@@ -289,13 +357,27 @@ impl Event {
                 stream: w.stream.unwrap_or(Addr(0)),
             },
             "event_sync" => Op::EventSync { event: req!(event) },
-            "set_device" => Op::SetDevice { device: req!(device) },
-            "host_register" => Op::HostRegister { ptr: req!(ptr), size: req!(size) },
+            "set_device" => Op::SetDevice {
+                device: req!(device),
+            },
+            "host_register" => Op::HostRegister {
+                ptr: req!(ptr),
+                size: req!(size),
+            },
             "host_unregister" => Op::HostUnregister { ptr: req!(ptr) },
-            "eof" => Op::Eof { events: req!(events) },
+            "eof" => Op::Eof {
+                events: req!(events),
+            },
             other => return Err(EventError::UnknownOp(other.to_string())),
         };
-        Ok(Event { seq: w.seq, t: w.t, tid: w.tid, api: w.api.into_owned(), ret: w.ret, op })
+        Ok(Event {
+            seq: w.seq,
+            t: w.t,
+            tid: w.tid,
+            api: w.api.into_owned(),
+            ret: w.ret,
+            op,
+        })
     }
 
     /// The flat wire form of this event.
@@ -319,7 +401,14 @@ impl Event {
                 w.ptr = Some(*ptr);
                 w.mem = *mem;
             }
-            Op::Memcpy { dir, dst, src, size, stream, blob } => {
+            Op::Memcpy {
+                dir,
+                dst,
+                src,
+                size,
+                stream,
+                blob,
+            } => {
                 w.dir = Some(*dir);
                 w.dst = Some(*dst);
                 w.src = Some(*src);
@@ -327,7 +416,13 @@ impl Event {
                 w.stream = *stream;
                 w.blob = *blob;
             }
-            Op::Memset { dst, value, size, width, stream } => {
+            Op::Memset {
+                dst,
+                value,
+                size,
+                width,
+                stream,
+            } => {
                 w.dst = Some(*dst);
                 w.value = Some(*value);
                 w.width = (*width != 1).then_some(*width);
@@ -344,7 +439,16 @@ impl Event {
                 w.name = Some(Cow::Borrowed(name));
                 w.func = Some(*func);
             }
-            Op::Launch { name, code, func, grid, block, shmem, stream, args } => {
+            Op::Launch {
+                name,
+                code,
+                func,
+                grid,
+                block,
+                shmem,
+                stream,
+                args,
+            } => {
                 w.name = Some(Cow::Borrowed(name));
                 w.code = Some(*code);
                 w.func = *func;
@@ -391,13 +495,28 @@ impl fmt::Display for Event {
         match &self.op {
             Op::Alloc { ptr, size, mem } => write!(f, "alloc {mem:?} {ptr} size={size}"),
             Op::Free { ptr, .. } => write!(f, "free {ptr}"),
-            Op::Memcpy { dir, dst, src, size, .. } => {
+            Op::Memcpy {
+                dir,
+                dst,
+                src,
+                size,
+                ..
+            } => {
                 write!(f, "memcpy {} dst={dst} src={src} size={size}", dir.as_str())
             }
-            Op::Memset { dst, value, size, .. } => {
+            Op::Memset {
+                dst, value, size, ..
+            } => {
                 write!(f, "memset dst={dst} value={value:#x} size={size}")
             }
-            Op::Launch { name, grid, block, shmem, stream, .. } => write!(
+            Op::Launch {
+                name,
+                grid,
+                block,
+                shmem,
+                stream,
+                ..
+            } => write!(
                 f,
                 "launch {name} grid={grid:?} block={block:?} shmem={shmem} stream={stream}"
             ),
@@ -435,14 +554,23 @@ mod tests {
         e.write_line(&mut line);
         let text = std::str::from_utf8(&line).unwrap();
         assert!(text.contains(r#""dst":"0x7fbe01400000""#), "{text}");
-        assert!(!text.contains("stream"), "absent stream means synchronous: {text}");
+        assert!(
+            !text.contains("stream"),
+            "absent stream means synchronous: {text}"
+        );
         assert_eq!(Event::parse(&line).unwrap(), e);
     }
 
     #[test]
     fn missing_field_is_named() {
         let err = Event::parse(br#"{"seq":1,"api":"hipFree","op":"free"}"#).unwrap_err();
-        assert_eq!(err, EventError::Missing { op: "free".into(), field: "ptr" });
+        assert_eq!(
+            err,
+            EventError::Missing {
+                op: "free".into(),
+                field: "ptr"
+            }
+        );
     }
 
     #[test]

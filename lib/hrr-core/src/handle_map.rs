@@ -23,7 +23,11 @@ impl HandleMap {
     }
 
     pub fn get(&self, recorded: u64) -> Option<Handle> {
-        if recorded == 0 { Some(0) } else { self.map.get(&recorded).copied() }
+        if recorded == 0 {
+            Some(0)
+        } else {
+            self.map.get(&recorded).copied()
+        }
     }
 
     pub fn remove(&mut self, recorded: u64) -> Option<Handle> {

@@ -37,7 +37,11 @@ impl Serialize for Addr {
 /// Formats `v` as lowercase `0x…` into `buf` without allocating.
 pub fn format_addr(v: u64, buf: &mut [u8; 18]) -> &str {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let n = if v == 0 { 1 } else { (64 - v.leading_zeros() as usize).div_ceil(4) };
+    let n = if v == 0 {
+        1
+    } else {
+        (64 - v.leading_zeros() as usize).div_ceil(4)
+    };
     buf[0] = b'0';
     buf[1] = b'x';
     for i in 0..n {
@@ -74,7 +78,12 @@ impl BlobId {
         // far below a GPU link's. Below this the thread hand-off costs more.
         const PARALLEL_FROM: usize = 8 << 20;
         if bytes.len() >= PARALLEL_FROM {
-            return BlobId(*blake3::Hasher::new().update_rayon(bytes).finalize().as_bytes());
+            return BlobId(
+                *blake3::Hasher::new()
+                    .update_rayon(bytes)
+                    .finalize()
+                    .as_bytes(),
+            );
         }
         BlobId(*blake3::hash(bytes).as_bytes())
     }
@@ -87,7 +96,10 @@ impl BlobId {
         // `bad`, checked once. Blob ids sit on the reader's hot path.
         let mut bad = 0u8;
         for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
-            let (hi, lo) = (LOWER_NIBBLE[pair[0] as usize], LOWER_NIBBLE[pair[1] as usize]);
+            let (hi, lo) = (
+                LOWER_NIBBLE[pair[0] as usize],
+                LOWER_NIBBLE[pair[1] as usize],
+            );
             bad |= hi | lo;
             *o = (hi << 4) | (lo & 0x0f);
         }
@@ -209,7 +221,9 @@ impl<'de> Deserialize<'de> for HexBytes {
                 f.write_str("a hex byte string")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<HexBytes, E> {
-                decode_hex(s).map(HexBytes).ok_or_else(|| E::custom("bad hex byte string"))
+                decode_hex(s)
+                    .map(HexBytes)
+                    .ok_or_else(|| E::custom("bad hex byte string"))
             }
         }
         d.deserialize_str(V)

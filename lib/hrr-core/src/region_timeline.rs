@@ -15,9 +15,15 @@ use crate::region_record::{RegionKind, RegionOp, RegionRecord};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegionClass {
     /// Inside a live block (and so inside its segment, if any).
-    InBlock { base: u64, size: u64 },
+    InBlock {
+        base: u64,
+        size: u64,
+    },
     /// Inside a declared segment but in no live block.
-    InSegment { base: u64, size: u64 },
+    InSegment {
+        base: u64,
+        size: u64,
+    },
     None,
 }
 
@@ -26,7 +32,9 @@ pub enum RegionClass {
 pub enum SegmentState {
     Declared,
     /// Backed by a live allocation at this address.
-    Materialised { live: u64 },
+    Materialised {
+        live: u64,
+    },
     /// Backing it failed once; it is not retried.
     Failed,
 }
@@ -74,7 +82,12 @@ impl RegionTimeline {
         let bounds = records.iter().fold((u64::MAX, 0), |(lo, hi), r| {
             (lo.min(r.base), hi.max(r.base.saturating_add(r.size)))
         });
-        RegionTimeline { records, streams: n, bounds, ..RegionTimeline::default() }
+        RegionTimeline {
+            records,
+            streams: n,
+            bounds,
+            ..RegionTimeline::default()
+        }
     }
 
     pub fn records(&self) -> &[RegionRecord] {
@@ -125,8 +138,10 @@ impl RegionTimeline {
                     );
                 }
                 (RegionOp::Del, RegionKind::Segment) => {
-                    if let Some(Segment { state: SegmentState::Materialised { live }, .. }) =
-                        self.segments.remove(&r.base)
+                    if let Some(Segment {
+                        state: SegmentState::Materialised { live },
+                        ..
+                    }) = self.segments.remove(&r.base)
                     {
                         retired.push(Retired { base: r.base, live });
                     }
@@ -157,12 +172,19 @@ impl RegionTimeline {
     }
 
     pub fn classify(&self, addr: u64) -> RegionClass {
-        let block = self.blocks.range(..=addr).next_back().filter(|(b, s)| addr - **b < **s);
+        let block = self
+            .blocks
+            .range(..=addr)
+            .next_back()
+            .filter(|(b, s)| addr - **b < **s);
         if let Some((&base, &size)) = block {
             return RegionClass::InBlock { base, size };
         }
         match self.segment_at(addr) {
-            Some(s) => RegionClass::InSegment { base: s.base, size: s.size },
+            Some(s) => RegionClass::InSegment {
+                base: s.base,
+                size: s.size,
+            },
             None => RegionClass::None,
         }
     }
@@ -199,7 +221,10 @@ impl RegionTimeline {
     /// Records with a non-zero `t` outside `[first, last]`: usually a sidecar
     /// from another run or another clock.
     pub fn outside_span(&self, first: u64, last: u64) -> usize {
-        self.records.iter().filter(|r| r.t != 0 && (r.t < first || r.t > last)).count()
+        self.records
+            .iter()
+            .filter(|r| r.t != 0 && (r.t < first || r.t > last))
+            .count()
     }
 }
 
@@ -208,7 +233,15 @@ mod tests {
     use super::*;
 
     fn rec(op: RegionOp, kind: RegionKind, base: u64, size: u64, t: u64) -> RegionRecord {
-        RegionRecord { op, kind, base, size, device: 0, t, tag: 0 }
+        RegionRecord {
+            op,
+            kind,
+            base,
+            size,
+            device: 0,
+            t,
+            tag: 0,
+        }
     }
 
     #[test]
@@ -240,7 +273,13 @@ mod tests {
         assert_eq!(tl.materialise_for(0x1000, &mut back), Some(Ok(0xa000)));
         assert_eq!(calls, 1);
         assert_eq!(tl.materialised(), 1);
-        assert_eq!(tl.advance_to(10), vec![Retired { base: 0x1000, live: 0xa000 }]);
+        assert_eq!(
+            tl.advance_to(10),
+            vec![Retired {
+                base: 0x1000,
+                live: 0xa000
+            }]
+        );
         assert!(tl.materialise_for(0x1000, |_| Ok::<u64, ()>(1)).is_none());
     }
 
@@ -254,7 +293,10 @@ mod tests {
             0,
         )]]);
         tl.advance_to(0);
-        assert_eq!(tl.materialise_for(0x1000, |_| Err::<u64, &str>("oom")), Some(Err("oom")));
+        assert_eq!(
+            tl.materialise_for(0x1000, |_| Err::<u64, &str>("oom")),
+            Some(Err("oom"))
+        );
         assert!(tl.materialise_for(0x1000, |_| Ok::<u64, &str>(1)).is_none());
         assert_eq!((tl.materialised(), tl.failed()), (0, 1));
     }
@@ -266,8 +308,20 @@ mod tests {
             rec(RegionOp::Add, RegionKind::Block, 0x1200, 0x100, 0),
         ]]);
         tl.advance_to(0);
-        assert_eq!(tl.classify(0x1250), RegionClass::InBlock { base: 0x1200, size: 0x100 });
-        assert_eq!(tl.classify(0x1300), RegionClass::InSegment { base: 0x1000, size: 0x1000 });
+        assert_eq!(
+            tl.classify(0x1250),
+            RegionClass::InBlock {
+                base: 0x1200,
+                size: 0x100
+            }
+        );
+        assert_eq!(
+            tl.classify(0x1300),
+            RegionClass::InSegment {
+                base: 0x1000,
+                size: 0x1000
+            }
+        );
         assert_eq!(tl.classify(0x2000), RegionClass::None);
         assert!(tl.may_contain(0x1fff) && !tl.may_contain(0x2000) && !tl.may_contain(0xfff));
     }

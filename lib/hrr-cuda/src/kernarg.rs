@@ -90,10 +90,7 @@ mod tests {
     #[test]
     fn order_of_args_does_not_matter() {
         let args = [arg(8, &[2; 4]), arg(0, &[1; 8])];
-        assert_eq!(
-            pack_kernarg(&args),
-            [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2]
-        );
+        assert_eq!(pack_kernarg(&args), [1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2]);
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub struct AddressMap<V> {
 
 impl<V> Default for AddressMap<V> {
     fn default() -> Self {
-        AddressMap { map: BTreeMap::new() }
+        AddressMap {
+            map: BTreeMap::new(),
+        }
     }
 }
 
@@ -43,7 +45,9 @@ impl<V> AddressMap<V> {
 
     /// Inserts a range of `size >= 1` bytes; refuses overlap (and wrap-around).
     pub fn insert(&mut self, base: usize, size: usize, value: V) -> Result<(), V> {
-        let Some(end) = base.checked_add(size) else { return Err(value) };
+        let Some(end) = base.checked_add(size) else {
+            return Err(value);
+        };
         if size == 0 {
             return Err(value);
         }
@@ -64,7 +68,11 @@ impl<V> AddressMap<V> {
     /// The range containing `addr`, if any.
     pub fn find(&self, addr: usize) -> Option<Found<'_, V>> {
         let (&base, e) = self.map.range(..=addr).next_back()?;
-        (addr - base < e.size).then_some(Found { base, size: e.size, value: &e.value })
+        (addr - base < e.size).then_some(Found {
+            base,
+            size: e.size,
+            value: &e.value,
+        })
     }
 
     /// The range wholly containing `[addr, addr + len)` (`len == 0` is treated as 1).

@@ -182,7 +182,10 @@ impl Pool {
     pub fn new() -> Pool {
         Pool {
             shared: Arc::new(Shared {
-                state: Mutex::new(PoolState { generation: 0, job: None }),
+                state: Mutex::new(PoolState {
+                    generation: 0,
+                    job: None,
+                }),
                 cv: Condvar::new(),
             }),
             workers: OnceLock::new(),
@@ -217,7 +220,14 @@ impl Pool {
     /// `entry` must be a live CPU kernel and `kernarg` a buffer of the kernel's
     /// argument layout, both valid until this returns; the kernel's memory
     /// accesses are the application's contract.
-    pub unsafe fn run(&self, entry: CpuKernelFn, grid: Dim3, block: Dim3, shmem: usize, kernarg: *const c_void) {
+    pub unsafe fn run(
+        &self,
+        entry: CpuKernelFn,
+        grid: Dim3,
+        block: Dim3,
+        shmem: usize,
+        kernarg: *const c_void,
+    ) {
         let total = grid.volume();
         if total == 0 {
             return;
@@ -291,12 +301,28 @@ mod tests {
     #[test]
     fn every_block_runs_once_with_zeroed_scratch() {
         let pool = Pool::new();
-        for (grid, shmem) in [(Dim3::new(1, 1, 1), 0), (Dim3::new(7, 5, 3), 64), (Dim3::new(1000, 1, 1), 64)] {
+        for (grid, shmem) in [
+            (Dim3::new(1, 1, 1), 0),
+            (Dim3::new(7, 5, 3), 64),
+            (Dim3::new(1000, 1, 1), 64),
+        ] {
             let acc = [AtomicU64::new(0), AtomicU64::new(0)];
             // SAFETY: `count` matches the kernel ABI and `acc` outlives the call.
-            unsafe { pool.run(count, grid, Dim3::new(1, 1, 1), shmem, (&acc as *const [AtomicU64; 2]).cast()) };
+            unsafe {
+                pool.run(
+                    count,
+                    grid,
+                    Dim3::new(1, 1, 1),
+                    shmem,
+                    (&acc as *const [AtomicU64; 2]).cast(),
+                )
+            };
             let n = grid.volume();
-            assert_eq!(acc[0].load(Ordering::Relaxed), n * (n + 1) / 2, "grid {grid:?}");
+            assert_eq!(
+                acc[0].load(Ordering::Relaxed),
+                n * (n + 1) / 2,
+                "grid {grid:?}"
+            );
             assert_eq!(acc[1].load(Ordering::Relaxed), 0, "scratch not zeroed");
         }
     }

@@ -10,8 +10,8 @@
 use crate::error::{self, guard, guard_value};
 use crate::exec::KernArgs;
 use crate::ffi::{
-    self, Dim3, HipDeviceProp, HipError, HipEvent, HipFunction, HipModule, HipPointerAttribute, HipStream, attr,
-    err,
+    self, Dim3, HipDeviceProp, HipError, HipEvent, HipFunction, HipModule, HipPointerAttribute,
+    HipStream, attr, err,
 };
 use crate::memory::{Class, DevKind, HostKind};
 use crate::module;
@@ -39,7 +39,11 @@ thread_local! {
 }
 
 fn check_device(id: c_int) -> Result<(), HipError> {
-    if id == 0 { Ok(()) } else { Err(err::INVALID_DEVICE) }
+    if id == 0 {
+        Ok(())
+    } else {
+        Err(err::INVALID_DEVICE)
+    }
 }
 
 fn copy_str(dst: &mut [c_char], s: &str) {
@@ -142,7 +146,11 @@ pub unsafe extern "C" fn hipDeviceGet(device: *mut c_int, ordinal: c_int) -> Hip
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipError {
+pub unsafe extern "C" fn hipDeviceGetName(
+    name: *mut c_char,
+    len: c_int,
+    device: c_int,
+) -> HipError {
     guard(|| {
         check_device(device)?;
         if name.is_null() || len <= 0 {
@@ -167,7 +175,10 @@ pub unsafe extern "C" fn hipDeviceReset() -> HipError {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipGetDeviceProperties(prop: *mut HipDeviceProp, device: c_int) -> HipError {
+pub unsafe extern "C" fn hipGetDeviceProperties(
+    prop: *mut HipDeviceProp,
+    device: c_int,
+) -> HipError {
     guard(|| {
         check_device(device)?;
         let p = device_properties()?;
@@ -177,7 +188,11 @@ pub unsafe extern "C" fn hipGetDeviceProperties(prop: *mut HipDeviceProp, device
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipDeviceGetAttribute(pi: *mut c_int, attribute: c_int, device: c_int) -> HipError {
+pub unsafe extern "C" fn hipDeviceGetAttribute(
+    pi: *mut c_int,
+    attribute: c_int,
+    device: c_int,
+) -> HipError {
     guard(|| {
         check_device(device)?;
         let p = device_properties()?;
@@ -211,7 +226,9 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(pi: *mut c_int, attribute: c_int,
             attr::PCI_DEVICE_ID => p.pci_device_id,
             attr::MAX_REGISTERS_PER_BLOCK => p.regs_per_block,
             attr::MAX_SHARED_MEMORY_PER_BLOCK => clamp(p.shared_mem_per_block),
-            attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR => clamp(p.max_shared_memory_per_multi_processor),
+            attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR => {
+                clamp(p.max_shared_memory_per_multi_processor)
+            }
             attr::TOTAL_CONSTANT_MEMORY => clamp(p.total_const_mem),
             attr::UNIFIED_ADDRESSING => 1,
             attr::WARP_SIZE => p.warp_size,
@@ -242,7 +259,11 @@ pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipErr
         if ptr.is_null() {
             return Err(err::INVALID_VALUE);
         }
-        let p = if size == 0 { 0 } else { rt()?.mem().alloc_device(size, DevKind::Device, 0)? };
+        let p = if size == 0 {
+            0
+        } else {
+            rt()?.mem().alloc_device(size, DevKind::Device, 0)?
+        };
         // SAFETY: HIP contract for the out-parameter (checked non-null).
         unsafe { put(ptr, p as *mut c_void) }
     })
@@ -256,29 +277,46 @@ pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> HipError {
         }
         let rt = rt()?;
         let _ = rt.device_synchronize();
-        rt.mem().free_device(ptr as usize, &[DevKind::Device, DevKind::Managed])
+        rt.mem()
+            .free_device(ptr as usize, &[DevKind::Device, DevKind::Managed])
     })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMallocManaged(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError {
+pub unsafe extern "C" fn hipMallocManaged(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> HipError {
     guard(|| {
         if ptr.is_null() || (flags != ffi::MEM_ATTACH_GLOBAL && flags != ffi::MEM_ATTACH_HOST) {
             return Err(err::INVALID_VALUE);
         }
-        let p = if size == 0 { 0 } else { rt()?.mem().alloc_device(size, DevKind::Managed, flags)? };
+        let p = if size == 0 {
+            0
+        } else {
+            rt()?.mem().alloc_device(size, DevKind::Managed, flags)?
+        };
         // SAFETY: HIP contract for the out-parameter (checked non-null).
         unsafe { put(ptr, p as *mut c_void) }
     })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError {
+pub unsafe extern "C" fn hipHostMalloc(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> HipError {
     guard(|| {
         if ptr.is_null() {
             return Err(err::INVALID_VALUE);
         }
-        let p = if size == 0 { 0 } else { rt()?.mem().alloc_host(size, HostKind::Pinned, flags)? };
+        let p = if size == 0 {
+            0
+        } else {
+            rt()?.mem().alloc_host(size, HostKind::Pinned, flags)?
+        };
         // SAFETY: HIP contract for the out-parameter (checked non-null).
         unsafe { put(ptr, p as *mut c_void) }
     })
@@ -328,13 +366,21 @@ pub unsafe extern "C" fn hipHostUnregister(ptr: *mut c_void) -> HipError {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipHostGetDevicePointer(dev: *mut *mut c_void, host: *mut c_void, flags: c_uint) -> HipError {
+pub unsafe extern "C" fn hipHostGetDevicePointer(
+    dev: *mut *mut c_void,
+    host: *mut c_void,
+    flags: c_uint,
+) -> HipError {
     guard(|| {
         if flags != 0 {
             return Err(err::INVALID_VALUE);
         }
         match rt()?.mem().classify(host as usize) {
-            Class::Host { .. } | Class::Device { kind: DevKind::Managed, .. } => {}
+            Class::Host { .. }
+            | Class::Device {
+                kind: DevKind::Managed,
+                ..
+            } => {}
             _ => return Err(err::INVALID_VALUE),
         }
         // SAFETY: HIP contract for the out-parameter.
@@ -358,7 +404,10 @@ pub unsafe extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> H
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipPointerGetAttributes(attributes: *mut HipPointerAttribute, ptr: *const c_void) -> HipError {
+pub unsafe extern "C" fn hipPointerGetAttributes(
+    attributes: *mut HipPointerAttribute,
+    ptr: *const c_void,
+) -> HipError {
     guard(|| {
         if ptr.is_null() {
             return Err(err::INVALID_VALUE);
@@ -369,7 +418,11 @@ pub unsafe extern "C" fn hipPointerGetAttributes(attributes: *mut HipPointerAttr
                 memory_type: ffi::MEMORY_TYPE_DEVICE,
                 device: 0,
                 device_pointer: p,
-                host_pointer: if kind == DevKind::Managed { p } else { std::ptr::null_mut() },
+                host_pointer: if kind == DevKind::Managed {
+                    p
+                } else {
+                    std::ptr::null_mut()
+                },
                 is_managed: c_int::from(kind == DevKind::Managed),
                 allocation_flags: flags,
             },
@@ -389,7 +442,11 @@ pub unsafe extern "C" fn hipPointerGetAttributes(attributes: *mut HipPointerAttr
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemGetAddressRange(base: *mut *mut c_void, size: *mut usize, ptr: *mut c_void) -> HipError {
+pub unsafe extern "C" fn hipMemGetAddressRange(
+    base: *mut *mut c_void,
+    size: *mut usize,
+    ptr: *mut c_void,
+) -> HipError {
     guard(|| {
         let (b, s) = match rt()?.mem().classify(ptr as usize) {
             Class::Device { base, size, .. } | Class::Host { base, size, .. } => (base, size),
@@ -424,7 +481,13 @@ pub unsafe extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) ->
 
 /// # Safety
 /// HIP's contract for host operands of a copy.
-unsafe fn memcpy(dst: *mut c_void, src: *const c_void, len: usize, kind: ffi::HipMemcpyKind, stream: HipStream) -> Result<(), HipError> {
+unsafe fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    kind: ffi::HipMemcpyKind,
+    stream: HipStream,
+) -> Result<(), HipError> {
     let rt = rt()?;
     let target = rt.target(stream as usize)?;
     let (d, s) = (dst as usize, src as usize);
@@ -439,7 +502,12 @@ unsafe fn memcpy(dst: *mut c_void, src: *const c_void, len: usize, kind: ffi::Hi
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: ffi::HipMemcpyKind) -> HipError {
+pub unsafe extern "C" fn hipMemcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: ffi::HipMemcpyKind,
+) -> HipError {
     // SAFETY: HIP contract.
     guard(|| unsafe { memcpy(dst, src, size, kind, std::ptr::null_mut()) })
 }
@@ -457,45 +525,104 @@ pub unsafe extern "C" fn hipMemcpyAsync(
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyHtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> HipError {
+pub unsafe extern "C" fn hipMemcpyHtoD(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> HipError {
     // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_HOST_TO_DEVICE, std::ptr::null_mut()) })
+    guard(|| unsafe {
+        memcpy(
+            dst,
+            src,
+            size,
+            ffi::MEMCPY_HOST_TO_DEVICE,
+            std::ptr::null_mut(),
+        )
+    })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoH(dst: *mut c_void, src: *mut c_void, size: usize) -> HipError {
+pub unsafe extern "C" fn hipMemcpyDtoH(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> HipError {
     // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_DEVICE_TO_HOST, std::ptr::null_mut()) })
+    guard(|| unsafe {
+        memcpy(
+            dst,
+            src,
+            size,
+            ffi::MEMCPY_DEVICE_TO_HOST,
+            std::ptr::null_mut(),
+        )
+    })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> HipError {
+pub unsafe extern "C" fn hipMemcpyDtoD(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> HipError {
     // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_DEVICE_TO_DEVICE, std::ptr::null_mut()) })
+    guard(|| unsafe {
+        memcpy(
+            dst,
+            src,
+            size,
+            ffi::MEMCPY_DEVICE_TO_DEVICE,
+            std::ptr::null_mut(),
+        )
+    })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyHtoDAsync(dst: *mut c_void, src: *mut c_void, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemcpyHtoDAsync(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     // SAFETY: HIP contract.
     guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_HOST_TO_DEVICE, stream) })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoHAsync(dst: *mut c_void, src: *mut c_void, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemcpyDtoHAsync(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     // SAFETY: HIP contract.
     guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_DEVICE_TO_HOST, stream) })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemcpyDtoDAsync(dst: *mut c_void, src: *mut c_void, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemcpyDtoDAsync(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     // SAFETY: HIP contract.
     guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_DEVICE_TO_DEVICE, stream) })
 }
 
-fn memset(dst: *mut c_void, value: u32, count: usize, width: u8, stream: HipStream) -> Result<(), HipError> {
+fn memset(
+    dst: *mut c_void,
+    value: u32,
+    count: usize,
+    width: u8,
+    stream: HipStream,
+) -> Result<(), HipError> {
     let rt = rt()?;
     let target = rt.target(stream as usize)?;
-    let bytes = count.checked_mul(usize::from(width)).ok_or(err::INVALID_VALUE)?;
+    let bytes = count
+        .checked_mul(usize::from(width))
+        .ok_or(err::INVALID_VALUE)?;
     rt.check_fill(dst as usize, bytes)?;
     if bytes == 0 {
         return Ok(());
@@ -512,7 +639,12 @@ pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, size: usize) 
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetAsync(dst: *mut c_void, value: c_int, size: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetAsync(
+    dst: *mut c_void,
+    value: c_int,
+    size: usize,
+    stream: HipStream,
+) -> HipError {
     guard(|| memset(dst, u32::from(value as u8), size, 1, stream))
 }
 
@@ -522,7 +654,12 @@ pub unsafe extern "C" fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) 
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetD8Async(
+    dst: *mut c_void,
+    value: u8,
+    count: usize,
+    stream: HipStream,
+) -> HipError {
     guard(|| memset(dst, u32::from(value), count, 1, stream))
 }
 
@@ -532,7 +669,12 @@ pub unsafe extern "C" fn hipMemsetD16(dst: *mut c_void, value: u16, count: usize
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetD16Async(dst: *mut c_void, value: u16, count: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetD16Async(
+    dst: *mut c_void,
+    value: u16,
+    count: usize,
+    stream: HipStream,
+) -> HipError {
     guard(|| memset(dst, u32::from(value), count, 2, stream))
 }
 
@@ -542,14 +684,22 @@ pub unsafe extern "C" fn hipMemsetD32(dst: *mut c_void, value: c_int, count: usi
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipMemsetD32Async(dst: *mut c_void, value: c_int, count: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn hipMemsetD32Async(
+    dst: *mut c_void,
+    value: c_int,
+    count: usize,
+    stream: HipStream,
+) -> HipError {
     guard(|| memset(dst, value as u32, count, 4, stream))
 }
 
 // ------------------------------------------------------------------ streams
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipStreamCreateWithFlags(stream: *mut HipStream, flags: c_uint) -> HipError {
+pub unsafe extern "C" fn hipStreamCreateWithFlags(
+    stream: *mut HipStream,
+    flags: c_uint,
+) -> HipError {
     guard(|| {
         if stream.is_null() || flags & !ffi::STREAM_NON_BLOCKING != 0 {
             return Err(err::INVALID_VALUE);
@@ -567,7 +717,11 @@ pub unsafe extern "C" fn hipStreamCreate(stream: *mut HipStream) -> HipError {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipStreamCreateWithPriority(stream: *mut HipStream, flags: c_uint, _priority: c_int) -> HipError {
+pub unsafe extern "C" fn hipStreamCreateWithPriority(
+    stream: *mut HipStream,
+    flags: c_uint,
+    _priority: c_int,
+) -> HipError {
     // SAFETY: same contract.
     unsafe { hipStreamCreateWithFlags(stream, flags) }
 }
@@ -588,7 +742,11 @@ pub unsafe extern "C" fn hipStreamQuery(stream: HipStream) -> HipError {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipStreamWaitEvent(stream: HipStream, event: HipEvent, flags: c_uint) -> HipError {
+pub unsafe extern "C" fn hipStreamWaitEvent(
+    stream: HipStream,
+    event: HipEvent,
+    flags: c_uint,
+) -> HipError {
     guard(|| {
         if flags != 0 {
             return Err(err::INVALID_VALUE);
@@ -637,11 +795,21 @@ pub unsafe extern "C" fn hipEventSynchronize(event: HipEvent) -> HipError {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipEventQuery(event: HipEvent) -> HipError {
-    guard(|| if rt()?.event(event as usize)?.is_complete() { Ok(()) } else { Err(err::NOT_READY) })
+    guard(|| {
+        if rt()?.event(event as usize)?.is_complete() {
+            Ok(())
+        } else {
+            Err(err::NOT_READY)
+        }
+    })
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipEventElapsedTime(ms: *mut f32, start: HipEvent, stop: HipEvent) -> HipError {
+pub unsafe extern "C" fn hipEventElapsedTime(
+    ms: *mut f32,
+    start: HipEvent,
+    stop: HipEvent,
+) -> HipError {
     guard(|| {
         if ms.is_null() {
             return Err(err::INVALID_VALUE);
@@ -662,7 +830,9 @@ pub unsafe extern "C" fn hipModuleLoad(module: *mut HipModule, fname: *const c_c
         }
         // SAFETY: HIP contract: a NUL-terminated path.
         let path = unsafe { CStr::from_ptr(fname) };
-        let path = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()));
+        let path = std::path::Path::new(
+            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
+        );
         let image = std::fs::read(path).map_err(|e| {
             crate::log!("hipModuleLoad {}: {e}", path.display());
             err::FILE_NOT_FOUND
@@ -674,7 +844,10 @@ pub unsafe extern "C" fn hipModuleLoad(module: *mut HipModule, fname: *const c_c
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLoadData(module: *mut HipModule, image: *const c_void) -> HipError {
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut HipModule,
+    image: *const c_void,
+) -> HipError {
     guard(|| {
         if module.is_null() || image.is_null() {
             return Err(err::INVALID_VALUE);
@@ -705,13 +878,19 @@ pub unsafe extern "C" fn hipModuleUnload(module: HipModule) -> HipError {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleGetFunction(function: *mut HipFunction, module: HipModule, name: *const c_char) -> HipError {
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut HipFunction,
+    module: HipModule,
+    name: *const c_char,
+) -> HipError {
     guard(|| {
         if function.is_null() || name.is_null() {
             return Err(err::INVALID_VALUE);
         }
         // SAFETY: HIP contract: a NUL-terminated kernel name.
-        let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| err::NOT_FOUND)?;
+        let name = unsafe { CStr::from_ptr(name) }
+            .to_str()
+            .map_err(|_| err::NOT_FOUND)?;
         let h = rt()?.get_function(module as usize, name)?;
         // SAFETY: HIP contract for the out-parameter.
         unsafe { put(function, h as HipFunction) }
@@ -724,7 +903,11 @@ pub unsafe extern "C" fn hipModuleGetFunction(function: *mut HipFunction, module
 /// HIP's contract: `params` holds one pointer per host (non-hidden) kernel
 /// argument, each to a value of that argument's size; `extra` is a
 /// HIP_LAUNCH_PARAM_* list ending in END.
-unsafe fn pack_args(func: &crate::module::Function, params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<KernArgs, HipError> {
+unsafe fn pack_args(
+    func: &crate::module::Function,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<KernArgs, HipError> {
     if !params.is_null() && !extra.is_null() {
         return Err(err::INVALID_VALUE);
     }
@@ -785,7 +968,11 @@ unsafe fn pack_args(func: &crate::module::Function, params: *mut *mut c_void, ex
         }
         return Ok(ka);
     }
-    if func.meta.host_arg_count() == 0 { Ok(KernArgs::zeroed(func.kernarg_size)) } else { Err(err::INVALID_VALUE) }
+    if func.meta.host_arg_count() == 0 {
+        Ok(KernArgs::zeroed(func.kernarg_size))
+    } else {
+        Err(err::INVALID_VALUE)
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -807,7 +994,10 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         let func = rt.function(f as usize)?;
         // SAFETY: HIP contract for kernelParams / extra.
         let args = unsafe { pack_args(&func, kernel_params, extra) }?;
-        let (grid, block) = (Dim3::new(grid_x, grid_y, grid_z), Dim3::new(block_x, block_y, block_z));
+        let (grid, block) = (
+            Dim3::new(grid_x, grid_y, grid_z),
+            Dim3::new(block_x, block_y, block_z),
+        );
         // SAFETY: `args` was packed per the kernel's own metadata.
         unsafe { rt.launch(func, grid, block, shared as usize, args, stream as usize) }
     })
@@ -838,8 +1028,20 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel_cxx(
     // SAFETY: same contract, forwarded unchanged.
     unsafe {
         hipExtModuleLaunchKernel(
-            f, global_x, global_y, global_z, local_x, local_y, local_z, shared, stream, kernel_params, extra,
-            start_event, stop_event, flags,
+            f,
+            global_x,
+            global_y,
+            global_z,
+            local_x,
+            local_y,
+            local_z,
+            shared,
+            stream,
+            kernel_params,
+            extra,
+            start_event,
+            stop_event,
+            flags,
         )
     }
 }
@@ -869,7 +1071,11 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
         }
         // SAFETY: HIP contract for kernelParams / extra.
         let args = unsafe { pack_args(&func, kernel_params, extra) }?;
-        let grid = Dim3::new(global_x.div_ceil(local_x), global_y.div_ceil(local_y), global_z.div_ceil(local_z));
+        let grid = Dim3::new(
+            global_x.div_ceil(local_x),
+            global_y.div_ceil(local_y),
+            global_z.div_ceil(local_z),
+        );
         let block = Dim3::new(local_x, local_y, local_z);
         if !start_event.is_null() {
             rt.record_event(start_event as usize, stream as usize)?;
@@ -907,7 +1113,11 @@ pub unsafe extern "C" fn __hipRegisterFunction(
     _w_size: *mut c_int,
 ) {
     let r = guard(|| {
-        let name = if !device_name.is_null() { device_name } else { device_function.cast_const() };
+        let name = if !device_name.is_null() {
+            device_name
+        } else {
+            device_function.cast_const()
+        };
         if name.is_null() || host_function.is_null() {
             return Err(err::INVALID_VALUE);
         }
@@ -926,7 +1136,12 @@ pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn __hipPushCallConfiguration(grid: Dim3, block: Dim3, shared: usize, stream: HipStream) -> HipError {
+pub unsafe extern "C" fn __hipPushCallConfiguration(
+    grid: Dim3,
+    block: Dim3,
+    shared: usize,
+    stream: HipStream,
+) -> HipError {
     guard(|| {
         CALL_CONFIG.with(|c| c.borrow_mut().push((grid, block, shared, stream as usize)));
         Ok(())
@@ -941,7 +1156,9 @@ pub unsafe extern "C" fn __hipPopCallConfiguration(
     stream: *mut HipStream,
 ) -> HipError {
     guard(|| {
-        let (g, b, s, st) = CALL_CONFIG.with(|c| c.borrow_mut().pop()).ok_or(err::MISSING_CONFIGURATION)?;
+        let (g, b, s, st) = CALL_CONFIG
+            .with(|c| c.borrow_mut().pop())
+            .ok_or(err::MISSING_CONFIGURATION)?;
         // SAFETY: the compiler passes valid out-parameters.
         unsafe {
             put(grid, g)?;
@@ -985,10 +1202,14 @@ pub unsafe extern "C" fn hipPeekAtLastError() -> HipError {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipGetErrorString(e: HipError) -> *const c_char {
-    guard_value(c"unknown error".as_ptr(), || error::error_string(e).as_ptr())
+    guard_value(c"unknown error".as_ptr(), || {
+        error::error_string(e).as_ptr()
+    })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipGetErrorName(e: HipError) -> *const c_char {
-    guard_value(c"hipErrorUnknown".as_ptr(), || error::error_name(e).as_ptr())
+    guard_value(c"hipErrorUnknown".as_ptr(), || {
+        error::error_name(e).as_ptr()
+    })
 }

@@ -8,17 +8,25 @@
 
 use crate::error::guard_hsa;
 use crate::ffi::{
-    self, HsaAgent, HsaAgentCallback, HsaMemoryPool, HsaPoolCallback, HsaStatus, hsa_agent_info, hsa_pool_info,
-    hsa_status,
+    self, HsaAgent, HsaAgentCallback, HsaMemoryPool, HsaPoolCallback, HsaStatus, hsa_agent_info,
+    hsa_pool_info, hsa_status,
 };
 use crate::memory::{Class, DevKind, HostKind};
 use crate::runtime::{lock, rt};
 use std::ffi::{c_char, c_int, c_void};
 
-pub const CPU_AGENT: HsaAgent = HsaAgent { handle: 0x4870_0001 };
-pub const GPU_AGENT: HsaAgent = HsaAgent { handle: 0x4870_0002 };
-pub const CPU_POOL: HsaMemoryPool = HsaMemoryPool { handle: 0x4870_1001 };
-pub const GPU_POOL: HsaMemoryPool = HsaMemoryPool { handle: 0x4870_1002 };
+pub const CPU_AGENT: HsaAgent = HsaAgent {
+    handle: 0x4870_0001,
+};
+pub const GPU_AGENT: HsaAgent = HsaAgent {
+    handle: 0x4870_0002,
+};
+pub const CPU_POOL: HsaMemoryPool = HsaMemoryPool {
+    handle: 0x4870_1001,
+};
+pub const GPU_POOL: HsaMemoryPool = HsaMemoryPool {
+    handle: 0x4870_1002,
+};
 
 fn initialized() -> Result<&'static crate::runtime::Runtime, HsaStatus> {
     let rt = rt().map_err(|_| hsa_status::ERROR_NOT_INITIALIZED)?;
@@ -49,8 +57,17 @@ fn name64(s: &str) -> [c_char; 64] {
 
 fn physical_memory() -> usize {
     // SAFETY: sysconf has no preconditions.
-    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
-    if pages > 0 && size > 0 { pages as usize * size as usize } else { 1 << 30 }
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages > 0 && size > 0 {
+        pages as usize * size as usize
+    } else {
+        1 << 30
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -76,7 +93,10 @@ pub unsafe extern "C" fn hsa_shut_down() -> HsaStatus {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_status_string(status: HsaStatus, out: *mut *const c_char) -> HsaStatus {
+pub unsafe extern "C" fn hsa_status_string(
+    status: HsaStatus,
+    out: *mut *const c_char,
+) -> HsaStatus {
     guard_hsa(|| {
         let s = match status {
             hsa_status::SUCCESS => c"HSA_STATUS_SUCCESS: The function has been executed successfully.",
@@ -96,7 +116,10 @@ pub unsafe extern "C" fn hsa_status_string(status: HsaStatus, out: *mut *const c
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_iterate_agents(callback: HsaAgentCallback, data: *mut c_void) -> HsaStatus {
+pub unsafe extern "C" fn hsa_iterate_agents(
+    callback: HsaAgentCallback,
+    data: *mut c_void,
+) -> HsaStatus {
     guard_hsa(|| {
         initialized()?;
         let cb = callback.ok_or(hsa_status::ERROR_INVALID_ARGUMENT)?;
@@ -112,7 +135,11 @@ pub unsafe extern "C" fn hsa_iterate_agents(callback: HsaAgentCallback, data: *m
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_agent_get_info(agent: HsaAgent, attribute: c_int, value: *mut c_void) -> HsaStatus {
+pub unsafe extern "C" fn hsa_agent_get_info(
+    agent: HsaAgent,
+    attribute: c_int,
+    value: *mut c_void,
+) -> HsaStatus {
     guard_hsa(|| {
         initialized()?;
         let gpu = match agent {
@@ -122,10 +149,19 @@ pub unsafe extern "C" fn hsa_agent_get_info(agent: HsaAgent, attribute: c_int, v
         };
         // SAFETY (all arms): `value` points at storage of the attribute's type (HSA contract).
         match attribute {
-            hsa_agent_info::NAME => unsafe { put(value, name64(if gpu { "hrr-cpu" } else { "hrr-host" })) },
+            hsa_agent_info::NAME => unsafe {
+                put(value, name64(if gpu { "hrr-cpu" } else { "hrr-host" }))
+            },
             hsa_agent_info::VENDOR_NAME => unsafe { put(value, name64("hrr")) },
             hsa_agent_info::DEVICE => unsafe {
-                put(value, if gpu { ffi::HSA_DEVICE_TYPE_GPU } else { ffi::HSA_DEVICE_TYPE_CPU })
+                put(
+                    value,
+                    if gpu {
+                        ffi::HSA_DEVICE_TYPE_GPU
+                    } else {
+                        ffi::HSA_DEVICE_TYPE_CPU
+                    },
+                )
             },
             hsa_agent_info::NODE => unsafe { put(value, u32::from(gpu)) },
             _ => Err(hsa_status::ERROR_INVALID_ARGUMENT),
@@ -153,7 +189,11 @@ pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(pool: HsaMemoryPool, attribute: c_int, value: *mut c_void) -> HsaStatus {
+pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
+    pool: HsaMemoryPool,
+    attribute: c_int,
+    value: *mut c_void,
+) -> HsaStatus {
     guard_hsa(|| {
         let rt = initialized()?;
         let gpu = match pool {
@@ -161,7 +201,11 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(pool: HsaMemoryPool, attri
             CPU_POOL => false,
             _ => return Err(hsa_status::ERROR_INVALID_MEMORY_POOL),
         };
-        let size = if gpu { rt.mem().capacity() } else { physical_memory() };
+        let size = if gpu {
+            rt.mem().capacity()
+        } else {
+            physical_memory()
+        };
         let flags = if gpu {
             ffi::HSA_POOL_FLAG_COARSE_GRAINED
         } else {
@@ -220,7 +264,8 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> HsaStatus
         let r = mem
             .free_device(ptr as usize, &[DevKind::Hsa])
             .or_else(|_| mem.free_host(ptr as usize, &[HostKind::HsaHost]));
-        r.map(|_| hsa_status::SUCCESS).map_err(|_| hsa_status::ERROR_INVALID_ARGUMENT)
+        r.map(|_| hsa_status::SUCCESS)
+            .map_err(|_| hsa_status::ERROR_INVALID_ARGUMENT)
     })
 }
 
@@ -242,9 +287,13 @@ pub unsafe extern "C" fn hsa_amd_agents_allow_access(
             return Err(hsa_status::ERROR_INVALID_AGENT);
         }
         match rt.mem().classify(ptr as usize) {
-            Class::Device { kind: DevKind::Hsa, .. } | Class::Host { kind: HostKind::HsaHost, .. } => {
-                Ok(hsa_status::SUCCESS)
+            Class::Device {
+                kind: DevKind::Hsa, ..
             }
+            | Class::Host {
+                kind: HostKind::HsaHost,
+                ..
+            } => Ok(hsa_status::SUCCESS),
             _ => Err(hsa_status::ERROR_INVALID_ARGUMENT),
         }
     })

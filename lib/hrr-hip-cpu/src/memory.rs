@@ -8,8 +8,8 @@
 //! ordinary host memory tracked in a second map.
 
 use crate::addr_map::{AddressMap, Found};
-use crate::ffi::err;
 use crate::ffi::HipError;
+use crate::ffi::err;
 use crate::range_alloc::RangeAllocator;
 
 /// Alignment of every device allocation.
@@ -56,8 +56,18 @@ pub struct HostAlloc {
 /// What an address is, as far as this runtime knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
-    Device { base: usize, size: usize, kind: DevKind, flags: u32 },
-    Host { base: usize, size: usize, kind: HostKind, flags: u32 },
+    Device {
+        base: usize,
+        size: usize,
+        kind: DevKind,
+        flags: u32,
+    },
+    Host {
+        base: usize,
+        size: usize,
+        kind: HostKind,
+        flags: u32,
+    },
     /// Inside the device reservation but in no live allocation.
     Stale,
     Unknown,
@@ -136,11 +146,27 @@ impl Memory {
     }
 
     /// Allocates zero-filled device memory (`size >= 1`).
-    pub fn alloc_device(&mut self, size: usize, kind: DevKind, flags: u32) -> Result<usize, HipError> {
-        let align = if kind == DevKind::Hsa { HSA_ALIGN } else { DEVICE_ALIGN };
-        let off = self.alloc.alloc_aligned(size as u64, align).ok_or(err::OUT_OF_MEMORY)?;
+    pub fn alloc_device(
+        &mut self,
+        size: usize,
+        kind: DevKind,
+        flags: u32,
+    ) -> Result<usize, HipError> {
+        let align = if kind == DevKind::Hsa {
+            HSA_ALIGN
+        } else {
+            DEVICE_ALIGN
+        };
+        let off = self
+            .alloc
+            .alloc_aligned(size as u64, align)
+            .ok_or(err::OUT_OF_MEMORY)?;
         let ptr = self.base + off as usize;
-        if self.dev.insert(ptr, size, DevAlloc { kind, flags }).is_err() {
+        if self
+            .dev
+            .insert(ptr, size, DevAlloc { kind, flags })
+            .is_err()
+        {
             // Cannot happen (the allocator hands out disjoint ranges); undo anyway.
             let _ = self.alloc.free(off, size as u64);
             return Err(err::UNKNOWN);
@@ -158,7 +184,9 @@ impl Memory {
         let off = (ptr - self.base) as u64;
         let len = self.alloc.rounded(e.size as u64).ok_or(err::UNKNOWN)? as usize;
         self.clear(ptr, len);
-        self.alloc.free(off, e.size as u64).map_err(|_| err::UNKNOWN)
+        self.alloc
+            .free(off, e.size as u64)
+            .map_err(|_| err::UNKNOWN)
     }
 
     /// Restores the all-zero invariant of free reservation bytes.
@@ -175,7 +203,13 @@ impl Memory {
             }
             // SAFETY: whole pages inside the reservation, owned by no live allocation;
             // MADV_DONTNEED on a private anonymous mapping makes them read as zero.
-            let rc = unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED) };
+            let rc = unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_DONTNEED,
+                )
+            };
             if rc == 0 {
                 return;
             }
@@ -185,7 +219,12 @@ impl Memory {
     }
 
     /// Maps fresh zeroed host memory and tracks it.
-    pub fn alloc_host(&mut self, size: usize, kind: HostKind, flags: u32) -> Result<usize, HipError> {
+    pub fn alloc_host(
+        &mut self,
+        size: usize,
+        kind: HostKind,
+        flags: u32,
+    ) -> Result<usize, HipError> {
         let page = page_size();
         let mapped = size.checked_add(page - 1).ok_or(err::OUT_OF_MEMORY)? & !(page - 1);
         // SAFETY: a fresh anonymous mapping; no existing memory is affected.
@@ -203,7 +242,19 @@ impl Memory {
             return Err(err::OUT_OF_MEMORY);
         }
         let ptr = p as usize;
-        if self.host.insert(ptr, size, HostAlloc { kind, flags, mapped }).is_err() {
+        if self
+            .host
+            .insert(
+                ptr,
+                size,
+                HostAlloc {
+                    kind,
+                    flags,
+                    mapped,
+                },
+            )
+            .is_err()
+        {
             // SAFETY: unmapping the mapping created just above.
             unsafe { libc::munmap(p, mapped) };
             return Err(err::UNKNOWN);
@@ -232,7 +283,15 @@ impl Memory {
             return Err(err::INVALID_VALUE);
         }
         self.host
-            .insert(ptr, size, HostAlloc { kind: HostKind::Registered, flags, mapped: 0 })
+            .insert(
+                ptr,
+                size,
+                HostAlloc {
+                    kind: HostKind::Registered,
+                    flags,
+                    mapped: 0,
+                },
+            )
             .map_err(|_| err::HOST_MEMORY_ALREADY_REGISTERED)
     }
 
@@ -253,13 +312,23 @@ impl Memory {
     /// Classifies an address (interior pointers included).
     pub fn classify(&self, addr: usize) -> Class {
         if let Some(Found { base, size, value }) = self.dev.find(addr) {
-            return Class::Device { base, size, kind: value.kind, flags: value.flags };
+            return Class::Device {
+                base,
+                size,
+                kind: value.kind,
+                flags: value.flags,
+            };
         }
         if self.in_reservation(addr) {
             return Class::Stale;
         }
         if let Some(Found { base, size, value }) = self.host.find(addr) {
-            return Class::Host { base, size, kind: value.kind, flags: value.flags };
+            return Class::Host {
+                base,
+                size,
+                kind: value.kind,
+                flags: value.flags,
+            };
         }
         Class::Unknown
     }
@@ -295,8 +364,12 @@ impl Memory {
         for b in live {
             let _ = self.free_device(b, &[DevKind::Device, DevKind::Managed]);
         }
-        let pinned: Vec<usize> =
-            self.host.iter().filter(|(_, e)| e.value.kind == HostKind::Pinned).map(|(b, _)| b).collect();
+        let pinned: Vec<usize> = self
+            .host
+            .iter()
+            .filter(|(_, e)| e.value.kind == HostKind::Pinned)
+            .map(|(b, _)| b)
+            .collect();
         for b in pinned {
             let _ = self.free_host(b, &[HostKind::Pinned]);
         }
@@ -375,7 +448,10 @@ mod tests {
             m.free_device(p, &[DevKind::Device]).unwrap();
             let q = m.alloc_device(size, DevKind::Device, 0).unwrap();
             assert_eq!(p, q, "first fit reuses the range");
-            assert!(read(q, size).iter().all(|&b| b == 0), "reused range must be zero");
+            assert!(
+                read(q, size).iter().all(|&b| b == 0),
+                "reused range must be zero"
+            );
             m.free_device(q, &[DevKind::Device]).unwrap();
         }
         assert_eq!(m.free_bytes(), m.capacity());
@@ -388,8 +464,16 @@ mod tests {
         let g = m.alloc_device(10, DevKind::Hsa, 0).unwrap();
         assert_eq!(g % 4096, 0);
         let h = m.alloc_host(64, HostKind::Pinned, 3).unwrap();
-        assert!(matches!(m.classify(d + 999), Class::Device { base, kind: DevKind::Device, .. } if base == d));
-        assert!(matches!(m.classify(g + 9), Class::Device { kind: DevKind::Hsa, .. }));
+        assert!(
+            matches!(m.classify(d + 999), Class::Device { base, kind: DevKind::Device, .. } if base == d)
+        );
+        assert!(matches!(
+            m.classify(g + 9),
+            Class::Device {
+                kind: DevKind::Hsa,
+                ..
+            }
+        ));
         assert_eq!(m.classify(d + 1000), Class::Stale);
         assert!(matches!(m.classify(h + 10), Class::Host { flags: 3, .. }));
         assert!(m.device_span(d, 1000));
@@ -405,7 +489,10 @@ mod tests {
         let mut v = vec![0u8; 100];
         let vp = v.as_mut_ptr() as usize;
         m.register_host(vp, 100, 0).unwrap();
-        assert_eq!(m.register_host(vp + 10, 10, 0), Err(err::HOST_MEMORY_ALREADY_REGISTERED));
+        assert_eq!(
+            m.register_host(vp + 10, 10, 0),
+            Err(err::HOST_MEMORY_ALREADY_REGISTERED)
+        );
         m.unregister_host(vp).unwrap();
         assert_eq!(m.unregister_host(vp), Err(err::HOST_MEMORY_NOT_REGISTERED));
     }

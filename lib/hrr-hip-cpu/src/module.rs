@@ -94,7 +94,10 @@ pub fn elf_kernels(elf: &[u8]) -> Result<Vec<(KernelMeta, usize)>, HipError> {
     for k in kernels {
         let size = k.kernarg_segment_size.max(k.host_args_size()) as usize;
         if size > MAX_KERNARG_SIZE {
-            crate::log!("module load: kernel {}: kernarg segment of {size} bytes is too large", k.name);
+            crate::log!(
+                "module load: kernel {}: kernarg segment of {size} bytes is too large",
+                k.name
+            );
             return Err(err::INVALID_IMAGE);
         }
         out.push((k, size));
@@ -130,7 +133,9 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
     let mut functions = HashMap::new();
     let mut entries = Vec::with_capacity(kernels.len());
     for (k, kernarg_size) in kernels {
-        let Ok(sym) = CString::new(k.symbol.as_str()) else { continue };
+        let Ok(sym) = CString::new(k.symbol.as_str()) else {
+            continue;
+        };
         // SAFETY: the symbol is a kernel entry with the CPU kernel ABI, as declared
         // by the object's own metadata; the pointer is only used while `lib` lives
         // (every Function holds the Arc<LoadedLib>).
@@ -139,12 +144,26 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
             Err(e) => crate::log!("kernel {}: symbol {} not found: {e}", k.name, k.symbol),
         }
     }
-    let lib = Arc::new(LoadedLib { lib: Some(lib), _fd: fd });
+    let lib = Arc::new(LoadedLib {
+        lib: Some(lib),
+        _fd: fd,
+    });
     for (meta, kernarg_size, entry) in entries {
         let name = meta.name.clone();
-        functions.insert(name, Arc::new(Function { meta, kernarg_size, entry, _lib: lib.clone() }));
+        functions.insert(
+            name,
+            Arc::new(Function {
+                meta,
+                kernarg_size,
+                entry,
+                _lib: lib.clone(),
+            }),
+        );
     }
-    Ok(Module { functions, _lib: lib })
+    Ok(Module {
+        functions,
+        _lib: lib,
+    })
 }
 
 /// Reads an image of unknown length that starts at `ptr` (ELF, offload bundle
@@ -160,8 +179,9 @@ pub unsafe fn image_from_ptr<'a>(ptr: *const u8) -> Result<&'a [u8], HipError> {
     // SAFETY: the caller guarantees a complete object at ptr; read_image_extent
     // asks for its first 64 bytes, then only for bytes its own headers declare
     // (bounded by hrr_codeobj::MAX_IMAGE_SIZE).
-    let len = hrr_codeobj::read_image_extent(|n| Some(unsafe { std::slice::from_raw_parts(ptr, n) }))
-        .map_err(|e| fail(&format!("image at {ptr:?}"), &e))?;
+    let len =
+        hrr_codeobj::read_image_extent(|n| Some(unsafe { std::slice::from_raw_parts(ptr, n) }))
+            .map_err(|e| fail(&format!("image at {ptr:?}"), &e))?;
     // SAFETY: as above: [ptr, ptr+len) is the image the caller vouched for.
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
@@ -186,7 +206,11 @@ mod tests {
         assert_eq!(&*cpu_elf(&b).unwrap(), &elf[..]);
         let old = bundle::write(&[("hip-x86_64-unknown-linux-gnu-cpu", &elf)]);
         assert_eq!(&*cpu_elf(&old).unwrap(), &elf[..]);
-        for (m, v) in [(Compression::Zstd, 3), (Compression::Zlib, 2), (Compression::Zlib, 1)] {
+        for (m, v) in [
+            (Compression::Zstd, 3),
+            (Compression::Zlib, 2),
+            (Compression::Zlib, 1),
+        ] {
             let c = bundle::compress(&b, m, v, None).unwrap();
             assert_eq!(&*cpu_elf(&c).unwrap(), &elf[..], "{m:?} v{v}");
         }
@@ -213,7 +237,10 @@ mod tests {
         assert_eq!(cpu_elf(&elf32).err(), Some(err::NO_BINARY_FOR_GPU));
         // Anything else is an invalid image.
         assert_eq!(cpu_elf(b"garbage").err(), Some(err::INVALID_IMAGE));
-        assert_eq!(cpu_elf(&bundle::write(&[(CPU_ENTRY, b"not an ELF")])).err(), Some(err::INVALID_IMAGE));
+        assert_eq!(
+            cpu_elf(&bundle::write(&[(CPU_ENTRY, b"not an ELF")])).err(),
+            Some(err::INVALID_IMAGE)
+        );
         let b = bundle::write(&[(CPU_ENTRY, &elf)]);
         assert_eq!(cpu_elf(&b[..b.len() - 1]).err(), Some(err::INVALID_IMAGE));
     }
@@ -221,9 +248,15 @@ mod tests {
     #[test]
     fn kernarg_sizes() {
         let k = |j: &str| cpu::parse_json(j.as_bytes()).unwrap().remove(0);
-        let m = k(r#"{"kernels":[{"name":"a","kernarg_segment_size":40,"args":[{"offset":0,"size":8,"value_kind":"global_buffer"},{"offset":8,"size":8,"value_kind":"hidden_global_offset_x"}]}]}"#);
+        let m = k(
+            r#"{"kernels":[{"name":"a","kernarg_segment_size":40,"args":[{"offset":0,"size":8,"value_kind":"global_buffer"},{"offset":8,"size":8,"value_kind":"hidden_global_offset_x"}]}]}"#,
+        );
         assert_eq!(m.kernarg_segment_size.max(m.host_args_size()), 40);
-        assert_eq!(m.host_arg_count(), 1, "hidden arguments are not host arguments");
+        assert_eq!(
+            m.host_arg_count(),
+            1,
+            "hidden arguments are not host arguments"
+        );
     }
 
     #[test]
@@ -239,8 +272,14 @@ mod tests {
         let mut junk = [0u8; 64];
         junk[..4].copy_from_slice(b"junk");
         // SAFETY: 64 readable bytes.
-        assert_eq!(unsafe { image_from_ptr(junk.as_ptr()) }.err(), Some(err::INVALID_IMAGE));
+        assert_eq!(
+            unsafe { image_from_ptr(junk.as_ptr()) }.err(),
+            Some(err::INVALID_IMAGE)
+        );
         // SAFETY: null is rejected before any read.
-        assert_eq!(unsafe { image_from_ptr(std::ptr::null()) }.err(), Some(err::INVALID_VALUE));
+        assert_eq!(
+            unsafe { image_from_ptr(std::ptr::null()) }.err(),
+            Some(err::INVALID_VALUE)
+        );
     }
 }

@@ -30,7 +30,12 @@ impl RangeAllocator {
         if capacity > 0 {
             free.insert(0, capacity);
         }
-        RangeAllocator { capacity, align, free, free_bytes: capacity }
+        RangeAllocator {
+            capacity,
+            align,
+            free,
+            free_bytes: capacity,
+        }
     }
 
     pub fn capacity(&self) -> u64 {
@@ -50,7 +55,8 @@ impl RangeAllocator {
     /// The size actually reserved for a request of `size` bytes (at least one granule).
     pub fn rounded(&self, size: u64) -> Option<u64> {
         let size = size.max(1);
-        size.checked_add(self.align - 1).map(|s| s & !(self.align - 1))
+        size.checked_add(self.align - 1)
+            .map(|s| s & !(self.align - 1))
     }
 
     /// First fit: the lowest-addressed free range that can hold `size` bytes.

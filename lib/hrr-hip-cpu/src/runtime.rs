@@ -97,7 +97,11 @@ impl Runtime {
         match handle {
             0 => Ok(Target::Legacy),
             ffi::STREAM_PER_THREAD => Ok(Target::PerThread),
-            h => lock(&self.streams).get(&h).cloned().map(Target::Stream).ok_or(err::INVALID_HANDLE),
+            h => lock(&self.streams)
+                .get(&h)
+                .cloned()
+                .map(Target::Stream)
+                .ok_or(err::INVALID_HANDLE),
         }
     }
 
@@ -161,7 +165,10 @@ impl Runtime {
 
     pub fn stream_query(&self, h: usize) -> Result<(), HipError> {
         let idle = match self.target(h)? {
-            Target::Legacy => lock(&self.streams).values().filter(|s| s.blocking()).all(|s| s.idle()),
+            Target::Legacy => lock(&self.streams)
+                .values()
+                .filter(|s| s.blocking())
+                .all(|s| s.idle()),
             Target::PerThread => true,
             Target::Stream(s) => s.idle(),
         };
@@ -183,11 +190,17 @@ impl Runtime {
     }
 
     pub fn event(&self, h: usize) -> Result<Arc<Event>, HipError> {
-        lock(&self.events).get(&h).cloned().ok_or(err::INVALID_HANDLE)
+        lock(&self.events)
+            .get(&h)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)
     }
 
     pub fn destroy_event(&self, h: usize) -> Result<(), HipError> {
-        lock(&self.events).remove(&h).map(|_| ()).ok_or(err::INVALID_HANDLE)
+        lock(&self.events)
+            .remove(&h)
+            .map(|_| ())
+            .ok_or(err::INVALID_HANDLE)
     }
 
     pub fn record_event(&self, ev: usize, stream: usize) -> Result<(), HipError> {
@@ -234,7 +247,13 @@ impl Runtime {
 
     /// Validates a copy; operands inside the device reservation must lie in one
     /// live allocation, device operands must be device-accessible.
-    pub fn check_copy(&self, dst: usize, src: usize, len: usize, kind: ffi::HipMemcpyKind) -> Result<(), HipError> {
+    pub fn check_copy(
+        &self,
+        dst: usize,
+        src: usize,
+        len: usize,
+        kind: ffi::HipMemcpyKind,
+    ) -> Result<(), HipError> {
         if len == 0 {
             return Ok(());
         }
@@ -251,9 +270,17 @@ impl Runtime {
             ffi::MEMCPY_DEFAULT => (is_dev(dst), is_dev(src)),
             _ => return Err(err::INVALID_MEMCPY_DIRECTION),
         };
-        let ok = |a: usize, dev: bool| if dev { mem.device_accessible(a, len) } else { mem.host_operand_ok(a, len) };
+        let ok = |a: usize, dev: bool| {
+            if dev {
+                mem.device_accessible(a, len)
+            } else {
+                mem.host_operand_ok(a, len)
+            }
+        };
         if !ok(dst, d_dev) || !ok(src, s_dev) {
-            crate::log!("memcpy kind {kind}: dst {dst:#x} src {src:#x} size {len}: operand not in a live allocation");
+            crate::log!(
+                "memcpy kind {kind}: dst {dst:#x} src {src:#x} size {len}: operand not in a live allocation"
+            );
             return Err(err::INVALID_VALUE);
         }
         Ok(())
@@ -300,13 +327,19 @@ impl Runtime {
     }
 
     pub fn get_function(&self, module: usize, name: &str) -> Result<usize, HipError> {
-        let m = lock(&self.modules).get(&module).cloned().ok_or(err::INVALID_HANDLE)?;
+        let m = lock(&self.modules)
+            .get(&module)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)?;
         let f = m.functions.get(name).ok_or(err::NOT_FOUND)?;
         Ok(Arc::as_ptr(f) as usize)
     }
 
     pub fn function(&self, h: usize) -> Result<Arc<Function>, HipError> {
-        lock(&self.functions).get(&h).cloned().ok_or(err::INVALID_HANDLE)
+        lock(&self.functions)
+            .get(&h)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)
     }
 
     /// Validates a launch configuration and runs or enqueues it.
@@ -331,14 +364,25 @@ impl Runtime {
             return Err(err::INVALID_VALUE);
         }
         // SAFETY: forwarded contract of this function.
-        let op = unsafe { Op::launch(LaunchOp { func, grid, block, shmem, args }) };
+        let op = unsafe {
+            Op::launch(LaunchOp {
+                func,
+                grid,
+                block,
+                shmem,
+                args,
+            })
+        };
         self.submit(&target, op)
     }
 
     // ----------------------------------------------------- fat binaries
 
     pub fn register_fatbin(&self, wrapper: usize) -> usize {
-        let fb = Arc::new(FatBin { wrapper, module: OnceLock::new() });
+        let fb = Arc::new(FatBin {
+            wrapper,
+            module: OnceLock::new(),
+        });
         let h = Arc::as_ptr(&fb) as usize;
         lock(&self.fatbins).insert(h, fb);
         h
@@ -354,10 +398,25 @@ impl Runtime {
         Ok(())
     }
 
-    pub fn register_function(&self, fatbin: usize, host_fn: usize, name: &str) -> Result<(), HipError> {
-        let fb = lock(&self.fatbins).get(&fatbin).cloned().ok_or(err::INVALID_HANDLE)?;
-        let entry = Arc::new(HostFn { fatbin: fb, name: name.to_owned(), func: OnceLock::new() });
-        self.host_fns.write().unwrap_or_else(|e| e.into_inner()).insert(host_fn, entry);
+    pub fn register_function(
+        &self,
+        fatbin: usize,
+        host_fn: usize,
+        name: &str,
+    ) -> Result<(), HipError> {
+        let fb = lock(&self.fatbins)
+            .get(&fatbin)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)?;
+        let entry = Arc::new(HostFn {
+            fatbin: fb,
+            name: name.to_owned(),
+            func: OnceLock::new(),
+        });
+        self.host_fns
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(host_fn, entry);
         Ok(())
     }
 
@@ -372,7 +431,11 @@ impl Runtime {
             .ok_or(err::INVALID_DEVICE_FUNCTION)?;
         hf.func
             .get_or_init(|| {
-                let m = hf.fatbin.module.get_or_init(|| load_fatbin(hf.fatbin.wrapper).map(Arc::new)).clone()?;
+                let m = hf
+                    .fatbin
+                    .module
+                    .get_or_init(|| load_fatbin(hf.fatbin.wrapper).map(Arc::new))
+                    .clone()?;
                 m.functions.get(&hf.name).cloned().ok_or_else(|| {
                     crate::log!("kernel {} not in its fat binary", hf.name);
                     err::INVALID_DEVICE_FUNCTION
@@ -401,7 +464,8 @@ fn load_fatbin(wrapper: usize) -> Result<Module, HipError> {
     }
     // SAFETY: `wrapper` was handed to __hipRegisterFatBinary, whose contract is a
     // HIPF wrapper that stays valid until __hipUnregisterFatBinary.
-    let w: HipFatbinWrapper = unsafe { std::ptr::read_unaligned(wrapper as *const HipFatbinWrapper) };
+    let w: HipFatbinWrapper =
+        unsafe { std::ptr::read_unaligned(wrapper as *const HipFatbinWrapper) };
     if w.magic != ffi::HIPF_MAGIC {
         crate::log!("fat binary wrapper {wrapper:#x}: bad magic {:#x}", w.magic);
         return Err(err::INVALID_IMAGE);

@@ -29,11 +29,26 @@ pub struct Op(Kind);
 // Launches dominate and carry their argument segment inline (no allocation).
 #[allow(clippy::large_enum_variant)]
 enum Kind {
-    Copy { dst: usize, src: usize, len: usize },
-    Fill { dst: usize, value: u32, count: usize, width: u8 },
+    Copy {
+        dst: usize,
+        src: usize,
+        len: usize,
+    },
+    Fill {
+        dst: usize,
+        value: u32,
+        count: usize,
+        width: u8,
+    },
     Launch(LaunchOp),
-    Record { event: Arc<Event>, generation: u64 },
-    Wait { event: Arc<Event>, generation: u64 },
+    Record {
+        event: Arc<Event>,
+        generation: u64,
+    },
+    Wait {
+        event: Arc<Event>,
+        generation: u64,
+    },
 }
 
 impl Op {
@@ -51,7 +66,12 @@ impl Op {
     /// # Safety
     /// `[dst, dst + count*width)` must stay valid writable memory until the op has run.
     pub unsafe fn fill(dst: usize, value: u32, count: usize, width: u8) -> Op {
-        Op(Kind::Fill { dst, value, count, width })
+        Op(Kind::Fill {
+            dst,
+            value,
+            count,
+            width,
+        })
     }
 
     /// A kernel launch.
@@ -89,7 +109,12 @@ impl Op {
             // SAFETY: validity of both ranges is the contract of Op::copy.
             Kind::Copy { dst, src, len } => unsafe { raw_copy(*dst, *src, *len) },
             // SAFETY: validity of the range is the contract of Op::fill.
-            Kind::Fill { dst, value, count, width } => unsafe { raw_fill(*dst, *value, *count, *width) },
+            Kind::Fill {
+                dst,
+                value,
+                count,
+                width,
+            } => unsafe { raw_fill(*dst, *value, *count, *width) },
             Kind::Launch(l) => {
                 // SAFETY: `l.func` keeps the code object loaded; `l.args` is the
                 // kernel's argument segment (contract of Op::launch) and lives until
@@ -122,7 +147,13 @@ impl Stream {
     pub fn new(flags: u32, pool: Arc<Pool>) -> Result<Arc<Stream>, HipError> {
         let s = Arc::new(Stream {
             flags,
-            q: Mutex::new(Queue { ops: VecDeque::new(), submitted: 0, completed: 0, shutdown: false, error: 0 }),
+            q: Mutex::new(Queue {
+                ops: VecDeque::new(),
+                submitted: 0,
+                completed: 0,
+                shutdown: false,
+                error: 0,
+            }),
             work: Condvar::new(),
             done: Condvar::new(),
             thread: Mutex::new(None),
@@ -219,7 +250,15 @@ pub struct Event {
 
 impl Event {
     pub fn new(flags: u32) -> Event {
-        Event { flags, st: Mutex::new(EventState { requested: 0, done: 0, time: None }), cv: Condvar::new() }
+        Event {
+            flags,
+            st: Mutex::new(EventState {
+                requested: 0,
+                done: 0,
+                time: None,
+            }),
+            cv: Condvar::new(),
+        }
     }
 
     /// Starts a record; the returned generation completes when the stream reaches it.

@@ -24,7 +24,12 @@ fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let deps = exe.parent().expect("target/<profile>/deps").to_path_buf();
     let profile = deps.parent().expect("target/<profile>").to_path_buf();
-    let find = || [&deps, &profile].into_iter().find(|d| d.join("libhrr_hip_cpu.so").exists()).cloned();
+    let find = || {
+        [&deps, &profile]
+            .into_iter()
+            .find(|d| d.join("libhrr_hip_cpu.so").exists())
+            .cloned()
+    };
     if find().is_none() {
         // Some other driver ran us without the cdylib: build it.
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -40,21 +45,32 @@ fn lib_dir() -> PathBuf {
 }
 
 fn work_dir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hrr-hip-cpu-{name}-{}", std::process::id()));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hrr-hip-cpu-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
 fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{cmd:?} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
     stdout
 }
 
 fn require_headers() {
-    for h in ["/usr/include/hip/hip_runtime_api.h", "/usr/include/hsa/hsa.h", "/usr/include/hsa/hsa_ext_amd.h"] {
+    for h in [
+        "/usr/include/hip/hip_runtime_api.h",
+        "/usr/include/hsa/hsa.h",
+        "/usr/include/hsa/hsa_ext_amd.h",
+    ] {
         assert!(
             Path::new(h).exists(),
             "{h} is missing: install Debian's libamdhip64-dev and libhsa-runtime-dev (apt-get install libamdhip64-dev libhsa-runtime-dev)"
@@ -65,24 +81,33 @@ fn require_headers() {
 /// gcc against Debian's headers, linked to our runtime with an rpath.
 fn compile_program(out: &Path, sources: &[PathBuf], lib: &Path) {
     let mut cmd = Command::new("gcc");
-    cmd.args(["-D__HIP_PLATFORM_AMD__", "-O1", "-g", "-Wall", "-Werror", "-Wno-deprecated-declarations"])
-        .arg("-I")
-        .arg(crate_dir().join("tests/c"))
-        .args(sources)
-        .arg("-o")
-        .arg(out)
-        .arg("-L")
-        .arg(lib)
-        .arg("-lhrr_hip_cpu")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .args(["-lm", "-lpthread"]);
+    cmd.args([
+        "-D__HIP_PLATFORM_AMD__",
+        "-O1",
+        "-g",
+        "-Wall",
+        "-Werror",
+        "-Wno-deprecated-declarations",
+    ])
+    .arg("-I")
+    .arg(crate_dir().join("tests/c"))
+    .args(sources)
+    .arg("-o")
+    .arg(out)
+    .arg("-L")
+    .arg(lib)
+    .arg("-lhrr_hip_cpu")
+    .arg(format!("-Wl,-rpath,{}", lib.display()))
+    .args(["-lm", "-lpthread"]);
     run(&mut cmd);
 }
 
 fn run_program(exe: &Path, args: &[&Path]) -> String {
     let mut cmd = Command::new(exe);
     println!("running {} against {}", exe.display(), lib_dir().display());
-    cmd.args(args).env("HRR_CPU_DEVICE_MEMORY", "8G").env("HRR_CPU_LOG", "1");
+    cmd.args(args)
+        .env("HRR_CPU_DEVICE_MEMORY", "8G")
+        .env("HRR_CPU_LOG", "1");
     let out = run(&mut cmd);
     println!("{out}");
     out
@@ -139,7 +164,17 @@ fn c_kernels_module_and_fatbinary_paths() {
     let elf = std::fs::read(&so).unwrap();
     let kernels = hrr_hip_cpu::module::elf_kernels(&elf).expect("metadata of kernels.so");
     let names: Vec<&str> = kernels.iter().map(|(k, _)| k.name.as_str()).collect();
-    assert_eq!(names, ["saxpy", "scale_struct", "block_sum", "grid_index", "sleep_then_set", "empty"]);
+    assert_eq!(
+        names,
+        [
+            "saxpy",
+            "scale_struct",
+            "block_sum",
+            "grid_index",
+            "sleep_then_set",
+            "empty"
+        ]
+    );
     assert_eq!(kernels[1].1, 32);
 
     let bundle = bundle::write(&[("host-x86_64-unknown-linux-gnu-", b""), (CPU_ENTRY, &elf)]);
@@ -150,7 +185,10 @@ fn c_kernels_module_and_fatbinary_paths() {
     // Compressed bundles (clang --offload-compress): zstd v3 and, with the
     // pre-HIP-6 entry id, zlib v2.
     let ccob = bundle::compress(&bundle, Compression::Zstd, 3, None).unwrap();
-    let old_id = bundle::write(&[("host-x86_64-unknown-linux-gnu-", b""), ("hip-x86_64-unknown-linux-gnu-cpu", &elf)]);
+    let old_id = bundle::write(&[
+        ("host-x86_64-unknown-linux-gnu-", b""),
+        ("hip-x86_64-unknown-linux-gnu-cpu", &elf),
+    ]);
     let ccob_v2 = bundle::compress(&old_id, Compression::Zlib, 2, None).unwrap();
     let files = [
         ("hrr_test_bundle", "bundle.bin", &bundle),

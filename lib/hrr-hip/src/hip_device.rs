@@ -17,7 +17,13 @@ impl HipDevice {
     /// `target` picks code objects out of bundles (`cpu`, `gfx90a`); when
     /// empty, every entry is tried until the runtime accepts one.
     pub fn new(rt: HipRuntime, target: Option<String>) -> HipDevice {
-        let target = target.unwrap_or_else(|| if rt.is_cpu() { "cpu".into() } else { String::new() });
+        let target = target.unwrap_or_else(|| {
+            if rt.is_cpu() {
+                "cpu".into()
+            } else {
+                String::new()
+            }
+        });
         HipDevice { rt, target }
     }
 
@@ -28,9 +34,17 @@ impl HipDevice {
         // SAFETY: hipGetErrorString returns a static NUL-terminated string (or null).
         let msg = unsafe {
             let p = (self.rt.api.hipGetErrorString)(code);
-            if p.is_null() { String::from("unknown error") } else { CStr::from_ptr(p).to_string_lossy().into_owned() }
+            if p.is_null() {
+                String::from("unknown error")
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
         };
-        Err(DeviceError { call, code: i64::from(code), message: msg })
+        Err(DeviceError {
+            call,
+            code: i64::from(code),
+            message: msg,
+        })
     }
 }
 
@@ -49,7 +63,9 @@ impl Device for HipDevice {
         let code = unsafe { (self.rt.api.hipDeviceGetName)(buf.as_mut_ptr(), 256, 0) };
         let name = if code == 0 {
             // SAFETY: the runtime NUL-terminated what it wrote; the last byte is still 0.
-            unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+            unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
         } else {
             "unknown device".into()
         };
@@ -68,10 +84,14 @@ impl Device for HipDevice {
         let (call, code) = unsafe {
             match mem {
                 MemKind::Device => ("hipMalloc", (api.hipMalloc)(&mut p, n)),
-                MemKind::Managed => ("hipMallocManaged", (api.hipMallocManaged)(&mut p, n, ffi::MEM_ATTACH_GLOBAL)),
-                MemKind::Host | MemKind::Pinned => {
-                    ("hipHostMalloc", (api.hipHostMalloc)(&mut p, n, ffi::HOST_MALLOC_DEFAULT))
-                }
+                MemKind::Managed => (
+                    "hipMallocManaged",
+                    (api.hipMallocManaged)(&mut p, n, ffi::MEM_ATTACH_GLOBAL),
+                ),
+                MemKind::Host | MemKind::Pinned => (
+                    "hipHostMalloc",
+                    (api.hipHostMalloc)(&mut p, n, ffi::HOST_MALLOC_DEFAULT),
+                ),
             }
         };
         self.check(call, code)?;
@@ -83,7 +103,9 @@ impl Device for HipDevice {
                 self.check("hipMemset", code)?;
             }
             // SAFETY: host allocations are CPU-addressable `n` bytes.
-            MemKind::Host | MemKind::Pinned => unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, n) },
+            MemKind::Host | MemKind::Pinned => unsafe {
+                std::ptr::write_bytes(p.cast::<u8>(), 0, n)
+            },
         }
         Ok(p as u64)
     }
@@ -93,7 +115,9 @@ impl Device for HipDevice {
         let (call, code) = unsafe {
             match mem {
                 MemKind::Device | MemKind::Managed => ("hipFree", (self.rt.api.hipFree)(ptr(p))),
-                MemKind::Host | MemKind::Pinned => ("hipHostFree", (self.rt.api.hipHostFree)(ptr(p))),
+                MemKind::Host | MemKind::Pinned => {
+                    ("hipHostFree", (self.rt.api.hipHostFree)(ptr(p)))
+                }
             }
         };
         self.check(call, code)
@@ -105,11 +129,26 @@ impl Device for HipDevice {
         // translated device address the runtime validates.
         let code = unsafe {
             match s {
-                None => (api.hipMemcpy)(ptr(dst), src.as_ptr().cast(), src.len(), ffi::MEMCPY_HOST_TO_DEVICE),
+                None => (api.hipMemcpy)(
+                    ptr(dst),
+                    src.as_ptr().cast(),
+                    src.len(),
+                    ffi::MEMCPY_HOST_TO_DEVICE,
+                ),
                 Some(_) => {
-                    let c = (api.hipMemcpyAsync)(ptr(dst), src.as_ptr().cast(), src.len(), ffi::MEMCPY_HOST_TO_DEVICE, stream(s));
+                    let c = (api.hipMemcpyAsync)(
+                        ptr(dst),
+                        src.as_ptr().cast(),
+                        src.len(),
+                        ffi::MEMCPY_HOST_TO_DEVICE,
+                        stream(s),
+                    );
                     // `src` is borrowed only for this call.
-                    if c == 0 { (api.hipStreamSynchronize)(stream(s)) } else { c }
+                    if c == 0 {
+                        (api.hipStreamSynchronize)(stream(s))
+                    } else {
+                        c
+                    }
                 }
             }
         };
@@ -121,35 +160,75 @@ impl Device for HipDevice {
         // SAFETY: `dst` is a live mutable slice of the length passed.
         let code = unsafe {
             match s {
-                None => (api.hipMemcpy)(dst.as_mut_ptr().cast(), ptr(src), dst.len(), ffi::MEMCPY_DEVICE_TO_HOST),
+                None => (api.hipMemcpy)(
+                    dst.as_mut_ptr().cast(),
+                    ptr(src),
+                    dst.len(),
+                    ffi::MEMCPY_DEVICE_TO_HOST,
+                ),
                 Some(_) => {
-                    let c = (api.hipMemcpyAsync)(dst.as_mut_ptr().cast(), ptr(src), dst.len(), ffi::MEMCPY_DEVICE_TO_HOST, stream(s));
-                    if c == 0 { (api.hipStreamSynchronize)(stream(s)) } else { c }
+                    let c = (api.hipMemcpyAsync)(
+                        dst.as_mut_ptr().cast(),
+                        ptr(src),
+                        dst.len(),
+                        ffi::MEMCPY_DEVICE_TO_HOST,
+                        stream(s),
+                    );
+                    if c == 0 {
+                        (api.hipStreamSynchronize)(stream(s))
+                    } else {
+                        c
+                    }
                 }
             }
         };
         self.check("hipMemcpy(DtoH)", code)
     }
 
-    fn copy_d2d(&mut self, dst: u64, src: u64, size: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+    fn copy_d2d(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
         let api = &self.rt.api;
         // SAFETY: both are translated device addresses the runtime validates.
         let code = unsafe {
             match s {
-                None => (api.hipMemcpy)(ptr(dst), ptr(src), size as usize, ffi::MEMCPY_DEVICE_TO_DEVICE),
-                Some(_) => (api.hipMemcpyAsync)(ptr(dst), ptr(src), size as usize, ffi::MEMCPY_DEVICE_TO_DEVICE, stream(s)),
+                None => (api.hipMemcpy)(
+                    ptr(dst),
+                    ptr(src),
+                    size as usize,
+                    ffi::MEMCPY_DEVICE_TO_DEVICE,
+                ),
+                Some(_) => (api.hipMemcpyAsync)(
+                    ptr(dst),
+                    ptr(src),
+                    size as usize,
+                    ffi::MEMCPY_DEVICE_TO_DEVICE,
+                    stream(s),
+                ),
             }
         };
         self.check("hipMemcpy(DtoD)", code)
     }
 
-    fn memset(&mut self, dst: u64, value: u8, size: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+    fn memset(
+        &mut self,
+        dst: u64,
+        value: u8,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
         let api = &self.rt.api;
         // SAFETY: a translated device address the runtime validates.
         let code = unsafe {
             match s {
                 None => (api.hipMemset)(ptr(dst), i32::from(value), size as usize),
-                Some(_) => (api.hipMemsetAsync)(ptr(dst), i32::from(value), size as usize, stream(s)),
+                Some(_) => {
+                    (api.hipMemsetAsync)(ptr(dst), i32::from(value), size as usize, stream(s))
+                }
             }
         };
         self.check("hipMemset", code)

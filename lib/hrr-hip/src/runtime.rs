@@ -28,7 +28,11 @@ pub enum RuntimeError {
     #[error("HIP runtime {path} lacks an entry point: {reason}")]
     Symbol { path: String, reason: String },
     #[error("HIP runtime {path}: {call} failed with code {code}")]
-    Init { path: String, call: &'static str, code: i32 },
+    Init {
+        path: String,
+        call: &'static str,
+        code: i32,
+    },
     #[error("HIP runtime {path} reports no device")]
     NoDevice { path: String },
 }
@@ -71,14 +75,22 @@ impl HipRuntime {
         let shown = path.display().to_string();
         // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
         // library meant to be loaded into any process.
-        let lib = unsafe { libloading::Library::new(&path) }
-            .map_err(|e| RuntimeError::Load { path: shown.clone(), reason: e.to_string() })?;
-        let api = HipApi::load(&lib)
-            .map_err(|reason| RuntimeError::Symbol { path: shown.clone(), reason })?;
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| RuntimeError::Load {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+        let api = HipApi::load(&lib).map_err(|reason| RuntimeError::Symbol {
+            path: shown.clone(),
+            reason,
+        })?;
         // SAFETY: plain HIP calls with valid out-pointers.
         let code = unsafe { (api.hipInit)(0) };
         if code != 0 {
-            return Err(RuntimeError::Init { path: shown, call: "hipInit", code });
+            return Err(RuntimeError::Init {
+                path: shown,
+                call: "hipInit",
+                code,
+            });
         }
         let mut count = 0;
         // SAFETY: `count` is a valid out-pointer.
@@ -89,10 +101,19 @@ impl HipRuntime {
         // SAFETY: device 0 exists (count >= 1).
         let code = unsafe { (api.hipSetDevice)(0) };
         if code != 0 {
-            return Err(RuntimeError::Init { path: shown, call: "hipSetDevice", code });
+            return Err(RuntimeError::Init {
+                path: shown,
+                call: "hipSetDevice",
+                code,
+            });
         }
         let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
-        Ok(HipRuntime { api, path: shown, is_cpu, _lib: lib })
+        Ok(HipRuntime {
+            api,
+            path: shown,
+            is_cpu,
+            _lib: lib,
+        })
     }
 
     pub fn path(&self) -> &str {

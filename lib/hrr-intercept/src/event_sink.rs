@@ -580,7 +580,10 @@ mod tests {
         append_until("first hand-off", &|s| !s.lock_handoff().pending.is_empty());
         append_until("drain", &|_| !std::fs::read(&path).unwrap().is_empty());
         let h = s.lock_handoff();
-        assert!(h.pending.is_empty() && h.spare.capacity() > 0, "drained, and the spare is back");
+        assert!(
+            h.pending.is_empty() && h.spare.capacity() > 0,
+            "drained, and the spare is back"
+        );
         drop(h);
         append_until("second hand-off", &|s| !s.lock_handoff().pending.is_empty());
         s.has_writer.store(false, Ordering::Release);

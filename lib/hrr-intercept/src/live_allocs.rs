@@ -44,10 +44,7 @@ impl LiveAllocs {
     }
 
     pub fn insert(&self, base: u64, size: u64, mem: MemKind) {
-        let mut live = self
-            .map
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
         // A zero-sized allocation contains its base.
         let last = base.saturating_add(size.max(1) - 1);
         live.max_last = live.max_last.max(last);
@@ -110,11 +107,7 @@ impl AllocView<'_> {
         let mut off = 0;
         while off + 8 <= bytes.len() {
             let w = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-            if w >= lo
-                && w <= hi
-                && (w & 0xffff_ffff) >= MIN_POINTER
-                && self.find(w).is_some()
-            {
+            if w >= lo && w <= hi && (w & 0xffff_ffff) >= MIN_POINTER && self.find(w).is_some() {
                 hit(off as u32);
                 off += 8;
             } else {

@@ -35,11 +35,22 @@ pub const DEFAULT_LIBRARY: &str = "libhsa-runtime64.so.1";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot load HSA runtime {path:?}: {source}")]
-    Load { path: OsString, source: libloading::Error },
+    Load {
+        path: OsString,
+        source: libloading::Error,
+    },
     #[error("HSA runtime {path:?} lacks {symbol}: {source}")]
-    Symbol { path: OsString, symbol: &'static str, source: libloading::Error },
+    Symbol {
+        path: OsString,
+        symbol: &'static str,
+        source: libloading::Error,
+    },
     #[error("{call} failed: {message} (hsa_status_t {status:#x})")]
-    Status { call: &'static str, status: hsa_status_t, message: String },
+    Status {
+        call: &'static str,
+        status: hsa_status_t,
+        message: String,
+    },
     #[error("no GPU agent has a coarse-grained global pool that allows runtime allocation")]
     NoGpuCoarsePool,
     #[error("a zero-byte allocation was requested")]
@@ -110,7 +121,9 @@ pub struct Hsa {
 
 impl fmt::Debug for Hsa {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Hsa").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Hsa")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -127,17 +140,27 @@ impl Hsa {
         // SAFETY: loading a shared library runs its initialisers; the HSA runtime
         // and hrr's CPU runtime are ordinary libraries whose constructors have no
         // preconditions on the loading program.
-        let lib =
-            unsafe { libloading::Library::new(&path) }.map_err(|source| Error::Load { path: path.clone(), source })?;
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|source| Error::Load {
+            path: path.clone(),
+            source,
+        })?;
         let fns = resolve(&lib, &path)?;
         // SAFETY: hsa_init takes no arguments; `fns` came from `lib`, which is loaded.
         let status = unsafe { (fns.hsa_init)() };
         if status != HSA_STATUS_SUCCESS {
             // Not initialised: no Hsa (whose Drop calls hsa_shut_down) is built.
             let message = status_string(&fns, status);
-            return Err(Error::Status { call: "hsa_init", status, message });
+            return Err(Error::Status {
+                call: "hsa_init",
+                status,
+                message,
+            });
         }
-        Ok(Hsa { fns, path, _lib: lib })
+        Ok(Hsa {
+            fns,
+            path,
+            _lib: lib,
+        })
     }
 
     /// The path or name the runtime was loaded from.
@@ -160,7 +183,11 @@ impl Hsa {
         if status == HSA_STATUS_SUCCESS {
             Ok(())
         } else {
-            Err(Error::Status { call, status, message: self.status_string(status) })
+            Err(Error::Status {
+                call,
+                status,
+                message: self.status_string(status),
+            })
         }
     }
 
@@ -169,22 +196,46 @@ impl Hsa {
         let mut handles: Vec<hsa_agent_t> = Vec::new();
         // SAFETY: `push_handle::<hsa_agent_t>` has the callback's C signature and
         // `data` points at `handles`, alive and exclusively borrowed for the call.
-        let r = unsafe { (self.fns.hsa_iterate_agents)(Some(push_handle::<hsa_agent_t>), (&raw mut handles).cast()) };
+        let r = unsafe {
+            (self.fns.hsa_iterate_agents)(
+                Some(push_handle::<hsa_agent_t>),
+                (&raw mut handles).cast(),
+            )
+        };
         self.check("hsa_iterate_agents", r)?;
         handles
             .into_iter()
             .map(|handle| {
                 let mut device: hsa_device_type_t = 0;
                 // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t (u32).
-                let r =
-                    unsafe { (self.fns.hsa_agent_get_info)(handle, HSA_AGENT_INFO_DEVICE, (&raw mut device).cast()) };
+                let r = unsafe {
+                    (self.fns.hsa_agent_get_info)(
+                        handle,
+                        HSA_AGENT_INFO_DEVICE,
+                        (&raw mut device).cast(),
+                    )
+                };
                 self.check("hsa_agent_get_info(HSA_AGENT_INFO_DEVICE)", r)?;
                 let mut name = [0 as c_char; HSA_AGENT_NAME_LEN];
                 // SAFETY: HSA_AGENT_INFO_NAME writes a char[64].
-                let r = unsafe { (self.fns.hsa_agent_get_info)(handle, HSA_AGENT_INFO_NAME, name.as_mut_ptr().cast()) };
+                let r = unsafe {
+                    (self.fns.hsa_agent_get_info)(
+                        handle,
+                        HSA_AGENT_INFO_NAME,
+                        name.as_mut_ptr().cast(),
+                    )
+                };
                 self.check("hsa_agent_get_info(HSA_AGENT_INFO_NAME)", r)?;
-                let name = name.iter().take_while(|&&c| c != 0).map(|&c| c as u8 as char).collect();
-                Ok(Agent { handle, device: device.into(), name })
+                let name = name
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8 as char)
+                    .collect();
+                Ok(Agent {
+                    handle,
+                    device: device.into(),
+                    name,
+                })
             })
             .collect()
     }
@@ -202,39 +253,79 @@ impl Hsa {
             )
         };
         self.check("hsa_amd_agent_iterate_memory_pools", r)?;
-        handles.into_iter().map(|handle| self.pool_info(agent.handle, handle)).collect()
+        handles
+            .into_iter()
+            .map(|handle| self.pool_info(agent.handle, handle))
+            .collect()
     }
 
     fn pool_info(&self, agent: hsa_agent_t, handle: hsa_amd_memory_pool_t) -> Result<MemoryPool> {
         let get = self.fns.hsa_amd_memory_pool_get_info;
         let mut segment: hsa_amd_segment_t = 0;
         // SAFETY: SEGMENT writes one hsa_amd_segment_t (u32).
-        let r = unsafe { get(handle, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, (&raw mut segment).cast()) };
+        let r = unsafe {
+            get(
+                handle,
+                HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                (&raw mut segment).cast(),
+            )
+        };
         self.check("hsa_amd_memory_pool_get_info(SEGMENT)", r)?;
         let mut global_flags: u32 = 0;
         if segment == HSA_AMD_SEGMENT_GLOBAL {
             // SAFETY: GLOBAL_FLAGS writes one uint32_t (defined for global pools only).
-            let r = unsafe { get(handle, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, (&raw mut global_flags).cast()) };
+            let r = unsafe {
+                get(
+                    handle,
+                    HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                    (&raw mut global_flags).cast(),
+                )
+            };
             self.check("hsa_amd_memory_pool_get_info(GLOBAL_FLAGS)", r)?;
         }
         // A C `bool` is one byte; read it as u8 so no value is an invalid Rust bool.
         let mut alloc_allowed: u8 = 0;
         // SAFETY: RUNTIME_ALLOC_ALLOWED writes one bool (1 byte).
-        let r = unsafe { get(handle, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, (&raw mut alloc_allowed).cast()) };
+        let r = unsafe {
+            get(
+                handle,
+                HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED,
+                (&raw mut alloc_allowed).cast(),
+            )
+        };
         self.check("hsa_amd_memory_pool_get_info(RUNTIME_ALLOC_ALLOWED)", r)?;
         let mut size: usize = 0;
         // SAFETY: SIZE writes one size_t.
-        let r = unsafe { get(handle, HSA_AMD_MEMORY_POOL_INFO_SIZE, (&raw mut size).cast()) };
+        let r = unsafe {
+            get(
+                handle,
+                HSA_AMD_MEMORY_POOL_INFO_SIZE,
+                (&raw mut size).cast(),
+            )
+        };
         self.check("hsa_amd_memory_pool_get_info(SIZE)", r)?;
-        Ok(MemoryPool { handle, agent, segment, global_flags, runtime_alloc_allowed: alloc_allowed != 0, size })
+        Ok(MemoryPool {
+            handle,
+            agent,
+            segment,
+            global_flags,
+            runtime_alloc_allowed: alloc_allowed != 0,
+            size,
+        })
     }
 
     /// The first GPU agent's coarse-grained global pool that allows runtime
     /// allocation: where a library puts device memory HIP never sees.
     pub fn gpu_coarse_pool(&self) -> Result<MemoryPool> {
-        for agent in self.agents()?.iter().filter(|a| a.device == DeviceType::Gpu) {
-            if let Some(p) =
-                self.memory_pools(agent)?.into_iter().find(|p| p.is_coarse_grained() && p.runtime_alloc_allowed)
+        for agent in self
+            .agents()?
+            .iter()
+            .filter(|a| a.device == DeviceType::Gpu)
+        {
+            if let Some(p) = self
+                .memory_pools(agent)?
+                .into_iter()
+                .find(|p| p.is_coarse_grained() && p.runtime_alloc_allowed)
             {
                 return Ok(p);
             }
@@ -256,7 +347,11 @@ impl Hsa {
             status: HSA_STATUS_ERROR,
             message: "returned success and a null pointer".into(),
         })?;
-        Ok(HsaBuffer { hsa: self, ptr, size })
+        Ok(HsaBuffer {
+            hsa: self,
+            ptr,
+            size,
+        })
     }
 
     /// `hsa_amd_agents_allow_access(agents, NULL, buffer)`.
@@ -270,7 +365,12 @@ impl Hsa {
         // SAFETY: `handles` holds `n` agents; flags may be NULL (reserved); the
         // buffer is a live pool allocation of this runtime.
         let r = unsafe {
-            (self.fns.hsa_amd_agents_allow_access)(n, handles.as_ptr(), std::ptr::null(), buffer.ptr.as_ptr())
+            (self.fns.hsa_amd_agents_allow_access)(
+                n,
+                handles.as_ptr(),
+                std::ptr::null(),
+                buffer.ptr.as_ptr(),
+            )
         };
         self.check("hsa_amd_agents_allow_access", r)
     }
@@ -369,7 +469,11 @@ fn resolve(lib: &libloading::Library, path: &OsStr) -> Result<HsaFns> {
     /// # Safety
     /// `T` must be the symbol's true C signature (the `PFN_*` types transcribe
     /// Debian's headers, checked by tests/c_layout.rs and abi/).
-    unsafe fn sym<T: Copy>(lib: &libloading::Library, path: &OsStr, symbol: &'static str) -> Result<T> {
+    unsafe fn sym<T: Copy>(
+        lib: &libloading::Library,
+        path: &OsStr,
+        symbol: &'static str,
+    ) -> Result<T> {
         let mut name = Vec::with_capacity(symbol.len() + 1);
         name.extend_from_slice(symbol.as_bytes());
         name.push(0);
@@ -389,7 +493,11 @@ fn resolve(lib: &libloading::Library, path: &OsStr) -> Result<HsaFns> {
             hsa_status_string: sym(lib, path, "hsa_status_string")?,
             hsa_iterate_agents: sym(lib, path, "hsa_iterate_agents")?,
             hsa_agent_get_info: sym(lib, path, "hsa_agent_get_info")?,
-            hsa_amd_agent_iterate_memory_pools: sym(lib, path, "hsa_amd_agent_iterate_memory_pools")?,
+            hsa_amd_agent_iterate_memory_pools: sym(
+                lib,
+                path,
+                "hsa_amd_agent_iterate_memory_pools",
+            )?,
             hsa_amd_memory_pool_get_info: sym(lib, path, "hsa_amd_memory_pool_get_info")?,
             hsa_amd_memory_pool_allocate: sym(lib, path, "hsa_amd_memory_pool_allocate")?,
             hsa_amd_memory_pool_free: sym(lib, path, "hsa_amd_memory_pool_free")?,
@@ -406,9 +514,15 @@ mod tests {
     fn symbol_list_matches_fields() {
         // Every name in SYMBOLS is resolved by `resolve` (kept in sync by hand;
         // this test fails if one is added to one and not the other).
-        let src = include_str!("lib.rs");
+        // Whitespace (and a trailing comma) is ignored so that rustfmt's line
+        // breaks do not matter.
+        let src: String = include_str!("lib.rs").split_whitespace().collect();
         for s in SYMBOLS {
-            assert!(src.contains(&format!("sym(lib, path, \"{s}\")")), "{s} not resolved");
+            assert!(
+                src.contains(&format!("sym(lib,path,\"{s}\")"))
+                    || src.contains(&format!("sym(lib,path,\"{s}\",)")),
+                "{s} not resolved"
+            );
         }
     }
 
@@ -422,7 +536,16 @@ mod tests {
     fn library_without_hsa_is_an_error() {
         // libc has none of the entry points.
         let e = Hsa::load("libc.so.6").unwrap_err();
-        assert!(matches!(e, Error::Symbol { symbol: "hsa_init", .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                Error::Symbol {
+                    symbol: "hsa_init",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]
@@ -436,9 +559,15 @@ mod tests {
             size: 1,
         };
         assert!(p.is_coarse_grained());
-        let fine = MemoryPool { global_flags: HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED, ..p.clone() };
+        let fine = MemoryPool {
+            global_flags: HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+            ..p.clone()
+        };
         assert!(!fine.is_coarse_grained());
-        let group = MemoryPool { segment: HSA_AMD_SEGMENT_GROUP, ..p };
+        let group = MemoryPool {
+            segment: HSA_AMD_SEGMENT_GROUP,
+            ..p
+        };
         assert!(!group.is_coarse_grained());
     }
 }

@@ -98,7 +98,8 @@ pub const HSA_AGENT_NAME_LEN: usize = 64;
 
 /// `hsa_status_t (*callback)(hsa_agent_t agent, void* data)` of `hsa_iterate_agents`.
 /// Non-nullable here: the wrapper always passes one.
-pub type hsa_agent_callback_t = unsafe extern "C" fn(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t;
+pub type hsa_agent_callback_t =
+    unsafe extern "C" fn(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t;
 /// `hsa_status_t (*callback)(hsa_amd_memory_pool_t memory_pool, void* data)`.
 pub type hsa_pool_callback_t =
     unsafe extern "C" fn(memory_pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t;
@@ -114,11 +115,17 @@ pub type PFN_hsa_status_string =
 pub type PFN_hsa_iterate_agents =
     unsafe extern "C" fn(callback: Option<hsa_agent_callback_t>, data: *mut c_void) -> hsa_status_t;
 /// `hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value)`.
-pub type PFN_hsa_agent_get_info =
-    unsafe extern "C" fn(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t;
+pub type PFN_hsa_agent_get_info = unsafe extern "C" fn(
+    agent: hsa_agent_t,
+    attribute: hsa_agent_info_t,
+    value: *mut c_void,
+) -> hsa_status_t;
 /// `hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t agent, callback, void *data)`.
-pub type PFN_hsa_amd_agent_iterate_memory_pools =
-    unsafe extern "C" fn(agent: hsa_agent_t, callback: Option<hsa_pool_callback_t>, data: *mut c_void) -> hsa_status_t;
+pub type PFN_hsa_amd_agent_iterate_memory_pools = unsafe extern "C" fn(
+    agent: hsa_agent_t,
+    callback: Option<hsa_pool_callback_t>,
+    data: *mut c_void,
+) -> hsa_status_t;
 /// `hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t, hsa_amd_memory_pool_info_t, void *value)`.
 pub type PFN_hsa_amd_memory_pool_get_info = unsafe extern "C" fn(
     memory_pool: hsa_amd_memory_pool_t,

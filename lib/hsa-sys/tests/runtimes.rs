@@ -10,7 +10,11 @@ use std::process::Command;
 fn cpu_runtime() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let deps = exe.parent().unwrap();
-    let dir = if deps.file_name().is_some_and(|n| n == "deps") { deps.parent().unwrap() } else { deps };
+    let dir = if deps.file_name().is_some_and(|n| n == "deps") {
+        deps.parent().unwrap()
+    } else {
+        deps
+    };
     let lib = dir.join("libhrr_hip_cpu.so");
     if !lib.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -19,7 +23,10 @@ fn cpu_runtime() -> PathBuf {
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
-        assert!(cmd.status().expect("cargo build").success(), "cargo build -p hrr-hip-cpu failed");
+        assert!(
+            cmd.status().expect("cargo build").success(),
+            "cargo build -p hrr-hip-cpu failed"
+        );
     }
     lib
 }
@@ -28,19 +35,36 @@ fn cpu_runtime() -> PathBuf {
 fn cpu_runtime_agents_pools_and_allocation() {
     let hsa = Hsa::load(cpu_runtime()).expect("load libhrr_hip_cpu.so as HSA");
     let agents = hsa.agents().unwrap();
-    assert!(agents.iter().any(|a| a.device == DeviceType::Gpu), "{agents:?}");
-    assert!(agents.iter().any(|a| a.device == DeviceType::Cpu), "{agents:?}");
-    assert!(agents.iter().all(|a| !a.name.is_empty() && a.name.len() < 64), "{agents:?}");
+    assert!(
+        agents.iter().any(|a| a.device == DeviceType::Gpu),
+        "{agents:?}"
+    );
+    assert!(
+        agents.iter().any(|a| a.device == DeviceType::Cpu),
+        "{agents:?}"
+    );
+    assert!(
+        agents
+            .iter()
+            .all(|a| !a.name.is_empty() && a.name.len() < 64),
+        "{agents:?}"
+    );
 
     let pool = hsa.gpu_coarse_pool().unwrap();
-    assert!(pool.is_coarse_grained() && pool.runtime_alloc_allowed && pool.size > 0, "{pool:?}");
+    assert!(
+        pool.is_coarse_grained() && pool.runtime_alloc_allowed && pool.size > 0,
+        "{pool:?}"
+    );
     let gpu = agents.iter().find(|a| a.device == DeviceType::Gpu).unwrap();
     assert_eq!(pool.agent, gpu.handle);
 
     let a = hsa.allocate(&pool, 256 << 10).unwrap();
     let b = hsa.allocate(&pool, 4096).unwrap();
     assert_eq!(a.len(), 256 << 10);
-    assert!(a.addr() != 0 && (a.addr() + a.len() <= b.addr() || b.addr() + b.len() <= a.addr()), "{a:?} {b:?}");
+    assert!(
+        a.addr() != 0 && (a.addr() + a.len() <= b.addr() || b.addr() + b.len() <= a.addr()),
+        "{a:?} {b:?}"
+    );
     hsa.allow_access_all(&a).unwrap();
     hsa.allow_access(&agents[..1], &b).unwrap();
     a.free().unwrap();
@@ -51,7 +75,9 @@ fn cpu_runtime_agents_pools_and_allocation() {
     let mut bogus = pool.clone();
     bogus.handle = hsa_amd_memory_pool_t { handle: 0xdead };
     match hsa.allocate(&bogus, 64) {
-        Err(Error::Status { status, message, .. }) => {
+        Err(Error::Status {
+            status, message, ..
+        }) => {
             assert_eq!(status, HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
             assert!(message.contains("INVALID_MEMORY_POOL"), "{message}");
         }
@@ -86,7 +112,11 @@ fn rocm_runtime_without_gpu_is_a_clean_error() {
         return;
     }
     match Hsa::load_default() {
-        Err(Error::Status { call: "hsa_init", status, .. }) => assert_ne!(status, HSA_STATUS_SUCCESS),
+        Err(Error::Status {
+            call: "hsa_init",
+            status,
+            ..
+        }) => assert_ne!(status, HSA_STATUS_SUCCESS),
         other => panic!("expected hsa_init to fail without /dev/kfd, got {other:?}"),
     }
 }

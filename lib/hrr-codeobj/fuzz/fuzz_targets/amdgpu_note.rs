@@ -7,7 +7,8 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(m) = amdgpu::parse_msgpack(data) {
         for k in &m.kernels {
             // Parsed metadata upholds the invariants consumers index by.
-            k.validate("fuzz", &k.name).expect("parser returned invalid metadata");
+            k.validate("fuzz", &k.name)
+                .expect("parser returned invalid metadata");
             let _ = k.pointer_offsets();
         }
     }

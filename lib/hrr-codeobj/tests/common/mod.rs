@@ -14,11 +14,20 @@ pub type Layout = &'static [(u32, u32, bool)];
 
 pub const EXPECTED: &[(&str, Layout)] = &[
     // saxpy(float a, const float *x, float *y, int n)
-    ("saxpy", &[(0, 4, false), (8, 8, true), (16, 8, true), (24, 4, false)]),
+    (
+        "saxpy",
+        &[(0, 4, false), (8, 8, true), (16, 8, true), (24, 4, false)],
+    ),
     // with_struct(Pair{float*,int,double} s, char c, long long *out)
-    ("with_struct", &[(0, 24, false), (24, 1, false), (32, 8, true)]),
+    (
+        "with_struct",
+        &[(0, 24, false), (24, 1, false), (32, 8, true)],
+    ),
     // mangled(short s, double d, unsigned char *b)
-    ("_Z7mangledsdPh", &[(0, 2, false), (8, 8, false), (16, 8, true)]),
+    (
+        "_Z7mangledsdPh",
+        &[(0, 2, false), (8, 8, false), (16, 8, true)],
+    ),
     // big(Big{char[100]} b, float4 v, int *out)
     ("big", &[(0, 100, false), (112, 16, false), (128, 8, true)]),
     // noargs()
@@ -39,16 +48,28 @@ pub const ARG_NAMES: &[(&str, &[&str])] = &[
 /// which arguments are pointers (AMD, CPU); CUDA does not.
 pub fn check_layouts(kernels: &[KernelMeta], pointers_known: bool, names: &[&str]) {
     for &(name, want) in EXPECTED.iter().filter(|(n, _)| names.contains(n)) {
-        let k = kernels
-            .iter()
-            .find(|k| k.name == name)
-            .unwrap_or_else(|| panic!("kernel {name} missing; have {:?}", kernels.iter().map(|k| &k.name).collect::<Vec<_>>()));
+        let k = kernels.iter().find(|k| k.name == name).unwrap_or_else(|| {
+            panic!(
+                "kernel {name} missing; have {:?}",
+                kernels.iter().map(|k| &k.name).collect::<Vec<_>>()
+            )
+        });
         let host: Vec<_> = k.host_args().collect();
-        assert_eq!(host.len(), want.len(), "{name}: host arg count; args {:?}", k.args);
+        assert_eq!(
+            host.len(),
+            want.len(),
+            "{name}: host arg count; args {:?}",
+            k.args
+        );
         for (i, (a, &(off, size, ptr))) in host.iter().zip(want).enumerate() {
             assert_eq!((a.offset, a.size), (off, size), "{name} arg {i}");
             if pointers_known {
-                assert_eq!(a.kind == ArgKind::GlobalBuffer, ptr, "{name} arg {i} kind {:?}", a.kind);
+                assert_eq!(
+                    a.kind == ArgKind::GlobalBuffer,
+                    ptr,
+                    "{name} arg {i} kind {:?}",
+                    a.kind
+                );
                 if !ptr {
                     assert_eq!(a.kind, ArgKind::ByValue, "{name} arg {i}");
                 }
@@ -61,10 +82,18 @@ pub fn check_layouts(kernels: &[KernelMeta], pointers_known: bool, names: &[&str
         // Hidden arguments come after every host argument and inside the segment.
         let host_end = k.host_args_size();
         for a in k.args.iter().filter(|a| a.is_hidden()) {
-            assert!(a.offset >= host_end, "{name}: hidden {:?} before host args end {host_end}", a);
+            assert!(
+                a.offset >= host_end,
+                "{name}: hidden {:?} before host args end {host_end}",
+                a
+            );
         }
         for a in &k.args {
-            assert!(a.end() <= k.kernarg_segment_size, "{name}: {a:?} beyond {}", k.kernarg_segment_size);
+            assert!(
+                a.end() <= k.kernarg_segment_size,
+                "{name}: {a:?} beyond {}",
+                k.kernarg_segment_size
+            );
         }
     }
 }

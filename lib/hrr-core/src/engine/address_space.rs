@@ -45,38 +45,60 @@ impl AddressSpace {
         }
         let class = self.regions.classify(addr);
         if !self.regions_enabled {
-            return Err(Unmapped { addr, class, materialise_error: None });
+            return Err(Unmapped {
+                addr,
+                class,
+                materialise_error: None,
+            });
         }
         let allocs = &mut self.allocs;
-        let outcome = self.regions.materialise_for(addr, |seg| -> Result<u64, DeviceError> {
-            let live = dev.alloc(seg.size, MemKind::Device)?;
-            let alloc = Alloc {
-                base: seg.base,
-                size: seg.size,
-                mem: MemKind::Device,
-                live,
-                materialised: true,
-            };
-            if let Err(e) = allocs.insert(alloc) {
-                // Give the memory back: the segment collides with a recorded allocation.
-                let _ = dev.free(live, MemKind::Device);
-                return Err(DeviceError { call: "materialise", code: -1, message: e.to_string() });
-            }
-            Ok(live)
-        });
+        let outcome = self
+            .regions
+            .materialise_for(addr, |seg| -> Result<u64, DeviceError> {
+                let live = dev.alloc(seg.size, MemKind::Device)?;
+                let alloc = Alloc {
+                    base: seg.base,
+                    size: seg.size,
+                    mem: MemKind::Device,
+                    live,
+                    materialised: true,
+                };
+                if let Err(e) = allocs.insert(alloc) {
+                    // Give the memory back: the segment collides with a recorded allocation.
+                    let _ = dev.free(live, MemKind::Device);
+                    return Err(DeviceError {
+                        call: "materialise",
+                        code: -1,
+                        message: e.to_string(),
+                    });
+                }
+                Ok(live)
+            });
         match outcome {
             Some(Ok(_)) => self.translate(addr, len).ok_or(Unmapped {
                 addr,
                 class,
                 materialise_error: Some("operand extends past its segment".into()),
             }),
-            Some(Err(e)) => Err(Unmapped { addr, class, materialise_error: Some(e.to_string()) }),
-            None => Err(Unmapped { addr, class, materialise_error: None }),
+            Some(Err(e)) => Err(Unmapped {
+                addr,
+                class,
+                materialise_error: Some(e.to_string()),
+            }),
+            None => Err(Unmapped {
+                addr,
+                class,
+                materialise_error: None,
+            }),
         }
     }
 
     fn translate(&self, addr: u64, len: u64) -> Option<u64> {
-        if len == 0 { self.allocs.translate(addr) } else { self.allocs.translate_range(addr, len) }
+        if len == 0 {
+            self.allocs.translate(addr)
+        } else {
+            self.allocs.translate_range(addr, len)
+        }
     }
 
     /// Moves the region timeline to `t`, freeing segments deleted meanwhile.
@@ -84,9 +106,10 @@ impl AddressSpace {
         let mut errors = Vec::new();
         for r in self.regions.advance_to(t) {
             if self.allocs.remove(r.base).is_ok()
-                && let Err(e) = dev.free(r.live, MemKind::Device) {
-                    errors.push(e);
-                }
+                && let Err(e) = dev.free(r.live, MemKind::Device)
+            {
+                errors.push(e);
+            }
         }
         errors
     }

@@ -63,7 +63,10 @@ impl CodeCache {
             }
         };
         let f = dev.function(module, name)?;
-        self.functions.entry(code).or_default().insert(name.to_string(), f);
+        self.functions
+            .entry(code)
+            .or_default()
+            .insert(name.to_string(), f);
         self.last = Some((code, name.to_string(), f));
         Ok(f)
     }
@@ -91,20 +94,23 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
     use hrr_codeobj::{ImageKind, bundle, identify};
     let bundle_bytes = match identify(bytes) {
         ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
-        ImageKind::CompressedBundle => {
-            std::borrow::Cow::Owned(bundle::decompress(bytes).map_err(|e| LoadError::Select(e.to_string()))?)
-        }
+        ImageKind::CompressedBundle => std::borrow::Cow::Owned(
+            bundle::decompress(bytes).map_err(|e| LoadError::Select(e.to_string()))?,
+        ),
         _ => return dev.module_load(bytes).map_err(LoadError::Device),
     };
     let target = dev.target();
     if !target.is_empty() {
-        let image = bundle::select(&bundle_bytes, &target).map_err(|e| LoadError::Select(e.to_string()))?;
+        let image =
+            bundle::select(&bundle_bytes, &target).map_err(|e| LoadError::Select(e.to_string()))?;
         return dev.module_load(&image).map_err(LoadError::Device);
     }
     let parsed = bundle::parse(&bundle_bytes).map_err(|e| LoadError::Select(e.to_string()))?;
     let mut last = None;
     for entry in &parsed.entries {
-        let Ok(image) = entry.data(&bundle_bytes) else { continue };
+        let Ok(image) = entry.data(&bundle_bytes) else {
+            continue;
+        };
         if image.is_empty() {
             continue;
         }
@@ -114,7 +120,12 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
         }
     }
     Err(last.map_or_else(
-        || LoadError::Select(format!("bundle has no code object (entries: {})", parsed.ids().join(", "))),
+        || {
+            LoadError::Select(format!(
+                "bundle has no code object (entries: {})",
+                parsed.ids().join(", ")
+            ))
+        },
         LoadError::Device,
     ))
 }

@@ -107,7 +107,12 @@ impl<'a> Replayer<'a> {
                 let last = item.is_err();
                 batch.push(item);
                 if (batch.len() == PREFETCH_BATCH || last)
-                    && tx.send(std::mem::replace(&mut batch, Vec::with_capacity(PREFETCH_BATCH))).is_err()
+                    && tx
+                        .send(std::mem::replace(
+                            &mut batch,
+                            Vec::with_capacity(PREFETCH_BATCH),
+                        ))
+                        .is_err()
                 {
                     break;
                 }
@@ -131,7 +136,9 @@ impl<'a> Replayer<'a> {
                         break 'events;
                     }
                 };
-                span = Some(span.map_or((event.t, event.t), |(a, b)| (a.min(event.t), b.max(event.t))));
+                span = Some(span.map_or((event.t, event.t), |(a, b)| {
+                    (a.min(event.t), b.max(event.t))
+                }));
                 self.summary.events += 1;
                 if let Err(e) = self.step(event) {
                     match e {
@@ -154,16 +161,24 @@ impl<'a> Replayer<'a> {
         // The receiver is gone: a parser still reading stops at its next send.
         let reader = match parser.join() {
             Ok(r) => r,
-            Err(_) => return (self.summary, Some(ReplayError::Format("the event parser thread panicked".into()))),
+            Err(_) => {
+                return (
+                    self.summary,
+                    Some(ReplayError::Format(
+                        "the event parser thread panicked".into(),
+                    )),
+                );
+            }
         };
         progress(self.summary.events);
         for w in reader.warnings() {
             self.summary.warnings.push(w.to_string());
         }
         if error.is_none()
-            && let Err(e) = self.dev.device_sync() {
-                error = Some(ReplayError::Format(e.to_string()));
-            }
+            && let Err(e) = self.dev.device_sync()
+        {
+            error = Some(ReplayError::Format(e.to_string()));
+        }
         if let Some((first, last)) = span {
             let outside = self.space.regions.outside_span(first, last);
             if outside > 0 {
@@ -199,7 +214,11 @@ impl<'a> Replayer<'a> {
     }
 
     fn fatal(e: &Event, what: impl Into<String>) -> ReplayError {
-        ReplayError::Fatal { seq: e.seq, api: e.api.clone(), what: what.into() }
+        ReplayError::Fatal {
+            seq: e.seq,
+            api: e.api.clone(),
+            what: what.into(),
+        }
     }
 
     fn dev_err(e: &Event, err: DeviceError) -> ReplayError {
@@ -207,7 +226,13 @@ impl<'a> Replayer<'a> {
     }
 
     /// The shared device-operand path, with the DESIGN §5 fatal wording.
-    fn device_operand(&mut self, e: &Event, role: &str, addr: Addr, len: u64) -> Result<u64, ReplayError> {
+    fn device_operand(
+        &mut self,
+        e: &Event,
+        role: &str,
+        addr: Addr,
+        len: u64,
+    ) -> Result<u64, ReplayError> {
         self.space
             .translate_or_materialise(self.dev, addr.0, len)
             .map_err(|u| Self::fatal(e, describe_unmapped(role, &u)))
@@ -215,7 +240,13 @@ impl<'a> Replayer<'a> {
 
     /// A pointer in kernel argument `i` at byte `off`, through the shared path.
     /// The role text is only built when translation fails.
-    fn arg_pointer(&mut self, e: &Event, i: usize, off: usize, value: u64) -> Result<u64, ReplayError> {
+    fn arg_pointer(
+        &mut self,
+        e: &Event,
+        i: usize,
+        off: usize,
+        value: u64,
+    ) -> Result<u64, ReplayError> {
         self.space
             .translate_or_materialise(self.dev, value, 0)
             .map_err(|u| Self::fatal(e, describe_unmapped(&format!("launch arg {i}+{off}"), &u)))
@@ -234,7 +265,9 @@ impl<'a> Replayer<'a> {
 
     fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
         for err in self.space.advance_to(self.dev, e.t) {
-            self.summary.warnings.push(format!("event {}: freeing a deleted segment: {err}", e.seq));
+            self.summary
+                .warnings
+                .push(format!("event {}: freeing a deleted segment: {err}", e.seq));
         }
         if e.ret != 0 {
             // A call that failed at capture did nothing there; it does nothing here.
@@ -243,27 +276,67 @@ impl<'a> Replayer<'a> {
         }
         match &e.op {
             Op::Alloc { ptr, size, mem } => {
-                let live = self.dev.alloc(*size, *mem).map_err(|err| Self::dev_err(e, err))?;
-                let alloc = Alloc { base: ptr.0, size: *size, mem: *mem, live, materialised: false };
-                self.space.allocs.insert(alloc).map_err(|err| Self::fatal(e, err.to_string()))?;
+                let live = self
+                    .dev
+                    .alloc(*size, *mem)
+                    .map_err(|err| Self::dev_err(e, err))?;
+                let alloc = Alloc {
+                    base: ptr.0,
+                    size: *size,
+                    mem: *mem,
+                    live,
+                    materialised: false,
+                };
+                self.space
+                    .allocs
+                    .insert(alloc)
+                    .map_err(|err| Self::fatal(e, err.to_string()))?;
             }
             Op::HostRegister { ptr, size } => {
-                let live = self.dev.alloc(*size, MemKind::Pinned).map_err(|err| Self::dev_err(e, err))?;
-                let alloc =
-                    Alloc { base: ptr.0, size: *size, mem: MemKind::Pinned, live, materialised: false };
-                self.space.allocs.insert(alloc).map_err(|err| Self::fatal(e, err.to_string()))?;
+                let live = self
+                    .dev
+                    .alloc(*size, MemKind::Pinned)
+                    .map_err(|err| Self::dev_err(e, err))?;
+                let alloc = Alloc {
+                    base: ptr.0,
+                    size: *size,
+                    mem: MemKind::Pinned,
+                    live,
+                    materialised: false,
+                };
+                self.space
+                    .allocs
+                    .insert(alloc)
+                    .map_err(|err| Self::fatal(e, err.to_string()))?;
             }
             Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
                 if ptr.0 == 0 {
                     return Ok(());
                 }
-                let a = self.space.allocs.remove(ptr.0).map_err(|err| Self::fatal(e, err.to_string()))?;
-                self.dev.free(a.live, a.mem).map_err(|err| Self::dev_err(e, err))?;
+                let a = self
+                    .space
+                    .allocs
+                    .remove(ptr.0)
+                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                self.dev
+                    .free(a.live, a.mem)
+                    .map_err(|err| Self::dev_err(e, err))?;
             }
-            Op::Memcpy { dir, dst, src, size, stream, blob } => {
-                self.memcpy(e, *dir, *dst, *src, *size, *stream, *blob)?
-            }
-            Op::Memset { dst, value, size, width, stream } => {
+            Op::Memcpy {
+                dir,
+                dst,
+                src,
+                size,
+                stream,
+                blob,
+            } => self.memcpy(e, *dir, *dst, *src, *size, *stream, *blob)?,
+            Op::Memset {
+                dst,
+                value,
+                size,
+                width,
+                stream,
+            } => {
                 let live = self.device_operand(e, "memset dst", *dst, *size)?;
                 let stream = self.stream(e, *stream)?;
                 let r = if *width <= 1 {
@@ -273,46 +346,74 @@ impl<'a> Replayer<'a> {
                     let pattern = value.to_le_bytes();
                     let w = usize::from((*width).min(4));
                     self.scratch.clear();
-                    self.scratch.extend((0..*size as usize).map(|i| pattern[i % w]));
+                    self.scratch
+                        .extend((0..*size as usize).map(|i| pattern[i % w]));
                     self.dev.copy_h2d(live, &self.scratch, stream)
                 };
                 r.map_err(|err| Self::dev_err(e, err))?;
             }
-            Op::Launch { name, code, grid, block, shmem, stream, args, .. } => {
+            Op::Launch {
+                name,
+                code,
+                grid,
+                block,
+                shmem,
+                stream,
+                args,
+                ..
+            } => {
                 if let Some(f) = &self.opts.kernel_filter
-                    && !name.contains(f.as_str()) {
-                        self.summary.skipped_filtered += 1;
-                        return Ok(());
-                    }
+                    && !name.contains(f.as_str())
+                {
+                    self.summary.skipped_filtered += 1;
+                    return Ok(());
+                }
                 self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)?;
             }
             Op::StreamCreate { stream } => {
-                let s = self.dev.stream_create().map_err(|err| Self::dev_err(e, err))?;
+                let s = self
+                    .dev
+                    .stream_create()
+                    .map_err(|err| Self::dev_err(e, err))?;
                 self.streams.insert(stream.0, s);
             }
             Op::StreamDestroy { stream } => {
                 if let Some(s) = self.streams.remove(stream.0) {
-                    self.dev.stream_destroy(s).map_err(|err| Self::dev_err(e, err))?;
+                    self.dev
+                        .stream_destroy(s)
+                        .map_err(|err| Self::dev_err(e, err))?;
                 }
             }
             Op::StreamSync { stream } => {
                 let s = self.stream(e, Some(*stream))?.unwrap_or(0);
-                self.dev.stream_sync(s).map_err(|err| Self::dev_err(e, err))?;
+                self.dev
+                    .stream_sync(s)
+                    .map_err(|err| Self::dev_err(e, err))?;
             }
             Op::StreamWaitEvent { stream, event } => {
                 let s = self.stream(e, Some(*stream))?.unwrap_or(0);
                 if let Some(ev) = self.events.get(event.0) {
-                    self.dev.stream_wait_event(s, ev).map_err(|err| Self::dev_err(e, err))?;
+                    self.dev
+                        .stream_wait_event(s, ev)
+                        .map_err(|err| Self::dev_err(e, err))?;
                 }
             }
-            Op::DeviceSync => self.dev.device_sync().map_err(|err| Self::dev_err(e, err))?,
+            Op::DeviceSync => self
+                .dev
+                .device_sync()
+                .map_err(|err| Self::dev_err(e, err))?,
             Op::EventCreate { event } => {
-                let ev = self.dev.event_create().map_err(|err| Self::dev_err(e, err))?;
+                let ev = self
+                    .dev
+                    .event_create()
+                    .map_err(|err| Self::dev_err(e, err))?;
                 self.events.insert(event.0, ev);
             }
             Op::EventDestroy { event } => {
                 if let Some(ev) = self.events.remove(event.0) {
-                    self.dev.event_destroy(ev).map_err(|err| Self::dev_err(e, err))?;
+                    self.dev
+                        .event_destroy(ev)
+                        .map_err(|err| Self::dev_err(e, err))?;
                 }
             }
             Op::EventRecord { event, stream } => {
@@ -321,11 +422,15 @@ impl<'a> Replayer<'a> {
                     .events
                     .get(event.0)
                     .ok_or_else(|| Self::fatal(e, format!("event {event} was never created")))?;
-                self.dev.event_record(ev, s).map_err(|err| Self::dev_err(e, err))?;
+                self.dev
+                    .event_record(ev, s)
+                    .map_err(|err| Self::dev_err(e, err))?;
             }
             Op::EventSync { event } => {
                 if let Some(ev) = self.events.get(event.0) {
-                    self.dev.event_sync(ev).map_err(|err| Self::dev_err(e, err))?;
+                    self.dev
+                        .event_sync(ev)
+                        .map_err(|err| Self::dev_err(e, err))?;
                 }
             }
             Op::SetDevice { device } => {
@@ -337,7 +442,10 @@ impl<'a> Replayer<'a> {
                 }
             }
             // Modules load lazily at first launch; nothing to do for these.
-            Op::ModuleLoad { .. } | Op::ModuleUnload { .. } | Op::Function { .. } | Op::Eof { .. } => {}
+            Op::ModuleLoad { .. }
+            | Op::ModuleUnload { .. }
+            | Op::Function { .. }
+            | Op::Eof { .. } => {}
         }
         self.summary.replayed += 1;
         Ok(())
@@ -360,12 +468,23 @@ impl<'a> Replayer<'a> {
                 // Only the device destination is translated; `src` is a host pointer.
                 let live = self.device_operand(e, "h2d dst", dst, size)?;
                 let id = blob.ok_or_else(|| Self::fatal(e, "h2d memcpy has no source blob"))?;
-                let bytes = self.blobs.get(self.archive.blobs(), &id).map_err(|err| Self::fatal(e, err.to_string()))?;
+                let bytes = self
+                    .blobs
+                    .get(self.archive.blobs(), &id)
+                    .map_err(|err| Self::fatal(e, err.to_string()))?;
                 if bytes.len() as u64 != size {
-                    return Err(Self::fatal(e, format!("blob {id} holds {} bytes, memcpy size is {size}", bytes.len())));
+                    return Err(Self::fatal(
+                        e,
+                        format!(
+                            "blob {id} holds {} bytes, memcpy size is {size}",
+                            bytes.len()
+                        ),
+                    ));
                 }
                 let t0 = Instant::now();
-                self.dev.copy_h2d(live, &bytes, stream).map_err(|err| Self::dev_err(e, err))?;
+                self.dev
+                    .copy_h2d(live, &bytes, stream)
+                    .map_err(|err| Self::dev_err(e, err))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
             }
@@ -379,14 +498,18 @@ impl<'a> Replayer<'a> {
                 let r = self.dev.copy_d2h(&mut buf, live, stream);
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
-                let result = r.map_err(|err| Self::dev_err(e, err)).and_then(|()| self.check_d2h(e, blob, &buf));
+                let result = r
+                    .map_err(|err| Self::dev_err(e, err))
+                    .and_then(|()| self.check_d2h(e, blob, &buf));
                 self.scratch = buf;
                 result?;
             }
             Dir::D2d => {
                 let d = self.device_operand(e, "d2d dst", dst, size)?;
                 let s = self.device_operand(e, "d2d src", src, size)?;
-                self.dev.copy_d2d(d, s, size, stream).map_err(|err| Self::dev_err(e, err))?;
+                self.dev
+                    .copy_d2d(d, s, size, stream)
+                    .map_err(|err| Self::dev_err(e, err))?;
             }
             // Host to host touches no device state.
             Dir::H2h => {}
@@ -394,20 +517,31 @@ impl<'a> Replayer<'a> {
         Ok(())
     }
 
-    fn check_d2h(&mut self, e: &Event, blob: Option<crate::hex::BlobId>, actual: &[u8]) -> Result<(), ReplayError> {
+    fn check_d2h(
+        &mut self,
+        e: &Event,
+        blob: Option<crate::hex::BlobId>,
+        actual: &[u8],
+    ) -> Result<(), ReplayError> {
         if let Some(out) = self.out.as_deref_mut() {
-            let id = out.put_blob(actual).map_err(|err| ReplayError::Format(err.to_string()))?;
+            let id = out
+                .put_blob(actual)
+                .map_err(|err| ReplayError::Format(err.to_string()))?;
             let mut rec = e.clone();
             if let Op::Memcpy { blob, .. } = &mut rec.op {
                 *blob = Some(id);
             }
-            out.append(&rec).map_err(|err| ReplayError::Format(err.to_string()))?;
+            out.append(&rec)
+                .map_err(|err| ReplayError::Format(err.to_string()))?;
         }
         let Some(id) = blob else {
             self.summary.d2h_unchecked += 1;
             return Ok(());
         };
-        let expected = self.blobs.get(self.archive.blobs(), &id).map_err(|err| Self::fatal(e, err.to_string()))?;
+        let expected = self
+            .blobs
+            .get(self.archive.blobs(), &id)
+            .map_err(|err| Self::fatal(e, err.to_string()))?;
         let c = compare(&expected, actual, &self.opts.tolerance);
         match c.verdict {
             Verdict::Exact => self.summary.d2h_exact += 1,
@@ -445,13 +579,22 @@ impl<'a> Replayer<'a> {
         let func = self
             .code
             .function(self.dev, code, name, |id| {
-                archive.blobs().get(id).map(|b| b.to_vec()).map_err(|err| err.to_string())
+                archive
+                    .blobs()
+                    .get(id)
+                    .map(|b| b.to_vec())
+                    .map_err(|err| err.to_string())
             })
             .map_err(|err| Self::fatal(e, format!("kernel {name}: {err}")))?;
         // Assemble the kernarg buffer in place (reused across launches),
         // translating every recorded device pointer, top-level or embedded.
         let offsets = arg_offsets(args);
-        let end = args.iter().zip(&offsets).map(|(a, &o)| o as usize + a.hex.0.len()).max().unwrap_or(0);
+        let end = args
+            .iter()
+            .zip(&offsets)
+            .map(|(a, &o)| o as usize + a.hex.0.len())
+            .max()
+            .unwrap_or(0);
         let mut kernarg = std::mem::take(&mut self.kernarg);
         kernarg.clear();
         kernarg.resize(end, 0);
@@ -462,7 +605,13 @@ impl<'a> Replayer<'a> {
             for &off in &arg.ptrs {
                 let off = off as usize;
                 let Some(word) = bytes.get(off..off + 8) else {
-                    return Err(Self::fatal(e, format!("launch arg {i}: pointer offset {off} outside its {} bytes", bytes.len())));
+                    return Err(Self::fatal(
+                        e,
+                        format!(
+                            "launch arg {i}: pointer offset {off} outside its {} bytes",
+                            bytes.len()
+                        ),
+                    ));
                 };
                 let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
                 if value == 0 {
@@ -478,22 +627,41 @@ impl<'a> Replayer<'a> {
                 self.summary.declared_ptrs += 1;
             }
         }
-        let launch_args = [LaunchArg { offset: 0, bytes: &kernarg }];
-        let launch = Launch { func, grid, block, shmem, stream, args: &launch_args };
+        let launch_args = [LaunchArg {
+            offset: 0,
+            bytes: &kernarg,
+        }];
+        let launch = Launch {
+            func,
+            grid,
+            block,
+            shmem,
+            stream,
+            args: &launch_args,
+        };
         if self.opts.timing {
             let t0 = Instant::now();
-            self.dev.launch(&launch).map_err(|err| Self::dev_err(e, err))?;
-            self.dev.stream_sync(stream).map_err(|err| Self::dev_err(e, err))?;
+            self.dev
+                .launch(&launch)
+                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev
+                .stream_sync(stream)
+                .map_err(|err| Self::dev_err(e, err))?;
             let ms = t0.elapsed().as_secs_f64() * 1e3;
-            let t = self.timings.entry(name.to_string()).or_insert_with(|| KernelTiming {
-                name: name.to_string(),
-                ..KernelTiming::default()
-            });
+            let t = self
+                .timings
+                .entry(name.to_string())
+                .or_insert_with(|| KernelTiming {
+                    name: name.to_string(),
+                    ..KernelTiming::default()
+                });
             t.launches += 1;
             t.total_ms += ms;
             t.max_ms = t.max_ms.max(ms);
         } else {
-            self.dev.launch(&launch).map_err(|err| Self::dev_err(e, err))?;
+            self.dev
+                .launch(&launch)
+                .map_err(|err| Self::dev_err(e, err))?;
         }
         self.kernarg = kernarg;
         self.summary.launches += 1;
@@ -513,7 +681,11 @@ impl Replayer<'_> {
         if !self.space.regions_enabled || self.space.regions.records().is_empty() {
             return found;
         }
-        let covered = |off: usize| known.iter().any(|&k| off + 8 > k as usize && off < k as usize + 8);
+        let covered = |off: usize| {
+            known
+                .iter()
+                .any(|&k| off + 8 > k as usize && off < k as usize + 8)
+        };
         let mut off = 0;
         while off + 8 <= bytes.len() {
             let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
@@ -573,7 +745,12 @@ mod tests {
     use crate::hex::HexBytes;
 
     fn arg(size: u32, offset: Option<u32>) -> KernelArg {
-        KernelArg { offset, size, hex: HexBytes(vec![0; size as usize]), ptrs: vec![] }
+        KernelArg {
+            offset,
+            size,
+            hex: HexBytes(vec![0; size as usize]),
+            ptrs: vec![],
+        }
     }
 
     #[test]

@@ -38,7 +38,11 @@ pub struct CopyTiming {
 
 impl CopyTiming {
     fn gbps(bytes: u64, ms: f64) -> f64 {
-        if ms > 0.0 { bytes as f64 / 1e6 / ms } else { 0.0 }
+        if ms > 0.0 {
+            bytes as f64 / 1e6 / ms
+        } else {
+            0.0
+        }
     }
 }
 
@@ -84,15 +88,27 @@ impl ReplaySummary {
 impl fmt::Display for ReplaySummary {
     /// The stable, greppable summary lines (without the final PASS/FAIL).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "events : {} read, {} replayed, {} launches", self.events, self.replayed, self.launches)?;
+        writeln!(
+            f,
+            "events : {} read, {} replayed, {} launches",
+            self.events, self.replayed, self.launches
+        )?;
         if self.skipped_failed > 0 {
             writeln!(f, "skipped : {} failed at capture", self.skipped_failed)?;
         }
         if self.skipped_filtered > 0 {
             writeln!(f, "filtered : {} launches", self.skipped_filtered)?;
         }
-        writeln!(f, "regions : {} records from {} stream(s)", self.regions_records, self.regions_streams)?;
-        write!(f, "region segs : {} materialised", self.region_segs_materialised)?;
+        writeln!(
+            f,
+            "regions : {} records from {} stream(s)",
+            self.regions_records, self.regions_streams
+        )?;
+        write!(
+            f,
+            "region segs : {} materialised",
+            self.region_segs_materialised
+        )?;
         if self.region_segs_failed > 0 {
             write!(f, ", {} failed", self.region_segs_failed)?;
         }

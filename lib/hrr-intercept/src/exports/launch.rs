@@ -250,8 +250,22 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     // SAFETY: the application's arguments, forwarded unchanged.
     unsafe {
         ext_module_launch(
-            "hipExtModuleLaunchKernel", real, f, global_x, global_y, global_z, local_x, local_y, local_z, shmem,
-            stream, kernel_params, extra, start_event, stop_event, flags,
+            "hipExtModuleLaunchKernel",
+            real,
+            f,
+            global_x,
+            global_y,
+            global_z,
+            local_x,
+            local_y,
+            local_z,
+            shmem,
+            stream,
+            kernel_params,
+            extra,
+            start_event,
+            stop_event,
+            flags,
         )
     }
 }
@@ -280,8 +294,22 @@ pub unsafe extern "C" fn _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjj
     // SAFETY: the application's arguments, forwarded unchanged.
     unsafe {
         ext_module_launch(
-            "hipExtModuleLaunchKernel", real, f, global_x, global_y, global_z, local_x, local_y, local_z, shmem,
-            stream, kernel_params, extra, start_event, stop_event, flags,
+            "hipExtModuleLaunchKernel",
+            real,
+            f,
+            global_x,
+            global_y,
+            global_z,
+            local_x,
+            local_y,
+            local_z,
+            shmem,
+            stream,
+            kernel_params,
+            extra,
+            start_event,
+            stop_event,
+            flags,
         )
     }
 }
@@ -343,15 +371,7 @@ unsafe fn ext_module_launch(
             shmem: u32::try_from(shmem).unwrap_or(u32::MAX),
             stream: stream as u64,
         };
-        record_module_launch(
-            api,
-            &g,
-            ret,
-            f,
-            dims,
-            kernel_params,
-            extra,
-        );
+        record_module_launch(api, &g, ret, f, dims, kernel_params, extra);
     }
     ret
 }

@@ -177,9 +177,12 @@ const MAX_IMAGE: usize = 1 << 30;
 unsafe fn extent_at(image: *const c_void) -> Result<usize, String> {
     // SAFETY: the prefix reader is asked only for lengths the image's own
     // headers name (read_image_extent's contract), inside the image.
-    let len = hrr_codeobj::read_image_extent(|n| Some(unsafe { bytes(image, n) })).map_err(|e| e.to_string())?;
+    let len = hrr_codeobj::read_image_extent(|n| Some(unsafe { bytes(image, n) }))
+        .map_err(|e| e.to_string())?;
     if len > MAX_IMAGE {
-        return Err(format!("code object claims {len} bytes, more than the {MAX_IMAGE} byte limit"));
+        return Err(format!(
+            "code object claims {len} bytes, more than the {MAX_IMAGE} byte limit"
+        ));
     }
     Ok(len)
 }

@@ -45,7 +45,12 @@ struct Hip {
     set_device: unsafe extern "C" fn(device: c_int) -> HipError,
     malloc: unsafe extern "C" fn(ptr: *mut *mut c_void, size: usize) -> HipError,
     free: unsafe extern "C" fn(ptr: *mut c_void) -> HipError,
-    memcpy: unsafe extern "C" fn(dst: *mut c_void, src: *const c_void, size: usize, kind: c_int) -> HipError,
+    memcpy: unsafe extern "C" fn(
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        kind: c_int,
+    ) -> HipError,
     error_string: unsafe extern "C" fn(e: HipError) -> *const c_char,
     // The runtime stays loaded while these pointers are used.
     runtime: Library,
@@ -79,7 +84,10 @@ fn parse_args() -> Result<Args, ExitCode> {
             }
         }
     }
-    Ok(Args { runtime: runtime.unwrap_or_else(|| "libamdhip64.so.5".into()), hsa })
+    Ok(Args {
+        runtime: runtime.unwrap_or_else(|| "libamdhip64.so.5".into()),
+        hsa,
+    })
 }
 
 fn main() -> ExitCode {
@@ -152,8 +160,16 @@ fn hsa_library(args: &Args, hip: &Hip) -> OsString {
         return p.clone();
     }
     // SAFETY: only the symbol's presence is tested; nothing is called.
-    let has_hsa = unsafe { hip.runtime.get::<unsafe extern "C" fn() -> u32>(b"hsa_init\0") }.is_ok();
-    if has_hsa { args.runtime.clone() } else { hsa_sys::DEFAULT_LIBRARY.into() }
+    let has_hsa = unsafe {
+        hip.runtime
+            .get::<unsafe extern "C" fn() -> u32>(b"hsa_init\0")
+    }
+    .is_ok();
+    if has_hsa {
+        args.runtime.clone()
+    } else {
+        hsa_sys::DEFAULT_LIBRARY.into()
+    }
 }
 
 fn run(args: &Args) -> Result<(), String> {
@@ -170,11 +186,14 @@ fn run(args: &Args) -> Result<(), String> {
     hsa.allow_access_all(&seg).map_err(|e| e.to_string())?;
 
     let mut out = std::io::stdout().lock();
-    writeln!(out, "HRR_SEGMENT base={:#x} size={}", seg.addr(), seg.len()).map_err(|e| e.to_string())?;
+    writeln!(out, "HRR_SEGMENT base={:#x} size={}", seg.addr(), seg.len())
+        .map_err(|e| e.to_string())?;
     out.flush().map_err(|e| e.to_string())?;
     drop(out);
 
-    let mut host: Vec<u8> = (0..SEG_SIZE).map(|i| (i as u32).wrapping_mul(7).wrapping_add(3) as u8).collect();
+    let mut host: Vec<u8> = (0..SEG_SIZE)
+        .map(|i| (i as u32).wrapping_mul(7).wrapping_add(3) as u8)
+        .collect();
     host[0] = 0xa5;
     host[SEG_SIZE - 1] = 0x5a;
     let mut back = vec![0u8; SEG_SIZE];
@@ -183,20 +202,37 @@ fn run(args: &Args) -> Result<(), String> {
     hip.check("hipMalloc", unsafe { (hip.malloc)(&mut dbuf, SEG_SIZE) })?;
     // First touch of the hidden segment: an H2D destination.
     hip.check("hipMemcpy H2D", unsafe {
-        (hip.memcpy)(seg.as_ptr(), host.as_ptr().cast(), SEG_SIZE, HIP_MEMCPY_HOST_TO_DEVICE)
+        (hip.memcpy)(
+            seg.as_ptr(),
+            host.as_ptr().cast(),
+            SEG_SIZE,
+            HIP_MEMCPY_HOST_TO_DEVICE,
+        )
     })?;
     // The segment as a D2D source.
-    hip.check("hipMemcpy D2D", unsafe { (hip.memcpy)(dbuf, seg.as_ptr(), SEG_SIZE, HIP_MEMCPY_DEVICE_TO_DEVICE) })?;
+    hip.check("hipMemcpy D2D", unsafe {
+        (hip.memcpy)(dbuf, seg.as_ptr(), SEG_SIZE, HIP_MEMCPY_DEVICE_TO_DEVICE)
+    })?;
     hip.check("hipMemcpy D2H", unsafe {
-        (hip.memcpy)(back.as_mut_ptr().cast(), dbuf, SEG_SIZE, HIP_MEMCPY_DEVICE_TO_HOST)
+        (hip.memcpy)(
+            back.as_mut_ptr().cast(),
+            dbuf,
+            SEG_SIZE,
+            HIP_MEMCPY_DEVICE_TO_HOST,
+        )
     })?;
 
     let (first, last) = (back[0], back[SEG_SIZE - 1]);
     if first != 0xa5 || last != 0x5a {
-        return Err(format!("round trip: first {first:#x} (want 0xa5), last {last:#x} (want 0x5a)"));
+        return Err(format!(
+            "round trip: first {first:#x} (want 0xa5), last {last:#x} (want 0x5a)"
+        ));
     }
     if let Some(i) = back.iter().zip(&host).position(|(a, b)| a != b) {
-        return Err(format!("round trip differs at byte {i}: {:#x} != {:#x}", back[i], host[i]));
+        return Err(format!(
+            "round trip differs at byte {i}: {:#x} != {:#x}",
+            back[i], host[i]
+        ));
     }
     println!("hsa_hidden: H2D -> segment -> D2D -> D2H ok (first {first:#x}, last {last:#x})");
 

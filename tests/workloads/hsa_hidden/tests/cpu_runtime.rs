@@ -29,7 +29,11 @@ fn cpu_runtime() -> PathBuf {
         let st = cmd.status().expect("run cargo build -p hrr-hip-cpu");
         assert!(st.success(), "cargo build -p hrr-hip-cpu failed");
     }
-    assert!(lib.exists(), "{} missing after building hrr-hip-cpu", lib.display());
+    assert!(
+        lib.exists(),
+        "{} missing after building hrr-hip-cpu",
+        lib.display()
+    );
     lib
 }
 
@@ -44,7 +48,10 @@ fn run(args: &[&std::ffi::OsStr]) -> Output {
 }
 
 fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// Parses `HRR_SEGMENT base=0x… size=N`.
@@ -67,13 +74,27 @@ fn runs_on_the_cpu_runtime() {
     let lib = cpu_runtime();
     let o = run(&["--runtime".as_ref(), lib.as_os_str()]);
     let (out, err) = text(&o);
-    assert!(o.status.success(), "hsa_hidden failed ({}):\n--- stdout\n{out}\n--- stderr\n{err}", o.status);
-    let (base, size) = segment_line(&out).unwrap_or_else(|| panic!("no HRR_SEGMENT line in:\n{out}"));
+    assert!(
+        o.status.success(),
+        "hsa_hidden failed ({}):\n--- stdout\n{out}\n--- stderr\n{err}",
+        o.status
+    );
+    let (base, size) =
+        segment_line(&out).unwrap_or_else(|| panic!("no HRR_SEGMENT line in:\n{out}"));
     assert_eq!(size, 262_144);
-    assert!(base != 0 && base % 4096 == 0, "segment base {base:#x} is not a page-aligned device address");
+    assert!(
+        base != 0 && base % 4096 == 0,
+        "segment base {base:#x} is not a page-aligned device address"
+    );
     // The line comes first (flushed before any HIP memory call), in DESIGN's format.
-    assert!(out.starts_with(&format!("HRR_SEGMENT base={base:#x} size=262144\n")), "{out}");
-    assert!(out.contains("H2D -> segment -> D2D -> D2H ok (first 0xa5, last 0x5a)"), "{out}");
+    assert!(
+        out.starts_with(&format!("HRR_SEGMENT base={base:#x} size=262144\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains("H2D -> segment -> D2D -> D2H ok (first 0xa5, last 0x5a)"),
+        "{out}"
+    );
     assert!(out.lines().last() == Some("hsa_hidden: OK"), "{out}");
 }
 
@@ -88,12 +109,18 @@ fn runtime_from_env_and_explicit_hsa() {
         .unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
-    assert!(segment_line(&out).is_some_and(|(_, s)| s == 262_144), "{out}");
+    assert!(
+        segment_line(&out).is_some_and(|(_, s)| s == 262_144),
+        "{out}"
+    );
 }
 
 #[test]
 fn missing_runtime_fails_cleanly() {
-    let o = run(&["--runtime".as_ref(), Path::new("/nonexistent/libamdhip64.so").as_os_str()]);
+    let o = run(&[
+        "--runtime".as_ref(),
+        Path::new("/nonexistent/libamdhip64.so").as_os_str(),
+    ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
     assert!(err.contains("cannot load HIP runtime"), "{err}");
@@ -103,7 +130,12 @@ fn missing_runtime_fails_cleanly() {
 #[test]
 fn hsa_library_without_hsa_fails_cleanly() {
     let lib = cpu_runtime();
-    let o = run(&["--runtime".as_ref(), lib.as_os_str(), "--hsa".as_ref(), "libc.so.6".as_ref()]);
+    let o = run(&[
+        "--runtime".as_ref(),
+        lib.as_os_str(),
+        "--hsa".as_ref(),
+        "libc.so.6".as_ref(),
+    ]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
     assert!(err.contains("lacks hsa_init"), "{err}");

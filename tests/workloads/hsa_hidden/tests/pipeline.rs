@@ -22,14 +22,21 @@ fn capture_ready() -> Result<(), String> {
     if !lib.exists() || !cap.exists() {
         return Err(format!("{} or {} not built", lib.display(), cap.display()));
     }
-    let nm = Command::new("nm").args(["-D", "--defined-only"]).arg(&lib).output().map_err(|e| format!("nm: {e}"))?;
+    let nm = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&lib)
+        .output()
+        .map_err(|e| format!("nm: {e}"))?;
     let syms = String::from_utf8_lossy(&nm.stdout);
     for s in ["hipMalloc", "hipMemcpy"] {
         if !syms.lines().any(|l| l.split_whitespace().last() == Some(s)) {
             return Err(format!("{} does not export {s} yet", lib.display()));
         }
     }
-    let help = Command::new(&cap).arg("--help").output().map_err(|e| format!("hrr-cap: {e}"))?;
+    let help = Command::new(&cap)
+        .arg("--help")
+        .output()
+        .map_err(|e| format!("hrr-cap: {e}"))?;
     if help.stdout.is_empty() && help.stderr.is_empty() {
         return Err("hrr-cap --help prints nothing (still a stub)".into());
     }
@@ -44,7 +51,10 @@ fn hex(v: &serde_json::Value) -> Option<u64> {
 fn capture_sidecar_replay_diff() {
     if let Err(why) = capture_ready() {
         // Set HRR_REQUIRE_PIPELINE=1 (CI does, once the capture side lands) to make this fatal.
-        assert!(std::env::var_os("HRR_REQUIRE_PIPELINE").is_none(), "capture side not ready: {why}");
+        assert!(
+            std::env::var_os("HRR_REQUIRE_PIPELINE").is_none(),
+            "capture side not ready: {why}"
+        );
         eprintln!("SKIP hsa_hidden pipeline: {why}");
         return;
     }
@@ -60,7 +70,10 @@ fn capture_sidecar_replay_diff() {
 
     // The archive saw the HIP calls around the hidden segment, not its allocation.
     let log = p.app_log();
-    let line = log.lines().find(|l| l.starts_with("HRR_SEGMENT ")).expect("HRR_SEGMENT in app.log");
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("HRR_SEGMENT "))
+        .expect("HRR_SEGMENT in app.log");
     let base = line
         .split_whitespace()
         .find_map(|w| w.strip_prefix("base=0x"))
@@ -70,14 +83,28 @@ fn capture_sidecar_replay_diff() {
     let memcpys: Vec<&serde_json::Value> = events.iter().filter(|e| e["op"] == "memcpy").collect();
     let by_dir = |d: &str| memcpys.iter().find(|e| e["dir"] == d).copied();
     let h2d = by_dir("h2d").expect("an h2d memcpy event");
-    assert_eq!(hex(&h2d["dst"]), Some(base), "H2D destination is the segment: {h2d}");
+    assert_eq!(
+        hex(&h2d["dst"]),
+        Some(base),
+        "H2D destination is the segment: {h2d}"
+    );
     let d2d = by_dir("d2d").expect("a d2d memcpy event");
-    assert_eq!(hex(&d2d["src"]), Some(base), "D2D source is the segment: {d2d}");
+    assert_eq!(
+        hex(&d2d["src"]),
+        Some(base),
+        "D2D source is the segment: {d2d}"
+    );
     assert!(by_dir("d2h").is_some(), "a d2h memcpy event");
     assert!(
-        !events.iter().any(|e| e["op"] == "alloc" && hex(&e["ptr"]) == Some(base)),
+        !events
+            .iter()
+            .any(|e| e["op"] == "alloc" && hex(&e["ptr"]) == Some(base)),
         "the HSA allocation must be invisible to the HIP capture"
     );
 
-    p.sidecar_from_log().play().stdout_has("region segs : 1 materialised").stdout_has("PASS").diff();
+    p.sidecar_from_log()
+        .play()
+        .stdout_has("region segs : 1 materialised")
+        .stdout_has("PASS")
+        .diff();
 }

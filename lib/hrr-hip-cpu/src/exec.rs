@@ -228,7 +228,8 @@ impl Pool {
         shmem: usize,
         kernarg: *const c_void,
     ) {
-        let total = grid.volume();
+        // Runtime::launch refused grids whose volume overflows.
+        let total = grid.volume().unwrap_or(0);
         if total == 0 {
             return;
         }
@@ -317,7 +318,7 @@ mod tests {
                     (&acc as *const [AtomicU64; 2]).cast(),
                 )
             };
-            let n = grid.volume();
+            let n = grid.volume().unwrap();
             assert_eq!(
                 acc[0].load(Ordering::Relaxed),
                 n * (n + 1) / 2,

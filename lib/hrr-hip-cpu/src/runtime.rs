@@ -357,7 +357,8 @@ impl Runtime {
         stream: usize,
     ) -> Result<(), HipError> {
         let target = self.target(stream)?;
-        if grid.volume() == 0 || block.volume() == 0 || block.volume() > MAX_THREADS_PER_BLOCK {
+        let sane = |d: Dim3, max: u64| d.volume().is_some_and(|n| n > 0 && n <= max);
+        if !sane(grid, u64::MAX) || !sane(block, MAX_THREADS_PER_BLOCK) {
             return Err(err::INVALID_VALUE);
         }
         if shmem > MAX_SHARED_PER_BLOCK {

@@ -1,24 +1,10 @@
 //! The HIP runtime entry points replay calls, as C function pointer types.
-//! Signatures follow `hip_runtime_api.h` (HIP 5.x); handles are opaque pointers.
+//! Signatures follow `hip_runtime_api.h` (HIP 5.x); the C types and constants
+//! they take come from the shared `hip-types` crate.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
-pub type HipError = c_int;
-pub type Stream = *mut c_void;
-pub type Event = *mut c_void;
-pub type Module = *mut c_void;
-pub type Function = *mut c_void;
-
-pub const HIP_SUCCESS: HipError = 0;
-pub const MEMCPY_HOST_TO_DEVICE: c_int = 1;
-pub const MEMCPY_DEVICE_TO_HOST: c_int = 2;
-pub const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
-pub const HOST_MALLOC_DEFAULT: c_uint = 0;
-pub const MEM_ATTACH_GLOBAL: c_uint = 1;
-// HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
-pub const LAUNCH_PARAM_BUFFER_POINTER: *mut c_void = std::ptr::without_provenance_mut(1);
-pub const LAUNCH_PARAM_BUFFER_SIZE: *mut c_void = std::ptr::without_provenance_mut(2);
-pub const LAUNCH_PARAM_END: *mut c_void = std::ptr::without_provenance_mut(3);
+pub use hip_types::*;
 
 /// Every entry point replay uses, resolved once when the runtime is loaded.
 #[allow(non_snake_case)]
@@ -33,28 +19,34 @@ pub struct HipApi {
     pub hipHostMalloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
     pub hipFree: unsafe extern "C" fn(*mut c_void) -> HipError,
     pub hipHostFree: unsafe extern "C" fn(*mut c_void) -> HipError,
-    pub hipMemcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int) -> HipError,
-    pub hipMemcpyAsync:
-        unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, Stream) -> HipError,
+    pub hipMemcpy:
+        unsafe extern "C" fn(*mut c_void, *const c_void, usize, HipMemcpyKind) -> HipError,
+    pub hipMemcpyAsync: unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        usize,
+        HipMemcpyKind,
+        HipStream,
+    ) -> HipError,
     pub hipMemset: unsafe extern "C" fn(*mut c_void, c_int, usize) -> HipError,
-    pub hipMemsetAsync: unsafe extern "C" fn(*mut c_void, c_int, usize, Stream) -> HipError,
-    pub hipStreamCreate: unsafe extern "C" fn(*mut Stream) -> HipError,
-    pub hipStreamDestroy: unsafe extern "C" fn(Stream) -> HipError,
-    pub hipStreamSynchronize: unsafe extern "C" fn(Stream) -> HipError,
-    pub hipStreamWaitEvent: unsafe extern "C" fn(Stream, Event, c_uint) -> HipError,
+    pub hipMemsetAsync: unsafe extern "C" fn(*mut c_void, c_int, usize, HipStream) -> HipError,
+    pub hipStreamCreate: unsafe extern "C" fn(*mut HipStream) -> HipError,
+    pub hipStreamDestroy: unsafe extern "C" fn(HipStream) -> HipError,
+    pub hipStreamSynchronize: unsafe extern "C" fn(HipStream) -> HipError,
+    pub hipStreamWaitEvent: unsafe extern "C" fn(HipStream, HipEvent, c_uint) -> HipError,
     pub hipDeviceSynchronize: unsafe extern "C" fn() -> HipError,
-    pub hipEventCreate: unsafe extern "C" fn(*mut Event) -> HipError,
-    pub hipEventDestroy: unsafe extern "C" fn(Event) -> HipError,
-    pub hipEventRecord: unsafe extern "C" fn(Event, Stream) -> HipError,
-    pub hipEventSynchronize: unsafe extern "C" fn(Event) -> HipError,
-    pub hipEventElapsedTime: unsafe extern "C" fn(*mut f32, Event, Event) -> HipError,
-    pub hipModuleLoadData: unsafe extern "C" fn(*mut Module, *const c_void) -> HipError,
-    pub hipModuleUnload: unsafe extern "C" fn(Module) -> HipError,
+    pub hipEventCreate: unsafe extern "C" fn(*mut HipEvent) -> HipError,
+    pub hipEventDestroy: unsafe extern "C" fn(HipEvent) -> HipError,
+    pub hipEventRecord: unsafe extern "C" fn(HipEvent, HipStream) -> HipError,
+    pub hipEventSynchronize: unsafe extern "C" fn(HipEvent) -> HipError,
+    pub hipEventElapsedTime: unsafe extern "C" fn(*mut f32, HipEvent, HipEvent) -> HipError,
+    pub hipModuleLoadData: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipError,
+    pub hipModuleUnload: unsafe extern "C" fn(HipModule) -> HipError,
     pub hipModuleGetFunction:
-        unsafe extern "C" fn(*mut Function, Module, *const c_char) -> HipError,
+        unsafe extern "C" fn(*mut HipFunction, HipModule, *const c_char) -> HipError,
     #[allow(clippy::type_complexity)]
     pub hipModuleLaunchKernel: unsafe extern "C" fn(
-        Function,
+        HipFunction,
         c_uint,
         c_uint,
         c_uint,
@@ -62,7 +54,7 @@ pub struct HipApi {
         c_uint,
         c_uint,
         c_uint,
-        Stream,
+        HipStream,
         *mut *mut c_void,
         *mut *mut c_void,
     ) -> HipError,

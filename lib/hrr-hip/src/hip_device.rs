@@ -28,7 +28,7 @@ impl HipDevice {
     }
 
     fn check(&self, call: &'static str, code: HipError) -> Result<(), DeviceError> {
-        if code == ffi::HIP_SUCCESS {
+        if code == ffi::err::SUCCESS {
             return Ok(());
         }
         // SAFETY: hipGetErrorString returns a static NUL-terminated string (or null).
@@ -52,7 +52,7 @@ fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
 
-fn stream(s: Option<Handle>) -> ffi::Stream {
+fn stream(s: Option<Handle>) -> ffi::HipStream {
     ptr(s.unwrap_or(0))
 }
 
@@ -235,7 +235,7 @@ impl Device for HipDevice {
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
-        let mut s: ffi::Stream = std::ptr::null_mut();
+        let mut s: ffi::HipStream = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
         let code = unsafe { (self.rt.api.hipStreamCreate)(&mut s) };
         self.check("hipStreamCreate", code)?;
@@ -267,7 +267,7 @@ impl Device for HipDevice {
     }
 
     fn event_create(&mut self) -> Result<Handle, DeviceError> {
-        let mut e: ffi::Event = std::ptr::null_mut();
+        let mut e: ffi::HipEvent = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
         let code = unsafe { (self.rt.api.hipEventCreate)(&mut e) };
         self.check("hipEventCreate", code)?;
@@ -301,7 +301,7 @@ impl Device for HipDevice {
     }
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
-        let mut m: ffi::Module = std::ptr::null_mut();
+        let mut m: ffi::HipModule = std::ptr::null_mut();
         // SAFETY: `image` stays alive for the call; the runtime copies what it keeps.
         let code = unsafe { (self.rt.api.hipModuleLoadData)(&mut m, image.as_ptr().cast()) };
         self.check("hipModuleLoadData", code)?;
@@ -320,7 +320,7 @@ impl Device for HipDevice {
             code: -1,
             message: format!("kernel name {name:?} contains NUL"),
         })?;
-        let mut f: ffi::Function = std::ptr::null_mut();
+        let mut f: ffi::HipFunction = std::ptr::null_mut();
         // SAFETY: valid out-pointer, live module, NUL-terminated name.
         let code = unsafe { (self.rt.api.hipModuleGetFunction)(&mut f, ptr(m), cname.as_ptr()) };
         self.check("hipModuleGetFunction", code)?;
@@ -330,12 +330,14 @@ impl Device for HipDevice {
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
         let mut kernarg = l.packed_args();
         let mut size = kernarg.len();
+        // HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
+        let marker = std::ptr::without_provenance_mut::<c_void>;
         let mut extra = [
-            ffi::LAUNCH_PARAM_BUFFER_POINTER,
+            marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
             kernarg.as_mut_ptr().cast(),
-            ffi::LAUNCH_PARAM_BUFFER_SIZE,
+            marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
             (&mut size as *mut usize).cast(),
-            ffi::LAUNCH_PARAM_END,
+            marker(ffi::LAUNCH_PARAM_END),
         ];
         // SAFETY: `kernarg` and `size` outlive the call, which copies the
         // argument buffer before returning (HIP's launch contract).

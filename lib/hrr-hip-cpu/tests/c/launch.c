@@ -112,6 +112,8 @@ int main(int argc, char **argv) {
     EXPECT(hipModuleLaunchKernel(f_saxpy2, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), hipErrorInvalidValue);
     EXPECT(hipModuleLaunchKernel(f_saxpy2, 1, 1, 1, 2048, 1, 1, 0, NULL, params, NULL), hipErrorInvalidValue);
     EXPECT(hipModuleLaunchKernel(f_saxpy2, 0, 1, 1, 1, 1, 1, 0, NULL, params, NULL), hipErrorInvalidValue);
+    /* A grid whose volume overflows 64 bits is refused, not a panic or a wrapped count. */
+    EXPECT(hipModuleLaunchKernel(f_saxpy2, 0xffffffffu, 0xffffffffu, 0xffffffffu, 1, 1, 1, 0, NULL, params, NULL), hipErrorInvalidValue);
     EXPECT(hipModuleLaunchKernel((hipFunction_t)0x1234, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), hipErrorInvalidHandle);
     (void)hipGetLastError();
 

@@ -121,7 +121,7 @@ fn record_module_launch_of(
                 &values,
             )
         };
-        if ret != hip::SUCCESS {
+        if ret != hip::err::SUCCESS {
             record(ArgValues::None)
         } else if !kernel_params.is_null() {
             // SAFETY: the successful launch read kernelParams per this layout.
@@ -432,7 +432,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
                         &values,
                     )
                 };
-                if ret == hip::SUCCESS {
+                if ret == hip::err::SUCCESS {
                     // SAFETY: the successful launch read args per this layout.
                     unsafe { with_params(layout, args, record) }
                 } else {

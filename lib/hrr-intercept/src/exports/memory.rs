@@ -7,21 +7,21 @@ use hrr_core::{Dir, MemKind};
 use super::{Order, bytes, intercept, out_addr, real, resolve_dir};
 use crate::guard::Guard;
 use crate::hip_types::{
-    self as hip, HipDevicePtr, HipError, HipStream, MemcpyKind, PointerAttribute,
+    self as hip, HipDevicePtr, HipError, HipMemcpyKind, HipPointerAttribute, HipStream,
 };
 use crate::recorder::Copy;
 
 /// Whether the runtime calls `p` device memory (false for pageable host
 /// memory, which the query rejects).
 pub fn runtime_says_device(p: u64) -> bool {
-    let Some(f) = real!(hipPointerGetAttributes: unsafe extern "C" fn(*mut PointerAttribute, *const c_void) -> HipError)
+    let Some(f) = real!(hipPointerGetAttributes: unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError)
     else {
         return false;
     };
-    let mut attr = PointerAttribute::default();
+    let mut attr = HipPointerAttribute::default();
     // SAFETY: attr is ours; the runtime only looks `p` up, never dereferences it.
     let ret = unsafe { f(&mut attr, p as *const c_void) };
-    ret == hip::SUCCESS && (attr.memory_type != hip::MEMORY_TYPE_HOST || attr.is_managed != 0)
+    ret == hip::err::SUCCESS && (attr.memory_type != hip::MEMORY_TYPE_HOST || attr.is_managed != 0)
 }
 
 /// Waits for `stream` through the real runtime (an async D2H's result is
@@ -178,7 +178,7 @@ fn copy<F: std::marker::Copy>(
     real: Option<F>,
     call: impl FnOnce(F) -> HipError,
     (dst, src, size): (*mut c_void, *const c_void, usize),
-    kind: MemcpyKind,
+    kind: HipMemcpyKind,
     stream: Option<HipStream>,
 ) -> HipError {
     let Some(f) = real else {
@@ -202,7 +202,7 @@ fn copy<F: std::marker::Copy>(
         // Never read a side the recorder knows to be device memory, whatever
         // the kind claims (not host-addressable on a GPU).
         let data = match dir {
-            _ if ret != hip::SUCCESS => None,
+            _ if ret != hip::err::SUCCESS => None,
             Dir::H2d if r.is_device(src as u64) != Some(true) => {
                 // SAFETY: the runtime accepted and read `size` bytes at src.
                 Some(unsafe { bytes(src, size) })
@@ -227,9 +227,9 @@ pub unsafe extern "C" fn hipMemcpy(
     dst: *mut c_void,
     src: *const c_void,
     size: usize,
-    kind: MemcpyKind,
+    kind: HipMemcpyKind,
 ) -> HipError {
-    let real = real!(hipMemcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind) -> HipError);
+    let real = real!(hipMemcpy: unsafe extern "C" fn(*mut c_void, *const c_void, usize, HipMemcpyKind) -> HipError);
     copy(
         "hipMemcpy",
         real,
@@ -246,11 +246,16 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     dst: *mut c_void,
     src: *const c_void,
     size: usize,
-    kind: MemcpyKind,
+    kind: HipMemcpyKind,
     stream: HipStream,
 ) -> HipError {
-    type F =
-        unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind, HipStream) -> HipError;
+    type F = unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        usize,
+        HipMemcpyKind,
+        HipStream,
+    ) -> HipError;
     let real = real!(hipMemcpyWithStream: F);
     // Synchronous despite the stream: recorded without one (DESIGN §4).
     copy(
@@ -269,11 +274,16 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     dst: *mut c_void,
     src: *const c_void,
     size: usize,
-    kind: MemcpyKind,
+    kind: HipMemcpyKind,
     stream: HipStream,
 ) -> HipError {
-    type F =
-        unsafe extern "C" fn(*mut c_void, *const c_void, usize, MemcpyKind, HipStream) -> HipError;
+    type F = unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        usize,
+        HipMemcpyKind,
+        HipStream,
+    ) -> HipError;
     let real = real!(hipMemcpyAsync: F);
     copy(
         "hipMemcpyAsync",

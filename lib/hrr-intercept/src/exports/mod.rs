@@ -66,7 +66,7 @@ fn missing(api: &str) -> HipError {
     if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
         eprintln!("hrr-intercept: {api}: not defined by any library after the interposer");
     }
-    hip_types::ERROR_NOT_SUPPORTED
+    hip_types::err::NOT_SUPPORTED
 }
 
 /// Forwards through `call` and, on a first-level call, records with `record`.
@@ -100,7 +100,7 @@ pub fn intercept<F: Copy>(
 /// # Safety
 /// When `ret == 0` and `p` is non-null, `p` must be valid for reads.
 pub unsafe fn out<T: Copy + Default>(ret: HipError, p: *const T) -> T {
-    if ret != hip_types::SUCCESS || p.is_null() {
+    if ret != hip_types::err::SUCCESS || p.is_null() {
         return T::default();
     }
     // SAFETY: per the contract, the successful call wrote *p.
@@ -145,7 +145,7 @@ pub unsafe fn c_str(p: *const c_char) -> String {
 /// from the allocations the recorder saw, then by asking the runtime
 /// (`hipPointerGetAttributes`). Called before the copy itself, so a failing
 /// query's error state is overwritten by the copy's own result.
-pub fn resolve_dir(r: &Recorder, kind: hip_types::MemcpyKind, dst: u64, src: u64) -> Dir {
+pub fn resolve_dir(r: &Recorder, kind: hip_types::HipMemcpyKind, dst: u64, src: u64) -> Dir {
     match kind {
         hip_types::MEMCPY_HOST_TO_HOST => Dir::H2h,
         hip_types::MEMCPY_HOST_TO_DEVICE => Dir::H2d,

@@ -108,7 +108,7 @@ pub unsafe extern "C" fn hipGetProcAddress(
     if let Some(f) = real!(hipGetProcAddress: F) {
         // SAFETY: the application's arguments, forwarded unchanged.
         let ret = unsafe { f(symbol, pfn, hip_version, flags, status) };
-        if ret == hip::SUCCESS && !symbol.is_null() && !pfn.is_null() {
+        if ret == hip::err::SUCCESS && !symbol.is_null() && !pfn.is_null() {
             // SAFETY: symbol is the C string the runtime just resolved; on
             // success the runtime wrote *pfn, which we may overwrite.
             unsafe {
@@ -128,8 +128,8 @@ pub unsafe extern "C" fn hipGetProcAddress(
     let name = unsafe { CStr::from_ptr(symbol) };
     let found = crate::sys::dlsym_next(name).map(|p| wrapper(name.to_bytes()).unwrap_or(p));
     let (ret, st) = match found {
-        Some(_) => (hip::SUCCESS, hip::PROC_ADDRESS_SUCCESS),
-        None => (hip::ERROR_NOT_FOUND, hip::PROC_ADDRESS_SYMBOL_NOT_FOUND),
+        Some(_) => (hip::err::SUCCESS, hip::PROC_ADDRESS_SUCCESS),
+        None => (hip::err::NOT_FOUND, hip::PROC_ADDRESS_SYMBOL_NOT_FOUND),
     };
     // SAFETY: pfn is non-null and writable (an out-parameter); status may be null.
     unsafe {

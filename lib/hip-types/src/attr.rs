@@ -1,0 +1,34 @@
+//! `hipDeviceAttribute_t` values hipDeviceGetAttribute answers.
+
+pub const ECC_ENABLED: i32 = 0;
+pub const CAN_MAP_HOST_MEMORY: i32 = 3;
+pub const CLOCK_RATE: i32 = 5;
+pub const COMPUTE_MODE: i32 = 6;
+pub const CONCURRENT_KERNELS: i32 = 8;
+pub const CONCURRENT_MANAGED_ACCESS: i32 = 9;
+pub const COOPERATIVE_LAUNCH: i32 = 10;
+pub const INTEGRATED: i32 = 16;
+pub const L2_CACHE_SIZE: i32 = 19;
+pub const COMPUTE_CAPABILITY_MAJOR: i32 = 23;
+pub const MANAGED_MEMORY: i32 = 24;
+pub const MAX_BLOCK_DIM_X: i32 = 26;
+pub const MAX_BLOCK_DIM_Y: i32 = 27;
+pub const MAX_BLOCK_DIM_Z: i32 = 28;
+pub const MAX_GRID_DIM_X: i32 = 29;
+pub const MAX_GRID_DIM_Y: i32 = 30;
+pub const MAX_GRID_DIM_Z: i32 = 31;
+pub const MAX_THREADS_PER_BLOCK: i32 = 56;
+pub const MAX_THREADS_PER_MULTIPROCESSOR: i32 = 57;
+pub const MEMORY_BUS_WIDTH: i32 = 59;
+pub const MEMORY_CLOCK_RATE: i32 = 60;
+pub const COMPUTE_CAPABILITY_MINOR: i32 = 61;
+pub const MULTIPROCESSOR_COUNT: i32 = 63;
+pub const PAGEABLE_MEMORY_ACCESS: i32 = 65;
+pub const PCI_BUS_ID: i32 = 67;
+pub const PCI_DEVICE_ID: i32 = 68;
+pub const MAX_REGISTERS_PER_BLOCK: i32 = 71;
+pub const MAX_SHARED_MEMORY_PER_BLOCK: i32 = 74;
+pub const TOTAL_CONSTANT_MEMORY: i32 = 83;
+pub const UNIFIED_ADDRESSING: i32 = 85;
+pub const WARP_SIZE: i32 = 87;
+pub const MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: i32 = 10002;

@@ -58,6 +58,10 @@ pub struct Args {
     /// Synchronise after every launch and report per-kernel times.
     #[arg(long)]
     pub timing: bool,
+    /// Pinned host memory (MiB) for large uploads kept between uses on a GPU
+    /// backend; 0 copies straight from the blob files.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub pinned_cache: usize,
     /// Replay the archive N times (benchmarking); D2H is validated every time.
     #[arg(long = "loop", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub loops: u32,

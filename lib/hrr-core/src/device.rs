@@ -49,6 +49,13 @@ impl Launch<'_> {
     }
 }
 
+/// Host memory a backend reaches by DMA without staging it first
+/// (page-locked on CUDA). See [`Device::host_buffer`].
+pub trait HostMemory: std::ops::DerefMut<Target = [u8]> {}
+
+/// An owned [`HostMemory`] allocation; dropping it frees it.
+pub type HostBuffer = Box<dyn HostMemory>;
+
 /// See [`Launch::packed_args`].
 pub fn pack_args(args: &[LaunchArg<'_>]) -> Vec<u8> {
     let end = args
@@ -118,6 +125,15 @@ pub trait Device {
     fn module_unload(&mut self, module: Handle) -> Result<(), DeviceError>;
     fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
     fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
+
+    /// `len` bytes of host memory this device copies to and from at full
+    /// speed, or `None` where no host memory is faster than any other (the
+    /// CPU runtime): the engine then copies from blobs where they lie.
+    /// Buffers are dropped before the device.
+    fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        let _ = len;
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@
 
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::Arc;
 
 use hrr_core::MemKind;
-use hrr_core::device::{Device, DeviceError, Handle, Launch};
+use hrr_core::device::{Device, DeviceError, Handle, HostBuffer, Launch};
 
 use crate::driver::{CudaDriver, c_name};
 use crate::error::CudaError;
@@ -18,6 +19,7 @@ use crate::ffi::{
     CUstream,
 };
 use crate::kernarg::Kernarg;
+use crate::pinned::{PinnedBuffer, PinnedRanges};
 use crate::staging::{Staging, StagingConfig};
 
 thread_local! {
@@ -33,6 +35,7 @@ pub struct CudaDevice {
     cc: (i32, i32),
     version: i32,
     staging: Staging,
+    pinned: Arc<PinnedRanges>,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -123,6 +126,7 @@ impl CudaDevice {
             cc: (major, minor),
             version,
             staging,
+            pinned: Arc::default(),
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
@@ -172,6 +176,12 @@ impl CudaDevice {
     /// How large pageable copies are staged (see [`crate::staging`]).
     pub fn staging(&self) -> StagingConfig {
         self.staging.config()
+    }
+
+    /// Whether a copy from or into `host` goes through [`crate::staging`]:
+    /// large, and not inside one of this device's [`Device::host_buffer`]s.
+    pub fn stages(&self, host: &[u8]) -> bool {
+        self.staging.config().stages(host.len()) && !self.pinned.contains(host.as_ptr(), host.len())
     }
 
     /// Replaces the staging set-up (frees the old buffers).
@@ -277,7 +287,8 @@ impl Device for CudaDevice {
         if src.is_empty() {
             return Ok(());
         }
-        if self.staging.config().stages(src.len()) {
+        if self.staging.config().stages(src.len()) && !self.pinned.contains(src.as_ptr(), src.len())
+        {
             self.bind()?;
             return Ok(self.staging.h2d(self.drv, self.ctx, dst, src, stream(s))?);
         }
@@ -304,7 +315,8 @@ impl Device for CudaDevice {
         if dst.is_empty() {
             return Ok(());
         }
-        if self.staging.config().stages(dst.len()) {
+        if self.staging.config().stages(dst.len()) && !self.pinned.contains(dst.as_ptr(), dst.len())
+        {
             self.bind()?;
             return Ok(self.staging.d2h(self.drv, self.ctx, dst, src, stream(s))?);
         }
@@ -325,6 +337,12 @@ impl Device for CudaDevice {
                 })
             }
         }
+    }
+
+    fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        self.bind()?;
+        let b = PinnedBuffer::new(self.drv, self.pinned.clone(), len)?;
+        Ok(Some(Box::new(b)))
     }
 
     fn copy_d2d(

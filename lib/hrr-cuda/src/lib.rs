@@ -11,6 +11,7 @@
 //! * [`CudaDevice`]: [`hrr_core::device::Device`] on a device's primary context.
 //! * [`kernarg`]: the `extra` parameter buffer of `cuLaunchKernel`.
 //! * [`staging`]: large pageable copies through pinned buffers, in parallel.
+//! * [`pinned`]: page-locked host buffers for the engine, copied without staging.
 //!
 //! # Decisions
 //!
@@ -76,6 +77,7 @@ pub mod driver;
 pub mod error;
 pub mod ffi;
 pub mod kernarg;
+pub mod pinned;
 pub mod staging;
 
 pub use device::{CudaDevice, sm_target};

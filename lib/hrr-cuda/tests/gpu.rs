@@ -480,6 +480,18 @@ fn speed_probe() {
             ms / reps as f64
         );
     };
+    let mut hb = d
+        .host_buffer(size)
+        .unwrap()
+        .expect("CUDA gives host buffers");
+    hb.fill(1);
+    time("h2d host_buffer", &mut || {
+        d.copy_h2d(dbuf, &hb, None).unwrap()
+    });
+    time("d2h host_buffer", &mut || {
+        d.copy_d2h(&mut hb, dbuf, None).unwrap()
+    });
+    drop(hb);
     time("h2d pinned  ", &mut || {
         d.copy_h2d(dbuf, pinned_slice, None).unwrap()
     });
@@ -597,6 +609,42 @@ fn staged_copies_are_exact_and_ordered() {
     let mut tail = vec![0u8; 4096];
     d.copy_d2h(&mut tail, base + cap as u64, Some(s)).unwrap();
     assert!(tail.iter().all(|&b| b == 1));
+    d.stream_destroy(s).unwrap();
+    d.free(base, MemKind::Device).unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn host_buffers_are_pinned_exact_and_not_staged() {
+    let mut d = dev();
+    let len = (24usize << 20) + 5;
+    let base = d.alloc(len as u64, MemKind::Device).unwrap();
+    let mut up = d
+        .host_buffer(len)
+        .unwrap()
+        .expect("CUDA gives host buffers");
+    for (i, b) in up.iter_mut().enumerate() {
+        *b = (i * 7 + (i >> 12)) as u8;
+    }
+    let mut down = d.host_buffer(len).unwrap().unwrap();
+    assert!(
+        !d.stages(&up) && !d.stages(&down[1..]),
+        "inside host buffers"
+    );
+    assert!(
+        d.stages(&vec![0u8; len]),
+        "pageable memory of that size is staged"
+    );
+    let s = d.stream_create().unwrap();
+    for stream in [None, Some(s)] {
+        down.fill(0);
+        d.copy_h2d(base, &up, stream).unwrap();
+        d.copy_d2h(&mut down, base, stream).unwrap();
+        assert!(
+            down[..] == up[..],
+            "round trip through host buffers on {stream:?}"
+        );
+    }
     d.stream_destroy(s).unwrap();
     d.free(base, MemKind::Device).unwrap();
 }

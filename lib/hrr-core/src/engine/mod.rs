@@ -4,12 +4,14 @@ mod address_space;
 mod blob_cache;
 mod code_cache;
 mod options;
+mod pinned_host;
 mod replayer;
 mod summary;
 
 pub use address_space::{AddressSpace, Unmapped};
 pub use code_cache::{CodeCache, CodeError};
 pub use options::ReplayOptions;
+pub use pinned_host::{PinnedError, PinnedHost};
 pub use replayer::{ReplayError, Replayer, arg_offsets};
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
 

@@ -9,9 +9,10 @@ use crate::archive_writer::ArchiveWriter;
 use crate::compare::{Verdict, compare};
 use crate::device::{Device, DeviceError, Launch, LaunchArg};
 use crate::engine::address_space::{AddressSpace, Unmapped};
-use crate::engine::blob_cache::BlobCache;
+use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
 use crate::engine::options::ReplayOptions;
+use crate::engine::pinned_host::PinnedHost;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
 use crate::event::{Dir, Event, KernelArg, MemKind, Op};
 use crate::handle_map::HandleMap;
@@ -45,6 +46,7 @@ pub struct Replayer<'a> {
     events: HandleMap,
     code: CodeCache,
     blobs: BlobCache,
+    pinned: PinnedHost,
     summary: ReplaySummary,
     out: Option<&'a mut ArchiveWriter>,
     timings: HashMap<String, KernelTiming>,
@@ -71,6 +73,7 @@ impl<'a> Replayer<'a> {
             events: HandleMap::new(),
             code: CodeCache::default(),
             blobs: BlobCache::default(),
+            pinned: PinnedHost::new(opts.pinned_budget),
             summary: ReplaySummary::default(),
             out,
             timings: HashMap::new(),
@@ -468,10 +471,28 @@ impl<'a> Replayer<'a> {
                 // Only the device destination is translated; `src` is a host pointer.
                 let live = self.device_operand(e, "h2d dst", dst, size)?;
                 let id = blob.ok_or_else(|| Self::fatal(e, "h2d memcpy has no source blob"))?;
-                let bytes = self
-                    .blobs
-                    .get(self.archive.blobs(), &id)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                let store = self.archive.blobs();
+                let dev = &mut *self.dev;
+                // Large blobs go through pinned memory, as the application's
+                // fast copies did; small ones through the blob cache.
+                let pinned = if size as usize > blob_cache::MAX_CACHED {
+                    self.pinned
+                        .blob(|n| dev.host_buffer(n), store, &id, size as usize)
+                        .map_err(|err| Self::fatal(e, err.to_string()))?
+                } else {
+                    None
+                };
+                let cached;
+                let bytes = match pinned {
+                    Some(b) => b,
+                    None => {
+                        cached = self
+                            .blobs
+                            .get(store, &id)
+                            .map_err(|err| Self::fatal(e, err.to_string()))?;
+                        &*cached
+                    }
+                };
                 if bytes.len() as u64 != size {
                     return Err(Self::fatal(
                         e,
@@ -482,8 +503,7 @@ impl<'a> Replayer<'a> {
                     ));
                 }
                 let t0 = Instant::now();
-                self.dev
-                    .copy_h2d(live, &bytes, stream)
+                dev.copy_h2d(live, bytes, stream)
                     .map_err(|err| Self::dev_err(e, err))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
@@ -491,17 +511,35 @@ impl<'a> Replayer<'a> {
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
                 let live = self.device_operand(e, "d2h src", src, size)?;
-                let mut buf = std::mem::take(&mut self.scratch);
-                buf.clear();
-                buf.resize(size as usize, 0);
+                // Large reads land in pinned memory, as the application's fast ones did.
+                let dev = &mut *self.dev;
+                let mut pinned = if size as usize > blob_cache::MAX_CACHED {
+                    self.pinned
+                        .lend_d2h(|n| dev.host_buffer(n), size as usize)
+                        .map_err(|err| Self::dev_err(e, err))?
+                } else {
+                    None
+                };
+                let mut heap = std::mem::take(&mut self.scratch);
+                let buf = match pinned.as_deref_mut() {
+                    Some(b) => &mut b[..size as usize],
+                    None => {
+                        heap.clear();
+                        heap.resize(size as usize, 0);
+                        &mut heap[..]
+                    }
+                };
                 let t0 = Instant::now();
-                let r = self.dev.copy_d2h(&mut buf, live, stream);
+                let r = dev.copy_d2h(buf, live, stream);
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
                 let result = r
                     .map_err(|err| Self::dev_err(e, err))
-                    .and_then(|()| self.check_d2h(e, blob, &buf));
-                self.scratch = buf;
+                    .and_then(|()| self.check_d2h(e, blob, buf));
+                if let Some(b) = pinned {
+                    self.pinned.give_back(b);
+                }
+                self.scratch = heap;
                 result?;
             }
             Dir::D2d => {

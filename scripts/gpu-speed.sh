@@ -26,25 +26,27 @@ field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | head -n 1; }
 json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2" | head -n 1; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a / b}'; }
+gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
 
-plain() { "$W/ll" loop 100000 >"$W/p.log"; field launch_loop_ms "$W/p.log"; }
+plain() { "$W/ll" loop 100000 >"$W/p.log"; }
 captured() {
     rm -rf "$W/c.hrr"
     "$BIN/hrr-cap" -o "$W/c.hrr" -- "$W/ll" loop 100000 >"$W/c.log" 2>/dev/null
-    field launch_loop_ms "$W/c.log"
 }
 echo "--- launches: 100k tiny kernels, $ROUNDS rounds"
 for i in $(seq 1 "$ROUNDS"); do
-    if [ $((i % 2)) = 1 ]; then p=$(plain); c=$(captured); else c=$(captured); p=$(plain); fi
+    if [ $((i % 2)) = 1 ]; then plain; captured; else captured; plain; fi
+    p=$(field launch_loop_ms "$W/p.log"); c=$(field launch_loop_ms "$W/c.log")
+    pe=$(field enqueue_ms "$W/p.log"); ce=$(field enqueue_ms "$W/c.log")
     t0=$(now_ms); "$W/ll" loop 100000 >/dev/null; t1=$(now_ms)
-    "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json >"$W/r.json"; t2=$(now_ms)
-    echo "round $i: plain loop $p ms, captured loop $c ms ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $((t2 - t1)) ms ($(div $((t2 - t1)) $((t1 - t0)))x)"
+    "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json >"$W/r.json" 2>/dev/null; t2=$(now_ms)
+    echo "round $i: plain loop $p ms (enqueue $pe), captured loop $c ms (enqueue $ce) ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $((t2 - t1)) ms ($(div $((t2 - t1)) $((t1 - t0)))x)"
     div "$c" "$p" >>"$W/cap_ratio"; echo "$p" >>"$W/plain"; echo "$c" >>"$W/cap"
     div $((t2 - t1)) $((t1 - t0)) >>"$W/rep_ratio"
 done
-awk -v r="$(median <"$W/cap_ratio")" -v s="$(spread <"$W/cap_ratio")" -v p="$(median <"$W/plain")" -v c="$(median <"$W/cap")" 'BEGIN {
-    printf "capture overhead: median per-round ratio %+.1f %% (ratios %s; loop medians plain %.1f ms, captured %.1f ms) — target <= +10 %%\n", 100 * (r - 1), s, p, c }'
+awk -v r="$(median <"$W/cap_ratio")" -v g="$(gmean <"$W/cap_ratio")" -v s="$(spread <"$W/cap_ratio")" -v p="$(median <"$W/plain")" -v c="$(median <"$W/cap")" 'BEGIN {
+    printf "capture overhead: median per-round ratio %+.1f %%, geometric mean %+.1f %% (ratios %s; loop medians plain %.1f ms, captured %.1f ms) — target <= +10 %%\n", 100 * (r - 1), 100 * (g - 1), s, p, c }'
 awk -v r="$(median <"$W/rep_ratio")" -v s="$(spread <"$W/rep_ratio")" 'BEGIN {
     printf "replay process / plain process: median %.2fx (ratios %s) — target <= 1.20x\n", r, s }'
 
@@ -53,7 +55,7 @@ echo "--- copies: 256 MiB pinned H2D and D2H, $ROUNDS rounds"
 gbps() { awk -v b="$1" -v ms="$2" 'BEGIN {printf "%.2f", (ms > 0) ? b / 1e6 / ms : 0}'; }
 replay_bw() { # $1: extra hrr-play arguments; prints "h2d d2h" GB/s
     # shellcheck disable=SC2086
-    "$BIN/hrr-play" "$W/bw.hrr" --backend cuda --json $1 >"$W/b.json"
+    "$BIN/hrr-play" "$W/bw.hrr" --backend cuda --json $1 >"$W/b.json" 2>/dev/null
     tr ',{}' '\n\n\n' <"$W/b.json" >"$W/b.lines"
     echo "$(gbps "$(json h2d_bytes "$W/b.lines")" "$(json h2d_ms "$W/b.lines")") $(gbps "$(json d2h_bytes "$W/b.lines")" "$(json d2h_ms "$W/b.lines")")"
 }

@@ -134,36 +134,42 @@ fn launch(c: &mut Criterion) {
             criterion::black_box(&body);
         })
     });
-    // The same, as the recorder encodes it: the launch head from the
-    // thread's cache (same kernel, same configuration).
+    // The same, as the recorder encodes it, through the thread's cache:
+    // `_cached` repeats the launch exactly (the whole line is copied),
+    // `_head_cached` changes the 64-bit scalar every time (the head is
+    // copied, the arguments encoded and scanned).
     let mut heads = HeadCache::new();
-    c.bench_function("record/launch_4_args_encode_cached", |bch| {
-        bch.iter(|| {
-            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
-            let k = LaunchRef {
-                name: "nop",
-                code: &hex,
-                func: Some(2),
-                grid: [1; 3],
-                block: [1; 3],
-                shmem: 0,
-                stream: 0,
-            };
-            body.clear();
-            let view = allocs.view();
-            encode_launch_scanned_cached(
-                &mut body,
-                &mut heads,
-                7,
-                "hipModuleLaunchKernel",
-                0,
-                &k,
-                ArgValues::Params(&vals).args(layout.as_ref()),
-                &view,
-            );
-            criterion::black_box(&body);
-        })
-    });
+    for (id, vary) in [("cached", false), ("head_cached", true)] {
+        let mut n = 0u64;
+        c.bench_function(&format!("record/launch_4_args_encode_{id}"), |bch| {
+            bch.iter(|| {
+                n += u64::from(vary);
+                let px = (x + n).to_le_bytes();
+                let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+                let k = LaunchRef {
+                    name: "nop",
+                    code: &hex,
+                    func: Some(2),
+                    grid: [1; 3],
+                    block: [1; 3],
+                    shmem: 0,
+                    stream: 0,
+                };
+                body.clear();
+                encode_launch_scanned_cached(
+                    &mut body,
+                    &mut heads,
+                    7,
+                    "hipModuleLaunchKernel",
+                    0,
+                    &k,
+                    ArgValues::Params(&vals).args(layout.as_ref()),
+                    &allocs,
+                );
+                criterion::black_box(&body);
+            })
+        });
+    }
     c.bench_function("record/memset", |bch| {
         bch.iter(|| r.memset("hipMemsetAsync", 0, a, 0, 4096, 1, Some(0x55)));
     });

@@ -17,7 +17,7 @@
 use hrr_core::{BlobId, MemKind, Op};
 
 use crate::kernel_args::ArgIn;
-use crate::live_allocs::AllocView;
+use crate::live_allocs::{AllocView, LiveAllocs};
 
 /// One kernel argument, borrowed from the application's memory, with its
 /// pointer offsets already known.
@@ -42,6 +42,13 @@ impl BlobHex {
             out[2 * i + 1] = HEX[(b & 15) as usize];
         }
         BlobHex(out)
+    }
+}
+
+impl Default for BlobHex {
+    /// The all-zero id's digits (arrays this long have no derived default).
+    fn default() -> BlobHex {
+        BlobHex([b'0'; 64])
     }
 }
 
@@ -182,9 +189,21 @@ impl<'a> EventLine<'a> {
         args: impl IntoIterator<Item = ArgIn<'b>>,
         allocs: &AllocView<'_>,
     ) -> &mut Self {
+        self.args_scanned_each(args, allocs, |_| {})
+    }
+
+    /// [`EventLine::args_scanned`], showing each argument to `each` as it
+    /// goes (the launch cache keeps them without a second pass).
+    fn args_scanned_each<'b>(
+        &mut self,
+        args: impl IntoIterator<Item = ArgIn<'b>>,
+        allocs: &AllocView<'_>,
+        mut each: impl FnMut(&ArgIn<'b>),
+    ) -> &mut Self {
         self.key("args");
         self.buf.push(b'[');
         for (i, a) in args.into_iter().enumerate() {
+            each(&a);
             // Each argument is written into room made for its longest form,
             // through a local cursor, then cut to length: no length update
             // and capacity check in memory per piece.
@@ -482,7 +501,11 @@ const HEAD_CACHE_ENTRIES: usize = 4;
 /// events, with the values each was encoded from. A launch of the same
 /// kernel with the same configuration copies the bytes instead of encoding
 /// them again; the key holds every input of [`launch_head`], so the bytes
-/// are those the encoder would write.
+/// are those the encoder would write. Each head also keeps the rest of its
+/// last line (`,"args":[…]}` and the newline) with the argument values and
+/// the [`LiveAllocs::generation`] it was encoded under: a loop launching
+/// the same kernel on the same buffers (the common case) copies the whole
+/// line, without scanning.
 #[derive(Default)]
 pub struct HeadCache {
     entries: Vec<HeadEntry>,
@@ -490,6 +513,7 @@ pub struct HeadCache {
     next: usize,
 }
 
+#[derive(Default)]
 struct HeadEntry {
     tid: u64,
     ret: i64,
@@ -502,6 +526,47 @@ struct HeadEntry {
     api: String,
     name: String,
     bytes: Vec<u8>,
+    /// The rest of the last line under this head; empty: none yet.
+    tail: Vec<u8>,
+    /// The arguments `tail` was encoded from: each one's shape, and all
+    /// their bytes end to end.
+    tail_args: Vec<ArgKey>,
+    tail_bytes: Vec<u8>,
+    tail_generation: u64,
+    /// Launches since the tail last matched: past a few, a kernel whose
+    /// arguments change every time keeps no tail (its cost would be all
+    /// loss) but for one launch in [`TAIL_RETRY`].
+    tail_misses: u32,
+}
+
+/// See `HeadEntry::tail_misses`.
+const TAIL_RETRY: u32 = 64;
+
+/// What identifies one argument as an encoder input, besides its bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ArgKey {
+    offset: Option<u32>,
+    pointer: bool,
+    len: usize,
+}
+
+impl ArgKey {
+    fn of(a: &ArgIn<'_>) -> ArgKey {
+        ArgKey {
+            offset: a.offset,
+            pointer: a.pointer,
+            len: a.bytes.len(),
+        }
+    }
+}
+
+/// `a == b` for equal-length slices, without a `bcmp` call for the common
+/// argument sizes (this runs on every recorded launch).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    match (a.len(), <[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
+        (8, Ok(x), Ok(y)) => u64::from_ne_bytes(x) == u64::from_ne_bytes(y),
+        _ => a == b,
+    }
 }
 
 impl HeadEntry {
@@ -518,7 +583,7 @@ impl HeadEntry {
             && self.code == *k.code
     }
 
-    fn set(&mut self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>, bytes: &[u8]) {
+    fn set(&mut self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) {
         self.tid = tid;
         self.ret = ret;
         self.stream = k.stream;
@@ -532,7 +597,27 @@ impl HeadEntry {
         self.name.clear();
         self.name.push_str(k.name);
         self.bytes.clear();
-        self.bytes.extend_from_slice(bytes);
+        launch_head(&mut self.bytes, tid, api, ret, k);
+        self.tail.clear();
+    }
+
+    /// Whether `args` under `generation` are those `tail` was encoded from.
+    fn tail_matches<'b>(&self, args: impl Iterator<Item = ArgIn<'b>>, generation: u64) -> bool {
+        if self.tail.is_empty() || self.tail_generation != generation {
+            return false;
+        }
+        let (mut n, mut at) = (0, 0);
+        for a in args {
+            let Some(k) = self.tail_args.get(n) else {
+                return false;
+            };
+            if *k != ArgKey::of(&a) || !same_bytes(&self.tail_bytes[at..at + k.len], a.bytes) {
+                return false;
+            }
+            n += 1;
+            at += k.len;
+        }
+        n == self.tail_args.len()
     }
 }
 
@@ -544,62 +629,75 @@ impl HeadCache {
         }
     }
 
-    /// Writes the head of a launch event into `buf`, from the cache when it
-    /// holds this one.
-    fn write<'a>(
-        &mut self,
-        buf: &'a mut Vec<u8>,
-        tid: u64,
-        api: &str,
-        ret: i64,
-        k: &LaunchRef<'_>,
-    ) -> EventLine<'a> {
-        if let Some(e) = self.entries.iter().find(|e| e.matches(tid, api, ret, k)) {
-            buf.extend_from_slice(&e.bytes);
-            return EventLine { buf };
+    /// The entry for this head, made (and its head encoded) on a miss.
+    fn entry(&mut self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) -> &mut HeadEntry {
+        if let Some(i) = self
+            .entries
+            .iter()
+            .position(|e| e.matches(tid, api, ret, k))
+        {
+            return &mut self.entries[i];
         }
-        let start = buf.len();
-        let l = launch_head(buf, tid, api, ret, k);
-        let bytes = &l.buf[start..];
-        if self.entries.len() < HEAD_CACHE_ENTRIES {
-            let mut e = HeadEntry {
-                tid,
-                ret,
-                stream: k.stream,
-                func: k.func,
-                grid: k.grid,
-                block: k.block,
-                shmem: k.shmem,
-                code: *k.code,
-                api: String::new(),
-                name: String::new(),
-                bytes: Vec::new(),
-            };
-            e.set(tid, api, ret, k, bytes);
-            self.entries.push(e);
+        let i = if self.entries.len() < HEAD_CACHE_ENTRIES {
+            self.entries.push(HeadEntry::default());
+            self.entries.len() - 1
         } else {
-            self.entries[self.next].set(tid, api, ret, k, bytes);
+            let i = self.next;
             self.next = (self.next + 1) % HEAD_CACHE_ENTRIES;
-        }
-        l
+            i
+        };
+        let e = &mut self.entries[i];
+        e.set(tid, api, ret, k);
+        e
     }
 }
 
-/// [`encode_launch_scanned`], taking the head from `cache` when it holds it.
+/// [`encode_launch_scanned`] through `cache`: the head, or the whole line
+/// when the arguments and `allocs` are as they were at this head's last
+/// launch; otherwise the arguments are scanned under a view of `allocs`.
 #[allow(clippy::too_many_arguments)]
-pub fn encode_launch_scanned_cached<'b>(
+pub fn encode_launch_scanned_cached<'b, I>(
     buf: &mut Vec<u8>,
     cache: &mut HeadCache,
     tid: u64,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
-    args: impl IntoIterator<Item = ArgIn<'b>>,
-    allocs: &AllocView<'_>,
-) {
-    let mut l = cache.write(buf, tid, api, ret, k);
-    l.args_scanned(args, allocs);
+    args: I,
+    allocs: &LiveAllocs,
+) where
+    I: IntoIterator<Item = ArgIn<'b>>,
+    I::IntoIter: Clone,
+{
+    let args = args.into_iter();
+    let e = cache.entry(tid, api, ret, k);
+    buf.extend_from_slice(&e.bytes);
+    // Read before the view: a change after it only makes the next launch miss.
+    let generation = allocs.generation();
+    if e.tail_matches(args.clone(), generation) {
+        e.tail_misses = 0;
+        buf.extend_from_slice(&e.tail);
+        return;
+    }
+    e.tail_misses = e.tail_misses.saturating_add(1);
+    let mut l = EventLine { buf };
+    if e.tail_misses > 2 && e.tail_misses % TAIL_RETRY != 0 {
+        e.tail.clear();
+        l.args_scanned(args, &allocs.view());
+        l.end();
+        return;
+    }
+    let start = l.buf.len();
+    e.tail_args.clear();
+    e.tail_bytes.clear();
+    l.args_scanned_each(args, &allocs.view(), |a| {
+        e.tail_args.push(ArgKey::of(a));
+        e.tail_bytes.extend_from_slice(a.bytes);
+    });
     l.end();
+    e.tail.clear();
+    e.tail.extend_from_slice(&buf[start..]);
+    e.tail_generation = generation;
 }
 
 fn launch_head<'a>(
@@ -1100,22 +1198,33 @@ mod tests {
             prop_assert_eq!(line(3, 4, &body), reference(3, 4, 5, "hipLaunchKernel", 0, &op));
         }
 
-        /// A launch head from the cache is the bytes the encoder writes,
-        /// whichever launches came before (keys drawn from a small pool, so
-        /// hits, misses and evictions all happen).
+        /// A launch line from the cache is the bytes the encoder writes,
+        /// whichever launches came before (keys drawn from small pools, so
+        /// hits, misses and evictions all happen), and whatever allocations
+        /// came and went in between (an argument word that points into an
+        /// allocation made or freed since the last launch must be rescanned).
         #[test]
-        fn cached_launch_heads_match_the_encoder(
-            seq in proptest::collection::vec((0u8..3, 0u8..2, 0u8..3, 0u8..2, 0u8..6, 0u8..2), 1..40),
+        fn cached_launch_lines_match_the_encoder(
+            seq in proptest::collection::vec((0u8..3, 0u8..2, 0u8..3, 0u8..2, 0u8..6, 0u8..2, 0u8..3, 0u8..3), 1..40),
             arg in proptest::collection::vec(any::<u8>(), 0..24),
         ) {
             use crate::kernel_args::ArgIn;
             let allocs = crate::live_allocs::LiveAllocs::new();
             allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
+            let late = 0x7f99_0001_0000u64;
+            let mut words = late.to_le_bytes().to_vec();
+            words.extend_from_slice(&0x7f12_3456_0010u64.to_le_bytes());
+            let pool: [&[u8]; 3] = [&arg, &words, &words[..8]];
             let codes = [BlobHex::of(&BlobId::of(b"a")), BlobHex::of(&BlobId::of(b"b"))];
             let names = ["k", "k2", "we\"ird"];
             let apis = ["hipModuleLaunchKernel", "cudaLaunchKernel"];
             let mut cache = HeadCache::new();
-            for (name, code, tid, api, cfg, ret) in seq {
+            for (name, code, tid, api, cfg, ret, which, change) in seq {
+                match change {
+                    1 => allocs.insert(late, 0x100, MemKind::Device),
+                    2 => { allocs.remove(late); }
+                    _ => {}
+                }
                 let c = u32::from(cfg);
                 let k = LaunchRef {
                     name: names[name as usize],
@@ -1126,14 +1235,50 @@ mod tests {
                     shmem: c / 3,
                     stream: u64::from(cfg % 2) * 0x99,
                 };
-                let args = [ArgIn { offset: Some(0), bytes: &arg, pointer: false }];
+                let args = [ArgIn { offset: Some(0), bytes: pool[which as usize], pointer: false }];
                 let (tid, ret) = (u64::from(tid) + 7, -i64::from(ret));
                 let api = apis[api as usize];
                 let mut want = Vec::new();
                 encode_launch_scanned(&mut want, tid, api, ret, &k, args, &allocs.view());
                 let mut got = b"x".to_vec();
-                encode_launch_scanned_cached(&mut got, &mut cache, tid, api, ret, &k, args, &allocs.view());
+                encode_launch_scanned_cached(&mut got, &mut cache, tid, api, ret, &k, args, &allocs);
                 prop_assert_eq!(&got[1..], &want[..]);
+            }
+        }
+    }
+
+    proptest! {
+        /// The whole-line cache under one or two heads (so that lines are
+        /// reused, dropped after misses and retried): equal to the encoder
+        /// whatever the argument values and the allocations made or freed
+        /// between launches.
+        #[test]
+        fn cached_launch_tails_follow_arguments_and_allocations(
+            seq in proptest::collection::vec((0u8..2, 0u8..4, 0u8..4), 1..300),
+        ) {
+            use crate::kernel_args::ArgIn;
+            let allocs = crate::live_allocs::LiveAllocs::new();
+            allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
+            let late = 0x7f99_0001_0000u64;
+            let code = BlobHex::of(&BlobId::of(b"a"));
+            let mut cache = HeadCache::new();
+            for (head, which, change) in seq {
+                match change {
+                    1 => allocs.insert(late, 0x100, MemKind::Device),
+                    2 => { allocs.remove(late); }
+                    _ => {}
+                }
+                let k = LaunchRef { name: "k", code: &code, func: Some(1 + u64::from(head)), grid: [1; 3], block: [1; 3], shmem: 0, stream: 0 };
+                let (a, b) = ([late, 0x7f12_3456_0010, 7, 0][which as usize].to_le_bytes(), 5u32.to_le_bytes());
+                let args = [
+                    ArgIn { offset: Some(0), bytes: &a, pointer: false },
+                    ArgIn { offset: Some(8), bytes: &b, pointer: false },
+                ];
+                let mut want = Vec::new();
+                encode_launch_scanned(&mut want, 9, "cudaLaunchKernel", 0, &k, args, &allocs.view());
+                let mut got = Vec::new();
+                encode_launch_scanned_cached(&mut got, &mut cache, 9, "cudaLaunchKernel", 0, &k, args, &allocs);
+                prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
             }
         }
     }

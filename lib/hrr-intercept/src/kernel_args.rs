@@ -76,6 +76,7 @@ impl<'s, 'a> ArgValues<'s, 'a> {
 }
 
 /// Iterator of [`ArgValues::args`].
+#[derive(Clone)]
 pub struct ArgIter<'l, 's, 'a> {
     layout: Option<&'l ArgLayout>,
     values: ArgValues<'s, 'a>,

@@ -8,6 +8,7 @@
 //! (readers) vastly outnumber allocations (writers).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use hrr_core::MemKind;
@@ -19,6 +20,9 @@ pub const MIN_POINTER: u64 = 0x10000;
 #[derive(Default)]
 pub struct LiveAllocs {
     map: RwLock<Live>,
+    /// Bumped by every change: a scan result tagged with it stays valid
+    /// while it is unchanged (see `event_line::HeadCache`).
+    generation: AtomicU64,
 }
 
 #[derive(Default)]
@@ -49,16 +53,21 @@ impl LiveAllocs {
         let last = base.saturating_add(size.max(1) - 1);
         live.max_last = live.max_last.max(last);
         live.map.insert(base, (size, mem));
+        self.generation.fetch_add(1, Ordering::Release);
     }
 
     /// Removes the allocation based at `base`, returning its kind.
     pub fn remove(&self, base: u64) -> Option<MemKind> {
-        self.map
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .map
-            .remove(&base)
-            .map(|(_, m)| m)
+        let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        let removed = live.map.remove(&base).map(|(_, m)| m);
+        self.generation.fetch_add(1, Ordering::Release);
+        removed
+    }
+
+    /// Changes so far. Read before a [`LiveAllocs::view`], a result
+    /// computed from that view is valid while this has not moved.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     pub fn view(&self) -> AllocView<'_> {

@@ -507,7 +507,6 @@ impl Recorder {
         };
         with_scratch(|s| {
             let b = &mut s.body;
-            let view = self.allocs.view();
             event_line::encode_launch_scanned_cached(
                 b,
                 &mut s.heads,
@@ -516,9 +515,8 @@ impl Recorder {
                 i64::from(ret),
                 &k,
                 values.args(layout),
-                &view,
+                &self.allocs,
             );
-            drop(view);
             self.sink.append(b);
         });
     }

@@ -378,6 +378,28 @@ fn dims(grid: Dim3, block: Dim3, shmem: usize, stream: CudaStream) -> LaunchDims
     }
 }
 
+thread_local! {
+    /// The thread's last `(handle, registry generation, kernel)`: a launch
+    /// loop finds its kernel without the registry's lock and map.
+    static LAST_KERNEL: std::cell::RefCell<Option<(u64, u64, Arc<CudaKernel>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`kernel_of_handle`] through the thread's one-entry cache.
+fn kernel_of_handle_cached(h: u64, ret: CudaError) -> Option<Arc<CudaKernel>> {
+    let generation = registry::global().generation();
+    let hit = LAST_KERNEL.with_borrow(|last| match last {
+        Some((lh, lg, k)) if *lh == h && *lg == generation => Some(k.clone()),
+        _ => None,
+    });
+    if hit.is_some() {
+        return hit;
+    }
+    let k = kernel_of_handle(h, ret)?;
+    LAST_KERNEL.with_borrow_mut(|last| *last = Some((h, generation, k.clone())));
+    Some(k)
+}
+
 /// The kernel behind a `cudaKernel_t`: bound by `__cudaGetKernel`, else
 /// found by its driver name (a handle obtained some other way).
 fn kernel_of_handle(h: u64, ret: CudaError) -> Option<Arc<CudaKernel>> {
@@ -424,7 +446,7 @@ macro_rules! internal_launch_fn {
             // SAFETY: the application's arguments, forwarded unchanged.
             let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
             if let Some(g) = g {
-                let k = g.run(|_| kernel_of_handle(kernel as u64, ret)).flatten();
+                let k = g.run(|_| kernel_of_handle_cached(kernel as u64, ret)).flatten();
                 record_launch(
                     stringify!($name),
                     &g,

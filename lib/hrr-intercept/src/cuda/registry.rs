@@ -288,6 +288,9 @@ pub struct Registry {
     /// Mangled name → kernel (first registration wins): the way back from a
     /// `cudaKernel_t` that `__cudaGetKernel` did not show us.
     by_name: RwLock<HashMap<String, Arc<CudaKernel>>>,
+    /// Bumped by every change that can alter a lookup: a kernel found
+    /// under this generation is still the answer while it is unchanged.
+    generation: AtomicU64,
 }
 
 impl Registry {
@@ -317,6 +320,7 @@ impl Registry {
         if let Some(f) = &f {
             f.live.store(false, Ordering::Release);
         }
+        self.generation.fetch_add(1, Ordering::Release);
         f.is_some()
     }
 
@@ -339,6 +343,7 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner)
             .entry(name.to_string())
             .or_insert_with(|| k.clone());
+        self.generation.fetch_add(1, Ordering::Release);
         k
     }
 
@@ -368,6 +373,12 @@ impl Registry {
             kernel.set_handle(handle);
         }
         put(&self.by_handle, handle, kernel.clone());
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// See the field: read before a lookup, compare after.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Number of registered fat binaries, and how many were written.
@@ -618,6 +629,23 @@ mod tests {
                 (Some(32), 8, vec![0])
             ]
         );
+    }
+
+    #[test]
+    fn every_change_a_lookup_could_see_moves_the_generation() {
+        let reg = Registry::new();
+        let g0 = reg.generation();
+        reg.add_fatbin(1, Ok((0x1000, 64)));
+        let k = reg.add_function(1, 0x10, "k");
+        let g1 = reg.generation();
+        assert!(g1 > g0, "add_function");
+        reg.bind_handle(0x99, &k);
+        let g2 = reg.generation();
+        assert!(g2 > g1, "bind_handle");
+        assert!(reg.by_handle(0x99).is_some());
+        assert_eq!(reg.generation(), g2, "lookups change nothing");
+        reg.remove_fatbin(1);
+        assert!(reg.generation() > g2, "remove_fatbin");
     }
 
     #[test]

@@ -681,7 +681,7 @@ pub fn encode_launch_scanned_cached<'b, I>(
     }
     e.tail_misses = e.tail_misses.saturating_add(1);
     let mut l = EventLine { buf };
-    if e.tail_misses > 2 && e.tail_misses % TAIL_RETRY != 0 {
+    if e.tail_misses > 2 && !e.tail_misses.is_multiple_of(TAIL_RETRY) {
         e.tail.clear();
         l.args_scanned(args, &allocs.view());
         l.end();

@@ -14,9 +14,18 @@
 #    landing (default) and with --pinned-cache 0 (copies from blob files);
 #    replay bandwidth = bytes / time in the device calls (`copies` in the
 #    JSON summary), all 5+5 copies.
+# HRR_SPEED_CPUS=2-5 runs every program of part 1 under `taskset -c 2-5`:
+# on the H200 VM a process's speed (the CUDA launch itself, and the
+# recorder's code alike) differs by up to 1.4x with where it is scheduled,
+# which is most of the round-to-round spread of the ratios.
 # Prints one line per round and a summary; writes nothing else.
 set -euo pipefail
 ROUNDS=${1:-9}
+PIN=()
+if [ -n "${HRR_SPEED_CPUS:-}" ]; then
+    PIN=(taskset -c "$HRR_SPEED_CPUS")
+    echo "pinned: every launch-loop run under taskset -c $HRR_SPEED_CPUS"
+fi
 BIN=${HRR_GPU_BIN:-.gpu/bin}
 W=$(mktemp -d /tmp/hrr-speed.XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -29,18 +38,18 @@ spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
 gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
 
-plain() { "$W/ll" loop 100000 >"$W/p.log"; }
+plain() { "${PIN[@]}" "$W/ll" loop 100000 >"$W/p.log"; }
 captured() {
     rm -rf "$W/c.hrr"
-    "$BIN/hrr-cap" -o "$W/c.hrr" -- "$W/ll" loop 100000 >"$W/c.log" 2>/dev/null
+    "${PIN[@]}" "$BIN/hrr-cap" -o "$W/c.hrr" -- "$W/ll" loop 100000 >"$W/c.log" 2>/dev/null
 }
 echo "--- launches: 100k tiny kernels, $ROUNDS rounds"
 for i in $(seq 1 "$ROUNDS"); do
     if [ $((i % 2)) = 1 ]; then plain; captured; else captured; plain; fi
     p=$(field launch_loop_ms "$W/p.log"); c=$(field launch_loop_ms "$W/c.log")
     pe=$(field enqueue_ms "$W/p.log"); ce=$(field enqueue_ms "$W/c.log")
-    t0=$(now_ms); "$W/ll" loop 100000 >/dev/null; t1=$(now_ms)
-    "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json >"$W/r.json" 2>/dev/null; t2=$(now_ms)
+    t0=$(now_ms); "${PIN[@]}" "$W/ll" loop 100000 >/dev/null; t1=$(now_ms)
+    "${PIN[@]}" "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json >"$W/r.json" 2>/dev/null; t2=$(now_ms)
     echo "round $i: plain loop $p ms (enqueue $pe), captured loop $c ms (enqueue $ce) ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $((t2 - t1)) ms ($(div $((t2 - t1)) $((t1 - t0)))x)"
     div "$c" "$p" >>"$W/cap_ratio"; echo "$p" >>"$W/plain"; echo "$c" >>"$W/cap"
     div $((t2 - t1)) $((t1 - t0)) >>"$W/rep_ratio"

@@ -14,18 +14,17 @@
 #    landing (default) and with --pinned-cache 0 (copies from blob files);
 #    replay bandwidth = bytes / time in the device calls (`copies` in the
 #    JSON summary), all 5+5 copies.
-# HRR_SPEED_CPUS=2-5 runs every program of part 1 under `taskset -c 2-5`:
-# on the H200 VM a process's speed (the CUDA launch itself, and the
-# recorder's code alike) differs by up to 1.4x with where it is scheduled,
-# which is most of the round-to-round spread of the ratios.
+# On the H200 VM one process runs everything (the CUDA launch itself and
+# the recorder's code alike) up to 1.4x slower than the next, which is most
+# of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
+# program of part 1 with a command to test causes, e.g.
+# "taskset -c 2-5" (placement) or "setarch x86_64 -R" (address layout).
+# HRR_SPEED_PARTS=launches skips part 2.
 # Prints one line per round and a summary; writes nothing else.
 set -euo pipefail
 ROUNDS=${1:-9}
-PIN=()
-if [ -n "${HRR_SPEED_CPUS:-}" ]; then
-    PIN=(taskset -c "$HRR_SPEED_CPUS")
-    echo "pinned: every launch-loop run under taskset -c $HRR_SPEED_CPUS"
-fi
+read -r -a PIN <<<"${HRR_SPEED_WRAP:-}"
+[ ${#PIN[@]} -gt 0 ] && echo "every launch-loop run under: ${PIN[*]}"
 BIN=${HRR_GPU_BIN:-.gpu/bin}
 W=$(mktemp -d /tmp/hrr-speed.XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -59,6 +58,7 @@ awk -v r="$(median <"$W/cap_ratio")" -v g="$(gmean <"$W/cap_ratio")" -v s="$(spr
 awk -v r="$(median <"$W/rep_ratio")" -v s="$(spread <"$W/rep_ratio")" 'BEGIN {
     printf "replay process / plain process: median %.2fx (ratios %s) — target <= 1.20x\n", r, s }'
 
+[ "${HRR_SPEED_PARTS:-all}" = launches ] && exit 0
 echo "--- copies: 256 MiB pinned H2D and D2H, $ROUNDS rounds"
 "$BIN/hrr-cap" -o "$W/bw.hrr" -- "$W/ll" bw 256 >/dev/null 2>&1
 gbps() { awk -v b="$1" -v ms="$2" 'BEGIN {printf "%.2f", (ms > 0) ? b / 1e6 / ms : 0}'; }

@@ -80,7 +80,8 @@ pub struct EventSink {
     /// thread, and each unlock paid a futex wake).
     handoff: Mutex<Handoff>,
     wake: Condvar,
-    /// Next `seq`; also the number of events appended so far.
+    /// Next `seq`; also the number of events appended so far. Written only
+    /// under `state`; an atomic so that it is read without it.
     seq: AtomicU64,
     /// The writer thread is inside write(2) with a buffer it took; set under
     /// `handoff`, cleared without it (so lock holders can wait for it).
@@ -276,7 +277,9 @@ impl EventSink {
         if st.finished {
             return None;
         }
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        // Only `state`'s holder changes `seq`: no read-modify-write needed.
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq + 1, Ordering::Relaxed);
         let t = sys::monotonic_ns();
         event_line::push_head(&mut st.buf, seq, t);
         st.buf.extend_from_slice(body);

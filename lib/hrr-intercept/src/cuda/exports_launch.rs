@@ -292,7 +292,7 @@ fn record_launch(
     api: &'static str,
     g: &Guard,
     ret: CudaError,
-    kernel: Option<Arc<CudaKernel>>,
+    kernel: Option<&CudaKernel>,
     func: u64,
     dims: LaunchDims,
     args: *mut *mut c_void,
@@ -323,7 +323,7 @@ fn record_launch(
             driver_layout,
         );
         if fresh {
-            report_first(r, &k, res);
+            report_first(r, k, res);
         }
         // Borrowed: the String is made only if a launch asks for the code.
         let why = res.code_error.as_deref().unwrap_or_default();
@@ -385,19 +385,16 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// [`kernel_of_handle`] through the thread's one-entry cache.
-fn kernel_of_handle_cached(h: u64, ret: CudaError) -> Option<Arc<CudaKernel>> {
+/// Calls `f` with [`kernel_of_handle`], through the thread's one-entry
+/// cache (lent, not cloned: no reference count traffic per launch).
+fn with_kernel_of_handle<R>(h: u64, ret: CudaError, f: impl FnOnce(Option<&CudaKernel>) -> R) -> R {
     let generation = registry::global().generation();
-    let hit = LAST_KERNEL.with_borrow(|last| match last {
-        Some((lh, lg, k)) if *lh == h && *lg == generation => Some(k.clone()),
-        _ => None,
-    });
-    if hit.is_some() {
-        return hit;
-    }
-    let k = kernel_of_handle(h, ret)?;
-    LAST_KERNEL.with_borrow_mut(|last| *last = Some((h, generation, k.clone())));
-    Some(k)
+    LAST_KERNEL.with_borrow_mut(|last| {
+        if !matches!(last, Some((lh, lg, _)) if *lh == h && *lg == generation) {
+            *last = kernel_of_handle(h, ret).map(|k| (h, generation, k));
+        }
+        f(last.as_ref().map(|(_, _, k)| &**k))
+    })
 }
 
 /// The kernel behind a `cudaKernel_t`: bound by `__cudaGetKernel`, else
@@ -446,16 +443,19 @@ macro_rules! internal_launch_fn {
             // SAFETY: the application's arguments, forwarded unchanged.
             let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
             if let Some(g) = g {
-                let k = g.run(|_| kernel_of_handle_cached(kernel as u64, ret)).flatten();
-                record_launch(
-                    stringify!($name),
-                    &g,
-                    ret,
-                    k,
-                    kernel as u64,
-                    dims(grid, block, shmem, stream),
-                    args,
-                );
+                g.run(|_| {
+                    with_kernel_of_handle(kernel as u64, ret, |k| {
+                        record_launch(
+                            stringify!($name),
+                            &g,
+                            ret,
+                            k,
+                            kernel as u64,
+                            dims(grid, block, shmem, stream),
+                            args,
+                        )
+                    })
+                });
             }
             ret
         }
@@ -489,7 +489,7 @@ macro_rules! launch_fn {
                     stringify!($name),
                     &g,
                     ret,
-                    k,
+                    k.as_deref(),
                     func as u64,
                     dims(grid, block, shmem, stream),
                     args,
@@ -535,7 +535,7 @@ macro_rules! launch_ex_fn {
                     });
                 }
                 let k = g.run(|_| kernel_of_func(func as u64)).flatten();
-                record_launch(stringify!($name), &g, ret, k, func as u64, d, args);
+                record_launch(stringify!($name), &g, ret, k.as_deref(), func as u64, d, args);
             }
             ret
         }

@@ -19,14 +19,15 @@
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
 # program of part 1 with a command to test causes, e.g.
 # "taskset -c 2-5" (placement) or "setarch x86_64 -R" (address layout).
-# HRR_SPEED_PARTS=launches skips part 2.
+# HRR_SPEED_PARTS=launches skips part 2; HRR_SPEED_TMP names where the
+# archives go (default /tmp).
 # Prints one line per round and a summary; writes nothing else.
 set -euo pipefail
 ROUNDS=${1:-9}
 read -r -a PIN <<<"${HRR_SPEED_WRAP:-}"
 [ ${#PIN[@]} -gt 0 ] && echo "every launch-loop run under: ${PIN[*]}"
 BIN=${HRR_GPU_BIN:-.gpu/bin}
-W=$(mktemp -d /tmp/hrr-speed.XXXXXX)
+W=$(mktemp -d "${HRR_SPEED_TMP:-/tmp}/hrr-speed.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 ${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/ll" tests/workloads/cuda/launch_loop.cu
 now_ms() { echo $(($(date +%s%N) / 1000000)); }

@@ -107,19 +107,19 @@ fn launch(c: &mut Criterion) {
         .layout
         .cloned();
     let hex = BlobHex::of(&code);
+    let k = LaunchRef {
+        name: "nop",
+        code: &hex,
+        func: Some(2),
+        grid: [1; 3],
+        block: [1; 3],
+        shmem: 0,
+        stream: 0,
+    };
     let mut body = Vec::with_capacity(1024);
     c.bench_function("record/launch_4_args_encode_only", |bch| {
         bch.iter(|| {
             let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
-            let k = LaunchRef {
-                name: "nop",
-                code: &hex,
-                func: Some(2),
-                grid: [1; 3],
-                block: [1; 3],
-                shmem: 0,
-                stream: 0,
-            };
             body.clear();
             let view = allocs.view();
             encode_launch_scanned(
@@ -146,15 +146,6 @@ fn launch(c: &mut Criterion) {
                 n += u64::from(vary);
                 let px = (x + n).to_le_bytes();
                 let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
-                let k = LaunchRef {
-                    name: "nop",
-                    code: &hex,
-                    func: Some(2),
-                    grid: [1; 3],
-                    block: [1; 3],
-                    shmem: 0,
-                    stream: 0,
-                };
                 body.clear();
                 encode_launch_scanned_cached(
                     &mut body,

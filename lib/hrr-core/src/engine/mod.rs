@@ -3,6 +3,8 @@
 mod address_space;
 mod blob_cache;
 mod code_cache;
+#[cfg(test)]
+mod mem_device;
 mod options;
 mod pinned_host;
 mod replayer;

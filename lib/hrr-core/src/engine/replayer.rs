@@ -791,6 +791,81 @@ mod tests {
         }
     }
 
+    use crate::engine::mem_device::MemDevice;
+    use crate::manifest::Platform;
+    use crate::testkit::ArchiveBuilder;
+
+    const DEV: u64 = 0x7f00_0000_0000;
+
+    fn pattern(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect()
+    }
+
+    /// Replays `b` onto `dev` with a pinned budget of `budget` bytes.
+    fn replay(b: ArchiveBuilder, dev: &mut MemDevice, budget: usize) -> ReplaySummary {
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let opts = ReplayOptions {
+            pinned_budget: budget,
+            ..ReplayOptions::default()
+        };
+        let (s, e) = Replayer::new(dev, &archive, &opts, AddressSpace::default(), None).run(|_| {});
+        assert!(e.is_none(), "{e:?}");
+        s
+    }
+
+    #[test]
+    fn large_copies_go_through_host_buffers_and_are_checked_from_them() {
+        let up = pattern(1 << 20, 1);
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 1 << 20)
+            .h2d(DEV, &up)
+            .h2d(DEV, &up)
+            .d2h(DEV, &up);
+        let mut dev = MemDevice::new(true);
+        let s = replay(b.clone(), &mut dev, 64 << 20);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        assert_eq!(dev.h2d_from_host_buffer, [true, true]);
+        assert_eq!(dev.d2h_into_host_buffer, [true]);
+        assert_eq!(
+            dev.host_buffers.len(),
+            2,
+            "the blob landed once, plus the D2H buffer"
+        );
+
+        // What lands in the D2H buffer is what is compared: a device that
+        // returned other bytes fails the check.
+        let wrong = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 1 << 20)
+            .h2d(DEV, &up)
+            .d2h(DEV, &pattern(1 << 20, 2));
+        let s = replay(wrong, &mut MemDevice::new(true), 64 << 20);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (0, 1));
+
+        // Budget 0, or a backend without host buffers: copies from the blobs.
+        for (pinned, budget) in [(true, 0), (false, 64 << 20)] {
+            let mut dev = MemDevice::new(pinned);
+            let s = replay(b.clone(), &mut dev, budget);
+            assert_eq!(s.d2h_exact, 1);
+            assert!(dev.host_buffers.is_empty());
+            assert_eq!(dev.h2d_from_host_buffer, [false, false]);
+        }
+    }
+
+    #[test]
+    fn small_copies_stay_out_of_host_buffers() {
+        let small = pattern(blob_cache::MAX_CACHED, 3);
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 1 << 20)
+            .h2d(DEV, &small)
+            .d2h(DEV, &small);
+        let mut dev = MemDevice::new(true);
+        assert_eq!(replay(b, &mut dev, 64 << 20).d2h_exact, 1);
+        assert!(dev.host_buffers.is_empty());
+    }
+
     #[test]
     fn natural_packing_aligns_each_argument() {
         let args = [arg(4, None), arg(8, None), arg(2, None), arg(16, None)];

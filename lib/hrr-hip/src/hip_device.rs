@@ -3,9 +3,10 @@
 use std::ffi::{CStr, CString, c_char, c_void};
 
 use hrr_core::MemKind;
-use hrr_core::device::{Device, DeviceError, Handle, Launch};
+use hrr_core::device::{Device, DeviceError, Handle, HostBuffer, Launch};
 
 use crate::ffi::{self, HipError};
+use crate::host_buffer::HipHostBuffer;
 use crate::runtime::HipRuntime;
 
 pub struct HipDevice {
@@ -45,6 +46,18 @@ impl HipDevice {
             code: i64::from(code),
             message: msg,
         })
+    }
+}
+
+impl HipDevice {
+    /// `len` bytes from `hipHostMalloc`, zero-filled, freed on drop. What
+    /// [`Device::host_buffer`] gives on a GPU runtime; public so that it is
+    /// tested on the CPU runtime too, where the engine is given none.
+    pub fn pinned_buffer(&mut self, len: usize) -> Result<HipHostBuffer, DeviceError> {
+        let p = self.alloc(len as u64, MemKind::Pinned)?;
+        // SAFETY: a fresh hipHostMalloc allocation of at least `len` bytes
+        // (alloc asks for max(len, 1)), handed over whole.
+        Ok(unsafe { HipHostBuffer::from_raw(p as *mut u8, len, self.rt.api.hipHostFree) })
     }
 }
 
@@ -121,6 +134,15 @@ impl Device for HipDevice {
             }
         };
         self.check(call, code)
+    }
+
+    /// On the CPU runtime pinned memory is ordinary memory: none, so that
+    /// replay's memory stays bounded as docs/PERFORMANCE.md says.
+    fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        if self.rt.is_cpu() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(self.pinned_buffer(len)?)))
     }
 
     fn copy_h2d(&mut self, dst: u64, src: &[u8], s: Option<Handle>) -> Result<(), DeviceError> {

@@ -6,7 +6,9 @@
 
 mod ffi;
 mod hip_device;
+mod host_buffer;
 mod runtime;
 
 pub use hip_device::HipDevice;
+pub use host_buffer::HipHostBuffer;
 pub use runtime::{HipRuntime, RuntimeError, RuntimeLocation};

@@ -287,8 +287,7 @@ impl Device for CudaDevice {
         if src.is_empty() {
             return Ok(());
         }
-        if self.staging.config().stages(src.len()) && !self.pinned.contains(src.as_ptr(), src.len())
-        {
+        if self.stages(src) {
             self.bind()?;
             return Ok(self.staging.h2d(self.drv, self.ctx, dst, src, stream(s))?);
         }
@@ -315,8 +314,7 @@ impl Device for CudaDevice {
         if dst.is_empty() {
             return Ok(());
         }
-        if self.staging.config().stages(dst.len()) && !self.pinned.contains(dst.as_ptr(), dst.len())
-        {
+        if self.stages(dst) {
             self.bind()?;
             return Ok(self.staging.d2h(self.drv, self.ctx, dst, src, stream(s))?);
         }

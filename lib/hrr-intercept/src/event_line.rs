@@ -599,6 +599,7 @@ impl HeadEntry {
         self.bytes.clear();
         launch_head(&mut self.bytes, tid, api, ret, k);
         self.tail.clear();
+        self.tail_misses = 0;
     }
 
     /// Whether `args` under `generation` are those `tail` was encoded from.

@@ -40,7 +40,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         continue_on_error: args.continue_on_error,
         kernel_filter: args.kernel_filter.clone(),
         timing: args.timing,
-        pinned_budget: args.pinned_cache << 20,
+        pinned_budget: args.pinned_cache.saturating_mul(1 << 20),
     };
     let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;

@@ -14,6 +14,8 @@ pub struct MemDevice {
     next: u64,
     /// Whether `host_buffer` gives buffers (a GPU backend) or `None` (the CPU runtime).
     pub pinned: bool,
+    /// `host_buffer` fails, as page-locking does when the host runs out.
+    pub fail_host_buffers: bool,
     /// `(address, length)` of every host buffer handed out.
     pub host_buffers: Vec<(usize, usize)>,
     /// For each H2D and D2H, whether its host side lay in a host buffer.
@@ -177,6 +179,9 @@ impl Device for MemDevice {
         Err(unsupported("launch"))
     }
     fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        if self.fail_host_buffers {
+            return Err(unsupported("host_buffer"));
+        }
         if !self.pinned {
             return Ok(None);
         }

@@ -13,7 +13,7 @@ mod summary;
 pub use address_space::{AddressSpace, Unmapped};
 pub use code_cache::{CodeCache, CodeError};
 pub use options::ReplayOptions;
-pub use pinned_host::{PinnedError, PinnedHost};
+pub use pinned_host::PinnedHost;
 pub use replayer::{ReplayError, Replayer, arg_offsets};
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
 

@@ -12,7 +12,9 @@
 //!
 //! Buffers come from `alloc`, the engine's [`Device::host_buffer`]. On a
 //! backend without such memory (the CPU runtime) every call answers `None`
-//! and the engine copies from the blob where it lies.
+//! and the engine copies from the blob where it lies; so does every call
+//! after an allocation failed (page-locked memory is a limited resource),
+//! with one warning for the summary ([`PinnedHost::take_warning`]).
 //!
 //! [`Device::host_buffer`]: crate::device::Device::host_buffer
 
@@ -25,15 +27,6 @@ use crate::hex::BlobId;
 /// The default pinned budget for landed blobs.
 pub const DEFAULT_BUDGET: usize = 1 << 30;
 
-/// Why a blob could not be landed.
-#[derive(Debug, thiserror::Error)]
-pub enum PinnedError {
-    #[error(transparent)]
-    Device(#[from] DeviceError),
-    #[error(transparent)]
-    Blob(#[from] BlobError),
-}
-
 struct Landed {
     buf: HostBuffer,
     len: usize,
@@ -42,8 +35,10 @@ struct Landed {
 
 pub struct PinnedHost {
     budget: usize,
-    /// The backend answered `None` once: it has no such memory.
+    /// The backend answered `None` once, or failed: no more asking.
     unsupported: bool,
+    /// Why the backend failed, until taken for the summary.
+    warning: Option<String>,
     landed: HashMap<BlobId, Landed>,
     /// Evicted buffers, kept for reuse.
     spare: Vec<HostBuffer>,
@@ -60,6 +55,7 @@ impl PinnedHost {
         PinnedHost {
             budget,
             unsupported: budget == 0,
+            warning: None,
             landed: HashMap::new(),
             spare: Vec::new(),
             held: 0,
@@ -81,18 +77,18 @@ impl PinnedHost {
         store: &BlobStore,
         id: &BlobId,
         len: usize,
-    ) -> Result<Option<&[u8]>, PinnedError> {
+    ) -> Result<Option<&[u8]>, BlobError> {
         if self.unsupported {
             return Ok(None);
         }
         self.clock += 1;
         if !self.landed.contains_key(id) {
-            let Some(mut buf) = self.buffer_for(alloc, len)? else {
+            let Some(mut buf) = self.buffer_for(alloc, len) else {
                 return Ok(None);
             };
             if let Err(e) = store.read_into(id, &mut buf[..len]) {
                 self.spare.push(buf);
-                return Err(e.into());
+                return Err(e);
             }
             let landed = Landed {
                 buf,
@@ -111,21 +107,41 @@ impl PinnedHost {
     /// the next; `None` as for [`PinnedHost::blob`].
     pub fn lend_d2h(
         &mut self,
-        mut alloc: impl FnMut(usize) -> Result<Option<HostBuffer>, DeviceError>,
+        alloc: impl FnMut(usize) -> Result<Option<HostBuffer>, DeviceError>,
         len: usize,
-    ) -> Result<Option<HostBuffer>, DeviceError> {
+    ) -> Option<HostBuffer> {
         if self.unsupported {
-            return Ok(None);
+            return None;
         }
         match self.d2h.take() {
-            Some(b) if b.len() >= len => Ok(Some(b)),
+            Some(b) if b.len() >= len => Some(b),
             old => {
                 drop(old); // freed before its successor is pinned
-                let b = alloc(len.next_power_of_two())?;
-                self.unsupported = b.is_none();
-                Ok(b)
+                self.ask(alloc, len.next_power_of_two())
             }
         }
+    }
+
+    /// Why pinned memory stopped being used, once.
+    pub fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
+    }
+
+    /// `alloc(len)`, turning this off for good on `None` or an error.
+    fn ask(
+        &mut self,
+        mut alloc: impl FnMut(usize) -> Result<Option<HostBuffer>, DeviceError>,
+        len: usize,
+    ) -> Option<HostBuffer> {
+        let got = alloc(len);
+        if let Err(e) = &got {
+            self.warning = Some(format!(
+                "no pinned host memory for {len} bytes ({e}); large copies now go from the blob files"
+            ));
+        }
+        let b = got.ok().flatten();
+        self.unsupported = b.is_none();
+        b
     }
 
     /// Takes back the buffer [`PinnedHost::lend_d2h`] lent.
@@ -138,25 +154,22 @@ impl PinnedHost {
     /// that do not fit and then least recently used blobs to make it.
     fn buffer_for(
         &mut self,
-        mut alloc: impl FnMut(usize) -> Result<Option<HostBuffer>, DeviceError>,
+        alloc: impl FnMut(usize) -> Result<Option<HostBuffer>, DeviceError>,
         len: usize,
-    ) -> Result<Option<HostBuffer>, DeviceError> {
+    ) -> Option<HostBuffer> {
         loop {
             let fits = |b: &HostBuffer| b.len() >= len && b.len() / 2 <= len;
             if let Some(i) = (0..self.spare.len())
                 .filter(|&i| fits(&self.spare[i]))
                 .min_by_key(|&i| self.spare[i].len())
             {
-                return Ok(Some(self.spare.swap_remove(i)));
+                return Some(self.spare.swap_remove(i));
             }
             let nothing_to_free = self.landed.is_empty() && self.spare.is_empty();
             if self.held + len <= self.budget || nothing_to_free {
-                let Some(b) = alloc(len)? else {
-                    self.unsupported = true;
-                    return Ok(None);
-                };
+                let b = self.ask(alloc, len)?;
                 self.held += b.len();
-                return Ok(Some(b));
+                return Some(b);
             }
             if let Some(b) = self.spare.pop() {
                 self.held -= b.len();
@@ -315,12 +328,38 @@ mod tests {
         };
         let mut p = PinnedHost::new(1 << 20);
         assert_eq!(p.blob(dev.alloc(), &s, &ids[0], 4096).unwrap(), None);
-        assert!(p.lend_d2h(dev.alloc(), 4096).unwrap().is_none());
+        assert!(p.lend_d2h(dev.alloc(), 4096).is_none());
         dev.pinned = true;
         let mut off = PinnedHost::new(0);
         assert_eq!(off.blob(dev.alloc(), &s, &ids[0], 4096).unwrap(), None);
-        assert!(off.lend_d2h(dev.alloc(), 4096).unwrap().is_none());
+        assert!(off.lend_d2h(dev.alloc(), 4096).is_none());
         assert_eq!(dev.made, 0);
+    }
+
+    #[test]
+    fn a_failed_allocation_falls_back_with_one_warning() {
+        let data = vec![vec![7u8; 4096]];
+        let (_t, s, ids) = store_with(&data);
+        let mut asked = 0;
+        let mut failing = |_: usize| -> Result<Option<HostBuffer>, DeviceError> {
+            asked += 1;
+            Err(DeviceError {
+                call: "cuMemAllocHost_v2",
+                code: 2,
+                message: "out of memory".into(),
+            })
+        };
+        let mut p = PinnedHost::new(1 << 20);
+        assert_eq!(p.blob(&mut failing, &s, &ids[0], 4096).unwrap(), None);
+        let w = p.take_warning().expect("a warning");
+        assert!(
+            w.contains("out of memory") && w.contains("blob files"),
+            "{w}"
+        );
+        assert_eq!(p.take_warning(), None, "once");
+        assert!(p.lend_d2h(&mut failing, 4096).is_none());
+        assert_eq!(p.blob(&mut failing, &s, &ids[0], 4096).unwrap(), None);
+        assert_eq!(asked, 1, "not asked again");
     }
 
     #[test]
@@ -331,7 +370,7 @@ mod tests {
         };
         let mut p = PinnedHost::new(1 << 20);
         for (len, made, cap) in [(100, 1, 128), (128, 1, 128), (129, 2, 256)] {
-            let b = p.lend_d2h(dev.alloc(), len).unwrap().unwrap();
+            let b = p.lend_d2h(dev.alloc(), len).unwrap();
             assert_eq!((dev.made, b.len()), (made, cap), "for {len}");
             p.give_back(b);
         }

@@ -507,6 +507,9 @@ impl<'a> Replayer<'a> {
                     .map_err(|err| Self::dev_err(e, err))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
+                if let Some(w) = self.pinned.take_warning() {
+                    self.summary.warnings.push(w);
+                }
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
@@ -514,12 +517,13 @@ impl<'a> Replayer<'a> {
                 // Large reads land in pinned memory, as the application's fast ones did.
                 let dev = &mut *self.dev;
                 let mut pinned = if size as usize > blob_cache::MAX_CACHED {
-                    self.pinned
-                        .lend_d2h(|n| dev.host_buffer(n), size as usize)
-                        .map_err(|err| Self::dev_err(e, err))?
+                    self.pinned.lend_d2h(|n| dev.host_buffer(n), size as usize)
                 } else {
                     None
                 };
+                if let Some(w) = self.pinned.take_warning() {
+                    self.summary.warnings.push(w);
+                }
                 let mut heap = std::mem::take(&mut self.scratch);
                 let buf = match pinned.as_deref_mut() {
                     Some(b) => &mut b[..size as usize],
@@ -843,6 +847,20 @@ mod tests {
             .d2h(DEV, &pattern(1 << 20, 2));
         let s = replay(wrong, &mut MemDevice::new(true), 64 << 20);
         assert_eq!((s.d2h_exact, s.d2h_fail), (0, 1));
+
+        // Pinned memory running out is a warning, not a failed replay.
+        let mut dev = MemDevice::new(true);
+        dev.fail_host_buffers = true;
+        let s = replay(b.clone(), &mut dev, 64 << 20);
+        assert_eq!(s.d2h_exact, 1);
+        assert_eq!(dev.h2d_from_host_buffer, [false, false]);
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains("no pinned host memory")),
+            "{:?}",
+            s.warnings
+        );
 
         // Budget 0, or a backend without host buffers: copies from the blobs.
         for (pinned, budget) in [(true, 0), (false, 64 << 20)] {

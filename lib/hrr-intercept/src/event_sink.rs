@@ -7,7 +7,7 @@
 //!   Recording threads encode their event body before taking the lock
 //!   (`event_line`); the lock covers only a `memcpy` into the buffer.
 //! - **Buffering.** Lines go to the file with write(2) in whole lines when
-//!   the buffer holds 64 KiB or when 100 ms have passed since the last write
+//!   the buffer holds 512 KiB or when 100 ms have passed since the last write
 //!   (checked on every append, and by the writer thread when the application
 //!   is idle), and at finish.
 //! - **Who writes.** With a writer thread running ([`EventSink::run_writer`]),
@@ -18,10 +18,12 @@
 //!   flight at a time; if the writer falls a further half buffer behind, the
 //!   appending thread writes itself, in order, and keeps the written buffer
 //!   as the next spare. Without a writer the appending thread writes.
-//!   After a write the writer waits awake (yielding) up to
-//!   `WRITER_SPIN_NS` for the next buffer before it sleeps, and appenders
-//!   notify it only when it sleeps: at a high event rate nobody pays a
-//!   futex wake per buffer.
+//!   While events stream the writer polls for the next buffer every
+//!   `POLL_INTERVAL` instead of being woken: a futex wake from the
+//!   application thread is a cross-CPU wake-up (an IPI, on a VM a VM exit),
+//!   measured as the costliest part of an append on the 2-core dev VM and as
+//!   about 70 ns per recorded launch on the H200 host. After `POLL_IDLE`
+//!   without a buffer it sleeps, and the next hand-off wakes it.
 //! - **Fatal signals.** [`EventSink::flush_from_signal`] writes what is
 //!   buffered (the pending buffer, then the current one) with
 //!   async-signal-safe operations only: an atomic try-lock, atomic loads,
@@ -30,7 +32,7 @@
 //!   thread blocks asynchronous signals, so a handler never runs on it. If
 //!   the lock is held by the very thread the signal interrupted (it was
 //!   inside the sink), nothing can be written safely — a buffer
-//!   mid-`memcpy` could tear a line — and the buffered lines (at most 64 KiB
+//!   mid-`memcpy` could tear a line — and the buffered lines (at most 512 KiB
 //!   or 100 ms of events, plus one pending buffer) are lost. If another
 //!   thread holds it, the handler waits for it (bounded).
 //! - **Finish.** [`EventSink::finish`] appends the `eof` event, writes
@@ -40,15 +42,17 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hrr_core::Op;
 
 use crate::event_line;
 use crate::sys;
 
-/// Buffered bytes that trigger a write.
-pub const FLUSH_BYTES: usize = 64 * 1024;
+/// Buffered bytes that trigger a hand-off to the writer (or a write). Large
+/// enough that a buffer takes several `POLL_INTERVAL`s to fill at the
+/// fastest event rate measured (≈ 100 MB/s of NDJSON, 250k launches/s).
+pub const FLUSH_BYTES: usize = 512 * 1024;
 /// Time since the last write that triggers one.
 pub const FLUSH_INTERVAL_NS: u64 = 100_000_000;
 /// Backlog at which an appending thread stops waiting for the writer and
@@ -59,11 +63,10 @@ const BACKLOG_BYTES: usize = FLUSH_BYTES + FLUSH_BYTES / 2;
 /// How long (in yields) a signal handler or `_exit` waits for another
 /// thread to leave the sink, or for an in-flight write to end.
 const WAIT_SPINS: u32 = 200_000;
-/// How long the writer thread waits awake for the next buffer after a write
-/// before it sleeps. 0: on the H200 a 500 µs spin made capture slower, not
-/// faster (median of 9 rounds of 100k launches: +22.5 % over the plain loop
-/// with it, −7.8 % without), and it takes a core from the application.
-const WRITER_SPIN_NS: u64 = 0;
+/// How often a writer that saw a buffer recently looks for the next one.
+const POLL_INTERVAL: Duration = Duration::from_millis(1);
+/// How long without a buffer before the writer sleeps until woken.
+const POLL_IDLE: Duration = Duration::from_millis(50);
 
 /// The events file of one archive.
 pub struct EventSink {
@@ -88,9 +91,6 @@ pub struct EventSink {
     writing: AtomicBool,
     /// A writer thread is running.
     has_writer: AtomicBool,
-    /// A buffer was handed off since the writer last looked (set under
-    /// `handoff`; polled without it while the writer waits awake).
-    ready: AtomicBool,
 }
 
 struct SinkState {
@@ -108,8 +108,8 @@ struct Handoff {
     /// A write failed (disk full, ...): later lines are dropped, not retried.
     failed: bool,
     stop: bool,
-    /// The writer thread is waiting on `wake`; only then does a hand-off
-    /// notify it (a notify is a futex syscall even with no waiter).
+    /// The writer thread sleeps on `wake` until notified (it is not
+    /// polling); only then does a hand-off notify it.
     sleeping: bool,
 }
 
@@ -181,7 +181,6 @@ impl EventSink {
             seq: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
-            ready: AtomicBool::new(false),
         }
     }
 
@@ -295,7 +294,6 @@ impl EventSink {
                 // Set and cleared under `handoff` around the wait: a writer
                 // not asleep checks `pending` before it next waits.
                 let asleep = h.sleeping;
-                self.ready.store(true, Ordering::Release);
                 drop(h);
                 if asleep {
                     self.wake.notify_one();
@@ -315,16 +313,22 @@ impl EventSink {
         sys::block_async_signals();
         let mut h = self.lock_handoff();
         self.has_writer.store(true, Ordering::Release);
-        // Whether the writer already waited awake since its last write.
-        let mut spun = true;
+        // When the writer last wrote, and last checked for an idle flush.
+        let mut last_write = Instant::now();
+        let mut last_idle_check = Instant::now();
         loop {
             if h.stop {
                 self.has_writer.store(false, Ordering::Release);
                 return;
             }
-            if h.pending.is_empty() && h.spare.capacity() > 0 {
-                // Idle flush. try_lock: lock order is state → handoff, and a
-                // busy state lock means an appender will see the age itself.
+            // Idle flush, at most every POLL_IDLE: polling takes no lock the
+            // appenders use. try_lock: lock order is state → handoff, and a
+            // busy state lock means an appender will see the age itself.
+            if h.pending.is_empty()
+                && h.spare.capacity() > 0
+                && last_idle_check.elapsed() >= POLL_IDLE
+            {
+                last_idle_check = Instant::now();
                 if let Ok(mut st) = self.state.try_lock() {
                     let now = sys::monotonic_ns();
                     if !st.buf.is_empty()
@@ -338,33 +342,19 @@ impl EventSink {
             }
             if h.pending.is_empty() || h.failed {
                 h.pending.clear();
-                self.ready.store(false, Ordering::Relaxed);
-                if !spun && !h.failed {
-                    // Right after a write, wait for the next buffer awake
-                    // for a while (yielding the core to anyone who wants
-                    // it): waking a sleeping writer costs the appending
-                    // thread a futex wake per buffer, several µs on a VM.
-                    spun = true;
-                    drop(h);
-                    let until = sys::monotonic_ns().saturating_add(WRITER_SPIN_NS);
-                    while !self.ready.load(Ordering::Acquire) && sys::monotonic_ns() < until {
-                        sys::yield_now();
-                    }
-                    h = self.lock_handoff();
-                    continue;
-                }
-                h.sleeping = true;
+                let polling = !h.failed && last_write.elapsed() < POLL_IDLE;
+                h.sleeping = !polling;
+                let wait = if polling { POLL_INTERVAL } else { POLL_IDLE };
                 h = self
                     .wake
-                    .wait_timeout(h, Duration::from_millis(50))
+                    .wait_timeout(h, wait)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
                 h.sleeping = false;
                 continue;
             }
+            last_write = Instant::now();
             let mut full = std::mem::take(&mut h.pending);
-            self.ready.store(false, Ordering::Relaxed);
-            spun = false;
             self.writing.store(true, Ordering::Release);
             drop(h);
             let ok = sys::write_all(self.fd, &full);

@@ -28,6 +28,9 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     let created = prepare_dir(&dir)?;
     let dir = std::path::absolute(&dir).unwrap_or(dir);
 
+    if let Some(w) = crate::static_runtime::warning(app) {
+        eprintln!("hrr-cap: warning: {w}");
+    }
     let mut cmd = Command::new(app);
     cmd.args(&args.command[1..]);
     cmd.env(

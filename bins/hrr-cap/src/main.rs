@@ -10,6 +10,10 @@
 //! one summary line goes to stderr:
 //! `hrr-cap: N events, M blobs, B bytes -> DIR`.
 //!
+//! Before it starts the application, a warning goes to stderr when the
+//! application embeds CUDA device code but links the CUDA runtime
+//! statically: none of its CUDA calls could be recorded.
+//!
 //! Exit status: the application's own, or 128+S when a signal S killed it.
 //! Exit status 2 with an `hrr-cap: error:` line and no summary line is
 //! hrr-cap's own failure (no application to run, an unusable DIR, the
@@ -19,6 +23,7 @@ mod args;
 mod cap;
 mod error;
 mod intercept_lib;
+mod static_runtime;
 mod summary;
 
 use std::process::ExitCode;

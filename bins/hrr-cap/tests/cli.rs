@@ -173,3 +173,58 @@ fn own_failures_exit_2_without_a_summary() {
         .code(2)
         .stderr(predicate::str::contains("Usage"));
 }
+
+/// Compiles `src` with the system C compiler into `dir/name`.
+fn cc(dir: &Path, name: &str, src: &str, extra: &[&str]) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let out = dir.join(name);
+    let st = Command::new("cc")
+        .arg(&c)
+        .arg("-o")
+        .arg(&out)
+        .args(extra)
+        .status()
+        .expect("a C compiler (cc)");
+    assert!(st.success(), "cc {name}");
+    out
+}
+
+#[test]
+fn statically_linked_cuda_runtime_is_warned_about() {
+    let t = tempfile::tempdir().unwrap();
+    let warned = |exe: &Path, lib_dir: Option<&Path>| {
+        let mut c = cap();
+        c.arg("-o").arg(t.path().join("cap.hrr")).arg("--").arg(exe);
+        if let Some(d) = lib_dir {
+            c.env("LD_LIBRARY_PATH", d);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).contains("links the CUDA runtime statically")
+    };
+    // Device code (what nvcc embeds) and no cudart import: as `-cudart static`.
+    let fatbin = r#"__attribute__((section(".nv_fatbin"), used)) static const char fb[16] = {1};
+int main(void) { return 0; }"#;
+    let static_exe = cc(t.path(), "static_rt", fatbin, &[]);
+    assert!(warned(&static_exe, None));
+
+    // The same with the registration imported from a shared cudart (a
+    // one-function stand-in for libcudart.so).
+    let stand_in = "void **__cudaRegisterFatBinary(void *p) { (void)p; return 0; }";
+    cc(t.path(), "libcudart.so", stand_in, &["-shared", "-fPIC"]);
+    let shared = r#"__attribute__((section(".nv_fatbin"), used)) static const char fb[16] = {1};
+extern void **__cudaRegisterFatBinary(void *);
+int main(int argc, char **argv) { (void)argv; if (argc > 5) __cudaRegisterFatBinary(0); return 0; }"#;
+    let dir = t.path().to_str().unwrap();
+    let shared_exe = cc(t.path(), "shared_rt", shared, &["-L", dir, "-lcudart"]);
+    assert!(!warned(&shared_exe, Some(t.path())));
+
+    // No device code at all: nothing to say.
+    let plain = cc(t.path(), "plain", "int main(void) { return 0; }", &[]);
+    assert!(!warned(&plain, None));
+}

@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::compare::{DType, Tolerance};
-use hrr_core::engine::{self, AddressSpace, ReplayError, ReplayOptions, ReplaySummary, Replayer};
+use hrr_core::engine::{
+    self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
+};
 use hrr_core::event_reader::ReadOptions;
 use hrr_core::manifest::ArchiveKind;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -40,7 +42,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         continue_on_error: args.continue_on_error,
         kernel_filter: args.kernel_filter.clone(),
         timing: args.timing,
-        pinned_budget: args.pinned_cache.saturating_mul(1 << 20),
     };
     let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
@@ -66,6 +67,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None => None,
     };
 
+    // Declared after the device, so dropped before it; kept across loops:
+    // the blobs landed in the first iteration serve the later ones.
+    let mut pinned = PinnedHost::new(args.pinned_cache.saturating_mul(1 << 20));
     let mut summary = ReplaySummary::default();
     let mut error = None;
     let mut iteration_ms = Vec::new();
@@ -85,7 +89,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         // Only the first iteration writes the replay archive.
         let writer = if i == 0 { out.as_mut() } else { None };
         let bar = progress_bar(archive.manifest().events);
-        let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer);
+        let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer, &mut pinned);
         let (mut s, e) = replayer.run(|n| bar.set_position(n));
         bar.finish_and_clear();
         s.warnings.splice(0..0, warnings);

@@ -9,7 +9,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::device::{Device, DeviceError, Handle, Launch};
-use hrr_core::engine::{AddressSpace, ReplayOptions, Replayer};
+use hrr_core::engine::{AddressSpace, PinnedHost, ReplayOptions, Replayer};
 use hrr_core::manifest::{ArchiveKind, Platform};
 use hrr_core::{Addr, BlobId, Dir, Event, HexBytes, KernelArg, MemKind, Op};
 
@@ -191,7 +191,8 @@ fn bench(c: &mut Criterion) {
                 regions_enabled: true,
                 ..AddressSpace::default()
             };
-            let (s, e) = Replayer::new(&mut dev, &a, &opts, space, None).run(|_| {});
+            let mut pinned = PinnedHost::new(0);
+            let (s, e) = Replayer::new(&mut dev, &a, &opts, space, None, &mut pinned).run(|_| {});
             assert!(e.is_none() && s.d2h_exact > 0);
         })
     });

@@ -3,7 +3,7 @@
 use crate::compare::Tolerance;
 use crate::event_reader::ReadOptions;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ReplayOptions {
     pub read: ReadOptions,
     pub tolerance: Tolerance,
@@ -17,22 +17,4 @@ pub struct ReplayOptions {
     pub kernel_filter: Option<String>,
     /// Synchronise after every launch and time it.
     pub timing: bool,
-    /// Bytes of pinned host memory for large H2D blobs kept between uses
-    /// ([`crate::engine::PinnedHost`]); 0 copies from the blob files.
-    pub pinned_budget: usize,
-}
-
-impl Default for ReplayOptions {
-    fn default() -> ReplayOptions {
-        ReplayOptions {
-            read: ReadOptions::default(),
-            tolerance: Tolerance::default(),
-            regions: false,
-            regions_strict: false,
-            continue_on_error: false,
-            kernel_filter: None,
-            timing: false,
-            pinned_budget: crate::engine::pinned_host::DEFAULT_BUDGET,
-        }
-    }
 }

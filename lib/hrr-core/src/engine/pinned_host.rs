@@ -24,9 +24,6 @@ use crate::blob_store::{BlobError, BlobStore};
 use crate::device::{DeviceError, HostBuffer};
 use crate::hex::BlobId;
 
-/// The default pinned budget for landed blobs.
-pub const DEFAULT_BUDGET: usize = 1 << 30;
-
 struct Landed {
     buf: HostBuffer,
     len: usize,

@@ -46,7 +46,8 @@ pub struct Replayer<'a> {
     events: HandleMap,
     code: CodeCache,
     blobs: BlobCache,
-    pinned: PinnedHost,
+    /// The caller's: landed blobs outlive one replay (`--loop`).
+    pinned: &'a mut PinnedHost,
     summary: ReplaySummary,
     out: Option<&'a mut ArchiveWriter>,
     timings: HashMap<String, KernelTiming>,
@@ -63,6 +64,7 @@ impl<'a> Replayer<'a> {
         opts: &'a ReplayOptions,
         space: AddressSpace,
         out: Option<&'a mut ArchiveWriter>,
+        pinned: &'a mut PinnedHost,
     ) -> Replayer<'a> {
         Replayer {
             dev,
@@ -73,7 +75,7 @@ impl<'a> Replayer<'a> {
             events: HandleMap::new(),
             code: CodeCache::default(),
             blobs: BlobCache::default(),
-            pinned: PinnedHost::new(opts.pinned_budget),
+            pinned,
             summary: ReplaySummary::default(),
             out,
             timings: HashMap::new(),
@@ -807,17 +809,31 @@ mod tests {
             .collect()
     }
 
-    /// Replays `b` onto `dev` with a pinned budget of `budget` bytes.
-    fn replay(b: ArchiveBuilder, dev: &mut MemDevice, budget: usize) -> ReplaySummary {
+    /// Replays `b` onto `dev` `loops` times with one `PinnedHost` of
+    /// `budget` bytes (as `hrr-play --loop`); the last summary.
+    fn replay_loops(
+        b: ArchiveBuilder,
+        dev: &mut MemDevice,
+        budget: usize,
+        loops: usize,
+    ) -> ReplaySummary {
         let t = tempfile::tempdir().unwrap();
         let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions {
-            pinned_budget: budget,
-            ..ReplayOptions::default()
-        };
-        let (s, e) = Replayer::new(dev, &archive, &opts, AddressSpace::default(), None).run(|_| {});
-        assert!(e.is_none(), "{e:?}");
-        s
+        let opts = ReplayOptions::default();
+        let mut pinned = PinnedHost::new(budget);
+        let mut last = None;
+        for _ in 0..loops {
+            let space = AddressSpace::default();
+            let r = Replayer::new(&mut *dev, &archive, &opts, space, None, &mut pinned);
+            let (s, e) = r.run(|_| {});
+            assert!(e.is_none(), "{e:?}");
+            last = Some(s);
+        }
+        last.expect("at least one loop")
+    }
+
+    fn replay(b: ArchiveBuilder, dev: &mut MemDevice, budget: usize) -> ReplaySummary {
+        replay_loops(b, dev, budget, 1)
     }
 
     #[test]
@@ -837,6 +853,16 @@ mod tests {
             dev.host_buffers.len(),
             2,
             "the blob landed once, plus the D2H buffer"
+        );
+
+        // Replayed again (`--loop`): the landed blob and the D2H buffer stay.
+        let mut dev = MemDevice::new(true);
+        assert_eq!(replay_loops(b.clone(), &mut dev, 64 << 20, 3).d2h_exact, 1);
+        assert_eq!(dev.h2d_from_host_buffer, [true; 6]);
+        assert_eq!(
+            dev.host_buffers.len(),
+            2,
+            "nothing pinned after the first loop"
         );
 
         // What lands in the D2H buffer is what is compared: a device that

@@ -179,6 +179,7 @@ impl<'a> Replayer<'a> {
         for w in reader.warnings() {
             self.summary.warnings.push(w.to_string());
         }
+        self.summary.warnings.extend(self.pinned.take_warning());
         if error.is_none()
             && let Err(e) = self.dev.device_sync()
         {
@@ -509,9 +510,6 @@ impl<'a> Replayer<'a> {
                     .map_err(|err| Self::dev_err(e, err))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
-                if let Some(w) = self.pinned.take_warning() {
-                    self.summary.warnings.push(w);
-                }
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
@@ -523,9 +521,6 @@ impl<'a> Replayer<'a> {
                 } else {
                     None
                 };
-                if let Some(w) = self.pinned.take_warning() {
-                    self.summary.warnings.push(w);
-                }
                 let mut heap = std::mem::take(&mut self.scratch);
                 let buf = match pinned.as_deref_mut() {
                     Some(b) => &mut b[..size as usize],

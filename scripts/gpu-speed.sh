@@ -32,7 +32,6 @@ trap 'rm -rf "$W"' EXIT
 ${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/ll" tests/workloads/cuda/launch_loop.cu
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | head -n 1; }
-json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2" | head -n 1; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
 gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }
@@ -66,8 +65,13 @@ gbps() { awk -v b="$1" -v ms="$2" 'BEGIN {printf "%.2f", (ms > 0) ? b / 1e6 / ms
 replay_bw() { # $1: extra hrr-play arguments; prints "h2d d2h" GB/s
     # shellcheck disable=SC2086
     "$BIN/hrr-play" "$W/bw.hrr" --backend cuda --json $1 >"$W/b.json" 2>/dev/null
-    tr ',{}' '\n\n\n' <"$W/b.json" >"$W/b.lines"
-    echo "$(gbps "$(json h2d_bytes "$W/b.lines")" "$(json h2d_ms "$W/b.lines")") $(gbps "$(json d2h_bytes "$W/b.lines")" "$(json d2h_ms "$W/b.lines")")"
+    # The summary's `copies`, read as gpu-pass.sh reads it.
+    python3 - "$W/b.json" <<'PY'
+import json, sys
+c = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["copies"]
+def rate(b, ms): return b / 1e6 / ms if ms else 0.0
+print("%.2f %.2f" % (rate(c["h2d_bytes"], c["h2d_ms"]), rate(c["d2h_bytes"], c["d2h_ms"])))
+PY
 }
 for i in $(seq 1 "$ROUNDS"); do
     "$W/ll" bw 256 >"$W/bw.log"

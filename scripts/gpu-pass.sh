@@ -67,7 +67,7 @@ for f in hrr-cap hrr-play hrr-sidecar hrr-diff libhrr_intercept.so; do
 done
 
 # --- build the workloads (in parallel) ------------------------------------
-WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h hidden_segment launch_loop)
+WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop)
 declare -A BUILD_RC
 build_one() {
     local w=$1 extra=()
@@ -197,7 +197,7 @@ run_case() {
     pass "$case"
 }
 
-for w in saxpy streams_events pool_interior struct_arg pinned_d2h hidden_segment; do
+for w in saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment; do
     run_case "$w" "$w"
 done
 

@@ -17,6 +17,7 @@ use hrr_intercept::event_line::{
 };
 use hrr_intercept::event_sink::LockMode;
 use hrr_intercept::kernel_args::ArgValues;
+use hrr_intercept::launch_memo::{LaunchKey, LaunchMemo};
 use hrr_intercept::recorder::{Copy, LaunchDims, Recorder};
 
 /// A recorder with its events writer thread running, as in a capture.
@@ -93,6 +94,40 @@ fn launch(c: &mut Criterion) {
                 &dims,
                 &values,
             );
+        })
+    });
+    // The repeat path of a `<<<>>>` launch (`launch_memo`): what replaces
+    // the lookup, argument gathering and encode (`_encode_cached` below);
+    // the sink's append that follows is the same for both. Flat out, the
+    // sink is bound by the page cache (see `record/launch_4_args`).
+    let mut memo = LaunchMemo::new();
+    let key = LaunchKey {
+        api: "__cudaLaunchKernel",
+        func: 2,
+        dims,
+        registry: 0,
+        allocs: r.allocs().generation(),
+    };
+    let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+    r.launch_kept(
+        key.api,
+        0,
+        Some(&kernel),
+        |_| Err("no".into()),
+        2,
+        &dims,
+        &ArgValues::Params(&vals),
+        |line| memo.keep(key, vals, line),
+    );
+    c.bench_function("record/launch_4_args_memo_hit", |bch| {
+        bch.iter(|| {
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            let key = LaunchKey {
+                allocs: r.allocs().generation(),
+                ..key
+            };
+            let line = memo.hit(&key, |i, _| vals[i]).expect("a repeated launch");
+            criterion::black_box(line);
         })
     });
     // The same launch event encoded into a reused buffer: the CPU cost of

@@ -11,7 +11,7 @@
 //! - [`recorder`] — the capture state and one method per recorded call;
 //! - [`event_sink`], [`event_line`], [`blob_writer`] — writing the archive;
 //! - [`live_allocs`], [`code_objects`], [`kernel_args`] —
-//!   what the events need to know;
+//!   what the events need to know; [`launch_memo`], the repeat-launch path;
 //! - [`guard`], [`real_fn`], [`fatal_signals`], [`fork_policy`],
 //!   [`archive_claim`], [`config`] — the interposer's rules;
 //! - [`sys`], [`hip_types`] — libc and HIP C definitions.
@@ -41,6 +41,7 @@ pub mod fork_policy;
 pub mod guard;
 pub mod hip_types;
 pub mod kernel_args;
+pub mod launch_memo;
 pub mod live_allocs;
 pub mod real_fn;
 pub mod recorder;

@@ -479,6 +479,23 @@ impl Recorder {
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
     ) {
+        self.launch_kept(api, ret, kernel, load, func, dims, values, |_| {});
+    }
+
+    /// [`Recorder::launch`], and `keep` is shown the appended line (after
+    /// `seq` and `t`; see `launch_memo`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_kept(
+        &self,
+        api: &str,
+        ret: i32,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_, '_>,
+        keep: impl FnOnce(&[u8]),
+    ) {
         let empty;
         let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
             Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
@@ -518,7 +535,14 @@ impl Recorder {
                 &self.allocs,
             );
             self.sink.append(b);
+            keep(b);
         });
+    }
+
+    /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
+    /// and `t`), as [`Recorder::launch_kept`] appended it before.
+    pub fn repeat_launch(&self, line: &[u8]) {
+        self.sink.append(line);
     }
 
     /// Writes buffered events from a fatal-signal handler

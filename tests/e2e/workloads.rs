@@ -97,6 +97,53 @@ fn saxpy_module_pipeline() {
     assert!(out.contains("saxpy kernelParams") && out.contains("saxpy extra"));
 }
 
+/// Launches repeating the previous one, each phase changing one input
+/// (`launch_memo`): every launch is recorded, each line as the encoder
+/// writes it, and the replay computes what the application did (the D2H
+/// checks of `full`).
+#[test]
+fn launch_repeat_pipeline() {
+    let (p, _out) = full("launch_repeat", &[], false);
+    let log = p.app_log();
+    let n: usize = log
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("launch_repeat: ")?
+                .strip_suffix(" launches: OK")
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no launch count in:\n{log}"));
+    let ev = p.events("cap.hrr");
+    let launches = ops(&ev, "launch");
+    assert_eq!(launches.len(), n, "one launch event per launch");
+    let d2h = ev.iter().filter(|e| e["dir"] == "d2h").count();
+    assert_eq!(d2h, 8, "one D2H per checked phase");
+    // Kept lines are the lines the encoder writes: the buffer argument is a
+    // pointer each time, and `tagged`'s address word only while it is live.
+    let mut tag_ptrs = vec![];
+    for l in &launches {
+        let args = l["args"].as_array().unwrap();
+        assert_eq!(args[0]["ptrs"], serde_json::json!([0]), "{l}");
+        match l["name"].as_str().unwrap() {
+            "add" | "mul" => assert_eq!(args.len(), 2, "{l}"),
+            "tagged" => tag_ptrs.push(args[2]["ptrs"].clone()),
+            other => panic!("unexpected kernel {other}: {l}"),
+        }
+    }
+    let (live, freed) = (serde_json::json!([0]), serde_json::json!([]));
+    assert_eq!(
+        tag_ptrs,
+        [
+            live.clone(),
+            live.clone(),
+            live,
+            freed.clone(),
+            freed.clone(),
+            freed
+        ]
+    );
+}
+
 #[test]
 fn fatbin_path_pipeline() {
     let (p, _out) = full("fatbin_path", &[], false);

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use hrr_codeobj::{KernelMeta, bundle};
@@ -251,6 +251,9 @@ pub struct CodeObjects {
     fatbins: Handles<u64, FatBin>,
     /// Compiler path: host stub address → kernel.
     stubs: Handles<u64, Kernel>,
+    /// Advanced after every change: a result computed from lookups made
+    /// after reading it holds while it has not moved (`launch_memo`).
+    generation: AtomicU64,
 }
 
 impl Default for CodeObjects {
@@ -266,15 +269,28 @@ impl CodeObjects {
             functions: Handles::new(),
             fatbins: Handles::new(),
             stubs: Handles::new(),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// See the field: read before a lookup.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// After the change, so that a reader of the new value sees it.
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn add_module(&self, handle: u64, module: Module) {
         self.modules.insert(handle, Arc::new(module));
+        self.changed();
     }
 
     pub fn remove_module(&self, handle: u64) {
         self.modules.remove(&handle);
+        self.changed();
     }
 
     pub fn module(&self, handle: u64) -> Option<Arc<Module>> {
@@ -290,6 +306,7 @@ impl CodeObjects {
             func,
             Arc::new(Kernel::new(name.to_string(), Source::Module(m))),
         );
+        self.changed();
         true
     }
 
@@ -306,6 +323,7 @@ impl CodeObjects {
 
     pub fn add_fatbin(&self, handle: u64, fatbin: FatBin) {
         self.fatbins.insert(handle, Arc::new(fatbin));
+        self.changed();
     }
 
     /// `__hipUnregisterFatBinary`: the bundle's memory may go away with it.
@@ -314,6 +332,7 @@ impl CodeObjects {
         if let Some(f) = self.fatbins.remove(&handle) {
             f.live.store(false, Ordering::Release);
         }
+        self.changed();
     }
 
     /// `__hipRegisterFunction`; `false` when the fat binary is unknown.
@@ -325,6 +344,7 @@ impl CodeObjects {
             stub,
             Arc::new(Kernel::new(name.to_string(), Source::FatBin(f))),
         );
+        self.changed();
         true
     }
 

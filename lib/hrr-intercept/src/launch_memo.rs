@@ -11,12 +11,68 @@
 //! arguments or encoding anything. On the H200 that path was about half of
 //! the recording cost of a `<<<>>>` launch (docs/PERFORMANCE.md).
 //!
-//! Only successful launches with a known layout are kept; the thread id is
-//! fixed because each thread has its own memo.
+//! Only successful launches whose arguments came one pointer each
+//! (`kernelParams`, `<<<>>>`'s `args`) are kept; the thread id is fixed
+//! because each thread has its own memo ([`record`]).
 //!
 //! [`LiveAllocs`]: crate::live_allocs::LiveAllocs
 
-use crate::recorder::LaunchDims;
+use std::cell::RefCell;
+
+use crate::kernel_args::ArgValues;
+use crate::recorder::{LaunchDims, Recorder};
+
+thread_local! {
+    static MEMO: RefCell<LaunchMemo> = const { RefCell::new(LaunchMemo::new()) };
+}
+
+/// Records a successful launch whose inputs are `key` and whose argument
+/// `i` reads as `arg(i, size)`: the thread's kept line when they match it,
+/// else `in_full` records it and keeps its line in the [`Slot`] it is given
+/// (`None`: the thread has no memo, during its TLS teardown).
+pub fn record<'a>(
+    r: &Recorder,
+    key: LaunchKey,
+    arg: impl Fn(usize, usize) -> &'a [u8],
+    in_full: impl FnOnce(Option<Slot<'_>>),
+) {
+    let mut in_full = Some(in_full);
+    let _ = MEMO.try_with(|m| {
+        let Ok(mut memo) = m.try_borrow_mut() else {
+            return;
+        };
+        if let Some(line) = memo.hit(&key, &arg) {
+            r.repeat_launch(line);
+            in_full = None;
+            return;
+        }
+        memo.clear();
+        if let Some(f) = in_full.take() {
+            f(Some(Slot {
+                memo: &mut memo,
+                key,
+            }));
+        }
+    });
+    if let Some(f) = in_full {
+        f(None);
+    }
+}
+
+/// Where a launch that [`record`] could not repeat keeps its line.
+pub struct Slot<'m> {
+    memo: &'m mut LaunchMemo,
+    key: LaunchKey,
+}
+
+impl Slot<'_> {
+    /// Keeps `line`, recorded from `values` (only `ArgValues::Params`).
+    pub fn keep(self, values: &ArgValues<'_, '_>, line: &[u8]) {
+        if let ArgValues::Params(vals) = values {
+            self.memo.keep(self.key, vals.iter().copied(), line);
+        }
+    }
+}
 
 /// Everything but the argument bytes that a launch line is encoded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +81,8 @@ pub struct LaunchKey {
     /// The launched handle (a `cudaKernel_t`, a host stub, ...).
     pub func: u64,
     pub dims: LaunchDims,
-    /// Generation of the kernel registry the handle was resolved in.
+    /// Generation of the registry the handle was resolved in (CUDA's
+    /// fat-binary registry, HIP's `CodeObjects`), read before the lookup.
     pub registry: u64,
     /// [`LiveAllocs::generation`](crate::live_allocs::LiveAllocs::generation),
     /// read before the arguments were scanned.

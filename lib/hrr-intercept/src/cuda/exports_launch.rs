@@ -35,9 +35,10 @@ use super::types::{
     self as cu, CudaError, CudaKernel as CuKernel, CudaStream, Dim3, LaunchConfig, stream_id,
 };
 use crate::code_objects::{FatBin, Kernel, Module, Source};
+use crate::exports::param;
 use crate::guard::Guard;
 use crate::kernel_args::{ArgLayout, ArgValues};
-use crate::launch_memo::{LaunchKey, LaunchMemo};
+use crate::launch_memo::{self, LaunchKey, Slot};
 use crate::recorder::{LaunchDims, Recorder};
 
 /// Registry work outside any recorded call (registrations run before
@@ -289,7 +290,7 @@ fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
 }
 
 /// Records a launch of `kernel` (`None`: not one the registry knows);
-/// `memo`: where to keep its line, under that key, if it has arguments.
+/// `slot`: where to keep its line.
 #[allow(clippy::too_many_arguments)]
 fn record_launch(
     api: &'static str,
@@ -299,7 +300,7 @@ fn record_launch(
     func: u64,
     dims: LaunchDims,
     args: *mut *mut c_void,
-    memo: Option<(&mut LaunchMemo, LaunchKey)>,
+    slot: Option<Slot<'_>>,
 ) {
     g.run(|r| {
         let Some(k) = kernel else {
@@ -335,8 +336,8 @@ fn record_launch(
         let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
         let record = |values: ArgValues<'_, '_>| {
             let keep = |line: &[u8]| {
-                if let (Some((m, key)), ArgValues::Params(vals)) = (memo, values) {
-                    m.keep(key, vals.iter().copied(), line);
+                if let Some(s) = slot {
+                    s.keep(&values, line);
                 }
             };
             // A pointer parameter at a 4-GiB-aligned address is invisible to
@@ -397,8 +398,6 @@ fn dims(grid: Dim3, block: Dim3, shmem: usize, stream: CudaStream) -> LaunchDims
 }
 
 thread_local! {
-    /// The thread's last recorded `<<<>>>` launch line (see `launch_memo`).
-    static MEMO: RefCell<LaunchMemo> = const { RefCell::new(LaunchMemo::new()) };
     /// The thread's last `(handle, registry generation, kernel)`: a launch
     /// loop finds its kernel without the registry's lock and map.
     static LAST_KERNEL: RefCell<Option<(u64, u64, Arc<CudaKernel>)>> =
@@ -444,8 +443,9 @@ fn kernel_of_func(func: u64) -> Option<Arc<CudaKernel>> {
     reg.by_host(func).or_else(|| reg.by_handle(func))
 }
 
-/// Records a `<<<>>>` launch (`__cudaLaunchKernel`): the thread's memo
-/// line when every input matches the last one, else in full (and kept).
+/// Records a `<<<>>>` launch (`__cudaLaunchKernel`): the thread's kept
+/// line when every input matches the last one, else in full (see
+/// `launch_memo`).
 fn record_internal_launch(
     r: &Recorder,
     g: &Guard,
@@ -455,9 +455,9 @@ fn record_internal_launch(
     dims: LaunchDims,
     args: *mut *mut c_void,
 ) {
-    let in_full = |memo: Option<(&mut LaunchMemo, LaunchKey)>| {
+    let in_full = |slot: Option<Slot<'_>>| {
         with_kernel_of_handle(kernel, ret, |k| {
-            record_launch(api, g, ret, k, kernel, dims, args, memo)
+            record_launch(api, g, ret, k, kernel, dims, args, slot)
         })
     };
     if ret != cu::SUCCESS {
@@ -472,32 +472,11 @@ fn record_internal_launch(
         registry: registry::global().generation(),
         allocs: r.allocs().generation(),
     };
-    let arg = |i: usize, size: usize| -> &[u8] {
-        if args.is_null() {
-            return &[];
-        }
-        // SAFETY: `size` is the size of parameter `i` of this kernel (the
-        // key holds its handle and the registry generation it was resolved
-        // in), and the runtime accepted the launch, so `args` holds one
-        // pointer per parameter with that many readable bytes behind it.
-        unsafe { bytes(*args.add(i), size) }
-    };
-    // A thread in TLS teardown has no memo: recorded in full.
-    let memoised = MEMO.try_with(|m| {
-        let Ok(mut memo) = m.try_borrow_mut() else {
-            return false;
-        };
-        if let Some(line) = memo.hit(&key, arg) {
-            r.repeat_launch(line);
-        } else {
-            memo.clear();
-            in_full(Some((&mut memo, key)));
-        }
-        true
-    });
-    if memoised != Ok(true) {
-        in_full(None);
-    }
+    // SAFETY: the memo asks for the sizes of this kernel's parameters (its
+    // key holds the handle and the registry generation it was resolved in),
+    // and the launch succeeded.
+    let arg = |i, size| unsafe { param(args, i, size) };
+    launch_memo::record(r, key, arg, in_full);
 }
 
 macro_rules! internal_launch_fn {

@@ -4,11 +4,12 @@
 use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 
-use super::{bytes, missing, real};
+use super::{bytes, missing, param, real};
 use crate::code_objects::{FatBin, Kernel, Module};
 use crate::guard::Guard;
 use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
 use crate::kernel_args::{ArgLayout, ArgValues};
+use crate::launch_memo::{self, LaunchKey, Slot};
 use crate::recorder::{LaunchDims, Recorder};
 
 /// Calls `f` with `kernelParams[i]` cut to the size of host argument `i`
@@ -76,6 +77,33 @@ fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
     r.load_bundle(unsafe { bytes(f.addr as *const c_void, f.len) })
 }
 
+/// Records a successful launch given one pointer per argument through the
+/// thread's `LaunchMemo`: the kept line when every input repeats the last
+/// launch, else `in_full` records it.
+fn record_memoised(
+    r: &Recorder,
+    api: &'static str,
+    func: u64,
+    dims: LaunchDims,
+    params: *mut *mut c_void,
+    in_full: impl FnOnce(Option<Slot<'_>>),
+) {
+    // Read before the lookup and the scan: a change after them only makes
+    // the next launch miss.
+    let key = LaunchKey {
+        api,
+        func,
+        dims,
+        registry: r.code().generation(),
+        allocs: r.allocs().generation(),
+    };
+    // SAFETY: the memo asks for the sizes of this kernel's arguments (its
+    // key holds the handle and the code-object generation it was looked up
+    // in), and the launch succeeded.
+    let arg = |i, size| unsafe { param(params, i, size) };
+    launch_memo::record(r, key, arg, in_full);
+}
+
 /// Records a launch of a module function after the call.
 fn record_module_launch(
     api: &'static str,
@@ -87,9 +115,15 @@ fn record_module_launch(
     extra: *mut *mut c_void,
 ) {
     g.run(|r| {
-        r.code().with_function(func as u64, |kernel| {
-            record_module_launch_of(r, api, ret, kernel, func, dims, kernel_params, extra)
-        })
+        let in_full = |slot: Option<Slot<'_>>| {
+            r.code().with_function(func as u64, |kernel| {
+                record_module_launch_of(r, api, ret, kernel, func, dims, kernel_params, extra, slot)
+            })
+        };
+        if ret != hip::err::SUCCESS || kernel_params.is_null() {
+            return in_full(None);
+        }
+        record_memoised(r, api, func as u64, dims, kernel_params, in_full);
     });
 }
 
@@ -105,13 +139,14 @@ fn record_module_launch_of(
     dims: LaunchDims,
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
+    slot: Option<Slot<'_>>,
 ) {
     {
         let layout = kernel
             .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
             .and_then(|res| res.layout);
         let record = |values: ArgValues<'_, '_>| {
-            r.launch(
+            r.launch_kept(
                 api,
                 ret,
                 kernel,
@@ -119,6 +154,11 @@ fn record_module_launch_of(
                 func as u64,
                 &dims,
                 &values,
+                |line| {
+                    if let Some(s) = slot {
+                        s.keep(&values, line);
+                    }
+                },
             )
         };
         if ret != hip::err::SUCCESS {
@@ -410,35 +450,47 @@ pub unsafe extern "C" fn hipLaunchKernel(
     };
     if let Some(g) = g {
         g.run(|r| {
-            r.code().with_stub(function_address as u64, |kernel| {
-                let layout = kernel
-                    .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
-                    .and_then(|res| res.layout);
-                let dims = LaunchDims {
-                    grid: num_blocks.to_array(),
-                    block: dim_blocks.to_array(),
-                    shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
-                    stream: stream as u64,
-                };
-                let record = |values: ArgValues<'_, '_>| {
-                    let load = |f: &FatBin| load_fatbin(r, f);
-                    r.launch(
-                        "hipLaunchKernel",
-                        ret,
-                        kernel,
-                        load,
-                        function_address as u64,
-                        &dims,
-                        &values,
-                    )
-                };
-                if ret == hip::err::SUCCESS {
-                    // SAFETY: the successful launch read args per this layout.
-                    unsafe { with_params(layout, args, record) }
-                } else {
-                    record(ArgValues::None)
-                }
-            })
+            let dims = LaunchDims {
+                grid: num_blocks.to_array(),
+                block: dim_blocks.to_array(),
+                shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
+                stream: stream as u64,
+            };
+            let in_full = |slot: Option<Slot<'_>>| {
+                r.code().with_stub(function_address as u64, |kernel| {
+                    let layout = kernel
+                        .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
+                        .and_then(|res| res.layout);
+                    let record = |values: ArgValues<'_, '_>| {
+                        let load = |f: &FatBin| load_fatbin(r, f);
+                        r.launch_kept(
+                            "hipLaunchKernel",
+                            ret,
+                            kernel,
+                            load,
+                            function_address as u64,
+                            &dims,
+                            &values,
+                            |line| {
+                                if let Some(s) = slot {
+                                    s.keep(&values, line);
+                                }
+                            },
+                        )
+                    };
+                    if ret == hip::err::SUCCESS {
+                        // SAFETY: the successful launch read args per this layout.
+                        unsafe { with_params(layout, args, record) }
+                    } else {
+                        record(ArgValues::None)
+                    }
+                })
+            };
+            if ret != hip::err::SUCCESS {
+                return in_full(None);
+            }
+            let api = "hipLaunchKernel";
+            record_memoised(r, api, function_address as u64, dims, args, in_full);
         });
     }
     ret

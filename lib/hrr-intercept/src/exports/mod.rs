@@ -128,6 +128,21 @@ pub unsafe fn bytes<'a>(p: *const std::ffi::c_void, len: usize) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
 }
 
+/// Argument `i` of a launch given one pointer per argument (`kernelParams`,
+/// `<<<>>>`'s `args`): `size` bytes behind `params[i]`; empty if `params`
+/// is null.
+///
+/// # Safety
+/// The launch succeeded and its kernel's argument `i` has `size` bytes, so
+/// the runtime read `params[i]` and that many bytes behind it.
+pub unsafe fn param<'a>(params: *mut *mut std::ffi::c_void, i: usize, size: usize) -> &'a [u8] {
+    if params.is_null() {
+        return &[];
+    }
+    // SAFETY: per the contract.
+    unsafe { bytes(*params.add(i), size) }
+}
+
 /// A C string argument, lossily as UTF-8.
 ///
 /// # Safety

@@ -27,6 +27,7 @@ use crate::config::{Config, ConfigError, detect_platform};
 use crate::event_line::{self, BlobHex, HeadCache, LaunchRef};
 use crate::event_sink::{EventSink, Finish, LockMode};
 use crate::kernel_args::ArgValues;
+use crate::launch_memo::Slot;
 use crate::live_allocs::LiveAllocs;
 use crate::sys;
 
@@ -479,11 +480,11 @@ impl Recorder {
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
     ) {
-        self.launch_kept(api, ret, kernel, load, func, dims, values, |_| {});
+        self.launch_kept(api, ret, kernel, load, func, dims, values, None);
     }
 
-    /// [`Recorder::launch`], and `keep` is shown the appended line (after
-    /// `seq` and `t`; see `launch_memo`).
+    /// [`Recorder::launch`], keeping the appended line (after `seq` and
+    /// `t`) in `slot` (see `launch_memo`).
     #[allow(clippy::too_many_arguments)]
     pub fn launch_kept(
         &self,
@@ -494,7 +495,7 @@ impl Recorder {
         func: u64,
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
-        keep: impl FnOnce(&[u8]),
+        slot: Option<Slot<'_>>,
     ) {
         let empty;
         let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
@@ -535,12 +536,14 @@ impl Recorder {
                 &self.allocs,
             );
             self.sink.append(b);
-            keep(b);
+            if let Some(slot) = slot {
+                slot.keep(values, b);
+            }
         });
     }
 
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
-    /// and `t`), as [`Recorder::launch_kept`] appended it before.
+    /// and `t`) as [`Recorder::launch_kept`] appended it before.
     pub fn repeat_launch(&self, line: &[u8]) {
         self.sink.append(line);
     }

@@ -35,10 +35,10 @@ use super::types::{
     self as cu, CudaError, CudaKernel as CuKernel, CudaStream, Dim3, LaunchConfig, stream_id,
 };
 use crate::code_objects::{FatBin, Kernel, Module, Source};
-use crate::exports::param;
+use crate::exports::record_memoised;
 use crate::guard::Guard;
 use crate::kernel_args::{ArgLayout, ArgValues};
-use crate::launch_memo::{self, LaunchKey, Slot};
+use crate::launch_memo::{LaunchKey, Slot};
 use crate::recorder::{LaunchDims, Recorder};
 
 /// Registry work outside any recorded call (registrations run before
@@ -335,11 +335,6 @@ fn record_launch(
         let load = |_: &FatBin| Err(why.to_string());
         let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
         let record = |values: ArgValues<'_, '_>| {
-            let keep = |line: &[u8]| {
-                if let Some(s) = slot {
-                    s.keep(&values, line);
-                }
-            };
             // A pointer parameter at a 4-GiB-aligned address is invisible to
             // the scan: record this launch with it marked as a pointer.
             if let (Some(l), ArgValues::Params(vals)) = (layout, values) {
@@ -351,7 +346,7 @@ fn record_launch(
                     .then(|| pointer_variant(&res.kernel, &idx))
                     .flatten()
                 {
-                    return r.launch_kept(api, ret, Some(&k), load, func, &dims, &values, keep);
+                    return r.launch_kept(api, ret, Some(&k), load, func, &dims, &values, slot);
                 }
             }
             r.launch_kept(
@@ -362,7 +357,7 @@ fn record_launch(
                 func,
                 &dims,
                 &values,
-                keep,
+                slot,
             )
         };
         if ret == cu::SUCCESS {
@@ -472,11 +467,7 @@ fn record_internal_launch(
         registry: registry::global().generation(),
         allocs: r.allocs().generation(),
     };
-    // SAFETY: the memo asks for the sizes of this kernel's parameters (its
-    // key holds the handle and the registry generation it was resolved in),
-    // and the launch succeeded.
-    let arg = |i, size| unsafe { param(args, i, size) };
-    launch_memo::record(r, key, arg, in_full);
+    record_memoised(r, key, args, in_full);
 }
 
 macro_rules! internal_launch_fn {

@@ -4,12 +4,12 @@
 use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 
-use super::{bytes, missing, param, real};
+use super::{bytes, missing, real, record_memoised};
 use crate::code_objects::{FatBin, Kernel, Module};
 use crate::guard::Guard;
 use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
 use crate::kernel_args::{ArgLayout, ArgValues};
-use crate::launch_memo::{self, LaunchKey, Slot};
+use crate::launch_memo::{LaunchKey, Slot};
 use crate::recorder::{LaunchDims, Recorder};
 
 /// Calls `f` with `kernelParams[i]` cut to the size of host argument `i`
@@ -77,33 +77,6 @@ fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
     r.load_bundle(unsafe { bytes(f.addr as *const c_void, f.len) })
 }
 
-/// Records a successful launch given one pointer per argument through the
-/// thread's `LaunchMemo`: the kept line when every input repeats the last
-/// launch, else `in_full` records it.
-fn record_memoised(
-    r: &Recorder,
-    api: &'static str,
-    func: u64,
-    dims: LaunchDims,
-    params: *mut *mut c_void,
-    in_full: impl FnOnce(Option<Slot<'_>>),
-) {
-    // Read before the lookup and the scan: a change after them only makes
-    // the next launch miss.
-    let key = LaunchKey {
-        api,
-        func,
-        dims,
-        registry: r.code().generation(),
-        allocs: r.allocs().generation(),
-    };
-    // SAFETY: the memo asks for the sizes of this kernel's arguments (its
-    // key holds the handle and the code-object generation it was looked up
-    // in), and the launch succeeded.
-    let arg = |i, size| unsafe { param(params, i, size) };
-    launch_memo::record(r, key, arg, in_full);
-}
-
 /// Records a launch of a module function after the call.
 fn record_module_launch(
     api: &'static str,
@@ -123,7 +96,14 @@ fn record_module_launch(
         if ret != hip::err::SUCCESS || kernel_params.is_null() {
             return in_full(None);
         }
-        record_memoised(r, api, func as u64, dims, kernel_params, in_full);
+        let key = LaunchKey {
+            api,
+            func: func as u64,
+            dims,
+            registry: r.code().generation(),
+            allocs: r.allocs().generation(),
+        };
+        record_memoised(r, key, kernel_params, in_full);
     });
 }
 
@@ -154,11 +134,7 @@ fn record_module_launch_of(
                 func as u64,
                 &dims,
                 &values,
-                |line| {
-                    if let Some(s) = slot {
-                        s.keep(&values, line);
-                    }
-                },
+                slot,
             )
         };
         if ret != hip::err::SUCCESS {
@@ -471,11 +447,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
                             function_address as u64,
                             &dims,
                             &values,
-                            |line| {
-                                if let Some(s) = slot {
-                                    s.keep(&values, line);
-                                }
-                            },
+                            slot,
                         )
                     };
                     if ret == hip::err::SUCCESS {
@@ -489,8 +461,14 @@ pub unsafe extern "C" fn hipLaunchKernel(
             if ret != hip::err::SUCCESS {
                 return in_full(None);
             }
-            let api = "hipLaunchKernel";
-            record_memoised(r, api, function_address as u64, dims, args, in_full);
+            let key = LaunchKey {
+                api: "hipLaunchKernel",
+                func: function_address as u64,
+                dims,
+                registry: r.code().generation(),
+                allocs: r.allocs().generation(),
+            };
+            record_memoised(r, key, args, in_full);
         });
     }
     ret

@@ -27,6 +27,7 @@ use hrr_core::Dir;
 
 use crate::guard::Guard;
 use crate::hip_types::{self, HipError};
+use crate::launch_memo::{self, LaunchKey, Slot};
 use crate::recorder::Recorder;
 
 pub use proc_address::EXPORTED;
@@ -128,19 +129,26 @@ pub unsafe fn bytes<'a>(p: *const std::ffi::c_void, len: usize) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
 }
 
-/// Argument `i` of a launch given one pointer per argument (`kernelParams`,
-/// `<<<>>>`'s `args`): `size` bytes behind `params[i]`; empty if `params`
-/// is null.
-///
-/// # Safety
-/// The launch succeeded and its kernel's argument `i` has `size` bytes, so
-/// the runtime read `params[i]` and that many bytes behind it.
-pub unsafe fn param<'a>(params: *mut *mut std::ffi::c_void, i: usize, size: usize) -> &'a [u8] {
-    if params.is_null() {
-        return &[];
-    }
-    // SAFETY: per the contract.
-    unsafe { bytes(*params.add(i), size) }
+/// Records a successful launch given one pointer per argument (`params`:
+/// `kernelParams`, `<<<>>>`'s `args`) through the thread's `LaunchMemo`:
+/// its kept line when every input repeats it, else `in_full` records it.
+/// `key` is read before `in_full` looks the kernel up and scans.
+pub fn record_memoised(
+    r: &Recorder,
+    key: LaunchKey,
+    params: *mut *mut std::ffi::c_void,
+    in_full: impl FnOnce(Option<Slot<'_>>),
+) {
+    let arg = |i: usize, size: usize| -> &[u8] {
+        if params.is_null() {
+            return &[];
+        }
+        // SAFETY: the memo asks for argument `i` with the size it has in the
+        // kernel its key names (by handle and registry generation), and the
+        // launch succeeded: the runtime read params[i] and that many bytes.
+        unsafe { bytes(*params.add(i), size) }
+    };
+    launch_memo::record(r, key, arg, in_full);
 }
 
 /// A C string argument, lossily as UTF-8.

@@ -93,6 +93,7 @@ fn launch(c: &mut Criterion) {
                 2,
                 &dims,
                 &values,
+                None,
             );
         })
     });

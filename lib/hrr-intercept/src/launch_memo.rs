@@ -67,7 +67,7 @@ pub struct Slot<'m> {
 
 impl Slot<'_> {
     /// Keeps `line`, recorded from `values` (only `ArgValues::Params`; see
-    /// `Recorder::launch_kept`).
+    /// `Recorder::launch`).
     pub fn keep(self, values: &ArgValues<'_, '_>, line: &[u8]) {
         if let ArgValues::Params(vals) = values {
             self.memo.keep(self.key, vals.iter().copied(), line);

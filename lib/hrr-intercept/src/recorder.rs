@@ -468,25 +468,10 @@ impl Recorder {
     }
 
     /// Records a launch of `kernel` (`None`: a handle the recorder never saw
-    /// registered; recorded with an unknown name and no arguments).
+    /// registered; recorded with an unknown name and no arguments), keeping
+    /// the appended line (after `seq` and `t`) in `slot` (see `launch_memo`).
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
-        &self,
-        api: &str,
-        ret: i32,
-        kernel: Option<&Kernel>,
-        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
-        func: u64,
-        dims: &LaunchDims,
-        values: &ArgValues<'_, '_>,
-    ) {
-        self.launch_kept(api, ret, kernel, load, func, dims, values, None);
-    }
-
-    /// [`Recorder::launch`], keeping the appended line (after `seq` and
-    /// `t`) in `slot` (see `launch_memo`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn launch_kept(
         &self,
         api: &str,
         ret: i32,
@@ -543,7 +528,7 @@ impl Recorder {
     }
 
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
-    /// and `t`) as [`Recorder::launch_kept`] appended it before.
+    /// and `t`) as [`Recorder::launch`] appended it before.
     pub fn repeat_launch(&self, line: &[u8]) {
         self.sink.append(line);
     }
@@ -757,6 +742,7 @@ mod tests {
             0x99,
             &dims,
             &ArgValues::None,
+            None,
         );
         r.finish("exit", LockMode::Block);
         let ev = events(t.path());

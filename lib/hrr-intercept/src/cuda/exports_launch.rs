@@ -317,6 +317,7 @@ fn record_launch(
                 func,
                 &dims,
                 &ArgValues::None,
+                None,
             );
             return;
         };
@@ -346,10 +347,10 @@ fn record_launch(
                     .then(|| pointer_variant(&res.kernel, &idx))
                     .flatten()
                 {
-                    return r.launch_kept(api, ret, Some(&k), load, func, &dims, &values, slot);
+                    return r.launch(api, ret, Some(&k), load, func, &dims, &values, slot);
                 }
             }
-            r.launch_kept(
+            r.launch(
                 api,
                 ret,
                 Some(&res.kernel),

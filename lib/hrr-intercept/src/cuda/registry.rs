@@ -565,6 +565,7 @@ mod tests {
             0xaaa0,
             &dims,
             &ArgValues::Params(&vals),
+            None,
         );
         // Pair { float *p; int n; double w; } = 24 bytes, p at 0.
         let mut pair = (dev + 0x10).to_le_bytes().to_vec();
@@ -582,6 +583,7 @@ mod tests {
             0x4020,
             &dims,
             &ArgValues::Params(&vals),
+            None,
         );
         r.finish("exit", LockMode::Block);
 

@@ -126,7 +126,7 @@ fn record_module_launch_of(
             .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
             .and_then(|res| res.layout);
         let record = |values: ArgValues<'_, '_>| {
-            r.launch_kept(
+            r.launch(
                 api,
                 ret,
                 kernel,
@@ -439,7 +439,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
                         .and_then(|res| res.layout);
                     let record = |values: ArgValues<'_, '_>| {
                         let load = |f: &FatBin| load_fatbin(r, f);
-                        r.launch_kept(
+                        r.launch(
                             "hipLaunchKernel",
                             ret,
                             kernel,

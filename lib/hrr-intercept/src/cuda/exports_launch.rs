@@ -468,7 +468,8 @@ fn record_internal_launch(
         registry: registry::global().generation(),
         allocs: r.allocs().generation(),
     };
-    record_memoised(r, key, args, in_full);
+    // SAFETY: the runtime accepted this launch with these args.
+    unsafe { record_memoised(r, key, args, in_full) };
 }
 
 macro_rules! internal_launch_fn {

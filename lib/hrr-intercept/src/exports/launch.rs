@@ -103,7 +103,8 @@ fn record_module_launch(
             registry: r.code().generation(),
             allocs: r.allocs().generation(),
         };
-        record_memoised(r, key, kernel_params, in_full);
+        // SAFETY: the runtime accepted this launch with these kernelParams.
+        unsafe { record_memoised(r, key, kernel_params, in_full) };
     });
 }
 
@@ -468,7 +469,8 @@ pub unsafe extern "C" fn hipLaunchKernel(
                 registry: r.code().generation(),
                 allocs: r.allocs().generation(),
             };
-            record_memoised(r, key, args, in_full);
+            // SAFETY: the runtime accepted this launch with these args.
+            unsafe { record_memoised(r, key, args, in_full) };
         });
     }
     ret

@@ -133,7 +133,13 @@ pub unsafe fn bytes<'a>(p: *const std::ffi::c_void, len: usize) -> &'a [u8] {
 /// `kernelParams`, `<<<>>>`'s `args`) through the thread's `LaunchMemo`:
 /// its kept line when every input repeats it, else `in_full` records it.
 /// `key` is read before `in_full` looks the kernel up and scans.
-pub fn record_memoised(
+///
+/// # Safety
+/// `params` is null or the argument array of a launch of the kernel that
+/// `key` names (by handle and registry generation) which the runtime just
+/// accepted: it read `params[i]` and the argument's size behind it, which
+/// is the size the memo kept for argument `i` of that kernel.
+pub unsafe fn record_memoised(
     r: &Recorder,
     key: LaunchKey,
     params: *mut *mut std::ffi::c_void,
@@ -143,9 +149,7 @@ pub fn record_memoised(
         if params.is_null() {
             return &[];
         }
-        // SAFETY: the memo asks for argument `i` with the size it has in the
-        // kernel its key names (by handle and registry generation), and the
-        // launch succeeded: the runtime read params[i] and that many bytes.
+        // SAFETY: per the contract.
         unsafe { bytes(*params.add(i), size) }
     };
     launch_memo::record(r, key, arg, in_full);

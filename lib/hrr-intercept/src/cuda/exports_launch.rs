@@ -35,9 +35,9 @@ use super::types::{
     self as cu, CudaError, CudaKernel as CuKernel, CudaStream, Dim3, LaunchConfig, stream_id,
 };
 use crate::code_objects::{FatBin, Kernel, Module, Source};
-use crate::exports::record_memoised;
+use crate::exports::{record_memoised, with_params};
 use crate::guard::Guard;
-use crate::kernel_args::{ArgLayout, ArgValues};
+use crate::kernel_args::ArgValues;
 use crate::launch_memo::{LaunchKey, Slot};
 use crate::recorder::{LaunchDims, Recorder};
 
@@ -220,37 +220,6 @@ pub unsafe extern "C" fn __cudaGetKernel(
 }
 
 // ---------------------------------------------------------------- launches
-
-/// Calls `f` with `args[i]` cut to the size of parameter `i` (stack storage
-/// for up to 32 parameters: no allocation per launch).
-///
-/// # Safety
-/// The launch succeeded with this layout's kernel, so the runtime read one
-/// pointer per parameter and that many bytes behind each.
-unsafe fn with_params<R>(
-    layout: Option<&ArgLayout>,
-    args: *mut *mut c_void,
-    f: impl FnOnce(ArgValues<'_, '_>) -> R,
-) -> R {
-    let Some(l) = layout.filter(|_| !args.is_null()) else {
-        return f(ArgValues::None);
-    };
-    let n = l.slots.len();
-    let mut small: [&[u8]; 32] = [&[]; 32];
-    let mut big: Vec<&[u8]> = Vec::new();
-    let vals: &mut [&[u8]] = if n <= small.len() {
-        &mut small[..n]
-    } else {
-        big.resize(n, &[]);
-        &mut big
-    };
-    for (i, s) in l.slots.iter().enumerate() {
-        // SAFETY: per the contract, args has an entry per parameter, each
-        // pointing at s.size readable bytes.
-        vals[i] = unsafe { bytes(*args.add(i), s.size as usize) };
-    }
-    f(ArgValues::Params(vals))
-}
 
 /// The driver's layout of `k`, finding its `cudaKernel_t` through the real
 /// `__cudaGetKernel` when no `<<<>>>` launch showed it yet.

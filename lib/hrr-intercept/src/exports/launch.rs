@@ -4,44 +4,13 @@
 use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 
-use super::{bytes, missing, real, record_memoised};
+use super::{bytes, missing, real, record_memoised, with_params};
 use crate::code_objects::{FatBin, Kernel, Module};
 use crate::guard::Guard;
 use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
-use crate::kernel_args::{ArgLayout, ArgValues};
+use crate::kernel_args::ArgValues;
 use crate::launch_memo::{LaunchKey, Slot};
 use crate::recorder::{LaunchDims, Recorder};
-
-/// Calls `f` with `kernelParams[i]` cut to the size of host argument `i`
-/// (stack storage for up to 32 arguments: no allocation per launch).
-///
-/// # Safety
-/// The launch succeeded with this layout's kernel, so the runtime read one
-/// pointer per host argument and that many bytes behind each.
-unsafe fn with_params<R>(
-    layout: Option<&ArgLayout>,
-    kp: *mut *mut c_void,
-    f: impl FnOnce(ArgValues<'_, '_>) -> R,
-) -> R {
-    let Some(l) = layout.filter(|_| !kp.is_null()) else {
-        return f(ArgValues::None);
-    };
-    let n = l.slots.len();
-    let mut small: [&[u8]; 32] = [&[]; 32];
-    let mut big: Vec<&[u8]> = Vec::new();
-    let vals: &mut [&[u8]] = if n <= small.len() {
-        &mut small[..n]
-    } else {
-        big.resize(n, &[]);
-        &mut big
-    };
-    for (i, s) in l.slots.iter().enumerate() {
-        // SAFETY: per the contract, kp has an entry per host argument, each
-        // pointing at s.size readable bytes.
-        vals[i] = unsafe { bytes(*kp.add(i), s.size as usize) };
-    }
-    f(ArgValues::Params(vals))
-}
 
 /// The packed buffer of an `extra` array
 /// (`HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END`).

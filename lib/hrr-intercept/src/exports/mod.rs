@@ -21,12 +21,13 @@ pub mod proc_address;
 pub mod process_exit;
 pub mod sync;
 
-use std::ffi::{CStr, c_char};
+use std::ffi::{CStr, c_char, c_void};
 
 use hrr_core::Dir;
 
 use crate::guard::Guard;
 use crate::hip_types::{self, HipError};
+use crate::kernel_args::{ArgLayout, ArgValues};
 use crate::launch_memo::{self, LaunchKey, Slot};
 use crate::recorder::Recorder;
 
@@ -129,6 +130,38 @@ pub unsafe fn bytes<'a>(p: *const std::ffi::c_void, len: usize) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
 }
 
+/// Calls `f` with `kp[i]` (`kernelParams`, `<<<>>>`'s `args`) cut to the
+/// size of host argument `i` (stack storage for up to 32 arguments: no
+/// allocation per launch).
+///
+/// # Safety
+/// The launch succeeded with this layout's kernel, so the runtime read one
+/// pointer per host argument and that many bytes behind each.
+pub unsafe fn with_params<R>(
+    layout: Option<&ArgLayout>,
+    kp: *mut *mut c_void,
+    f: impl FnOnce(ArgValues<'_, '_>) -> R,
+) -> R {
+    let Some(l) = layout.filter(|_| !kp.is_null()) else {
+        return f(ArgValues::None);
+    };
+    let n = l.slots.len();
+    let mut small: [&[u8]; 32] = [&[]; 32];
+    let mut big: Vec<&[u8]> = Vec::new();
+    let vals: &mut [&[u8]] = if n <= small.len() {
+        &mut small[..n]
+    } else {
+        big.resize(n, &[]);
+        &mut big
+    };
+    for (i, s) in l.slots.iter().enumerate() {
+        // SAFETY: per the contract, kp has an entry per host argument, each
+        // pointing at s.size readable bytes.
+        vals[i] = unsafe { bytes(*kp.add(i), s.size as usize) };
+    }
+    f(ArgValues::Params(vals))
+}
+
 /// Records a successful launch given one pointer per argument (`params`:
 /// `kernelParams`, `<<<>>>`'s `args`) through the thread's `LaunchMemo`:
 /// its kept line when every input repeats it, else `in_full` records it.
@@ -142,7 +175,7 @@ pub unsafe fn bytes<'a>(p: *const std::ffi::c_void, len: usize) -> &'a [u8] {
 pub unsafe fn record_memoised(
     r: &Recorder,
     key: LaunchKey,
-    params: *mut *mut std::ffi::c_void,
+    params: *mut *mut c_void,
     in_full: impl FnOnce(Option<Slot<'_>>),
 ) {
     let arg = |i: usize, size: usize| -> &[u8] {

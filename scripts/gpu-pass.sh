@@ -201,6 +201,23 @@ for w in saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat 
     run_case "$w" "$w"
 done
 
+# --- case: launch_repeat's explicit-API launches, under their own names ----
+case=launch_repeat_explicit_api
+if [ -f "$WORK/launch_repeat.hrr/events.ndjson" ]; then
+    counts=""
+    for api in __cudaLaunchKernel cudaLaunchKernel cudaLaunchKernelExC; do
+        counts="$counts $api=$(grep -c "\"api\":\"$api\",\"op\":\"launch\"" "$WORK/launch_repeat.hrr/events.ndjson")"
+    done
+    # 20 cudaLaunchKernel and 10 cudaLaunchKernelExC in the workload.
+    if [[ "$counts" == *" cudaLaunchKernel=20 cudaLaunchKernelExC=10" ]]; then
+        pass "$case"
+    else
+        fail "$case" "launch events by api:$counts (want cudaLaunchKernel=20 cudaLaunchKernelExC=10)"
+    fi
+else
+    fail "$case" "no capture of launch_repeat"
+fi
+
 # --- case: the seed's capture without its sidecar must fail cleanly --------
 case=hidden_segment_no_sidecar
 if [ -d "$WORK/hidden_segment-nosidecar.hrr" ]; then

@@ -12,7 +12,7 @@
 //! the recording cost of a `<<<>>>` launch (docs/PERFORMANCE.md).
 //!
 //! Only successful launches whose arguments came one pointer each
-//! (`kernelParams`, `<<<>>>`'s `args`) are kept; the thread id is fixed
+//! (`kernelParams`, the CUDA launches' `args`) are kept; the thread id is fixed
 //! because each thread has its own memo ([`record`]).
 //!
 //! [`LiveAllocs`]: crate::live_allocs::LiveAllocs

@@ -1,10 +1,10 @@
-// Repeated <<<>>> launches whose inputs change one at a time, for the
+// Repeated launches (<<<>>> and the explicit API) whose inputs change one at a time, for the
 // recorder's repeat path (lib/hrr-intercept/src/launch_memo.rs): a launch
 // that repeats the previous one is recorded from a kept line, so every input
 // that can change between two launches must end the repeat. Each phase
 // changes one (a scalar, the buffer, the kernel, the grid, the stream, an
-// allocation elsewhere) and reads the results back; a stale line would make
-// the replay compute something else, and its D2H check fail.
+// allocation elsewhere, the entry point) and reads the results back; a stale
+// line would make the replay compute something else, and its D2H check fail.
 #include <cstring>
 #include "common.h"
 
@@ -81,6 +81,27 @@ int main() {
         launch(false, b, 5);
     }
     ok &= check(b, "buffer freed and allocated again");
+
+    // The explicit API, repeated: cudaLaunchKernel on the host stub (its
+    // scalar changing every 5 launches), then cudaLaunchKernelExC on a stream.
+    unsigned v = 1;
+    void* kargs[] = {&a.d, &v};
+    for (int i = 0; i < 20; ++i) {
+        v = 1 + i / 5;
+        CK(cudaLaunchKernel((const void*)add, dim3(1), dim3(32), kargs, 0, 0));
+        for (int j = 0; j < 32; ++j) a.want[j] += v;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(2);
+    cfg.blockDim = dim3(32);
+    cfg.stream = s;
+    v = 3;
+    for (int i = 0; i < 10; ++i) {
+        CK(cudaLaunchKernelExC(&cfg, (const void*)add, kargs));
+        for (int j = 0; j < N; ++j) a.want[j] += v;
+    }
+    CK(cudaStreamSynchronize(s));
+    ok &= check(a, "explicit API: cudaLaunchKernel, then cudaLaunchKernelExC");
 
     CK(cudaFree(c));
     CK(cudaFree(a.d));

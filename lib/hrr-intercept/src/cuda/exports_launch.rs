@@ -408,22 +408,36 @@ fn kernel_of_func(func: u64) -> Option<Arc<CudaKernel>> {
     reg.by_host(func).or_else(|| reg.by_handle(func))
 }
 
-/// Records a `<<<>>>` launch (`__cudaLaunchKernel`): the thread's kept
-/// line when every input matches the last one, else in full (see
-/// `launch_memo`).
-fn record_internal_launch(
+/// How a launch names its kernel.
+#[derive(Clone, Copy)]
+enum Named {
+    /// A `cudaKernel_t` (`<<<>>>`'s `__cudaLaunchKernel`).
+    Handle,
+    /// A host stub, or a `cudaKernel_t` (the explicit API).
+    Func,
+}
+
+/// Records a launch: the thread's kept line when every input matches the
+/// last one, else in full (see `launch_memo`).
+#[allow(clippy::too_many_arguments)]
+fn record_any_launch(
     r: &Recorder,
     g: &Guard,
     api: &'static str,
     ret: CudaError,
-    kernel: u64,
+    named: Named,
+    func: u64,
     dims: LaunchDims,
     args: *mut *mut c_void,
 ) {
-    let in_full = |slot: Option<Slot<'_>>| {
-        with_kernel_of_handle(kernel, ret, |k| {
-            record_launch(api, g, ret, k, kernel, dims, args, slot)
-        })
+    let in_full = |slot: Option<Slot<'_>>| match named {
+        Named::Handle => with_kernel_of_handle(func, ret, |k| {
+            record_launch(api, g, ret, k, func, dims, args, slot)
+        }),
+        Named::Func => {
+            let k = kernel_of_func(func);
+            record_launch(api, g, ret, k.as_deref(), func, dims, args, slot)
+        }
     };
     if ret != cu::SUCCESS {
         return in_full(None);
@@ -432,7 +446,7 @@ fn record_internal_launch(
     // the next launch miss.
     let key = LaunchKey {
         api,
-        func: kernel,
+        func,
         dims,
         registry: registry::global().generation(),
         allocs: r.allocs().generation(),
@@ -462,7 +476,8 @@ macro_rules! internal_launch_fn {
             if let Some(g) = g {
                 g.run(|r| {
                     let d = dims(grid, block, shmem, stream);
-                    record_internal_launch(r, &g, stringify!($name), ret, kernel as u64, d, args)
+                    let (api, h) = (stringify!($name), kernel as u64);
+                    record_any_launch(r, &g, api, ret, Named::Handle, h, d, args)
                 });
             }
             ret
@@ -492,17 +507,11 @@ macro_rules! launch_fn {
             // SAFETY: the application's arguments, forwarded unchanged.
             let ret = unsafe { f(func, grid, block, args, shmem, stream) };
             if let Some(g) = g {
-                let k = g.run(|_| kernel_of_func(func as u64)).flatten();
-                record_launch(
-                    stringify!($name),
-                    &g,
-                    ret,
-                    k.as_deref(),
-                    func as u64,
-                    dims(grid, block, shmem, stream),
-                    args,
-                    None,
-                );
+                g.run(|r| {
+                    let d = dims(grid, block, shmem, stream);
+                    let (api, h) = (stringify!($name), func as u64);
+                    record_any_launch(r, &g, api, ret, Named::Func, h, d, args)
+                });
             }
             ret
         }
@@ -543,8 +552,10 @@ macro_rules! launch_ex_fn {
                         ))
                     });
                 }
-                let k = g.run(|_| kernel_of_func(func as u64)).flatten();
-                record_launch(stringify!($name), &g, ret, k.as_deref(), func as u64, d, args, None);
+                g.run(|r| {
+                    let (api, h) = (stringify!($name), func as u64);
+                    record_any_launch(r, &g, api, ret, Named::Func, h, d, args)
+                });
             }
             ret
         }

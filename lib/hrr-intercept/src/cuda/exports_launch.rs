@@ -15,7 +15,9 @@
 //! written at the first launch of any of its kernels) and `args` (one per
 //! parameter: `offset` and `size` from the driver's layout, `hex`, and
 //! `ptrs` found by scanning against the live allocations). See
-//! `registry` and `layout`.
+//! `registry` and `layout`. A successful launch that repeats the thread's
+//! previous one in every input appends the line kept from it instead
+//! (`launch_memo`).
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 

@@ -1,5 +1,7 @@
 //! Kernel launches: the module API (`kernelParams` or `extra`) and the
-//! compiler path (`hipLaunchKernel` on a registered host stub).
+//! compiler path (`hipLaunchKernel` on a registered host stub). A successful
+//! launch given `kernelParams` or `args` that repeats the thread's previous
+//! one in every input appends the line kept from it (`launch_memo`).
 
 use std::ffi::{c_uint, c_void};
 use std::sync::Arc;

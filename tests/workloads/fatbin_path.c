@@ -109,6 +109,16 @@ int main(void) {
         EXPECT(c[i] == (a[i] + b[i]) * 0.5f, "c[%d] = %g, want %g", i, c[i], (a[i] + b[i]) * 0.5f);
     printf("fatbin_path: vadd+scale over %d elements ok (c[%d] = %g)\n", N, N - 1, c[N - 1]);
 
+    /* The same launch repeated, then its scalar changed (the recorder appends
+     * a repeated launch's kept line): by 1/2 four times, by 2 three times. */
+    for (int i = 0; i < 7; i++) LAUNCH(scale, grid, block, 0, NULL, dc, i < 4 ? 0.5f : 2.0f, N);
+    CHECK(hipDeviceSynchronize());
+    static float c2[N];
+    CHECK(hipMemcpy(c2, dc, sizeof c2, hipMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++)
+        EXPECT(c2[i] == c[i] * 0.5f, "repeated: c[%d] = %g, want %g", i, c2[i], c[i] * 0.5f);
+    printf("fatbin_path: 7 repeated scale launches ok\n");
+
     CHECK(hipFree(da));
     CHECK(hipFree(db));
     CHECK(hipFree(dc));

@@ -17,7 +17,7 @@ use hrr_intercept::event_line::{
 };
 use hrr_intercept::event_sink::LockMode;
 use hrr_intercept::kernel_args::ArgValues;
-use hrr_intercept::launch_memo::{LaunchKey, LaunchMemo};
+use hrr_intercept::launch_memo::{self, LaunchKey, LaunchMemo};
 use hrr_intercept::recorder::{Copy, LaunchDims, Recorder};
 
 /// A recorder with its events writer thread running, as in a capture.
@@ -119,6 +119,31 @@ fn launch(c: &mut Criterion) {
             };
             let line = memo.hit(&key, |i, _| vals[i]).expect("a repeated launch");
             criterion::black_box(line);
+        })
+    });
+    // What the memo adds to a launch whose 64-bit scalar changes every
+    // time (nothing recorded here: `in_full` is empty): the thread's memo,
+    // the failed check, and a kept line only one launch in 64.
+    let mut n = 0u64;
+    c.bench_function("record/launch_4_args_memo_miss", |bch| {
+        bch.iter(|| {
+            n += 1;
+            let px = (x + n).to_le_bytes();
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            let key = LaunchKey {
+                allocs: r.allocs().generation(),
+                ..key
+            };
+            launch_memo::record(
+                r,
+                key,
+                |i, _| vals[i],
+                |slot| {
+                    if let Some(s) = slot {
+                        s.keep(&ArgValues::Params(&vals), &[b'x'; 400]);
+                    }
+                },
+            );
         })
     });
     // The same launch event encoded into a reused buffer: the CPU cost of

@@ -43,15 +43,20 @@ pub fn record<'a>(
         };
         if let Some(line) = memo.hit(&key, &arg) {
             r.repeat_launch(line);
+            memo.misses = 0;
             in_full = None;
             return;
         }
-        memo.clear();
-        if let Some(f) = in_full.take() {
+        let Some(f) = in_full.take() else {
+            return;
+        };
+        if memo.keeps_next() {
             f(Some(Slot {
                 memo: &mut memo,
                 key,
             }));
+        } else {
+            f(None);
         }
     });
     if let Some(f) = in_full {
@@ -100,7 +105,12 @@ pub struct LaunchMemo {
     args: Vec<u8>,
     /// The line after `seq` and `t` (what the sink appends).
     line: Vec<u8>,
+    /// Launches since the last hit.
+    misses: u32,
 }
+
+/// See [`LaunchMemo::keeps_next`].
+const KEEP_RETRY: u32 = 64;
 
 impl LaunchMemo {
     pub const fn new() -> LaunchMemo {
@@ -109,7 +119,17 @@ impl LaunchMemo {
             sizes: Vec::new(),
             args: Vec::new(),
             line: Vec::new(),
+            misses: 0,
         }
+    }
+
+    /// After a miss: whether that launch's line is worth keeping. Not while
+    /// launches keep missing (a kernel whose arguments change every time:
+    /// keeping would copy its line for nothing), but for one in
+    /// [`KEEP_RETRY`]. What stays kept is still right for its key.
+    fn keeps_next(&mut self) -> bool {
+        self.misses = self.misses.saturating_add(1);
+        self.misses <= 2 || self.misses.is_multiple_of(KEEP_RETRY)
     }
 
     /// The kept line, if `key` is the kept one and argument `i` (read with
@@ -140,6 +160,8 @@ impl LaunchMemo {
         args: impl IntoIterator<Item = &'a [u8]>,
         line: &[u8],
     ) {
+        // Unkept while it changes: a panic half-way leaves nothing stale.
+        self.key = None;
         self.sizes.clear();
         self.args.clear();
         for a in args {
@@ -149,11 +171,6 @@ impl LaunchMemo {
         self.line.clear();
         self.line.extend_from_slice(line);
         self.key = Some(key);
-    }
-
-    /// Forgets the kept line (the next launch encodes).
-    pub fn clear(&mut self) {
-        self.key = None;
     }
 }
 
@@ -246,14 +263,22 @@ mod tests {
     }
 
     #[test]
-    fn clear_and_keep_replace_the_line() {
+    fn keep_replaces_the_line() {
         let mut m = kept();
-        m.clear();
-        assert_eq!(m.hit(&key(), args(&A, &B)), None);
         let mut k = key();
         k.allocs += 1;
         m.keep(k, [&B[..]], b"OTHER\n");
         assert_eq!(m.hit(&k, args(&B, &[])), Some(&b"OTHER\n"[..]));
         assert_eq!(m.hit(&key(), args(&A, &B)), None);
+    }
+
+    #[test]
+    fn launches_that_keep_missing_are_kept_one_in_keep_retry() {
+        let mut m = LaunchMemo::new();
+        let kept: Vec<u32> = (1..=200).filter(|_| m.keeps_next()).collect();
+        assert_eq!(kept, [1, 2, 64, 128, 192]);
+        // A hit (record resets the count) starts over.
+        m.misses = 0;
+        assert!(m.keeps_next() && m.keeps_next() && !m.keeps_next());
     }
 }

@@ -457,18 +457,21 @@ fn record_any_launch(
     unsafe { record_memoised(r, key, args, in_full) };
 }
 
-macro_rules! internal_launch_fn {
-    ($name:ident) => {
+/// `$name(kernel, grid, block, args, shmem, stream)`: the `<<<>>>` entry
+/// points (`kernel` a `cudaKernel_t`) and the explicit API's (`kernel` a
+/// host stub or a `cudaKernel_t`) share a shape.
+macro_rules! launch_fn {
+    ($name:ident, $kernel:ty, $named:expr) => {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(
-            kernel: CuKernel,
+            kernel: $kernel,
             grid: Dim3,
             block: Dim3,
             args: *mut *mut c_void,
             shmem: usize,
             stream: CudaStream,
         ) -> CudaError {
-            type F = unsafe extern "C" fn(CuKernel, Dim3, Dim3, *mut *mut c_void, usize, CudaStream) -> CudaError;
+            type F = unsafe extern "C" fn($kernel, Dim3, Dim3, *mut *mut c_void, usize, CudaStream) -> CudaError;
             let Some(f) = cuda_real!($name: F) else {
                 return missing(stringify!($name));
             };
@@ -479,48 +482,17 @@ macro_rules! internal_launch_fn {
                 g.run(|r| {
                     let d = dims(grid, block, shmem, stream);
                     let (api, h) = (stringify!($name), kernel as u64);
-                    record_any_launch(r, &g, api, ret, Named::Handle, h, d, args)
+                    record_any_launch(r, &g, api, ret, $named, h, d, args)
                 });
             }
             ret
         }
     };
 }
-internal_launch_fn!(__cudaLaunchKernel);
-internal_launch_fn!(__cudaLaunchKernel_ptsz);
-
-macro_rules! launch_fn {
-    ($name:ident) => {
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(
-            func: *const c_void,
-            grid: Dim3,
-            block: Dim3,
-            args: *mut *mut c_void,
-            shmem: usize,
-            stream: CudaStream,
-        ) -> CudaError {
-            type F =
-                unsafe extern "C" fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, CudaStream) -> CudaError;
-            let Some(f) = cuda_real!($name: F) else {
-                return missing(stringify!($name));
-            };
-            let g = enter(stringify!($name));
-            // SAFETY: the application's arguments, forwarded unchanged.
-            let ret = unsafe { f(func, grid, block, args, shmem, stream) };
-            if let Some(g) = g {
-                g.run(|r| {
-                    let d = dims(grid, block, shmem, stream);
-                    let (api, h) = (stringify!($name), func as u64);
-                    record_any_launch(r, &g, api, ret, Named::Func, h, d, args)
-                });
-            }
-            ret
-        }
-    };
-}
-launch_fn!(cudaLaunchKernel);
-launch_fn!(cudaLaunchKernel_ptsz);
+launch_fn!(__cudaLaunchKernel, CuKernel, Named::Handle);
+launch_fn!(__cudaLaunchKernel_ptsz, CuKernel, Named::Handle);
+launch_fn!(cudaLaunchKernel, *const c_void, Named::Func);
+launch_fn!(cudaLaunchKernel_ptsz, *const c_void, Named::Func);
 
 macro_rules! launch_ex_fn {
     ($name:ident) => {

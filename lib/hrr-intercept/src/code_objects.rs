@@ -14,7 +14,7 @@
 //!   parsed, the first time one of its kernels is launched.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
@@ -22,6 +22,7 @@ use hrr_codeobj::{KernelMeta, bundle};
 use hrr_core::BlobId;
 
 use crate::event_line::BlobHex;
+use crate::handle_hasher::HandleHasher;
 use crate::kernel_args::ArgLayout;
 
 /// A loaded module: its code blob and kernels.
@@ -184,25 +185,6 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
         Ok(all)
     } else {
         hrr_codeobj::kernels(image).map_err(|e| e.to_string())
-    }
-}
-
-/// Hashes a handle (an address) with one multiply: handles are distinct
-/// pointers, so SipHash's protection buys nothing on a per-launch lookup.
-#[derive(Default, Clone, Copy)]
-struct HandleHasher(u64);
-
-impl Hasher for HandleHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
 

@@ -10,8 +10,9 @@
 //!   application memory), and the exit paths;
 //! - [`recorder`] — the capture state and one method per recorded call;
 //! - [`event_sink`], [`event_line`], [`blob_writer`] — writing the archive;
-//! - [`live_allocs`], [`code_objects`], [`kernel_args`] —
-//!   what the events need to know; [`launch_memo`], the repeat-launch path;
+//! - [`live_allocs`], [`code_objects`] (with [`handle_hasher`]),
+//!   [`kernel_args`] — what the events need to know; [`launch_memo`], the
+//!   repeat-launch path;
 //! - [`guard`], [`real_fn`], [`fatal_signals`], [`fork_policy`],
 //!   [`archive_claim`], [`config`] — the interposer's rules;
 //! - [`sys`], [`hip_types`] — libc and HIP C definitions.
@@ -39,6 +40,7 @@ pub mod fatal_signals;
 #[allow(unsafe_code)]
 pub mod fork_policy;
 pub mod guard;
+pub mod handle_hasher;
 pub mod hip_types;
 pub mod kernel_args;
 pub mod launch_memo;

@@ -25,7 +25,7 @@
 #![deny(unsafe_code)]
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
 
@@ -33,6 +33,7 @@ use hrr_codeobj::{KernelMeta, cuda};
 
 use super::layout::{self, Choice};
 use crate::code_objects::{FatBin, Kernel, Module, Source};
+use crate::handle_hasher::HandleHasher;
 
 /// Largest fat binary the recorder will copy (2 GiB): the runtime accepted
 /// the header, but a bound keeps a corrupt one from walking off the image.
@@ -243,26 +244,7 @@ impl CudaKernel {
     }
 }
 
-/// Hashes a handle (an address) with one multiply: handles are distinct
-/// pointers, so SipHash's protection buys nothing on a per-launch lookup.
-#[derive(Default, Clone, Copy)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type ByAddr<V> = RwLock<HashMap<u64, Arc<V>, BuildHasherDefault<AddrHasher>>>;
+type ByAddr<V> = RwLock<HashMap<u64, Arc<V>, BuildHasherDefault<HandleHasher>>>;
 
 fn get<V>(m: &ByAddr<V>, k: u64) -> Option<Arc<V>> {
     m.read()

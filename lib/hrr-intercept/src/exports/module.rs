@@ -7,6 +7,7 @@ use hrr_codeobj::hipf;
 use super::{Order, bytes, c_str, intercept, out_addr, real};
 use crate::guard::Guard;
 use crate::hip_types::{Dim3, HipError, HipFunction, HipModule, JitOption};
+use crate::recorder::Recorder;
 
 /// The code object at `image` (the runtime accepted it, so its headers are
 /// readable and describe its extent).
@@ -51,6 +52,28 @@ pub unsafe extern "C" fn hipModuleLoad(module: *mut HipModule, fname: *const c_c
     )
 }
 
+/// Records a `hipModuleLoadData*` call: the module it made and the image.
+///
+/// # Safety
+/// `module`, `image` and `ret` are one such call's arguments and result.
+unsafe fn record_load_data(
+    r: &Recorder,
+    api: &str,
+    ret: HipError,
+    module: *mut HipModule,
+    image: *const c_void,
+) {
+    // SAFETY: read only after success, when the runtime wrote *module.
+    let m = unsafe { out_addr(ret, module) };
+    let img = if ret == 0 {
+        // SAFETY: the runtime just loaded the code object at `image`.
+        unsafe { image_at(image) }
+    } else {
+        Ok(&[][..])
+    };
+    r.module_load(api, ret, m, img)
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipModuleLoadData(
     module: *mut HipModule,
@@ -64,17 +87,8 @@ pub unsafe extern "C" fn hipModuleLoadData(
         Order::Lifecycle,
         // SAFETY: the application's arguments, forwarded unchanged.
         |f| unsafe { f(module, image) },
-        |r, ret| {
-            // SAFETY: read only after success, when the runtime wrote *module.
-            let m = unsafe { out_addr(ret, module) };
-            let img = if ret == 0 {
-                // SAFETY: the runtime just loaded the code object at `image`.
-                unsafe { image_at(image) }
-            } else {
-                Ok(&[][..])
-            };
-            r.module_load("hipModuleLoadData", ret, m, img)
-        },
+        // SAFETY: the call's own arguments and result.
+        |r, ret| unsafe { record_load_data(r, "hipModuleLoadData", ret, module, image) },
     )
 }
 
@@ -101,17 +115,8 @@ pub unsafe extern "C" fn hipModuleLoadDataEx(
         real,
         Order::Lifecycle,
         call,
-        |r, ret| {
-            // SAFETY: read only after success, when the runtime wrote *module.
-            let m = unsafe { out_addr(ret, module) };
-            let img = if ret == 0 {
-                // SAFETY: the runtime just loaded the code object at `image`.
-                unsafe { image_at(image) }
-            } else {
-                Ok(&[][..])
-            };
-            r.module_load("hipModuleLoadDataEx", ret, m, img)
-        },
+        // SAFETY: the call's own arguments and result.
+        |r, ret| unsafe { record_load_data(r, "hipModuleLoadDataEx", ret, module, image) },
     )
 }
 

@@ -103,7 +103,7 @@ if [ -x "$BIN/hrr-cuda-gpu-tests" ]; then
     if [ "$rc" = 0 ]; then
         pass backend
     else
-        fail backend "hrr-cuda GPU tests exit $rc: $(grep -E "panicked|FAILED|failed" "$LOG/backend.log" | head -n 1)"
+        fail backend "hrr-backend-cuda GPU tests exit $rc: $(grep -E "panicked|FAILED|failed" "$LOG/backend.log" | head -n 1)"
     fi
 else
     fail backend "$BIN/hrr-cuda-gpu-tests missing"

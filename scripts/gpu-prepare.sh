@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares .gpu/ for scripts/gpu-pass.sh on the GPU machine (which has no Rust
-# and no network): the release binaries, the hrr-cuda GPU test binary and
+# and no network): the release binaries, the hrr-backend-cuda GPU test binary and
 # Debian's HIP headers. Run here, from the repository root:
 #
 #   scripts/gpu-prepare.sh            # copy what target/release holds
@@ -8,7 +8,7 @@
 #
 # Result (.gpu/ is git-ignored; carry it to the GPU machine):
 #   .gpu/bin/{hrr-cap,hrr-play,hrr-sidecar,hrr-diff,libhrr_intercept.so}
-#   .gpu/bin/hrr-cuda-gpu-tests       (lib/hrr-cuda/tests/gpu.rs, release)
+#   .gpu/bin/hrr-cuda-gpu-tests       (lib/backends/cuda/tests/gpu.rs, release)
 #   .gpu/hip-include/hip/...          (copy of /usr/include/hip, symlinks resolved)
 #   .gpu/MANIFEST                     (commit, date, sizes, sha256)
 set -euo pipefail
@@ -27,7 +27,7 @@ bins=(hrr-cap hrr-play hrr-sidecar hrr-diff)
 lib=libhrr_intercept.so
 
 if [ "$build" = 1 ]; then
-    cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-intercept
+    cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-capture
 fi
 
 rm -rf .gpu/bin .gpu/hip-include
@@ -44,12 +44,12 @@ for f in "${bins[@]}" "$lib"; do
 done
 
 # The backend's GPU test binary; cargo prints its path.
-exe=$(cargo test --release -p hrr-cuda --test gpu --no-run --message-format=json 2>/dev/null |
+exe=$(cargo test --release -p hrr-backend-cuda --test gpu --no-run --message-format=json 2>/dev/null |
     grep -o '"executable":"[^"]*"' | tail -n 1 | sed 's/"executable":"//; s/"$//')
 if [ -n "$exe" ] && [ -x "$exe" ]; then
     cp "$exe" .gpu/bin/hrr-cuda-gpu-tests
 else
-    echo "gpu-prepare: could not build the hrr-cuda GPU tests" >&2
+    echo "gpu-prepare: could not build the hrr-backend-cuda GPU tests" >&2
     missing=1
 fi
 

@@ -71,7 +71,7 @@ abi_enum!(
 );
 
 // Sizes and alignments as gcc lays the C types out (tests/abi/c/layouts.c and
-// lib/hsa-sys/tests/c/hsa_layout.c print them from Debian's headers).
+// lib/api/hsa/tests/c/hsa_layout.c print them from Debian's headers).
 abi_struct!(
     hip_runtime_sys::dim3 => "dim3" [12, 4],
     debian_hip::dim3 => "dim3" [12, 4],
@@ -341,7 +341,7 @@ pub const CPU_RUNTIME: &[&[Check]] = &[
 pub const CPU_RUNTIME: &[&[Check]] = &[];
 
 /// The interposer's exported functions, by name. Needs the export modules of
-/// `lib/hrr-intercept/src/exports/mod.rs` to be `pub mod` (they are private
+/// `lib/capture/src/exports/mod.rs` to be `pub mod` (they are private
 /// otherwise, and nothing outside the crate can name the functions).
 #[cfg(feature = "intercept")]
 #[doc(hidden)]

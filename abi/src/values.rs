@@ -117,7 +117,7 @@ same_value!(
     hrr_hip_cpu::ffi::HSA_AMD_SEGMENT_GLOBAL => h::hsa_amd_segment_t::HSA_AMD_SEGMENT_GLOBAL,
 );
 
-// hsa-sys's constants (also checked by lib/hsa-sys/tests/c_layout.rs in C).
+// hsa-sys's constants (also checked by lib/api/hsa/tests/c_layout.rs in C).
 same_value!(
     hsa_sys::raw::HSA_STATUS_SUCCESS => h::hsa_status_t::HSA_STATUS_SUCCESS,
     hsa_sys::raw::HSA_STATUS_INFO_BREAK => h::hsa_status_t::HSA_STATUS_INFO_BREAK,

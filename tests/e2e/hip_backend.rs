@@ -1,9 +1,9 @@
 //! The HIP replay backend itself, on the CPU runtime: what the pipelines do
 //! not reach (host buffers are never given to the engine there).
 
+use hrr_backend_hip::{HipDevice, HipRuntime, RuntimeLocation};
 use hrr_core::MemKind;
-use hrr_core::device::Device;
-use hrr_hip::{HipDevice, HipRuntime, RuntimeLocation};
+use hrr_replay::device::Device;
 use hrr_tests::tools;
 
 fn cpu_device() -> HipDevice {

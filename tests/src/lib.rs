@@ -32,8 +32,8 @@ pub const PACKAGES: &[&str] = &[
     "hrr-play",
     "hrr-sidecar",
     "hrr-diff",
-    "hrr-intercept",
-    "hrr-hip-cpu",
+    "hrr-capture",
+    "hrr-runtime-cpu",
 ];
 
 /// How long any one command of a test may run.

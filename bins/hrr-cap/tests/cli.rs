@@ -1,5 +1,5 @@
 //! hrr-cap as a command: exit statuses, pass-through, environment, errors.
-//! (Recording itself is tested with real HIP programs in hrr-intercept.)
+//! (Recording itself is tested with real HIP programs in hrr-capture.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +21,7 @@ fn cap() -> Command {
                 "build",
                 "-q",
                 "-p",
-                "hrr-intercept",
+                "hrr-capture",
                 "--profile",
                 if name == "debug" { "dev" } else { &name },
             ])

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 use hrr_core::archive::Archive;
-use hrr_core::archive_diff::{DiffReport, diff};
-use hrr_core::compare::{DType, Tolerance};
+use hrr_diff::archive_diff::{DiffReport, diff};
+use hrr_replay::compare::{DType, Tolerance};
 
 /// Compare the device-to-host outputs of two hrr archives.
 #[derive(Parser, Debug)]

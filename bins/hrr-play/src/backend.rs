@@ -1,9 +1,9 @@
 //! Choosing and opening the replay device.
 
 use anyhow::{Context, Result};
-use hrr_core::device::Device;
+use hrr_backend_hip::{HipDevice, HipRuntime, RuntimeLocation};
 use hrr_core::manifest::Platform;
-use hrr_hip::{HipDevice, HipRuntime, RuntimeLocation};
+use hrr_replay::device::Device;
 
 use crate::args::{Args, Backend};
 
@@ -46,6 +46,6 @@ pub fn open(args: &Args, backend: Backend) -> Result<Box<dyn Device>> {
 
 fn open_cuda(_args: &Args) -> Result<Box<dyn Device>> {
     Ok(Box::new(
-        hrr_cuda::CudaDevice::open(0).context("opening the CUDA backend")?,
+        hrr_backend_cuda::CudaDevice::open(0).context("opening the CUDA backend")?,
     ))
 }

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
-use hrr_core::compare::{DType, Tolerance};
-use hrr_core::engine::{
-    self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
-};
 use hrr_core::event_reader::ReadOptions;
 use hrr_core::manifest::ArchiveKind;
+use hrr_replay::compare::{DType, Tolerance};
+use hrr_replay::engine::{
+    self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{self, Args};

@@ -21,7 +21,7 @@ fn play() -> Command {
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "hrr-hip-cpu"])
+            .args(["build", "-q", "-p", "hrr-runtime-cpu"])
             .status()
             .expect("running cargo build");
         assert!(status.success(), "building the CPU runtime failed");

@@ -15,7 +15,9 @@ use clap::{Parser, ValueEnum};
 use hrr_core::archive::Archive;
 use hrr_core::hrrr::read_hrrr;
 use hrr_core::region_record::{RegionKind, RegionRecord};
-use hrr_core::sidecar::{
+mod sidecar;
+
+use crate::sidecar::{
     DEFAULT_NAME, Defaults, Origin, Request, SizeSpec, append_to_archive, check_overlaps,
     records_from_hrrr, requests_from_reports, resolve, validate_name,
 };

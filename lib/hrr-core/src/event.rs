@@ -63,6 +63,23 @@ pub struct KernelArg {
     pub ptrs: Vec<u32>,
 }
 
+/// Kernarg offsets: recorded ones when metadata gave them, else natural
+/// packing (each argument aligned to its size, capped at 8), which is how
+/// both the AMDGPU and the CUDA ABI lay out plain parameter lists.
+pub fn arg_offsets(args: &[KernelArg]) -> Vec<u32> {
+    let mut next = 0u32;
+    args.iter()
+        .map(|a| {
+            let off = a.offset.unwrap_or_else(|| {
+                let align = a.size.clamp(1, 8).next_power_of_two();
+                next.div_ceil(align) * align
+            });
+            next = off + a.size;
+            off
+        })
+        .collect()
+}
+
 /// The operation an event records, with its required fields.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {

@@ -1,26 +1,19 @@
-//! hrr-core: the hrr archive format (events, blobs, manifest, region sidecars),
-//! the address and region maps replay translates through, and the replay engine.
+//! hrr-core: the hrr archive format, shared by every other crate — events and
+//! their wire form (reader, scanner), blobs, the manifest, the archive
+//! reader/writer, region sidecar records and ROCm's `.hrrr` streams.
 //!
-//! The binaries (`hrr-play`, `hrr-sidecar`, `hrr-diff`) and the capture library
-//! are thin layers over this crate.
+//! The replay engine (`hrr-replay`), the capture library (`hrr-capture`) and
+//! the binaries build on it; it knows nothing of devices or runtimes.
 
-pub mod alloc_map;
 pub mod archive;
-pub mod archive_diff;
 pub mod archive_writer;
 pub mod blob_store;
-pub mod compare;
-pub mod device;
-pub mod engine;
 pub mod event;
 pub mod event_reader;
-pub mod handle_map;
 pub mod hex;
 pub mod hrrr;
 pub mod manifest;
 pub mod region_record;
-pub mod region_timeline;
-pub mod sidecar;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod wire_scanner;

@@ -216,7 +216,7 @@ impl Manifest {
 }
 
 /// Writes `dir/name` through `dir/.name.tmp-PID` + fsync + rename + dir fsync.
-pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

@@ -254,7 +254,7 @@ impl ArchiveBuilder {
         block: [u32; 3],
         mut args: Vec<KernelArg>,
     ) -> Self {
-        let offsets = crate::engine::arg_offsets(&args);
+        let offsets = crate::event::arg_offsets(&args);
         for (a, off) in args.iter_mut().zip(offsets) {
             a.offset = Some(off);
         }

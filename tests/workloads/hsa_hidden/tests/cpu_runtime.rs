@@ -15,23 +15,23 @@ fn profile_dir() -> PathBuf {
     }
 }
 
-/// `libhrr_hip_cpu.so`, built with `$CARGO build -p hrr-hip-cpu` when missing.
+/// `libhrr_hip_cpu.so`, built with `$CARGO build -p hrr-runtime-cpu` when missing.
 fn cpu_runtime() -> PathBuf {
     let dir = profile_dir();
     let lib = dir.join("libhrr_hip_cpu.so");
     if !lib.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "hrr-hip-cpu"]);
+        cmd.args(["build", "-p", "hrr-runtime-cpu"]);
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }
-        let st = cmd.status().expect("run cargo build -p hrr-hip-cpu");
-        assert!(st.success(), "cargo build -p hrr-hip-cpu failed");
+        let st = cmd.status().expect("run cargo build -p hrr-runtime-cpu");
+        assert!(st.success(), "cargo build -p hrr-runtime-cpu failed");
     }
     assert!(
         lib.exists(),
-        "{} missing after building hrr-hip-cpu",
+        "{} missing after building hrr-runtime-cpu",
         lib.display()
     );
     lib

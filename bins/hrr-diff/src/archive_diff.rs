@@ -1,0 +1,362 @@
+//! `diff`: compares the D2H outputs of two archives, paired by `seq`.
+//!
+//! Both event streams are read once and only the D2H `memcpy` events are kept,
+//! as small `(seq, api, size, blob)` tuples, so memory is bounded by the number
+//! of D2H events, not the archive size. Blob bytes are fetched one pair at a
+//! time (large blobs are memory-mapped).
+//!
+//! Two D2H events naming the same blob id are identical by content
+//! addressing, so they count as exact without reading either blob. Otherwise
+//! both blobs are read (hash-checked) and compared by [`compare`].
+//!
+//! Pairing: events are ordered by `seq`; when one side holds several D2H events
+//! with the same `seq` (a replay looped N times), the k-th of A pairs with the
+//! k-th of B. Whatever is left is reported as present on one side only, and
+//! counts as a failure: a replay that stopped early must not pass.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use hrr_core::archive::{Archive, ArchiveError};
+use hrr_core::blob_store::BlobError;
+use hrr_core::event::{Dir, Op};
+use hrr_core::event_reader::{ReadError, ReadOptions};
+use hrr_core::hex::BlobId;
+use hrr_replay::compare::{Comparison, DType, Tolerance, Verdict, compare};
+
+/// One D2H event as the diff keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct D2hEntry {
+    pub seq: u64,
+    pub api: String,
+    pub size: u64,
+    pub blob: Option<BlobId>,
+}
+
+/// A pair of D2H events whose bytes differ beyond the tolerance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    pub seq: u64,
+    pub api: String,
+    /// Bytes of A's blob.
+    pub size: u64,
+    /// Bytes of B's blob, when it differs from `size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_b: Option<u64>,
+    pub first_diff: Option<u64>,
+    pub bytes_differing: u64,
+    pub max_abs: f64,
+    pub max_rel: f64,
+    pub dtype: Option<DType>,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seq {} {}: size {}", self.seq, self.api, self.size)?;
+        if let Some(b) = self.size_b {
+            write!(f, " vs {b}")?;
+        }
+        if let Some(off) = self.first_diff {
+            write!(f, ", first diff at byte {off}")?;
+        }
+        write!(f, ", {} bytes differ", self.bytes_differing)?;
+        if let Some(dt) = self.dtype {
+            write!(
+                f,
+                ", max abs {:.6e}, max rel {:.6e} (as {dt})",
+                self.max_abs, self.max_rel
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything `hrr-diff` prints, in one serialisable document.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DiffReport {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    pub tolerance: Tolerance,
+    /// Pairs found on both sides.
+    pub paired: u64,
+    pub exact: u64,
+    pub within_tolerance: u64,
+    /// Mismatched pairs plus events present on one side only.
+    pub failed: u64,
+    /// Pairs where a side recorded no blob (nothing to compare).
+    pub unchecked: u64,
+    /// Bytes actually compared (pairs with identical blob ids need no reading).
+    pub bytes_compared: u64,
+    pub mismatches: Vec<Mismatch>,
+    pub only_in_a: Vec<D2hEntry>,
+    pub only_in_b: Vec<D2hEntry>,
+    pub warnings: Vec<String>,
+}
+
+impl DiffReport {
+    pub fn passed(&self) -> bool {
+        self.failed == 0
+    }
+
+    /// `d2h : P pass (E exact, T within tolerance), F fail` — the same
+    /// greppable line `hrr-play` prints (DESIGN §5).
+    pub fn summary_line(&self) -> String {
+        format!(
+            "d2h : {} pass ({} exact, {} within tolerance), {} fail",
+            self.exact + self.within_tolerance,
+            self.exact,
+            self.within_tolerance,
+            self.failed
+        )
+    }
+}
+
+/// The diff could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("{}: event {seq}: {source}", archive.display())]
+    Blob {
+        archive: PathBuf,
+        seq: u64,
+        source: BlobError,
+    },
+}
+
+/// Compares the D2H outputs of `a` (expected) and `b` (actual).
+pub fn diff(a: &Archive, b: &Archive, tol: &Tolerance) -> Result<DiffReport, DiffError> {
+    let mut warnings = Vec::new();
+    let da = d2h_entries(a, &mut warnings)?;
+    let db = d2h_entries(b, &mut warnings)?;
+    let mut report = DiffReport {
+        a: a.path().to_path_buf(),
+        b: b.path().to_path_buf(),
+        tolerance: *tol,
+        paired: 0,
+        exact: 0,
+        within_tolerance: 0,
+        failed: 0,
+        unchecked: 0,
+        bytes_compared: 0,
+        mismatches: Vec::new(),
+        only_in_a: Vec::new(),
+        only_in_b: Vec::new(),
+        warnings,
+    };
+    let (mut ia, mut ib) = (da.into_iter().peekable(), db.into_iter().peekable());
+    loop {
+        match (ia.peek(), ib.peek()) {
+            (None, None) => break,
+            (Some(_), None) => report.only_in_a.push(ia.next().expect("peeked")),
+            (None, Some(_)) => report.only_in_b.push(ib.next().expect("peeked")),
+            (Some(x), Some(y)) if x.seq < y.seq => {
+                report.only_in_a.push(ia.next().expect("peeked"))
+            }
+            (Some(x), Some(y)) if x.seq > y.seq => {
+                report.only_in_b.push(ib.next().expect("peeked"))
+            }
+            (Some(_), Some(_)) => {
+                let (x, y) = (ia.next().expect("peeked"), ib.next().expect("peeked"));
+                compare_pair(a, b, x, y, tol, &mut report)?;
+            }
+        }
+    }
+    report.failed += (report.only_in_a.len() + report.only_in_b.len()) as u64;
+    Ok(report)
+}
+
+fn compare_pair(
+    a: &Archive,
+    b: &Archive,
+    x: D2hEntry,
+    y: D2hEntry,
+    tol: &Tolerance,
+    report: &mut DiffReport,
+) -> Result<(), DiffError> {
+    report.paired += 1;
+    if x.api != y.api {
+        report.warnings.push(format!(
+            "seq {}: api differs ({} in A, {} in B)",
+            x.seq, x.api, y.api
+        ));
+    }
+    let (Some(ba), Some(bb)) = (x.blob, y.blob) else {
+        report.unchecked += 1;
+        let side = if x.blob.is_none() { "A" } else { "B" };
+        report.warnings.push(format!(
+            "seq {} {}: no blob recorded in {side}; not compared",
+            x.seq, x.api
+        ));
+        return Ok(());
+    };
+    if ba == bb {
+        report.exact += 1;
+        return Ok(());
+    }
+    let get = |archive: &Archive, id: &BlobId| {
+        archive.blobs().get(id).map_err(|source| DiffError::Blob {
+            archive: archive.path().to_path_buf(),
+            seq: x.seq,
+            source,
+        })
+    };
+    let (ea, eb) = (get(a, &ba)?, get(b, &bb)?);
+    let c: Comparison = compare(&ea, &eb, tol);
+    report.bytes_compared += ea.len().min(eb.len()) as u64;
+    match c.verdict {
+        Verdict::Exact => report.exact += 1,
+        Verdict::WithinTolerance => report.within_tolerance += 1,
+        Verdict::Mismatch => {
+            report.failed += 1;
+            report.mismatches.push(Mismatch {
+                seq: x.seq,
+                api: x.api,
+                size: c.expected_size,
+                size_b: (c.actual_size != c.expected_size).then_some(c.actual_size),
+                first_diff: c.first_diff,
+                bytes_differing: c.bytes_differing,
+                max_abs: c.max_abs,
+                max_rel: c.max_rel,
+                dtype: c.dtype_used,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The D2H copies of one archive, ordered by seq (stable for equal seqs).
+fn d2h_entries(archive: &Archive, warnings: &mut Vec<String>) -> Result<Vec<D2hEntry>, DiffError> {
+    if !archive.is_complete() {
+        warnings.push(format!(
+            "{}: archive is incomplete (the run did not finish cleanly)",
+            archive.path().display()
+        ));
+    }
+    let mut reader = archive.events(ReadOptions::default())?;
+    let mut out = Vec::new();
+    for event in reader.by_ref() {
+        let event = event?;
+        if let Op::Memcpy {
+            dir: Dir::D2h,
+            size,
+            blob,
+            ..
+        } = event.op
+        {
+            out.push(D2hEntry {
+                seq: event.seq,
+                api: event.api,
+                size,
+                blob,
+            });
+        }
+    }
+    warnings.extend(reader.warnings().iter().map(|w| w.to_string()));
+    out.sort_by_key(|e| e.seq);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::ArchiveBuilder;
+
+    fn f32s(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn capture(dir: &std::path::Path, outs: &[&[u8]]) -> Archive {
+        let mut b = ArchiveBuilder::new(Platform::Cpu).alloc(0x1000, 1 << 16);
+        for o in outs {
+            b = b.d2h(0x1000, o);
+        }
+        Archive::open(b.write(dir).unwrap()).unwrap()
+    }
+
+    /// A replay archive with the given (seq, bytes) D2H results.
+    fn replay(dir: &std::path::Path, outs: &[(u64, &[u8])]) -> Archive {
+        let mut b = ArchiveBuilder::replay(Platform::Cpu, "cap.hrr");
+        for (seq, o) in outs {
+            b = b.seq(*seq).d2h(0x1000, o);
+        }
+        Archive::open(b.write(dir).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn identical_outputs_pass() {
+        let t = tempfile::tempdir().unwrap();
+        let one = f32s(&[1.0, 2.0]);
+        let a = capture(&t.path().join("a"), &[&one, b"xyz"]);
+        let b = replay(&t.path().join("b"), &[(1, &one), (2, b"xyz")]);
+        let r = diff(&a, &b, &Tolerance::default()).unwrap();
+        assert!(r.passed(), "{r:#?}");
+        assert_eq!((r.paired, r.exact, r.failed), (2, 2, 0));
+        assert_eq!(r.bytes_compared, 0, "same blob ids need no reading");
+        assert_eq!(
+            r.summary_line(),
+            "d2h : 2 pass (2 exact, 0 within tolerance), 0 fail"
+        );
+    }
+
+    #[test]
+    fn mismatch_and_tolerance_are_reported_per_seq() {
+        let t = tempfile::tempdir().unwrap();
+        let a = capture(
+            &t.path().join("a"),
+            &[&f32s(&[1.0, 2.0]), &f32s(&[5.0, 6.0])],
+        );
+        let b = replay(
+            &t.path().join("b"),
+            &[(1, &f32s(&[1.0, 2.000001])), (2, &f32s(&[5.0, 7.0]))],
+        );
+        let r = diff(&a, &b, &Tolerance::allclose()).unwrap();
+        assert!(!r.passed());
+        assert_eq!((r.exact, r.within_tolerance, r.failed), (0, 1, 1));
+        let m = &r.mismatches[0];
+        // 6.0f32 = 00 00 c0 40, 7.0f32 = 00 00 e0 40: byte 6 is the first to differ.
+        assert_eq!((m.seq, m.size, m.first_diff), (2, 8, Some(6)));
+        assert_eq!(m.max_abs, 1.0);
+        assert_eq!(m.api, "hipMemcpy");
+        assert!(
+            m.to_string()
+                .starts_with("seq 2 hipMemcpy: size 8, first diff at byte 6"),
+            "{m}"
+        );
+
+        let r = diff(&a, &b, &Tolerance::exact()).unwrap();
+        assert_eq!(r.failed, 2);
+    }
+
+    #[test]
+    fn one_sided_events_fail() {
+        let t = tempfile::tempdir().unwrap();
+        let a = capture(&t.path().join("a"), &[b"1", b"2", b"3"]);
+        let b = replay(&t.path().join("b"), &[(1, b"1"), (7, b"9")]);
+        let r = diff(&a, &b, &Tolerance::default()).unwrap();
+        assert_eq!(
+            r.only_in_a.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [2, 3]
+        );
+        assert_eq!(r.only_in_b.iter().map(|e| e.seq).collect::<Vec<_>>(), [7]);
+        assert_eq!((r.exact, r.failed), (1, 3));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["only_in_a"][0]["seq"], 2);
+    }
+
+    #[test]
+    fn corrupt_blob_is_an_error_naming_archive_and_event() {
+        let t = tempfile::tempdir().unwrap();
+        let a = capture(&t.path().join("a"), &[b"good"]);
+        let b = replay(&t.path().join("b"), &[(1, b"bad!")]);
+        std::fs::write(b.blobs().path(&BlobId::of(b"bad!")), b"evil").unwrap();
+        let e = diff(&a, &b, &Tolerance::default()).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("event 1") && msg.contains("corrupt"), "{msg}");
+    }
+}

@@ -1,0 +1,601 @@
+//! `CudaDevice`: the replay engine's [`Device`] over the CUDA driver API.
+//!
+//! One device, its primary context (the one the CUDA runtime uses, so a
+//! replay shares nothing odd with what the application saw). Handles given
+//! to the engine are the driver's own pointers (`CUstream`, `CUevent`,
+//! `CUmodule`, `CUfunction`) as integers; 0 is the legacy default stream.
+
+use std::cell::Cell;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::Arc;
+
+use hrr_core::MemKind;
+use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch};
+
+use crate::driver::{CudaDriver, c_name};
+use crate::error::CudaError;
+use crate::ffi::{
+    self, CUDA_ERROR_NO_DEVICE, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule,
+    CUstream,
+};
+use crate::kernarg::Kernarg;
+use crate::pinned::{PinnedBuffer, PinnedRanges};
+use crate::staging::{Staging, StagingConfig};
+
+thread_local! {
+    /// The context this thread last made current through a `CudaDevice`.
+    static BOUND: Cell<usize> = const { Cell::new(0) };
+}
+
+pub struct CudaDevice {
+    drv: &'static CudaDriver,
+    dev: CUdevice,
+    ctx: CUcontext,
+    name: String,
+    cc: (i32, i32),
+    version: i32,
+    staging: Staging,
+    pinned: Arc<PinnedRanges>,
+}
+
+/// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
+pub fn sm_target(major: i32, minor: i32) -> String {
+    format!("sm_{major}{minor}")
+}
+
+/// `13000` → `13.0`, `12040` → `12.4`.
+pub fn version_string(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+fn ptr(v: u64) -> *mut c_void {
+    v as usize as *mut c_void
+}
+
+fn stream(s: Option<Handle>) -> CUstream {
+    ptr(s.unwrap_or(0))
+}
+
+impl CudaDevice {
+    /// Device `ordinal` of the process-wide driver ([`CudaDriver::get`]).
+    pub fn open(ordinal: i32) -> Result<CudaDevice, CudaError> {
+        CudaDevice::with_driver(CudaDriver::get()?, ordinal)
+    }
+
+    /// `cuInit`, device `ordinal`, its primary context made current.
+    pub fn with_driver(drv: &'static CudaDriver, ordinal: i32) -> Result<CudaDevice, CudaError> {
+        let api = drv.api();
+        // SAFETY: cuInit takes flags (must be 0).
+        let code = unsafe { (api.cuInit)(0) };
+        if code == CUDA_ERROR_NO_DEVICE {
+            return Err(CudaError::NoDevice { ordinal, count: 0 });
+        }
+        drv.check("cuInit", code)?;
+        let version = drv.version()?;
+        let mut count: c_int = 0;
+        // SAFETY: valid out-pointer.
+        drv.check("cuDeviceGetCount", unsafe {
+            (api.cuDeviceGetCount)(&mut count)
+        })?;
+        if ordinal < 0 || ordinal >= count {
+            return Err(CudaError::NoDevice { ordinal, count });
+        }
+        let mut dev: CUdevice = 0;
+        // SAFETY: valid out-pointer; ordinal < count.
+        drv.check("cuDeviceGet", unsafe {
+            (api.cuDeviceGet)(&mut dev, ordinal)
+        })?;
+
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: `buf` holds 255 bytes plus the terminator we keep; the
+        // driver writes at most `len` bytes, NUL-terminated.
+        drv.check("cuDeviceGetName", unsafe {
+            (api.cuDeviceGetName)(buf.as_mut_ptr(), 255, dev)
+        })?;
+        // SAFETY: NUL-terminated by the driver, and buf[255] is still 0.
+        let name = unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+
+        let attr = |a: c_int, what: &'static str| -> Result<i32, CudaError> {
+            let mut v: c_int = 0;
+            // SAFETY: valid out-pointer, valid device and attribute.
+            drv.check(what, unsafe { (api.cuDeviceGetAttribute)(&mut v, a, dev) })?;
+            Ok(v)
+        };
+        let major = attr(
+            ffi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)",
+        )?;
+        let minor = attr(
+            ffi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)",
+        )?;
+
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and device.
+        drv.check("cuDevicePrimaryCtxRetain", unsafe {
+            (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
+        })?;
+        let staging = Staging::new(StagingConfig::from_env());
+        let d = CudaDevice {
+            drv,
+            dev,
+            ctx,
+            name,
+            cc: (major, minor),
+            version,
+            staging,
+            pinned: Arc::default(),
+        };
+        d.bind()?; // from here on Drop releases the context
+        Ok(d)
+    }
+
+    /// Makes the primary context current on the calling thread (once per thread).
+    fn bind(&self) -> Result<(), CudaError> {
+        if BOUND.with(Cell::get) == self.ctx as usize {
+            return Ok(());
+        }
+        // SAFETY: `ctx` is the retained primary context of `dev`.
+        self.drv.check("cuCtxSetCurrent", unsafe {
+            (self.drv.api().cuCtxSetCurrent)(self.ctx)
+        })?;
+        BOUND.with(|b| b.set(self.ctx as usize));
+        Ok(())
+    }
+
+    /// Binds, then runs one driver call and maps its result.
+    fn call(
+        &self,
+        name: &'static str,
+        f: impl FnOnce(&ffi::CudaApi) -> ffi::CUresult,
+    ) -> Result<(), DeviceError> {
+        self.bind()?;
+        let code = f(self.drv.api());
+        Ok(self.drv.check(name, code)?)
+    }
+
+    pub fn driver(&self) -> &'static CudaDriver {
+        self.drv
+    }
+
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.cc
+    }
+
+    /// `cuDriverGetVersion`, e.g. 13000.
+    pub fn driver_version(&self) -> i32 {
+        self.version
+    }
+
+    pub fn device_name(&self) -> &str {
+        &self.name
+    }
+
+    /// How large pageable copies are staged (see [`crate::staging`]).
+    pub fn staging(&self) -> StagingConfig {
+        self.staging.config()
+    }
+
+    /// Whether a copy from or into `host` goes through [`crate::staging`]:
+    /// large, and not inside one of this device's [`Device::host_buffer`]s.
+    pub fn stages(&self, host: &[u8]) -> bool {
+        self.staging.config().stages(host.len()) && !self.pinned.contains(host.as_ptr(), host.len())
+    }
+
+    /// Replaces the staging set-up (frees the old buffers).
+    pub fn set_staging(&mut self, cfg: StagingConfig) -> Result<(), CudaError> {
+        self.bind()?;
+        self.staging.release(self.drv);
+        self.staging = Staging::new(cfg);
+        Ok(())
+    }
+
+    /// `(offset, size)` of each parameter of a function this device returned.
+    pub fn param_layout(&mut self, func: Handle) -> Result<Vec<(usize, usize)>, CudaError> {
+        self.bind()?;
+        // SAFETY: functions handed out by `Device::function` stay live until
+        // their module is unloaded; the engine passes back only those.
+        unsafe { self.drv.param_layout(ptr(func) as CUfunction) }
+    }
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        let _ = self.bind();
+        self.staging.release(self.drv);
+        // SAFETY: matched with the retain in `with_driver`; queued work is
+        // drained first so that release never races a running kernel.
+        unsafe {
+            (self.drv.api().cuCtxSynchronize)();
+            (self.drv.api().cuDevicePrimaryCtxRelease)(self.dev);
+        }
+        BOUND.with(|b| {
+            if b.get() == self.ctx as usize {
+                b.set(0);
+            }
+        });
+    }
+}
+
+impl Device for CudaDevice {
+    fn name(&self) -> String {
+        format!(
+            "{} ({}, CUDA driver {})",
+            self.name,
+            self.target(),
+            version_string(self.version)
+        )
+    }
+
+    fn target(&self) -> String {
+        sm_target(self.cc.0, self.cc.1)
+    }
+
+    fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError> {
+        // Zero bytes is CUDA_ERROR_INVALID_VALUE; the capture saw a pointer.
+        let n = size.max(1) as usize;
+        match mem {
+            MemKind::Device | MemKind::Managed => {
+                let mut d: CUdeviceptr = 0;
+                if mem == MemKind::Device {
+                    // SAFETY: valid out-pointer.
+                    self.call("cuMemAlloc_v2", |a| unsafe { (a.cuMemAlloc)(&mut d, n) })?;
+                } else {
+                    // SAFETY: valid out-pointer; documented flag.
+                    self.call("cuMemAllocManaged", |a| unsafe {
+                        (a.cuMemAllocManaged)(&mut d, n, ffi::CU_MEM_ATTACH_GLOBAL)
+                    })?;
+                }
+                // Replay promises zero-filled memory; the driver does not.
+                // SAFETY: `d` is a fresh allocation of `n` bytes.
+                if let Err(e) = self.call("cuMemsetD8_v2", |a| unsafe { (a.cuMemsetD8)(d, 0, n) }) {
+                    // SAFETY: `d` was allocated just above and is not handed out.
+                    let _ = self.call("cuMemFree_v2", |a| unsafe { (a.cuMemFree)(d) });
+                    return Err(e);
+                }
+                Ok(d)
+            }
+            MemKind::Host | MemKind::Pinned => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                // SAFETY: valid out-pointer.
+                self.call("cuMemAllocHost_v2", |a| unsafe {
+                    (a.cuMemAllocHost)(&mut p, n)
+                })?;
+                // SAFETY: page-locked host memory of `n` bytes, CPU-addressable.
+                unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, n) };
+                Ok(p as u64)
+            }
+        }
+    }
+
+    fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
+        match mem {
+            // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.
+            MemKind::Device | MemKind::Managed => {
+                self.call("cuMemFree_v2", |a| unsafe { (a.cuMemFree)(p) })
+            }
+            // SAFETY: `p` came from cuMemAllocHost in `alloc`.
+            MemKind::Host | MemKind::Pinned => {
+                self.call("cuMemFreeHost", |a| unsafe { (a.cuMemFreeHost)(ptr(p)) })
+            }
+        }
+    }
+
+    fn copy_h2d(&mut self, dst: u64, src: &[u8], s: Option<Handle>) -> Result<(), DeviceError> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        if self.stages(src) {
+            self.bind()?;
+            return Ok(self.staging.h2d(self.drv, self.ctx, dst, src, stream(s))?);
+        }
+        match s {
+            // SAFETY: `src` is live for its length; the driver validates `dst`.
+            None => self.call("cuMemcpyHtoD_v2", |a| unsafe {
+                (a.cuMemcpyHtoD)(dst, src.as_ptr().cast(), src.len())
+            }),
+            Some(h) => {
+                // SAFETY: as above; the stream is synchronised before `src`'s
+                // borrow ends, so the driver never reads it afterwards.
+                self.call("cuMemcpyHtoDAsync_v2", |a| unsafe {
+                    (a.cuMemcpyHtoDAsync)(dst, src.as_ptr().cast(), src.len(), stream(Some(h)))
+                })?;
+                // SAFETY: a live stream handle (or the default stream).
+                self.call("cuStreamSynchronize", |a| unsafe {
+                    (a.cuStreamSynchronize)(stream(Some(h)))
+                })
+            }
+        }
+    }
+
+    fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        if self.stages(dst) {
+            self.bind()?;
+            return Ok(self.staging.d2h(self.drv, self.ctx, dst, src, stream(s))?);
+        }
+        match s {
+            // SAFETY: `dst` is live and writable for its length.
+            None => self.call("cuMemcpyDtoH_v2", |a| unsafe {
+                (a.cuMemcpyDtoH)(dst.as_mut_ptr().cast(), src, dst.len())
+            }),
+            Some(h) => {
+                // SAFETY: as above; completed by the synchronisation below
+                // before `dst`'s borrow ends (the trait's contract).
+                self.call("cuMemcpyDtoHAsync_v2", |a| unsafe {
+                    (a.cuMemcpyDtoHAsync)(dst.as_mut_ptr().cast(), src, dst.len(), stream(Some(h)))
+                })?;
+                // SAFETY: a live stream handle (or the default stream).
+                self.call("cuStreamSynchronize", |a| unsafe {
+                    (a.cuStreamSynchronize)(stream(Some(h)))
+                })
+            }
+        }
+    }
+
+    fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        self.bind()?;
+        let b = PinnedBuffer::new(self.drv, self.pinned.clone(), len)?;
+        Ok(Some(Box::new(b)))
+    }
+
+    fn copy_d2d(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        if size == 0 {
+            return Ok(());
+        }
+        let n = size as usize;
+        match s {
+            // SAFETY: device addresses the driver validates.
+            None => self.call("cuMemcpyDtoD_v2", |a| unsafe {
+                (a.cuMemcpyDtoD)(dst, src, n)
+            }),
+            // SAFETY: as above; no host memory involved, so no wait is needed.
+            Some(h) => self.call("cuMemcpyDtoDAsync_v2", |a| unsafe {
+                (a.cuMemcpyDtoDAsync)(dst, src, n, stream(Some(h)))
+            }),
+        }
+    }
+
+    fn memset(
+        &mut self,
+        dst: u64,
+        value: u8,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        if size == 0 {
+            return Ok(());
+        }
+        let n = size as usize;
+        match s {
+            // SAFETY: a device address the driver validates.
+            None => self.call("cuMemsetD8_v2", |a| unsafe {
+                (a.cuMemsetD8)(dst, value, n)
+            }),
+            // SAFETY: as above.
+            Some(h) => self.call("cuMemsetD8Async", |a| unsafe {
+                (a.cuMemsetD8Async)(dst, value, n, stream(Some(h)))
+            }),
+        }
+    }
+
+    fn stream_create(&mut self) -> Result<Handle, DeviceError> {
+        let mut s: CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; CU_STREAM_DEFAULT is what cudaStreamCreate uses.
+        self.call("cuStreamCreate", |a| unsafe {
+            (a.cuStreamCreate)(&mut s, ffi::CU_STREAM_DEFAULT)
+        })?;
+        Ok(s as u64)
+    }
+
+    fn stream_destroy(&mut self, s: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `s` came from cuStreamCreate.
+        self.call("cuStreamDestroy_v2", |a| unsafe {
+            (a.cuStreamDestroy)(ptr(s))
+        })
+    }
+
+    fn stream_sync(&mut self, s: Handle) -> Result<(), DeviceError> {
+        // SAFETY: a live stream or 0 (the default stream).
+        self.call("cuStreamSynchronize", |a| unsafe {
+            (a.cuStreamSynchronize)(ptr(s))
+        })
+    }
+
+    fn stream_wait_event(&mut self, s: Handle, e: Handle) -> Result<(), DeviceError> {
+        // SAFETY: live handles; flags must be 0 (CU_EVENT_WAIT_DEFAULT).
+        self.call("cuStreamWaitEvent", |a| unsafe {
+            (a.cuStreamWaitEvent)(ptr(s), ptr(e) as CUevent, 0)
+        })
+    }
+
+    fn device_sync(&mut self) -> Result<(), DeviceError> {
+        // SAFETY: no arguments; the bound context is synchronised.
+        self.call("cuCtxSynchronize", |a| unsafe { (a.cuCtxSynchronize)() })
+    }
+
+    fn event_create(&mut self) -> Result<Handle, DeviceError> {
+        let mut e: CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; default flags keep timing enabled.
+        self.call("cuEventCreate", |a| unsafe {
+            (a.cuEventCreate)(&mut e, ffi::CU_EVENT_DEFAULT)
+        })?;
+        Ok(e as u64)
+    }
+
+    fn event_destroy(&mut self, e: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `e` came from cuEventCreate.
+        self.call("cuEventDestroy_v2", |a| unsafe {
+            (a.cuEventDestroy)(ptr(e))
+        })
+    }
+
+    fn event_record(&mut self, e: Handle, s: Handle) -> Result<(), DeviceError> {
+        // SAFETY: live event; live stream or 0.
+        self.call("cuEventRecord", |a| unsafe {
+            (a.cuEventRecord)(ptr(e), ptr(s))
+        })
+    }
+
+    fn event_sync(&mut self, e: Handle) -> Result<(), DeviceError> {
+        // SAFETY: a live event.
+        self.call("cuEventSynchronize", |a| unsafe {
+            (a.cuEventSynchronize)(ptr(e))
+        })
+    }
+
+    fn event_elapsed_ms(&mut self, start: Handle, end: Handle) -> Result<f32, DeviceError> {
+        let mut ms = 0f32;
+        let api = *self.drv.api();
+        match api.cuEventElapsedTime_v2 {
+            // SAFETY: valid out-pointer; live events.
+            Some(f) => self.call("cuEventElapsedTime_v2", |_| unsafe {
+                f(&mut ms, ptr(start), ptr(end))
+            })?,
+            // SAFETY: as above.
+            None => self.call("cuEventElapsedTime", |a| unsafe {
+                (a.cuEventElapsedTime)(&mut ms, ptr(start), ptr(end))
+            })?,
+        }
+        Ok(ms)
+    }
+
+    fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        if image.is_empty() {
+            return Err(DeviceError {
+                call: "cuModuleLoadData",
+                code: -1,
+                message: "empty code object".into(),
+            });
+        }
+        // PTX is text the driver reads up to its NUL; make sure there is one.
+        let owned;
+        let img: &[u8] = if looks_like_text(image) && image.last() != Some(&0) {
+            owned = [image, &[0]].concat();
+            &owned
+        } else {
+            image
+        };
+        let mut m: CUmodule = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; `img` stays alive for the call, and the
+        // driver copies what it keeps (fatbin, cubin or NUL-terminated PTX).
+        self.call("cuModuleLoadData", |a| unsafe {
+            (a.cuModuleLoadData)(&mut m, img.as_ptr().cast())
+        })?;
+        Ok(m as u64)
+    }
+
+    fn module_unload(&mut self, m: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `m` came from cuModuleLoadData.
+        self.call("cuModuleUnload", |a| unsafe { (a.cuModuleUnload)(ptr(m)) })
+    }
+
+    fn function(&mut self, m: Handle, name: &str) -> Result<Handle, DeviceError> {
+        let cname = c_name("cuModuleGetFunction", name)?;
+        let mut f: CUfunction = std::ptr::null_mut();
+        // SAFETY: valid out-pointer, live module, NUL-terminated name.
+        self.call("cuModuleGetFunction", |a| unsafe {
+            (a.cuModuleGetFunction)(&mut f, ptr(m), cname.as_ptr())
+        })?;
+        Ok(f as u64)
+    }
+
+    fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
+        let mut kernarg = Kernarg::new(l.args);
+        let mut extra = kernarg.extra();
+        // A kernel without parameters takes neither array.
+        let extra_ptr = if kernarg.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            extra.as_mut_ptr()
+        };
+        // SAFETY: `kernarg` (buffer and size) and `extra` outlive the call,
+        // and cuLaunchKernel copies the parameter buffer before returning.
+        self.call("cuLaunchKernel", |a| unsafe {
+            (a.cuLaunchKernel)(
+                ptr(l.func),
+                l.grid[0],
+                l.grid[1],
+                l.grid[2],
+                l.block[0],
+                l.block[1],
+                l.block[2],
+                l.shmem,
+                ptr(l.stream),
+                std::ptr::null_mut(),
+                extra_ptr,
+            )
+        })
+    }
+}
+
+/// PTX images are ASCII text (`//` comments or `.version` first); fat
+/// binaries and cubins start with binary magics.
+pub fn looks_like_text(image: &[u8]) -> bool {
+    let head = &image[..image.len().min(256)];
+    !head.is_empty()
+        && head
+            .iter()
+            .all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b) || b == 0)
+        && head[0] != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_from_compute_capability() {
+        assert_eq!(sm_target(9, 0), "sm_90");
+        assert_eq!(sm_target(8, 6), "sm_86");
+        assert_eq!(sm_target(10, 0), "sm_100");
+        assert_eq!(sm_target(12, 0), "sm_120");
+    }
+
+    #[test]
+    fn driver_versions() {
+        assert_eq!(version_string(13000), "13.0");
+        assert_eq!(version_string(12040), "12.4");
+        assert_eq!(version_string(12080), "12.8");
+    }
+
+    #[test]
+    fn text_and_binary_images() {
+        assert!(looks_like_text(
+            b"//\n// Generated by NVIDIA NVVM Compiler\n.version 8.0\n"
+        ));
+        assert!(looks_like_text(b".version 7.0\n.target sm_75\n\0"));
+        assert!(
+            !looks_like_text(&[0x50, 0xED, 0x55, 0xBA, 1, 0, 0x10, 0]),
+            "fatbin magic"
+        );
+        assert!(!looks_like_text(b"\x7fELF\x02\x01\x01"), "cubin");
+        assert!(!looks_like_text(b""));
+        assert!(!looks_like_text(b"\0\0\0"));
+    }
+
+    #[test]
+    fn open_without_a_driver_fails_cleanly() {
+        // Only meaningful where libcuda is absent (CI); on a GPU machine it opens.
+        if CudaDriver::open(crate::LIBCUDA).is_ok() {
+            return;
+        }
+        let e = CudaDevice::open(0).err().expect("no driver here");
+        assert!(
+            e.to_string().starts_with("cannot load libcuda.so.1: "),
+            "{e}"
+        );
+        let d: DeviceError = e.into();
+        assert!(d.to_string().contains("cannot load libcuda.so.1"));
+    }
+}

@@ -1,0 +1,383 @@
+//! `HipDevice`: the replay engine's [`Device`] over a loaded HIP runtime.
+
+use std::ffi::{CStr, CString, c_char, c_void};
+
+use hrr_core::MemKind;
+use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch};
+
+use crate::ffi::{self, HipError};
+use crate::host_buffer::HipHostBuffer;
+use crate::runtime::HipRuntime;
+
+pub struct HipDevice {
+    rt: HipRuntime,
+    target: String,
+}
+
+impl HipDevice {
+    /// `target` picks code objects out of bundles (`cpu`, `gfx90a`); when
+    /// empty, every entry is tried until the runtime accepts one.
+    pub fn new(rt: HipRuntime, target: Option<String>) -> HipDevice {
+        let target = target.unwrap_or_else(|| {
+            if rt.is_cpu() {
+                "cpu".into()
+            } else {
+                String::new()
+            }
+        });
+        HipDevice { rt, target }
+    }
+
+    fn check(&self, call: &'static str, code: HipError) -> Result<(), DeviceError> {
+        if code == ffi::err::SUCCESS {
+            return Ok(());
+        }
+        // SAFETY: hipGetErrorString returns a static NUL-terminated string (or null).
+        let msg = unsafe {
+            let p = (self.rt.api.hipGetErrorString)(code);
+            if p.is_null() {
+                String::from("unknown error")
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        Err(DeviceError {
+            call,
+            code: i64::from(code),
+            message: msg,
+        })
+    }
+}
+
+impl HipDevice {
+    /// `len` bytes from `hipHostMalloc`, zero-filled, freed on drop. What
+    /// [`Device::host_buffer`] gives on a GPU runtime; public so that it is
+    /// tested on the CPU runtime too, where the engine is given none.
+    pub fn pinned_buffer(&mut self, len: usize) -> Result<HipHostBuffer, DeviceError> {
+        let p = self.alloc(len as u64, MemKind::Pinned)?;
+        // SAFETY: a fresh hipHostMalloc allocation of at least `len` bytes
+        // (alloc asks for max(len, 1)), handed over whole.
+        Ok(unsafe { HipHostBuffer::from_raw(p as *mut u8, len, self.rt.api.hipHostFree) })
+    }
+}
+
+fn ptr(v: u64) -> *mut c_void {
+    v as usize as *mut c_void
+}
+
+fn stream(s: Option<Handle>) -> ffi::HipStream {
+    ptr(s.unwrap_or(0))
+}
+
+impl Device for HipDevice {
+    fn name(&self) -> String {
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: `buf` holds 256 bytes, the length passed.
+        let code = unsafe { (self.rt.api.hipDeviceGetName)(buf.as_mut_ptr(), 256, 0) };
+        let name = if code == 0 {
+            // SAFETY: the runtime NUL-terminated what it wrote; the last byte is still 0.
+            unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            "unknown device".into()
+        };
+        format!("{name} ({})", self.rt.path())
+    }
+
+    fn target(&self) -> String {
+        self.target.clone()
+    }
+
+    fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        let n = size.max(1) as usize;
+        let api = &self.rt.api;
+        // SAFETY: `p` is a valid out-pointer for each allocator.
+        let (call, code) = unsafe {
+            match mem {
+                MemKind::Device => ("hipMalloc", (api.hipMalloc)(&mut p, n)),
+                MemKind::Managed => (
+                    "hipMallocManaged",
+                    (api.hipMallocManaged)(&mut p, n, ffi::MEM_ATTACH_GLOBAL),
+                ),
+                MemKind::Host | MemKind::Pinned => (
+                    "hipHostMalloc",
+                    (api.hipHostMalloc)(&mut p, n, ffi::HOST_MALLOC_DEFAULT),
+                ),
+            }
+        };
+        self.check(call, code)?;
+        // Replay promises zero-filled memory; runtimes do not.
+        match mem {
+            MemKind::Device | MemKind::Managed => {
+                // SAFETY: `p` is a fresh device allocation of `n` bytes.
+                let code = unsafe { (api.hipMemset)(p, 0, n) };
+                self.check("hipMemset", code)?;
+            }
+            // SAFETY: host allocations are CPU-addressable `n` bytes.
+            MemKind::Host | MemKind::Pinned => unsafe {
+                std::ptr::write_bytes(p.cast::<u8>(), 0, n)
+            },
+        }
+        Ok(p as u64)
+    }
+
+    fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
+        // SAFETY: `p` was returned by the matching allocator in `alloc`.
+        let (call, code) = unsafe {
+            match mem {
+                MemKind::Device | MemKind::Managed => ("hipFree", (self.rt.api.hipFree)(ptr(p))),
+                MemKind::Host | MemKind::Pinned => {
+                    ("hipHostFree", (self.rt.api.hipHostFree)(ptr(p)))
+                }
+            }
+        };
+        self.check(call, code)
+    }
+
+    /// On the CPU runtime pinned memory is ordinary memory: none, so that
+    /// replay's memory stays bounded as docs/PERFORMANCE.md says.
+    fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        if self.rt.is_cpu() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(self.pinned_buffer(len)?)))
+    }
+
+    fn copy_h2d(&mut self, dst: u64, src: &[u8], s: Option<Handle>) -> Result<(), DeviceError> {
+        let api = &self.rt.api;
+        // SAFETY: `src` is a live slice of the length passed; `dst` is a
+        // translated device address the runtime validates.
+        let code = unsafe {
+            match s {
+                None => (api.hipMemcpy)(
+                    ptr(dst),
+                    src.as_ptr().cast(),
+                    src.len(),
+                    ffi::MEMCPY_HOST_TO_DEVICE,
+                ),
+                Some(_) => {
+                    let c = (api.hipMemcpyAsync)(
+                        ptr(dst),
+                        src.as_ptr().cast(),
+                        src.len(),
+                        ffi::MEMCPY_HOST_TO_DEVICE,
+                        stream(s),
+                    );
+                    // `src` is borrowed only for this call.
+                    if c == 0 {
+                        (api.hipStreamSynchronize)(stream(s))
+                    } else {
+                        c
+                    }
+                }
+            }
+        };
+        self.check("hipMemcpy(HtoD)", code)
+    }
+
+    fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+        let api = &self.rt.api;
+        // SAFETY: `dst` is a live mutable slice of the length passed.
+        let code = unsafe {
+            match s {
+                None => (api.hipMemcpy)(
+                    dst.as_mut_ptr().cast(),
+                    ptr(src),
+                    dst.len(),
+                    ffi::MEMCPY_DEVICE_TO_HOST,
+                ),
+                Some(_) => {
+                    let c = (api.hipMemcpyAsync)(
+                        dst.as_mut_ptr().cast(),
+                        ptr(src),
+                        dst.len(),
+                        ffi::MEMCPY_DEVICE_TO_HOST,
+                        stream(s),
+                    );
+                    if c == 0 {
+                        (api.hipStreamSynchronize)(stream(s))
+                    } else {
+                        c
+                    }
+                }
+            }
+        };
+        self.check("hipMemcpy(DtoH)", code)
+    }
+
+    fn copy_d2d(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let api = &self.rt.api;
+        // SAFETY: both are translated device addresses the runtime validates.
+        let code = unsafe {
+            match s {
+                None => (api.hipMemcpy)(
+                    ptr(dst),
+                    ptr(src),
+                    size as usize,
+                    ffi::MEMCPY_DEVICE_TO_DEVICE,
+                ),
+                Some(_) => (api.hipMemcpyAsync)(
+                    ptr(dst),
+                    ptr(src),
+                    size as usize,
+                    ffi::MEMCPY_DEVICE_TO_DEVICE,
+                    stream(s),
+                ),
+            }
+        };
+        self.check("hipMemcpy(DtoD)", code)
+    }
+
+    fn memset(
+        &mut self,
+        dst: u64,
+        value: u8,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let api = &self.rt.api;
+        // SAFETY: a translated device address the runtime validates.
+        let code = unsafe {
+            match s {
+                None => (api.hipMemset)(ptr(dst), i32::from(value), size as usize),
+                Some(_) => {
+                    (api.hipMemsetAsync)(ptr(dst), i32::from(value), size as usize, stream(s))
+                }
+            }
+        };
+        self.check("hipMemset", code)
+    }
+
+    fn stream_create(&mut self) -> Result<Handle, DeviceError> {
+        let mut s: ffi::HipStream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let code = unsafe { (self.rt.api.hipStreamCreate)(&mut s) };
+        self.check("hipStreamCreate", code)?;
+        Ok(s as u64)
+    }
+
+    fn stream_destroy(&mut self, s: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `s` came from hipStreamCreate.
+        let code = unsafe { (self.rt.api.hipStreamDestroy)(ptr(s)) };
+        self.check("hipStreamDestroy", code)
+    }
+
+    fn stream_sync(&mut self, s: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `s` came from hipStreamCreate or is the null stream.
+        let code = unsafe { (self.rt.api.hipStreamSynchronize)(ptr(s)) };
+        self.check("hipStreamSynchronize", code)
+    }
+
+    fn stream_wait_event(&mut self, s: Handle, e: Handle) -> Result<(), DeviceError> {
+        // SAFETY: live handles from this runtime.
+        let code = unsafe { (self.rt.api.hipStreamWaitEvent)(ptr(s), ptr(e), 0) };
+        self.check("hipStreamWaitEvent", code)
+    }
+
+    fn device_sync(&mut self) -> Result<(), DeviceError> {
+        // SAFETY: no arguments.
+        let code = unsafe { (self.rt.api.hipDeviceSynchronize)() };
+        self.check("hipDeviceSynchronize", code)
+    }
+
+    fn event_create(&mut self) -> Result<Handle, DeviceError> {
+        let mut e: ffi::HipEvent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        let code = unsafe { (self.rt.api.hipEventCreate)(&mut e) };
+        self.check("hipEventCreate", code)?;
+        Ok(e as u64)
+    }
+
+    fn event_destroy(&mut self, e: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `e` came from hipEventCreate.
+        let code = unsafe { (self.rt.api.hipEventDestroy)(ptr(e)) };
+        self.check("hipEventDestroy", code)
+    }
+
+    fn event_record(&mut self, e: Handle, s: Handle) -> Result<(), DeviceError> {
+        // SAFETY: live handles from this runtime.
+        let code = unsafe { (self.rt.api.hipEventRecord)(ptr(e), ptr(s)) };
+        self.check("hipEventRecord", code)
+    }
+
+    fn event_sync(&mut self, e: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `e` came from hipEventCreate.
+        let code = unsafe { (self.rt.api.hipEventSynchronize)(ptr(e)) };
+        self.check("hipEventSynchronize", code)
+    }
+
+    fn event_elapsed_ms(&mut self, a: Handle, b: Handle) -> Result<f32, DeviceError> {
+        let mut ms = 0f32;
+        // SAFETY: valid out-pointer and live event handles.
+        let code = unsafe { (self.rt.api.hipEventElapsedTime)(&mut ms, ptr(a), ptr(b)) };
+        self.check("hipEventElapsedTime", code)?;
+        Ok(ms)
+    }
+
+    fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        let mut m: ffi::HipModule = std::ptr::null_mut();
+        // SAFETY: `image` stays alive for the call; the runtime copies what it keeps.
+        let code = unsafe { (self.rt.api.hipModuleLoadData)(&mut m, image.as_ptr().cast()) };
+        self.check("hipModuleLoadData", code)?;
+        Ok(m as u64)
+    }
+
+    fn module_unload(&mut self, m: Handle) -> Result<(), DeviceError> {
+        // SAFETY: `m` came from hipModuleLoadData.
+        let code = unsafe { (self.rt.api.hipModuleUnload)(ptr(m)) };
+        self.check("hipModuleUnload", code)
+    }
+
+    fn function(&mut self, m: Handle, name: &str) -> Result<Handle, DeviceError> {
+        let cname = CString::new(name).map_err(|_| DeviceError {
+            call: "hipModuleGetFunction",
+            code: -1,
+            message: format!("kernel name {name:?} contains NUL"),
+        })?;
+        let mut f: ffi::HipFunction = std::ptr::null_mut();
+        // SAFETY: valid out-pointer, live module, NUL-terminated name.
+        let code = unsafe { (self.rt.api.hipModuleGetFunction)(&mut f, ptr(m), cname.as_ptr()) };
+        self.check("hipModuleGetFunction", code)?;
+        Ok(f as u64)
+    }
+
+    fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
+        let mut kernarg = l.packed_args();
+        let mut size = kernarg.len();
+        // HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
+        let marker = std::ptr::without_provenance_mut::<c_void>;
+        let mut extra = [
+            marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
+            kernarg.as_mut_ptr().cast(),
+            marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
+            (&mut size as *mut usize).cast(),
+            marker(ffi::LAUNCH_PARAM_END),
+        ];
+        // SAFETY: `kernarg` and `size` outlive the call, which copies the
+        // argument buffer before returning (HIP's launch contract).
+        let code = unsafe {
+            (self.rt.api.hipModuleLaunchKernel)(
+                ptr(l.func),
+                l.grid[0],
+                l.grid[1],
+                l.grid[2],
+                l.block[0],
+                l.block[1],
+                l.block[2],
+                l.shmem,
+                ptr(l.stream),
+                std::ptr::null_mut(),
+                extra.as_mut_ptr(),
+            )
+        };
+        self.check("hipModuleLaunchKernel", code)
+    }
+}

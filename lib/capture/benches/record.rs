@@ -1,0 +1,281 @@
+//! The recorder's per-event cost, in-process (no runtime underneath).
+//!
+//! Run: `cargo bench -p hrr-capture --features bench` (the feature builds
+//! the library without its exported C entry points, so this binary does not
+//! interpose its own `_exit`). Figures and method: docs/PERFORMANCE.md,
+//! "Capture".
+
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
+use hrr_core::manifest::Platform;
+use hrr_core::{BlobId, Dir, MemKind};
+use hrr_intercept::code_objects::Module;
+use hrr_intercept::event_line::{
+    BlobHex, HeadCache, LaunchRef, encode_launch_scanned, encode_launch_scanned_cached,
+};
+use hrr_intercept::event_sink::LockMode;
+use hrr_intercept::kernel_args::ArgValues;
+use hrr_intercept::launch_memo::{self, LaunchKey, LaunchMemo};
+use hrr_intercept::recorder::{Copy, LaunchDims, Recorder};
+
+/// A recorder with its events writer thread running, as in a capture.
+fn recorder(dir: &std::path::Path) -> &'static Recorder {
+    let r: &'static Recorder = Box::leak(Box::new(
+        Recorder::create(dir, Platform::Cpu, vec!["bench".into()], Default::default()).unwrap(),
+    ));
+    std::thread::spawn(move || r.run_writer());
+    r
+}
+
+fn meta() -> KernelMeta {
+    let arg = |offset, size, kind| ArgMeta {
+        offset,
+        size,
+        kind,
+        address_space: None,
+        name: None,
+    };
+    KernelMeta {
+        name: "nop".into(),
+        symbol: "nop".into(),
+        kernarg_segment_size: 28,
+        args: vec![
+            arg(0, 8, ArgKind::GlobalBuffer),
+            arg(8, 8, ArgKind::GlobalBuffer),
+            arg(16, 8, ArgKind::ByValue),
+            arg(24, 4, ArgKind::ByValue),
+        ],
+    }
+}
+
+/// One `hipModuleLaunchKernel` of a 4-argument kernel: two pointers into
+/// live allocations, a 64-bit and a 32-bit scalar (the scalars are scanned).
+fn launch(c: &mut Criterion) {
+    let t = tempfile::tempdir().unwrap();
+    let r = recorder(t.path());
+    let code = BlobId::of(b"code");
+    r.code().add_module(1, Module::new(code, Ok(vec![meta()])));
+    r.code().add_function(2, 1, "nop");
+    // A realistic live set: many allocations, the kernel's two among them.
+    for i in 0..1000u64 {
+        r.allocs()
+            .insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
+    }
+    let (a, b) = (
+        0x7f00_1000_0000u64 + 0x10_0000 * 17,
+        0x7f00_1000_0000u64 + 0x10_0000 * 900,
+    );
+    let (x, y) = (12345u64, 7u32);
+    let (pa, pb, px, py) = (
+        a.to_le_bytes(),
+        b.to_le_bytes(),
+        x.to_le_bytes(),
+        y.to_le_bytes(),
+    );
+    let kernel = r.code().function(2).unwrap();
+    let dims = LaunchDims {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        shmem: 0,
+        stream: 0,
+    };
+    c.bench_function("record/launch_4_args", |bch| {
+        bch.iter(|| {
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            let values = ArgValues::Params(&vals);
+            r.launch(
+                "hipModuleLaunchKernel",
+                0,
+                Some(&kernel),
+                |_| Err("no".into()),
+                2,
+                &dims,
+                &values,
+                None,
+            );
+        })
+    });
+    // The repeat path of a `<<<>>>` launch (`launch_memo`): what replaces
+    // the lookup, argument gathering and encode (`_encode_cached` below);
+    // the sink's append that follows is the same for both. Flat out, the
+    // sink is bound by the page cache (see `record/launch_4_args`).
+    let mut memo = LaunchMemo::new();
+    let key = LaunchKey {
+        api: "__cudaLaunchKernel",
+        func: 2,
+        dims,
+        registry: 0,
+        allocs: r.allocs().generation(),
+    };
+    memo.keep(key, [&pa[..], &pb, &px, &py], &[b'x'; 400]);
+    c.bench_function("record/launch_4_args_memo_hit", |bch| {
+        bch.iter(|| {
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            let key = LaunchKey {
+                allocs: r.allocs().generation(),
+                ..key
+            };
+            let line = memo.hit(&key, |i, _| vals[i]).expect("a repeated launch");
+            criterion::black_box(line);
+        })
+    });
+    // What the memo adds to a launch whose 64-bit scalar changes every
+    // time (nothing recorded here: `in_full` is empty): the thread's memo,
+    // the failed check, and a kept line only one launch in 64.
+    let mut n = 0u64;
+    c.bench_function("record/launch_4_args_memo_miss", |bch| {
+        bch.iter(|| {
+            n += 1;
+            let px = (x + n).to_le_bytes();
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            let key = LaunchKey {
+                allocs: r.allocs().generation(),
+                ..key
+            };
+            launch_memo::record(
+                r,
+                key,
+                |i, _| vals[i],
+                |slot| {
+                    if let Some(s) = slot {
+                        s.keep(&ArgValues::Params(&vals), &[b'x'; 400]);
+                    }
+                },
+            );
+        })
+    });
+    // The same launch event encoded into a reused buffer: the CPU cost of
+    // the record path without the sink's lock and I/O.
+    let allocs = hrr_intercept::live_allocs::LiveAllocs::new();
+    for i in 0..1000u64 {
+        allocs.insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
+    }
+    let layout = kernel
+        .resolve(|_| Err("no".into()))
+        .unwrap()
+        .layout
+        .cloned();
+    let hex = BlobHex::of(&code);
+    let k = LaunchRef {
+        name: "nop",
+        code: &hex,
+        func: Some(2),
+        grid: [1; 3],
+        block: [1; 3],
+        shmem: 0,
+        stream: 0,
+    };
+    let mut body = Vec::with_capacity(1024);
+    c.bench_function("record/launch_4_args_encode_only", |bch| {
+        bch.iter(|| {
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            body.clear();
+            let view = allocs.view();
+            encode_launch_scanned(
+                &mut body,
+                7,
+                "hipModuleLaunchKernel",
+                0,
+                &k,
+                ArgValues::Params(&vals).args(layout.as_ref()),
+                &view,
+            );
+            criterion::black_box(&body);
+        })
+    });
+    // The same, as the recorder encodes it, through the thread's cache:
+    // `_cached` repeats the launch exactly (the whole line is copied),
+    // `_head_cached` changes the 64-bit scalar every time (the head is
+    // copied, the arguments encoded and scanned).
+    let mut heads = HeadCache::new();
+    for (id, vary) in [("cached", false), ("head_cached", true)] {
+        let mut n = 0u64;
+        c.bench_function(&format!("record/launch_4_args_encode_{id}"), |bch| {
+            bch.iter(|| {
+                n += u64::from(vary);
+                let px = (x + n).to_le_bytes();
+                let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+                body.clear();
+                encode_launch_scanned_cached(
+                    &mut body,
+                    &mut heads,
+                    7,
+                    "hipModuleLaunchKernel",
+                    0,
+                    &k,
+                    ArgValues::Params(&vals).args(layout.as_ref()),
+                    &allocs,
+                );
+                criterion::black_box(&body);
+            })
+        });
+    }
+    c.bench_function("record/memset", |bch| {
+        bch.iter(|| r.memset("hipMemsetAsync", 0, a, 0, 4096, 1, Some(0x55)));
+    });
+    r.finish("exit", LockMode::Block);
+    let lines = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(t.path().join("events.ndjson")).unwrap();
+        let (mut buf, mut n) = (vec![0u8; 1 << 20], 0usize);
+        loop {
+            match f.read(&mut buf).unwrap() {
+                0 => break n,
+                k => n += buf[..k].iter().filter(|&&b| b == b'\n').count(),
+            }
+        }
+    };
+    assert_eq!(
+        lines as u64,
+        r.events_appended(),
+        "every recorded event reached the file"
+    );
+}
+
+/// A 64 MiB H2D copy: hash + blob file + event. Each iteration's data is
+/// new (first word changed), so every blob is really written; files are
+/// removed outside the timed region so the disk does not fill.
+fn h2d_blob(c: &mut Criterion) {
+    const SIZE: usize = 64 << 20;
+    let t = tempfile::tempdir().unwrap();
+    let r = recorder(t.path());
+    let mut data: Vec<u8> = (0..SIZE).map(|i| (i * 7 + i / 4096) as u8).collect();
+    let mut g = c.benchmark_group("record/h2d_blob");
+    g.throughput(Throughput::Bytes(SIZE as u64));
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    let copy = Copy {
+        dir: Dir::H2d,
+        dst: 0x7f00_0000_0000,
+        src: 0x5555_0000_0000,
+        size: SIZE as u64,
+        stream: None,
+    };
+    let mut n = 0u64;
+    g.bench_function(BenchmarkId::from_parameter("64MiB_new"), |bch| {
+        bch.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                n += 1;
+                data[..8].copy_from_slice(&n.to_le_bytes());
+                let t0 = Instant::now();
+                r.memcpy("hipMemcpy", 0, &copy, Some(&data));
+                total += t0.elapsed();
+                let id = BlobId::of(&data);
+                let _ = std::fs::remove_file(
+                    hrr_core::blob_store::BlobStore::of_archive(t.path()).path(&id),
+                );
+            }
+            total
+        })
+    });
+    g.bench_function(BenchmarkId::from_parameter("64MiB_repeat"), |bch| {
+        bch.iter(|| r.memcpy("hipMemcpy", 0, &copy, Some(&data)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, launch, h2d_blob);
+criterion_main!(benches);

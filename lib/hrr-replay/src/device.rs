@@ -1,0 +1,178 @@
+//! The `Device` trait: what the replay engine needs from a runtime backend.
+//!
+//! Backends (HIP through libloading, CUDA's driver API) implement it; the engine
+//! never sees runtime handles of the capture, only those its backend returned.
+
+use hrr_core::event::MemKind;
+
+/// A failed runtime call: the runtime's own code and its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed: {message} (code {code})")]
+pub struct DeviceError {
+    pub call: &'static str,
+    pub code: i64,
+    pub message: String,
+}
+
+/// A live handle returned by a backend (stream, event, module, function).
+pub type Handle = u64;
+
+/// One kernel argument ready to launch: its bytes (pointers already
+/// translated) and where it goes in the packed kernarg buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchArg<'a> {
+    pub offset: u32,
+    pub bytes: &'a [u8],
+}
+
+/// A launch as the engine hands it to the backend.
+#[derive(Debug)]
+pub struct Launch<'a> {
+    pub func: Handle,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shmem: u32,
+    /// 0 = the default stream.
+    pub stream: Handle,
+    pub args: &'a [LaunchArg<'a>],
+}
+
+impl Launch<'_> {
+    /// The packed kernarg buffer both HIP and CUDA take through `extra`:
+    /// every argument at its offset, zero between them, ending exactly at the
+    /// last argument's end. No tail padding: CUDA's driver refuses a buffer
+    /// longer than the kernel's parameter space (`(int*, int*, int*, int)`
+    /// is 28 bytes, and 32 fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, as
+    /// measured on the H200). Later arguments win where two overlap.
+    pub fn packed_args(&self) -> Vec<u8> {
+        pack_args(self.args)
+    }
+}
+
+/// Host memory a backend reaches by DMA without staging it first
+/// (page-locked on CUDA). See [`Device::host_buffer`].
+pub trait HostMemory: std::ops::DerefMut<Target = [u8]> {}
+
+/// An owned [`HostMemory`] allocation; dropping it frees it.
+pub type HostBuffer = Box<dyn HostMemory>;
+
+/// See [`Launch::packed_args`].
+pub fn pack_args(args: &[LaunchArg<'_>]) -> Vec<u8> {
+    let end = args
+        .iter()
+        .map(|a| a.offset as usize + a.bytes.len())
+        .max()
+        .unwrap_or(0);
+    let mut buf = vec![0u8; end];
+    for a in args {
+        let o = a.offset as usize;
+        buf[o..o + a.bytes.len()].copy_from_slice(a.bytes);
+    }
+    buf
+}
+
+/// A GPU runtime the engine replays onto. Every method is one runtime call.
+pub trait Device {
+    /// Human name, e.g. `cpu (libhrr_hip_cpu.so)` or `NVIDIA H200`.
+    fn name(&self) -> String;
+    /// Code-object target used to pick an entry out of a bundle
+    /// (`cpu`, `gfx90a`, `sm_90`).
+    fn target(&self) -> String;
+
+    /// A zero-filled allocation of `size` bytes of memory kind `mem`.
+    fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError>;
+    fn free(&mut self, ptr: u64, mem: MemKind) -> Result<(), DeviceError>;
+
+    fn copy_h2d(&mut self, dst: u64, src: &[u8], stream: Option<Handle>)
+    -> Result<(), DeviceError>;
+    /// Copies device memory into `dst`; completes before returning even when `stream` is given.
+    fn copy_d2h(
+        &mut self,
+        dst: &mut [u8],
+        src: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError>;
+    fn copy_d2d(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError>;
+    fn memset(
+        &mut self,
+        dst: u64,
+        value: u8,
+        size: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError>;
+
+    fn stream_create(&mut self) -> Result<Handle, DeviceError>;
+    fn stream_destroy(&mut self, stream: Handle) -> Result<(), DeviceError>;
+    fn stream_sync(&mut self, stream: Handle) -> Result<(), DeviceError>;
+    fn stream_wait_event(&mut self, stream: Handle, event: Handle) -> Result<(), DeviceError>;
+    fn device_sync(&mut self) -> Result<(), DeviceError>;
+
+    fn event_create(&mut self) -> Result<Handle, DeviceError>;
+    fn event_destroy(&mut self, event: Handle) -> Result<(), DeviceError>;
+    fn event_record(&mut self, event: Handle, stream: Handle) -> Result<(), DeviceError>;
+    fn event_sync(&mut self, event: Handle) -> Result<(), DeviceError>;
+    /// Milliseconds between two recorded events.
+    fn event_elapsed_ms(&mut self, start: Handle, end: Handle) -> Result<f32, DeviceError>;
+
+    /// Loads a code object already selected for [`Device::target`].
+    fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError>;
+    fn module_unload(&mut self, module: Handle) -> Result<(), DeviceError>;
+    fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
+    fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
+
+    /// `len` bytes of host memory this device copies to and from at full
+    /// speed, or `None` where no host memory is faster than any other (the
+    /// CPU runtime): the engine then copies from blobs where they lie.
+    /// Buffers are dropped before the device.
+    fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        let _ = len;
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_args_place_each_argument_at_its_offset() {
+        let a = [1u8, 2, 3, 4];
+        let b = [9u8; 8];
+        let c = [7u8; 4];
+        let args = [
+            LaunchArg {
+                offset: 0,
+                bytes: &a,
+            },
+            LaunchArg {
+                offset: 8,
+                bytes: &b,
+            },
+            LaunchArg {
+                offset: 16,
+                bytes: &c,
+            },
+        ];
+        let l = Launch {
+            func: 0,
+            grid: [1; 3],
+            block: [1; 3],
+            shmem: 0,
+            stream: 0,
+            args: &args,
+        };
+        let packed = l.packed_args();
+        assert_eq!(packed.len(), 20, "no tail padding past the last argument");
+        assert_eq!(&packed[..8], &[1, 2, 3, 4, 0, 0, 0, 0]);
+        assert_eq!(&packed[8..16], &[9; 8]);
+        assert_eq!(&packed[16..], &[7; 4]);
+        let none = Launch { args: &[], ..l };
+        assert!(none.packed_args().is_empty());
+    }
+}

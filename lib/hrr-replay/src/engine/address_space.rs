@@ -1,0 +1,116 @@
+//! `AddressSpace`: the one shared translate-or-materialise path (DESIGN §5).
+//!
+//! Every *device* operand of every handler goes through
+//! [`AddressSpace::translate_or_materialise`]: H2D dst, D2H src, D2D dst and
+//! src, memset dst, kernel pointer arguments and pointers embedded in by-value
+//! arguments. Host operands never come here: materialisation has side effects
+//! (a new allocation, a counted segment), so a host pointer value that happens
+//! to fall inside a declared segment must not trigger it.
+
+use crate::alloc_map::{Alloc, AllocMap};
+use crate::device::{Device, DeviceError};
+use crate::region_timeline::{RegionClass, RegionTimeline};
+use hrr_core::event::MemKind;
+
+/// Recorded address space of the capture, as seen by replay.
+#[derive(Debug, Default)]
+pub struct AddressSpace {
+    pub allocs: AllocMap,
+    pub regions: RegionTimeline,
+    /// Whether declared regions may be materialised (`--no-regions` clears it).
+    pub regions_enabled: bool,
+}
+
+/// A device operand that could not be translated, with what replay knows of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmapped {
+    pub addr: u64,
+    pub class: RegionClass,
+    /// Set when a declared segment held it but backing the segment failed.
+    pub materialise_error: Option<String>,
+}
+
+impl AddressSpace {
+    /// Translates a device operand of `len` bytes (0 for a bare pointer such as
+    /// a kernel argument), materialising the declared segment holding it on the
+    /// first miss.
+    pub fn translate_or_materialise(
+        &mut self,
+        dev: &mut dyn Device,
+        addr: u64,
+        len: u64,
+    ) -> Result<u64, Unmapped> {
+        if let Some(live) = self.translate(addr, len) {
+            return Ok(live);
+        }
+        let class = self.regions.classify(addr);
+        if !self.regions_enabled {
+            return Err(Unmapped {
+                addr,
+                class,
+                materialise_error: None,
+            });
+        }
+        let allocs = &mut self.allocs;
+        let outcome = self
+            .regions
+            .materialise_for(addr, |seg| -> Result<u64, DeviceError> {
+                let live = dev.alloc(seg.size, MemKind::Device)?;
+                let alloc = Alloc {
+                    base: seg.base,
+                    size: seg.size,
+                    mem: MemKind::Device,
+                    live,
+                    materialised: true,
+                };
+                if let Err(e) = allocs.insert(alloc) {
+                    // Give the memory back: the segment collides with a recorded allocation.
+                    let _ = dev.free(live, MemKind::Device);
+                    return Err(DeviceError {
+                        call: "materialise",
+                        code: -1,
+                        message: e.to_string(),
+                    });
+                }
+                Ok(live)
+            });
+        match outcome {
+            Some(Ok(_)) => self.translate(addr, len).ok_or(Unmapped {
+                addr,
+                class,
+                materialise_error: Some("operand extends past its segment".into()),
+            }),
+            Some(Err(e)) => Err(Unmapped {
+                addr,
+                class,
+                materialise_error: Some(e.to_string()),
+            }),
+            None => Err(Unmapped {
+                addr,
+                class,
+                materialise_error: None,
+            }),
+        }
+    }
+
+    fn translate(&self, addr: u64, len: u64) -> Option<u64> {
+        if len == 0 {
+            self.allocs.translate(addr)
+        } else {
+            self.allocs.translate_range(addr, len)
+        }
+    }
+
+    /// Moves the region timeline to `t`, freeing segments deleted meanwhile.
+    pub fn advance_to(&mut self, dev: &mut dyn Device, t: u64) -> Vec<DeviceError> {
+        let mut errors = Vec::new();
+        for r in self.regions.advance_to(t) {
+            if self.allocs.remove(r.base).is_ok()
+                && let Err(e) = dev.free(r.live, MemKind::Device)
+            {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+}

@@ -1,0 +1,50 @@
+//! The replay engine: DESIGN §5's rules over any [`crate::device::Device`].
+
+mod address_space;
+mod blob_cache;
+mod code_cache;
+#[cfg(test)]
+mod mem_device;
+mod options;
+mod pinned_host;
+mod replayer;
+mod summary;
+
+pub use address_space::{AddressSpace, Unmapped};
+pub use code_cache::{CodeCache, CodeError};
+pub use hrr_core::event::arg_offsets;
+pub use options::ReplayOptions;
+pub use pinned_host::PinnedHost;
+pub use replayer::{ReplayError, Replayer};
+pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
+
+use crate::region_timeline::RegionTimeline;
+use hrr_core::archive::Archive;
+use hrr_core::region_record::{RegionRecord, load_region_file};
+
+/// Loads the archive's region sidecars (`regions/*.ndjson`, `regions/*.hrrr`),
+/// torn tails recovered with warnings. A sidecar that does not parse is an
+/// error under `strict`, else a warning pushed to `warnings` and the file is
+/// left out (loudly: replay may then stop on an unmapped operand).
+pub fn load_regions(
+    archive: &Archive,
+    strict: bool,
+    warnings: &mut Vec<String>,
+) -> Result<RegionTimeline, String> {
+    let files = archive.try_region_files().map_err(|e| e.to_string())?;
+    let mut streams: Vec<Vec<RegionRecord>> = Vec::new();
+    for path in files {
+        match load_region_file(&path) {
+            Ok(stream) => {
+                warnings.extend(stream.warnings.iter().map(|w| w.to_string()));
+                if strict && !stream.warnings.is_empty() {
+                    return Err(format!("{}: {}", path.display(), stream.warnings[0]));
+                }
+                streams.push(stream.records);
+            }
+            Err(e) if strict => return Err(e.to_string()),
+            Err(e) => warnings.push(format!("region sidecar left out: {e}")),
+        }
+    }
+    Ok(RegionTimeline::new(streams))
+}

@@ -1,0 +1,20 @@
+//! `ReplayOptions`: how `hrr-play` asked for a replay.
+
+use crate::compare::Tolerance;
+use hrr_core::event_reader::ReadOptions;
+
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    pub read: ReadOptions,
+    pub tolerance: Tolerance,
+    /// Load `regions/*` and materialise declared segments (`--no-regions` clears it).
+    pub regions: bool,
+    /// A region sidecar that does not parse stops the replay instead of being warned about.
+    pub regions_strict: bool,
+    /// Report a failing event and go on instead of stopping.
+    pub continue_on_error: bool,
+    /// Launch only kernels whose name contains this.
+    pub kernel_filter: Option<String>,
+    /// Synchronise after every launch and time it.
+    pub timing: bool,
+}

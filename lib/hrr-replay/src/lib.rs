@@ -1,0 +1,12 @@
+//! hrr-replay: the replay engine. It reads an archive through `hrr-core` and
+//! dispatches its events onto any [`device::Device`] (the HIP and CUDA backends,
+//! or a test device), translating recorded addresses through [`alloc_map`],
+//! handles through [`handle_map`], and declared memory through
+//! [`region_timeline`]; [`compare`] judges each D2H result.
+
+pub mod alloc_map;
+pub mod compare;
+pub mod device;
+pub mod engine;
+pub mod handle_map;
+pub mod region_timeline;

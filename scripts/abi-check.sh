@@ -71,7 +71,7 @@ if abi_cargo build --locked --no-default-features --features intercept >"$log_di
 else
     grep -E '^error' -A6 "$log_dir/build-intercept.log" | head -40
     if grep -qE 'E0603|private|cannot find value .* in module `o`|unresolved import `hrr_intercept::exports' "$log_dir/build-intercept.log"; then
-        ko "the interposer's export modules are private: make them 'pub mod' in lib/capture/src/exports/mod.rs so abi/ can name its functions"
+        ko "the interposer's export modules are private: make them 'pub mod' in lib/capture/src/hip/exports/mod.rs so abi/ can name its functions"
     else
         ko "abi/ --features intercept does not compile (see $log_dir/build-intercept.log)"
     fi

@@ -87,7 +87,7 @@ abi_struct!(
     hrr_hip_cpu::ffi::HsaMemoryPool => "hsa_amd_memory_pool_t" [8, 8],
 );
 #[cfg(feature = "intercept")]
-abi_struct!(hrr_intercept::hip_types::Dim3 => "dim3" [12, 4]);
+abi_struct!(hrr_intercept::hip::types::Dim3 => "dim3" [12, 4]);
 
 /// `[assert_same_abi!(r::NAME, o::NAME; params), …]` for a list of names, with
 /// `r` and `o` module aliases in scope at the call site and the modules' real
@@ -197,7 +197,7 @@ macro_rules! cpu_runtime_hip {
 #[cfg(feature = "intercept")]
 macro_rules! intercept_hip {
     ($rl:literal) => {
-        checks![$rl, "hrr_intercept::exports";
+        checks![$rl, "hrr_intercept::hip::exports";
             hipMalloc(ptr, size),
             hipExtMallocWithFlags(ptr, sizeBytes, flags),
             hipHostMalloc(ptr, size, flags),
@@ -341,14 +341,15 @@ pub const CPU_RUNTIME: &[&[Check]] = &[
 pub const CPU_RUNTIME: &[&[Check]] = &[];
 
 /// The interposer's exported functions, by name. Needs the export modules of
-/// `lib/capture/src/exports/mod.rs` to be `pub mod` (they are private
+/// `lib/capture/src/hip/exports/mod.rs` to be `pub mod` (they are private
 /// otherwise, and nothing outside the crate can name the functions).
 #[cfg(feature = "intercept")]
 #[doc(hidden)]
 pub mod intercept_all {
-    pub use hrr_intercept::exports::{
-        launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*,
+    pub use hrr_intercept::hip::exports::{
+        launch::*, memory::*, module::*, proc_address::*, sync::*,
     };
+    pub use hrr_intercept::interpose::process_exit::*;
 }
 
 /// Every check of the interposer's exports, by reference.
@@ -388,7 +389,7 @@ pub mod intercept {
             crate::__same_abi!(crate::reference::hip_ext::hipExtModuleLaunchKernel,
                 crate::intercept_all::_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
                 "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
-                "reference::hip_ext::hipExtModuleLaunchKernel", "hrr_intercept::exports::launch::_Z24hipExtModuleLaunchKernel…";
+                "reference::hip_ext::hipExtModuleLaunchKernel", "hrr_intercept::hip::exports::launch::_Z24hipExtModuleLaunchKernel…";
                 f, globalWorkSizeX, globalWorkSizeY, globalWorkSizeZ, localWorkSizeX, localWorkSizeY,
                 localWorkSizeZ, sharedMemBytes, hStream, kernelParams, extra, startEvent, stopEvent, flags)
         },
@@ -424,7 +425,7 @@ macro_rules! assert_noreturn_exit {
         $crate::abi::Check {
             name: stringify!($name),
             reference: concat!("reference::libc_exit::", stringify!($name)),
-            ours: concat!("hrr_intercept::exports::", stringify!($name)),
+            ours: concat!("hrr_intercept::hip::exports::", stringify!($name)),
             reference_sig: SIG,
             ours_sig: SIG,
         }

@@ -240,15 +240,15 @@ crate::assert_same_layout!(crate::debian_hsa::hsa_amd_memory_pool_t, hsa_sys::ra
 mod intercept_values {
     use crate::debian_hip::{hipError_t as E, hipMemcpyKind as K};
     same_value!(
-        hrr_intercept::hip_types::err::SUCCESS => E::hipSuccess,
-        hrr_intercept::hip_types::err::NOT_FOUND => E::hipErrorNotFound,
-        hrr_intercept::hip_types::err::NOT_SUPPORTED => E::hipErrorNotSupported,
-        hrr_intercept::hip_types::MEMCPY_HOST_TO_HOST => K::hipMemcpyHostToHost,
-        hrr_intercept::hip_types::MEMCPY_HOST_TO_DEVICE => K::hipMemcpyHostToDevice,
-        hrr_intercept::hip_types::MEMCPY_DEVICE_TO_HOST => K::hipMemcpyDeviceToHost,
-        hrr_intercept::hip_types::MEMCPY_DEVICE_TO_DEVICE => K::hipMemcpyDeviceToDevice,
+        hrr_intercept::hip::types::err::SUCCESS => E::hipSuccess,
+        hrr_intercept::hip::types::err::NOT_FOUND => E::hipErrorNotFound,
+        hrr_intercept::hip::types::err::NOT_SUPPORTED => E::hipErrorNotSupported,
+        hrr_intercept::hip::types::MEMCPY_HOST_TO_HOST => K::hipMemcpyHostToHost,
+        hrr_intercept::hip::types::MEMCPY_HOST_TO_DEVICE => K::hipMemcpyHostToDevice,
+        hrr_intercept::hip::types::MEMCPY_DEVICE_TO_HOST => K::hipMemcpyDeviceToHost,
+        hrr_intercept::hip::types::MEMCPY_DEVICE_TO_DEVICE => K::hipMemcpyDeviceToDevice,
     );
-    crate::assert_same_layout!(crate::debian_hip::hipPointerAttribute_t, hrr_intercept::hip_types::HipPointerAttribute;
+    crate::assert_same_layout!(crate::debian_hip::hipPointerAttribute_t, hrr_intercept::hip::types::HipPointerAttribute;
         memoryType = memory_type,
         device = device,
         devicePointer = device_pointer,
@@ -256,5 +256,5 @@ mod intercept_values {
         isManaged = is_managed,
         allocationFlags = allocation_flags,
     );
-    crate::assert_same_layout!(crate::debian_hip::dim3, hrr_intercept::hip_types::Dim3; x = x, y = y, z = z);
+    crate::assert_same_layout!(crate::debian_hip::dim3, hrr_intercept::hip::types::Dim3; x = x, y = y, z = z);
 }

@@ -11,14 +11,14 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
 use hrr_core::manifest::Platform;
 use hrr_core::{BlobId, Dir, MemKind};
-use hrr_intercept::code_objects::Module;
-use hrr_intercept::event_line::{
+use hrr_intercept::record::code_objects::Module;
+use hrr_intercept::record::kernel_args::ArgValues;
+use hrr_intercept::record::launch_memo::{self, LaunchKey, LaunchMemo};
+use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
+use hrr_intercept::sink::event_line::{
     BlobHex, HeadCache, LaunchRef, encode_launch_scanned, encode_launch_scanned_cached,
 };
-use hrr_intercept::event_sink::LockMode;
-use hrr_intercept::kernel_args::ArgValues;
-use hrr_intercept::launch_memo::{self, LaunchKey, LaunchMemo};
-use hrr_intercept::recorder::{Copy, LaunchDims, Recorder};
+use hrr_intercept::sink::event_sink::LockMode;
 
 /// A recorder with its events writer thread running, as in a capture.
 fn recorder(dir: &std::path::Path) -> &'static Recorder {
@@ -148,7 +148,7 @@ fn launch(c: &mut Criterion) {
     });
     // The same launch event encoded into a reused buffer: the CPU cost of
     // the record path without the sink's lock and I/O.
-    let allocs = hrr_intercept::live_allocs::LiveAllocs::new();
+    let allocs = hrr_intercept::record::live_allocs::LiveAllocs::new();
     for i in 0..1000u64 {
         allocs.insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
     }

@@ -5,54 +5,35 @@
 //! records it into an hrr archive (DESIGN §4) named by `HRR_OUT`:
 //! `events.ndjson`, content-addressed `blobs/`, `manifest.json`.
 //!
-//! Layout:
-//! - [`exports`] — the C entry points (FFI; the only place that reads
-//!   application memory), and the exit paths;
-//! - [`recorder`] — the capture state and one method per recorded call;
-//! - [`event_sink`], [`event_line`], [`blob_writer`] — writing the archive;
-//! - [`live_allocs`], [`code_objects`] (with [`handle_hasher`]),
-//!   [`kernel_args`] — what the events need to know; [`launch_memo`], the
-//!   repeat-launch path;
-//! - [`guard`], [`real_fn`], [`fatal_signals`], [`fork_policy`],
-//!   [`archive_claim`], [`config`] — the interposer's rules;
-//! - [`sys`], [`hip_types`] — libc and HIP C definitions.
+//! Layout, one folder per layer:
+//! - [`hip`], [`cuda`] — the two families of C entry points (FFI; the only
+//!   place that reads application memory), each forwarding to the real
+//!   runtime and handing plain values to the recorder;
+//! - [`record`] — family-agnostic recording: the `Recorder` and what events
+//!   need to know (live allocations, code objects, launch arguments);
+//! - [`sink`] — writing the archive: events, blobs, the archive claim;
+//! - [`interpose`] — the interposer's rules: first-level guard, next-symbol
+//!   lookup, process exit, fatal signals, fork, configuration, libc.
 //!
-//! The `bench` feature leaves out [`exports`] (so that a benchmark linking
-//! the rlib does not interpose its own `_exit`); unit tests leave them out
-//! for the same reason.
+//! The `bench` feature leaves out the exported entry points (so that a
+//! benchmark linking the rlib does not interpose its own `_exit`); unit tests
+//! leave them out for the same reason.
 //!
-//! `unsafe` is denied crate-wide and allowed only in the FFI modules:
-//! [`exports`], [`sys`], [`fatal_signals`], [`fork_policy`].
+//! `unsafe` is denied crate-wide and allowed only in the FFI modules: the
+//! families' exports and `interpose::{sys, fatal_signals, fork_policy,
+//! process_exit}`.
 
 #![deny(unsafe_code)]
 
-pub mod archive_claim;
-pub mod blob_writer;
-pub mod code_objects;
-pub mod config;
 /// The CUDA family (exports, fat-binary registry, layouts); see its docs.
 #[allow(unsafe_code)]
 pub mod cuda;
-pub mod event_line;
-pub mod event_sink;
-#[allow(unsafe_code)]
-pub mod fatal_signals;
-#[allow(unsafe_code)]
-pub mod fork_policy;
-pub mod guard;
-pub mod handle_hasher;
-pub mod hip_types;
-pub mod kernel_args;
-pub mod launch_memo;
-pub mod live_allocs;
-pub mod real_fn;
-pub mod recorder;
-#[allow(unsafe_code)]
-pub mod sys;
+pub mod hip;
+pub mod interpose;
+pub mod record;
+pub mod sink;
 
-#[cfg(not(any(test, feature = "bench")))]
-#[allow(unsafe_code)]
-pub mod exports;
+use interpose::sys;
 
 /// Path of the library that defines `hipMalloc` after this one: the runtime
 /// being recorded (its name tells the platform).

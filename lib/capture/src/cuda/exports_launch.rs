@@ -36,12 +36,12 @@ use super::registry::{self, CudaKernel, Resolved};
 use super::types::{
     self as cu, CudaError, CudaKernel as CuKernel, CudaStream, Dim3, LaunchConfig, stream_id,
 };
-use crate::code_objects::{FatBin, Kernel, Module, Source};
-use crate::exports::{record_memoised, with_params};
-use crate::guard::Guard;
-use crate::kernel_args::ArgValues;
-use crate::launch_memo::{LaunchKey, Slot};
-use crate::recorder::{LaunchDims, Recorder};
+use crate::hip::exports::{record_memoised, with_params};
+use crate::interpose::guard::Guard;
+use crate::record::code_objects::{FatBin, Kernel, Module, Source};
+use crate::record::kernel_args::ArgValues;
+use crate::record::launch_memo::{LaunchKey, Slot};
+use crate::record::recorder::{LaunchDims, Recorder};
 
 /// Registry work outside any recorded call (registrations run before
 /// `main`): a panic costs the entry, never the application.

@@ -14,7 +14,7 @@ use super::ffi::{
     Order, bytes, cuda_real, enter, intercept, missing, out_addr, pointer_type, sync_stream,
 };
 use super::types::{self as cu, CudaError, CudaStream, MemcpyKind, stream_id};
-use crate::recorder::{Copy, Recorder};
+use crate::record::recorder::{Copy, Recorder};
 
 // ---------------------------------------------------------------- allocation
 

@@ -23,14 +23,14 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::types::{self as cu, CuResult, CudaError, CudaKernel, CudaStream};
-use crate::guard::Guard;
-use crate::recorder::Recorder;
+use crate::interpose::guard::Guard;
+use crate::record::recorder::Recorder;
 
 // The HIP family's shape serves CUDA unchanged: symbol resolution, the
 // lifecycle order, and reading out-parameters and arguments (both runtimes
 // report success as 0).
-pub(crate) use crate::exports::real as cuda_real;
-pub use crate::exports::{Order, bytes, c_str, out, out_addr};
+pub(crate) use crate::hip::exports::real as cuda_real;
+pub use crate::hip::exports::{Order, bytes, c_str, out, out_addr};
 
 /// What a wrapper returns when no later library defines the function.
 pub fn missing(api: &str) -> CudaError {
@@ -45,7 +45,7 @@ pub fn missing(api: &str) -> CudaError {
 /// configuration valid): registrations are kept only then.
 pub fn recording_wanted() -> bool {
     static WANTED: OnceLock<bool> = OnceLock::new();
-    *WANTED.get_or_init(|| matches!(crate::config::Config::from_env(), Ok(Some(_))))
+    *WANTED.get_or_init(|| matches!(crate::interpose::config::Config::from_env(), Ok(Some(_))))
 }
 
 /// Called by every CUDA wrapper before `Guard::enter` (which may create the
@@ -56,10 +56,10 @@ pub fn note_cuda_call() {
     if NOTED.load(Ordering::Relaxed) || NOTED.swap(true, Ordering::AcqRel) {
         return;
     }
-    if !recording_wanted() || crate::recorder::existing().is_some() {
+    if !recording_wanted() || crate::record::recorder::existing().is_some() {
         return;
     }
-    let var = crate::config::ENV_PLATFORM;
+    let var = crate::interpose::config::ENV_PLATFORM;
     let detect = match std::env::var_os(var) {
         None => true,
         Some(v) => {

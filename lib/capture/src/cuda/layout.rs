@@ -112,7 +112,7 @@ pub fn aligned_pointer_params(
     vals: &[&[u8]],
     is_live: impl Fn(u64) -> bool,
 ) -> Vec<usize> {
-    use crate::live_allocs::MIN_POINTER;
+    use crate::record::live_allocs::MIN_POINTER;
     sizes
         .into_iter()
         .zip(vals)

@@ -32,8 +32,8 @@ use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
 use hrr_codeobj::{KernelMeta, cuda};
 
 use super::layout::{self, Choice};
-use crate::code_objects::{FatBin, Kernel, Module, Source};
-use crate::handle_hasher::HandleHasher;
+use crate::record::code_objects::{FatBin, Kernel, Module, Source};
+use crate::record::handle_hasher::HandleHasher;
 
 /// Largest fat binary the recorder will copy (2 GiB): the runtime accepted
 /// the header, but a bound keeps a corrupt one from walking off the image.
@@ -380,9 +380,9 @@ pub fn global() -> &'static Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event_sink::LockMode;
-    use crate::kernel_args::ArgValues;
-    use crate::recorder::{LaunchDims, Recorder};
+    use crate::record::kernel_args::ArgValues;
+    use crate::record::recorder::{LaunchDims, Recorder};
+    use crate::sink::event_sink::LockMode;
     use hrr_core::manifest::Platform;
     use hrr_core::{BlobId, MemKind, Op};
     use std::path::Path;

@@ -36,7 +36,7 @@ impl RealFn {
         match self.addr.load(Ordering::Acquire) {
             UNRESOLVED => {
                 // Two threads may race here; both get the same answer from dlsym.
-                let found = crate::sys::dlsym_next(self.name);
+                let found = crate::interpose::sys::dlsym_next(self.name);
                 let v = found.map_or(MISSING, |p| p as usize);
                 self.addr.store(v, Ordering::Release);
                 found
@@ -61,3 +61,25 @@ mod tests {
         assert_eq!(NONE.addr.load(Ordering::Relaxed), MISSING);
     }
 }
+
+/// The next definition of `$name`, typed as `$ty`, or `None`.
+#[cfg(not(any(test, feature = "bench")))]
+macro_rules! real {
+    ($name:ident : $ty:ty) => {{
+        static REAL: $crate::interpose::real_fn::RealFn = $crate::interpose::real_fn::RealFn::new(
+            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
+            {
+                Ok(c) => c,
+                Err(_) => panic!("symbol name"),
+            },
+        );
+        REAL.get().map(|p| {
+            // SAFETY: the address was looked up under this function's C name,
+            // and `$ty` is that function's signature in its runtime's header
+            // (HIP's, or CUDA's for the CUDA family).
+            unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $ty>(p) }
+        })
+    }};
+}
+#[cfg(not(any(test, feature = "bench")))]
+pub(crate) use real;

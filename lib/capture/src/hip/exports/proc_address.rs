@@ -12,7 +12,7 @@
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 use super::real;
-use crate::hip_types::{self as hip, HipError, ProcAddressQueryResult};
+use crate::hip::types::{self as hip, HipError, ProcAddressQueryResult};
 
 macro_rules! wrappers {
     ($($module:ident :: $name:ident),* $(,)?) => {
@@ -126,7 +126,8 @@ pub unsafe extern "C" fn hipGetProcAddress(
     }
     // SAFETY: symbol is a non-null C string from the application.
     let name = unsafe { CStr::from_ptr(symbol) };
-    let found = crate::sys::dlsym_next(name).map(|p| wrapper(name.to_bytes()).unwrap_or(p));
+    let found =
+        crate::interpose::sys::dlsym_next(name).map(|p| wrapper(name.to_bytes()).unwrap_or(p));
     let (ret, st) = match found {
         Some(_) => (hip::err::SUCCESS, hip::PROC_ADDRESS_SUCCESS),
         None => (hip::err::NOT_FOUND, hip::PROC_ADDRESS_SYMBOL_NOT_FOUND),

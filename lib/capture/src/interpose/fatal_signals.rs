@@ -24,7 +24,7 @@ use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::recorder;
+use crate::record::recorder;
 
 const SIGNALS: [c_int; 7] = [
     libc::SIGSEGV,

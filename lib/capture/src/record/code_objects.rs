@@ -21,9 +21,9 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use hrr_codeobj::{KernelMeta, bundle};
 use hrr_core::BlobId;
 
-use crate::event_line::BlobHex;
-use crate::handle_hasher::HandleHasher;
-use crate::kernel_args::ArgLayout;
+use crate::record::handle_hasher::HandleHasher;
+use crate::record::kernel_args::ArgLayout;
+use crate::sink::event_line::BlobHex;
 
 /// A loaded module: its code blob and kernels.
 #[derive(Debug)]

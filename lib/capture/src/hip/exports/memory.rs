@@ -5,11 +5,11 @@ use std::ffi::{c_int, c_uint, c_void};
 use hrr_core::{Dir, MemKind};
 
 use super::{Order, bytes, intercept, out_addr, real, resolve_dir};
-use crate::guard::Guard;
-use crate::hip_types::{
+use crate::hip::types::{
     self as hip, HipDevicePtr, HipError, HipMemcpyKind, HipPointerAttribute, HipStream,
 };
-use crate::recorder::Copy;
+use crate::interpose::guard::Guard;
+use crate::record::recorder::Copy;
 
 /// Whether the runtime calls `p` device memory (false for pageable host
 /// memory, which the query rejects).
@@ -41,7 +41,7 @@ fn alloc(
     ptr: *mut *mut c_void,
     size: usize,
     mem: MemKind,
-    r: &crate::recorder::Recorder,
+    r: &crate::record::recorder::Recorder,
 ) {
     // SAFETY: read only after success, when the runtime has written *ptr.
     let p = unsafe { out_addr(ret, ptr) };

@@ -15,12 +15,12 @@
 //! (`kernelParams`, the CUDA launches' `args`) are kept; the thread id is fixed
 //! because each thread has its own memo ([`record`]).
 //!
-//! [`LiveAllocs`]: crate::live_allocs::LiveAllocs
+//! [`LiveAllocs`]: crate::record::live_allocs::LiveAllocs
 
 use std::cell::RefCell;
 
-use crate::kernel_args::ArgValues;
-use crate::recorder::{LaunchDims, Recorder};
+use crate::record::kernel_args::ArgValues;
+use crate::record::recorder::{LaunchDims, Recorder};
 
 thread_local! {
     static MEMO: RefCell<LaunchMemo> = const { RefCell::new(LaunchMemo::new()) };
@@ -90,7 +90,7 @@ pub struct LaunchKey {
     /// Generation of the registry the handle was resolved in (CUDA's
     /// fat-binary registry, HIP's `CodeObjects`), read before the lookup.
     pub registry: u64,
-    /// [`LiveAllocs::generation`](crate::live_allocs::LiveAllocs::generation),
+    /// [`LiveAllocs::generation`](crate::record::live_allocs::LiveAllocs::generation),
     /// read before the arguments were scanned.
     pub allocs: u64,
 }

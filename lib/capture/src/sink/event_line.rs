@@ -16,8 +16,8 @@
 
 use hrr_core::{BlobId, MemKind, Op};
 
-use crate::kernel_args::ArgIn;
-use crate::live_allocs::{AllocView, LiveAllocs};
+use crate::record::kernel_args::ArgIn;
+use crate::record::live_allocs::{AllocView, LiveAllocs};
 
 /// One kernel argument, borrowed from the application's memory, with its
 /// pointer offsets already known.
@@ -1060,8 +1060,8 @@ mod tests {
 
     #[test]
     fn scanned_launch_matches_hrr_core() {
-        use crate::kernel_args::ArgIn;
-        let allocs = crate::live_allocs::LiveAllocs::new();
+        use crate::record::kernel_args::ArgIn;
+        let allocs = crate::record::live_allocs::LiveAllocs::new();
         allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
         let p = 0x7f12_3456_0010u64.to_le_bytes();
         let mut s = vec![1u8];
@@ -1141,8 +1141,8 @@ mod tests {
                 0..5,
             ),
         ) {
-            use crate::kernel_args::ArgIn;
-            let allocs = crate::live_allocs::LiveAllocs::new();
+            use crate::record::kernel_args::ArgIn;
+            let allocs = crate::record::live_allocs::LiveAllocs::new();
             allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
             let datas: Vec<Vec<u8>> = parts
                 .iter()
@@ -1209,8 +1209,8 @@ mod tests {
             seq in proptest::collection::vec((0u8..3, 0u8..2, 0u8..3, 0u8..2, 0u8..6, 0u8..2, 0u8..3, 0u8..3), 1..40),
             arg in proptest::collection::vec(any::<u8>(), 0..24),
         ) {
-            use crate::kernel_args::ArgIn;
-            let allocs = crate::live_allocs::LiveAllocs::new();
+            use crate::record::kernel_args::ArgIn;
+            let allocs = crate::record::live_allocs::LiveAllocs::new();
             allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
             let late = 0x7f99_0001_0000u64;
             let mut words = late.to_le_bytes().to_vec();
@@ -1257,8 +1257,8 @@ mod tests {
         fn cached_launch_tails_follow_arguments_and_allocations(
             seq in proptest::collection::vec((0u8..2, 0u8..4, 0u8..4), 1..300),
         ) {
-            use crate::kernel_args::ArgIn;
-            let allocs = crate::live_allocs::LiveAllocs::new();
+            use crate::record::kernel_args::ArgIn;
+            let allocs = crate::record::live_allocs::LiveAllocs::new();
             allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
             let late = 0x7f99_0001_0000u64;
             let code = BlobHex::of(&BlobId::of(b"a"));

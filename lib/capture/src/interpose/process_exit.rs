@@ -15,9 +15,9 @@
 use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::real;
-use crate::event_sink::LockMode;
-use crate::recorder;
+use crate::interpose::real_fn::real;
+use crate::record::recorder;
+use crate::sink::event_sink::LockMode;
 
 fn finish(api: &str, mode: LockMode) {
     if let Some(r) = recorder::existing() {

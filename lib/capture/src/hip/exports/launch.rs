@@ -7,12 +7,12 @@ use std::ffi::{c_uint, c_void};
 use std::sync::Arc;
 
 use super::{bytes, missing, real, record_memoised, with_params};
-use crate::code_objects::{FatBin, Kernel, Module};
-use crate::guard::Guard;
-use crate::hip_types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
-use crate::kernel_args::ArgValues;
-use crate::launch_memo::{LaunchKey, Slot};
-use crate::recorder::{LaunchDims, Recorder};
+use crate::hip::types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
+use crate::interpose::guard::Guard;
+use crate::record::code_objects::{FatBin, Kernel, Module};
+use crate::record::kernel_args::ArgValues;
+use crate::record::launch_memo::{LaunchKey, Slot};
+use crate::record::recorder::{LaunchDims, Recorder};
 
 /// The packed buffer of an `extra` array
 /// (`HIP_LAUNCH_PARAM_BUFFER_POINTER, buf, HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END`).

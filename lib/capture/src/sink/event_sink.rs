@@ -48,8 +48,8 @@ use std::time::{Duration, Instant};
 
 use hrr_core::Op;
 
-use crate::event_line;
-use crate::sys;
+use crate::interpose::sys;
+use crate::sink::event_line;
 
 /// Buffered bytes that trigger a hand-off to the writer (or a write). Large
 /// enough that a buffer takes several `POLL_INTERVAL`s to fill at the

@@ -17,7 +17,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::recorder;
+use crate::record::recorder;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 

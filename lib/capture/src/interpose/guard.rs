@@ -11,7 +11,7 @@
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::recorder::{self, Recorder};
+use crate::record::recorder::{self, Recorder};
 
 thread_local! {
     // Const, no destructor: usable during TLS teardown too.

@@ -5,9 +5,9 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use hrr_codeobj::hipf;
 
 use super::{Order, bytes, c_str, intercept, out_addr, real};
-use crate::guard::Guard;
-use crate::hip_types::{Dim3, HipError, HipFunction, HipModule, JitOption};
-use crate::recorder::Recorder;
+use crate::hip::types::{Dim3, HipError, HipFunction, HipModule, JitOption};
+use crate::interpose::guard::Guard;
+use crate::record::recorder::Recorder;
 
 /// The code object at `image` (the runtime accepted it, so its headers are
 /// readable and describe its extent).

@@ -18,40 +18,21 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 pub mod proc_address;
-pub mod process_exit;
 pub mod sync;
 
 use std::ffi::{CStr, c_char, c_void};
 
 use hrr_core::Dir;
 
-use crate::guard::Guard;
-use crate::hip_types::HipError;
-use crate::kernel_args::{ArgLayout, ArgValues};
-use crate::launch_memo::{self, LaunchKey, Slot};
-use crate::recorder::Recorder;
+use crate::hip::types::HipError;
+use crate::interpose::guard::Guard;
+use crate::record::kernel_args::{ArgLayout, ArgValues};
+use crate::record::launch_memo::{self, LaunchKey, Slot};
+use crate::record::recorder::Recorder;
 
 pub use proc_address::EXPORTED;
 
-/// The next definition of `$name`, typed as `$ty`, or `None`.
-macro_rules! real {
-    ($name:ident : $ty:ty) => {{
-        static REAL: $crate::real_fn::RealFn = $crate::real_fn::RealFn::new(
-            match ::std::ffi::CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes())
-            {
-                Ok(c) => c,
-                Err(_) => panic!("symbol name"),
-            },
-        );
-        REAL.get().map(|p| {
-            // SAFETY: the address was looked up under this function's C name,
-            // and `$ty` is that function's signature in its runtime's header
-            // (HIP's, or CUDA's for the CUDA family).
-            unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $ty>(p) }
-        })
-    }};
-}
-pub(crate) use real;
+pub(crate) use crate::interpose::real_fn::real;
 
 /// Whether a call takes the recorder's lifecycle lock (see `Recorder::lifecycle`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -68,7 +49,7 @@ fn missing(api: &str) -> HipError {
     if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
         eprintln!("hrr-intercept: {api}: not defined by any library after the interposer");
     }
-    crate::hip_types::err::NOT_SUPPORTED
+    crate::hip::types::err::NOT_SUPPORTED
 }
 
 /// Forwards through `call` and, on a first-level call, records with `record`.
@@ -102,7 +83,7 @@ pub fn intercept<F: Copy>(
 /// # Safety
 /// When `ret == 0` and `p` is non-null, `p` must be valid for reads.
 pub unsafe fn out<T: Copy + Default>(ret: HipError, p: *const T) -> T {
-    if ret != crate::hip_types::err::SUCCESS || p.is_null() {
+    if ret != crate::hip::types::err::SUCCESS || p.is_null() {
         return T::default();
     }
     // SAFETY: per the contract, the successful call wrote *p.
@@ -205,12 +186,17 @@ pub unsafe fn c_str(p: *const c_char) -> String {
 /// from the allocations the recorder saw, then by asking the runtime
 /// (`hipPointerGetAttributes`). Called before the copy itself, so a failing
 /// query's error state is overwritten by the copy's own result.
-pub fn resolve_dir(r: &Recorder, kind: crate::hip_types::HipMemcpyKind, dst: u64, src: u64) -> Dir {
+pub fn resolve_dir(
+    r: &Recorder,
+    kind: crate::hip::types::HipMemcpyKind,
+    dst: u64,
+    src: u64,
+) -> Dir {
     match kind {
-        crate::hip_types::MEMCPY_HOST_TO_HOST => Dir::H2h,
-        crate::hip_types::MEMCPY_HOST_TO_DEVICE => Dir::H2d,
-        crate::hip_types::MEMCPY_DEVICE_TO_HOST => Dir::D2h,
-        crate::hip_types::MEMCPY_DEVICE_TO_DEVICE => Dir::D2d,
+        crate::hip::types::MEMCPY_HOST_TO_HOST => Dir::H2h,
+        crate::hip::types::MEMCPY_HOST_TO_DEVICE => Dir::H2d,
+        crate::hip::types::MEMCPY_DEVICE_TO_HOST => Dir::D2h,
+        crate::hip::types::MEMCPY_DEVICE_TO_DEVICE => Dir::D2d,
         _ => {
             let dev = |p: u64| {
                 r.is_device(p)

@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_uint};
 use hrr_core::{Addr, Op};
 
 use super::{Order, intercept, out_addr, real};
-use crate::hip_types::{HipError, HipEvent, HipStream};
+use crate::hip::types::{HipError, HipEvent, HipStream};
 
 fn a(p: *mut std::ffi::c_void) -> Addr {
     Addr(p as u64)

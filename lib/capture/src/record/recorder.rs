@@ -20,16 +20,16 @@ use hrr_core::manifest::{ArchiveKind, Manifest, Platform};
 use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
-use crate::archive_claim::{ArchiveClaim, ClaimError};
-use crate::blob_writer::BlobWriter;
-use crate::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
-use crate::config::{Config, ConfigError, detect_platform};
-use crate::event_line::{self, BlobHex, HeadCache, LaunchRef};
-use crate::event_sink::{EventSink, Finish, LockMode};
-use crate::kernel_args::ArgValues;
-use crate::launch_memo::Slot;
-use crate::live_allocs::LiveAllocs;
-use crate::sys;
+use crate::interpose::config::{Config, ConfigError, detect_platform};
+use crate::interpose::sys;
+use crate::record::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
+use crate::record::kernel_args::ArgValues;
+use crate::record::launch_memo::Slot;
+use crate::record::live_allocs::LiveAllocs;
+use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
+use crate::sink::blob_writer::BlobWriter;
+use crate::sink::event_line::{self, BlobHex, HeadCache, LaunchRef};
+use crate::sink::event_sink::{EventSink, Finish, LockMode};
 
 /// The recorder could not start; the application runs unrecorded.
 #[derive(Debug, thiserror::Error)]
@@ -635,8 +635,8 @@ fn init_from_env() -> Option<Recorder> {
 }
 
 fn start_services(rec: &'static Recorder) {
-    crate::fatal_signals::install();
-    crate::fork_policy::install();
+    crate::interpose::fatal_signals::install();
+    crate::interpose::fork_policy::install();
     let spawned = std::thread::Builder::new()
         .name("hrr-writer".into())
         .spawn(move || rec.run_writer());
@@ -650,7 +650,7 @@ fn start_services(rec: &'static Recorder) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel_args::ArgValues;
+    use crate::record::kernel_args::ArgValues;
 
     fn rec(t: &Path) -> Recorder {
         Recorder::create(t, Platform::Cpu, vec!["app".into()], Map::new()).unwrap()

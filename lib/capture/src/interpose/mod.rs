@@ -1,0 +1,18 @@
+//! The interposition machinery both families share: when a wrapper records
+//! ([`guard`]), how it reaches the next definition ([`real_fn`]), what the
+//! process's end, fatal signals and `fork` do to a capture ([`process_exit`],
+//! [`fatal_signals`], [`fork_policy`]), the environment it reads ([`config`])
+//! and the libc calls behind safe functions ([`sys`]).
+
+pub mod config;
+#[allow(unsafe_code)]
+pub mod fatal_signals;
+#[allow(unsafe_code)]
+pub mod fork_policy;
+pub mod guard;
+#[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
+pub mod process_exit;
+pub mod real_fn;
+#[allow(unsafe_code)]
+pub mod sys;

@@ -1,0 +1,12 @@
+//! Family-agnostic recording: the capture state with one method per recorded
+//! call ([`recorder`]) and what events need to know — live allocations
+//! ([`live_allocs`]), code objects and kernels ([`code_objects`], keyed with
+//! [`handle_hasher`]), launch arguments ([`kernel_args`]) and the
+//! repeat-launch path ([`launch_memo`]).
+
+pub mod code_objects;
+pub mod handle_hasher;
+pub mod kernel_args;
+pub mod launch_memo;
+pub mod live_allocs;
+pub mod recorder;

@@ -1,0 +1,9 @@
+//! Writing the archive: the ordered, crash-tolerant event stream
+//! ([`event_sink`]) and its line encoder ([`event_line`]), content-addressed
+//! blobs ([`blob_writer`]), and the one-process-per-archive rule
+//! ([`archive_claim`]).
+
+pub mod archive_claim;
+pub mod blob_writer;
+pub mod event_line;
+pub mod event_sink;

@@ -1,5 +1,5 @@
-//! ABI conformance of hrr's exported C entry points, proven at compile time
-//! (issue 5, item 5). Building this crate *is* the proof: every check below is a
+//! ABI conformance of hrr's exported C entry points, proven at compile time.
+//! Building this crate *is* the proof: every check below is a
 //! `const` assertion, and a mismatch is a compile error naming the function.
 //!
 //! References:

@@ -1,4 +1,4 @@
-//! Issue 5, item 4: symbol versions.
+//! Symbol versions.
 //!
 //! ROCm's libamdhip64 exports versioned symbols (`hipMalloc@@hip_4.2`), so an
 //! application linked against it references `hipMalloc@hip_4.2`. Our two

@@ -101,7 +101,7 @@ impl DiffReport {
     }
 
     /// `d2h : P pass (E exact, T within tolerance), F fail` — the same
-    /// greppable line `hrr-play` prints (DESIGN §5).
+    /// greppable line `hrr-play` prints (DESIGN.md §5).
     pub fn summary_line(&self) -> String {
         format!(
             "d2h : {} pass ({} exact, {} within tolerance), {} fail",

@@ -153,7 +153,7 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// Prints the DESIGN §5 summary (or JSON) on stdout.
+/// Prints the DESIGN.md §5 summary (or JSON) on stdout.
 fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -2,7 +2,7 @@
 //!
 //! Loaded with `LD_PRELOAD` (normally by `hrr-cap`), it defines the HIP
 //! runtime's entry points, forwards each call to the real runtime, and
-//! records it into an hrr archive (DESIGN §4) named by `HRR_OUT`:
+//! records it into an hrr archive (DESIGN.md §4) named by `HRR_OUT`:
 //! `events.ndjson`, content-addressed `blobs/`, `manifest.json`.
 //!
 //! Layout, one folder per layer:

@@ -1,4 +1,4 @@
-//! `Archive`: an opened archive directory (DESIGN §4), and [`repair`].
+//! `Archive`: an opened archive directory (DESIGN.md §4), and [`repair`].
 //!
 //! Opening reads and version-checks the manifest and makes sure the events
 //! file exists; events are streamed on demand through [`EventReader`], blobs

@@ -1,4 +1,4 @@
-//! `BlobStore`: content-addressed blobs under `DIR/blobs/<h2>/<h>` (DESIGN §4).
+//! `BlobStore`: content-addressed blobs under `DIR/blobs/<h2>/<h>` (DESIGN.md §4).
 //!
 //! - Names come only from a [`BlobId`], whose parser accepts exactly 64
 //!   lowercase hex digits, so an event in a hostile archive cannot name a path

@@ -1,4 +1,4 @@
-//! Typed archive events (DESIGN §4) and their NDJSON wire form.
+//! Typed archive events (DESIGN.md §4) and their NDJSON wire form.
 //!
 //! Parsing goes through a flat [`Wire`] struct with optional fields rather than a
 //! serde internally-tagged enum: internal tagging buffers every line into an

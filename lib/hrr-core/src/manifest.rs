@@ -1,4 +1,4 @@
-//! `Manifest`: an archive's `manifest.json` (DESIGN §4) and its version check.
+//! `Manifest`: an archive's `manifest.json` (DESIGN.md §4) and its version check.
 //!
 //! Opening parses the file as plain JSON first and checks `format` and
 //! `version` before anything else, so an archive from a newer hrr that

@@ -1,4 +1,4 @@
-//! `RegionRecord`: one line of a region sidecar (DESIGN §4), and the loaders
+//! `RegionRecord`: one line of a region sidecar (DESIGN.md §4), and the loaders
 //! for `regions/*.ndjson` files.
 //!
 //! A sidecar declares device memory the recorder could not see. The NDJSON

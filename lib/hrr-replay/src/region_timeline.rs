@@ -1,5 +1,5 @@
 //! `RegionTimeline`: the sidecar-declared memory the recorder could not see,
-//! replayed in capture time order (DESIGN §4–5).
+//! replayed in capture time order (DESIGN.md §4–5).
 //!
 //! Records from every sidecar are merged by `t` (stable, so one producer's
 //! order is kept). Replay calls [`RegionTimeline::advance_to`] with each

@@ -41,7 +41,7 @@ pub fn getpid() -> u32 {
     unsafe { libc::getpid() as u32 }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds (the archive's clock, DESIGN §4).
+/// CLOCK_MONOTONIC in nanoseconds (the archive's clock, DESIGN.md §4).
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,

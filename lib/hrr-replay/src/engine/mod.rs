@@ -1,4 +1,4 @@
-//! The replay engine: DESIGN §5's rules over any [`crate::device::Device`].
+//! The replay engine: DESIGN.md §5's rules over any [`crate::device::Device`].
 
 mod address_space;
 mod blob_cache;

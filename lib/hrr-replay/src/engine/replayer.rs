@@ -32,7 +32,7 @@ pub enum ReplayError {
     /// The archive itself is unreadable or inconsistent (exit 2).
     #[error("{0}")]
     Format(String),
-    /// An event could not be replayed (exit 1): the DESIGN §5 fatal line.
+    /// An event could not be replayed (exit 1): the DESIGN.md §5 fatal line.
     #[error("event {seq} ({api}): {what}")]
     Fatal { seq: u64, api: String, what: String },
 }
@@ -232,7 +232,7 @@ impl<'a> Replayer<'a> {
         Self::fatal(e, err.to_string())
     }
 
-    /// The shared device-operand path, with the DESIGN §5 fatal wording.
+    /// The shared device-operand path, with the DESIGN.md §5 fatal wording.
     fn device_operand(
         &mut self,
         e: &Event,

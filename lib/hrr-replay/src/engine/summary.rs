@@ -1,4 +1,4 @@
-//! `ReplaySummary`: what a replay did, printed as the stable DESIGN §5 lines
+//! `ReplaySummary`: what a replay did, printed as the stable DESIGN.md §5 lines
 //! or as JSON.
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! The full DESIGN §1 pipeline on the Rust workload, on the CPU runtime:
+//! The full DESIGN.md §1 pipeline on the Rust workload, on the CPU runtime:
 //!
 //! ```text
 //! hrr-cap -o cap.hrr -- hsa_hidden --runtime libhrr_hip_cpu.so | tee app.log

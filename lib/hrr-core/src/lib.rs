@@ -19,6 +19,7 @@ pub mod hex;
 pub mod hrrr;
 pub mod manifest;
 pub mod region_record;
+pub mod region_segments;
 pub mod region_timeline;
 pub mod sidecar;
 #[cfg(any(test, feature = "testkit"))]

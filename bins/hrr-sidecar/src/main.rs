@@ -16,7 +16,7 @@ use hrr_core::archive::Archive;
 use hrr_core::hrrr::read_hrrr;
 use hrr_core::region_record::{RegionKind, RegionRecord};
 use hrr_core::sidecar::{
-    DEFAULT_NAME, Defaults, Origin, Request, SizeSpec, append_to_archive, check_overlaps,
+    DEFAULT_NAME, Defaults, Origin, Request, SizeSpec, append_to_archive_noting, check_overlaps,
     records_from_hrrr, requests_from_reports, resolve, validate_name,
 };
 
@@ -118,11 +118,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     match &archive {
         Some(a) => {
-            let path = append_to_archive(a, &args.name, &records)?;
+            let done = append_to_archive_noting(a, &args.name, &records)?;
+            for s in &done.shared {
+                eprintln!("hrr-sidecar: note: {s}");
+            }
             eprintln!(
                 "hrr-sidecar: appended {} record(s) to {}",
                 records.len(),
-                path.display()
+                done.path.display()
             );
         }
         None => {

@@ -10,6 +10,8 @@
 //!   application memory), and the exit paths;
 //! - [`recorder`] — the capture state and one method per recorded call;
 //! - [`event_sink`], [`event_line`], [`blob_writer`] — writing the archive;
+//! - [`hsa_regions`] — the built-in HSA region producer
+//!   (`regions/hsa.ndjson`, off unless `hrr-cap --hsa-regions`);
 //! - [`live_allocs`], [`code_objects`] (with [`handle_hasher`]),
 //!   [`kernel_args`] — what the events need to know; [`launch_memo`], the
 //!   repeat-launch path;
@@ -42,6 +44,7 @@ pub mod fork_policy;
 pub mod guard;
 pub mod handle_hasher;
 pub mod hip_types;
+pub mod hsa_regions;
 pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;

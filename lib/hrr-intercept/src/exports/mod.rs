@@ -1,5 +1,7 @@
 //! The exported C entry points: HIP functions with the exact signatures of
-//! Debian's `hip_runtime_api.h` (HIP 5.2), plus `_exit`/`_Exit`.
+//! Debian's `hip_runtime_api.h` (HIP 5.2), plus `_exit`/`_Exit`, plus two HSA
+//! pool functions ([`hsa`], `hsa_ext_amd.h`) that only do anything under
+//! `hrr-cap --hsa-regions`.
 //!
 //! Every wrapper has the same shape ([`intercept`]): resolve the next
 //! definition once (`real!`), forward the application's arguments unchanged,
@@ -14,6 +16,7 @@
 //! binds to this definition (issue 5 item 4).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+pub mod hsa;
 pub mod launch;
 pub mod memory;
 pub mod module;

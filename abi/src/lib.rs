@@ -349,6 +349,7 @@ pub mod intercept_all {
     pub use hrr_intercept::hip::exports::{
         launch::*, memory::*, module::*, proc_address::*, sync::*,
     };
+    pub use hrr_intercept::hsa::exports::*;
     pub use hrr_intercept::interpose::process_exit::*;
 }
 
@@ -367,6 +368,17 @@ pub mod intercept {
         use crate::debian_hip as r;
         use crate::intercept_all as o;
         intercept_hip!("debian_hip")
+    };
+
+    /// The HSA pool functions of the built-in region producer, against
+    /// bindgen of Debian's `hsa_ext_amd.h`.
+    pub const VS_DEBIAN_HSA: &[Check] = {
+        use crate::debian_hsa as r;
+        use crate::intercept_all as o;
+        checks!["debian_hsa", "hrr_intercept::hsa::exports";
+            hsa_amd_memory_pool_allocate(memory_pool, size, flags, ptr),
+            hsa_amd_memory_pool_free(ptr),
+        ]
     };
 
     pub const VS_REFERENCE: &[Check] = &[
@@ -436,6 +448,7 @@ macro_rules! assert_noreturn_exit {
 pub const INTERCEPT: &[&[Check]] = &[
     intercept::VS_HIP_RUNTIME_SYS,
     intercept::VS_DEBIAN_HIP,
+    intercept::VS_DEBIAN_HSA,
     intercept::VS_REFERENCE,
 ];
 #[cfg(not(feature = "intercept"))]

@@ -13,6 +13,9 @@ use crate::error::CapError;
 use crate::intercept_lib;
 use crate::summary::{ArchiveSummary, child_archives};
 
+/// The capture library's switch for its HSA region producer (its `config`).
+pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
+
 /// Runs the capture; `Ok` carries the exit status hrr-cap should end with.
 pub fn run(args: &Args) -> Result<u8, CapError> {
     let app = &args.command[0];
@@ -38,6 +41,12 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         preload_value(&lib, std::env::var_os("LD_PRELOAD")),
     );
     cmd.env("HRR_OUT", &dir);
+    // Only the flag turns the HSA producer on, never an inherited variable.
+    if args.hsa_regions {
+        cmd.env(ENV_HSA_REGIONS, "1");
+    } else {
+        cmd.env_remove(ENV_HSA_REGIONS);
+    }
     match args.platform {
         PlatformArg::Auto => {}
         PlatformArg::Hip => {

@@ -120,11 +120,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     match &archive {
         Some(a) => {
-            let path = append_to_archive(a, &args.name, &records)?;
+            let done = append_to_archive(a, &args.name, &records)?;
+            for s in &done.shared {
+                eprintln!("hrr-sidecar: note: {s}");
+            }
             eprintln!(
                 "hrr-sidecar: appended {} record(s) to {}",
                 records.len(),
-                path.display()
+                done.path.display()
             );
         }
         None => {

@@ -9,7 +9,11 @@
 //! Before anything is written, records are checked: no zero-sized `add`, no
 //! range that wraps the address space, and no two segments that overlap while
 //! both are live — against each other and against every sidecar already in
-//! the archive. Appending to `DIR/regions/NAME.ndjson` happens under an
+//! the archive. One exception: a segment that *another* region file declares
+//! over the same range, or over a range one of the two contains, is the same
+//! memory seen by two producers (the capture library's `regions/hsa.ndjson`
+//! and the application's `HRR_SEGMENT` lines, say); replay backs the two as
+//! one segment, so it is accepted and reported as [`Shared`]. Appending to `DIR/regions/NAME.ndjson` happens under an
 //! exclusive lock, and by writing the whole new file to a temporary and
 //! renaming it, so a reader (or a crash) sees the old file or the new one.
 //!
@@ -532,12 +536,14 @@ pub fn validate_name(name: &str) -> Result<&str, SidecarError> {
 }
 
 /// Appends `records` to `ARCHIVE/regions/NAME.ndjson` atomically, after
-/// checking them against every region file of the archive. Returns the path.
+/// checking them against every region file of the archive; also returns the
+/// new segments that other region files already declare (accepted: see the
+/// module docs).
 pub fn append_to_archive(
     archive: &Archive,
     name: &str,
     records: &[(RegionRecord, Origin)],
-) -> Result<PathBuf, SidecarError> {
+) -> Result<Appended, SidecarError> {
     let stem = validate_name(name)?;
     let regions = archive.path().join(REGIONS_DIR);
     fs::create_dir_all(&regions).map_err(|source| SidecarError::Io {
@@ -571,7 +577,14 @@ pub fn append_to_archive(
     if path.exists() {
         hrr_core::region_record::read_region_ndjson(&path)?;
     }
-    check_overlaps(&existing_records(archive)?, records)?;
+    let (same_file, other_files): (Vec<_>, Vec<_>) = existing_records(archive)?
+        .into_iter()
+        .partition(|(_, o)| match o {
+            Origin::Record { path: p, .. } => p.file_name() == path.file_name(),
+            _ => true,
+        });
+    check_overlaps(&same_file, records)?;
+    let shared = shared_with_other_files(&other_files, records)?;
 
     let mut bytes = match fs::read(&path) {
         Ok(b) => b,
@@ -588,7 +601,113 @@ pub fn append_to_archive(
         path: path.clone(),
         source,
     })?;
-    Ok(path)
+    Ok(Appended { path, shared })
+}
+
+/// What [`append_to_archive`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// The sidecar written.
+    pub path: PathBuf,
+    /// New segments another region file already declares.
+    pub shared: Vec<Shared>,
+}
+
+/// A new segment that a segment of another region file covers, or that covers
+/// one, while both are live: two producers' views of the same memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shared {
+    pub origin: Origin,
+    pub base: u64,
+    pub size: u64,
+    pub other_origin: Origin,
+    pub other_base: u64,
+    pub other_size: u64,
+}
+
+impl fmt::Display for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if (self.base, self.size) == (self.other_base, self.other_size) {
+            "is also declared by".to_string()
+        } else {
+            format!(
+                "shares memory with segment {:#x}+{} from",
+                self.other_base, self.other_size
+            )
+        };
+        write!(
+            f,
+            "{}: segment {:#x}+{} {how} {}; replay backs them as one",
+            self.origin, self.base, self.size, self.other_origin
+        )
+    }
+}
+
+/// Checks the new segments of `new` against the segments of other region
+/// files (`others`): a pair live at the same time whose ranges are equal or
+/// nested is [`Shared`]; any other overlap is [`SidecarError::Overlap`].
+/// Pairs within `new` are [`check_overlaps`]'s business.
+pub fn shared_with_other_files(
+    others: &[(RegionRecord, Origin)],
+    new: &[(RegionRecord, Origin)],
+) -> Result<Vec<Shared>, SidecarError> {
+    // Each segment's lifetime: from its `add` to the `del` of its base.
+    let lives_of = |recs: &[(RegionRecord, Origin)]| {
+        let mut all: Vec<&(RegionRecord, Origin)> = recs.iter().collect();
+        all.sort_by_key(|(r, _)| r.t);
+        let mut lives: Vec<(RegionRecord, Origin, u64)> = Vec::new();
+        let mut open: HashMap<u64, usize> = HashMap::new();
+        for (r, o) in all {
+            if r.kind != RegionKind::Segment {
+                continue;
+            }
+            match r.op {
+                RegionOp::Add => {
+                    open.insert(r.base, lives.len());
+                    lives.push((*r, o.clone(), u64::MAX));
+                }
+                RegionOp::Del => {
+                    if let Some(i) = open.remove(&r.base) {
+                        lives[i].2 = r.t;
+                    }
+                }
+            }
+        }
+        lives
+    };
+    let old = lives_of(others);
+    let mut shared = Vec::new();
+    for (n, n_origin, n_until) in lives_of(new) {
+        let n_end = n.base.saturating_add(n.size);
+        for (o, o_origin, o_until) in &old {
+            let o_end = o.base.saturating_add(o.size);
+            let overlap = n.base < o_end && o.base < n_end && n.t < *o_until && o.t < n_until;
+            if !overlap {
+                continue;
+            }
+            let nested =
+                (n.base >= o.base && n_end <= o_end) || (o.base >= n.base && o_end <= n_end);
+            if !nested {
+                return Err(SidecarError::Overlap {
+                    origin: n_origin,
+                    base: n.base,
+                    size: n.size,
+                    other_origin: o_origin.clone(),
+                    other_base: o.base,
+                    other_size: o.size,
+                });
+            }
+            shared.push(Shared {
+                origin: n_origin.clone(),
+                base: n.base,
+                size: n.size,
+                other_origin: o_origin.clone(),
+                other_base: o.base,
+                other_size: o.size,
+            });
+        }
+    }
+    Ok(shared)
 }
 
 /// Infers segment sizes for `bases` from the archive's unexplained device
@@ -879,6 +998,40 @@ mod tests {
     }
 
     #[test]
+    fn another_files_segment_over_the_same_memory_is_shared_not_an_error() {
+        let t = tempfile::tempdir().unwrap();
+        // testkit.ndjson plays the capture library's producer file.
+        let dir = ArchiveBuilder::new(Platform::Cpu)
+            .segment(0x10_0000, 0x4000, 0)
+            .write(t.path().join("a"))
+            .unwrap();
+        let a = Archive::open(&dir).unwrap();
+        let same = append_to_archive(&a, "sidecar", &[seg(0x10_0000, 0x4000, 0)]).unwrap();
+        assert_eq!(same.shared.len(), 1, "{:?}", same.shared);
+        assert_eq!(
+            same.shared[0].to_string(),
+            format!(
+                "--base/--size: segment 0x100000+16384 is also declared by {} record 1; \
+                 replay backs them as one",
+                dir.join("regions/testkit.ndjson").display()
+            )
+        );
+        // Nested (a `--size auto` lower bound) is the same memory too.
+        let inner = append_to_archive(&a, "inner", &[seg(0x10_1000, 0x1000, 0)]).unwrap();
+        assert!(
+            inner.shared[0]
+                .to_string()
+                .contains("shares memory with segment 0x100000+16384")
+        );
+        // Within one file, a second declaration is still refused.
+        let e = append_to_archive(&a, "sidecar", &[seg(0x10_0000, 0x4000, 0)]).unwrap_err();
+        assert!(matches!(e, SidecarError::Duplicate { .. }), "{e}");
+        // A partial overlap with another file is still an error.
+        let e = append_to_archive(&a, "partial", &[seg(0x10_3000, 0x2000, 0)]).unwrap_err();
+        assert!(matches!(e, SidecarError::Overlap { .. }), "{e}");
+    }
+
+    #[test]
     fn append_is_checked_against_the_archive() {
         let t = tempfile::tempdir().unwrap();
         let dir = ArchiveBuilder::new(Platform::Cpu)
@@ -886,7 +1039,9 @@ mod tests {
             .write(t.path().join("a"))
             .unwrap();
         let a = Archive::open(&dir).unwrap();
-        let p = append_to_archive(&a, "sidecar", &[seg(0x20_0000, 0x1000, 0)]).unwrap();
+        let p = append_to_archive(&a, "sidecar", &[seg(0x20_0000, 0x1000, 0)])
+            .unwrap()
+            .path;
         assert!(p.ends_with("regions/sidecar.ndjson"));
         append_to_archive(&a, "sidecar.ndjson", &[seg(0x30_0000, 0x1000, 0)]).unwrap();
         assert_eq!(

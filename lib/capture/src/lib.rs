@@ -8,7 +8,8 @@
 //! Layout, one folder per layer:
 //! - [`hip`], [`cuda`] — the two families of C entry points (FFI; the only
 //!   place that reads application memory), each forwarding to the real
-//!   runtime and handing plain values to the recorder;
+//!   runtime and handing plain values to the recorder; [`hsa`], the HSA pool
+//!   entry points and the built-in region producer (`--hsa-regions`);
 //! - [`record`] — family-agnostic recording: the `Recorder` and what events
 //!   need to know (live allocations, code objects, launch arguments);
 //! - [`sink`] — writing the archive: events, blobs, the archive claim;
@@ -29,6 +30,7 @@
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod hip;
+pub mod hsa;
 pub mod interpose;
 pub mod record;
 pub mod sink;

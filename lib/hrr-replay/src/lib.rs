@@ -9,4 +9,5 @@ pub mod compare;
 pub mod device;
 pub mod engine;
 pub mod handle_map;
+pub mod region_segments;
 pub mod region_timeline;

@@ -555,6 +555,9 @@ impl Recorder {
         let Finish::Done { events } = self.sink.finish(api, sys::gettid_raw(), mode) else {
             return;
         };
+        // Region records are written as they happen; make them durable too
+        // before the manifest says the archive is complete.
+        crate::hsa::regions::sync();
         let mut m = self.manifest.lock().unwrap_or_else(PoisonError::into_inner);
         m.complete = !self.sink.failed();
         m.events = events;

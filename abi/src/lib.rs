@@ -347,7 +347,7 @@ pub const CPU_RUNTIME: &[&[Check]] = &[];
 #[doc(hidden)]
 pub mod intercept_all {
     pub use hrr_intercept::exports::{
-        launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*,
+        hsa::*, launch::*, memory::*, module::*, proc_address::*, process_exit::*, sync::*,
     };
 }
 
@@ -366,6 +366,17 @@ pub mod intercept {
         use crate::debian_hip as r;
         use crate::intercept_all as o;
         intercept_hip!("debian_hip")
+    };
+
+    /// The HSA pool functions of the built-in region producer, against
+    /// bindgen of Debian's `hsa_ext_amd.h`.
+    pub const VS_DEBIAN_HSA: &[Check] = {
+        use crate::debian_hsa as r;
+        use crate::intercept_all as o;
+        checks!["debian_hsa", "hrr_intercept::exports::hsa";
+            hsa_amd_memory_pool_allocate(memory_pool, size, flags, ptr),
+            hsa_amd_memory_pool_free(ptr),
+        ]
     };
 
     pub const VS_REFERENCE: &[Check] = &[
@@ -435,6 +446,7 @@ macro_rules! assert_noreturn_exit {
 pub const INTERCEPT: &[&[Check]] = &[
     intercept::VS_HIP_RUNTIME_SYS,
     intercept::VS_DEBIAN_HIP,
+    intercept::VS_DEBIAN_HSA,
     intercept::VS_REFERENCE,
 ];
 #[cfg(not(feature = "intercept"))]

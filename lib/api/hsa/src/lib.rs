@@ -559,15 +559,15 @@ mod tests {
 
     #[test]
     fn symbol_list_matches_fields() {
-        // Every name in SYMBOLS is resolved by `resolve` (kept in sync by hand;
+        // Every name in SYMBOLS is resolved by `resolve_by` (kept in sync by hand;
         // this test fails if one is added to one and not the other).
         // Whitespace (and a trailing comma) is ignored so that rustfmt's line
         // breaks do not matter.
         let src: String = include_str!("lib.rs").split_whitespace().collect();
         for s in SYMBOLS {
             assert!(
-                src.contains(&format!("sym(lib,path,\"{s}\")"))
-                    || src.contains(&format!("sym(lib,path,\"{s}\",)")),
+                src.contains(&format!("sym(get,path,\"{s}\")"))
+                    || src.contains(&format!("sym(get,path,\"{s}\",)")),
                 "{s} not resolved"
             );
         }

@@ -55,7 +55,9 @@ pub struct Args {
     /// Launch only kernels whose name contains this string.
     #[arg(long)]
     pub kernel_filter: Option<String>,
-    /// Synchronise after every launch and report per-kernel times.
+    /// Synchronise after every launch and report per-kernel times; with -o,
+    /// the replay archive also records each launch, copy and memset with its
+    /// device time (`dev_t`, `dev_ns`).
     #[arg(long)]
     pub timing: bool,
     /// Pinned host memory (MiB) for large uploads kept between uses on a GPU

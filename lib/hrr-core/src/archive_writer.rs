@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
-use crate::event::{Event, Op};
+use crate::event::{DevTime, Event, Op};
 use crate::hex::BlobId;
 use crate::manifest::{ArchiveKind, Manifest, ManifestError, Platform};
 
@@ -169,7 +169,13 @@ impl ArchiveWriter {
     /// Buffers one event; writes the buffer out when it is large or old.
     /// Events carry their own `seq` (a replay archive keeps the capture's).
     pub fn append(&mut self, event: &Event) -> Result<(), WriteError> {
-        event.write_line(&mut self.buf);
+        self.append_timed(event, None)
+    }
+
+    /// [`ArchiveWriter::append`] with a timed replay's device timing
+    /// (`dev_t`, `dev_ns`) on the line when given.
+    pub fn append_timed(&mut self, event: &Event, dev: Option<DevTime>) -> Result<(), WriteError> {
+        event.write_line_timed(dev, &mut self.buf);
         self.written += 1;
         self.next_seq = self.next_seq.max(event.seq.saturating_add(1));
         if self.buf.len() >= FLUSH_BYTES || self.last_flush.elapsed() >= FLUSH_INTERVAL {
@@ -191,6 +197,11 @@ impl ArchiveWriter {
     /// Places blob `id` from another archive's store here (hard link when
     /// possible), verifying its content first.
     pub fn adopt_blob(&mut self, src: &BlobStore, id: &BlobId) -> Result<CopyOutcome, WriteError> {
+        if self.blob_ids.contains(id) {
+            // Placed (and verified) by this writer already: a timed replay
+            // adopts a kernel's code object once per launch it records.
+            return Ok(CopyOutcome::AlreadyPresent);
+        }
         let outcome = self.blobs.copy_from(src, id)?;
         self.blob_ids.insert(*id);
         Ok(outcome)

@@ -22,7 +22,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, EventError};
+use crate::event::{DevTime, Event, EventError, Wire};
 
 /// How strictly to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,6 +118,8 @@ pub struct EventReader<R = BufReader<File>> {
     line: u64,
     bytes_read: u64,
     warnings: Vec<Warning>,
+    /// `dev_t`/`dev_ns` of the event last returned.
+    dev_time: Option<DevTime>,
     done: bool,
 }
 
@@ -150,6 +152,7 @@ impl<R: BufRead> EventReader<R> {
             line: 0,
             bytes_read: 0,
             warnings: Vec::new(),
+            dev_time: None,
             done: false,
         }
     }
@@ -168,6 +171,12 @@ impl<R: BufRead> EventReader<R> {
     /// Takes the warnings collected so far.
     pub fn take_warnings(&mut self) -> Vec<Warning> {
         std::mem::take(&mut self.warnings)
+    }
+
+    /// The device timing of the event `next` returned last, when it has one
+    /// (events a timed replay wrote; see [`DevTime`]).
+    pub fn dev_time(&self) -> Option<DevTime> {
+        self.dev_time
     }
 
     /// The last line number read (1-based).
@@ -225,20 +234,25 @@ impl<R: BufRead> EventReader<R> {
 struct ParsedLine {
     bytes: u64,
     terminated: bool,
-    parsed: Option<Result<Event, EventError>>,
+    parsed: Option<Result<(Event, Option<DevTime>), EventError>>,
 }
 
 /// Parses one line; `None` for a blank one. The scanner handles the common
 /// shape, serde everything else.
-fn parse_line(line: &[u8]) -> Option<Result<Event, EventError>> {
+fn parse_line(line: &[u8]) -> Option<Result<(Event, Option<DevTime>), EventError>> {
     let text = line.trim_ascii();
     if text.is_empty() {
         return None;
     }
-    Some(match crate::wire_scanner::scan(text) {
-        Some(wire) => Event::from_wire(wire),
-        None => Event::parse(text),
-    })
+    let wire = match crate::wire_scanner::scan(text) {
+        Some(wire) => wire,
+        None => match serde_json::from_slice::<Wire<'_>>(text) {
+            Ok(wire) => wire,
+            Err(e) => return Some(Err(EventError::Json(e.to_string()))),
+        },
+    };
+    let dev = wire.dev_time();
+    Some(Event::from_wire(wire).map(|e| (e, dev)))
 }
 
 impl<R: BufRead> Iterator for EventReader<R> {
@@ -269,7 +283,10 @@ impl<R: BufRead> Iterator for EventReader<R> {
             self.bytes_read += n;
             let Some(parsed) = parsed else { continue };
             match parsed {
-                Ok(event) => return Some(Ok(event)),
+                Ok((event, dev)) => {
+                    self.dev_time = dev;
+                    return Some(Ok(event));
+                }
                 Err(EventError::UnknownOp(op)) => {
                     if self.options.strict {
                         let line = self.line;
@@ -444,6 +461,27 @@ mod tests {
             );
             assert_eq!(r.bytes_read(), text.len() as u64);
         }
+    }
+
+    #[test]
+    fn device_timing_of_each_event_is_kept() {
+        let mut timed = Vec::new();
+        Event::parse(line(2).as_bytes())
+            .unwrap()
+            .write_line_timed(Some(DevTime { t: 50, ns: 7 }), &mut timed);
+        let text = format!(
+            "{}{}{}",
+            line(1),
+            String::from_utf8(timed).unwrap(),
+            line(3)
+        );
+        let mut r = EventReader::from_reader(text.as_bytes(), "e");
+        let got: Vec<_> =
+            std::iter::from_fn(|| r.next().map(|e| (e.unwrap().seq, r.dev_time()))).collect();
+        assert_eq!(
+            got,
+            [(1, None), (2, Some(DevTime { t: 50, ns: 7 })), (3, None)]
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 mod address_space;
 mod blob_cache;
 mod code_cache;
+mod dev_clock;
 #[cfg(test)]
 mod mem_device;
 mod options;

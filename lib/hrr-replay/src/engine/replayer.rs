@@ -9,6 +9,7 @@ use crate::device::{Device, DeviceError, Launch, LaunchArg};
 use crate::engine::address_space::{AddressSpace, Unmapped};
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
+use crate::engine::dev_clock::DevClock;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
@@ -17,7 +18,7 @@ use crate::region_timeline::RegionClass;
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::ArchiveWriter;
 use hrr_core::event::arg_offsets;
-use hrr_core::event::{Dir, Event, KernelArg, MemKind, Op};
+use hrr_core::event::{DevTime, Dir, Event, KernelArg, MemKind, Op};
 use hrr_core::hex::Addr;
 
 /// Events per batch handed from the parser thread, and batches in flight.
@@ -56,6 +57,8 @@ pub struct Replayer<'a> {
     scratch: Vec<u8>,
     /// Reused kernarg buffer.
     kernarg: Vec<u8>,
+    /// Device times of the operations `--timing` records into `out`.
+    clock: DevClock,
 }
 
 impl<'a> Replayer<'a> {
@@ -82,6 +85,7 @@ impl<'a> Replayer<'a> {
             timings: HashMap::new(),
             scratch: Vec::new(),
             kernarg: Vec::new(),
+            clock: DevClock::default(),
         }
     }
 
@@ -218,6 +222,40 @@ impl<'a> Replayer<'a> {
             let _ = self.dev.event_destroy(e);
         }
         self.code.unload_all(self.dev);
+        self.clock.release(self.dev);
+    }
+
+    /// `--timing` with a replay archive: device work is timed on the device
+    /// and recorded into the archive.
+    fn timed(&self) -> bool {
+        self.opts.timing && self.out.is_some()
+    }
+
+    /// Records a timed launch, copy or memset into the replay archive with
+    /// its device time. The archive stays self-contained: a launch's code
+    /// object is adopted into it, an upload's source blob is left out.
+    fn record_timed(&mut self, e: &Event, dev: Option<DevTime>) -> Result<(), ReplayError> {
+        let (Some(out), Some(_)) = (self.out.as_deref_mut(), dev) else {
+            return Ok(());
+        };
+        let format =
+            |err: hrr_core::archive_writer::WriteError| ReplayError::Format(err.to_string());
+        let mut rec;
+        let event = match &e.op {
+            Op::Launch { code, .. } => {
+                out.adopt_blob(self.archive.blobs(), code).map_err(format)?;
+                e
+            }
+            Op::Memcpy { blob: Some(_), .. } => {
+                rec = e.clone();
+                if let Op::Memcpy { blob, .. } = &mut rec.op {
+                    *blob = None;
+                }
+                &rec
+            }
+            _ => e,
+        };
+        out.append_timed(event, dev).map_err(format)
     }
 
     fn fatal(e: &Event, what: impl Into<String>) -> ReplayError {
@@ -346,18 +384,27 @@ impl<'a> Replayer<'a> {
             } => {
                 let live = self.device_operand(e, "memset dst", *dst, *size)?;
                 let stream = self.stream(e, *stream)?;
-                let r = if *width <= 1 {
-                    self.dev.memset(live, *value as u8, *size, stream)
-                } else {
+                if *width > 1 {
                     // Wider patterns are rare; write them as a pattern copy.
                     let pattern = value.to_le_bytes();
                     let w = usize::from((*width).min(4));
                     self.scratch.clear();
                     self.scratch
                         .extend((0..*size as usize).map(|i| pattern[i % w]));
-                    self.dev.copy_h2d(live, &self.scratch, stream)
-                };
-                r.map_err(|err| Self::dev_err(e, err))?;
+                }
+                let timed = self.timed();
+                let scratch = &self.scratch;
+                let dev_time = self
+                    .clock
+                    .around(timed, self.dev, stream, |d| {
+                        if *width <= 1 {
+                            d.memset(live, *value as u8, *size, stream)
+                        } else {
+                            d.copy_h2d(live, scratch, stream)
+                        }
+                    })
+                    .map_err(|err| Self::dev_err(e, err))?;
+                self.record_timed(e, dev_time)?;
             }
             Op::Launch {
                 name,
@@ -470,6 +517,7 @@ impl<'a> Replayer<'a> {
         blob: Option<hrr_core::hex::BlobId>,
     ) -> Result<(), ReplayError> {
         let stream = self.stream(e, stream)?;
+        let timed = self.timed();
         match dir {
             Dir::H2d => {
                 // Only the device destination is translated; `src` is a host pointer.
@@ -507,10 +555,13 @@ impl<'a> Replayer<'a> {
                     ));
                 }
                 let t0 = Instant::now();
-                dev.copy_h2d(live, bytes, stream)
+                let dev_time = self
+                    .clock
+                    .around(timed, dev, stream, |d| d.copy_h2d(live, bytes, stream))
                     .map_err(|err| Self::dev_err(e, err))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
+                self.record_timed(e, dev_time)?;
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
@@ -532,12 +583,14 @@ impl<'a> Replayer<'a> {
                     }
                 };
                 let t0 = Instant::now();
-                let r = dev.copy_d2h(buf, live, stream);
+                let r = self
+                    .clock
+                    .around(timed, dev, stream, |d| d.copy_d2h(buf, live, stream));
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
                 let result = r
                     .map_err(|err| Self::dev_err(e, err))
-                    .and_then(|()| self.check_d2h(e, blob, buf));
+                    .and_then(|dev_time| self.check_d2h(e, blob, buf, dev_time));
                 if let Some(b) = pinned {
                     self.pinned.give_back(b);
                 }
@@ -547,9 +600,13 @@ impl<'a> Replayer<'a> {
             Dir::D2d => {
                 let d = self.device_operand(e, "d2d dst", dst, size)?;
                 let s = self.device_operand(e, "d2d src", src, size)?;
-                self.dev
-                    .copy_d2d(d, s, size, stream)
+                let dev_time = self
+                    .clock
+                    .around(timed, self.dev, stream, |dev| {
+                        dev.copy_d2d(d, s, size, stream)
+                    })
                     .map_err(|err| Self::dev_err(e, err))?;
+                self.record_timed(e, dev_time)?;
             }
             // Host to host touches no device state.
             Dir::H2h => {}
@@ -562,6 +619,7 @@ impl<'a> Replayer<'a> {
         e: &Event,
         blob: Option<hrr_core::hex::BlobId>,
         actual: &[u8],
+        dev_time: Option<DevTime>,
     ) -> Result<(), ReplayError> {
         if let Some(out) = self.out.as_deref_mut() {
             let id = out
@@ -571,7 +629,7 @@ impl<'a> Replayer<'a> {
             if let Op::Memcpy { blob, .. } = &mut rec.op {
                 *blob = Some(id);
             }
-            out.append(&rec)
+            out.append_timed(&rec, dev_time)
                 .map_err(|err| ReplayError::Format(err.to_string()))?;
         }
         let Some(id) = blob else {
@@ -681,8 +739,11 @@ impl<'a> Replayer<'a> {
         };
         if self.opts.timing {
             let t0 = Instant::now();
-            self.dev
-                .launch(&launch)
+            let dev_time = self
+                .clock
+                .around(self.out.is_some(), self.dev, Some(stream), |d| {
+                    d.launch(&launch)
+                })
                 .map_err(|err| Self::dev_err(e, err))?;
             self.dev
                 .stream_sync(stream)
@@ -698,6 +759,7 @@ impl<'a> Replayer<'a> {
             t.launches += 1;
             t.total_ms += ms;
             t.max_ms = t.max_ms.max(ms);
+            self.record_timed(e, dev_time)?;
         } else {
             self.dev
                 .launch(&launch)
@@ -887,6 +949,74 @@ mod tests {
         let mut dev = MemDevice::new(true);
         assert_eq!(replay(b, &mut dev, 64 << 20).d2h_exact, 1);
         assert!(dev.host_buffers.is_empty());
+    }
+
+    #[test]
+    fn timing_records_device_work_with_device_times_into_the_replay_archive() {
+        use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
+        use hrr_core::event_reader::ReadOptions;
+        use hrr_core::manifest::ArchiveKind;
+
+        let data = pattern(4096, 5);
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 8192)
+            .h2d(DEV, &data)
+            .memset(DEV + 4096, 7, 4096)
+            .d2d(DEV + 4096, DEV, 4096)
+            .d2h(DEV, &data);
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        for timing in [false, true] {
+            let dir = t.path().join(format!("r-{timing}.hrr"));
+            let mut out = ArchiveWriter::create(
+                &dir,
+                ArchiveKind::Replay,
+                Platform::Cpu,
+                ManifestExtra::default(),
+            )
+            .unwrap();
+            let opts = ReplayOptions {
+                timing,
+                ..ReplayOptions::default()
+            };
+            let mut dev = MemDevice::new(false);
+            let mut pinned = PinnedHost::new(0);
+            let r = Replayer::new(
+                &mut dev,
+                &archive,
+                &opts,
+                AddressSpace::default(),
+                Some(&mut out),
+                &mut pinned,
+            );
+            let (s, e) = r.run(|_| {});
+            assert!(e.is_none() && s.d2h_exact == 1, "{e:?} {s:?}");
+            out.finish().unwrap();
+            let mut reader = Archive::open(&dir)
+                .unwrap()
+                .events(ReadOptions::strict())
+                .unwrap();
+            let mut got = Vec::new();
+            while let Some(ev) = reader.next() {
+                let ev = ev.unwrap();
+                let timed = reader.dev_time().is_some();
+                let blob = matches!(ev.op, Op::Memcpy { blob: Some(_), .. });
+                got.push((ev.op.name(), ev.seq, timed, blob));
+            }
+            let want: &[_] = if timing {
+                // The upload's blob stays in the capture; the D2H keeps the bytes read back.
+                &[
+                    ("memcpy", 1, true, false),
+                    ("memset", 2, true, false),
+                    ("memcpy", 3, true, false),
+                    ("memcpy", 4, true, true),
+                    ("eof", 5, false, false),
+                ]
+            } else {
+                &[("memcpy", 4, false, true), ("eof", 5, false, false)]
+            };
+            assert_eq!(got, want, "timing {timing}");
+        }
     }
 
     #[test]

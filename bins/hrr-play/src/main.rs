@@ -5,6 +5,7 @@ mod args;
 mod backend;
 mod info;
 mod play;
+mod repair;
 
 use std::process::ExitCode;
 

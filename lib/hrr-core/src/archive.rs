@@ -18,6 +18,9 @@ use crate::hex::BlobId;
 use crate::manifest::{Manifest, ManifestError};
 use crate::region_record::{RegionError, RegionStream, load_region_file};
 
+/// Lock file a capture creates in its archive, holding its pid.
+pub const OWNER_FILE: &str = ".hrr-owner";
+
 /// An archive could not be opened, read or repaired.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -27,6 +30,8 @@ pub enum ArchiveError {
     NotDir { path: PathBuf },
     #[error("{}: events file missing; is this an hrr archive?", path.display())]
     MissingEvents { path: PathBuf },
+    #[error("{}: is a {kind}, not the events file (a regular file)", path.display())]
+    EventsNotFile { path: PathBuf, kind: &'static str },
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error(transparent)]
@@ -64,8 +69,23 @@ impl Archive {
         }
         let manifest = Manifest::read(&dir)?;
         let events = dir.join(EVENTS_FILE);
-        if !events.is_file() {
-            return Err(ArchiveError::MissingEvents { path: events });
+        match fs::symlink_metadata(&events) {
+            Ok(m) if m.is_file() => {}
+            Ok(m) => {
+                return Err(ArchiveError::EventsNotFile {
+                    path: events,
+                    kind: crate::safe_fs::kind_name(&m),
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(ArchiveError::MissingEvents { path: events });
+            }
+            Err(source) => {
+                return Err(ArchiveError::Io {
+                    path: events,
+                    source,
+                });
+            }
         }
         let blobs = BlobStore::of_archive(&dir);
         Ok(Archive {
@@ -86,6 +106,58 @@ impl Archive {
     /// Whether the writer finished cleanly (`complete:true`).
     pub fn is_complete(&self) -> bool {
         self.manifest.complete
+    }
+
+    /// Why the archive is incomplete (`None` when it is complete), in the
+    /// user's terms, from the best evidence there is: the reason its writer
+    /// recorded (`"incomplete"` in the manifest, e.g. `disk full`), a
+    /// capture process that is still running (its pid in `.hrr-owner`), a
+    /// torn last line (the writer died mid-write), or else a writer that
+    /// died or was killed before writing its `eof`.
+    pub fn incomplete_reason(&self) -> Option<String> {
+        if self.manifest.complete {
+            return None;
+        }
+        if let Some(why) = self.manifest.incomplete_reason() {
+            let lost = self
+                .manifest
+                .extra
+                .get("lost_events")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            return Some(if lost > 0 {
+                format!("{why}; {lost} events lost")
+            } else {
+                why.to_string()
+            });
+        }
+        if let Some(pid) = self.owner_pid()
+            && process_alive(pid)
+        {
+            return Some(format!(
+                "still being written: capture process {pid} is running"
+            ));
+        }
+        if last_byte(&self.events_path()).is_some_and(|b| b != b'\n') {
+            return Some("torn last line: the writer died mid-write".into());
+        }
+        Some(match self.manifest.kind {
+            crate::manifest::ArchiveKind::Capture => {
+                "no eof: the capture was killed or died before finishing".into()
+            }
+            crate::manifest::ArchiveKind::Replay => {
+                "no eof: the replay stopped before finishing".into()
+            }
+        })
+    }
+
+    /// The pid in `.hrr-owner`, if the file is there and holds one.
+    fn owner_pid(&self) -> Option<i32> {
+        let path = self.dir.join(OWNER_FILE);
+        let bytes =
+            crate::safe_fs::read_limited(&path, crate::safe_fs::Follow::No, 64, "lock file")
+                .ok()?;
+        std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
     }
 
     pub fn events_path(&self) -> PathBuf {
@@ -112,6 +184,13 @@ impl Archive {
     /// [`Archive::region_files`], reporting an unreadable `regions/`.
     pub fn try_region_files(&self) -> Result<Vec<PathBuf>, ArchiveError> {
         let dir = self.dir.join(REGIONS_DIR);
+        // Nothing inside an archive is a symlink (docs/FORMAT.md).
+        if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ArchiveError::Io {
+                path: dir,
+                source: io::Error::other("is a symbolic link; refusing to follow it"),
+            });
+        }
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -148,6 +227,29 @@ impl Archive {
             .map(|p| load_region_file(p).map_err(ArchiveError::from))
             .collect()
     }
+}
+
+/// Whether process `pid` exists (signal 0 checks without sending anything).
+fn process_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 performs only the existence/permission check.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The last byte of a regular file (`None`: empty, missing or unreadable).
+fn last_byte(path: &Path) -> Option<u8> {
+    use std::os::unix::fs::FileExt;
+    let (f, meta) = crate::safe_fs::open_regular(path, crate::safe_fs::Follow::No).ok()?;
+    let len = meta.len();
+    if len == 0 {
+        return None;
+    }
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, len - 1).ok()?;
+    Some(b[0])
 }
 
 /// The blobs an operation refers to (copy payloads and code objects).

@@ -16,10 +16,16 @@
 //!   order with what was lost).
 //! - An unknown `op` is a newer hrr's addition: [`Warning::UnknownOp`] and
 //!   skipped, or an error with [`ReadOptions::strict`].
+//! - An event after the `eof` trailer is an error: a finished archive was
+//!   appended to, and nothing after its end can be trusted.
+//! - A line longer than [`MAX_LINE`] is an error, so that a file of one
+//!   endless line cannot take all memory; the events file itself must be a
+//!   regular file (a FIFO would block the reader for ever).
+//!
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::event::{Event, EventError};
@@ -77,6 +83,9 @@ impl fmt::Display for Warning {
 pub enum ReadError {
     #[error("{}: {source}", path.display())]
     Open { path: PathBuf, source: io::Error },
+    /// Not a regular file, or a symlink inside the archive.
+    #[error(transparent)]
+    File(crate::safe_fs::OpenError),
     #[error("{}:{line}: read failed: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -101,7 +110,7 @@ impl ReadError {
     /// The 1-based line the error is about (0 when opening failed).
     pub fn line(&self) -> u64 {
         match self {
-            ReadError::Open { .. } => 0,
+            ReadError::Open { .. } | ReadError::File(_) => 0,
             ReadError::Io { line, .. }
             | ReadError::Malformed { line, .. }
             | ReadError::UnknownOp { line, .. } => *line,
@@ -119,18 +128,30 @@ pub struct EventReader<R = BufReader<File>> {
     bytes_read: u64,
     warnings: Vec<Warning>,
     done: bool,
+    /// Line of the `eof` trailer, once read.
+    eof_line: Option<u64>,
 }
+
+/// Longest event line read (a launch with a 1 MiB argument buffer is a
+/// little over 2 MiB of hex).
+pub const MAX_LINE: u64 = 16 << 20;
 
 /// Read buffer size: large enough that a syscall is amortised over hundreds of lines.
 const READ_BUFFER: usize = 256 * 1024;
 
 impl EventReader<BufReader<File>> {
-    /// Opens an events file.
+    /// Opens an events file: a regular file inside an archive (a symlink,
+    /// FIFO or device is refused).
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
+        use crate::safe_fs::{Follow, OpenError, open_regular};
         let path = path.as_ref();
-        let file = File::open(path).map_err(|source| ReadError::Open {
-            path: path.to_path_buf(),
-            source,
+        let (file, _) = open_regular(path, Follow::No).map_err(|e| match e {
+            OpenError::Io { path, source } => ReadError::Open { path, source },
+            OpenError::NotFound { path } => ReadError::Open {
+                path,
+                source: io::ErrorKind::NotFound.into(),
+            },
+            e => ReadError::File(e),
         })?;
         Ok(
             EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path)
@@ -151,6 +172,7 @@ impl<R: BufRead> EventReader<R> {
             bytes_read: 0,
             warnings: Vec::new(),
             done: false,
+            eof_line: None,
         }
     }
 
@@ -205,16 +227,29 @@ impl<R: BufRead> EventReader<R> {
             return Ok(Some(ParsedLine {
                 bytes: pos as u64 + 1,
                 terminated: true,
+                too_long: false,
                 parsed,
             }));
         }
-        // The line straddles the buffer's end (or is the unterminated last one).
+        // The line straddles the buffer's end (or is the unterminated last
+        // one); read at most one byte more than a line may have.
         self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf)?;
+        let n = (&mut self.reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut self.buf)?;
+        if n as u64 > MAX_LINE {
+            return Ok(Some(ParsedLine {
+                bytes: n as u64,
+                terminated: false,
+                too_long: true,
+                parsed: None,
+            }));
+        }
         let terminated = self.buf.last() == Some(&b'\n');
         Ok(Some(ParsedLine {
             bytes: n as u64,
             terminated,
+            too_long: false,
             parsed: parse_line(&self.buf),
         }))
     }
@@ -225,6 +260,8 @@ impl<R: BufRead> EventReader<R> {
 struct ParsedLine {
     bytes: u64,
     terminated: bool,
+    /// Longer than [`MAX_LINE`]: not read to its end.
+    too_long: bool,
     parsed: Option<Result<Event, EventError>>,
 }
 
@@ -249,6 +286,7 @@ impl<R: BufRead> Iterator for EventReader<R> {
             let ParsedLine {
                 bytes: n,
                 terminated,
+                too_long,
                 parsed,
             } = match self.read_line() {
                 Ok(Some(line)) => line,
@@ -267,9 +305,33 @@ impl<R: BufRead> Iterator for EventReader<R> {
             };
             self.line += 1;
             self.bytes_read += n;
+            if too_long {
+                let line = self.line;
+                return self.fail(ReadError::Malformed {
+                    path: self.path.clone(),
+                    line,
+                    reason: format!("line longer than {MAX_LINE} bytes"),
+                });
+            }
             let Some(parsed) = parsed else { continue };
+            if let Some(eof) = self.eof_line {
+                let line = self.line;
+                return self.fail(ReadError::Malformed {
+                    path: self.path.clone(),
+                    line,
+                    reason: format!(
+                        "event after the eof trailer of line {eof}; the archive was written to \
+                         after it was finished"
+                    ),
+                });
+            }
             match parsed {
-                Ok(event) => return Some(Ok(event)),
+                Ok(event) => {
+                    if matches!(event.op, crate::event::Op::Eof { .. }) {
+                        self.eof_line = Some(self.line);
+                    }
+                    return Some(Ok(event));
+                }
                 Err(EventError::UnknownOp(op)) => {
                     if self.options.strict {
                         let line = self.line;

@@ -14,6 +14,7 @@ pub mod hex;
 pub mod hrrr;
 pub mod manifest;
 pub mod region_record;
+pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod wire_scanner;

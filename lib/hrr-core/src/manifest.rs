@@ -19,6 +19,11 @@ pub const FORMAT_NAME: &str = "hrr";
 pub const FORMAT_VERSION: u32 = 1;
 /// File name of the manifest inside an archive directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
+/// Largest manifest read: a few hundred bytes in practice (the `argv` of a
+/// long command line included).
+pub const MAX_MANIFEST: u64 = 1 << 20;
+/// Manifest field a writer that could not finish sets to why (`"disk full"`).
+pub const INCOMPLETE_FIELD: &str = "incomplete";
 
 /// What produced the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -102,6 +107,8 @@ fn is_false(b: &bool) -> bool {
 pub enum ManifestError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Open(#[from] crate::safe_fs::OpenError),
     #[error("{}: invalid manifest: {reason}", path.display())]
     Invalid { path: PathBuf, reason: String },
     #[error("{} is not an hrr archive (format {found:?}, expected \"hrr\")", archive.display())]
@@ -142,15 +149,25 @@ impl Manifest {
         }
     }
 
-    /// Reads `DIR/manifest.json` and checks format and version.
+    /// Reads `DIR/manifest.json` and checks format and version. The file
+    /// must be a regular file (not a symlink, FIFO or device) of at most
+    /// [`MAX_MANIFEST`] bytes.
     pub fn read(archive_dir: impl AsRef<Path>) -> Result<Manifest, ManifestError> {
         let dir = archive_dir.as_ref();
         let path = dir.join(MANIFEST_FILE);
-        let bytes = std::fs::read(&path).map_err(|source| ManifestError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = crate::safe_fs::read_limited(
+            &path,
+            crate::safe_fs::Follow::No,
+            MAX_MANIFEST,
+            "manifest",
+        )?;
         Manifest::parse(&bytes, dir)
+    }
+
+    /// Why the writer could not finish, when it said so
+    /// ([`INCOMPLETE_FIELD`], e.g. `"disk full"`).
+    pub fn incomplete_reason(&self) -> Option<&str> {
+        self.extra.get(INCOMPLETE_FIELD).and_then(Value::as_str)
     }
 
     /// Parses manifest bytes of the archive at `archive_dir` (used in messages).
@@ -215,25 +232,30 @@ impl Manifest {
     }
 }
 
-/// Writes `dir/name` through `dir/.name.tmp-PID` + fsync + rename + dir fsync.
+/// Writes `dir/name` through `dir/.name.tmp-PID-N` + fsync + rename + dir
+/// fsync. Everything goes through a descriptor of `dir`: the temporary is
+/// created `O_EXCL | O_NOFOLLOW` (`0600`) and renamed over `name` (a
+/// symlink at `name` is replaced, never followed).
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let d = crate::safe_fs::DirFd::open(dir, crate::safe_fs::Follow::Yes)?;
+    let tmp = format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = d.create_file(&tmp, false)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, dir.join(name))?;
-        sync_dir(dir)
+        d.rename(&tmp, name)?;
+        d.sync()
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = d.remove_file(&tmp);
     }
     result
-}
-
-/// fsyncs a directory so a rename inside it is durable.
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    std::fs::File::open(dir)?.sync_all()
 }
 
 #[cfg(test)]

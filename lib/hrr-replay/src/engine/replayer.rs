@@ -9,14 +9,15 @@ use crate::device::{Device, DeviceError, Launch, LaunchArg};
 use crate::engine::address_space::{AddressSpace, Unmapped};
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
+use crate::engine::launch_check;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
+use crate::engine::watchdog::FINAL_SYNC;
 use crate::handle_map::HandleMap;
 use crate::region_timeline::RegionClass;
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::ArchiveWriter;
-use hrr_core::event::arg_offsets;
 use hrr_core::event::{Dir, Event, KernelArg, MemKind, Op};
 use hrr_core::hex::Addr;
 
@@ -88,8 +89,12 @@ impl<'a> Replayer<'a> {
     /// Replays every event; `progress` is called with the count done so far.
     pub fn run(mut self, mut progress: impl FnMut(u64)) -> (ReplaySummary, Option<ReplayError>) {
         let start = Instant::now();
-        self.summary.regions_records = self.space.regions.records().len() as u64;
-        self.summary.regions_streams = self.space.regions.streams() as u64;
+        // Regions loaded with `--no-regions` only recognise pointers; they are
+        // not reported as in use.
+        if self.space.regions_enabled {
+            self.summary.regions_records = self.space.regions.records().len() as u64;
+            self.summary.regions_streams = self.space.regions.streams() as u64;
+        }
         let reader = match self.archive.events(self.opts.read) {
             Ok(r) => r,
             Err(e) => return (self.summary, Some(ReplayError::Format(e.to_string()))),
@@ -146,6 +151,9 @@ impl<'a> Replayer<'a> {
                     (a.min(event.t), b.max(event.t))
                 }));
                 self.summary.events += 1;
+                if let Some(p) = &self.opts.progress {
+                    p.enter(event.seq);
+                }
                 if let Err(e) = self.step(event) {
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
@@ -181,6 +189,9 @@ impl<'a> Replayer<'a> {
             self.summary.warnings.push(w.to_string());
         }
         self.summary.warnings.extend(self.pinned.take_warning());
+        if let Some(p) = &self.opts.progress {
+            p.enter(FINAL_SYNC);
+        }
         if error.is_none()
             && let Err(e) = self.dev.device_sync()
         {
@@ -375,7 +386,9 @@ impl<'a> Replayer<'a> {
                     self.summary.skipped_filtered += 1;
                     return Ok(());
                 }
-                self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)?;
+                if !self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)? {
+                    return Ok(()); // skipped: not replayed
+                }
             }
             Op::StreamCreate { stream } => {
                 let s = self
@@ -613,8 +626,11 @@ impl<'a> Replayer<'a> {
         shmem: u32,
         stream: Addr,
         args: &[KernelArg],
-    ) -> Result<(), ReplayError> {
+    ) -> Result<bool, ReplayError> {
         let stream = self.stream(e, Some(stream))?.unwrap_or(0);
+        launch_check::check_grid(grid, block).map_err(|why| Self::fatal(e, why))?;
+        let (offsets, end) =
+            launch_check::kernarg_layout(args).map_err(|why| Self::fatal(e, why))?;
         let archive = self.archive;
         let func = self
             .code
@@ -628,44 +644,22 @@ impl<'a> Replayer<'a> {
             .map_err(|err| Self::fatal(e, format!("kernel {name}: {err}")))?;
         // Assemble the kernarg buffer in place (reused across launches),
         // translating every recorded device pointer, top-level or embedded.
-        let offsets = arg_offsets(args);
-        let end = args
-            .iter()
-            .zip(&offsets)
-            .map(|(a, &o)| o as usize + a.hex.0.len())
-            .max()
-            .unwrap_or(0);
+        // Sizes and offsets were bounded by `kernarg_layout`.
         let mut kernarg = std::mem::take(&mut self.kernarg);
         kernarg.clear();
         kernarg.resize(end, 0);
-        for (i, (arg, &base)) in args.iter().zip(&offsets).enumerate() {
-            let base = base as usize;
-            let bytes = &mut kernarg[base..base + arg.hex.0.len()];
-            bytes.copy_from_slice(&arg.hex.0);
-            for &off in &arg.ptrs {
-                let off = off as usize;
-                let Some(word) = bytes.get(off..off + 8) else {
-                    return Err(Self::fatal(
-                        e,
-                        format!(
-                            "launch arg {i}: pointer offset {off} outside its {} bytes",
-                            bytes.len()
-                        ),
-                    ));
-                };
-                let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-                if value == 0 {
-                    continue;
-                }
-                let live = self.arg_pointer(e, i, off, value)?;
-                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+        let assembled = self.translate_args(e, args, &offsets, &mut kernarg);
+        if let Err(err) = assembled {
+            self.kernarg = kernarg;
+            // A pointer replay cannot translate: the kernel would run on a
+            // capture-time address. Never launched; under
+            // --continue-on-error skipped and counted.
+            if self.opts.continue_on_error {
+                eprintln!("hrr-play: error: {err}; launch skipped");
+                self.summary.skipped_untranslatable += 1;
+                return Ok(false);
             }
-            for off in self.declared_pointers(bytes, &arg.ptrs) {
-                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-                let live = self.arg_pointer(e, i, off, value)?;
-                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
-                self.summary.declared_ptrs += 1;
-            }
+            return Err(err);
         }
         let launch_args = [LaunchArg {
             offset: 0,
@@ -705,43 +699,49 @@ impl<'a> Replayer<'a> {
         }
         self.kernarg = kernarg;
         self.summary.launches += 1;
-        Ok(())
+        Ok(true)
     }
 }
 
 impl Replayer<'_> {
-    /// Offsets of words in an argument that point into memory only a sidecar
-    /// declares. The recorder matched argument words against the allocations
-    /// it saw; memory it never saw (an HSA pool, a driver-API allocation) can
-    /// only be recognised here, once the sidecar says it exists. Same rules
-    /// as capture: every byte offset, values and low halves below 0x10000
-    /// skipped; words the capture already marked are left alone.
-    fn declared_pointers(&self, bytes: &[u8], known: &[u32]) -> Vec<usize> {
-        let mut found = Vec::new();
-        if !self.space.regions_enabled || self.space.regions.records().is_empty() {
-            return found;
-        }
-        let covered = |off: usize| {
-            known
-                .iter()
-                .any(|&k| off + 8 > k as usize && off < k as usize + 8)
-        };
-        let mut off = 0;
-        while off + 8 <= bytes.len() {
-            let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-            let plausible = v >= 0x10000 && (v as u32) >= 0x10000;
-            if plausible
-                && self.space.regions.may_contain(v)
-                && !covered(off)
-                && self.space.regions.classify(v) != RegionClass::None
-            {
-                found.push(off);
-                off += 8;
-            } else {
-                off += 1;
+    /// Copies each argument into `kernarg` at its offset and translates its
+    /// pointers: the ones the capture marked, and unmarked words that point
+    /// into recorded or declared memory ([`launch_check::unmarked_pointers`]).
+    /// Any pointer that does not translate is an error: the launch must not run.
+    fn translate_args(
+        &mut self,
+        e: &Event,
+        args: &[KernelArg],
+        offsets: &[u32],
+        kernarg: &mut [u8],
+    ) -> Result<(), ReplayError> {
+        for (i, (arg, &base)) in args.iter().zip(offsets).enumerate() {
+            let base = base as usize;
+            let bytes = &mut kernarg[base..base + arg.hex.0.len()];
+            bytes.copy_from_slice(&arg.hex.0);
+            for &off in &arg.ptrs {
+                let off = off as usize;
+                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+                if value == 0 {
+                    continue;
+                }
+                let live = self.arg_pointer(e, i, off, value)?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+            }
+            let unmarked = launch_check::unmarked_pointers(
+                bytes,
+                &arg.ptrs,
+                &self.space.allocs,
+                &self.space.regions,
+            );
+            for off in unmarked {
+                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+                let live = self.arg_pointer(e, i, off, value)?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+                self.summary.declared_ptrs += 1;
             }
         }
-        found
+        Ok(())
     }
 }
 
@@ -765,6 +765,7 @@ fn describe_unmapped(role: &str, u: &Unmapped) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrr_core::event::arg_offsets;
     use hrr_core::hex::HexBytes;
 
     fn arg(size: u32, offset: Option<u32>) -> KernelArg {

@@ -3,11 +3,16 @@
 //! A launch publishes a job; idle workers and the launching thread itself take
 //! block indices from the job's atomic counter. No thread is spawned per launch;
 //! a single-block launch runs on the calling thread without waking anyone.
+//!
+//! Blocks run through [`crate::fault::call`]: a block that faults (a bad
+//! pointer) ends the launch with a [`Fault`] instead of killing the process;
+//! blocks not yet started are then skipped, as a GPU abandons a faulted grid.
 
+use crate::fault::{self, Fault};
 use crate::ffi::{CpuKernelFn, CpuLaunch, Dim3};
 use std::cell::RefCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// Kernel argument buffer, 16-byte aligned, inline up to 256 bytes.
@@ -72,6 +77,9 @@ struct Job {
     total: u64,
     next: AtomicU64,
     done: AtomicU64,
+    /// The first fault a block raised; later blocks are skipped.
+    fault: Mutex<Option<Fault>>,
+    faulted: AtomicBool,
     finished: Mutex<bool>,
     finished_cv: Condvar,
 }
@@ -107,7 +115,13 @@ impl Job {
             if b >= self.total {
                 return;
             }
-            self.run_block(b, shared);
+            if !self.faulted.load(Ordering::Relaxed)
+                && let Err(f) = self.run_block(b, shared)
+            {
+                self.faulted.store(true, Ordering::Relaxed);
+                let mut first = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert(f);
+            }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.total {
                 let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
                 *f = true;
@@ -116,7 +130,7 @@ impl Job {
         }
     }
 
-    fn run_block(&self, b: u64, shared: *mut u8) {
+    fn run_block(&self, b: u64, shared: *mut u8) -> Result<(), Fault> {
         let gx = u64::from(self.grid.x);
         let gy = u64::from(self.grid.y);
         let block_idx = Dim3 {
@@ -138,7 +152,14 @@ impl Job {
         // by the launcher's Arc<Function> until the job completes), and `kernarg`
         // points at an argument buffer of the kernel's declared size that outlives
         // the job (the launcher waits for every block before releasing it).
-        unsafe { (self.entry)(&launch, self.kernarg as *const c_void) };
+        unsafe { fault::call(self.entry, &launch, self.kernarg as *const c_void) }
+    }
+
+    fn result(&self) -> Result<(), Fault> {
+        match *self.fault.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
     }
 
     fn wait(&self) {
@@ -214,7 +235,9 @@ impl Pool {
         })
     }
 
-    /// Runs every block of a launch and returns when all have finished.
+    /// Runs every block of a launch and returns when all have finished, or
+    /// the first [`Fault`] a block raised (blocks not started by then are
+    /// skipped).
     ///
     /// # Safety
     /// `entry` must be a live CPU kernel and `kernarg` a buffer of the kernel's
@@ -227,12 +250,13 @@ impl Pool {
         block: Dim3,
         shmem: usize,
         kernarg: *const c_void,
-    ) {
+    ) -> Result<(), Fault> {
         // Runtime::launch refused grids whose volume overflows.
         let total = grid.volume().unwrap_or(0);
         if total == 0 {
-            return;
+            return Ok(());
         }
+        fault::install();
         let job = Job {
             entry,
             grid,
@@ -242,12 +266,14 @@ impl Pool {
             total,
             next: AtomicU64::new(0),
             done: AtomicU64::new(0),
+            fault: Mutex::new(None),
+            faulted: AtomicBool::new(false),
             finished: Mutex::new(false),
             finished_cv: Condvar::new(),
         };
         if total == 1 || self.spawn_workers() == 0 {
             job.work();
-            return;
+            return job.result();
         }
         let job = Arc::new(job);
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -257,6 +283,7 @@ impl Pool {
         self.shared.cv.notify_all();
         job.work();
         job.wait();
+        job.result()
     }
 }
 
@@ -317,7 +344,8 @@ mod tests {
                     shmem,
                     (&acc as *const [AtomicU64; 2]).cast(),
                 )
-            };
+            }
+            .unwrap();
             let n = grid.volume().unwrap();
             assert_eq!(
                 acc[0].load(Ordering::Relaxed),

@@ -108,7 +108,12 @@ impl Device for HipDevice {
             }
         };
         self.check(call, code)?;
-        // Replay promises zero-filled memory; runtimes do not.
+        // Replay promises zero-filled memory; runtimes do not, except hrr's
+        // CPU runtime, whose fresh allocations are untouched zero pages:
+        // filling them would commit every page of a large allocation.
+        if self.rt.is_cpu() {
+            return Ok(p as u64);
+        }
         match mem {
             MemKind::Device | MemKind::Managed => {
                 // SAFETY: `p` is a fresh device allocation of `n` bytes.
@@ -323,6 +328,32 @@ impl Device for HipDevice {
     }
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        // hipModuleLoadData takes a bare pointer and reads as far as the
+        // image's headers say: an image that is empty, or whose headers
+        // describe more than `image` holds, would be read past its end.
+        match hrr_codeobj::read_image_extent(|n| image.get(..n)) {
+            Ok(len) if len <= image.len() => {}
+            Ok(len) => {
+                return Err(DeviceError {
+                    call: "hipModuleLoadData",
+                    code: -1,
+                    message: format!(
+                        "code object headers describe {len} bytes, the image holds {}",
+                        image.len()
+                    ),
+                });
+            }
+            Err(e) => {
+                return Err(DeviceError {
+                    call: "hipModuleLoadData",
+                    code: -1,
+                    message: format!(
+                        "refusing a code object of {} bytes that the runtime would read past its end: {e}",
+                        image.len()
+                    ),
+                });
+            }
+        }
         let mut m: ffi::HipModule = std::ptr::null_mut();
         // SAFETY: `image` stays alive for the call; the runtime copies what it keeps.
         let code = unsafe { (self.rt.api.hipModuleLoadData)(&mut m, image.as_ptr().cast()) };

@@ -356,6 +356,79 @@ mod tests {
         }
     }
 
+    /// Writes through the pointer in its argument, for blocks >= the
+    /// threshold in the second word (and counts the blocks that ran).
+    unsafe extern "C" fn poke(l: *const CpuLaunch, arg: *const c_void) {
+        // SAFETY: the pool passes a valid launch; `arg` is [target, threshold, counter].
+        let (l, a) = unsafe { (&*l, &*(arg as *const [usize; 3])) };
+        // SAFETY: a[2] points at an AtomicU64 that outlives the launch.
+        unsafe { &*(a[2] as *const AtomicU64) }.fetch_add(1, Ordering::Relaxed);
+        if l.block_idx.x as usize >= a[1] {
+            // SAFETY: deliberately not: the test's bad address.
+            unsafe { std::ptr::write_volatile(a[0] as *mut u64, 1) };
+        }
+    }
+
+    #[test]
+    fn a_faulting_kernel_is_an_error_not_a_dead_process() {
+        let pool = Pool::new();
+        for (grid, threshold) in [(1u32, 0usize), (64, 10), (5000, 4999)] {
+            let ran = AtomicU64::new(0);
+            let arg = [8usize, threshold, &ran as *const AtomicU64 as usize];
+            // SAFETY: `poke` matches the kernel ABI; `arg` outlives the call;
+            // its bad write is what the pool must survive.
+            let r = unsafe {
+                pool.run(
+                    poke,
+                    Dim3::new(grid, 1, 1),
+                    Dim3::new(1, 1, 1),
+                    0,
+                    arg.as_ptr().cast(),
+                )
+            };
+            let f = r.unwrap_err();
+            assert_eq!((f.signal, f.addr), (libc::SIGSEGV, 8), "grid {grid}");
+            assert_eq!(f.hip_error(), crate::fault::ILLEGAL_ADDRESS);
+            assert!(ran.load(Ordering::Relaxed) <= u64::from(grid));
+            // The pool still works afterwards, on every thread.
+            let ok = [usize::MAX, usize::MAX, &ran as *const AtomicU64 as usize];
+            // SAFETY: as above; no block writes.
+            unsafe {
+                pool.run(
+                    poke,
+                    Dim3::new(grid, 1, 1),
+                    Dim3::new(1, 1, 1),
+                    0,
+                    ok.as_ptr().cast(),
+                )
+            }
+            .unwrap();
+        }
+    }
+
+    /// A fault outside any kernel still kills the process (the handler
+    /// passes it on): checked in a child process running this test binary.
+    #[test]
+    fn a_fault_outside_a_kernel_is_not_swallowed() {
+        if std::env::var_os("HRR_FAULT_CHILD").is_some() {
+            crate::fault::install();
+            // SAFETY: deliberately not: the fault the parent expects.
+            unsafe { std::ptr::write_volatile(16 as *mut u64, 1) };
+            std::process::exit(0);
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "exec::tests::a_fault_outside_a_kernel_is_not_swallowed",
+                "--nocapture",
+            ])
+            .env("HRR_FAULT_CHILD", "1")
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{out:?}");
+    }
+
     #[test]
     fn kernargs_alignment_and_size() {
         for len in [0, 24, 256, 257, 4096] {

@@ -49,6 +49,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         progress: progress.clone(),
     };
     let incomplete = archive.incomplete_reason();
+    // Events the application made, when the capture knows how many it lost.
+    let recorded = archive
+        .manifest()
+        .extra
+        .get("lost_events")
+        .and_then(serde_json::Value::as_u64)
+        .map(|lost| archive.manifest().events + lost);
     let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
     eprintln!(
@@ -147,7 +154,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // A replay of part of a capture proves less than a PASS says.
     let verdict = match (&incomplete, code) {
         (Some(_), 0) if args.strict => Verdict::FailIncomplete,
-        (Some(_), 0) => Verdict::Partial,
+        (Some(_), 0) => Verdict::Partial(recorded),
         (_, 0) => Verdict::Pass,
         _ => Verdict::Fail,
     };
@@ -167,8 +174,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verdict {
     Pass,
-    /// Passed, but the capture is incomplete: `PASS (partial: …)`, exit 0.
-    Partial,
+    /// Passed, but the capture is incomplete: `PASS (partial: …)`, exit 0;
+    /// with the number of events the application made, when known.
+    Partial(Option<u64>),
     /// Passed, the capture is incomplete and `--strict` was given: exit 1.
     FailIncomplete,
     Fail,
@@ -177,22 +185,23 @@ enum Verdict {
 impl Verdict {
     fn exit_code(self, code: u8) -> u8 {
         match self {
-            Verdict::Pass | Verdict::Partial => 0,
+            Verdict::Pass | Verdict::Partial(_) => 0,
             Verdict::FailIncomplete => 1,
             Verdict::Fail => code,
         }
     }
 
     fn passed(self) -> bool {
-        matches!(self, Verdict::Pass | Verdict::Partial)
+        matches!(self, Verdict::Pass | Verdict::Partial(_))
     }
 
     fn line(self, s: &ReplaySummary) -> String {
         match self {
             Verdict::Pass => "PASS".into(),
-            Verdict::Partial => format!(
+            Verdict::Partial(recorded) => format!(
                 "PASS (partial: {} of {} events; capture incomplete)",
-                s.replayed, s.events
+                s.replayed,
+                recorded.unwrap_or(s.events).max(s.replayed)
             ),
             Verdict::FailIncomplete => "FAIL (capture incomplete; --strict)".into(),
             Verdict::Fail => "FAIL".into(),
@@ -293,7 +302,7 @@ fn report(
         let mut v = serde_json::to_value(s)?;
         v["iterations_ms"] = serde_json::json!(iteration_ms);
         v["result"] = serde_json::json!(if verdict.passed() { "PASS" } else { "FAIL" });
-        v["partial"] = serde_json::json!(verdict == Verdict::Partial);
+        v["partial"] = serde_json::json!(matches!(verdict, Verdict::Partial(_)));
         v["capture_incomplete"] = serde_json::json!(incomplete);
         v["exit_code"] = serde_json::json!(exit);
         writeln!(out, "{v}")?;

@@ -230,6 +230,32 @@ impl Manifest {
         };
         write_atomic(dir, MANIFEST_FILE, self.to_json().as_bytes()).map_err(io_err)
     }
+
+    /// Overwrites `DIR/manifest.json` in place (not atomic): the fallback
+    /// when [`Manifest::write_atomic`] fails for lack of space, since the
+    /// existing file's block holds a manifest without allocating anything.
+    /// The file must exist and be a regular file (a symlink is refused).
+    pub fn write_in_place(&self, archive_dir: impl AsRef<Path>) -> Result<(), ManifestError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = archive_dir.as_ref();
+        let path = dir.join(MANIFEST_FILE);
+        let io_err = |source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(io_err)?;
+        if !f.metadata().map_err(io_err)?.is_file() {
+            return Err(io_err(io::Error::other("not a regular file")));
+        }
+        let json = self.to_json();
+        f.write_all(json.as_bytes()).map_err(io_err)?;
+        f.set_len(json.len() as u64).map_err(io_err)?;
+        f.sync_all().map_err(io_err)
+    }
 }
 
 /// Writes `dir/name` through `dir/.name.tmp-PID-N` + fsync + rename + dir

@@ -263,25 +263,7 @@ impl Manifest {
 /// created `O_EXCL | O_NOFOLLOW` (`0600`) and renamed over `name` (a
 /// symlink at `name` is replaced, never followed).
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let d = crate::safe_fs::DirFd::open(dir, crate::safe_fs::Follow::Yes)?;
-    let tmp = format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let result = (|| {
-        let mut f = d.create_file(&tmp, false)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        d.rename(&tmp, name)?;
-        d.sync()
-    })();
-    if result.is_err() {
-        let _ = d.remove_file(&tmp);
-    }
-    result
+    crate::safe_fs::DirFd::open(dir, crate::safe_fs::Follow::Yes)?.write_atomic(name, bytes)
 }
 
 #[cfg(test)]

@@ -371,6 +371,32 @@ impl DirFd {
         Ok(())
     }
 
+    /// Writes `name` atomically: a temporary `.NAME.tmp-PID-N` created here
+    /// (`O_EXCL | O_NOFOLLOW`, `0600`), fsynced, renamed over `name` (a
+    /// symlink at `name` is replaced, never followed), then this directory
+    /// fsynced. A failure removes the temporary.
+    pub fn write_atomic(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let tmp = format!(
+            ".{name}.tmp-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let result = (|| {
+            let mut f = self.create_file(&tmp, false)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            self.rename(&tmp, name)?;
+            self.sync()
+        })();
+        if result.is_err() {
+            let _ = self.remove_file(&tmp);
+        }
+        result
+    }
+
     /// fsyncs the directory (makes renames and creations in it durable).
     pub fn sync(&self) -> io::Result<()> {
         // SAFETY: fsync on a descriptor we own.

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("hrr-diff: error: {e:#}");
+            eprintln!("hrr-diff: error: {}", hrr_core::message::chain(&*e));
             ExitCode::from(2)
         }
     }

@@ -75,7 +75,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                     ..Default::default()
                 },
             )
-            .with_context(|| format!("creating replay archive {}", path.display()))?,
+            .context("creating the replay archive")?,
         ),
         None => None,
     };

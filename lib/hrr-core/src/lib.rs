@@ -13,6 +13,7 @@ pub mod event_reader;
 pub mod hex;
 pub mod hrrr;
 pub mod manifest;
+pub mod message;
 pub mod region_record;
 pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]

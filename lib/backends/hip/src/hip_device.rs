@@ -409,6 +409,13 @@ impl Device for HipDevice {
                 extra.as_mut_ptr(),
             )
         };
-        self.check("hipModuleLaunchKernel", code)
+        // "invalid argument" alone does not say which: name what was passed.
+        self.check("hipModuleLaunchKernel", code).map_err(|mut e| {
+            e.message = format!(
+                "{} (launched with grid {:?}, block {:?}, shmem {} bytes, {} bytes of arguments)",
+                e.message, l.grid, l.block, l.shmem, size
+            );
+            e
+        })
     }
 }

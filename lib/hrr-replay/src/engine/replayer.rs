@@ -251,9 +251,18 @@ impl<'a> Replayer<'a> {
         addr: Addr,
         len: u64,
     ) -> Result<u64, ReplayError> {
-        self.space
-            .translate_or_materialise(self.dev, addr.0, len)
-            .map_err(|u| Self::fatal(e, describe_unmapped(role, &u)))
+        match self.space.translate_or_materialise(self.dev, addr.0, len) {
+            Ok(live) => Ok(live),
+            // The start is mapped, the end is not: say so, with the allocation.
+            Err(_) if let Some(a) = self.space.allocs.find(addr.0) => Err(Self::fatal(
+                e,
+                format!(
+                    "{role} {addr} + {len} overruns the allocation at {:#x} (size {})",
+                    a.base, a.size
+                ),
+            )),
+            Err(u) => Err(Self::fatal(e, describe_unmapped(role, &u))),
+        }
     }
 
     /// A pointer in kernel argument `i` at byte `off`, through the shared path.
@@ -595,6 +604,16 @@ impl<'a> Replayer<'a> {
             .blobs
             .get(self.archive.blobs(), &id)
             .map_err(|err| Self::fatal(e, err.to_string()))?;
+        if expected.len() != actual.len() {
+            return Err(Self::fatal(
+                e,
+                format!(
+                    "d2h of {} bytes, but its expected blob {id} holds {} bytes",
+                    actual.len(),
+                    expected.len()
+                ),
+            ));
+        }
         let c = compare(&expected, actual, &self.opts.tolerance);
         match c.verdict {
             Verdict::Exact => self.summary.d2h_exact += 1,

@@ -75,7 +75,10 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     }
     let incomplete: Vec<(&'static str, String)> = [&a, &b]
         .into_iter()
-        .filter_map(|x| x.incomplete_reason().map(|why| (x.manifest().kind.as_str(), why)))
+        .filter_map(|x| {
+            x.incomplete_reason()
+                .map(|why| (x.manifest().kind.as_str(), why))
+        })
         .collect();
     if args.json {
         let mut doc = serde_json::to_value(&report).context("serialising the report")?;

@@ -605,8 +605,7 @@ pub fn append_to_archive(
     for (r, _) in records {
         bytes.extend_from_slice(r.to_line().as_bytes());
     }
-    dir.write_atomic(&file_name, &bytes)
-        .map_err(io_at(&path))?;
+    dir.write_atomic(&file_name, &bytes).map_err(io_at(&path))?;
     Ok(path)
 }
 

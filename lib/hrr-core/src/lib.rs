@@ -10,6 +10,8 @@ pub mod archive_writer;
 pub mod blob_store;
 pub mod event;
 pub mod event_reader;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod hex;
 pub mod hrrr;
 pub mod manifest;

@@ -4,8 +4,8 @@ mod address_space;
 mod blob_cache;
 mod code_cache;
 pub mod launch_check;
-#[cfg(test)]
-mod mem_device;
+#[cfg(any(test, feature = "testkit"))]
+pub mod mem_device;
 mod options;
 mod pinned_host;
 mod replayer;

@@ -369,13 +369,22 @@ impl<'a> Replayer<'a> {
                 let r = if *width <= 1 {
                     self.dev.memset(live, *value as u8, *size, stream)
                 } else {
-                    // Wider patterns are rare; write them as a pattern copy.
+                    // Wider patterns are rare; write them as pattern copies,
+                    // a bounded chunk at a time (a multiple of 1, 2 and 4).
+                    const CHUNK: u64 = 1 << 20;
                     let pattern = value.to_le_bytes();
                     let w = usize::from((*width).min(4));
                     self.scratch.clear();
                     self.scratch
-                        .extend((0..*size as usize).map(|i| pattern[i % w]));
-                    self.dev.copy_h2d(live, &self.scratch, stream)
+                        .extend((0..(*size).min(CHUNK) as usize).map(|i| pattern[i % w]));
+                    let mut done = 0;
+                    let mut r = Ok(());
+                    while done < *size && r.is_ok() {
+                        let n = (*size - done).min(CHUNK) as usize;
+                        r = self.dev.copy_h2d(live + done, &self.scratch[..n], stream);
+                        done += n as u64;
+                    }
+                    r
                 };
                 r.map_err(|err| Self::dev_err(e, err))?;
             }
@@ -537,6 +546,19 @@ impl<'a> Replayer<'a> {
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
                 let live = self.device_operand(e, "d2h src", src, size)?;
+                // The expected bytes must be as long as the read: checked
+                // before a buffer of `size` bytes is allocated for it.
+                if let Some(id) = blob
+                    && let Ok(expected) = self.archive.blobs().size(&id)
+                    && expected != size
+                {
+                    return Err(Self::fatal(
+                        e,
+                        format!(
+                            "d2h of {size} bytes, but its expected blob {id} holds {expected} bytes"
+                        ),
+                    ));
+                }
                 // Large reads land in pinned memory, as the application's fast ones did.
                 let dev = &mut *self.dev;
                 let mut pinned = if size as usize > blob_cache::MAX_CACHED {

@@ -94,6 +94,17 @@ fn page_size() -> usize {
     if p > 0 { p as usize } else { 4096 }
 }
 
+/// Bytes of physical memory (`usize::MAX` when unknown).
+fn physical_memory() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    if pages > 0 {
+        (pages as usize).saturating_mul(page_size())
+    } else {
+        usize::MAX
+    }
+}
+
 /// Parses `123`, `64G`, `512M`, `4k` (binary units).
 pub fn parse_size(s: &str) -> Option<usize> {
     let s = s.trim();
@@ -234,6 +245,12 @@ impl Memory {
         flags: u32,
     ) -> Result<usize, HipError> {
         let page = page_size();
+        // Host memory a GPU runtime hands out is pinned: never more than
+        // the machine has (a lazily backed mapping would accept anything,
+        // and fail only when touched).
+        if size > physical_memory() {
+            return Err(err::OUT_OF_MEMORY);
+        }
         let mapped = size.checked_add(page - 1).ok_or(err::OUT_OF_MEMORY)? & !(page - 1);
         // SAFETY: a fresh anonymous mapping; no existing memory is affected.
         let p = unsafe {

@@ -141,7 +141,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let code = match &error {
         Some(ReplayError::Format(msg)) => {
-            eprintln!("hrr-play: error: {}: {msg}", args.archive.display());
+            // Reader errors name their file (inside the archive) already.
+            let archive = args.archive.display().to_string();
+            if msg.contains(&archive) {
+                eprintln!("hrr-play: error: {msg}");
+            } else {
+                eprintln!("hrr-play: error: {archive}: {msg}");
+            }
             2
         }
         Some(e @ ReplayError::Fatal { .. }) => {

@@ -212,7 +212,10 @@ impl Archive {
                 .file_name()
                 .to_str()
                 .is_some_and(|n| n.starts_with('.'));
-            if is_region && !hidden && entry.file_type().is_ok_and(|t| t.is_file()) {
+            // Anything but a directory is listed: a FIFO or a symlink under
+            // a region name is then refused by name when loaded, not skipped
+            // in silence.
+            if is_region && !hidden && entry.file_type().is_ok_and(|t| !t.is_dir()) {
                 out.push(path);
             }
         }

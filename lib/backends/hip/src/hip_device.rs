@@ -412,7 +412,7 @@ impl Device for HipDevice {
         // "invalid argument" alone does not say which: name what was passed.
         self.check("hipModuleLaunchKernel", code).map_err(|mut e| {
             e.message = format!(
-                "{} (launched with grid {:?}, block {:?}, shmem {} bytes, {} bytes of arguments)",
+                "{}; launched with grid {:?}, block {:?}, {} bytes of shared memory, {} bytes of arguments",
                 e.message, l.grid, l.block, l.shmem, size
             );
             e

@@ -429,6 +429,101 @@ mod tests {
     }
 
     #[test]
+    fn incomplete_archives_say_why() {
+        let t = tempfile::tempdir().unwrap();
+        let finished = t.path().join("ok.hrr");
+        ArchiveWriter::create(
+            &finished,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        assert_eq!(Archive::open(&finished).unwrap().incomplete_reason(), None);
+        // Died: no eof, whole lines.
+        let died = t.path().join("died.hrr");
+        let mut w = ArchiveWriter::create(
+            &died,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
+        w.append(&memcpy(0, crate::blob_store::hash(b"x"))).unwrap();
+        drop(w);
+        let why = |dir: &Path| Archive::open(dir).unwrap().incomplete_reason().unwrap();
+        assert_eq!(
+            why(&died),
+            "no eof: the capture was killed or died before finishing"
+        );
+        // Still running: the owner pid (this process) is alive.
+        fs::write(died.join(OWNER_FILE), format!("{}\n", std::process::id())).unwrap();
+        assert_eq!(
+            why(&died),
+            format!(
+                "still being written: capture process {} is running",
+                std::process::id()
+            )
+        );
+        fs::remove_file(died.join(OWNER_FILE)).unwrap();
+        // Torn: the last line has no newline.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(died.join(EVENTS_FILE))
+            .unwrap();
+        f.write_all(b"{\"seq\":1").unwrap();
+        assert_eq!(why(&died), "torn last line: the writer died mid-write");
+        // The writer said why: that wins.
+        let stopped = t.path().join("stopped.hrr");
+        let mut w = ArchiveWriter::create(
+            &stopped,
+            ArchiveKind::Replay,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
+        w.append(&memcpy(0, crate::blob_store::hash(b"x"))).unwrap();
+        let m = w
+            .abandon("the replay stopped: event 9 (hipMemcpy): boom")
+            .unwrap();
+        assert!(!m.complete);
+        assert_eq!(m.events, 1);
+        assert_eq!(
+            why(&stopped),
+            "the replay stopped: event 9 (hipMemcpy): boom"
+        );
+    }
+
+    #[test]
+    fn a_non_file_events_or_a_symlinked_regions_dir_is_refused_by_name() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("a.hrr");
+        ArchiveWriter::create(
+            &dir,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        fs::remove_dir(dir.join(REGIONS_DIR)).unwrap();
+        std::os::unix::fs::symlink(t.path(), dir.join(REGIONS_DIR)).unwrap();
+        let e = Archive::open(&dir).unwrap().try_region_files().unwrap_err();
+        assert!(e.to_string().contains("regions: is a symbolic link"), "{e}");
+        fs::remove_file(dir.join(EVENTS_FILE)).unwrap();
+        fs::create_dir(dir.join(EVENTS_FILE)).unwrap();
+        let e = Archive::open(&dir).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("events.ndjson: is a directory, not the events file (a regular file)"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn region_files_are_sorted_and_filtered() {
         let t = tempfile::tempdir().unwrap();
         ArchiveWriter::create(

@@ -417,6 +417,56 @@ mod tests {
     }
 
     #[test]
+    fn an_event_after_eof_is_an_error() {
+        let eof = r#"{"seq":2,"api":"eof","op":"eof","events":2}"#;
+        let text = format!("{}{eof}\n\n{}", line(1), line(3));
+        let (got, _) = read(&text, ReadOptions::default());
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            got[2],
+            Err(
+                "events.ndjson:4: malformed event: event after the eof trailer of line 2; \
+                 the archive was written to after it was finished"
+                    .into()
+            )
+        );
+        // Blank lines after eof are fine.
+        let (got, _) = read(&format!("{eof}\n\n  \n"), ReadOptions::default());
+        assert_eq!(got, vec![Ok(2)]);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_an_error_not_a_buffer() {
+        // An endless line: a reader of zeros never ends, and never buffers
+        // more than the limit.
+        let endless = std::io::BufReader::new(std::io::repeat(b'x'));
+        let mut r = EventReader::from_reader(endless, "zeros");
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("zeros:1: malformed event: line longer than {MAX_LINE} bytes")
+        );
+        assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn only_a_regular_file_is_opened() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("events.ndjson");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = EventReader::open(&fifo, ReadOptions::default())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("is a FIFO, not a regular file; refusing to read it"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn torn_tail_is_recovered_with_a_warning() {
         let full = line(2);
         for cut in 1..full.len() - 1 {

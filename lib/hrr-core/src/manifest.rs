@@ -327,6 +327,38 @@ mod tests {
     }
 
     #[test]
+    fn only_a_bounded_regular_manifest_is_read() {
+        let t = tempfile::tempdir().unwrap();
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        m.write_atomic(t.path()).unwrap();
+        let path = t.path().join(MANIFEST_FILE);
+        let mut big = std::fs::read(&path).unwrap();
+        big.resize(MAX_MANIFEST as usize + 1, b' ');
+        std::fs::write(&path, big).unwrap();
+        let e = Manifest::read(t.path()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than the 1048576 bytes a manifest may have"),
+            "{e}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let e = Manifest::read(t.path()).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        // In place (the full-disk fallback), shorter than what was there.
+        std::fs::remove_file(&path).unwrap();
+        m.argv = vec!["x".repeat(500)];
+        m.write_atomic(t.path()).unwrap();
+        m.argv.clear();
+        m.extra
+            .insert(INCOMPLETE_FIELD.into(), Value::from("disk full"));
+        m.write_in_place(t.path()).unwrap();
+        let back = Manifest::read(t.path()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.incomplete_reason(), Some("disk full"));
+    }
+
+    #[test]
     fn atomic_write_replaces() {
         let t = tempfile::tempdir().unwrap();
         let mut m = Manifest::new(ArchiveKind::Capture, Platform::Amd);

@@ -262,7 +262,7 @@ mod tests {
         let mut allocs = AllocMap::new();
         allocs
             .insert(Alloc {
-                base: 0x7f00_0000_0000,
+                base: 0x7f00_0040_0000,
                 size: 4096,
                 mem: MemKind::Device,
                 live: 0x1000_0000,
@@ -271,8 +271,8 @@ mod tests {
             .unwrap();
         let regions = RegionTimeline::default();
         let mut bytes = vec![0u8; 24];
-        bytes[4..12].copy_from_slice(&0x7f00_0000_0010u64.to_le_bytes());
-        bytes[16..24].copy_from_slice(&0x7f00_0000_2000u64.to_le_bytes()); // past the end
+        bytes[4..12].copy_from_slice(&0x7f00_0040_0010u64.to_le_bytes());
+        bytes[16..24].copy_from_slice(&0x7f00_0040_2000u64.to_le_bytes()); // past the end
         assert_eq!(unmarked_pointers(&bytes, &[], &allocs, &regions), vec![4]);
         assert!(unmarked_pointers(&bytes, &[4], &allocs, &regions).is_empty());
         assert!(unmarked_pointers(&bytes, &[], &AllocMap::new(), &regions).is_empty());

@@ -28,6 +28,8 @@ pub struct MemDevice {
     allocated: u64,
     /// Modules load, functions resolve, launches pack their arguments.
     pub accept_code: bool,
+    /// The packed argument buffer of every launch (with `accept_code`).
+    pub launches: Vec<Vec<u8>>,
 }
 
 struct Buffer(Vec<u8>);
@@ -204,7 +206,7 @@ impl Device for MemDevice {
     }
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
         if self.accept_code {
-            let _ = l.packed_args();
+            self.launches.push(l.packed_args());
             return Ok(());
         }
         Err(unsupported("launch"))

@@ -931,6 +931,81 @@ mod tests {
         assert!(dev.host_buffers.is_empty());
     }
 
+    /// Replays `b` once with `opts` and regions loaded but `enabled` or not.
+    fn replay_with(
+        b: ArchiveBuilder,
+        dev: &mut MemDevice,
+        opts: &ReplayOptions,
+        enabled: bool,
+    ) -> (ReplaySummary, Option<ReplayError>) {
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let space = AddressSpace {
+            regions: crate::engine::load_regions(&archive, false, &mut Vec::new()).unwrap(),
+            regions_enabled: enabled,
+            ..AddressSpace::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        Replayer::new(dev, &archive, opts, space, None, &mut pinned).run(|_| {})
+    }
+
+    #[test]
+    fn unmarked_pointers_into_recorded_memory_are_translated() {
+        use hrr_core::testkit::value_arg;
+        let dev_ptr = 0x7f00_0040_0000u64;
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(dev_ptr, 64)
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![value_arg(&(dev_ptr + 16).to_le_bytes())],
+            );
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        let (s, e) = replay_with(b, &mut dev, &ReplayOptions::default(), false);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(s.launches, 1);
+        assert_eq!(dev.launches, [(0x1000_0000u64 + 16).to_le_bytes().to_vec()]);
+    }
+
+    #[test]
+    fn a_launch_with_an_untranslatable_pointer_is_never_run() {
+        use hrr_core::testkit::ptr_arg;
+        let seg = 0x7e00_0040_0000u64;
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .segment(seg, 4096, 0)
+            .launch("k", b"code", [1, 1, 1], [1, 1, 1], vec![ptr_arg(seg)]);
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        // Fatal by default...
+        let (_, e) = replay_with(b.clone(), &mut dev, &ReplayOptions::default(), false);
+        let e = e.unwrap().to_string();
+        assert!(
+            e.contains("launch arg 0+0 0x7e0000400000 not mapped (in declared segment"),
+            "{e}"
+        );
+        // ...skipped and counted under --continue-on-error.
+        let opts = ReplayOptions {
+            continue_on_error: true,
+            ..ReplayOptions::default()
+        };
+        let (s, e) = replay_with(b, &mut dev, &opts, false);
+        assert!(e.is_none(), "{e:?}");
+        assert!(dev.launches.is_empty(), "the kernel ran");
+        assert_eq!((s.launches, s.skipped_untranslatable), (0, 1));
+        assert!(!s.passed());
+        assert!(
+            s.to_string()
+                .contains("skipped : 1 launches (untranslatable pointer)\n")
+        );
+        assert!(
+            s.to_string().contains("regions : 0 records"),
+            "not in use: {s}"
+        );
+    }
+
     #[test]
     fn natural_packing_aligns_each_argument() {
         let args = [arg(4, None), arg(8, None), arg(2, None), arg(16, None)];

@@ -61,6 +61,12 @@ impl HipDevice {
     }
 }
 
+/// A runtime's "invalid argument" does not say which: name what was passed.
+fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
+    e.message = format!("{}; called with {operands}", e.message);
+    e
+}
+
 fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
@@ -180,6 +186,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(HtoD)", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, {} bytes", src.len())))
     }
 
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
@@ -210,6 +217,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(DtoH)", code)
+            .map_err(|e| with_operands(e, format!("src {src:#x}, {} bytes", dst.len())))
     }
 
     fn copy_d2d(
@@ -239,6 +247,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(DtoD)", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, src {src:#x}, {size} bytes")))
     }
 
     fn memset(
@@ -259,6 +268,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemset", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, {size} bytes")))
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {

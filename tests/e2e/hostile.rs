@@ -237,7 +237,8 @@ fn fifos_devices_and_oversized_files_are_refused_without_hanging() {
     };
     // Every tool that reads the archive, on each kind of damage; each must
     // answer (assert_cmd's timeout turns a hang into a failure).
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    type Damage<'a> = Box<dyn Fn(&Path) + 'a>;
+    let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "events.hrr",
             Box::new(|a: &Path| swap_fifo(&a.join("events.ndjson"))),
@@ -339,6 +340,8 @@ fn fifos_devices_and_oversized_files_are_refused_without_hanging() {
 }
 
 /// Runs `cmd` to its end; its exit status and peak RSS in KiB (wait4).
+// The child is reaped by wait4, which clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn peak_rss_kib(mut cmd: std::process::Command) -> (i32, i64) {
     let child = cmd
         .stdout(Stdio::null())

@@ -15,8 +15,11 @@ use crate::event_reader::{EventReader, ReadOptions};
 use crate::manifest::Manifest;
 use crate::region_record::{RegionRecord, parse_region_ndjson};
 
+/// A fuzz target body.
+pub type Target = fn(&[u8]);
+
 /// The targets, by name (the fuzz crate's binaries and the seed folders).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("event_reader", event_reader),
     ("manifest", manifest),
     ("sidecar", sidecar),

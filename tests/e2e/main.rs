@@ -9,6 +9,7 @@ mod direct;
 mod durability;
 mod engine;
 mod hip_backend;
+mod hostile;
 mod hsa_regions;
 mod replay_diff;
 mod seed;

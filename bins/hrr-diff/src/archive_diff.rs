@@ -231,9 +231,9 @@ fn compare_pair(
 
 /// The D2H copies of one archive, ordered by seq (stable for equal seqs).
 fn d2h_entries(archive: &Archive, warnings: &mut Vec<String>) -> Result<Vec<D2hEntry>, DiffError> {
-    if !archive.is_complete() {
+    if let Some(why) = archive.incomplete_reason() {
         warnings.push(format!(
-            "{}: archive is incomplete (the run did not finish cleanly)",
+            "{}: archive is incomplete ({why})",
             archive.path().display()
         ));
     }

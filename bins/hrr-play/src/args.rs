@@ -76,9 +76,14 @@ pub struct Args {
     /// Report failing events and go on.
     #[arg(long)]
     pub continue_on_error: bool,
-    /// Unknown event ops are errors, not warnings.
+    /// Unknown event ops are errors, not warnings; an incomplete capture
+    /// fails the replay (exit 1).
     #[arg(long)]
     pub strict: bool,
+    /// Seconds without progress (a launch or sync that never returns)
+    /// before the replay is stopped with a fatal error; 0 = never.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub watchdog: u64,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,

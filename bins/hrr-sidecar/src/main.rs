@@ -80,7 +80,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hrr-sidecar: error: {e:#}");
+            eprintln!("hrr-sidecar: error: {}", hrr_core::message::chain(&*e));
             ExitCode::from(2)
         }
     }

@@ -28,21 +28,24 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::{self, OpenOptions};
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use hrr_core::archive::{Archive, ArchiveError};
 use hrr_core::archive_writer::REGIONS_DIR;
 use hrr_core::event::{Dir, Op};
 use hrr_core::event_reader::{ReadError, ReadOptions};
-use hrr_core::manifest::write_atomic;
 use hrr_core::region_record::{
-    RecordProblem, RegionError, RegionKind, RegionOp, RegionRecord, load_region_file,
+    MAX_REGION_FILE, RecordProblem, RegionError, RegionKind, RegionOp, RegionRecord,
+    load_region_file,
 };
+use hrr_core::safe_fs::{DirFd, Follow, OpenError, read_limited};
 use hrr_replay::alloc_map::{Alloc, AllocMap};
+
+/// Longest report line read from stdin (a report line is a few dozen bytes).
+pub const MAX_REPORT_LINE: u64 = 1 << 20;
 
 /// Granularity `--size auto` rounds extents up to.
 pub const AUTO_SIZE_GRANULE: u64 = 4096;
@@ -298,15 +301,35 @@ pub fn requests_from_reports(
     d: &Defaults,
 ) -> Result<Vec<Request>, SidecarError> {
     let mut out = Vec::new();
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|source| SidecarError::Io {
-            path: PathBuf::from(input),
-            source,
-        })?;
+    let mut reader = reader;
+    let mut line = Vec::new();
+    for i in 0u64.. {
+        // Bounded: an endless line (stdin from /dev/zero) is an error, not
+        // a buffer that grows until memory runs out.
+        line.clear();
+        let n = (&mut reader)
+            .take(MAX_REPORT_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|source| SidecarError::Io {
+                path: PathBuf::from(input),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
         let origin = Origin::Line {
             input: input.to_string(),
-            line: i as u64 + 1,
+            line: i + 1,
         };
+        if n as u64 > MAX_REPORT_LINE {
+            return Err(SidecarError::BadReport {
+                origin,
+                reason: format!("line longer than {MAX_REPORT_LINE} bytes; not a report"),
+            });
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
         let text = String::from_utf8_lossy(&line);
         let parsed = parse_report_line(&text, d.size.is_some()).map_err(|reason| {
             SidecarError::BadReport {
@@ -546,25 +569,23 @@ pub fn append_to_archive(
 ) -> Result<Appended, SidecarError> {
     let stem = validate_name(name)?;
     let regions = archive.path().join(REGIONS_DIR);
-    fs::create_dir_all(&regions).map_err(|source| SidecarError::Io {
-        path: regions.clone(),
-        source,
-    })?;
+    // Everything below goes through descriptors of the archive and of
+    // `regions/`, opened without following symlinks: a symlinked `regions/`
+    // or lock file is refused, never written through.
+    let io_at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SidecarError::Io { path, source }
+    };
+    let root = DirFd::open(archive.path(), Follow::Yes).map_err(io_at(archive.path()))?;
+    let dir = root.subdir(REGIONS_DIR).map_err(io_at(&regions))?;
     let file_name = format!("{stem}.ndjson");
     let path = regions.join(&file_name);
 
     // Serialise concurrent hrr-sidecar runs on the same sidecar: the check
     // and the rewrite must see the same file.
-    let lock_path = regions.join(format!(".{file_name}.lock"));
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|source| SidecarError::Io {
-            path: lock_path.clone(),
-            source,
-        })?;
+    let lock_name = format!(".{file_name}.lock");
+    let lock_path = regions.join(&lock_name);
+    let lock = dir.open_or_create(&lock_name).map_err(io_at(&lock_path))?;
     // SAFETY: flock on a descriptor we own; released when `lock` is dropped.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return Err(SidecarError::Io {
@@ -586,10 +607,10 @@ pub fn append_to_archive(
     check_overlaps(&same_file, records)?;
     let shared = shared_with_other_files(&other_files, records)?;
 
-    let mut bytes = match fs::read(&path) {
+    let mut bytes = match read_limited(&path, Follow::No, MAX_REGION_FILE, "region file") {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(source) => return Err(SidecarError::Io { path, source }),
+        Err(OpenError::NotFound { .. }) => Vec::new(),
+        Err(e) => return Err(RegionError::from(e).into()),
     };
     if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
         bytes.push(b'\n');
@@ -597,10 +618,7 @@ pub fn append_to_archive(
     for (r, _) in records {
         bytes.extend_from_slice(r.to_line().as_bytes());
     }
-    write_atomic(&regions, &file_name, &bytes).map_err(|source| SidecarError::Io {
-        path: path.clone(),
-        source,
-    })?;
+    dir.write_atomic(&file_name, &bytes).map_err(io_at(&path))?;
     Ok(Appended { path, shared })
 }
 

@@ -61,6 +61,12 @@ impl HipDevice {
     }
 }
 
+/// A runtime's "invalid argument" does not say which: name what was passed.
+fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
+    e.message = format!("{}; called with {operands}", e.message);
+    e
+}
+
 fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
@@ -108,7 +114,12 @@ impl Device for HipDevice {
             }
         };
         self.check(call, code)?;
-        // Replay promises zero-filled memory; runtimes do not.
+        // Replay promises zero-filled memory; runtimes do not, except hrr's
+        // CPU runtime, whose fresh allocations are untouched zero pages:
+        // filling them would commit every page of a large allocation.
+        if self.rt.is_cpu() {
+            return Ok(p as u64);
+        }
         match mem {
             MemKind::Device | MemKind::Managed => {
                 // SAFETY: `p` is a fresh device allocation of `n` bytes.
@@ -175,6 +186,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(HtoD)", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, {} bytes", src.len())))
     }
 
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
@@ -205,6 +217,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(DtoH)", code)
+            .map_err(|e| with_operands(e, format!("src {src:#x}, {} bytes", dst.len())))
     }
 
     fn copy_d2d(
@@ -234,6 +247,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(DtoD)", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, src {src:#x}, {size} bytes")))
     }
 
     fn memset(
@@ -254,6 +268,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemset", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, {size} bytes")))
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
@@ -323,6 +338,32 @@ impl Device for HipDevice {
     }
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        // hipModuleLoadData takes a bare pointer and reads as far as the
+        // image's headers say: an image that is empty, or whose headers
+        // describe more than `image` holds, would be read past its end.
+        match hrr_codeobj::read_image_extent(|n| image.get(..n)) {
+            Ok(len) if len <= image.len() => {}
+            Ok(len) => {
+                return Err(DeviceError {
+                    call: "hipModuleLoadData",
+                    code: -1,
+                    message: format!(
+                        "code object headers describe {len} bytes, the image holds {}",
+                        image.len()
+                    ),
+                });
+            }
+            Err(e) => {
+                return Err(DeviceError {
+                    call: "hipModuleLoadData",
+                    code: -1,
+                    message: format!(
+                        "refusing a code object of {} bytes that the runtime would read past its end: {e}",
+                        image.len()
+                    ),
+                });
+            }
+        }
         let mut m: ffi::HipModule = std::ptr::null_mut();
         // SAFETY: `image` stays alive for the call; the runtime copies what it keeps.
         let code = unsafe { (self.rt.api.hipModuleLoadData)(&mut m, image.as_ptr().cast()) };
@@ -378,6 +419,13 @@ impl Device for HipDevice {
                 extra.as_mut_ptr(),
             )
         };
-        self.check("hipModuleLaunchKernel", code)
+        // "invalid argument" alone does not say which: name what was passed.
+        self.check("hipModuleLaunchKernel", code).map_err(|mut e| {
+            e.message = format!(
+                "{}; launched with grid {:?}, block {:?}, {} bytes of shared memory, {} bytes of arguments",
+                e.message, l.grid, l.block, l.shmem, size
+            );
+            e
+        })
     }
 }

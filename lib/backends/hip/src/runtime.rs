@@ -75,9 +75,17 @@ impl HipRuntime {
         let shown = path.display().to_string();
         // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
         // library meant to be loaded into any process.
-        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| RuntimeError::Load {
-            path: shown.clone(),
-            reason: e.to_string(),
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| {
+            // dlerror() starts with the path, which the message already names.
+            let text = e.to_string();
+            let reason = text
+                .strip_prefix(&format!("{shown}: "))
+                .map(str::to_string)
+                .unwrap_or(text);
+            RuntimeError::Load {
+                path: shown.clone(),
+                reason,
+            }
         })?;
         let api = HipApi::load(&lib).map_err(|reason| RuntimeError::Symbol {
             path: shown.clone(),

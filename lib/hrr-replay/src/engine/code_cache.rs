@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use crate::device::{Device, DeviceError, Handle};
+use crate::engine::launch_check::check_code_object;
 use hrr_core::hex::BlobId;
 
 #[derive(Debug, Default)]
@@ -92,6 +93,7 @@ enum LoadError {
 /// fat binary) goes to the runtime unchanged.
 fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadError> {
     use hrr_codeobj::{ImageKind, bundle, identify};
+    check_code_object(bytes).map_err(LoadError::Select)?;
     let bundle_bytes = match identify(bytes) {
         ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
         ImageKind::CompressedBundle => std::borrow::Cow::Owned(
@@ -103,6 +105,8 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
     if !target.is_empty() {
         let image =
             bundle::select(&bundle_bytes, &target).map_err(|e| LoadError::Select(e.to_string()))?;
+        check_code_object(&image)
+            .map_err(|why| LoadError::Select(format!("entry for {target}: {why}")))?;
         return dev.module_load(&image).map_err(LoadError::Device);
     }
     let parsed = bundle::parse(&bundle_bytes).map_err(|e| LoadError::Select(e.to_string()))?;
@@ -111,7 +115,7 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
         let Ok(image) = entry.data(&bundle_bytes) else {
             continue;
         };
-        if image.is_empty() {
+        if check_code_object(image).is_err() {
             continue;
         }
         match dev.module_load(image) {

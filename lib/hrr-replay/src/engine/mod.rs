@@ -4,12 +4,14 @@ mod address_space;
 mod blob_cache;
 mod code_cache;
 mod dev_clock;
-#[cfg(test)]
-mod mem_device;
+pub mod launch_check;
+#[cfg(any(test, feature = "testkit"))]
+pub mod mem_device;
 mod options;
 mod pinned_host;
 mod replayer;
 mod summary;
+pub mod watchdog;
 
 pub use address_space::{AddressSpace, Unmapped};
 pub use code_cache::{CodeCache, CodeError};

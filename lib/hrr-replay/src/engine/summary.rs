@@ -55,11 +55,15 @@ pub struct ReplaySummary {
     pub skipped_failed: u64,
     /// Launches left out by `--kernel-filter`.
     pub skipped_filtered: u64,
+    /// Launches not run under `--continue-on-error` because a pointer
+    /// argument could not be translated (the replay then fails).
+    pub skipped_untranslatable: u64,
     pub regions_records: u64,
     pub regions_streams: u64,
     pub region_segs_materialised: u64,
     pub region_segs_failed: u64,
-    /// Argument words recognised at replay as pointers into declared regions.
+    /// Argument words the capture did not mark that replay recognised as
+    /// pointers (into declared regions, or recorded allocations).
     pub declared_ptrs: u64,
     pub d2h_exact: u64,
     pub d2h_tolerance: u64,
@@ -81,7 +85,7 @@ impl ReplaySummary {
     }
 
     pub fn passed(&self) -> bool {
-        self.d2h_fail == 0 && self.errors == 0
+        self.d2h_fail == 0 && self.errors == 0 && self.skipped_untranslatable == 0
     }
 }
 
@@ -95,6 +99,13 @@ impl fmt::Display for ReplaySummary {
         )?;
         if self.skipped_failed > 0 {
             writeln!(f, "skipped : {} failed at capture", self.skipped_failed)?;
+        }
+        if self.skipped_untranslatable > 0 {
+            writeln!(
+                f,
+                "skipped : {} launches (untranslatable pointer)",
+                self.skipped_untranslatable
+            )?;
         }
         if self.skipped_filtered > 0 {
             writeln!(f, "filtered : {} launches", self.skipped_filtered)?;

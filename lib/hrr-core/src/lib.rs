@@ -18,5 +18,5 @@ pub mod region_record;
 pub mod testkit;
 pub mod wire_scanner;
 
-pub use event::{Dir, Event, KernelArg, MemKind, Op};
+pub use event::{Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 pub use hex::{Addr, BlobId, HexBytes};

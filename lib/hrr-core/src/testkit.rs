@@ -267,6 +267,7 @@ impl ArchiveBuilder {
             shmem: 0,
             stream: Addr(0),
             args,
+            attrs: vec![],
         };
         self.event("hipModuleLaunchKernel", op, vec![code.to_vec()])
     }

@@ -384,10 +384,7 @@ impl<'a> Cursor<'a> {
             }
             Some(())
         })?;
-        Some(LaunchAttr {
-            id: id?,
-            hex: hex?,
-        })
+        Some(LaunchAttr { id: id?, hex: hex? })
     }
 
     fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
@@ -613,8 +610,12 @@ mod tests {
     }
 
     fn attr() -> impl Strategy<Value = LaunchAttr> {
-        (any::<u32>(), proptest::collection::vec(any::<u8>(), 0..64))
-            .prop_map(|(id, hex)| LaunchAttr { id, hex: HexBytes(hex) })
+        (any::<u32>(), proptest::collection::vec(any::<u8>(), 0..64)).prop_map(|(id, hex)| {
+            LaunchAttr {
+                id,
+                hex: HexBytes(hex),
+            }
+        })
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -662,16 +663,18 @@ mod tests {
                 proptest::collection::vec(arg(), 0..5),
                 proptest::collection::vec(attr(), 0..3)
             )
-                .prop_map(|(name, code, grid, shmem, stream, args, attrs)| Op::Launch {
-                    name,
-                    code,
-                    func: None,
-                    grid,
-                    block: [grid[2], grid[0], 1],
-                    shmem,
-                    stream,
-                    args,
-                    attrs
+                .prop_map(|(name, code, grid, shmem, stream, args, attrs)| {
+                    Op::Launch {
+                        name,
+                        code,
+                        func: None,
+                        grid,
+                        block: [grid[2], grid[0], 1],
+                        shmem,
+                        stream,
+                        args,
+                        attrs,
+                    }
                 }),
             any::<i32>().prop_map(|device| Op::SetDevice { device }),
             (addr(), any::<i32>()).prop_map(|(ctx, device)| Op::CtxCreate { ctx, device }),

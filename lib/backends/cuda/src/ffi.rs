@@ -29,19 +29,11 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
-pub type CUresult = c_int;
-pub type CUdevice = c_int;
-pub type CUdeviceptr = c_ulonglong;
-pub type CUcontext = *mut c_void;
-pub type CUstream = *mut c_void;
-pub type CUevent = *mut c_void;
-pub type CUmodule = *mut c_void;
-pub type CUfunction = *mut c_void;
-pub type CUkernel = *mut c_void;
-
-pub const CUDA_SUCCESS: CUresult = 0;
-pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
-pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+pub use cuda_api::{
+    CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_DEVICE, CUDA_SUCCESS, CUcontext, CUdevice, CUdeviceptr,
+    CUevent, CUfunction, CUkernel, CUlaunchConfig, CUmemAccessDesc, CUmemAllocationProp,
+    CUmemGenericAllocationHandle, CUmodule, CUresult, CUstream,
+};
 
 /// `CUdevice_attribute` values used here.
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
@@ -55,9 +47,9 @@ pub const CU_STREAM_DEFAULT: c_uint = 0x0;
 pub const CU_EVENT_DEFAULT: c_uint = 0x0;
 
 /// `cuLaunchKernel` `extra` keys (`((void*)0x01)` etc. in `cuda.h`).
-pub const CU_LAUNCH_PARAM_END: usize = 0x00;
-pub const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 0x01;
-pub const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 0x02;
+pub use cuda_api::{
+    CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END,
+};
 
 /// Declares the API table: one field per entry point, the exported symbol
 /// it is resolved from, and [`REQUIRED_SYMBOLS`] / [`OPTIONAL_SYMBOLS`].
@@ -214,6 +206,33 @@ cuda_api! {
         // CUDA 12.4: CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
         //     size_t *paramOffset, size_t *paramSize)
         cuKernelGetParamInfo = "cuKernelGetParamInfo": fn(CUkernel, usize, *mut usize, *mut usize) -> CUresult;
+        // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+        cuFuncSetAttribute = "cuFuncSetAttribute": fn(CUfunction, c_int, c_int) -> CUresult;
+        // CUDA 12.0: CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+        //     void **kernelParams, void **extra)
+        cuLaunchKernelEx = "cuLaunchKernelEx": fn(*const CUlaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void) -> CUresult;
+        // #define cuModuleGetGlobal cuModuleGetGlobal_v2: CUresult (CUdeviceptr *dptr,
+        //     size_t *bytes, CUmodule hmod, const char *name)
+        cuModuleGetGlobal = "cuModuleGetGlobal_v2": fn(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char) -> CUresult;
+        // Virtual memory management (CUDA 10.2):
+        // CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+        //     CUdeviceptr addr, unsigned long long flags)
+        cuMemAddressReserve = "cuMemAddressReserve": fn(*mut CUdeviceptr, usize, usize, CUdeviceptr, c_ulonglong) -> CUresult;
+        // CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+        cuMemAddressFree = "cuMemAddressFree": fn(CUdeviceptr, usize) -> CUresult;
+        // CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+        //     const CUmemAllocationProp *prop, unsigned long long flags)
+        cuMemCreate = "cuMemCreate": fn(*mut CUmemGenericAllocationHandle, usize, *const CUmemAllocationProp, c_ulonglong) -> CUresult;
+        // CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+        cuMemRelease = "cuMemRelease": fn(CUmemGenericAllocationHandle) -> CUresult;
+        // CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+        //     CUmemGenericAllocationHandle handle, unsigned long long flags)
+        cuMemMap = "cuMemMap": fn(CUdeviceptr, usize, usize, CUmemGenericAllocationHandle, c_ulonglong) -> CUresult;
+        // CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+        cuMemUnmap = "cuMemUnmap": fn(CUdeviceptr, usize) -> CUresult;
+        // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+        //     const CUmemAccessDesc *desc, size_t count)
+        cuMemSetAccess = "cuMemSetAccess": fn(CUdeviceptr, usize, *const CUmemAccessDesc, usize) -> CUresult;
     }
 }
 
@@ -276,7 +295,17 @@ mod tests {
             [
                 "cuEventElapsedTime_v2",
                 "cuFuncGetParamInfo",
-                "cuKernelGetParamInfo"
+                "cuKernelGetParamInfo",
+                "cuFuncSetAttribute",
+                "cuLaunchKernelEx",
+                "cuModuleGetGlobal_v2",
+                "cuMemAddressReserve",
+                "cuMemAddressFree",
+                "cuMemCreate",
+                "cuMemRelease",
+                "cuMemMap",
+                "cuMemUnmap",
+                "cuMemSetAccess",
             ]
         );
     }

@@ -22,6 +22,7 @@
 //! `bench` feature.
 
 pub mod dir;
+pub mod driver;
 pub mod layout;
 pub mod log;
 pub mod registry;

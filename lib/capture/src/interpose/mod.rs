@@ -6,6 +6,11 @@
 
 pub mod config;
 #[allow(unsafe_code)]
+pub mod count_stubs;
+#[cfg(all(target_arch = "x86_64", not(any(test, feature = "bench"))))]
+#[allow(unsafe_code)]
+pub mod dlsym_hook;
+#[allow(unsafe_code)]
 pub mod fatal_signals;
 #[allow(unsafe_code)]
 pub mod fork_policy;

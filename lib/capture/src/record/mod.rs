@@ -10,3 +10,4 @@ pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;
 pub mod recorder;
+pub mod unrecorded;

@@ -28,9 +28,6 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     let created = prepare_dir(&dir)?;
     let dir = std::path::absolute(&dir).unwrap_or(dir);
 
-    if let Some(w) = crate::static_runtime::warning(app) {
-        eprintln!("hrr-cap: warning: {w}");
-    }
     let mut cmd = Command::new(app);
     cmd.args(&args.command[1..]);
     cmd.env(
@@ -68,6 +65,7 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         source,
     })?;
 
+    let notes = crate::summary::take_no_capture_notes(&dir);
     let summary = ArchiveSummary::read(&dir);
     let mut line = format!("hrr-cap: {summary} -> {}", dir.display());
     if let Some(sig) = status.signal() {
@@ -75,7 +73,7 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     } else if summary.complete == Some(false) {
         line.push_str(" (incomplete: the archive was not finished)");
     } else if summary.complete.is_none() {
-        line.push_str(" (nothing recorded: the app made no HIP call through the capture library)");
+        line.push_str(&format!(" (nothing recorded: {})", notes.reason()));
         if created {
             let _ = fs::remove_dir(&dir);
         }
@@ -90,6 +88,14 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         ));
     }
     eprintln!("{line}");
+    if let Ok(m) = hrr_core::manifest::Manifest::read(&dir) {
+        if let Some(u) = hrr_core::manifest::unrecorded_summary(&m.extra) {
+            eprintln!("hrr-cap: unrecorded : {u}");
+        }
+        if let Some(l) = hrr_core::manifest::unrecorded_lookups(&m.extra) {
+            eprintln!("hrr-cap: unrecorded : obtained without a way to count their calls: {l}");
+        }
+    }
     Ok(exit_code(status))
 }
 

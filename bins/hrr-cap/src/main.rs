@@ -23,7 +23,6 @@ mod args;
 mod cap;
 mod error;
 mod intercept_lib;
-mod static_runtime;
 mod summary;
 
 use std::process::ExitCode;

@@ -20,6 +20,41 @@ pub const FORMAT_VERSION: u32 = 1;
 /// File name of the manifest inside an archive directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
 
+/// Manifest field (capture): `{name: calls}` of runtime or driver functions
+/// with device effects that the program called and no event records.
+pub const UNRECORDED_CALLS: &str = "unrecorded_calls";
+/// Manifest field (capture): `{name: lookups}` of such functions the program
+/// obtained (`cuGetProcAddress`, `dlsym`) whose calls could not be counted.
+pub const UNRECORDED_LOOKUPS: &str = "unrecorded_lookups";
+
+/// `N calls (a ×3, b ×1)` from a manifest's [`UNRECORDED_CALLS`], most
+/// frequent first (ties by name); `None` when there is nothing to say.
+pub fn unrecorded_summary(extra: &Map<String, Value>) -> Option<String> {
+    let calls = extra.get(UNRECORDED_CALLS)?.as_object()?;
+    let mut v: Vec<(&str, u64)> = calls
+        .iter()
+        .filter_map(|(k, n)| Some((k.as_str(), n.as_u64()?)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total: u64 = v.iter().map(|(_, n)| n).sum();
+    let list: Vec<String> = v.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    Some(format!("{total} calls ({})", list.join(", ")))
+}
+
+/// The names in a manifest's [`UNRECORDED_LOOKUPS`], `a ×2, b ×1`.
+pub fn unrecorded_lookups(extra: &Map<String, Value>) -> Option<String> {
+    let l = extra.get(UNRECORDED_LOOKUPS)?.as_object()?;
+    let v: Vec<String> = l
+        .iter()
+        .filter_map(|(k, n)| Some(format!("{k} ×{}", n.as_u64()?)))
+        .collect();
+    (!v.is_empty()).then(|| v.join(", "))
+}
+
 /// What produced the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -314,5 +349,21 @@ mod tests {
             vec![std::ffi::OsString::from("manifest.json")],
             "no temp left behind"
         );
+    }
+
+    #[test]
+    fn unrecorded_calls_summarise_most_frequent_first() {
+        let mut extra = Map::new();
+        assert_eq!(unrecorded_summary(&extra), None);
+        extra.insert(
+            UNRECORDED_CALLS.into(),
+            serde_json::json!({"cuMemcpy2D_v2": 1, "cuGraphLaunch": 3, "cuZero": 0, "cuA": 1}),
+        );
+        assert_eq!(
+            unrecorded_summary(&extra).unwrap(),
+            "5 calls (cuGraphLaunch ×3, cuA ×1, cuMemcpy2D_v2 ×1)"
+        );
+        extra.insert(UNRECORDED_LOOKUPS.into(), serde_json::json!({"cuX": 2}));
+        assert_eq!(unrecorded_lookups(&extra).unwrap(), "cuX ×2");
     }
 }

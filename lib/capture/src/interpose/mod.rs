@@ -15,6 +15,7 @@ pub mod fatal_signals;
 #[allow(unsafe_code)]
 pub mod fork_policy;
 pub mod guard;
+pub mod no_capture;
 #[cfg(not(any(test, feature = "bench")))]
 #[allow(unsafe_code)]
 pub mod process_exit;

@@ -26,7 +26,12 @@ fn finish(api: &str, mode: LockMode) {
 }
 
 extern "C" fn at_fini() {
-    finish("exit", LockMode::Block);
+    if recorder::existing().is_some() {
+        finish("exit", LockMode::Block);
+    } else {
+        // Nothing recorded: say what was loaded (for hrr-cap's message).
+        let _ = catch_unwind(crate::interpose::no_capture::write_note);
+    }
 }
 
 // SAFETY: `.fini_array` holds pointers to `extern "C" fn()` run by the

@@ -1,0 +1,219 @@
+//! The CUDA driver layer, end to end without a GPU: programs on a stand-in
+//! `libcuda.so.1` and `libcudart.so.13` (`tests/c/fake_cuda`, host memory
+//! for device memory) under the real `hrr-cap`, their archives read back.
+//! What is proven here is the routing (exports, `dlsym`, `cuGetProcAddress`),
+//! the one-event-per-effect rule and the events' contents; the real driver's
+//! answers are the H200 pass's business.
+
+use crate::harness::{Captured, capture_cuda, cuda_program, fake_cuda, text};
+use hrr_core::manifest::Platform;
+use hrr_core::{Addr, Dir, MemKind, Op};
+
+fn f32s(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    v.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+fn apis(c: &Captured) -> Vec<(&str, &str)> {
+    c.events
+        .iter()
+        .filter(|e| !matches!(e.op, Op::Eof { .. }))
+        .map(|e| (e.api.as_str(), e.op.name()))
+        .collect()
+}
+
+#[test]
+fn a_program_linked_with_libcuda_is_recorded_at_the_driver_layer() {
+    let app = cuda_program("driver_linked", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("d.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("driver_linked: OK"),
+        "{}",
+        text(&out.stdout)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(c.manifest.platform, Platform::Nvidia);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemcpyHtoD_v2", "memcpy"),
+            ("cuMemsetD32_v2", "memset"),
+            ("cuModuleLoadData", "module_load"),
+            ("cuModuleGetFunction", "function"),
+            ("cuLaunchKernel", "launch"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuMemFree_v2", "free"),
+        ]
+    );
+    let d = match c.events[0].op {
+        Op::Alloc {
+            ptr,
+            size: 256,
+            mem: MemKind::Device,
+        } => ptr.0,
+        ref o => panic!("{o:?}"),
+    };
+    let Op::Memcpy {
+        dir: Dir::H2d,
+        dst,
+        blob: Some(up),
+        ..
+    } = c.events[1].op
+    else {
+        panic!("{:?}", c.events[1])
+    };
+    assert_eq!((dst.0, c.blob(&up)), (d, f32s([-1.0; 64])));
+    assert_eq!(
+        c.events[2].op,
+        Op::Memset {
+            dst: Addr(d + 240),
+            value: 0x7fc0_0000,
+            size: 16,
+            width: 4,
+            stream: None
+        }
+    );
+    // The PTX, though the program overwrote and freed its buffer after the load.
+    let Op::ModuleLoad { code, module } = c.events[3].op else {
+        panic!("{:?}", c.events[3])
+    };
+    let ptx = c.blob(&code);
+    assert!(
+        ptx.starts_with(b".version 8.0") && ptx.ends_with(b"ret;\n}\n"),
+        "{}",
+        text(&ptx)
+    );
+    let Op::Launch {
+        ref name,
+        code: lc,
+        ref args,
+        func,
+        ..
+    } = c.events[5].op
+    else {
+        panic!("{:?}", c.events[5])
+    };
+    assert_eq!((name.as_str(), lc), ("iota", code));
+    assert!(
+        matches!(c.events[4].op, Op::Function { module: m, ref name, func: f } if m == module && name == "iota" && Some(f) == func)
+    );
+    let shape: Vec<_> = args
+        .iter()
+        .map(|a| (a.offset, a.size, a.ptrs.clone()))
+        .collect();
+    assert_eq!(
+        shape,
+        [(Some(0), 8, vec![0]), (Some(8), 4, vec![])],
+        "layout from cuFuncGetParamInfo"
+    );
+    assert_eq!(args[0].hex.0, d.to_le_bytes());
+    assert_eq!(args[1].hex.0, 60i32.to_le_bytes());
+    let Op::Memcpy {
+        dir: Dir::D2h,
+        blob: Some(down),
+        ..
+    } = c.events[6].op
+    else {
+        panic!("{:?}", c.events[6])
+    };
+    let mut want = f32s((0..60).map(|i| i as f32));
+    want.extend(f32s([f32::from_bits(0x7fc0_0000); 4]));
+    assert_eq!(c.blob(&down), want);
+}
+
+#[test]
+fn lookups_hand_out_wrappers_of_the_drivers_variant_real_queries_and_counting_stubs() {
+    let app = cuda_program("driver_lookup", &[]);
+    // Without capture, everything comes from the stand-in driver.
+    let plain = std::process::Command::new(&app)
+        .env("LD_LIBRARY_PATH", fake_cuda())
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    let plain = text(&plain.stdout);
+    assert!(
+        plain.contains("first=libcuda.so.1 gpa=libcuda.so.1 v1=libcuda.so.1")
+            && plain.contains("peer=libcuda.so.1"),
+        "{plain}"
+    );
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("l.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    // dlsym(handle, "cuGetProcAddress_v2") and cuGetProcAddress for itself
+    // (v1 and _v2 by version) give the wrappers; a query stays the
+    // driver's; a function with effects and no wrapper gets a stub.
+    let lib = "libhrr_intercept.so";
+    assert!(
+        stdout.contains(&format!("first={lib} gpa={lib} v1={lib}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "alloc={lib} h2d={lib} d2h={lib} count=libcuda.so.1 peer={lib}"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("next_ok=1 devices=1"), "{stdout}");
+    let c = Captured::open(&dir);
+    // cuMemAlloc was answered with cuMemAlloc_v2, cuMemcpyHtoD with the
+    // per-thread variant: each recorded under the variant's name.
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemcpyHtoD_v2_ptds", "memcpy"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+        ]
+    );
+    let up: Vec<u8> = (0..32u8).map(|i| 3 * i + 1).collect();
+    for e in &c.events[1..3] {
+        let Op::Memcpy { blob: Some(b), .. } = e.op else {
+            panic!("{e:?}")
+        };
+        assert_eq!(c.blob(&b), up, "{e:?}");
+    }
+    let unrecorded = &c.manifest.extra["unrecorded_calls"];
+    assert_eq!(unrecorded, &serde_json::json!({"cuMemcpy3DPeer": 2}));
+    assert!(
+        text(&out.stderr).contains("hrr-cap: unrecorded : 2 calls (cuMemcpy3DPeer ×2)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_runtime_call_is_one_event_whatever_the_driver_calls_under_it() {
+    let app = cuda_program("runtime_nested", &["cudart"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("r.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    // The stand-in runtime's cudaMalloc calls cuMemAlloc_v2 and its
+    // cudaMemcpy the copies, all through cuGetProcAddress (wrappers):
+    // the runtime's events stand for them.
+    assert_eq!(
+        apis(&c),
+        [
+            ("cudaMalloc", "alloc"),
+            ("cudaMemcpy", "memcpy"),
+            ("cudaMemcpy", "memcpy"),
+        ]
+    );
+    assert!(c.manifest.extra.get("unrecorded_calls").is_none());
+}

@@ -44,6 +44,21 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         timing: args.timing,
     };
     let platform = archive.manifest().platform;
+    let unrecorded = hrr_core::manifest::unrecorded_summary(&archive.manifest().extra);
+    if let Some(u) = &unrecorded {
+        if args.strict {
+            eprintln!(
+                "hrr-play: error: {}: the capture made {u} that no event records; \
+                 --strict does not replay an incomplete capture",
+                args.archive.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+        eprintln!(
+            "hrr-play: warning: the capture made {u} that no event records; \
+             what they did is missing from this replay"
+        );
+    }
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
     eprintln!(
         "hrr-play: replaying {} on {}",
@@ -92,6 +107,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer, &mut pinned);
         let (mut s, e) = replayer.run(|n| bar.set_position(n));
         bar.finish_and_clear();
+        s.unrecorded = unrecorded.clone();
         s.warnings.splice(0..0, warnings);
         iteration_ms.push(s.wall_ms);
         summary = s;

@@ -48,6 +48,24 @@ pub fn recording_wanted() -> bool {
     *WANTED.get_or_init(|| matches!(crate::interpose::config::Config::from_env(), Ok(Some(_))))
 }
 
+/// Environment variable turning driver-layer recording off (`0` or `off`):
+/// `cu*` calls are then forwarded and tracked but not recorded, so only the
+/// runtime layer is (what this library did before it recorded the driver).
+pub const ENV_DRIVER_LAYER: &str = "HRR_CUDA_DRIVER_LAYER";
+
+/// Whether driver calls are recorded (read once; see [`ENV_DRIVER_LAYER`]).
+pub fn driver_layer_on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        !std::env::var(ENV_DRIVER_LAYER).is_ok_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "0" | "off" | "no" | "false"
+            )
+        })
+    })
+}
+
 /// Called by every CUDA wrapper before `Guard::enter` (which may create the
 /// recorder): the first time, makes the platform NVIDIA unless the user
 /// named one.

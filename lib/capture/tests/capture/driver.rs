@@ -5,7 +5,7 @@
 //! the one-event-per-effect rule and the events' contents; the real driver's
 //! answers are the H200 pass's business.
 
-use crate::harness::{Captured, capture_cuda, cuda_program, fake_cuda, text};
+use crate::harness::{Captured, capture_cuda, capture_with, cuda_program, fake_cuda, text};
 use hrr_core::manifest::Platform;
 use hrr_core::{Addr, Dir, MemKind, Op};
 
@@ -216,4 +216,28 @@ fn a_runtime_call_is_one_event_whatever_the_driver_calls_under_it() {
         ]
     );
     assert!(c.manifest.extra.get("unrecorded_calls").is_none());
+}
+
+#[test]
+fn with_the_driver_layer_off_driver_calls_are_not_recorded() {
+    let app = cuda_program("driver_linked", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("off.hrr");
+    let out = capture_with(
+        &dir,
+        &app,
+        &[],
+        &[
+            ("LD_LIBRARY_PATH", fake_cuda().as_os_str()),
+            ("HRR_CUDA_DRIVER_LAYER", "off".as_ref()),
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(text(&out.stdout).contains("driver_linked: OK"));
+    assert!(!dir.exists(), "nothing recorded");
+    assert!(
+        err.contains("nothing recorded: the CUDA driver was loaded, but no recorded CUDA call"),
+        "{err}"
+    );
 }

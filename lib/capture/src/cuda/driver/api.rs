@@ -24,7 +24,7 @@ use super::code::FnKind;
 use super::libcuda;
 use super::proc::{cuGetProcAddress, cuGetProcAddress_v2};
 use super::record::{self as rec, bookkeeping, out, s};
-use crate::cuda::ffi::enter;
+use crate::cuda::ffi::{driver_layer_on, enter};
 use crate::record::recorder::Recorder;
 
 /// What a wrapper answers when the driver lacks the function (not loaded:
@@ -105,7 +105,7 @@ macro_rules! driver_api {
             let Some(real) = real::<F>(Sym::$name) else {
                 return missing(API);
             };
-            let g = enter(API);
+            let g = if driver_layer_on() { enter(API) } else { None };
             let held = driver_api!(@lock $order, g);
             // SAFETY: the application's arguments, forwarded unchanged.
             let ret = unsafe { real( $( $a ),* ) };

@@ -39,6 +39,7 @@ pub fn bookkeeping(api: &str, f: impl FnOnce()) {
 /// call: a module global replay must map).
 fn with_recorder_anyway(f: impl FnOnce(&'static Recorder)) {
     if recording_wanted()
+        && crate::cuda::ffi::driver_layer_on()
         && let Some(r) = recorder::global()
     {
         let _ = catch_unwind(AssertUnwindSafe(|| f(r)));

@@ -349,6 +349,7 @@ pub mod intercept_all {
     pub use hrr_intercept::hip::exports::{
         launch::*, memory::*, module::*, proc_address::*, sync::*,
     };
+    pub use hrr_intercept::interpose::dlsym_hook::*;
     pub use hrr_intercept::interpose::process_exit::*;
 }
 
@@ -399,6 +400,9 @@ pub mod intercept {
         },
         crate::assert_noreturn_exit!(_exit),
         crate::assert_noreturn_exit!(_Exit),
+        {
+            crate::assert_same_abi!(crate::reference::libc_dl::dlsym, crate::intercept_all::dlsym; handle, symbol)
+        },
     ];
 }
 

@@ -99,6 +99,12 @@ pub mod rocm6 {
     }
 }
 
+/// glibc's `void *dlsym(void *handle, const char *symbol)` (`<dlfcn.h>`), which
+/// the interposer defines to route CUDA driver lookups (as the libc crate binds it).
+pub mod libc_dl {
+    pub use libc::dlsym;
+}
+
 /// glibc's process-exit entry points the interposer also defines (to flush the
 /// archive): `void _exit(int) __attribute__((noreturn))` (`<unistd.h>`) and
 /// `void _Exit(int) __attribute__((noreturn))` (`<stdlib.h>`; the libc crate

@@ -560,18 +560,26 @@ macro_rules! launch_ex_fn {
                     dims(Dim3::default(), Dim3::default(), 0, std::ptr::null_mut()),
                     |c| dims(c.grid_dim, c.block_dim, c.dynamic_smem_bytes, c.stream),
                 );
-                if let Some(c) = c.filter(|c| c.num_attrs > 0 && !c.attrs.is_null()) {
-                    g.run(|r| {
-                        r.warn(&format!(
-                            "{}: {} launch attribute(s) not recorded (replay launches without them)",
-                            stringify!($name),
-                            c.num_attrs
-                        ))
-                    });
-                }
+                // `cudaLaunchAttribute` is laid out as the driver's
+                // `CUlaunchAttribute` (id, padding, 64-byte value union).
+                // SAFETY: the runtime just read `num_attrs` attributes.
+                let attrs = c.map_or_else(Vec::new, |c| unsafe {
+                    super::driver::record::attributes(c.attrs.cast(), c.num_attrs)
+                });
                 g.run(|r| {
                     let (api, h) = (stringify!($name), func as u64);
-                    record_any_launch(r, &g, api, ret, Named::Func, h, d, args)
+                    if attrs.is_empty() {
+                        return record_any_launch(r, &g, api, ret, Named::Func, h, d, args);
+                    }
+                    // With attributes: in full (the memo's key has none).
+                    let k = kernel_of_func(h);
+                    // SAFETY: the runtime accepted this launch with these args.
+                    unsafe {
+                        record_kernel_launch(
+                            r, api, ret, k.as_deref(), h, d, ArgSource::Params(args), None,
+                            driver_layout, &attrs,
+                        )
+                    }
                 });
             }
             ret

@@ -46,6 +46,10 @@ fn exit_group(status: c_int) -> ! {
     unreachable!("exit_group returned")
 }
 
+/// glibc's `_exit`, after finishing the archive.
+///
+/// # Safety
+/// As glibc's `_exit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     finish("_exit", LockMode::Try);
@@ -56,6 +60,10 @@ pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     }
 }
 
+/// glibc's `_Exit`, after finishing the archive.
+///
+/// # Safety
+/// As glibc's `_Exit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
     finish("_Exit", LockMode::Try);

@@ -155,7 +155,7 @@ driver_api! {
     Free cuCtxSetCurrent | cuCtxPushCurrent_v2(ctx: CUcontext),
         record |r, api, ret| rec::ctx_set(r, api, ret, ctx as u64);
     Free cuCtxPopCurrent_v2(pctx: *mut CUcontext),
-        record |r, api, ret| rec::ctx_pop(r, api, ret);
+        record rec::ctx_pop;
     Free cuCtxSynchronize(),
         record |r, api, ret| r.op(api, ret, &Op::DeviceSync);
 
@@ -194,7 +194,7 @@ driver_api! {
     Lifecycle cuMemAddressFree(ptr: CUdeviceptr, size: usize),
         record |r, api, ret| r.va_free(api, ret, ptr, size as u64);
     Lifecycle cuMemCreate(handle: *mut CUmemGenericAllocationHandle, size: usize, prop: *const CUmemAllocationProp, flags: c_ulonglong),
-        record |r, api, ret| rec::vmm_create(r, api, ret, unsafe { out(ret, handle) }, size, prop);
+        record |r, api, ret| unsafe { rec::vmm_create(r, api, ret, out(ret, handle), size, prop) };
     Lifecycle cuMemRelease(handle: CUmemGenericAllocationHandle),
         record |r, api, ret| r.op(api, ret, &Op::MemRelease { handle: Addr(handle) });
     Lifecycle cuMemMap(ptr: CUdeviceptr, size: usize, offset: usize, handle: CUmemGenericAllocationHandle, flags: c_ulonglong),

@@ -129,7 +129,11 @@ pub fn ctx_pop(r: &Recorder, api: &str, ret: CUresult) {
 
 // ---------------------------------------------------------------- memory
 
-pub fn vmm_create(
+/// `cuMemCreate`: the handle and where its memory lives.
+///
+/// # Safety
+/// `prop` is null or the property struct the driver just read.
+pub unsafe fn vmm_create(
     r: &Recorder,
     api: &str,
     ret: CUresult,
@@ -217,6 +221,7 @@ pub unsafe fn copy(
 }
 
 /// `cuMemsetD{8,16,32}`: `elems` elements of `width` bytes.
+#[allow(clippy::too_many_arguments)]
 pub fn memset(
     r: &Recorder,
     api: &str,

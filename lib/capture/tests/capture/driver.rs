@@ -241,3 +241,107 @@ fn with_the_driver_layer_off_driver_calls_are_not_recorded() {
         "{err}"
     );
 }
+
+#[test]
+fn virtual_memory_globals_launch_attributes_and_counted_calls() {
+    let app = cuda_program("driver_more", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("m.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAddressReserve", "va_reserve"),
+            ("cuMemCreate", "mem_create"),
+            ("cuMemMap", "mem_map"),
+            ("cuMemCreate", "mem_create"),
+            ("cuMemMap", "mem_map"),
+            ("cuMemSetAccess", "mem_access"),
+            ("cuMemcpyHtoD_v2", "memcpy"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuModuleGetGlobal_v2", "global"),
+            ("cuMemcpyHtoD_v2", "memcpy"),
+            ("cuModuleGetFunction", "function"),
+            ("cuLaunchKernelEx", "launch"),
+            ("cuMemUnmap", "mem_unmap"),
+            ("cuMemRelease", "mem_release"),
+            ("cuMemRelease", "mem_release"),
+            ("cuMemAddressFree", "va_free"),
+        ],
+        "the PTX lies in the program's image: no module_load of its own"
+    );
+    const MIB: u64 = 1 << 20;
+    let Op::VaReserve { ptr: va, size } = c.events[0].op else {
+        panic!("{:?}", c.events[0])
+    };
+    assert_eq!(size, 8 * MIB);
+    let Op::MemCreate { handle, size, mem } = c.events[1].op else {
+        panic!("{:?}", c.events[1])
+    };
+    assert_eq!((size, mem), (2 * MIB, MemKind::Device));
+    assert_eq!(
+        c.events[2].op,
+        Op::MemMap {
+            ptr: va,
+            size: 2 * MIB,
+            offset: 0,
+            handle
+        }
+    );
+    let Op::Memcpy {
+        dst,
+        size,
+        blob: Some(up),
+        ..
+    } = c.events[6].op
+    else {
+        panic!("{:?}", c.events[6])
+    };
+    assert_eq!((dst.0, size), (va.0 + 2 * MIB - MIB / 2, MIB));
+    let want: Vec<u8> = (0..MIB as u32).map(|i| (i * 7 + 1) as u8).collect();
+    assert_eq!(c.blob(&up), want);
+    // The global carries its module's code (written then, though lazy).
+    let Op::Global {
+        ref name,
+        code,
+        size,
+        ptr,
+        ..
+    } = c.events[8].op
+    else {
+        panic!("{:?}", c.events[8])
+    };
+    assert_eq!((name.as_str(), size), ("table", 256));
+    assert!(c.blob(&code).starts_with(b".version 8.0"));
+    assert!(matches!(c.events[9].op, Op::Memcpy { dst, .. } if dst == ptr));
+    let Op::Launch {
+        ref attrs,
+        ref args,
+        code: lc,
+        ..
+    } = c.events[11].op
+    else {
+        panic!("{:?}", c.events[11])
+    };
+    assert_eq!(lc, code, "the launch's code is the same blob");
+    assert_eq!(attrs.len(), 1);
+    assert_eq!(attrs[0].id, 4);
+    assert_eq!(&attrs[0].hex.0[..12], &[2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]);
+    assert_eq!(attrs[0].hex.0.len(), 64);
+    assert_eq!(
+        args[0].ptrs,
+        vec![0],
+        "a pointer into the reservation is a pointer"
+    );
+    assert_eq!(
+        c.manifest.extra["unrecorded_calls"],
+        serde_json::json!({"cuGraphLaunch": 2})
+    );
+}

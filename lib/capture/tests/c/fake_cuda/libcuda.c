@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -98,6 +99,61 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     for (int i = 0; i < n; i++) out[i] = (float)i;
     return OK;
 }
+/* Virtual memory: a reservation is PROT_NONE address space; mapping makes
+ * the range read-write (the handle's own memory is not modelled). */
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                             unsigned long long flags) {
+    (void)align; (void)addr; (void)flags;
+    void *m = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return 2;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return OK;
+}
+CUresult cuMemAddressFree(CUdeviceptr p, size_t size) {
+    return munmap((void *)(uintptr_t)p, size) ? INVALID_VALUE : OK;
+}
+CUresult cuMemCreate(unsigned long long *h, size_t size, const void *prop, unsigned long long f) {
+    (void)prop; (void)f;
+    static unsigned long long next = 0x100;
+    *h = next++ * 0x10 + (size >> 20);
+    return OK;
+}
+CUresult cuMemRelease(unsigned long long h) { (void)h; return OK; }
+CUresult cuMemMap(CUdeviceptr p, size_t size, size_t off, unsigned long long h, unsigned long long f) {
+    (void)off; (void)h; (void)f;
+    return mprotect((void *)(uintptr_t)p, size, PROT_READ | PROT_WRITE) ? INVALID_VALUE : OK;
+}
+CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
+    return mprotect((void *)(uintptr_t)p, size, PROT_NONE) ? INVALID_VALUE : OK;
+}
+CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const void *desc, size_t n) {
+    (void)p; (void)size; (void)desc; (void)n;
+    return OK;
+}
+/* Every module has one global, `table`, of 256 bytes. */
+static unsigned char TABLE_GLOBAL[256];
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+    (void)m;
+    if (strcmp(name, "table")) return NOT_FOUND;
+    if (p) *p = (CUdeviceptr)(uintptr_t)TABLE_GLOBAL;
+    if (bytes) *bytes = sizeof TABLE_GLOBAL;
+    return OK;
+}
+/* cuLaunchKernelEx's configuration, as cuda.h lays it out. */
+struct launch_attr { unsigned id; char pad[4]; unsigned char value[64]; };
+struct launch_config {
+    unsigned gx, gy, gz, bx, by, bz, shmem;
+    CUstream stream;
+    struct launch_attr *attrs;
+    unsigned n_attrs;
+};
+CUresult cuLaunchKernelEx(const struct launch_config *c, CUfunction f, void **params, void **extra) {
+    return cuLaunchKernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params,
+                          extra);
+}
+/* Graphs are not recorded, only counted. */
+CUresult cuGraphLaunch(void *exec, CUstream s) { (void)exec; (void)s; return OK; }
+
 /* A driver function the capture library does not wrap, with effects. */
 CUresult cuMemcpy3DPeer(const void *p) { (void)p; return OK; }
 

@@ -96,10 +96,35 @@ fn cpu_runtime_checked_against_debian_headers() {
     assert_eq!(debian, all);
 }
 
+/// Every entry of the HIP signature table has a check against Debian's
+/// header or the transcribed reference (the table's own consumers are
+/// generated from it).
+#[test]
+fn every_table_entry_is_checked() {
+    let checked = names(hrr_abi_check::TABLE);
+    let table: BTreeSet<&str> = hip_api::HIP_FNS.iter().copied().collect();
+    assert_eq!(checked, table);
+    let vs_hrs = hrr_abi_check::TABLE_VS_HIP_RUNTIME_SYS
+        .iter()
+        .flatten()
+        .count();
+    println!(
+        "HIP table: {} entries checked against Debian's headers / the reference, {vs_hrs} also against hip-runtime-sys",
+        table.len()
+    );
+}
+
 #[test]
 fn report() {
     let mut n = 0;
+    let hrs: Vec<Check> = hrr_abi_check::TABLE_VS_HIP_RUNTIME_SYS
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
     for (what, lists) in [
+        ("table", hrr_abi_check::TABLE),
+        ("table", &[&hrs[..]][..]),
         ("cpu runtime", hrr_abi_check::CPU_RUNTIME),
         ("interposer", hrr_abi_check::INTERCEPT),
         ("hsa-sys", &[hrr_abi_check::HSA_SYS][..]),

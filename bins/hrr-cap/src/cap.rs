@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
+use hrr_core::manifest::UnrecordedCalls;
+
 use crate::args::{Args, PlatformArg};
 use crate::error::CapError;
 use crate::intercept_lib;
+use crate::no_capture::{self, NoteFile};
 use crate::summary::{ArchiveSummary, child_archives};
 
 /// Runs the capture; `Ok` carries the exit status hrr-cap should end with.
@@ -38,6 +41,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         preload_value(&lib, std::env::var_os("LD_PRELOAD")),
     );
     cmd.env("HRR_OUT", &dir);
+    let note = NoteFile::create();
+    if let Some(n) = &note {
+        cmd.env(no_capture::ENV_NOTE, n.path());
+    }
     match args.platform {
         PlatformArg::Auto => {}
         PlatformArg::Hip => {
@@ -75,7 +82,11 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     } else if summary.complete == Some(false) {
         line.push_str(" (incomplete: the archive was not finished)");
     } else if summary.complete.is_none() {
-        line.push_str(" (nothing recorded: the app made no HIP call through the capture library)");
+        let notes = note.as_ref().map(NoteFile::read);
+        line.push_str(&format!(
+            " (nothing recorded: {})",
+            no_capture::reason(notes.as_ref(), args.platform)
+        ));
         if created {
             let _ = fs::remove_dir(&dir);
         }
@@ -90,6 +101,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         ));
     }
     eprintln!("{line}");
+    match &summary.unrecorded {
+        Some(u) => eprintln!("{}", UnrecordedCalls(u)),
+        None => eprintln!("unrecorded : unknown (the archive was not finished)"),
+    }
     Ok(exit_code(status))
 }
 

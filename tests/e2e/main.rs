@@ -11,4 +11,5 @@ mod engine;
 mod hip_backend;
 mod replay_diff;
 mod seed;
+mod unrecorded;
 mod workloads;

@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
+use hrr_core::manifest::UnrecordedCalls;
+
 use crate::args::{Args, PlatformArg};
 use crate::error::CapError;
 use crate::intercept_lib;
+use crate::no_capture::{self, NoteFile};
 use crate::summary::{ArchiveSummary, child_archives};
 
 /// Runs the capture; `Ok` carries the exit status hrr-cap should end with.
@@ -35,6 +38,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         preload_value(&lib, std::env::var_os("LD_PRELOAD")),
     );
     cmd.env("HRR_OUT", &dir);
+    let note = NoteFile::create();
+    if let Some(n) = &note {
+        cmd.env(no_capture::ENV_NOTE, n.path());
+    }
     match args.platform {
         PlatformArg::Auto => {}
         PlatformArg::Hip => {
@@ -65,7 +72,6 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         source,
     })?;
 
-    let notes = crate::summary::take_no_capture_notes(&dir);
     let summary = ArchiveSummary::read(&dir);
     let mut line = format!("hrr-cap: {summary} -> {}", dir.display());
     if let Some(sig) = status.signal() {
@@ -73,7 +79,11 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     } else if summary.complete == Some(false) {
         line.push_str(" (incomplete: the archive was not finished)");
     } else if summary.complete.is_none() {
-        line.push_str(&format!(" (nothing recorded: {})", notes.reason()));
+        let notes = note.as_ref().map(NoteFile::read);
+        line.push_str(&format!(
+            " (nothing recorded: {})",
+            no_capture::reason(notes.as_ref(), args.platform)
+        ));
         if created {
             let _ = fs::remove_dir(&dir);
         }
@@ -88,13 +98,9 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         ));
     }
     eprintln!("{line}");
-    if let Ok(m) = hrr_core::manifest::Manifest::read(&dir) {
-        if let Some(u) = hrr_core::manifest::unrecorded_summary(&m.extra) {
-            eprintln!("hrr-cap: unrecorded : {u}");
-        }
-        if let Some(l) = hrr_core::manifest::unrecorded_lookups(&m.extra) {
-            eprintln!("hrr-cap: unrecorded : obtained without a way to count their calls: {l}");
-        }
+    match &summary.unrecorded {
+        Some(u) => eprintln!("{}", UnrecordedCalls(u)),
+        None => eprintln!("unrecorded : unknown (the archive was not finished)"),
     }
     Ok(exit_code(status))
 }

@@ -4,6 +4,7 @@
 //! capture that died (manifest still `complete:false`, counts 0) is reported
 //! with what it did record: whole event lines and blob files.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io::Read;
@@ -23,6 +24,10 @@ pub struct ArchiveSummary {
     pub bytes: u64,
     /// `None`: no manifest (nothing was recorded).
     pub complete: Option<bool>,
+    /// Calls forwarded without being recorded, by entry point (the
+    /// manifest's `unrecorded`); `None` while the archive is unfinished
+    /// (the counts are written when it finishes). Empty without an archive.
+    pub unrecorded: Option<BTreeMap<String, u64>>,
 }
 
 impl ArchiveSummary {
@@ -34,11 +39,17 @@ impl ArchiveSummary {
             Some(m) if m.complete => m.events,
             _ => count_lines(&dir.join(EVENTS_FILE)),
         };
+        let unrecorded = match &manifest {
+            Some(m) if m.complete => Some(m.unrecorded.clone()),
+            Some(_) => None,
+            None => Some(BTreeMap::new()),
+        };
         ArchiveSummary {
             events,
             blobs,
             bytes,
             complete,
+            unrecorded,
         }
     }
 }
@@ -76,71 +87,6 @@ fn blob_files(root: &Path) -> (u64, u64) {
         }
     }
     (n, bytes)
-}
-
-/// File the capture library leaves in the archive directory when a process
-/// ends without recording (its `interpose::no_capture`).
-pub const NO_CAPTURE_NOTE: &str = ".hrr-no-capture";
-
-/// What the processes that recorded nothing had loaded (their notes).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NoCaptureNotes {
-    /// Processes that left a note.
-    pub processes: usize,
-    pub driver: bool,
-    pub cuda_runtime: bool,
-    pub hip: bool,
-}
-
-impl NoCaptureNotes {
-    /// Parses the note lines (`pid=P driver=0|1 cuda_runtime=0|1 hip=0|1`);
-    /// lines or tokens it does not know are ignored.
-    pub fn parse(text: &str) -> NoCaptureNotes {
-        let mut n = NoCaptureNotes::default();
-        for line in text.lines().filter(|l| l.starts_with("pid=")) {
-            n.processes += 1;
-            for tok in line.split_whitespace() {
-                match tok {
-                    "driver=1" => n.driver = true,
-                    "cuda_runtime=1" => n.cuda_runtime = true,
-                    "hip=1" => n.hip = true,
-                    _ => {}
-                }
-            }
-        }
-        n
-    }
-
-    /// Why nothing was recorded, in words.
-    pub fn reason(&self) -> &'static str {
-        match self {
-            NoCaptureNotes { processes: 0, .. } => {
-                "the capture library never ran in the app (a static executable, or LD_PRELOAD dropped)"
-            }
-            NoCaptureNotes { driver: true, .. } => {
-                "the CUDA driver was loaded, but no recorded CUDA call reached the capture library"
-            }
-            NoCaptureNotes {
-                cuda_runtime: true, ..
-            } => {
-                "a CUDA runtime was loaded, but no CUDA call reached the capture library (no CUDA driver was loaded)"
-            }
-            NoCaptureNotes { hip: true, .. } => {
-                "a HIP runtime was loaded, but no HIP call reached the capture library"
-            }
-            _ => {
-                "no GPU runtime or driver was loaded (no libcuda.so.1, CUDA runtime or HIP runtime)"
-            }
-        }
-    }
-}
-
-/// Reads and removes the notes in `dir`.
-pub fn take_no_capture_notes(dir: &Path) -> NoCaptureNotes {
-    let path = dir.join(NO_CAPTURE_NOTE);
-    let text = fs::read_to_string(&path).unwrap_or_default();
-    let _ = fs::remove_file(&path);
-    NoCaptureNotes::parse(&text)
 }
 
 /// Archives that child processes recorded next to `dir` (`<stem>-<pid>.hrr`,
@@ -204,37 +150,24 @@ mod tests {
                 events: 2,
                 blobs: 1,
                 bytes: 5,
-                complete: Some(false)
+                complete: Some(false),
+                unrecorded: None,
             }
         );
         m.complete = true;
         m.events = 1;
+        m.unrecorded.insert("hipMemcpy2D".into(), 2);
         m.write_atomic(&d).unwrap();
+        let s = ArchiveSummary::read(&d);
+        assert_eq!(s.events, 1, "complete: the manifest's count (eof excluded)");
+        assert_eq!(s.unrecorded, Some(m.unrecorded.clone()));
+        let none = ArchiveSummary::read(&t.path().join("none"));
+        assert_eq!(none.complete, None);
         assert_eq!(
-            ArchiveSummary::read(&d).events,
-            1,
-            "complete: the manifest's count (eof excluded)"
+            none.unrecorded,
+            Some(BTreeMap::new()),
+            "no archive, no call"
         );
-        assert_eq!(ArchiveSummary::read(&t.path().join("none")).complete, None);
-    }
-
-    #[test]
-    fn no_capture_reasons_name_what_was_loaded() {
-        let none = NoCaptureNotes::parse("");
-        assert!(none.reason().contains("never ran"), "{}", none.reason());
-        let sh = "pid=1 driver=0 cuda_runtime=0 hip=0\n";
-        assert!(
-            NoCaptureNotes::parse(sh)
-                .reason()
-                .starts_with("no GPU runtime or driver")
-        );
-        let drv = NoCaptureNotes::parse(&format!("{sh}pid=2 driver=1 cuda_runtime=0 hip=0\n"));
-        assert_eq!(drv.processes, 2);
-        assert!(drv.reason().starts_with("the CUDA driver was loaded"));
-        let rt = NoCaptureNotes::parse("pid=3 driver=0 cuda_runtime=1 hip=0 future=1\n");
-        assert!(rt.reason().starts_with("a CUDA runtime was loaded"));
-        let hip = NoCaptureNotes::parse("pid=3 driver=0 cuda_runtime=0 hip=1\n");
-        assert!(hip.reason().starts_with("a HIP runtime"));
     }
 
     #[test]

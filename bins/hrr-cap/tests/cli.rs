@@ -220,7 +220,8 @@ int main(void) { return 0; }"#;
     let static_exe = cc(t.path(), "static_rt", fatbin, &[]);
     let s = said(&static_exe, None);
     assert!(
-        s.contains("(nothing recorded: no GPU runtime or driver was loaded"),
+        s.contains("(nothing recorded: expected a HIP runtime")
+            && s.contains("but the app loaded none"),
         "{s}"
     );
     // A stand-in driver, loaded as the CUDA runtime loads it, and only
@@ -241,11 +242,13 @@ int main(void) {
     let loads_exe = cc(t.path(), "loads_driver", loads, &["-ldl"]);
     let s = said(&loads_exe, Some(t.path()));
     assert!(
-        s.contains("(nothing recorded: the CUDA driver was loaded, but no recorded CUDA call"),
+        s.contains("(nothing recorded: the app loaded the CUDA driver ")
+            && s.contains("libcuda.so.1 but made no CUDA call the capture library records"),
         "{s}"
     );
     // A shared CUDA runtime (a one-function stand-in), never called.
-    let stand_in = "void **__cudaRegisterFatBinary(void *p) { (void)p; return 0; }";
+    let stand_in = "void **__cudaRegisterFatBinary(void *p) { (void)p; return 0; }\n\
+                    int cudaMalloc(void **p, unsigned long n) { (void)p; (void)n; return 0; }";
     cc(t.path(), "libcudart.so", stand_in, &["-shared", "-fPIC"]);
     let shared = r#"extern void **__cudaRegisterFatBinary(void *);
 int main(int argc, char **argv) { (void)argv; if (argc > 5) __cudaRegisterFatBinary(0); return 0; }"#;
@@ -253,7 +256,8 @@ int main(int argc, char **argv) { (void)argv; if (argc > 5) __cudaRegisterFatBin
     let shared_exe = cc(t.path(), "shared_rt", shared, &["-L", dir, "-lcudart"]);
     let s = said(&shared_exe, Some(t.path()));
     assert!(
-        s.contains("(nothing recorded: a CUDA runtime was loaded"),
+        s.contains("(nothing recorded: the app loaded the CUDA runtime ")
+            && s.contains("libcudart.so but made no CUDA call"),
         "{s}"
     );
 }

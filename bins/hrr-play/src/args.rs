@@ -74,7 +74,9 @@ pub struct Args {
     /// Report failing events and go on.
     #[arg(long)]
     pub continue_on_error: bool,
-    /// Unknown event ops are errors, not warnings.
+    /// Unknown event ops are errors, not warnings; a capture with calls the
+    /// capture library forwarded without recording them (the manifest's
+    /// `unrecorded`) is refused (exit 1).
     #[arg(long)]
     pub strict: bool,
     /// Print the summary as JSON on stdout.

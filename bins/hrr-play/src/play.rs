@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::event_reader::ReadOptions;
-use hrr_core::manifest::ArchiveKind;
+use hrr_core::manifest::{ArchiveKind, UnrecordedCalls};
 use hrr_replay::compare::{DType, Tolerance};
 use hrr_replay::engine::{
     self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
@@ -43,22 +43,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         kernel_filter: args.kernel_filter.clone(),
         timing: args.timing,
     };
-    let platform = archive.manifest().platform;
-    let unrecorded = hrr_core::manifest::unrecorded_summary(&archive.manifest().extra);
-    if let Some(u) = &unrecorded {
-        if args.strict {
-            eprintln!(
-                "hrr-play: error: {}: the capture made {u} that no event records; \
-                 --strict does not replay an incomplete capture",
-                args.archive.display()
-            );
-            return Ok(ExitCode::from(2));
-        }
+    let unrecorded = UnrecordedCalls(&archive.manifest().unrecorded);
+    if args.strict && unrecorded.total() > 0 {
         eprintln!(
-            "hrr-play: warning: the capture made {u} that no event records; \
-             what they did is missing from this replay"
+            "hrr-play: fatal: {}: the application made calls the capture library forwarded \
+             without recording them, so their effects are not in the archive and replay \
+             cannot reproduce them ({}); --strict refuses to replay it",
+            args.archive.display(),
+            unrecorded.to_string().trim_start_matches("unrecorded : ")
         );
+        return Ok(ExitCode::from(1));
     }
+    let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
     eprintln!(
         "hrr-play: replaying {} on {}",
@@ -107,7 +103,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer, &mut pinned);
         let (mut s, e) = replayer.run(|n| bar.set_position(n));
         bar.finish_and_clear();
-        s.unrecorded = unrecorded.clone();
         s.warnings.splice(0..0, warnings);
         iteration_ms.push(s.wall_ms);
         summary = s;
@@ -135,7 +130,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None if summary.passed() => 0,
         None => 1,
     };
-    report(args, &summary, &iteration_ms, code)?;
+    report(args, &summary, &iteration_ms, code, unrecorded)?;
     Ok(ExitCode::from(code))
 }
 
@@ -169,11 +164,22 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// Prints the DESIGN §5 summary (or JSON) on stdout.
-fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Result<()> {
+/// Prints the DESIGN §5 summary (or JSON) on stdout, after the capture's
+/// unrecorded calls (from its manifest).
+fn report(
+    args: &Args,
+    s: &ReplaySummary,
+    iteration_ms: &[f64],
+    code: u8,
+    unrecorded: UnrecordedCalls<'_>,
+) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(s)?;
+        v["unrecorded"] = serde_json::json!({
+            "calls": unrecorded.total(),
+            "by_entry_point": unrecorded.0,
+        });
         v["iterations_ms"] = serde_json::json!(iteration_ms);
         v["result"] = serde_json::json!(if code == 0 { "PASS" } else { "FAIL" });
         v["exit_code"] = serde_json::json!(code);
@@ -216,6 +222,7 @@ fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Res
             iteration_ms.len()
         )?;
     }
+    writeln!(out, "{unrecorded}")?;
     write!(out, "{s}")?;
     writeln!(out, "{}", if code == 0 { "PASS" } else { "FAIL" })?;
     Ok(())

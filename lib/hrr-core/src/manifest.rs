@@ -7,6 +7,8 @@
 //! kept in [`Manifest::extra`] and written back unchanged, so rewriting a
 //! manifest (repair, finish) never drops a newer minor addition.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -19,41 +21,6 @@ pub const FORMAT_NAME: &str = "hrr";
 pub const FORMAT_VERSION: u32 = 1;
 /// File name of the manifest inside an archive directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
-
-/// Manifest field (capture): `{name: calls}` of runtime or driver functions
-/// with device effects that the program called and no event records.
-pub const UNRECORDED_CALLS: &str = "unrecorded_calls";
-/// Manifest field (capture): `{name: lookups}` of such functions the program
-/// obtained (`cuGetProcAddress`, `dlsym`) whose calls could not be counted.
-pub const UNRECORDED_LOOKUPS: &str = "unrecorded_lookups";
-
-/// `N calls (a ×3, b ×1)` from a manifest's [`UNRECORDED_CALLS`], most
-/// frequent first (ties by name); `None` when there is nothing to say.
-pub fn unrecorded_summary(extra: &Map<String, Value>) -> Option<String> {
-    let calls = extra.get(UNRECORDED_CALLS)?.as_object()?;
-    let mut v: Vec<(&str, u64)> = calls
-        .iter()
-        .filter_map(|(k, n)| Some((k.as_str(), n.as_u64()?)))
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let total: u64 = v.iter().map(|(_, n)| n).sum();
-    let list: Vec<String> = v.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-    Some(format!("{total} calls ({})", list.join(", ")))
-}
-
-/// The names in a manifest's [`UNRECORDED_LOOKUPS`], `a ×2, b ×1`.
-pub fn unrecorded_lookups(extra: &Map<String, Value>) -> Option<String> {
-    let l = extra.get(UNRECORDED_LOOKUPS)?.as_object()?;
-    let v: Vec<String> = l
-        .iter()
-        .filter_map(|(k, n)| Some(format!("{k} ×{}", n.as_u64()?)))
-        .collect();
-    (!v.is_empty()).then(|| v.join(", "))
-}
 
 /// What produced the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -123,6 +90,11 @@ pub struct Manifest {
     /// Rewritten by `repair` from a torn or crashed archive.
     #[serde(default, skip_serializing_if = "is_false")]
     pub repaired: bool,
+    /// Captures: calls to entry points the capture library forwards without
+    /// recording (their effects are not in the archive), by entry point.
+    /// Omitted when there were none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unrecorded: BTreeMap<String, u64>,
     /// Fields this version does not know, preserved verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -130,6 +102,62 @@ pub struct Manifest {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// The summary line of a capture's unrecorded calls, as `hrr-cap` and
+/// `hrr-play` print it:
+///
+/// ```text
+/// unrecorded : 0 calls
+/// unrecorded : 5 calls (hipMemcpy2D ×3, hipGraphLaunch ×1, hipMemPrefetchAsync ×1)
+/// ```
+///
+/// Entry points by count (descending), then name; at most
+/// [`UnrecordedCalls::MAX_LISTED`] of them, then `, …`.
+#[derive(Clone, Copy, Debug)]
+pub struct UnrecordedCalls<'a>(pub &'a BTreeMap<String, u64>);
+
+impl UnrecordedCalls<'_> {
+    /// How many entry points the line names.
+    pub const MAX_LISTED: usize = 8;
+
+    /// Total calls.
+    pub fn total(&self) -> u64 {
+        self.0.values().fold(0u64, |a, &n| a.saturating_add(n))
+    }
+
+    /// `(name, calls)`, most called first, then by name; zero counts left out.
+    pub fn ranked(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self
+            .0
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+}
+
+impl fmt::Display for UnrecordedCalls<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unrecorded : {} calls", self.total())?;
+        let ranked = self.ranked();
+        if ranked.is_empty() {
+            return Ok(());
+        }
+        f.write_str(" (")?;
+        for (i, (name, n)) in ranked.iter().take(Self::MAX_LISTED).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{name} \u{d7}{n}")?;
+        }
+        if ranked.len() > Self::MAX_LISTED {
+            f.write_str(", \u{2026}")?;
+        }
+        f.write_str(")")
+    }
 }
 
 /// Why a manifest could not be read or written.
@@ -173,6 +201,7 @@ impl Manifest {
             argv: Vec::new(),
             replay_of: None,
             repaired: false,
+            unrecorded: BTreeMap::new(),
             extra: Map::new(),
         }
     }
@@ -332,6 +361,42 @@ mod tests {
     }
 
     #[test]
+    fn unrecorded_calls_are_kept_and_summarised() {
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        assert!(
+            !m.to_json().contains("unrecorded"),
+            "absent when there were none"
+        );
+        assert_eq!(
+            UnrecordedCalls(&m.unrecorded).to_string(),
+            "unrecorded : 0 calls"
+        );
+        m.unrecorded.insert("hipMemcpy2D".into(), 2);
+        let again = Manifest::parse(m.to_json().as_bytes(), dir()).unwrap();
+        assert_eq!(again.unrecorded, m.unrecorded);
+        assert_eq!(
+            UnrecordedCalls(&again.unrecorded).to_string(),
+            "unrecorded : 2 calls (hipMemcpy2D \u{d7}2)"
+        );
+        // By count, then name; capped with an ellipsis.
+        let mut many = BTreeMap::new();
+        for (i, n) in ["b", "a", "c", "d", "e", "f", "g", "h", "i", "j"]
+            .iter()
+            .enumerate()
+        {
+            many.insert(n.to_string(), if i < 2 { 5 } else { 1 });
+        }
+        assert_eq!(
+            UnrecordedCalls(&many).to_string(),
+            "unrecorded : 18 calls (a \u{d7}5, b \u{d7}5, c \u{d7}1, d \u{d7}1, e \u{d7}1, f \u{d7}1, g \u{d7}1, h \u{d7}1, \u{2026})"
+        );
+        // A malformed field is an error naming the manifest.
+        let bad = br#"{"format":"hrr","version":1,"kind":"capture","platform":"cpu","complete":true,"events":0,"blobs":0,"unrecorded":{"hipMemcpy2D":"two"}}"#;
+        let e = Manifest::parse(bad, dir()).unwrap_err();
+        assert!(e.to_string().contains("invalid manifest"), "{e}");
+    }
+
+    #[test]
     fn atomic_write_replaces() {
         let t = tempfile::tempdir().unwrap();
         let mut m = Manifest::new(ArchiveKind::Capture, Platform::Amd);
@@ -349,21 +414,5 @@ mod tests {
             vec![std::ffi::OsString::from("manifest.json")],
             "no temp left behind"
         );
-    }
-
-    #[test]
-    fn unrecorded_calls_summarise_most_frequent_first() {
-        let mut extra = Map::new();
-        assert_eq!(unrecorded_summary(&extra), None);
-        extra.insert(
-            UNRECORDED_CALLS.into(),
-            serde_json::json!({"cuMemcpy2D_v2": 1, "cuGraphLaunch": 3, "cuZero": 0, "cuA": 1}),
-        );
-        assert_eq!(
-            unrecorded_summary(&extra).unwrap(),
-            "5 calls (cuGraphLaunch ×3, cuA ×1, cuMemcpy2D_v2 ×1)"
-        );
-        extra.insert(UNRECORDED_LOOKUPS.into(), serde_json::json!({"cuX": 2}));
-        assert_eq!(unrecorded_lookups(&extra).unwrap(), "cuX ×2");
     }
 }

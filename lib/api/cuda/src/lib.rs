@@ -8,10 +8,48 @@
 //! against the offsets `cuda.h` gives. Only what one of them uses is
 //! declared.
 //!
-//! `no_std` and dependency-free: plain data, nothing to link.
+//! The driver's signatures are a table ([`cuda_fn!`], [`cuda_fns!`], in
+//! `table.rs`) in the `api-table` crate's shape: [`fns`]`::NAME` is each
+//! entry's `unsafe extern "C" fn` type, [`args`]`::NAME` its arguments as a
+//! struct. The capture library generates its wrappers from it, the replay
+//! backend types its loaded entry points with it.
+//!
+//! `no_std`: plain data and macros, nothing to link.
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![allow(non_camel_case_types)]
+
+mod table;
+pub mod types;
+
+/// `fns::NAME`: each table entry's `unsafe extern "C" fn` type.
+pub mod fns {
+    use crate::types::*;
+    crate::cuda_fns!(
+        api_table::for_each,
+        [crate::cuda_fn, api_table::fn_type, []]
+    );
+}
+
+/// `args::NAME`: each table entry's arguments as a struct (one public field
+/// per parameter), implementing [`api_table::Entry`].
+#[allow(unsafe_code)]
+pub mod args {
+    use crate::types::*;
+    crate::cuda_fns!(
+        api_table::for_each,
+        [crate::cuda_fn, api_table::entry_struct, []]
+    );
+}
+
+/// `CUDA_FNS` from the names it is given.
+macro_rules! names_const {
+    ($($name:ident)*) => {
+        /// Every table entry's symbol, in table order.
+        pub const CUDA_FNS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+cuda_fns!(names_const, []);
 
 use core::ffi::{c_int, c_uint, c_ulonglong, c_void};
 
@@ -223,6 +261,22 @@ const _: () = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_is_whole_and_every_entry_returns_curesult() {
+        let mut sorted = CUDA_FNS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), CUDA_FNS.len(), "a name appears twice");
+        assert!(CUDA_FNS.iter().all(|n| n.starts_with("cu")));
+        // One entry, by its generated types.
+        use api_table::Entry;
+        assert_eq!(<args::cuMemAlloc_v2 as Entry>::NAME, "cuMemAlloc_v2");
+        extern "C" fn f(_: *mut CUdeviceptr, _: usize) -> CUresult {
+            0
+        }
+        let _: fns::cuMemAlloc_v2 = f;
+    }
 
     #[test]
     fn plain_attributes_exclude_handles_and_addresses() {

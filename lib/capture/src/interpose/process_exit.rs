@@ -10,7 +10,9 @@
 //!
 //! Either way the archive gets its `eof` event and a manifest with
 //! `complete:true`, unless this is not the recording process (a forked or
-//! vforked child: `Recorder::finish` checks the pid).
+//! vforked child: `Recorder::finish` checks the pid). A process that
+//! recorded nothing leaves `hrr-cap` a note at `exit()` instead
+//! (`no_capture_note`).
 
 use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -26,12 +28,13 @@ fn finish(api: &str, mode: LockMode) {
 }
 
 extern "C" fn at_fini() {
-    if recorder::existing().is_some() {
-        finish("exit", LockMode::Block);
-    } else {
-        // Nothing recorded: say what was loaded (for hrr-cap's message).
-        let _ = catch_unwind(crate::interpose::no_capture::write_note);
-    }
+    finish("exit", LockMode::Block);
+    let _ = catch_unwind(|| {
+        crate::interpose::no_capture_note::at_exit(
+            recorder::existing().is_some(),
+            crate::interpose::exports::queried(),
+        )
+    });
 }
 
 // SAFETY: `.fini_array` holds pointers to `extern "C" fn()` run by the
@@ -49,7 +52,7 @@ fn exit_group(status: c_int) -> ! {
 /// glibc's `_exit`, after finishing the archive.
 ///
 /// # Safety
-/// As glibc's `_exit`.
+/// Ends the process, as glibc's does (no destructors run).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     finish("_exit", LockMode::Try);
@@ -63,7 +66,7 @@ pub unsafe extern "C" fn _exit(status: c_int) -> ! {
 /// glibc's `_Exit`, after finishing the archive.
 ///
 /// # Safety
-/// As glibc's `_Exit`.
+/// As [`_exit`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
     finish("_Exit", LockMode::Try);

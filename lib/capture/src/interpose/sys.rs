@@ -193,6 +193,15 @@ pub fn loaded_library(soname: &CStr) -> Option<*mut c_void> {
     (!h.is_null()).then_some(h)
 }
 
+/// The file of an already loaded library, found by one of its symbols
+/// (`None` when it is not loaded or lacks the symbol).
+pub fn loaded_library_path(soname: &CStr, symbol: &CStr) -> Option<PathBuf> {
+    let h = loaded_library(soname)?;
+    // SAFETY: a live handle from dlopen; a C string.
+    let p = unsafe { dlsym_in(h, symbol) }?;
+    object_path(p as usize)
+}
+
 /// The load base of the shared object containing `addr` (`dladdr`).
 pub fn object_base(addr: usize) -> Option<usize> {
     let mut info = libc::Dl_info {

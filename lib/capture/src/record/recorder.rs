@@ -692,6 +692,7 @@ impl Recorder {
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
         }
+        m.unrecorded = crate::record::unrecorded::snapshot();
         m.extra.extend(crate::record::unrecorded::manifest_fields());
         if let Err(e) = m.write_atomic(&self.dir) {
             eprintln!("hrr-intercept: cannot finish {}: {e}", self.dir.display());

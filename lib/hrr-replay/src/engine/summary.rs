@@ -73,10 +73,6 @@ pub struct ReplaySummary {
     pub kernels: Vec<KernelTiming>,
     pub copies: CopyTiming,
     pub wall_ms: f64,
-    /// The capture's calls that no event records (`N calls (name ×k, …)`,
-    /// from its manifest): what this replay cannot reproduce.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unrecorded: Option<String>,
 }
 
 impl ReplaySummary {
@@ -97,9 +93,6 @@ impl fmt::Display for ReplaySummary {
             "events : {} read, {} replayed, {} launches",
             self.events, self.replayed, self.launches
         )?;
-        if let Some(u) = &self.unrecorded {
-            writeln!(f, "unrecorded : {u}")?;
-        }
         if self.skipped_failed > 0 {
             writeln!(f, "skipped : {} failed at capture", self.skipped_failed)?;
         }

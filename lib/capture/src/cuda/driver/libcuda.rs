@@ -8,24 +8,27 @@
 //! library's interposed `dlsym`. Until the driver is loaded every lookup
 //! retries (cheap: one `dlopen` that finds nothing).
 
-use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::ffi::{CStr, CString, c_char, c_uint, c_void};
 use std::sync::OnceLock;
 
-use cuda_api::{CUcontext, CUdevice, CUdeviceptr, CUresult, CUstream};
+use cuda_api::{CUcontext, CUdevice, CUstream};
 
 use super::routes::ProcTable;
 use crate::interpose::sys;
 
-type PointerGetAttribute = unsafe extern "C" fn(*mut c_void, c_int, CUdeviceptr) -> CUresult;
-type ParamInfo = unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> CUresult;
-type GetName = unsafe extern "C" fn(*mut *const c_char, *mut c_void) -> CUresult;
-type GetModule = unsafe extern "C" fn(*mut *mut c_void, *mut c_void) -> CUresult;
-type CtxGetCurrent = unsafe extern "C" fn(*mut CUcontext) -> CUresult;
-type CtxGetDevice = unsafe extern "C" fn(*mut CUdevice) -> CUresult;
-type StreamSynchronize = unsafe extern "C" fn(CUstream) -> CUresult;
+use cuda_api::fns;
 
-/// Driver queries the recorder makes (each `None` on a driver without it).
-/// Signatures of CUDA 13.0's `cuda.h`.
+type PointerGetAttribute = fns::cuPointerGetAttribute;
+type ParamInfo = fns::cuFuncGetParamInfo;
+type GetName = fns::cuFuncGetName;
+type GetModule = fns::cuFuncGetModule;
+type CtxGetCurrent = fns::cuCtxGetCurrent;
+type CtxGetDevice = fns::cuCtxGetDevice;
+type StreamSynchronize = fns::cuStreamSynchronize;
+
+/// Driver queries the recorder makes (each `None` on a driver without it),
+/// typed by `cuda-api`'s table. The kernel variants have the same C types as
+/// the function ones (`CUkernel` and `CUfunction` are both handles).
 pub struct Queries {
     /// `cuPointerGetAttribute(void *data, CUpointer_attribute, CUdeviceptr)`.
     pub pointer_get_attribute: Option<PointerGetAttribute>,
@@ -47,6 +50,20 @@ pub struct Queries {
     pub ctx_get_device: Option<CtxGetDevice>,
     /// `cuStreamSynchronize(CUstream)`.
     pub stream_synchronize: Option<StreamSynchronize>,
+}
+
+/// The kernel queries have the function ones' C types (compiles only then).
+#[allow(dead_code)]
+fn same_types(
+    p: fns::cuFuncGetParamInfo,
+    n: fns::cuFuncGetName,
+    m: fns::cuFuncGetModule,
+) -> (
+    fns::cuKernelGetParamInfo,
+    fns::cuKernelGetName,
+    fns::cuKernelGetLibrary,
+) {
+    (p, n, m)
 }
 
 /// The loaded driver.
@@ -79,10 +96,12 @@ fn build(h: *mut c_void) -> Libcuda {
     let table = ProcTable::new(&super::api::entries(), sym, base);
     macro_rules! q {
         ($name:literal: $ty:ty) => {
-            // SAFETY: the export of this name has this C type (see `Queries`).
+            // SAFETY: the export of this name has this C type (its table
+            // line, or an identical one: see `Queries`).
             sym($name).map(|p| unsafe { std::mem::transmute::<usize, $ty>(p) })
         };
     }
+
     let queries = Queries {
         pointer_get_attribute: q!("cuPointerGetAttribute": PointerGetAttribute),
         func_param_info: q!("cuFuncGetParamInfo": ParamInfo),

@@ -81,14 +81,9 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     flags: cuuint64_t,
     status: *mut c_int,
 ) -> CUresult {
-    type F = unsafe extern "C" fn(
-        *const c_char,
-        *mut *mut c_void,
-        c_int,
-        cuuint64_t,
-        *mut c_int,
-    ) -> CUresult;
-    let Some(real) = super::api::real::<F>(Sym::cuGetProcAddress_v2) else {
+    let Some(real) =
+        super::api::real::<cuda_api::args::cuGetProcAddress_v2>(Sym::cuGetProcAddress_v2)
+    else {
         return missing("cuGetProcAddress_v2");
     };
     // SAFETY: the application's arguments, forwarded unchanged.
@@ -109,8 +104,8 @@ pub unsafe extern "C" fn cuGetProcAddress(
     cuda_version: c_int,
     flags: cuuint64_t,
 ) -> CUresult {
-    type F = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, cuuint64_t) -> CUresult;
-    let Some(real) = super::api::real::<F>(Sym::cuGetProcAddress) else {
+    let Some(real) = super::api::real::<cuda_api::args::cuGetProcAddress>(Sym::cuGetProcAddress)
+    else {
         return missing("cuGetProcAddress");
     };
     // SAFETY: the application's arguments, forwarded unchanged.
@@ -175,8 +170,6 @@ pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
     ret
 }
 
-/// The real driver's address of wrapped entry `sym`, for callers outside
-/// the macro.
-pub fn real_of(sym: Sym) -> Option<usize> {
-    libcuda::real(sym as usize)
-}
+// The lookups have exactly the table's types.
+const _: cuda_api::fns::cuGetProcAddress = cuGetProcAddress;
+const _: cuda_api::fns::cuGetProcAddress_v2 = cuGetProcAddress_v2;

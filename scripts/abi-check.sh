@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # AMD ABI conformance (ABI of every export, symbol versions) against Debian's real ROCm 5.2:
 #
-#   1. compile-time proof, CPU runtime + hsa-sys   cargo build in abi/ (its own workspace)
+#   0. the HIP signature table is current         scripts/gen-hip-signatures.sh --check
+#   1. compile-time proof, HIP table, CPU runtime  cargo build in abi/ (its own workspace)
+#      + hsa-sys
 #   2. compile-time proof, interposer              cargo build --no-default-features --features intercept
-#   3. negative control                            --features negative-control must FAIL (5 mismatches)
+#   3. negative control                            --features negative-control must FAIL (6 mismatches)
 #   4. export coverage + symbol versions           cargo test in abi/, once per feature (nm/readelf on the built .so;
 #                                                  a C program linked to libamdhip64.so.5 captured
 #                                                  with the interposer, then replayed)
@@ -53,10 +55,20 @@ if ! cargo build -p hrr-runtime-cpu -p hrr-capture -p hrr-cap -p hrr-play 2>&1 |
     ko "cargo build -p hrr-runtime-cpu -p hrr-capture -p hrr-cap -p hrr-play"
 fi
 
+# ------------------------------------------------------------ 0
+step "0. the HIP signature table (lib/api/hip/src/table.rs) is what Debian's headers generate"
+if scripts/gen-hip-signatures.sh --check >"$log_dir/table.log" 2>&1; then
+    tail -1 "$log_dir/table.log" | sed 's/^/    /'
+    ok "the checked-in table is current"
+else
+    tail -30 "$log_dir/table.log"
+    ko "lib/api/hip/src/table.rs is stale or the generator failed (see $log_dir/table.log)"
+fi
+
 # ------------------------------------------------------------ 1
-step "1. compile-time ABI proof: CPU runtime, hsa-sys (abi/, bindgen of Debian's headers)"
+step "1. compile-time ABI proof: HIP table, CPU runtime, hsa-sys (abi/, bindgen of Debian's headers)"
 if abi_cargo build --locked >"$log_dir/build.log" 2>&1; then
-    ok "every export of libhrr_hip_cpu.so and every hsa-sys PFN type has the signature of hip-runtime-sys 0.1.2 and of Debian's HIP/HSA 5.2.3 headers"
+    ok "every HIP table entry, every export of libhrr_hip_cpu.so and every hsa-sys PFN type has the signature of Debian's HIP/HSA 5.2.3 headers (and of hip-runtime-sys 0.1.2 where it declares them)"
 else
     grep -E '^error' -A6 "$log_dir/build.log" | head -60
     ko "abi/ does not compile (see $log_dir/build.log)"
@@ -83,12 +95,12 @@ if abi_cargo build --locked --features negative-control >"$log_dir/negative.log"
     ko "the negative control compiled: the ABI assertions cannot fail"
 else
     n=$(grep -c 'evaluation panicked: ABI mismatch' "$log_dir/negative.log" || true)
-    if [ "$n" -eq 5 ]; then
+    if [ "$n" -eq 6 ]; then
         grep -o 'evaluation panicked: ABI mismatch: .*' "$log_dir/negative.log" | sed 's/^/    /'
-        ok "all 5 wrong signatures were rejected at compile time"
+        ok "all 6 wrong signatures (one a table line) were rejected at compile time"
     else
         grep -E '^error' -A4 "$log_dir/negative.log" | head -30
-        ko "negative control failed for another reason ($n of 5 ABI mismatches reported)"
+        ko "negative control failed for another reason ($n of 6 ABI mismatches reported)"
     fi
 fi
 

@@ -16,8 +16,9 @@
 # a fresh /tmp dir) so that large blobs do not land in the collected logs.
 #
 # Environment: NVCC (default nvcc), HRR_GPU_ARCH (default sm_90),
-# HRR_STEP_TIMEOUT (seconds per step, default 120), HRR_GPU_BIN (default
-# .gpu/bin), HRR_GPU_WORK (scratch directory).
+# HRR_STEP_TIMEOUT (seconds per step, default 120; PyTorch steps get
+# HRR_TORCH_TIMEOUT, default 300), HRR_GPU_BIN (default .gpu/bin),
+# HRR_GPU_WORK (scratch directory), PYTHON (default python3, with torch).
 set -u -o pipefail
 
 ROOT=$(pwd)
@@ -29,6 +30,8 @@ WORK=${HRR_GPU_WORK:-$(mktemp -d /tmp/hrr-gpu.XXXXXX)}
 NVCC=${NVCC:-nvcc}
 ARCH=${HRR_GPU_ARCH:-sm_90}
 T=${HRR_STEP_TIMEOUT:-120}
+TT=${HRR_TORCH_TIMEOUT:-300}
+PYTHON=${PYTHON:-python3}
 mkdir -p "$LOG" "$WORK"
 exec > >(tee "$TOP/gpu-pass.txt") 2>&1
 TEE_PID=$!
@@ -56,6 +59,8 @@ ms_between() { echo $((($2 - $1) / 1000000)); }
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
     "$NVCC" --version 2>&1 | tail -n 2 | sed 's/^/nvcc: /'
     [ -f .gpu/MANIFEST ] && sed 's/^/manifest: /' .gpu/MANIFEST
+    "$PYTHON" -c 'import torch; print("torch:", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -n 1
+    "$PYTHON" -c 'import triton; print("triton:", triton.__version__)' 2>&1 | tail -n 1
 } | tee "$LOG/environment.txt"
 
 for f in hrr-cap hrr-play hrr-sidecar hrr-diff libhrr_intercept.so; do
@@ -67,13 +72,20 @@ for f in hrr-cap hrr-play hrr-sidecar hrr-diff libhrr_intercept.so; do
 done
 
 # --- build the workloads (in parallel) ------------------------------------
-WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop)
+WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
+    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded)
 declare -A BUILD_RC
 build_one() {
-    local w=$1 extra=()
-    [ "$w" = hidden_segment ] && extra=(-lcuda)
-    timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" "${extra[@]}" \
-        >"$LOG/$w.build.log" 2>&1
+    local w=$1
+    case "$w" in
+        # nvcc's default: the CUDA runtime linked statically.
+        saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
+        # Driver-API programs in C: no runtime at all.
+        driver_ptx | driver_vmm) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
+        cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
+        *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
+    esac >"$LOG/$w.build.log" 2>&1
 }
 pids=()
 for w in "${WORKLOADS[@]}"; do
@@ -110,30 +122,59 @@ else
 fi
 
 # --- the pipeline, one workload -------------------------------------------
-# run_case NAME [ARGS...]: plain run, capture, (sidecar), play, diff.
+# run_case WORKLOAD CASE [ARGS...]: plain run, capture, (sidecar), play, diff
+# of the built workload $WORK/WORKLOAD. run_exe CASE EXE [ARGS...]: the same
+# for any command. Per-case settings (reset after each case):
+#   CASE_ENV=(VAR=value ...)  environment of every run of the case
+#   COMPARE=(--atol A --rtol R)  tolerance for hrr-play and hrr-diff
+#   SIDECAR=1                 feed the app's HRR_SEGMENT lines to hrr-sidecar
+#   NO_LAUNCH=1               the case launches nothing (no launch check)
+#   PLAIN_DONE=1              the plain run was made already (torch cases)
+#   STEP_T=seconds            the timeout of each step
+#   CHECK=function            more checks after PASS-worthy results: prints
+#                             a reason and returns 1 to fail the case
 # Sets CAP_WALL_MS, PLAIN_WALL_MS, PLAY_WALL_MS for the speed section.
+reset_case() { CASE_ENV=(); COMPARE=(); SIDECAR=0; NO_LAUNCH=0; PLAIN_DONE=0; STEP_T=$T; CHECK=; }
+reset_case
 run_case() {
     local w=$1 case=$2
     shift 2
-    local exe=$WORK/$w arc=$WORK/$case.hrr rep=$WORK/$case.replay.hrr rc t0 t1
-    CAP_WALL_MS="" PLAIN_WALL_MS="" PLAY_WALL_MS=""
     if [ "${BUILD_RC[$w]}" != 0 ]; then
         fail "$case" "nvcc failed: $(grep -m1 -i error "$LOG/$w.build.log")"
+        reset_case
         return 1
     fi
-    t0=$(now_ns)
-    timeout "$T" "$exe" "$@" >"$LOG/$case.plain.log" 2>&1
-    rc=$?
-    t1=$(now_ns)
-    PLAIN_WALL_MS=$(ms_between "$t0" "$t1")
-    if [ "$rc" != 0 ]; then
-        fail "$case" "the workload fails without capture (exit $rc): $(tail -n 1 "$LOG/$case.plain.log")"
-        return 1
+    run_exe "$case" "$WORK/$w" "$@"
+}
+run_exe() {
+    local case=$1
+    shift
+    local r
+    run_exe_steps "$case" "$@"
+    r=$?
+    reset_case
+    return $r
+}
+run_exe_steps() {
+    local case=$1
+    shift
+    local arc=$WORK/$case.hrr rep=$WORK/$case.replay.hrr rc t0 t1
+    CAP_WALL_MS="" PLAIN_WALL_MS="" PLAY_WALL_MS=""
+    if [ "$PLAIN_DONE" != 1 ]; then
+        t0=$(now_ns)
+        env "${CASE_ENV[@]}" timeout "$STEP_T" "$@" >"$LOG/$case.plain.log" 2>&1
+        rc=$?
+        t1=$(now_ns)
+        PLAIN_WALL_MS=$(ms_between "$t0" "$t1")
+        if [ "$rc" != 0 ]; then
+            fail "$case" "the workload fails without capture (exit $rc): $(tail -n 1 "$LOG/$case.plain.log")"
+            return 1
+        fi
     fi
 
     rm -rf "$arc" "$rep"
     t0=$(now_ns)
-    timeout "$T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$exe" "$@" 2>"$LOG/$case.cap.stderr" |
+    env "${CASE_ENV[@]}" timeout "$STEP_T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$@" 2>"$LOG/$case.cap.stderr" |
         tee "$LOG/$case.app.log" >/dev/null
     rc=${PIPESTATUS[0]}
     t1=$(now_ns)
@@ -150,15 +191,12 @@ run_case() {
         fail "$case" "capture archive incomplete (manifest: $(head -c 200 "$arc/manifest.json" 2>/dev/null))"
         return 1
     fi
-    if [ "$case" != bandwidth ] && ! grep -Eq '"op" *: *"launch"' "$arc/events.ndjson"; then
+    if [ "$NO_LAUNCH" != 1 ] && ! grep -Eq '"op" *: *"launch"' "$arc/events.ndjson"; then
         fail "$case" "no launch recorded"
         return 1
     fi
 
-    if [ "$w" = hidden_segment ]; then
-        # The same capture without its sidecar, for the negative case.
-        rm -rf "$WORK/$case-nosidecar.hrr"
-        cp -r "$arc" "$WORK/$case-nosidecar.hrr"
+    if [ "$SIDECAR" = 1 ]; then
         grep HRR_SEGMENT "$LOG/$case.app.log" | timeout "$T" "$BIN/hrr-sidecar" --archive "$arc" \
             >"$LOG/$case.sidecar.log" 2>&1
         rc=$?
@@ -169,7 +207,7 @@ run_case() {
     fi
 
     t0=$(now_ns)
-    timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda -o "$rep" >"$LOG/$case.play.log" 2>&1
+    timeout "$STEP_T" "$BIN/hrr-play" "$arc" --backend cuda -o "$rep" "${COMPARE[@]}" >"$LOG/$case.play.log" 2>&1
     rc=$?
     t1=$(now_ns)
     PLAY_WALL_MS=$(ms_between "$t0" "$t1")
@@ -183,23 +221,54 @@ run_case() {
         fail "$case" "replay validated no D2H ($(grep -m1 '^d2h' "$LOG/$case.play.log"))"
         return 1
     fi
-    if [ "$w" = hidden_segment ] && ! grep -Eq '^region segs *: *[1-9]' "$LOG/$case.play.log"; then
+    if [ "$SIDECAR" = 1 ] && ! grep -Eq '^region segs *: *[1-9]' "$LOG/$case.play.log"; then
         fail "$case" "the segment was not materialised ($(grep -m1 '^region segs' "$LOG/$case.play.log"))"
         return 1
     fi
 
-    timeout "$T" "$BIN/hrr-diff" "$arc" "$rep" >"$LOG/$case.diff.log" 2>&1
+    timeout "$T" "$BIN/hrr-diff" "$arc" "$rep" "${COMPARE[@]}" >"$LOG/$case.diff.log" 2>&1
     rc=$?
     if [ "$rc" != 0 ]; then
         fail "$case" "hrr-diff exit $rc: $(tail -n 1 "$LOG/$case.diff.log")"
         return 1
     fi
+    if [ -n "$CHECK" ]; then
+        local why
+        if ! why=$("$CHECK" "$case" "$arc"); then
+            fail "$case" "$why"
+            return 1
+        fi
+    fi
     pass "$case"
 }
 
-for w in saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment; do
+# events_with CASE_ARCHIVE PATTERN: how many event lines match (grep -E).
+events_with() { grep -Ec "$2" "$1/events.ndjson" 2>/dev/null; }
+
+for w in saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat; do
     run_case "$w" "$w"
 done
+
+# --- the seed's scenario: memory the capture never saw ---------------------
+# The driver layer records hidden_segment's cuMemAlloc (it is no longer
+# hidden): the seed's scenario is the runtime layer alone.
+CASE_ENV=(HRR_CUDA_DRIVER_LAYER=off)
+SIDECAR=1
+run_case hidden_segment hidden_segment
+# The same capture without its sidecar: see hidden_segment_no_sidecar below.
+if [ -d "$WORK/hidden_segment.hrr" ]; then
+    rm -rf "$WORK/hidden_segment-nosidecar.hrr"
+    cp -r "$WORK/hidden_segment.hrr" "$WORK/hidden_segment-nosidecar.hrr"
+    rm -rf "$WORK/hidden_segment-nosidecar.hrr/regions"
+fi
+# With the driver layer the allocation is recorded: no sidecar needed.
+check_driver_alloc() {
+    local n
+    n=$(events_with "$2" '"api":"cuMemAlloc_v2","op":"alloc"')
+    [ "$n" -ge 1 ] || { echo "the driver allocation is not recorded ($n cuMemAlloc_v2 events)"; return 1; }
+}
+CHECK=check_driver_alloc
+run_case hidden_segment hidden_segment_driver_layer
 
 # --- case: launch_repeat's explicit-API launches, under their own names ----
 case=launch_repeat_explicit_api
@@ -235,19 +304,131 @@ else
     fail "$case" "no capture of hidden_segment to replay"
 fi
 
-# --- case: nvcc's default (static cudart) is warned about, shared is not ---
-case=static_cudart_warning
-if [ -x "$WORK/saxpy" ] && timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/saxpy_static" "$SRC/saxpy.cu" >"$LOG/$case.build.log" 2>&1; then
-    timeout "$T" "$BIN/hrr-cap" -o "$WORK/saxpy_static.hrr" -- "$WORK/saxpy_static" >/dev/null 2>"$LOG/$case.static.log"
-    timeout "$T" "$BIN/hrr-cap" -o "$WORK/saxpy_shared.hrr" -- "$WORK/saxpy" >/dev/null 2>"$LOG/$case.shared.log"
-    warn='links the CUDA runtime statically'
-    if grep -q "$warn" "$LOG/$case.static.log" && ! grep -q "$warn" "$LOG/$case.shared.log"; then
+# --- the driver layer ---------------------------------------------------
+# nvcc's default build (static cudart): recorded through dlsym and
+# cuGetProcAddress, under the driver's names.
+check_static() {
+    local n
+    n=$(events_with "$2" '"api":"cuLaunchKernel(Ex)?(_ptsz)?","op":"launch"')
+    [ "$n" -ge 1 ] || { echo "no driver-layer launch recorded ($n)"; return 1; }
+    ! grep -q 'links the CUDA runtime statically' "$LOG/$1.cap.stderr" ||
+        { echo "hrr-cap still warns about the static runtime"; return 1; }
+}
+CHECK=check_static
+run_case saxpy_static saxpy_static
+
+# A driver-API program: PTX, a module global, three launch forms.
+check_driver_ptx() {
+    local g a m
+    g=$(events_with "$2" '"op":"global"')
+    a=$(events_with "$2" '"api":"cuLaunchKernelEx","op":"launch".*"attrs":\[')
+    m=$(events_with "$2" '"api":"cuModuleLoadData","op":"module_load"')
+    [ "$g" -ge 1 ] && [ "$a" -ge 1 ] && [ "$m" -ge 1 ] ||
+        { echo "events: global $g, cuLaunchKernelEx with attrs $a, module_load $m (want each >= 1)"; return 1; }
+}
+CHECK=check_driver_ptx
+run_case driver_ptx driver_ptx
+
+# Virtual memory: a reservation, pieces mapped into it, a buffer across them.
+check_vmm() {
+    local v m
+    v=$(events_with "$2" '"op":"va_reserve"')
+    m=$(events_with "$2" '"op":"mem_map"')
+    [ "$v" -ge 1 ] && [ "$m" -ge 2 ] || { echo "events: va_reserve $v, mem_map $m"; return 1; }
+}
+CHECK=check_vmm
+run_case driver_vmm driver_vmm
+
+# cuBLAS: its kernels reach the driver directly.
+check_cublas() {
+    local n
+    n=$(events_with "$2" '"api":"cuLaunchKernel(Ex)?(_ptsz)?","op":"launch"')
+    [ "$n" -ge 1 ] || { echo "no cuBLAS launch at the driver layer"; return 1; }
+}
+CHECK=check_cublas
+run_case cublas_sgemm cublas_sgemm
+
+# --- PyTorch --------------------------------------------------------------
+# torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same
+# checksum twice means the workload is deterministic and is compared byte
+# for byte, else it is reported as nondeterministic and compared with a
+# tolerance (the capture of one run against the replay).
+TORCH=$ROOT/tests/workloads/torch
+torch_case() {
+    local case=$1 script=$2 c1 c2
+    shift 2
+    local vars=(TORCHINDUCTOR_CACHE_DIR="$WORK/inductor" TRITON_CACHE_DIR="$WORK/triton" "$@")
+    if ! "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
+        fail "$case" "$PYTHON cannot import torch"
+        reset_case
+        return 1
+    fi
+    for i in 1 2; do
+        env "${vars[@]}" timeout "$TT" "$PYTHON" "$TORCH/$script" >"$LOG/$case.plain$i.log" 2>&1
+        local rc=$?
+        if [ "$rc" != 0 ]; then
+            fail "$case" "the workload fails without capture (exit $rc): $(grep -m1 -E 'WRONG|Error' "$LOG/$case.plain$i.log" || tail -n 1 "$LOG/$case.plain$i.log")"
+            reset_case
+            return 1
+        fi
+    done
+    c1=$(grep -m1 'checksum' "$LOG/$case.plain1.log")
+    c2=$(grep -m1 'checksum' "$LOG/$case.plain2.log")
+    cp "$LOG/$case.plain1.log" "$LOG/$case.plain.log"
+    if [ "$c1" != "$c2" ]; then
+        echo "NOTE $case: nondeterministic: two plain runs differ ($c1 / $c2); compared with --atol 1e-4 --rtol 1e-3"
+        COMPARE=(--atol 1e-4 --rtol 1e-3)
+    fi
+    CASE_ENV=("${vars[@]}")
+    PLAIN_DONE=1
+    STEP_T=$TT
+    run_exe "$case" "$PYTHON" "$TORCH/$script"
+}
+check_torch_matmul() {
+    local n
+    n=$(events_with "$2" '"api":"cuLaunchKernel(Ex)?(_ptsz)?","op":"launch"')
+    [ "$n" -ge 1 ] || { echo "no cuBLAS launch at the driver layer"; return 1; }
+}
+CHECK=check_torch_matmul
+torch_case torch_matmul matmul.py
+torch_case torch_train train.py
+check_expandable() {
+    local v m
+    v=$(events_with "$2" '"op":"va_reserve"')
+    m=$(events_with "$2" '"op":"mem_map"')
+    [ "$v" -ge 1 ] && [ "$m" -ge 2 ] || { echo "events: va_reserve $v, mem_map $m (expandable segments not recorded?)"; return 1; }
+}
+CHECK=check_expandable
+torch_case torch_expandable expandable.py
+check_compiled() {
+    local m
+    m=$(events_with "$2" '"op":"module_load"')
+    [ "$m" -ge 1 ] || { echo "no module_load: Triton's cubins not recorded"; return 1; }
+}
+CHECK=check_compiled
+torch_case torch_compile compiled.py
+
+# --- case: work no event records is reported, and --strict refuses it -----
+case=graph_unrecorded
+if [ "${BUILD_RC[$case]}" = 0 ]; then
+    arc=$WORK/$case.hrr
+    rm -rf "$arc"
+    timeout "$T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$WORK/$case" >"$LOG/$case.app.log" 2>"$LOG/$case.cap.stderr"
+    rc=$?
+    line=$(grep -m1 '^unrecorded : ' "$LOG/$case.cap.stderr")
+    timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda >"$LOG/$case.play.log" 2>&1
+    play_rc=$?
+    timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --strict >"$LOG/$case.strict.log" 2>&1
+    strict_rc=$?
+    if [ "$rc" = 0 ] && [[ "$line" == *cuGraphLaunch* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+        [ "$strict_rc" = 1 ] && grep -q -- '--strict refuses' "$LOG/$case.strict.log"; then
         pass "$case"
+        echo "  $line"
     else
-        fail "$case" "static build warned: $(grep -c "$warn" "$LOG/$case.static.log"), shared build warned: $(grep -c "$warn" "$LOG/$case.shared.log")"
+        fail "$case" "capture exit $rc, line '${line:-none}', play exit $play_rc ($(grep -m1 '^unrecorded' "$LOG/$case.play.log")), --strict exit $strict_rc (want 1)"
     fi
 else
-    fail "$case" "no shared saxpy build, or nvcc (static cudart) failed: $(tail -n 1 "$LOG/$case.build.log" 2>/dev/null)"
+    fail "$case" "nvcc failed: $(grep -m1 -i error "$LOG/$case.build.log")"
 fi
 
 # --- case: a HIP source built for NVIDIA with Debian's HIP headers ---------
@@ -292,6 +473,7 @@ if run_case launch_loop launch_loop loop 100000; then
     echo "launch_loop 100k: replay process ${rw} ms = $(ratio "$rw" "$PLAIN_WALL_MS") of the plain process (target <= 1.20x); engine wall ${rj:-?} ms = $(ratio "${rj:-0}" "$p") of the plain loop"
 fi
 
+NO_LAUNCH=1
 if run_case launch_loop bandwidth bw 256; then
     sed -n 's/^bandwidth: /plain   : /p' "$LOG/bandwidth.plain.log"
     sed -n 's/^bandwidth: /captured: /p' "$LOG/bandwidth.app.log"

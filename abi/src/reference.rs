@@ -43,14 +43,62 @@ pub mod compiler {
         /// `void __hipUnregisterFatBinary(std::vector<hipModule_t>* modules)`
         /// (clang: `void @__hipUnregisterFatBinary(ptr)`).
         pub fn __hipUnregisterFatBinary(modules: *mut *mut c_void);
+        /// `void __hipRegisterVar(std::vector<hipModule_t>* modules, void* var, char* hostVar,
+        /// char* deviceVar, int ext, size_t size, int constant, int global)`
+        /// (clang: `void @__hipRegisterVar(ptr, ptr, ptr, ptr, i32, i64, i32, i32)`).
+        pub fn __hipRegisterVar(
+            modules: *mut *mut c_void,
+            var: *mut c_void,
+            hostVar: *mut c_char,
+            deviceVar: *mut c_char,
+            ext: c_int,
+            size: usize,
+            constant: c_int,
+            global: c_int,
+        );
+        /// `void __hipRegisterManagedVar(void* hipModule, void** pointer, void* init_value,
+        /// const char* name, size_t size, unsigned align)`
+        /// (clang: `void @__hipRegisterManagedVar(ptr, ptr, ptr, ptr, i64, i32)`).
+        pub fn __hipRegisterManagedVar(
+            hipModule: *mut c_void,
+            pointer: *mut *mut c_void,
+            init_value: *mut c_void,
+            name: *const c_char,
+            size: usize,
+            align: c_uint,
+        );
+        /// `void __hipRegisterSurface(std::vector<hipModule_t>* modules, void* var, char* hostVar,
+        /// char* deviceVar, int type, int ext)`
+        /// (clang: `void @__hipRegisterSurface(ptr, ptr, ptr, ptr, i32, i32)`).
+        pub fn __hipRegisterSurface(
+            modules: *mut *mut c_void,
+            var: *mut c_void,
+            hostVar: *mut c_char,
+            deviceVar: *mut c_char,
+            type_: c_int,
+            ext: c_int,
+        );
+        /// `void __hipRegisterTexture(std::vector<hipModule_t>* modules, void* var, char* hostVar,
+        /// char* deviceVar, int type, int norm, int ext)`
+        /// (clang: `void @__hipRegisterTexture(ptr, ptr, ptr, ptr, i32, i32, i32)`).
+        pub fn __hipRegisterTexture(
+            modules: *mut *mut c_void,
+            var: *mut c_void,
+            hostVar: *mut c_char,
+            deviceVar: *mut c_char,
+            type_: c_int,
+            norm: c_int,
+            ext: c_int,
+        );
     }
 }
 
 /// `hip/hip_ext.h`: C++ only in ROCm 5.2 (default arguments, no `extern "C"`),
-/// so bindgen's C mode does not see it. NOTE: in libamdhip64.so.5 the symbol is
-/// the C++-mangled `_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j`,
-/// not `hipExtModuleLaunchKernel`; the signature below is what that mangling
-/// encodes (`jjjjjj` = 6 × unsigned, `m` = unsigned long, …, `j` = flags).
+/// so bindgen's C mode does not see it. In libamdhip64.so.5 the symbols are
+/// the C++-mangled names; each signature below is what its mangling encodes
+/// (`jjjjjj` = 6 × unsigned, `m` = unsigned long, …, `j` = flags). The C name
+/// `hipExtModuleLaunchKernel` is declared too: both of hrr's libraries export
+/// it (ROCm declares it `extern "C"` in later releases).
 pub mod hip_ext {
     use crate::debian_hip::{hipError_t, hipEvent_t, hipFunction_t, hipStream_t};
     use std::ffi::c_void;
@@ -71,6 +119,58 @@ pub mod hip_ext {
             startEvent: hipEvent_t,
             stopEvent: hipEvent_t,
             flags: u32,
+        ) -> hipError_t;
+        /// `hipExtModuleLaunchKernel` as ROCm 5.2 exports it.
+        pub fn _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+            f: hipFunction_t,
+            globalWorkSizeX: u32,
+            globalWorkSizeY: u32,
+            globalWorkSizeZ: u32,
+            localWorkSizeX: u32,
+            localWorkSizeY: u32,
+            localWorkSizeZ: u32,
+            sharedMemBytes: usize,
+            hStream: hipStream_t,
+            kernelParams: *mut *mut c_void,
+            extra: *mut *mut c_void,
+            startEvent: hipEvent_t,
+            stopEvent: hipEvent_t,
+            flags: u32,
+        ) -> hipError_t;
+        /// `hipHccModuleLaunchKernel` (deprecated: hipExtModuleLaunchKernel
+        /// without `flags`), as ROCm 5.2 exports it.
+        pub fn _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_(
+            f: hipFunction_t,
+            globalWorkSizeX: u32,
+            globalWorkSizeY: u32,
+            globalWorkSizeZ: u32,
+            localWorkSizeX: u32,
+            localWorkSizeY: u32,
+            localWorkSizeZ: u32,
+            sharedMemBytes: usize,
+            hStream: hipStream_t,
+            kernelParams: *mut *mut c_void,
+            extra: *mut *mut c_void,
+            startEvent: hipEvent_t,
+            stopEvent: hipEvent_t,
+        ) -> hipError_t;
+    }
+}
+
+/// `hip/hip_runtime_api.h` declarations after its `extern "C"` block (C++
+/// only), which libamdhip64.so.5 exports under their mangled names:
+/// `hipError_t hipCreateSurfaceObject(hipSurfaceObject_t* pSurfObject, const hipResourceDesc* pResDesc);`
+/// `hipError_t hipDestroySurfaceObject(hipSurfaceObject_t surfaceObject);`
+pub mod hip_runtime_cxx {
+    use crate::debian_hip::{hipError_t, hipResourceDesc, hipSurfaceObject_t};
+
+    unsafe extern "C" {
+        pub fn _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc(
+            pSurfObject: *mut hipSurfaceObject_t,
+            pResDesc: *const hipResourceDesc,
+        ) -> hipError_t;
+        pub fn _Z23hipDestroySurfaceObjectP13__hip_surface(
+            surfaceObject: hipSurfaceObject_t,
         ) -> hipError_t;
     }
 }
@@ -97,6 +197,12 @@ pub mod rocm6 {
             symbolStatus: *mut hipDriverProcAddressQueryResult,
         ) -> hipError_t;
     }
+}
+
+/// glibc's `void *dlsym(void *handle, const char *symbol)` (`<dlfcn.h>`), which
+/// the interposer defines to route CUDA driver lookups (as the libc crate binds it).
+pub mod libc_dl {
+    pub use libc::dlsym;
 }
 
 /// glibc's process-exit entry points the interposer also defines (to flush the

@@ -236,6 +236,20 @@ crate::assert_same_layout!(crate::debian_hsa::hsa_amd_memory_pool_t, hrr_hip_cpu
 crate::assert_same_layout!(crate::debian_hsa::hsa_agent_t, hsa_sys::raw::hsa_agent_t; handle = handle);
 crate::assert_same_layout!(crate::debian_hsa::hsa_amd_memory_pool_t, hsa_sys::raw::hsa_amd_memory_pool_t; handle = handle);
 
+// The HIP table's by-value structs (hip_api::types) against the header's.
+crate::assert_same_layout!(crate::debian_hip::hipExtent, hip_api::types::hipExtent;
+    width = width, height = height, depth = depth);
+crate::assert_same_layout!(crate::debian_hip::hipPitchedPtr, hip_api::types::hipPitchedPtr;
+    ptr = ptr, pitch = pitch, xsize = xsize, ysize = ysize);
+crate::assert_same_layout!(crate::debian_hip::hipChannelFormatDesc, hip_api::types::hipChannelFormatDesc;
+    x = x, y = y, z = z, w = w, f = f);
+crate::assert_same_layout!(crate::debian_hip::hipIpcMemHandle_t, hip_api::types::hipIpcMemHandle_t;
+    reserved = reserved);
+crate::assert_same_layout!(crate::debian_hip::hipIpcEventHandle_t, hip_api::types::hipIpcEventHandle_t;
+    reserved = reserved);
+crate::assert_same_layout!(crate::reference::compiler::uint3, hip_api::types::uint3; x = x, y = y, z = z);
+crate::assert_same_layout!(crate::debian_hip::dim3, hip_api::types::dim3; x = x, y = y, z = z);
+
 #[cfg(feature = "intercept")]
 mod intercept_values {
     use crate::debian_hip::{hipError_t as E, hipMemcpyKind as K};

@@ -2,6 +2,14 @@
 //! in abi/src/lib.rs, and every check names a real export. The export lists
 //! come from the libraries themselves (`nm -D --defined-only`), so adding an
 //! export without a check fails here.
+//!
+//! A HIP export is checked through the signature table: the libraries
+//! generate their HIP exports from it (with the table's exact type, asserted
+//! where they are generated), and abi/ checks every table entry against
+//! Debian's header. So a HIP export must be a table entry *and* one the
+//! library generated: its own list of generated exports (`EXPORTED`) must be
+//! exactly its HIP symbols (a hand-written `#[no_mangle]` export would not
+//! be on it). Other exports need a check of their own (HSA, `_exit`).
 
 #[cfg(all(feature = "cpu", feature = "intercept"))]
 compile_error!(
@@ -22,53 +30,89 @@ fn names(lists: &[&[Check]]) -> BTreeSet<&'static str> {
         .collect()
 }
 
-fn compare(lib: &str, lists: &[&[Check]]) {
+/// `lib`'s exports against the table (`generated`: the HIP exports the
+/// library says it generated from it) and the other checks (`lists`).
+fn compare(lib: &str, generated: &[&str], lists: &[&[Check]]) {
     let path = artefact(lib);
-    // The CUDA family (cuda*, __cuda*) follows CUDA's headers, not HIP's:
-    // it is checked on the NVIDIA machine (scripts/gpu-pass.sh), not here.
+    // The CUDA family (runtime cuda*, __cuda*; driver cu*) follows CUDA's
+    // headers, not HIP's: it is checked on the NVIDIA machine
+    // (scripts/gpu-pass.sh), not here. The driver's signatures are declared
+    // once, in lib/capture/src/cuda/driver/api.rs.
     let exported: BTreeSet<String> = c_exports(&path)
         .into_iter()
-        .filter(|n| !n.starts_with("cuda") && !n.starts_with("__cuda"))
+        .filter(|n| !n.starts_with("cu") && !n.starts_with("__cuda"))
         .collect();
+    let table: BTreeSet<&str> = hip_api::HIP_FNS.iter().copied().collect();
+    let generated: BTreeSet<&str> = generated.iter().copied().collect();
+    let not_in_table: Vec<&&str> = generated.iter().filter(|g| !table.contains(**g)).collect();
+    assert!(
+        not_in_table.is_empty(),
+        "{lib} generated exports that are not table entries: {not_in_table:?}"
+    );
+    let hip_exports: BTreeSet<&str> = exported
+        .iter()
+        .map(String::as_str)
+        .filter(|e| table.contains(e))
+        .collect();
+    assert_eq!(
+        hip_exports, generated,
+        "{lib}: its table-entry exports and the exports it generated from the table differ"
+    );
     let checked = names(lists);
     let unchecked: Vec<&String> = exported
         .iter()
-        .filter(|e| !checked.contains(e.as_str()))
+        .filter(|e| !table.contains(e.as_str()) && !checked.contains(e.as_str()))
         .collect();
     let stale: Vec<&&str> = checked.iter().filter(|c| !exported.contains(**c)).collect();
     assert!(
         unchecked.is_empty(),
         "{lib} exports {} function(s) without an ABI check: {unchecked:?}\n\
-         add each to the lists in abi/src/lib.rs (against hip_runtime_sys / debian_hip / debian_hsa / reference)",
+         a HIP entry point must be generated from the table (lib/api/hip); any other \
+         export needs a check in abi/src/lib.rs",
         unchecked.len()
     );
     assert!(
         stale.is_empty(),
         "abi/src/lib.rs checks {stale:?}, which {lib} does not export"
     );
-    println!("{lib}: {} exports, all ABI-checked", exported.len());
+    println!(
+        "{lib}: {} exports, all ABI-checked ({} HIP table entries, {} others)",
+        exported.len(),
+        generated.len(),
+        exported.len() - generated.len()
+    );
 }
 
+#[cfg(feature = "cpu")]
 #[test]
 fn every_cpu_runtime_export_is_checked() {
-    if hrr_abi_check::CPU_RUNTIME.is_empty() {
-        eprintln!("SKIP: built without the cpu feature");
-        return;
-    }
-    compare("libhrr_hip_cpu.so", hrr_abi_check::CPU_RUNTIME);
+    compare(
+        "libhrr_hip_cpu.so",
+        hrr_hip_cpu::hip_api::EXPORTED,
+        hrr_abi_check::CPU_RUNTIME,
+    );
 }
 
 #[test]
 fn every_interposer_export_is_checked() {
-    if hrr_abi_check::INTERCEPT.is_empty() {
+    #[cfg(feature = "intercept")]
+    {
+        // The interposer exports the whole table.
+        assert_eq!(hrr_intercept::hip::exports::EXPORTED, hip_api::HIP_FNS);
+        compare(
+            "libhrr_intercept.so",
+            hrr_intercept::hip::exports::EXPORTED,
+            hrr_abi_check::INTERCEPT,
+        );
+    }
+    #[cfg(not(feature = "intercept"))]
+    {
         assert!(
             std::env::var_os("HRR_ABI_REQUIRE_INTERCEPT").is_none(),
             "built without --features intercept, but HRR_ABI_REQUIRE_INTERCEPT is set"
         );
         eprintln!("SKIP: built without --features intercept (scripts/abi-check.sh turns it on)");
-        return;
     }
-    compare("libhrr_intercept.so", hrr_abi_check::INTERCEPT);
 }
 
 #[test]
@@ -81,25 +125,35 @@ fn hsa_sys_covers_its_symbol_table() {
     );
 }
 
-/// Every HIP entry point of the CPU runtime is checked against Debian's own
-/// headers (or a transcribed reference), not only against hip-runtime-sys's
-/// HIP 5.4 bindings.
-#[cfg(feature = "cpu")]
+/// Every entry of the HIP signature table has a check against Debian's
+/// header or the transcribed reference (the table's own consumers are
+/// generated from it).
 #[test]
-fn cpu_runtime_checked_against_debian_headers() {
-    let debian = names(&[
-        hrr_abi_check::cpu_runtime::VS_DEBIAN_HIP,
-        hrr_abi_check::cpu_runtime::VS_DEBIAN_HSA,
-        hrr_abi_check::cpu_runtime::VS_REFERENCE,
-    ]);
-    let all = names(hrr_abi_check::CPU_RUNTIME);
-    assert_eq!(debian, all);
+fn every_table_entry_is_checked() {
+    let checked = names(hrr_abi_check::TABLE);
+    let table: BTreeSet<&str> = hip_api::HIP_FNS.iter().copied().collect();
+    assert_eq!(checked, table);
+    let vs_hrs = hrr_abi_check::TABLE_VS_HIP_RUNTIME_SYS
+        .iter()
+        .flatten()
+        .count();
+    println!(
+        "HIP table: {} entries checked against Debian's headers / the reference, {vs_hrs} also against hip-runtime-sys",
+        table.len()
+    );
 }
 
 #[test]
 fn report() {
     let mut n = 0;
+    let hrs: Vec<Check> = hrr_abi_check::TABLE_VS_HIP_RUNTIME_SYS
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
     for (what, lists) in [
+        ("table", hrr_abi_check::TABLE),
+        ("table", &[&hrs[..]][..]),
         ("cpu runtime", hrr_abi_check::CPU_RUNTIME),
         ("interposer", hrr_abi_check::INTERCEPT),
         ("hsa-sys", &[hrr_abi_check::HSA_SYS][..]),

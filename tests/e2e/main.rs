@@ -13,4 +13,5 @@ mod hostile;
 mod hsa_regions;
 mod replay_diff;
 mod seed;
+mod unrecorded;
 mod workloads;

@@ -9,9 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
+use hrr_core::manifest::UnrecordedCalls;
+
 use crate::args::{Args, PlatformArg};
 use crate::error::CapError;
 use crate::intercept_lib;
+use crate::no_capture::{self, NoteFile};
 use crate::summary::{ArchiveSummary, child_archives};
 
 /// The capture library's switch for its HSA region producer (its `config`).
@@ -32,9 +35,6 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     let created = prepare_dir(&dir)?;
     let dir = std::path::absolute(&dir).unwrap_or(dir);
 
-    if let Some(w) = crate::static_runtime::warning(app) {
-        eprintln!("hrr-cap: warning: {w}");
-    }
     let mut cmd = Command::new(app);
     cmd.args(&args.command[1..]);
     cmd.env(
@@ -47,6 +47,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         cmd.env(ENV_HSA_REGIONS, "1");
     } else {
         cmd.env_remove(ENV_HSA_REGIONS);
+    }
+    let note = NoteFile::create();
+    if let Some(n) = &note {
+        cmd.env(no_capture::ENV_NOTE, n.path());
     }
     match args.platform {
         PlatformArg::Auto => {}
@@ -90,7 +94,11 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
             .unwrap_or_else(|| "the archive was not finished".into());
         line.push_str(&format!(" (incomplete: {why})"));
     } else if summary.complete.is_none() {
-        line.push_str(" (nothing recorded: the app made no HIP call through the capture library)");
+        let notes = note.as_ref().map(NoteFile::read);
+        line.push_str(&format!(
+            " (nothing recorded: {})",
+            no_capture::reason(notes.as_ref(), args.platform)
+        ));
         if created {
             let _ = fs::remove_dir(&dir);
         }
@@ -105,6 +113,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         ));
     }
     eprintln!("{line}");
+    match &summary.unrecorded {
+        Some(u) => eprintln!("{}", UnrecordedCalls(u)),
+        None => eprintln!("unrecorded : unknown (the archive was not finished)"),
+    }
     Ok(exit_code(status))
 }
 

@@ -7,8 +7,12 @@
 //!
 //! The application's stdin, stdout and stderr are its own (stdout passes
 //! through untouched, so `hrr-cap -- app | tee log` works). When it ends,
-//! one summary line goes to stderr:
-//! `hrr-cap: N events, M blobs, B bytes -> DIR`.
+//! two summary lines go to stderr:
+//! `hrr-cap: N events, M blobs, B bytes -> DIR` and the calls the capture
+//! library forwarded without recording them,
+//! `unrecorded : N calls (hipMemcpy2D ×2, …)` (from the manifest). When
+//! nothing was recorded, the first line says why: which runtime the
+//! capture expected, and whether the application loaded it.
 //!
 //! Before it starts the application, a warning goes to stderr when the
 //! application embeds CUDA device code but links the CUDA runtime
@@ -23,7 +27,7 @@ mod args;
 mod cap;
 mod error;
 mod intercept_lib;
-mod static_runtime;
+mod no_capture;
 mod summary;
 
 use std::process::ExitCode;

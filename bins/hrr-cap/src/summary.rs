@@ -4,6 +4,7 @@
 //! capture that died (manifest still `complete:false`, counts 0) is reported
 //! with what it did record: whole event lines and blob files.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io::Read;
@@ -23,6 +24,10 @@ pub struct ArchiveSummary {
     pub bytes: u64,
     /// `None`: no manifest (nothing was recorded).
     pub complete: Option<bool>,
+    /// Calls forwarded without being recorded, by entry point (the
+    /// manifest's `unrecorded`); `None` while the archive is unfinished
+    /// (the counts are written when it finishes). Empty without an archive.
+    pub unrecorded: Option<BTreeMap<String, u64>>,
 }
 
 impl ArchiveSummary {
@@ -34,11 +39,17 @@ impl ArchiveSummary {
             Some(m) if m.complete => m.events,
             _ => count_lines(&dir.join(EVENTS_FILE)),
         };
+        let unrecorded = match &manifest {
+            Some(m) if m.complete => Some(m.unrecorded.clone()),
+            Some(_) => None,
+            None => Some(BTreeMap::new()),
+        };
         ArchiveSummary {
             events,
             blobs,
             bytes,
             complete,
+            unrecorded,
         }
     }
 }
@@ -141,18 +152,24 @@ mod tests {
                 events: 2,
                 blobs: 1,
                 bytes: 5,
-                complete: Some(false)
+                complete: Some(false),
+                unrecorded: None,
             }
         );
         m.complete = true;
         m.events = 1;
+        m.unrecorded.insert("hipMemcpy2D".into(), 2);
         m.write_atomic(&d).unwrap();
+        let s = ArchiveSummary::read(&d);
+        assert_eq!(s.events, 1, "complete: the manifest's count (eof excluded)");
+        assert_eq!(s.unrecorded, Some(m.unrecorded.clone()));
+        let none = ArchiveSummary::read(&t.path().join("none"));
+        assert_eq!(none.complete, None);
         assert_eq!(
-            ArchiveSummary::read(&d).events,
-            1,
-            "complete: the manifest's count (eof excluded)"
+            none.unrecorded,
+            Some(BTreeMap::new()),
+            "no archive, no call"
         );
-        assert_eq!(ArchiveSummary::read(&t.path().join("none")).complete, None);
     }
 
     #[test]

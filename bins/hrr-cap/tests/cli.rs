@@ -227,40 +227,73 @@ fn cc(dir: &Path, name: &str, src: &str, extra: &[&str]) -> PathBuf {
 }
 
 #[test]
-fn statically_linked_cuda_runtime_is_warned_about() {
+fn an_empty_capture_says_what_the_app_had_loaded() {
     let t = tempfile::tempdir().unwrap();
-    let warned = |exe: &Path, lib_dir: Option<&Path>| {
+    let said = |exe: &Path, lib_dir: Option<&Path>| {
         let mut c = cap();
-        c.arg("-o").arg(t.path().join("cap.hrr")).arg("--").arg(exe);
+        let dir = t.path().join("cap.hrr");
+        c.arg("-o").arg(&dir).arg("--").arg(exe);
         if let Some(d) = lib_dir {
             c.env("LD_LIBRARY_PATH", d);
         }
         let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
         assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            !dir.exists(),
+            "nothing recorded: no archive is left, notes included"
         );
-        String::from_utf8_lossy(&out.stderr).contains("links the CUDA runtime statically")
+        assert!(
+            !err.contains("statically"),
+            "no static-runtime guess: {err}"
+        );
+        summary(err.as_bytes())
     };
-    // Device code (what nvcc embeds) and no cudart import: as `-cudart static`.
+    // Device code (what nvcc embeds) and a static runtime that never gets
+    // to load a driver (none here): nothing GPU was loaded.
     let fatbin = r#"__attribute__((section(".nv_fatbin"), used)) static const char fb[16] = {1};
 int main(void) { return 0; }"#;
     let static_exe = cc(t.path(), "static_rt", fatbin, &[]);
-    assert!(warned(&static_exe, None));
-
-    // The same with the registration imported from a shared cudart (a
-    // one-function stand-in for libcudart.so).
-    let stand_in = "void **__cudaRegisterFatBinary(void *p) { (void)p; return 0; }";
+    let s = said(&static_exe, None);
+    assert!(
+        s.contains("(nothing recorded: expected a HIP runtime")
+            && s.contains("but the app loaded none"),
+        "{s}"
+    );
+    // A stand-in driver, loaded as the CUDA runtime loads it, and only
+    // initialised (no call the capture library records).
+    let driver = "int cuInit(unsigned f) { (void)f; return 0; }";
+    cc(
+        t.path(),
+        "libcuda.so.1",
+        driver,
+        &["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1"],
+    );
+    let loads = r#"#include <dlfcn.h>
+int main(void) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int (*init)(unsigned) = h ? (int (*)(unsigned))dlsym(h, "cuInit") : 0;
+    return init ? init(0) : 3;
+}"#;
+    let loads_exe = cc(t.path(), "loads_driver", loads, &["-ldl"]);
+    let s = said(&loads_exe, Some(t.path()));
+    assert!(
+        s.contains("(nothing recorded: the app loaded the CUDA driver ")
+            && s.contains("libcuda.so.1 but made no CUDA call the capture library records"),
+        "{s}"
+    );
+    // A shared CUDA runtime (a one-function stand-in), never called.
+    let stand_in = "void **__cudaRegisterFatBinary(void *p) { (void)p; return 0; }\n\
+                    int cudaMalloc(void **p, unsigned long n) { (void)p; (void)n; return 0; }";
     cc(t.path(), "libcudart.so", stand_in, &["-shared", "-fPIC"]);
-    let shared = r#"__attribute__((section(".nv_fatbin"), used)) static const char fb[16] = {1};
-extern void **__cudaRegisterFatBinary(void *);
+    let shared = r#"extern void **__cudaRegisterFatBinary(void *);
 int main(int argc, char **argv) { (void)argv; if (argc > 5) __cudaRegisterFatBinary(0); return 0; }"#;
     let dir = t.path().to_str().unwrap();
     let shared_exe = cc(t.path(), "shared_rt", shared, &["-L", dir, "-lcudart"]);
-    assert!(!warned(&shared_exe, Some(t.path())));
-
-    // No device code at all: nothing to say.
-    let plain = cc(t.path(), "plain", "int main(void) { return 0; }", &[]);
-    assert!(!warned(&plain, None));
+    let s = said(&shared_exe, Some(t.path()));
+    assert!(
+        s.contains("(nothing recorded: the app loaded the CUDA runtime ")
+            && s.contains("libcudart.so but made no CUDA call"),
+        "{s}"
+    );
 }

@@ -77,7 +77,9 @@ pub struct Args {
     #[arg(long)]
     pub continue_on_error: bool,
     /// Unknown event ops are errors, not warnings; an incomplete capture
-    /// fails the replay (exit 1).
+    /// fails the replay (exit 1); a capture with calls the capture library
+    /// forwarded without recording them (the manifest's `unrecorded`) is
+    /// refused (exit 1).
     #[arg(long)]
     pub strict: bool,
     /// Seconds without progress (a launch or sync that never returns)

@@ -90,6 +90,11 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         "events : {}  blobs : {}  d2h bytes : {d2h_bytes}",
         m.events, m.blobs
     )?;
+    writeln!(
+        out,
+        "{}",
+        hrr_core::manifest::UnrecordedCalls(&m.unrecorded)
+    )?;
     for (op, n) in &ops {
         writeln!(out, "  {op:<18} {n}")?;
     }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::event_reader::ReadOptions;
-use hrr_core::manifest::ArchiveKind;
+use hrr_core::manifest::{ArchiveKind, UnrecordedCalls};
 use hrr_replay::compare::{DType, Tolerance};
 use hrr_replay::engine::watchdog::{self, FINAL_SYNC, Progress};
 use hrr_replay::engine::{
@@ -56,6 +56,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .get("lost_events")
         .and_then(serde_json::Value::as_u64)
         .map(|lost| archive.manifest().events + lost);
+    let unrecorded = UnrecordedCalls(&archive.manifest().unrecorded);
+    if args.strict && unrecorded.total() > 0 {
+        eprintln!(
+            "hrr-play: fatal: {}: the application made calls the capture library forwarded \
+             without recording them, so their effects are not in the archive and replay \
+             cannot reproduce them ({}); --strict refuses to replay it",
+            args.archive.display(),
+            unrecorded.to_string().trim_start_matches("unrecorded : ")
+        );
+        return Ok(ExitCode::from(1));
+    }
     let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
     eprintln!(
@@ -172,6 +183,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         incomplete.as_deref(),
         verdict,
         exit,
+        unrecorded,
     )?;
     Ok(ExitCode::from(exit))
 }
@@ -294,7 +306,8 @@ fn progress_bar(total: u64) -> ProgressBar {
 }
 
 /// Prints the DESIGN.md §5 summary (or JSON) on stdout; an incomplete
-/// capture is said first (`capture : incomplete (REASON)`).
+/// capture is said first (`capture : incomplete (REASON)`), then the
+/// capture's unrecorded calls (from its manifest).
 fn report(
     args: &Args,
     s: &ReplaySummary,
@@ -302,10 +315,15 @@ fn report(
     incomplete: Option<&str>,
     verdict: Verdict,
     exit: u8,
+    unrecorded: UnrecordedCalls<'_>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(s)?;
+        v["unrecorded"] = serde_json::json!({
+            "calls": unrecorded.total(),
+            "by_entry_point": unrecorded.0,
+        });
         v["iterations_ms"] = serde_json::json!(iteration_ms);
         v["result"] = serde_json::json!(if verdict.passed() { "PASS" } else { "FAIL" });
         v["partial"] = serde_json::json!(matches!(verdict, Verdict::Partial(_)));
@@ -353,6 +371,7 @@ fn report(
             iteration_ms.len()
         )?;
     }
+    writeln!(out, "{unrecorded}")?;
     write!(out, "{s}")?;
     writeln!(out, "{}", verdict.line(s))?;
     Ok(())

@@ -411,3 +411,44 @@ fn timing_reports_copy_bandwidth() {
     assert_eq!(v["copies"]["h2d_bytes"], 4096);
     assert_eq!(v["copies"]["d2h_bytes"], 4096);
 }
+
+#[test]
+fn unrecorded_calls_are_reported_and_strict_refuses_them() {
+    let tmp = TempDir::new().unwrap();
+    let data = pattern(64);
+    let cap = ArchiveBuilder::new(Platform::Cpu)
+        .alloc(BUF, 64)
+        .h2d(BUF, &data)
+        .d2h(BUF, &data)
+        .manifest_field(
+            "unrecorded",
+            serde_json::json!({"cuGraphLaunch": 3, "cuMemcpy2D_v2": 1}),
+        )
+        .write(tmp.path().join("cap.hrr"))
+        .unwrap();
+    play()
+        .arg(&cap)
+        .assert()
+        .success()
+        .stdout(contains(
+            "unrecorded : 4 calls (cuGraphLaunch ×3, cuMemcpy2D_v2 ×1)\n",
+        ))
+        .stdout(contains("PASS"));
+    play()
+        .arg(&cap)
+        .arg("--strict")
+        .assert()
+        .code(1)
+        .stdout(contains("PASS").not())
+        .stderr(contains(
+            "(4 calls (cuGraphLaunch ×3, cuMemcpy2D_v2 ×1)); --strict refuses",
+        ));
+    // A complete capture says 0 and replays under --strict.
+    let other = TempDir::new().unwrap();
+    play()
+        .arg(seed(other.path(), true))
+        .arg("--strict")
+        .assert()
+        .success()
+        .stdout(contains("unrecorded : 0 calls\n"));
+}

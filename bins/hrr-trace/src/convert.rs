@@ -536,6 +536,55 @@ fn api_args(o: &mut Obj<'_>, op: &Op) {
         Op::SetDevice { device } => {
             o.i64("device", (*device).into());
         }
+        Op::CtxCreate { ctx, device } => {
+            o.addr("ctx", ctx.0).i64("device", (*device).into());
+        }
+        Op::CtxDestroy { ctx } => {
+            o.addr("ctx", ctx.0);
+        }
+        Op::CtxSet { ctx, device } => {
+            o.addr("ctx", ctx.0);
+            if let Some(d) = device {
+                o.i64("device", (*d).into());
+            }
+        }
+        Op::VaReserve { ptr, size }
+        | Op::VaFree { ptr, size }
+        | Op::MemUnmap { ptr, size }
+        | Op::MemAccess { ptr, size } => {
+            o.addr("ptr", ptr.0).u64("size", *size);
+        }
+        Op::MemCreate { handle, size, mem } => {
+            o.addr("handle", handle.0)
+                .u64("size", *size)
+                .lit("mem", mem_name(*mem));
+        }
+        Op::MemRelease { handle } => {
+            o.addr("handle", handle.0);
+        }
+        Op::MemMap {
+            ptr,
+            size,
+            offset,
+            handle,
+        } => {
+            o.addr("ptr", ptr.0)
+                .u64("size", *size)
+                .u64("offset", *offset)
+                .addr("handle", handle.0);
+        }
+        Op::Global {
+            module,
+            name,
+            ptr,
+            size,
+            ..
+        } => {
+            o.addr("module", module.0)
+                .str("name", name)
+                .addr("ptr", ptr.0)
+                .u64("size", *size);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

@@ -1,8 +1,10 @@
 //! `libhrr_intercept.so`: the capture library.
 //!
 //! Loaded with `LD_PRELOAD` (normally by `hrr-cap`), it defines the HIP
-//! runtime's entry points, forwards each call to the real runtime, and
-//! records it into an hrr archive (DESIGN.md §4) named by `HRR_OUT`:
+//! runtime's entry points, the CUDA runtime's and driver's (and `dlsym`,
+//! through which programs look the driver up), forwards each call to the
+//! real runtime, and records it into an hrr archive (DESIGN.md §4) named by
+//! `HRR_OUT`:
 //! `events.ndjson`, content-addressed `blobs/`, `manifest.json`.
 //!
 //! Layout, one folder per layer:

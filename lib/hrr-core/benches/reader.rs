@@ -46,6 +46,7 @@ fn stream() -> Vec<u8> {
                         ptrs: vec![],
                     },
                 ],
+                attrs: vec![],
             }
         } else {
             Op::Memcpy {

@@ -259,7 +259,9 @@ fn last_byte(path: &Path) -> Option<u8> {
 pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
     let id = match op {
         Op::Memcpy { blob, .. } => *blob,
-        Op::ModuleLoad { code, .. } | Op::Launch { code, .. } => Some(*code),
+        Op::ModuleLoad { code, .. } | Op::Launch { code, .. } | Op::Global { code, .. } => {
+            Some(*code)
+        }
         _ => None,
     };
     id.into_iter()

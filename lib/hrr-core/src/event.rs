@@ -63,6 +63,15 @@ pub struct KernelArg {
     pub ptrs: Vec<u32>,
 }
 
+/// One CUDA launch attribute (`CUlaunchAttribute` of `cuLaunchKernelEx`):
+/// its `CUlaunchAttributeID` and the bytes of its value union as the
+/// application passed them (64 bytes in CUDA 12-13).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchAttr {
+    pub id: u32,
+    pub hex: HexBytes,
+}
+
 /// Kernarg offsets: recorded ones when metadata gave them, else natural
 /// packing (each argument aligned to its size, capped at 8), which is how
 /// both the AMDGPU and the CUDA ABI lay out plain parameter lists.
@@ -130,6 +139,9 @@ pub enum Op {
         shmem: u32,
         stream: Addr,
         args: Vec<KernelArg>,
+        /// CUDA launch attributes (`cuLaunchKernelEx`; cooperative launches
+        /// carry attribute 2); empty for most launches.
+        attrs: Vec<LaunchAttr>,
     },
     StreamCreate {
         stream: Addr,
@@ -169,6 +181,66 @@ pub enum Op {
     HostUnregister {
         ptr: Addr,
     },
+    /// A CUDA context made or retained (`cuCtxCreate`, `cuDevicePrimaryCtxRetain`).
+    CtxCreate {
+        ctx: Addr,
+        device: i32,
+    },
+    /// A CUDA context destroyed or released.
+    CtxDestroy {
+        ctx: Addr,
+    },
+    /// The calling thread's current CUDA context changed (`cuCtxSetCurrent`,
+    /// `cuCtxPushCurrent`, `cuCtxPopCurrent`): `ctx` is current afterwards.
+    CtxSet {
+        ctx: Addr,
+        device: Option<i32>,
+    },
+    /// A virtual address range reserved (`cuMemAddressReserve`): the unit of
+    /// address translation for the memory mapped into it.
+    VaReserve {
+        ptr: Addr,
+        size: u64,
+    },
+    VaFree {
+        ptr: Addr,
+        size: u64,
+    },
+    /// A physical allocation (`cuMemCreate`); `mem` is `device`, or `pinned`
+    /// for host-located memory.
+    MemCreate {
+        handle: Addr,
+        size: u64,
+        mem: MemKind,
+    },
+    MemRelease {
+        handle: Addr,
+    },
+    /// `size` bytes of `handle`, from `offset`, mapped at `ptr` (`cuMemMap`).
+    MemMap {
+        ptr: Addr,
+        size: u64,
+        offset: u64,
+        handle: Addr,
+    },
+    MemUnmap {
+        ptr: Addr,
+        size: u64,
+    },
+    /// Access granted to a mapped range (`cuMemSetAccess`).
+    MemAccess {
+        ptr: Addr,
+        size: u64,
+    },
+    /// A module's global variable (`cuModuleGetGlobal`): `size` bytes at
+    /// `ptr`, named `name` in the code object `code` loaded as `module`.
+    Global {
+        module: Addr,
+        name: String,
+        code: BlobId,
+        ptr: Addr,
+        size: u64,
+    },
     Eof {
         events: u64,
     },
@@ -198,6 +270,17 @@ impl Op {
             Op::SetDevice { .. } => "set_device",
             Op::HostRegister { .. } => "host_register",
             Op::HostUnregister { .. } => "host_unregister",
+            Op::CtxCreate { .. } => "ctx_create",
+            Op::CtxDestroy { .. } => "ctx_destroy",
+            Op::CtxSet { .. } => "ctx_set",
+            Op::VaReserve { .. } => "va_reserve",
+            Op::VaFree { .. } => "va_free",
+            Op::MemCreate { .. } => "mem_create",
+            Op::MemRelease { .. } => "mem_release",
+            Op::MemMap { .. } => "mem_map",
+            Op::MemUnmap { .. } => "mem_unmap",
+            Op::MemAccess { .. } => "mem_access",
+            Op::Global { .. } => "global",
             Op::Eof { .. } => "eof",
         }
     }
@@ -304,6 +387,14 @@ pub struct Wire<'a> {
     /// See [`DevTime`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctx: Option<Addr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<Addr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attrs: Option<Vec<LaunchAttr>>,
 }
 
 impl Wire<'_> {
@@ -382,6 +473,7 @@ impl Event {
                 shmem: w.shmem.unwrap_or(0),
                 stream: w.stream.unwrap_or(Addr(0)),
                 args: req!(args),
+                attrs: w.attrs.take().unwrap_or_default(),
             },
             "stream_create" => Op::StreamCreate {
                 stream: req!(stream),
@@ -412,6 +504,52 @@ impl Event {
                 size: req!(size),
             },
             "host_unregister" => Op::HostUnregister { ptr: req!(ptr) },
+            "ctx_create" => Op::CtxCreate {
+                ctx: req!(ctx),
+                device: req!(device),
+            },
+            "ctx_destroy" => Op::CtxDestroy { ctx: req!(ctx) },
+            "ctx_set" => Op::CtxSet {
+                ctx: req!(ctx),
+                device: w.device,
+            },
+            "va_reserve" => Op::VaReserve {
+                ptr: req!(ptr),
+                size: req!(size),
+            },
+            "va_free" => Op::VaFree {
+                ptr: req!(ptr),
+                size: req!(size),
+            },
+            "mem_create" => Op::MemCreate {
+                handle: req!(handle),
+                size: req!(size),
+                mem: w.mem.unwrap_or(MemKind::Device),
+            },
+            "mem_release" => Op::MemRelease {
+                handle: req!(handle),
+            },
+            "mem_map" => Op::MemMap {
+                ptr: req!(ptr),
+                size: req!(size),
+                offset: w.offset.unwrap_or(0),
+                handle: req!(handle),
+            },
+            "mem_unmap" => Op::MemUnmap {
+                ptr: req!(ptr),
+                size: req!(size),
+            },
+            "mem_access" => Op::MemAccess {
+                ptr: req!(ptr),
+                size: req!(size),
+            },
+            "global" => Op::Global {
+                module: req!(module),
+                name: req!(name).into_owned(),
+                code: req!(code),
+                ptr: req!(ptr),
+                size: req!(size),
+            },
             "eof" => Op::Eof {
                 events: req!(events),
             },
@@ -495,6 +633,7 @@ impl Event {
                 shmem,
                 stream,
                 args,
+                attrs,
             } => {
                 w.name = Some(Cow::Borrowed(name));
                 w.code = Some(*code);
@@ -504,6 +643,7 @@ impl Event {
                 w.shmem = Some(*shmem);
                 w.stream = Some(*stream);
                 w.args = Some(args.clone());
+                w.attrs = (!attrs.is_empty()).then(|| attrs.clone());
             }
             Op::StreamCreate { stream }
             | Op::StreamDestroy { stream }
@@ -522,6 +662,52 @@ impl Event {
                 w.size = Some(*size);
             }
             Op::HostUnregister { ptr } => w.ptr = Some(*ptr),
+            Op::CtxCreate { ctx, device } => {
+                w.ctx = Some(*ctx);
+                w.device = Some(*device);
+            }
+            Op::CtxDestroy { ctx } => w.ctx = Some(*ctx),
+            Op::CtxSet { ctx, device } => {
+                w.ctx = Some(*ctx);
+                w.device = *device;
+            }
+            Op::VaReserve { ptr, size }
+            | Op::VaFree { ptr, size }
+            | Op::MemUnmap { ptr, size }
+            | Op::MemAccess { ptr, size } => {
+                w.ptr = Some(*ptr);
+                w.size = Some(*size);
+            }
+            Op::MemCreate { handle, size, mem } => {
+                w.handle = Some(*handle);
+                w.size = Some(*size);
+                w.mem = Some(*mem);
+            }
+            Op::MemRelease { handle } => w.handle = Some(*handle),
+            Op::MemMap {
+                ptr,
+                size,
+                offset,
+                handle,
+            } => {
+                w.ptr = Some(*ptr);
+                w.size = Some(*size);
+                w.offset = Some(*offset);
+                w.handle = Some(*handle);
+            }
+            Op::Global {
+                module,
+                name,
+                code,
+                ptr,
+                size,
+            } => {
+                w.module = Some(*module);
+                w.name = Some(Cow::Borrowed(name));
+                w.code = Some(*code);
+                w.ptr = Some(*ptr);
+                w.size = Some(*size);
+            }
             Op::Eof { events } => w.events = Some(*events),
         }
         w
@@ -655,5 +841,103 @@ mod tests {
     fn unknown_op_is_distinct() {
         let err = Event::parse(br#"{"seq":1,"api":"x","op":"teleport"}"#).unwrap_err();
         assert_eq!(err, EventError::UnknownOp("teleport".into()));
+    }
+
+    fn round_trip(op: Op) -> String {
+        let e = Event {
+            seq: 9,
+            t: 1,
+            tid: 2,
+            api: "cuX".into(),
+            ret: 0,
+            op,
+        };
+        let mut line = Vec::new();
+        e.write_line(&mut line);
+        assert_eq!(Event::parse(&line).unwrap(), e);
+        String::from_utf8(line).unwrap()
+    }
+
+    #[test]
+    fn driver_ops_round_trip() {
+        let text = round_trip(Op::MemMap {
+            ptr: Addr(0x7f00_0020_0000),
+            size: 2 << 20,
+            offset: 0,
+            handle: Addr(0x55),
+        });
+        assert!(
+            text.contains(r#""op":"mem_map""#) && text.contains(r#""handle":"0x55""#),
+            "{text}"
+        );
+        round_trip(Op::VaReserve {
+            ptr: Addr(0x7f00_0000_0000),
+            size: 1 << 40,
+        });
+        round_trip(Op::VaFree {
+            ptr: Addr(0x7f00_0000_0000),
+            size: 1 << 40,
+        });
+        round_trip(Op::MemCreate {
+            handle: Addr(0x55),
+            size: 2 << 20,
+            mem: MemKind::Device,
+        });
+        round_trip(Op::MemRelease { handle: Addr(0x55) });
+        round_trip(Op::MemUnmap {
+            ptr: Addr(1),
+            size: 2,
+        });
+        round_trip(Op::MemAccess {
+            ptr: Addr(1),
+            size: 2,
+        });
+        round_trip(Op::CtxCreate {
+            ctx: Addr(0x77),
+            device: 0,
+        });
+        round_trip(Op::CtxDestroy { ctx: Addr(0x77) });
+        let text = round_trip(Op::CtxSet {
+            ctx: Addr(0x77),
+            device: None,
+        });
+        assert!(!text.contains("device"), "{text}");
+        round_trip(Op::Global {
+            module: Addr(0x10),
+            name: "table".into(),
+            code: BlobId::of(b"c"),
+            ptr: Addr(0x7f00_0000_1000),
+            size: 64,
+        });
+    }
+
+    #[test]
+    fn launch_attrs_are_omitted_when_empty() {
+        let launch = |attrs| Op::Launch {
+            name: "k".into(),
+            code: BlobId::of(b"c"),
+            func: None,
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            shmem: 0,
+            stream: Addr(0),
+            args: vec![],
+            attrs,
+        };
+        assert!(!round_trip(launch(vec![])).contains("attrs"));
+        let text = round_trip(launch(vec![LaunchAttr {
+            id: 4,
+            hex: HexBytes(vec![2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]),
+        }]));
+        assert!(
+            text.contains(r#""attrs":[{"id":4,"hex":"020000000100000001000000"}]"#),
+            "{text}"
+        );
+        // A reader older than attrs would ignore the field; ours requires neither.
+        let e = Event::parse(
+            br#"{"seq":1,"api":"cuLaunchKernelEx","op":"launch","name":"k","code":"af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262","grid":[1,1,1],"block":[1,1,1],"args":[]}"#,
+        )
+        .unwrap();
+        assert!(matches!(e.op, Op::Launch { ref attrs, .. } if attrs.is_empty()));
     }
 }

@@ -22,5 +22,5 @@ pub mod safe_fs;
 pub mod testkit;
 pub mod wire_scanner;
 
-pub use event::{Dir, Event, KernelArg, MemKind, Op};
+pub use event::{Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 pub use hex::{Addr, BlobId, HexBytes};

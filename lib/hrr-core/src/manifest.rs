@@ -7,6 +7,8 @@
 //! kept in [`Manifest::extra`] and written back unchanged, so rewriting a
 //! manifest (repair, finish) never drops a newer minor addition.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -93,6 +95,11 @@ pub struct Manifest {
     /// Rewritten by `repair` from a torn or crashed archive.
     #[serde(default, skip_serializing_if = "is_false")]
     pub repaired: bool,
+    /// Captures: calls to entry points the capture library forwards without
+    /// recording (their effects are not in the archive), by entry point.
+    /// Omitted when there were none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unrecorded: BTreeMap<String, u64>,
     /// Fields this version does not know, preserved verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -100,6 +107,62 @@ pub struct Manifest {
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// The summary line of a capture's unrecorded calls, as `hrr-cap` and
+/// `hrr-play` print it:
+///
+/// ```text
+/// unrecorded : 0 calls
+/// unrecorded : 5 calls (hipMemcpy2D ×3, hipGraphLaunch ×1, hipMemPrefetchAsync ×1)
+/// ```
+///
+/// Entry points by count (descending), then name; at most
+/// [`UnrecordedCalls::MAX_LISTED`] of them, then `, …`.
+#[derive(Clone, Copy, Debug)]
+pub struct UnrecordedCalls<'a>(pub &'a BTreeMap<String, u64>);
+
+impl UnrecordedCalls<'_> {
+    /// How many entry points the line names.
+    pub const MAX_LISTED: usize = 8;
+
+    /// Total calls.
+    pub fn total(&self) -> u64 {
+        self.0.values().fold(0u64, |a, &n| a.saturating_add(n))
+    }
+
+    /// `(name, calls)`, most called first, then by name; zero counts left out.
+    pub fn ranked(&self) -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = self
+            .0
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+}
+
+impl fmt::Display for UnrecordedCalls<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unrecorded : {} calls", self.total())?;
+        let ranked = self.ranked();
+        if ranked.is_empty() {
+            return Ok(());
+        }
+        f.write_str(" (")?;
+        for (i, (name, n)) in ranked.iter().take(Self::MAX_LISTED).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{name} \u{d7}{n}")?;
+        }
+        if ranked.len() > Self::MAX_LISTED {
+            f.write_str(", \u{2026}")?;
+        }
+        f.write_str(")")
+    }
 }
 
 /// Why a manifest could not be read or written.
@@ -145,6 +208,7 @@ impl Manifest {
             argv: Vec::new(),
             replay_of: None,
             repaired: false,
+            unrecorded: BTreeMap::new(),
             extra: Map::new(),
         }
     }
@@ -356,6 +420,42 @@ mod tests {
         let back = Manifest::read(t.path()).unwrap();
         assert_eq!(back, m);
         assert_eq!(back.incomplete_reason(), Some("disk full"));
+    }
+
+    #[test]
+    fn unrecorded_calls_are_kept_and_summarised() {
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        assert!(
+            !m.to_json().contains("unrecorded"),
+            "absent when there were none"
+        );
+        assert_eq!(
+            UnrecordedCalls(&m.unrecorded).to_string(),
+            "unrecorded : 0 calls"
+        );
+        m.unrecorded.insert("hipMemcpy2D".into(), 2);
+        let again = Manifest::parse(m.to_json().as_bytes(), dir()).unwrap();
+        assert_eq!(again.unrecorded, m.unrecorded);
+        assert_eq!(
+            UnrecordedCalls(&again.unrecorded).to_string(),
+            "unrecorded : 2 calls (hipMemcpy2D \u{d7}2)"
+        );
+        // By count, then name; capped with an ellipsis.
+        let mut many = BTreeMap::new();
+        for (i, n) in ["b", "a", "c", "d", "e", "f", "g", "h", "i", "j"]
+            .iter()
+            .enumerate()
+        {
+            many.insert(n.to_string(), if i < 2 { 5 } else { 1 });
+        }
+        assert_eq!(
+            UnrecordedCalls(&many).to_string(),
+            "unrecorded : 18 calls (a \u{d7}5, b \u{d7}5, c \u{d7}1, d \u{d7}1, e \u{d7}1, f \u{d7}1, g \u{d7}1, h \u{d7}1, \u{2026})"
+        );
+        // A malformed field is an error naming the manifest.
+        let bad = br#"{"format":"hrr","version":1,"kind":"capture","platform":"cpu","complete":true,"events":0,"blobs":0,"unrecorded":{"hipMemcpy2D":"two"}}"#;
+        let e = Manifest::parse(bad, dir()).unwrap_err();
+        assert!(e.to_string().contains("invalid manifest"), "{e}");
     }
 
     #[test]

@@ -100,6 +100,12 @@ impl ArchiveBuilder {
         self
     }
 
+    /// A top-level manifest field.
+    pub fn manifest_field(mut self, key: &str, value: serde_json::Value) -> Self {
+        self.extra.fields.insert(key.to_string(), value);
+        self
+    }
+
     /// The next event's `t`; later events continue from it.
     pub fn at(mut self, t: u64) -> Self {
         self.next_t = t;
@@ -267,6 +273,7 @@ impl ArchiveBuilder {
             shmem: 0,
             stream: Addr(0),
             args,
+            attrs: vec![],
         };
         self.event("hipModuleLaunchKernel", op, vec![code.to_vec()])
     }

@@ -20,17 +20,19 @@ use std::sync::OnceLock;
 
 use serde::de::{self, Deserialize, Visitor};
 
-use crate::event::{Dir, KernelArg, MemKind, Wire};
+use crate::event::{Dir, KernelArg, LaunchAttr, MemKind, Wire};
 use crate::hex::{Addr, BlobId, HexBytes, decode_hex};
 
 /// Keys of [`Wire`] the scanner fills in.
 const WIRE_KEYS: &[&str] = &[
     "seq", "t", "tid", "api", "op", "ret", "ptr", "size", "mem", "dir", "dst", "src", "value",
     "width", "stream", "blob", "module", "code", "name", "func", "grid", "block", "shmem", "args",
-    "event", "device", "events", "dev_t", "dev_ns",
+    "event", "device", "events", "dev_t", "dev_ns", "ctx", "handle", "offset", "attrs",
 ];
 /// Keys of [`KernelArg`] the scanner fills in.
 const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
+/// Keys of [`LaunchAttr`] the scanner fills in.
+const ATTR_KEYS: &[&str] = &["id", "hex"];
 
 /// Nesting depth at which the scanner gives up (serde_json's own limit is 128).
 const MAX_DEPTH: u32 = 64;
@@ -72,6 +74,7 @@ pub fn enabled() -> bool {
         };
         covered(struct_fields::<Wire<'_>>(), WIRE_KEYS)
             && covered(struct_fields::<KernelArg>(), ARG_KEYS)
+            && covered(struct_fields::<LaunchAttr>(), ATTR_KEYS)
     })
 }
 
@@ -364,6 +367,26 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    fn launch_attr(&mut self) -> Option<LaunchAttr> {
+        let (mut id, mut hex) = (None, None);
+        let mut seen = 0u64;
+        self.object(|c, key| {
+            match key {
+                "id" => {
+                    once!(seen, 0);
+                    id = Some(c.u32()?);
+                }
+                "hex" => {
+                    once!(seen, 1);
+                    hex = Some(HexBytes(decode_hex(c.str()?)?));
+                }
+                _ => c.skip(2)?,
+            }
+            Some(())
+        })?;
+        Some(LaunchAttr { id: id?, hex: hex? })
+    }
+
     fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
         let mut seen = 0u64;
         self.object(|c, key| {
@@ -486,6 +509,24 @@ impl<'a> Cursor<'a> {
                     once!(seen, 28);
                     w.dev_ns = Some(c.uint()?);
                 }
+                "ctx" => {
+                    once!(seen, 29);
+                    w.ctx = Some(c.addr()?);
+                }
+                "handle" => {
+                    once!(seen, 30);
+                    w.handle = Some(c.addr()?);
+                }
+                "offset" => {
+                    once!(seen, 31);
+                    w.offset = Some(c.uint()?);
+                }
+                "attrs" => {
+                    once!(seen, 32);
+                    let mut attrs = Vec::new();
+                    c.array(|c| c.launch_attr().map(|a| attrs.push(a)))?;
+                    w.attrs = Some(attrs);
+                }
                 _ => c.skip(1)?,
             }
             Some(())
@@ -590,6 +631,15 @@ mod tests {
             })
     }
 
+    fn attr() -> impl Strategy<Value = LaunchAttr> {
+        (any::<u32>(), proptest::collection::vec(any::<u8>(), 0..64)).prop_map(|(id, hex)| {
+            LaunchAttr {
+                id,
+                hex: HexBytes(hex),
+            }
+        })
+    }
+
     fn op() -> impl Strategy<Value = Op> {
         let blob = any::<[u8; 32]>().prop_map(BlobId);
         prop_oneof![
@@ -628,23 +678,53 @@ mod tests {
                 }),
             (
                 "[_A-Za-z0-9]{1,40}",
-                blob,
+                blob.clone(),
                 any::<[u32; 3]>(),
                 any::<u32>(),
                 addr(),
-                proptest::collection::vec(arg(), 0..5)
+                proptest::collection::vec(arg(), 0..5),
+                proptest::collection::vec(attr(), 0..3)
             )
-                .prop_map(|(name, code, grid, shmem, stream, args)| Op::Launch {
-                    name,
-                    code,
-                    func: None,
-                    grid,
-                    block: [grid[2], grid[0], 1],
-                    shmem,
-                    stream,
-                    args
+                .prop_map(|(name, code, grid, shmem, stream, args, attrs)| {
+                    Op::Launch {
+                        name,
+                        code,
+                        func: None,
+                        grid,
+                        block: [grid[2], grid[0], 1],
+                        shmem,
+                        stream,
+                        args,
+                        attrs,
+                    }
                 }),
             any::<i32>().prop_map(|device| Op::SetDevice { device }),
+            (addr(), any::<i32>()).prop_map(|(ctx, device)| Op::CtxCreate { ctx, device }),
+            (addr(), proptest::option::of(any::<i32>()))
+                .prop_map(|(ctx, device)| Op::CtxSet { ctx, device }),
+            (addr(), any::<u64>(), any::<u64>(), addr()).prop_map(|(ptr, size, offset, handle)| {
+                Op::MemMap {
+                    ptr,
+                    size,
+                    offset,
+                    handle,
+                }
+            }),
+            (addr(), any::<u64>()).prop_map(|(handle, size)| Op::MemCreate {
+                handle,
+                size,
+                mem: MemKind::Device
+            }),
+            (addr(), any::<u64>()).prop_map(|(ptr, size)| Op::VaReserve { ptr, size }),
+            ("[_A-Za-z0-9]{1,40}", blob, addr(), any::<u64>()).prop_map(
+                |(name, code, ptr, size)| Op::Global {
+                    module: Addr(0x10),
+                    name,
+                    code,
+                    ptr,
+                    size
+                }
+            ),
             any::<u64>().prop_map(|events| Op::Eof { events }),
         ]
     }

@@ -165,6 +165,7 @@ fn archive(dir: &std::path::Path) -> Archive {
                         ptrs: vec![],
                     },
                 ],
+                attrs: vec![],
             },
         };
         w.append(&ev(seq, "api", op)).unwrap();

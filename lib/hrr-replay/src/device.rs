@@ -3,7 +3,7 @@
 //! Backends (HIP through libloading, CUDA's driver API) implement it; the engine
 //! never sees runtime handles of the capture, only those its backend returned.
 
-use hrr_core::event::MemKind;
+use hrr_core::event::{LaunchAttr, MemKind};
 
 /// A failed runtime call: the runtime's own code and its message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +35,9 @@ pub struct Launch<'a> {
     /// 0 = the default stream.
     pub stream: Handle,
     pub args: &'a [LaunchArg<'a>],
+    /// CUDA launch attributes as recorded (`cuLaunchKernelEx`); a backend
+    /// that cannot honour one says so ([`Device::launch`] fails or warns).
+    pub attrs: &'a [LaunchAttr],
 }
 
 impl Launch<'_> {
@@ -125,6 +128,12 @@ pub trait Device {
     fn module_unload(&mut self, module: Handle) -> Result<(), DeviceError>;
     fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
     fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
+    /// Whether [`Device::launch`] honours CUDA launch attribute `id`; the
+    /// engine leaves out (and warns about) the others.
+    fn launch_attr_supported(&self, id: u32) -> bool {
+        let _ = id;
+        false
+    }
 
     /// `len` bytes of host memory this device copies to and from at full
     /// speed, or `None` where no host memory is faster than any other (the
@@ -133,6 +142,59 @@ pub trait Device {
     fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
         let _ = len;
         Ok(None)
+    }
+
+    // Virtual memory management (CUDA's cuMemAddressReserve / cuMemCreate /
+    // cuMemMap family). A reservation holds no memory; physical allocations
+    // are mapped into it. Backends without it refuse (the default).
+
+    /// Reserves `size` bytes of device virtual address space.
+    fn va_reserve(&mut self, size: u64) -> Result<u64, DeviceError> {
+        let _ = size;
+        Err(unsupported("va_reserve"))
+    }
+    fn va_free(&mut self, ptr: u64, size: u64) -> Result<(), DeviceError> {
+        let _ = (ptr, size);
+        Err(unsupported("va_free"))
+    }
+    /// A physical allocation of `size` bytes (`mem`: device, or pinned host).
+    fn mem_create(&mut self, size: u64, mem: MemKind) -> Result<Handle, DeviceError> {
+        let _ = (size, mem);
+        Err(unsupported("mem_create"))
+    }
+    fn mem_release(&mut self, handle: Handle) -> Result<(), DeviceError> {
+        let _ = handle;
+        Err(unsupported("mem_release"))
+    }
+    /// Maps `size` bytes of `handle` from `offset` at `ptr` (inside a
+    /// reservation) and makes them readable and writable by this device.
+    fn mem_map(
+        &mut self,
+        ptr: u64,
+        size: u64,
+        offset: u64,
+        handle: Handle,
+    ) -> Result<(), DeviceError> {
+        let _ = (ptr, size, offset, handle);
+        Err(unsupported("mem_map"))
+    }
+    fn mem_unmap(&mut self, ptr: u64, size: u64) -> Result<(), DeviceError> {
+        let _ = (ptr, size);
+        Err(unsupported("mem_unmap"))
+    }
+    /// Address and size of global variable `name` of a loaded module.
+    fn global(&mut self, module: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
+        let _ = (module, name);
+        Err(unsupported("global"))
+    }
+}
+
+/// What a [`Device`] method answers when its backend lacks the feature.
+pub fn unsupported(call: &'static str) -> DeviceError {
+    DeviceError {
+        call,
+        code: -1,
+        message: "not supported by this backend".into(),
     }
 }
 
@@ -166,6 +228,7 @@ mod tests {
             shmem: 0,
             stream: 0,
             args: &args,
+            attrs: &[],
         };
         let packed = l.packed_args();
         assert_eq!(packed.len(), 20, "no tail padding past the last argument");

@@ -6,10 +6,17 @@
 //! `CUmodule`, `CUfunction`) as integers; 0 is the legacy default stream.
 
 use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Arc;
 
-use hrr_core::MemKind;
+use cuda_api::{
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUlaunchAttribute, CUlaunchConfig,
+    CUmemAccessDesc, CUmemAllocationProp, CUmemLocation, DEFAULT_MAX_DYNAMIC_SHARED,
+    LAUNCH_ATTR_VALUE_SIZE, launch_attr,
+};
+use hrr_core::{LaunchAttr, MemKind};
 use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch};
 
 use crate::driver::{CudaDriver, c_name};
@@ -36,6 +43,11 @@ pub struct CudaDevice {
     version: i32,
     staging: Staging,
     pinned: Arc<PinnedRanges>,
+    /// Functions opted in to more than 48 KiB of dynamic shared memory, and
+    /// how much.
+    shmem_opt_in: HashMap<Handle, u32>,
+    /// Physical handles already zero-filled at a first mapping.
+    zeroed: HashSet<Handle>,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -127,6 +139,8 @@ impl CudaDevice {
             version,
             staging,
             pinned: Arc::default(),
+            shmem_opt_in: HashMap::new(),
+            zeroed: HashSet::new(),
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
@@ -189,6 +203,39 @@ impl CudaDevice {
         self.bind()?;
         self.staging.release(self.drv);
         self.staging = Staging::new(cfg);
+        Ok(())
+    }
+
+    /// An optional entry point, or the error naming it.
+    fn optional<F>(&self, f: Option<F>, symbol: &'static str) -> Result<F, DeviceError> {
+        f.ok_or_else(|| {
+            DeviceError::from(CudaError::Unsupported {
+                symbol,
+                needs: "12.0",
+            })
+        })
+    }
+
+    /// Lets `func` use `shmem` bytes of dynamic shared memory. Past 48 KiB
+    /// a kernel must be opted in (`cuFuncSetAttribute`), which the
+    /// application did and the archive does not record: the launch's own
+    /// size is what it asked for.
+    fn opt_in_shared(&mut self, func: Handle, shmem: u32) -> Result<(), DeviceError> {
+        if shmem <= DEFAULT_MAX_DYNAMIC_SHARED
+            || self.shmem_opt_in.get(&func).is_some_and(|&s| s >= shmem)
+        {
+            return Ok(());
+        }
+        let f = self.optional(self.drv.api().cuFuncSetAttribute, "cuFuncSetAttribute")?;
+        // SAFETY: a live function of this context; a documented attribute.
+        self.call("cuFuncSetAttribute", |_| unsafe {
+            f(
+                ptr(func),
+                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shmem as c_int,
+            )
+        })?;
+        self.shmem_opt_in.insert(func, shmem);
         Ok(())
     }
 
@@ -510,7 +557,103 @@ impl Device for CudaDevice {
         Ok(f as u64)
     }
 
+    fn launch_attr_supported(&self, id: u32) -> bool {
+        launch_attr::is_plain_value(id) && self.drv.api().cuLaunchKernelEx.is_some()
+    }
+
+    fn va_reserve(&mut self, size: u64) -> Result<u64, DeviceError> {
+        let f = self.optional(self.drv.api().cuMemAddressReserve, "cuMemAddressReserve")?;
+        let mut p: CUdeviceptr = 0;
+        // SAFETY: valid out-pointer; alignment 0 and no fixed address
+        // (the driver picks); the size is the capture's, accepted there.
+        self.call("cuMemAddressReserve", |_| unsafe {
+            f(&mut p, size as usize, 0, 0, 0)
+        })?;
+        Ok(p)
+    }
+
+    fn va_free(&mut self, p: u64, size: u64) -> Result<(), DeviceError> {
+        let f = self.optional(self.drv.api().cuMemAddressFree, "cuMemAddressFree")?;
+        // SAFETY: a reservation `va_reserve` made, with its size.
+        self.call("cuMemAddressFree", |_| unsafe { f(p, size as usize) })
+    }
+
+    fn mem_create(&mut self, size: u64, mem: MemKind) -> Result<Handle, DeviceError> {
+        let f = self.optional(self.drv.api().cuMemCreate, "cuMemCreate")?;
+        let mut prop = CUmemAllocationProp::device(self.dev);
+        if !mem.is_device() {
+            prop.location = CUmemLocation {
+                kind: CU_MEM_LOCATION_TYPE_HOST,
+                id: 0,
+            };
+        }
+        let mut h = 0;
+        // SAFETY: valid out-pointer; `prop` is a complete CUmemAllocationProp.
+        self.call("cuMemCreate", |_| unsafe {
+            f(&mut h, size as usize, &prop, 0)
+        })?;
+        Ok(h)
+    }
+
+    fn mem_release(&mut self, h: Handle) -> Result<(), DeviceError> {
+        let f = self.optional(self.drv.api().cuMemRelease, "cuMemRelease")?;
+        self.zeroed.remove(&h);
+        // SAFETY: a handle `mem_create` returned.
+        self.call("cuMemRelease", |_| unsafe { f(h) })
+    }
+
+    fn mem_map(&mut self, p: u64, size: u64, offset: u64, h: Handle) -> Result<(), DeviceError> {
+        let api = *self.drv.api();
+        let map = self.optional(api.cuMemMap, "cuMemMap")?;
+        let access = self.optional(api.cuMemSetAccess, "cuMemSetAccess")?;
+        // SAFETY: `p` lies in a reservation of ours, `h` is a live handle;
+        // flags must be 0.
+        self.call("cuMemMap", |_| unsafe {
+            map(p, size as usize, offset as usize, h, 0)
+        })?;
+        let desc = CUmemAccessDesc {
+            location: CUmemLocation {
+                kind: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.dev,
+            },
+            flags: CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: the range was just mapped; one descriptor.
+        self.call("cuMemSetAccess", |_| unsafe {
+            access(p, size as usize, &desc, 1)
+        })?;
+        // Replay promises zero-filled memory, as `alloc` gives.
+        if self.zeroed.insert(h) {
+            // SAFETY: the mapped, accessible range.
+            self.call("cuMemsetD8_v2", |a| unsafe {
+                (a.cuMemsetD8)(p, 0, size as usize)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn mem_unmap(&mut self, p: u64, size: u64) -> Result<(), DeviceError> {
+        let f = self.optional(self.drv.api().cuMemUnmap, "cuMemUnmap")?;
+        // SAFETY: a range `mem_map` mapped.
+        self.call("cuMemUnmap", |_| unsafe { f(p, size as usize) })
+    }
+
+    fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
+        let f = self.optional(self.drv.api().cuModuleGetGlobal, "cuModuleGetGlobal_v2")?;
+        let cname = c_name("cuModuleGetGlobal_v2", name)?;
+        let (mut p, mut size): (CUdeviceptr, usize) = (0, 0);
+        // SAFETY: valid out-pointers, a live module, a NUL-terminated name.
+        self.call("cuModuleGetGlobal_v2", |_| unsafe {
+            f(&mut p, &mut size, ptr(m), cname.as_ptr())
+        })?;
+        Ok((p, size as u64))
+    }
+
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
+        self.opt_in_shared(l.func, l.shmem)?;
+        if !l.attrs.is_empty() {
+            return self.launch_ex(l);
+        }
         let mut kernarg = Kernarg::new(l.args);
         let mut extra = kernarg.extra();
         // A kernel without parameters takes neither array.
@@ -539,6 +682,51 @@ impl Device for CudaDevice {
     }
 }
 
+impl CudaDevice {
+    /// A launch with attributes, through `cuLaunchKernelEx`.
+    fn launch_ex(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
+        let f = self.optional(self.drv.api().cuLaunchKernelEx, "cuLaunchKernelEx")?;
+        let mut attrs: Vec<CUlaunchAttribute> = l.attrs.iter().map(launch_attribute).collect();
+        let config = CUlaunchConfig {
+            grid_dim_x: l.grid[0],
+            grid_dim_y: l.grid[1],
+            grid_dim_z: l.grid[2],
+            block_dim_x: l.block[0],
+            block_dim_y: l.block[1],
+            block_dim_z: l.block[2],
+            shared_mem_bytes: l.shmem,
+            h_stream: ptr(l.stream),
+            attrs: attrs.as_mut_ptr(),
+            num_attrs: attrs.len() as u32,
+        };
+        let mut kernarg = Kernarg::new(l.args);
+        let mut extra = kernarg.extra();
+        let extra_ptr = if kernarg.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            extra.as_mut_ptr()
+        };
+        // SAFETY: `config`, `attrs`, `kernarg` and `extra` outlive the call,
+        // which copies the parameters before returning.
+        self.call("cuLaunchKernelEx", |_| unsafe {
+            f(&config, ptr(l.func), std::ptr::null_mut(), extra_ptr)
+        })
+    }
+}
+
+/// A recorded attribute as `cuLaunchKernelEx` takes it: its value bytes
+/// at the start of the 64-byte union, the rest zero.
+pub fn launch_attribute(a: &LaunchAttr) -> CUlaunchAttribute {
+    let mut value = [0u8; LAUNCH_ATTR_VALUE_SIZE];
+    let n = a.hex.0.len().min(LAUNCH_ATTR_VALUE_SIZE);
+    value[..n].copy_from_slice(&a.hex.0[..n]);
+    CUlaunchAttribute {
+        id: a.id,
+        pad: [0; 4],
+        value,
+    }
+}
+
 /// PTX images are ASCII text (`//` comments or `.version` first); fat
 /// binaries and cubins start with binary magics.
 pub fn looks_like_text(image: &[u8]) -> bool {
@@ -553,6 +741,23 @@ pub fn looks_like_text(image: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_attributes_fill_the_value_union() {
+        let a = LaunchAttr {
+            id: launch_attr::CLUSTER_DIMENSION,
+            hex: hrr_core::HexBytes(vec![2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]),
+        };
+        let c = launch_attribute(&a);
+        assert_eq!(c.id, 4);
+        assert_eq!(&c.value[..12], &a.hex.0[..]);
+        assert!(c.value[12..].iter().all(|&b| b == 0));
+        let long = LaunchAttr {
+            id: 2,
+            hex: hrr_core::HexBytes(vec![7; 80]),
+        };
+        assert_eq!(launch_attribute(&long).value, [7; 64], "cut to the union");
+    }
 
     #[test]
     fn targets_from_compute_capability() {

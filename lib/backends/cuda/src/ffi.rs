@@ -23,25 +23,17 @@
 //! `cuKernelGetParamInfo`: 12.4; `cuEventElapsedTime_v2`: 12.8) are optional:
 //! a missing one is `None`, not a load failure.
 //!
-//! Signatures are those of `cuda.h` (CUDA 12.x / 13.0); `CUdeviceptr` is
+//! Signatures are `cuda-api`'s table lines (CUDA 13.0 `cuda.h`); `CUdeviceptr` is
 //! `unsigned long long` on 64-bit hosts, handles are opaque pointers,
 //! `CUresult` and `CUdevice_attribute` are C enums (`int`).
 
-use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 
-pub type CUresult = c_int;
-pub type CUdevice = c_int;
-pub type CUdeviceptr = c_ulonglong;
-pub type CUcontext = *mut c_void;
-pub type CUstream = *mut c_void;
-pub type CUevent = *mut c_void;
-pub type CUmodule = *mut c_void;
-pub type CUfunction = *mut c_void;
-pub type CUkernel = *mut c_void;
-
-pub const CUDA_SUCCESS: CUresult = 0;
-pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
-pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+pub use cuda_api::{
+    CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_DEVICE, CUDA_SUCCESS, CUcontext, CUdevice, CUdeviceptr,
+    CUevent, CUfunction, CUkernel, CUlaunchConfig, CUmemAccessDesc, CUmemAllocationProp,
+    CUmemGenericAllocationHandle, CUmodule, CUresult, CUstream,
+};
 
 /// `CUdevice_attribute` values used here.
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
@@ -55,29 +47,30 @@ pub const CU_STREAM_DEFAULT: c_uint = 0x0;
 pub const CU_EVENT_DEFAULT: c_uint = 0x0;
 
 /// `cuLaunchKernel` `extra` keys (`((void*)0x01)` etc. in `cuda.h`).
-pub const CU_LAUNCH_PARAM_END: usize = 0x00;
-pub const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 0x01;
-pub const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 0x02;
+pub use cuda_api::{
+    CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END,
+};
 
 /// Declares the API table: one field per entry point, the exported symbol
 /// it is resolved from, and [`REQUIRED_SYMBOLS`] / [`OPTIONAL_SYMBOLS`].
 macro_rules! cuda_api {
     (
-        required { $( $field:ident = $sym:literal : fn($($arg:ty),* $(,)?) -> $ret:ty; )* }
-        optional { $( $ofield:ident = $osym:literal : fn($($oarg:ty),* $(,)?) -> $oret:ty; )* }
+        required { $( $field:ident = $sym:ident; )* }
+        optional { $( $ofield:ident = $osym:ident; )* }
     ) => {
-        /// Every driver entry point hrr uses, resolved once.
+        /// Every driver entry point hrr uses, resolved once; each typed by
+        /// its line of `cuda-api`'s signature table.
         #[allow(non_snake_case)]
         #[derive(Clone, Copy)]
         pub struct CudaApi {
-            $( #[doc = concat!("`", $sym, "`")] pub $field: unsafe extern "C" fn($($arg),*) -> $ret, )*
-            $( #[doc = concat!("`", $osym, "` (optional)")] pub $ofield: Option<unsafe extern "C" fn($($oarg),*) -> $oret>, )*
+            $( #[doc = concat!("`", stringify!($sym), "`")] pub $field: cuda_api::fns::$sym, )*
+            $( #[doc = concat!("`", stringify!($osym), "` (optional)")] pub $ofield: Option<cuda_api::fns::$osym>, )*
         }
 
         /// Exported names that must resolve for the driver to load.
-        pub const REQUIRED_SYMBOLS: &[&str] = &[$($sym),*];
+        pub const REQUIRED_SYMBOLS: &[&str] = &[$(stringify!($sym)),*];
         /// Exported names resolved when present (newer drivers).
-        pub const OPTIONAL_SYMBOLS: &[&str] = &[$($osym),*];
+        pub const OPTIONAL_SYMBOLS: &[&str] = &[$(stringify!($osym)),*];
 
         impl CudaApi {
             /// Resolves the table through `lookup`, which maps a NUL-terminated
@@ -91,21 +84,21 @@ macro_rules! cuda_api {
             ) -> Result<CudaApi, &'static str> {
                 Ok(CudaApi {
                     $( $field: {
-                        let p = lookup(concat!($sym, "\0").as_bytes());
+                        let p = lookup(concat!(stringify!($sym), "\0").as_bytes());
                         if p.is_null() {
-                            return Err($sym);
+                            return Err(stringify!($sym));
                         }
                         // SAFETY: per this function's contract, `p` is the
                         // exported function with this exact signature.
-                        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> $ret>(p) }
+                        unsafe { std::mem::transmute::<*mut c_void, cuda_api::fns::$sym>(p) }
                     }, )*
                     $( $ofield: {
-                        let p = lookup(concat!($osym, "\0").as_bytes());
+                        let p = lookup(concat!(stringify!($osym), "\0").as_bytes());
                         if p.is_null() {
                             None
                         } else {
                             // SAFETY: as above.
-                            Some(unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($oarg),*) -> $oret>(p) })
+                            Some(unsafe { std::mem::transmute::<*mut c_void, cuda_api::fns::$osym>(p) })
                         }
                     }, )*
                 })
@@ -117,103 +110,127 @@ macro_rules! cuda_api {
 cuda_api! {
     required {
         // CUresult cuInit(unsigned int Flags)
-        cuInit = "cuInit": fn(c_uint) -> CUresult;
+        cuInit = cuInit;
         // CUresult cuDriverGetVersion(int *driverVersion)
-        cuDriverGetVersion = "cuDriverGetVersion": fn(*mut c_int) -> CUresult;
+        cuDriverGetVersion = cuDriverGetVersion;
         // CUresult cuGetErrorString(CUresult error, const char **pStr)
-        cuGetErrorString = "cuGetErrorString": fn(CUresult, *mut *const c_char) -> CUresult;
+        cuGetErrorString = cuGetErrorString;
         // CUresult cuGetErrorName(CUresult error, const char **pStr)
-        cuGetErrorName = "cuGetErrorName": fn(CUresult, *mut *const c_char) -> CUresult;
+        cuGetErrorName = cuGetErrorName;
 
         // CUresult cuDeviceGetCount(int *count)
-        cuDeviceGetCount = "cuDeviceGetCount": fn(*mut c_int) -> CUresult;
+        cuDeviceGetCount = cuDeviceGetCount;
         // CUresult cuDeviceGet(CUdevice *device, int ordinal)
-        cuDeviceGet = "cuDeviceGet": fn(*mut CUdevice, c_int) -> CUresult;
+        cuDeviceGet = cuDeviceGet;
         // CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
-        cuDeviceGetName = "cuDeviceGetName": fn(*mut c_char, c_int, CUdevice) -> CUresult;
+        cuDeviceGetName = cuDeviceGetName;
         // CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
-        cuDeviceGetAttribute = "cuDeviceGetAttribute": fn(*mut c_int, c_int, CUdevice) -> CUresult;
+        cuDeviceGetAttribute = cuDeviceGetAttribute;
 
         // CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
-        cuDevicePrimaryCtxRetain = "cuDevicePrimaryCtxRetain": fn(*mut CUcontext, CUdevice) -> CUresult;
+        cuDevicePrimaryCtxRetain = cuDevicePrimaryCtxRetain;
         // #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2 (CUDA 11+)
-        cuDevicePrimaryCtxRelease = "cuDevicePrimaryCtxRelease_v2": fn(CUdevice) -> CUresult;
+        cuDevicePrimaryCtxRelease = cuDevicePrimaryCtxRelease_v2;
         // CUresult cuCtxSetCurrent(CUcontext ctx)
-        cuCtxSetCurrent = "cuCtxSetCurrent": fn(CUcontext) -> CUresult;
+        cuCtxSetCurrent = cuCtxSetCurrent;
         // CUresult cuCtxSynchronize(void)
-        cuCtxSynchronize = "cuCtxSynchronize": fn() -> CUresult;
+        cuCtxSynchronize = cuCtxSynchronize;
 
         // #define cuMemAlloc cuMemAlloc_v2: CUresult (CUdeviceptr *dptr, size_t bytesize)
-        cuMemAlloc = "cuMemAlloc_v2": fn(*mut CUdeviceptr, usize) -> CUresult;
+        cuMemAlloc = cuMemAlloc_v2;
         // #define cuMemFree cuMemFree_v2: CUresult (CUdeviceptr dptr)
-        cuMemFree = "cuMemFree_v2": fn(CUdeviceptr) -> CUresult;
+        cuMemFree = cuMemFree_v2;
         // #define cuMemAllocHost cuMemAllocHost_v2: CUresult (void **pp, size_t bytesize)
-        cuMemAllocHost = "cuMemAllocHost_v2": fn(*mut *mut c_void, usize) -> CUresult;
+        cuMemAllocHost = cuMemAllocHost_v2;
         // CUresult cuMemFreeHost(void *p)
-        cuMemFreeHost = "cuMemFreeHost": fn(*mut c_void) -> CUresult;
+        cuMemFreeHost = cuMemFreeHost;
         // CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
-        cuMemAllocManaged = "cuMemAllocManaged": fn(*mut CUdeviceptr, usize, c_uint) -> CUresult;
+        cuMemAllocManaged = cuMemAllocManaged;
 
         // #define cuMemcpyHtoD cuMemcpyHtoD_v2: (CUdeviceptr dst, const void *src, size_t n)
-        cuMemcpyHtoD = "cuMemcpyHtoD_v2": fn(CUdeviceptr, *const c_void, usize) -> CUresult;
+        cuMemcpyHtoD = cuMemcpyHtoD_v2;
         // #define cuMemcpyDtoH cuMemcpyDtoH_v2: (void *dst, CUdeviceptr src, size_t n)
-        cuMemcpyDtoH = "cuMemcpyDtoH_v2": fn(*mut c_void, CUdeviceptr, usize) -> CUresult;
+        cuMemcpyDtoH = cuMemcpyDtoH_v2;
         // #define cuMemcpyDtoD cuMemcpyDtoD_v2: (CUdeviceptr dst, CUdeviceptr src, size_t n)
-        cuMemcpyDtoD = "cuMemcpyDtoD_v2": fn(CUdeviceptr, CUdeviceptr, usize) -> CUresult;
+        cuMemcpyDtoD = cuMemcpyDtoD_v2;
         // #define cuMemcpyHtoDAsync cuMemcpyHtoDAsync_v2: (..., CUstream hStream)
-        cuMemcpyHtoDAsync = "cuMemcpyHtoDAsync_v2": fn(CUdeviceptr, *const c_void, usize, CUstream) -> CUresult;
+        cuMemcpyHtoDAsync = cuMemcpyHtoDAsync_v2;
         // #define cuMemcpyDtoHAsync cuMemcpyDtoHAsync_v2
-        cuMemcpyDtoHAsync = "cuMemcpyDtoHAsync_v2": fn(*mut c_void, CUdeviceptr, usize, CUstream) -> CUresult;
+        cuMemcpyDtoHAsync = cuMemcpyDtoHAsync_v2;
         // #define cuMemcpyDtoDAsync cuMemcpyDtoDAsync_v2
-        cuMemcpyDtoDAsync = "cuMemcpyDtoDAsync_v2": fn(CUdeviceptr, CUdeviceptr, usize, CUstream) -> CUresult;
+        cuMemcpyDtoDAsync = cuMemcpyDtoDAsync_v2;
         // #define cuMemsetD8 cuMemsetD8_v2: (CUdeviceptr dst, unsigned char uc, size_t N)
-        cuMemsetD8 = "cuMemsetD8_v2": fn(CUdeviceptr, u8, usize) -> CUresult;
+        cuMemsetD8 = cuMemsetD8_v2;
         // CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t N, CUstream) (no _v2)
-        cuMemsetD8Async = "cuMemsetD8Async": fn(CUdeviceptr, u8, usize, CUstream) -> CUresult;
+        cuMemsetD8Async = cuMemsetD8Async;
 
         // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
-        cuStreamCreate = "cuStreamCreate": fn(*mut CUstream, c_uint) -> CUresult;
+        cuStreamCreate = cuStreamCreate;
         // #define cuStreamDestroy cuStreamDestroy_v2: (CUstream)
-        cuStreamDestroy = "cuStreamDestroy_v2": fn(CUstream) -> CUresult;
+        cuStreamDestroy = cuStreamDestroy_v2;
         // CUresult cuStreamSynchronize(CUstream)
-        cuStreamSynchronize = "cuStreamSynchronize": fn(CUstream) -> CUresult;
+        cuStreamSynchronize = cuStreamSynchronize;
         // CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int Flags)
-        cuStreamWaitEvent = "cuStreamWaitEvent": fn(CUstream, CUevent, c_uint) -> CUresult;
+        cuStreamWaitEvent = cuStreamWaitEvent;
 
         // CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
-        cuEventCreate = "cuEventCreate": fn(*mut CUevent, c_uint) -> CUresult;
+        cuEventCreate = cuEventCreate;
         // #define cuEventDestroy cuEventDestroy_v2: (CUevent)
-        cuEventDestroy = "cuEventDestroy_v2": fn(CUevent) -> CUresult;
+        cuEventDestroy = cuEventDestroy_v2;
         // CUresult cuEventRecord(CUevent, CUstream)
-        cuEventRecord = "cuEventRecord": fn(CUevent, CUstream) -> CUresult;
+        cuEventRecord = cuEventRecord;
         // CUresult cuEventSynchronize(CUevent)
-        cuEventSynchronize = "cuEventSynchronize": fn(CUevent) -> CUresult;
+        cuEventSynchronize = cuEventSynchronize;
         // CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
-        cuEventElapsedTime = "cuEventElapsedTime": fn(*mut f32, CUevent, CUevent) -> CUresult;
+        cuEventElapsedTime = cuEventElapsedTime;
 
         // CUresult cuModuleLoadData(CUmodule *module, const void *image)
-        cuModuleLoadData = "cuModuleLoadData": fn(*mut CUmodule, *const c_void) -> CUresult;
+        cuModuleLoadData = cuModuleLoadData;
         // CUresult cuModuleUnload(CUmodule hmod)
-        cuModuleUnload = "cuModuleUnload": fn(CUmodule) -> CUresult;
+        cuModuleUnload = cuModuleUnload;
         // CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
-        cuModuleGetFunction = "cuModuleGetFunction": fn(*mut CUfunction, CUmodule, *const c_char) -> CUresult;
+        cuModuleGetFunction = cuModuleGetFunction;
         // CUresult cuLaunchKernel(CUfunction f, unsigned gridDimX, gridDimY, gridDimZ,
         //     unsigned blockDimX, blockDimY, blockDimZ, unsigned sharedMemBytes,
         //     CUstream hStream, void **kernelParams, void **extra)
-        cuLaunchKernel = "cuLaunchKernel": fn(
-            CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
-            CUstream, *mut *mut c_void, *mut *mut c_void,
-        ) -> CUresult;
+        cuLaunchKernel = cuLaunchKernel;
     }
     optional {
         // CUDA 12.8: same signature; CUDA 13's cuda.h maps cuEventElapsedTime to it.
-        cuEventElapsedTime_v2 = "cuEventElapsedTime_v2": fn(*mut f32, CUevent, CUevent) -> CUresult;
+        cuEventElapsedTime_v2 = cuEventElapsedTime_v2;
         // CUDA 12.4: CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
         //     size_t *paramOffset, size_t *paramSize)
-        cuFuncGetParamInfo = "cuFuncGetParamInfo": fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult;
+        cuFuncGetParamInfo = cuFuncGetParamInfo;
         // CUDA 12.4: CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
         //     size_t *paramOffset, size_t *paramSize)
-        cuKernelGetParamInfo = "cuKernelGetParamInfo": fn(CUkernel, usize, *mut usize, *mut usize) -> CUresult;
+        cuKernelGetParamInfo = cuKernelGetParamInfo;
+        // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+        cuFuncSetAttribute = cuFuncSetAttribute;
+        // CUDA 12.0: CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+        //     void **kernelParams, void **extra)
+        cuLaunchKernelEx = cuLaunchKernelEx;
+        // #define cuModuleGetGlobal cuModuleGetGlobal_v2: CUresult (CUdeviceptr *dptr,
+        //     size_t *bytes, CUmodule hmod, const char *name)
+        cuModuleGetGlobal = cuModuleGetGlobal_v2;
+        // Virtual memory management (CUDA 10.2):
+        // CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+        //     CUdeviceptr addr, unsigned long long flags)
+        cuMemAddressReserve = cuMemAddressReserve;
+        // CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+        cuMemAddressFree = cuMemAddressFree;
+        // CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+        //     const CUmemAllocationProp *prop, unsigned long long flags)
+        cuMemCreate = cuMemCreate;
+        // CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+        cuMemRelease = cuMemRelease;
+        // CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+        //     CUmemGenericAllocationHandle handle, unsigned long long flags)
+        cuMemMap = cuMemMap;
+        // CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+        cuMemUnmap = cuMemUnmap;
+        // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+        //     const CUmemAccessDesc *desc, size_t count)
+        cuMemSetAccess = cuMemSetAccess;
     }
 }
 
@@ -276,7 +293,17 @@ mod tests {
             [
                 "cuEventElapsedTime_v2",
                 "cuFuncGetParamInfo",
-                "cuKernelGetParamInfo"
+                "cuKernelGetParamInfo",
+                "cuFuncSetAttribute",
+                "cuLaunchKernelEx",
+                "cuModuleGetGlobal_v2",
+                "cuMemAddressReserve",
+                "cuMemAddressFree",
+                "cuMemCreate",
+                "cuMemRelease",
+                "cuMemMap",
+                "cuMemUnmap",
+                "cuMemSetAccess",
             ]
         );
     }

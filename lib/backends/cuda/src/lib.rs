@@ -69,8 +69,13 @@
 //!   unversioned definitions in an `LD_PRELOAD`ed library interpose them, and
 //!   `dlsym(RTLD_NEXT, name)` finds the real ones.
 //! * nvcc links cudart statically by default (`__cudaLaunchKernel` is then
-//!   defined in the executable): only `-cudart shared` apps are interposable.
-//! * cuBLAS-style driver-API work (`cuMemAlloc`, `cuLaunchKernel`) is not seen.
+//!   defined in the executable): such apps, and cuBLAS-style driver-API work
+//!   (`cuMemAlloc`, `cuLaunchKernel`), are recorded at the driver layer
+//!   (`lib/capture/src/cuda/driver`), which this backend replays: VMM
+//!   (`cuMemAddressReserve`/`cuMemCreate`/`cuMemMap`), module globals
+//!   (`cuModuleGetGlobal_v2`), launch attributes (`cuLaunchKernelEx`) and
+//!   dynamic shared memory past 48 KiB (`cuFuncSetAttribute`, derived from
+//!   the launch) through optional entry points.
 
 pub mod device;
 pub mod driver;

@@ -94,6 +94,39 @@ COPY_DONE:
 {
     ret;
 }
+
+.visible .global .align 4 .b8 hrr_table[256];
+.extern .shared .align 16 .b8 hrr_dyn[];
+
+.visible .entry hrr_table_copy(
+    .param .u64 hrr_table_copy_param_0,
+    .param .u32 hrr_table_copy_param_1
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+
+    ld.param.u64 %rd1, [hrr_table_copy_param_0];
+    ld.param.u32 %r1, [hrr_table_copy_param_1];
+    mov.u32 %r2, %tid.x;
+    setp.ge.u32 %p1, %r2, %r1;
+    @%p1 bra TABLE_DONE;
+    mul.wide.u32 %rd2, %r2, 4;
+    mov.u64 %rd3, hrr_table;
+    add.s64 %rd4, %rd3, %rd2;
+    ld.global.u32 %r3, [%rd4];
+    mov.u32 %r4, hrr_dyn;
+    mul.lo.u32 %r5, %r2, 4;
+    add.u32 %r6, %r4, %r5;
+    st.shared.u32 [%r6+65532], %r3;
+    ld.shared.u32 %r7, [%r6+65532];
+    cvta.to.global.u64 %rd5, %rd1;
+    add.s64 %rd6, %rd5, %rd2;
+    st.global.u32 [%rd6], %r7;
+TABLE_DONE:
+    ret;
+}
 "#;
 
 fn dev() -> CudaDevice {
@@ -306,6 +339,7 @@ fn ptx_module_layouts_and_launches() {
         shmem: 0,
         stream: s,
         args: &args,
+        attrs: &[],
     })
     .unwrap();
     let mut out = vec![0u8; 4 * n as usize];
@@ -341,6 +375,7 @@ fn ptx_module_layouts_and_launches() {
         shmem: 0,
         stream: 0,
         args: &args,
+        attrs: &[],
     })
     .unwrap();
     d.copy_d2h(&mut out, ddst, None).unwrap();
@@ -360,6 +395,7 @@ fn ptx_module_layouts_and_launches() {
         shmem: 0,
         stream: 0,
         args: &[],
+        attrs: &[],
     })
     .unwrap();
     d.device_sync().unwrap();
@@ -442,6 +478,7 @@ fn speed_probe() {
         shmem: 0,
         stream: 0,
         args: &args,
+        attrs: &[],
     };
     for _ in 0..1000 {
         d.launch(&l).unwrap();
@@ -647,4 +684,124 @@ fn host_buffers_are_pinned_exact_and_not_staged() {
     }
     d.stream_destroy(s).unwrap();
     d.free(base, MemKind::Device).unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn globals_shared_memory_opt_in_and_launch_attributes() {
+    use hrr_core::{HexBytes, LaunchAttr};
+    let mut d = dev();
+    let m = d.module_load(PTX.as_bytes()).unwrap();
+    let (g, size) = d.global(m, "hrr_table").unwrap();
+    assert_eq!(size, 256);
+    let table: Vec<u8> = (0..64u32).flat_map(|i| (i * 7 + 1).to_le_bytes()).collect();
+    d.copy_h2d(g, &table, None).unwrap();
+    let out = d.alloc(256, MemKind::Device).unwrap();
+    let f = d.function(m, "hrr_table_copy").unwrap();
+    let (po, n) = (out.to_le_bytes(), 64u32.to_le_bytes());
+    let args = [
+        LaunchArg {
+            offset: 0,
+            bytes: &po,
+        },
+        LaunchArg {
+            offset: 8,
+            bytes: &n,
+        },
+    ];
+    // 64 KiB + 256 of dynamic shared memory: past the 48 KiB default, so
+    // the backend must opt the function in; and a cluster of one block.
+    let cluster = LaunchAttr {
+        id: cuda_api::launch_attr::CLUSTER_DIMENSION,
+        hex: HexBytes([1u32, 1, 1].iter().flat_map(|v| v.to_le_bytes()).collect()),
+    };
+    assert!(d.launch_attr_supported(cluster.id));
+    assert!(!d.launch_attr_supported(cuda_api::launch_attr::PROGRAMMATIC_EVENT));
+    for attrs in [&[][..], std::slice::from_ref(&cluster)] {
+        d.memset(out, 0, 256, None).unwrap();
+        d.launch(&Launch {
+            func: f,
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            shmem: 65536 + 256,
+            stream: 0,
+            args: &args,
+            attrs,
+        })
+        .unwrap_or_else(|e| panic!("launch with {} attribute(s): {e}", attrs.len()));
+        let mut back = vec![0u8; 256];
+        d.copy_d2h(&mut back, out, None).unwrap();
+        assert_eq!(back, table, "with {} attribute(s)", attrs.len());
+    }
+    let err = d.global(m, "no_such_global").unwrap_err();
+    assert_eq!(err.call, "cuModuleGetGlobal_v2");
+    d.free(out, MemKind::Device).unwrap();
+    d.module_unload(m).unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn virtual_memory_pieces_are_contiguous() {
+    let mut d = dev();
+    const CHUNK: u64 = 2 << 20;
+    let va = d.va_reserve(64 * CHUNK).unwrap();
+    let a = d.mem_create(CHUNK, MemKind::Device).unwrap();
+    let b = d.mem_create(CHUNK, MemKind::Device).unwrap();
+    // Mapped in the other order of creation: physical order does not matter.
+    d.mem_map(va + CHUNK, CHUNK, 0, a).unwrap();
+    d.mem_map(va, CHUNK, 0, b).unwrap();
+    let mut zero = vec![1u8; 2 * CHUNK as usize];
+    d.copy_d2h(&mut zero, va, None).unwrap();
+    assert!(zero.iter().all(|&v| v == 0), "mapped memory is zero-filled");
+    // A buffer across the two pieces, written, computed on, read back.
+    let n = 1u32 << 18; // 1 MiB of f32, half in each piece
+    let at = va + CHUNK - 2 * n as u64;
+    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+    d.copy_h2d(at, &f32s(&x), None).unwrap();
+    let m = d.module_load(PTX.as_bytes()).unwrap();
+    let f = d.function(m, "hrr_axpy").unwrap();
+    let (py, px, s, nn) = (
+        at.to_le_bytes(),
+        at.to_le_bytes(),
+        1.0f32.to_le_bytes(),
+        n.to_le_bytes(),
+    );
+    let args = [
+        LaunchArg {
+            offset: 0,
+            bytes: &py,
+        },
+        LaunchArg {
+            offset: 8,
+            bytes: &px,
+        },
+        LaunchArg {
+            offset: 16,
+            bytes: &s,
+        },
+        LaunchArg {
+            offset: 20,
+            bytes: &nn,
+        },
+    ];
+    d.launch(&Launch {
+        func: f,
+        grid: [n.div_ceil(256), 1, 1],
+        block: [256, 1, 1],
+        shmem: 0,
+        stream: 0,
+        args: &args,
+        attrs: &[],
+    })
+    .unwrap();
+    let mut out = vec![0u8; 4 * n as usize];
+    d.copy_d2h(&mut out, at, None).unwrap();
+    let want: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(out, f32s(&want), "y += 1*y across the pieces");
+    d.mem_unmap(va, CHUNK).unwrap();
+    d.mem_unmap(va + CHUNK, CHUNK).unwrap();
+    d.mem_release(a).unwrap();
+    d.mem_release(b).unwrap();
+    d.va_free(va, 64 * CHUNK).unwrap();
+    d.module_unload(m).unwrap();
 }

@@ -239,7 +239,7 @@ fn driver_layout(k: &CudaKernel) -> Result<Vec<(u64, u64)>, String> {
 
 /// Reports a kernel's first launch: its layout warning (always) and, with
 /// `HRR_LOG`, where its code and layout came from.
-fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
+pub(crate) fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
     if let Some(w) = &res.warning {
         r.warn(w);
     }
@@ -260,6 +260,98 @@ fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
     });
 }
 
+/// Where a launch's argument values are.
+#[derive(Clone, Copy)]
+pub(crate) enum ArgSource {
+    /// One pointer per parameter (`kernelParams`, `<<<>>>`'s `args`).
+    Params(*mut *mut c_void),
+    /// The packed buffer of `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`).
+    Buffer(*const u8, usize),
+}
+
+/// Records a launch of `kernel` (`None`: not one the registry knows);
+/// `slot`: where to keep its line; `driver`: the driver's layout of the
+/// kernel (asked at its first launch); `attrs`: CUDA launch attributes.
+///
+/// # Safety
+/// When `ret` is success, `args` are the launch's arguments as the driver
+/// read them: per `kernel`'s layout, or a buffer of that length.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn record_kernel_launch(
+    r: &Recorder,
+    api: &'static str,
+    ret: CudaError,
+    kernel: Option<&CudaKernel>,
+    func: u64,
+    dims: LaunchDims,
+    args: ArgSource,
+    slot: Option<Slot<'_>>,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    attrs: &[hrr_core::LaunchAttr],
+) {
+    let launch = |kernel: Option<&Kernel>,
+                  load: &dyn Fn(&FatBin) -> Result<Arc<Module>, String>,
+                  values: &ArgValues<'_, '_>,
+                  slot: Option<Slot<'_>>| {
+        if attrs.is_empty() {
+            r.launch(api, ret, kernel, load, func, &dims, values, slot)
+        } else {
+            r.launch_with_attrs(api, ret, kernel, load, func, &dims, values, attrs)
+        }
+    };
+    let Some(k) = kernel else {
+        diag(|| {
+            format!("{api}: launch of unknown kernel {func:#x}: recorded without code or arguments")
+        });
+        launch(
+            None,
+            &|_: &FatBin| Err("unknown kernel".to_string()),
+            &ArgValues::None,
+            None,
+        );
+        return;
+    };
+    let (res, fresh) = k.resolve(
+        // SAFETY: Fatbin::module calls this only while the image is live:
+        // in the application's loaded image, or copied into the Fatbin;
+        // `len` is its extent.
+        |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
+        driver,
+    );
+    if fresh {
+        report_first(r, k, res);
+    }
+    // Borrowed: the String is made only if a launch asks for the code.
+    let why = res.code_error.as_deref().unwrap_or_default();
+    let load = |_: &FatBin| Err(why.to_string());
+    let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
+    let record = |values: ArgValues<'_, '_>| {
+        // A pointer parameter at a 4-GiB-aligned address is invisible to
+        // the scan: record this launch with it marked as a pointer.
+        if let (Some(l), ArgValues::Params(vals)) = (layout, values) {
+            let idx = layout::aligned_pointer_params(l.slots.iter().map(|s| s.size), vals, |w| {
+                r.allocs().view().find(w).is_some()
+            });
+            if let Some(k) = (!idx.is_empty())
+                .then(|| pointer_variant(&res.kernel, &idx))
+                .flatten()
+            {
+                return launch(Some(&k), &load, &values, slot);
+            }
+        }
+        launch(Some(&res.kernel), &load, &values, slot)
+    };
+    if ret != cu::SUCCESS {
+        return record(ArgValues::None);
+    }
+    match args {
+        // SAFETY: the successful launch read args per this layout.
+        ArgSource::Params(p) => unsafe { with_params(layout, p, record) },
+        // SAFETY: per the contract, the buffer the driver read.
+        ArgSource::Buffer(p, n) => record(ArgValues::Buffer(unsafe { bytes(p.cast(), n) })),
+    }
+}
+
 /// Records a launch of `kernel` (`None`: not one the registry knows);
 /// `slot`: where to keep its line.
 #[allow(clippy::too_many_arguments)]
@@ -274,69 +366,20 @@ fn record_launch(
     slot: Option<Slot<'_>>,
 ) {
     g.run(|r| {
-        let Some(k) = kernel else {
-            diag(|| {
-                format!(
-                    "{api}: launch of unknown kernel {func:#x}: recorded without code or arguments"
-                )
-            });
-            r.launch(
+        // SAFETY: the runtime accepted this launch with these args.
+        unsafe {
+            record_kernel_launch(
+                r,
                 api,
                 ret,
-                None,
-                |_: &FatBin| Err("unknown kernel".to_string()),
+                kernel,
                 func,
-                &dims,
-                &ArgValues::None,
-                None,
-            );
-            return;
-        };
-        let (res, fresh) = k.resolve(
-            // SAFETY: Fatbin::module calls this only while the fat binary
-            // is registered; it lies in the application's loaded image and
-            // `len` is its header's extent.
-            |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
-            driver_layout,
-        );
-        if fresh {
-            report_first(r, k, res);
-        }
-        // Borrowed: the String is made only if a launch asks for the code.
-        let why = res.code_error.as_deref().unwrap_or_default();
-        let load = |_: &FatBin| Err(why.to_string());
-        let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
-        let record = |values: ArgValues<'_, '_>| {
-            // A pointer parameter at a 4-GiB-aligned address is invisible to
-            // the scan: record this launch with it marked as a pointer.
-            if let (Some(l), ArgValues::Params(vals)) = (layout, values) {
-                let idx =
-                    layout::aligned_pointer_params(l.slots.iter().map(|s| s.size), vals, |w| {
-                        r.allocs().view().find(w).is_some()
-                    });
-                if let Some(k) = (!idx.is_empty())
-                    .then(|| pointer_variant(&res.kernel, &idx))
-                    .flatten()
-                {
-                    return r.launch(api, ret, Some(&k), load, func, &dims, &values, slot);
-                }
-            }
-            r.launch(
-                api,
-                ret,
-                Some(&res.kernel),
-                load,
-                func,
-                &dims,
-                &values,
+                dims,
+                ArgSource::Params(args),
                 slot,
+                driver_layout,
+                &[],
             )
-        };
-        if ret == cu::SUCCESS {
-            // SAFETY: the successful launch read args per this layout.
-            unsafe { with_params(layout, args, record) }
-        } else {
-            record(ArgValues::None)
         }
     });
 }
@@ -517,18 +560,26 @@ macro_rules! launch_ex_fn {
                     dims(Dim3::default(), Dim3::default(), 0, std::ptr::null_mut()),
                     |c| dims(c.grid_dim, c.block_dim, c.dynamic_smem_bytes, c.stream),
                 );
-                if let Some(c) = c.filter(|c| c.num_attrs > 0 && !c.attrs.is_null()) {
-                    g.run(|r| {
-                        r.warn(&format!(
-                            "{}: {} launch attribute(s) not recorded (replay launches without them)",
-                            stringify!($name),
-                            c.num_attrs
-                        ))
-                    });
-                }
+                // `cudaLaunchAttribute` is laid out as the driver's
+                // `CUlaunchAttribute` (id, padding, 64-byte value union).
+                // SAFETY: the runtime just read `num_attrs` attributes.
+                let attrs = c.map_or_else(Vec::new, |c| unsafe {
+                    super::driver::record::attributes(c.attrs.cast(), c.num_attrs)
+                });
                 g.run(|r| {
                     let (api, h) = (stringify!($name), func as u64);
-                    record_any_launch(r, &g, api, ret, Named::Func, h, d, args)
+                    if attrs.is_empty() {
+                        return record_any_launch(r, &g, api, ret, Named::Func, h, d, args);
+                    }
+                    // With attributes: in full (the memo's key has none).
+                    let k = kernel_of_func(h);
+                    // SAFETY: the runtime accepted this launch with these args.
+                    unsafe {
+                        record_kernel_launch(
+                            r, api, ret, k.as_deref(), h, d, ArgSource::Params(args), None,
+                            driver_layout, &attrs,
+                        )
+                    }
                 });
             }
             ret

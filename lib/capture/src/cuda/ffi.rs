@@ -18,11 +18,11 @@
 //!   (detection looks for `hipMalloc`, which a CUDA process lacks), so the
 //!   manifest says `"platform":"nvidia"` ([`note_cuda_call`]).
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::types::{self as cu, CuResult, CudaError, CudaKernel, CudaStream};
+use super::types::{self as cu, CudaError, CudaKernel, CudaStream};
 use crate::interpose::guard::Guard;
 use crate::record::recorder::Recorder;
 
@@ -46,6 +46,24 @@ pub fn missing(api: &str) -> CudaError {
 pub fn recording_wanted() -> bool {
     static WANTED: OnceLock<bool> = OnceLock::new();
     *WANTED.get_or_init(|| matches!(crate::interpose::config::Config::from_env(), Ok(Some(_))))
+}
+
+/// Environment variable turning driver-layer recording off (`0` or `off`):
+/// `cu*` calls are then forwarded and tracked but not recorded, so only the
+/// runtime layer is (what this library did before it recorded the driver).
+pub const ENV_DRIVER_LAYER: &str = "HRR_CUDA_DRIVER_LAYER";
+
+/// Whether driver calls are recorded (read once; see [`ENV_DRIVER_LAYER`]).
+pub fn driver_layer_on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        !std::env::var(ENV_DRIVER_LAYER).is_ok_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "0" | "off" | "no" | "false"
+            )
+        })
+    })
 }
 
 /// Called by every CUDA wrapper before `Guard::enter` (which may create the
@@ -177,50 +195,6 @@ pub fn kernel_of_host_fun(host_fun: u64) -> u64 {
 
 // ---------------------------------------------------------------- driver
 
-type ParamInfo = unsafe extern "C" fn(CudaKernel, usize, *mut usize, *mut usize) -> CuResult;
-type KernelName = unsafe extern "C" fn(*mut *const c_char, CudaKernel) -> CuResult;
-
-/// The driver entry points the recorder asks, from `libcuda.so.1` (already
-/// loaded by the runtime; opened, never linked, never closed).
-struct Driver {
-    param_info: Option<ParamInfo>,
-    kernel_name: Option<KernelName>,
-}
-
-fn driver() -> Result<&'static Driver, &'static str> {
-    static D: OnceLock<Result<Driver, String>> = OnceLock::new();
-    D.get_or_init(|| {
-        let name = c"libcuda.so.1";
-        // SAFETY: dlopen with a valid C string; RTLD_NOLOAD only looks.
-        let mut h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
-        if h.is_null() {
-            // SAFETY: as above.
-            h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        }
-        if h.is_null() {
-            // SAFETY: dlerror returns null or a C string valid until the next dl call.
-            let why = unsafe { c_str(libc::dlerror()) };
-            return Err(format!("cannot open libcuda.so.1: {why}"));
-        }
-        let sym = |s: &CStr| {
-            // SAFETY: h is a live handle; s a valid C string.
-            let p = unsafe { libc::dlsym(h, s.as_ptr()) };
-            (!p.is_null()).then_some(p)
-        };
-        Ok(Driver {
-            // SAFETY: the symbols' signatures in CUDA 13's cuda.h:
-            // CUresult cuKernelGetParamInfo(CUkernel, size_t, size_t*, size_t*);
-            // CUresult cuKernelGetName(const char**, CUkernel).
-            param_info: sym(c"cuKernelGetParamInfo")
-                .map(|p| unsafe { std::mem::transmute::<*mut c_void, ParamInfo>(p) }),
-            kernel_name: sym(c"cuKernelGetName")
-                .map(|p| unsafe { std::mem::transmute::<*mut c_void, KernelName>(p) }),
-        })
-    })
-    .as_ref()
-    .map_err(String::as_str)
-}
-
 /// The parameter layout of `kernel` (a `cudaKernel_t` = `CUkernel`) from
 /// `cuKernelGetParamInfo`. Driver errors do not touch the runtime's
 /// last-error state.
@@ -228,24 +202,10 @@ pub fn params_of(kernel: u64) -> Result<Vec<(u64, u64)>, String> {
     if kernel == 0 {
         return Err("no cudaKernel_t for it".into());
     }
-    let d = driver().map_err(str::to_string)?;
-    let f = d
-        .param_info
-        .ok_or("libcuda.so.1 has no cuKernelGetParamInfo (driver older than CUDA 12.4)")?;
-    super::layout::query_params(|i| {
-        let (mut offset, mut size) = (0usize, 0usize);
-        // SAFETY: kernel is a CUkernel the runtime handed out; the outputs are ours.
-        let r = unsafe { f(kernel as CudaKernel, i, &mut offset, &mut size) };
-        (r, offset as u64, size as u64)
-    })
+    super::driver::libcuda::param_layout(kernel, true)
 }
 
 /// The mangled name of `kernel` from `cuKernelGetName`.
 pub fn name_of(kernel: u64) -> Option<String> {
-    let f = driver().ok()?.kernel_name?;
-    let mut p: *const c_char = std::ptr::null();
-    // SAFETY: kernel is a CUkernel the runtime handed out; p is ours.
-    let r = unsafe { f(&mut p, kernel as CudaKernel) };
-    // SAFETY: on success the driver points p at a string it owns.
-    (r == cu::CUDA_SUCCESS && !p.is_null()).then(|| unsafe { c_str(p) })
+    super::driver::libcuda::describe(kernel, true).map(|(n, _)| n)
 }

@@ -1,6 +1,8 @@
 //! The CUDA family of `libhrr_intercept.so`: the CUDA runtime's entry points
 //! for applications linked with the shared runtime (`nvcc -cudart shared`,
-//! PyTorch's own libcudart; HIP sources built for NVIDIA land here too).
+//! PyTorch's own libcudart; HIP sources built for NVIDIA land here too), and
+//! the driver's (`cu*`, [`driver`]), which every CUDA program reaches: the
+//! static runtime, cuBLAS, Triton and driver-API programs are recorded there.
 //!
 //! libcudart 13 exports versioned names (`cudaMalloc@@libcudart.so.13`); the
 //! unversioned definitions here interpose them all the same, and
@@ -9,8 +11,10 @@
 //! calls included with their `ret`.
 //!
 //! Layout:
-//! - [`exports_memory`], [`exports_sync`], [`exports_launch`] — the C entry
-//!   points (FFI), in the shape of the HIP family's `exports`;
+//! - [`exports_memory`], [`exports_sync`], [`exports_launch`] — the runtime's
+//!   C entry points (FFI), in the shape of the HIP family's `exports`;
+//! - [`driver`] — the driver layer: its exports, the `dlsym` and
+//!   `cuGetProcAddress` routes, driver-level modules and functions;
 //! - [`ffi`] — their shared wrapper, the runtime/driver queries the recorder
 //!   makes (kept out of the application's `cudaGetLastError`), the switch to
 //!   `platform:"nvidia"`;
@@ -22,6 +26,7 @@
 //! `bench` feature.
 
 pub mod dir;
+pub mod driver;
 pub mod layout;
 pub mod log;
 pub mod registry;

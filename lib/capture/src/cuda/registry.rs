@@ -69,14 +69,20 @@ pub fn locate<'a>(
     Ok((data, len))
 }
 
-/// A registered fat binary: where it is, written as a blob on first launch.
+/// A registered fat binary (or, at the driver layer, any loaded code
+/// image: fat binary, cubin, PTX): where it is, written as a blob on first
+/// launch.
 #[derive(Debug)]
 pub struct Fatbin {
-    /// The `void**` handle `__cudaRegisterFatBinary` returned.
+    /// The `void**` handle `__cudaRegisterFatBinary` returned (at the driver
+    /// layer: the `CUmodule` or `CUlibrary`).
     pub handle: u64,
-    /// Address and length of the 0xBA55ED50 image in the application's
-    /// memory, or why it could not be located.
+    /// Address and length of the image in the application's memory (or in
+    /// `owned`), or why it could not be located.
     pub image: Result<(usize, usize), String>,
+    /// The image's bytes when they were copied at load (the program may
+    /// free its buffer); `image` then points into them.
+    owned: Option<Box<[u8]>>,
     /// Cleared by `__cudaUnregisterFatBinary`: its memory may be gone.
     live: AtomicBool,
     loaded: OnceLock<Result<Arc<Module>, String>>,
@@ -87,9 +93,35 @@ impl Fatbin {
         Fatbin {
             handle,
             image,
+            owned: None,
             live: AtomicBool::new(true),
             loaded: OnceLock::new(),
         }
+    }
+
+    /// An image copied into this process's memory at load: `load` is later
+    /// called with the address of the copy, which lives as long as `self`.
+    pub fn copied(handle: u64, bytes: Vec<u8>) -> Fatbin {
+        let owned = bytes.into_boxed_slice();
+        let image = Ok((owned.as_ptr() as usize, owned.len()));
+        Fatbin {
+            handle,
+            image,
+            owned: Some(owned),
+            live: AtomicBool::new(true),
+            loaded: OnceLock::new(),
+        }
+    }
+
+    /// The copied bytes, if the image was copied at load.
+    pub fn owned(&self) -> Option<&[u8]> {
+        self.owned.as_deref()
+    }
+
+    /// Stops later reads of the image (its module was unloaded: the memory
+    /// may go). A module already made stays usable.
+    pub fn retire(&self) {
+        self.live.store(false, Ordering::Release);
     }
 
     /// The fat binary as a module (its blob and metadata), made by
@@ -244,16 +276,16 @@ impl CudaKernel {
     }
 }
 
-type ByAddr<V> = RwLock<HashMap<u64, Arc<V>, BuildHasherDefault<HandleHasher>>>;
+pub(crate) type ByAddr<V> = RwLock<HashMap<u64, Arc<V>, BuildHasherDefault<HandleHasher>>>;
 
-fn get<V>(m: &ByAddr<V>, k: u64) -> Option<Arc<V>> {
+pub(crate) fn get<V>(m: &ByAddr<V>, k: u64) -> Option<Arc<V>> {
     m.read()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&k)
         .cloned()
 }
 
-fn put<V>(m: &ByAddr<V>, k: u64, v: Arc<V>) {
+pub(crate) fn put<V>(m: &ByAddr<V>, k: u64, v: Arc<V>) {
     m.write()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(k, v);

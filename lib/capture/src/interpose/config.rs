@@ -5,6 +5,8 @@
 //! | `HRR_OUT` | archive directory; unset or empty = pass-through, nothing recorded |
 //! | `HRR_PLATFORM` | `cpu`, `amd`, `nvidia`; `auto`/`hip`/unset = detect from the runtime library |
 //! | `HRR_HSA_REGIONS` | `1` (`hrr-cap --hsa-regions`): record HSA pool allocations as region records (`hsa_regions`); unset, empty or `0` = off |
+//! | `HRR_CUDA_DRIVER_LAYER` | `0`/`off`: CUDA driver calls are not recorded, only runtime calls (`cuda::ffi::driver_layer_on`) |
+//! | `HRR_CAP_NOTE` | set by `hrr-cap`: a file a process that recorded nothing appends a line to (`no_capture_note`) |
 
 use std::ffi::OsString;
 use std::path::PathBuf;

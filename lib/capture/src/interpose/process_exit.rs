@@ -10,7 +10,9 @@
 //!
 //! Either way the archive gets its `eof` event and a manifest with
 //! `complete:true`, unless this is not the recording process (a forked or
-//! vforked child: `Recorder::finish` checks the pid).
+//! vforked child: `Recorder::finish` checks the pid). A process that
+//! recorded nothing leaves `hrr-cap` a note at `exit()` instead
+//! (`no_capture_note`).
 
 use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -27,6 +29,12 @@ fn finish(api: &str, mode: LockMode) {
 
 extern "C" fn at_fini() {
     finish("exit", LockMode::Block);
+    let _ = catch_unwind(|| {
+        crate::interpose::no_capture_note::at_exit(
+            recorder::existing().is_some(),
+            crate::interpose::exports::queried(),
+        )
+    });
 }
 
 // SAFETY: `.fini_array` holds pointers to `extern "C" fn()` run by the
@@ -41,6 +49,10 @@ fn exit_group(status: c_int) -> ! {
     unreachable!("exit_group returned")
 }
 
+/// glibc's `_exit`, after finishing the archive.
+///
+/// # Safety
+/// Ends the process, as glibc's does (no destructors run).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     finish("_exit", LockMode::Try);
@@ -51,6 +63,10 @@ pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     }
 }
 
+/// glibc's `_Exit`, after finishing the archive.
+///
+/// # Safety
+/// As [`_exit`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
     finish("_Exit", LockMode::Try);

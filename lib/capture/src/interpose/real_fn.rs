@@ -1,12 +1,17 @@
 //! `RealFn`: the next definition of an interposed symbol, resolved once.
 //!
-//! Each exported wrapper owns one `static RealFn`. The first call resolves it
-//! with `dlsym(RTLD_NEXT, name)`; every later call is one atomic load. A
-//! symbol no later object defines stays `None` (also cached), so a wrapper
-//! can answer with an error instead of jumping to null.
+//! Each exported wrapper owns one `static RealFn` (or a [`Real`], its typed
+//! form for a table entry). The first call resolves it with
+//! `dlsym(RTLD_NEXT, name)`; every later call is one atomic load. A symbol
+//! no later object defines stays `None` (also cached), so a wrapper can
+//! answer with an error ([`Missing`]) instead of jumping to null.
 
-use std::ffi::{CStr, c_void};
+use std::ffi::{CStr, c_int, c_void};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use api_table::Entry;
 
 /// Not looked up yet.
 const UNRESOLVED: usize = 0;
@@ -47,9 +52,112 @@ impl RealFn {
     }
 }
 
+/// The next definition of a table entry point `A` (an `args::NAME` struct),
+/// typed as `A::Fn`.
+pub struct Real<A> {
+    f: RealFn,
+    _entry: PhantomData<fn() -> A>,
+}
+
+impl<A: Entry> Real<A> {
+    /// Looks the entry up under its own symbol.
+    pub const fn new() -> Real<A> {
+        Real {
+            f: RealFn::new(A::SYMBOL),
+            _entry: PhantomData,
+        }
+    }
+
+    /// The next definition, or `None` when no later library has one.
+    #[inline]
+    pub fn get(&self) -> Option<A::Fn> {
+        let p = NonNull::new(self.f.get()?)?;
+        // SAFETY: `p` was found by dlsym under `A::SYMBOL`, the C name of
+        // the entry point whose signature `A::Fn` is (the table's).
+        Some(unsafe { A::fn_at(p) })
+    }
+}
+
+impl<A: Entry> Default for Real<A> {
+    fn default() -> Self {
+        Real::new()
+    }
+}
+
+/// What a wrapper returns when no later library defines its function (the
+/// application called an entry point its runtime lacks).
+pub trait Missing {
+    fn missing() -> Self;
+}
+
+/// `hipErrorNotSupported` / `cudaErrorNotSupported` (both 801): every HIP
+/// and CUDA runtime entry point returning an `int` returns an error code,
+/// but a few (`hipGetStreamDeviceId`) return a value; 801 is no valid one
+/// of those either.
+impl Missing for c_int {
+    fn missing() -> Self {
+        801
+    }
+}
+impl Missing for () {
+    fn missing() -> Self {}
+}
+impl<T> Missing for *const T {
+    fn missing() -> Self {
+        std::ptr::null()
+    }
+}
+impl<T> Missing for *mut T {
+    fn missing() -> Self {
+        std::ptr::null_mut()
+    }
+}
+/// `hipCreateChannelDesc`'s result: all zero.
+impl Missing for hip_api::types::hipChannelFormatDesc {
+    fn missing() -> Self {
+        Self::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_entries_resolve_by_their_symbol() {
+        // libc's `write` as if it were a table entry.
+        #[derive(Clone, Copy)]
+        struct Write {
+            fd: c_int,
+            buf: *const c_void,
+            len: usize,
+        }
+        impl Entry for Write {
+            type Fn = unsafe extern "C" fn(c_int, *const c_void, usize) -> isize;
+            type Ret = isize;
+            const NAME: &'static str = "write";
+            const SYMBOL: &'static CStr = c"write";
+            unsafe fn call(self, f: Self::Fn) -> isize {
+                // SAFETY: the test's arguments are valid for write.
+                unsafe { f(self.fd, self.buf, self.len) }
+            }
+            unsafe fn fn_at(addr: NonNull<c_void>) -> Self::Fn {
+                // SAFETY: the address of `write`.
+                unsafe { std::mem::transmute::<*mut c_void, Self::Fn>(addr.as_ptr()) }
+            }
+        }
+        static W: Real<Write> = Real::new();
+        let f = W.get().expect("libc defines write");
+        let a = Write {
+            fd: -1,
+            buf: std::ptr::null(),
+            len: 0,
+        };
+        // SAFETY: write(-1, NULL, 0) fails with EBADF and touches nothing.
+        assert_eq!(unsafe { a.call(f) }, -1);
+        assert_eq!(<c_int as Missing>::missing(), 801);
+        assert!(<*mut u8 as Missing>::missing().is_null());
+    }
 
     #[test]
     fn resolves_once_and_caches_missing() {

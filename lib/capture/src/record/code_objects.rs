@@ -183,6 +183,18 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
             return Err(err);
         }
         Ok(all)
+    } else if hrr_codeobj::identify(image) == hrr_codeobj::ImageKind::Unknown
+        && let Ok(text) = std::str::from_utf8(image)
+        && text.contains(".entry")
+    {
+        // PTX (a CUDA module loaded from text): its `.param` lists.
+        hrr_codeobj::cuda::ptx_params(text)
+            .map(|ks| {
+                ks.iter()
+                    .map(hrr_codeobj::cuda::PtxKernel::to_kernel_meta)
+                    .collect()
+            })
+            .map_err(|e| e.to_string())
     } else {
         hrr_codeobj::kernels(image).map_err(|e| e.to_string())
     }

@@ -1,8 +1,9 @@
 //! Family-agnostic recording: the capture state with one method per recorded
 //! call ([`recorder`]) and what events need to know — live allocations
 //! ([`live_allocs`]), code objects and kernels ([`code_objects`], keyed with
-//! [`handle_hasher`]), launch arguments ([`kernel_args`]) and the
-//! repeat-launch path ([`launch_memo`]).
+//! [`handle_hasher`]), launch arguments ([`kernel_args`]), the
+//! repeat-launch path ([`launch_memo`]) and the calls forwarded without
+//! being recorded ([`unrecorded`]).
 
 pub mod code_objects;
 pub mod handle_hasher;
@@ -10,3 +11,4 @@ pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;
 pub mod recorder;
+pub mod unrecorded;

@@ -527,6 +527,133 @@ impl Recorder {
         });
     }
 
+    /// [`Recorder::launch`] of a CUDA launch with attributes
+    /// (`cuLaunchKernelEx`): encoded in full, never kept by a memo (the
+    /// memo's key does not hold attributes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_with_attrs(
+        &self,
+        api: &str,
+        ret: i32,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_, '_>,
+        attrs: &[hrr_core::LaunchAttr],
+    ) {
+        let empty;
+        let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
+            Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
+            Some((k, Err(e))) => {
+                self.warn(&format!(
+                    "{api}: kernel {}: cannot read its code object: {e}",
+                    k.name
+                ));
+                empty = BlobHex::of(&self.empty_blob());
+                (k.name.as_str(), &empty, None)
+            }
+            None => {
+                self.warn(&format!("{api}: launch of unregistered function {func:#x}"));
+                empty = BlobHex::of(&self.empty_blob());
+                ("<unknown>", &empty, None)
+            }
+        };
+        let k = LaunchRef {
+            name,
+            code,
+            func: Some(func),
+            grid: dims.grid,
+            block: dims.block,
+            shmem: dims.shmem,
+            stream: dims.stream,
+        };
+        with_body(|b| {
+            event_line::encode_launch_scanned_attrs(
+                b,
+                sys::gettid(),
+                api,
+                i64::from(ret),
+                &k,
+                values.args(layout),
+                &self.allocs.view(),
+                attrs.iter().map(|a| (a.id, &a.hex.0[..])),
+            );
+            self.sink.append(b);
+        });
+    }
+
+    /// `cuMemAddressReserve`: the range is device memory for pointer
+    /// scanning and copy directions (what is mapped into it is).
+    pub fn va_reserve(&self, api: &str, ret: i32, ptr: u64, size: u64) {
+        let ptr = if ret == 0 { ptr } else { 0 };
+        if ret == 0 && ptr != 0 {
+            self.allocs.insert(ptr, size, MemKind::Device);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::VaReserve {
+                ptr: Addr(ptr),
+                size,
+            },
+        );
+    }
+
+    pub fn va_free(&self, api: &str, ret: i32, ptr: u64, size: u64) {
+        if ret == 0 {
+            self.allocs.remove(ptr);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::VaFree {
+                ptr: Addr(ptr),
+                size,
+            },
+        );
+    }
+
+    /// A module global (`cuModuleGetGlobal`): device memory from now on,
+    /// and an event replay maps to its own copy of the variable.
+    #[allow(clippy::too_many_arguments)]
+    pub fn global(
+        &self,
+        api: &str,
+        ret: i32,
+        module: u64,
+        name: &str,
+        code: BlobId,
+        ptr: u64,
+        size: u64,
+    ) {
+        if ret == 0 && ptr != 0 && self.allocs.view().find(ptr).is_none() {
+            self.allocs.insert(ptr, size, MemKind::Device);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::Global {
+                module: Addr(module),
+                name: name.to_string(),
+                code,
+                ptr: Addr(if ret == 0 { ptr } else { 0 }),
+                size,
+            },
+        );
+    }
+
+    /// Forgets device memory that was not an allocation (a module's
+    /// globals, when it is unloaded).
+    pub fn forget_memory(&self, ptr: u64) {
+        self.allocs.remove(ptr);
+    }
+
+    /// The empty blob (written once), for an event whose code is unknown.
+    pub fn empty_code(&self) -> BlobId {
+        self.empty_blob()
+    }
+
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
     /// and `t`) as [`Recorder::launch`] appended it before.
     pub fn repeat_launch(&self, line: &[u8]) {
@@ -592,6 +719,8 @@ impl Recorder {
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
         }
+        m.unrecorded = crate::record::unrecorded::snapshot();
+        m.extra.extend(crate::record::unrecorded::manifest_fields());
         // On a full disk the atomic replace (a new file) can fail where
         // rewriting the existing manifest's block does not.
         if let Err(e) = m.write_atomic(&self.dir)

@@ -159,6 +159,29 @@ impl<'a> EventLine<'a> {
         self
     }
 
+    /// `"attrs":[{"id":…,"hex":"…"},…]` of a CUDA launch (omitted when empty).
+    pub fn attrs<'b>(&mut self, attrs: impl IntoIterator<Item = (u32, &'b [u8])>) -> &mut Self {
+        let mut first = true;
+        for (id, hex) in attrs {
+            if first {
+                self.key("attrs");
+                self.buf.push(b'[');
+                first = false;
+            } else {
+                self.buf.push(b',');
+            }
+            self.buf.extend_from_slice(b"{\"id\":");
+            push_u64(self.buf, u64::from(id));
+            self.buf.extend_from_slice(b",\"hex\":\"");
+            push_hex(self.buf, hex);
+            self.buf.extend_from_slice(b"\"}");
+        }
+        if !first {
+            self.buf.push(b']');
+        }
+        self
+    }
+
     /// `"args":[…]` from arguments whose pointer offsets are known.
     pub fn args<'b>(&mut self, args: impl IntoIterator<Item = ArgRef<'b>>) -> &mut Self {
         self.key("args");
@@ -352,6 +375,7 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         shmem,
         stream,
         args,
+        attrs,
     } = op
     {
         // Not the recorder's path (that is encode_launch straight from the
@@ -374,7 +398,10 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
             shmem: *shmem,
             stream: stream.0,
         };
-        encode_launch(buf, tid, api, ret, &launch, &refs);
+        let mut l = launch_head(buf, tid, api, ret, &launch);
+        l.args(refs.iter().copied());
+        l.attrs(attrs.iter().map(|a| (a.id, &a.hex.0[..])));
+        l.end();
         return;
     }
     let mut l = EventLine::begin(buf, tid, api, op.name(), ret);
@@ -457,6 +484,56 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         Op::HostUnregister { ptr } => {
             l.addr("ptr", ptr.0);
         }
+        Op::CtxCreate { ctx, device } => {
+            l.int("device", i64::from(*device)).addr("ctx", ctx.0);
+        }
+        Op::CtxDestroy { ctx } => {
+            l.addr("ctx", ctx.0);
+        }
+        Op::CtxSet { ctx, device } => {
+            if let Some(d) = device {
+                l.int("device", i64::from(*d));
+            }
+            l.addr("ctx", ctx.0);
+        }
+        Op::VaReserve { ptr, size }
+        | Op::VaFree { ptr, size }
+        | Op::MemUnmap { ptr, size }
+        | Op::MemAccess { ptr, size } => {
+            l.addr("ptr", ptr.0).num("size", *size);
+        }
+        Op::MemCreate { handle, size, mem } => {
+            l.num("size", *size)
+                .word("mem", mem_str(*mem))
+                .addr("handle", handle.0);
+        }
+        Op::MemRelease { handle } => {
+            l.addr("handle", handle.0);
+        }
+        Op::MemMap {
+            ptr,
+            size,
+            offset,
+            handle,
+        } => {
+            l.addr("ptr", ptr.0)
+                .num("size", *size)
+                .addr("handle", handle.0)
+                .num("offset", *offset);
+        }
+        Op::Global {
+            module,
+            name,
+            code,
+            ptr,
+            size,
+        } => {
+            l.addr("ptr", ptr.0)
+                .num("size", *size)
+                .addr("module", module.0)
+                .blob("code", code)
+                .string("name", name);
+        }
         Op::Eof { events } => {
             l.num("events", *events);
         }
@@ -491,6 +568,25 @@ pub fn encode_launch_scanned<'b>(
 ) {
     let mut l = launch_head(buf, tid, api, ret, k);
     l.args_scanned(args, allocs);
+    l.end();
+}
+
+/// [`encode_launch_scanned`] for a launch with CUDA launch attributes
+/// (written after the arguments, in `Wire` order).
+#[allow(clippy::too_many_arguments)]
+pub fn encode_launch_scanned_attrs<'b, 'c>(
+    buf: &mut Vec<u8>,
+    tid: u64,
+    api: &str,
+    ret: i64,
+    k: &LaunchRef<'_>,
+    args: impl IntoIterator<Item = ArgIn<'b>>,
+    allocs: &AllocView<'_>,
+    attrs: impl IntoIterator<Item = (u32, &'c [u8])>,
+) {
+    let mut l = launch_head(buf, tid, api, ret, k);
+    l.args_scanned(args, allocs);
+    l.attrs(attrs);
     l.end();
 }
 
@@ -1010,6 +1106,7 @@ mod tests {
                         ptrs: vec![],
                     },
                 ],
+                attrs: vec![],
             },
             Op::Launch {
                 name: "k".into(),
@@ -1020,6 +1117,32 @@ mod tests {
                 shmem: 7,
                 stream: s,
                 args: vec![],
+                attrs: vec![],
+            },
+            Op::Launch {
+                name: "clustered".into(),
+                code: b,
+                func: Some(a),
+                grid: [8, 1, 1],
+                block: [128, 1, 1],
+                shmem: 0,
+                stream: s,
+                args: vec![KernelArg {
+                    offset: Some(0),
+                    size: 4,
+                    hex: HexBytes(vec![9, 9, 9, 9]),
+                    ptrs: vec![],
+                }],
+                attrs: vec![
+                    hrr_core::LaunchAttr {
+                        id: 4,
+                        hex: HexBytes(vec![2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]),
+                    },
+                    hrr_core::LaunchAttr {
+                        id: 2,
+                        hex: HexBytes(vec![1; 64]),
+                    },
+                ],
             },
             Op::StreamCreate { stream: s },
             Op::StreamDestroy { stream: s },
@@ -1039,6 +1162,51 @@ mod tests {
             Op::SetDevice { device: -1 },
             Op::HostRegister { ptr: a, size: 9 },
             Op::HostUnregister { ptr: a },
+            Op::CtxCreate { ctx: s, device: 0 },
+            Op::CtxDestroy { ctx: s },
+            Op::CtxSet {
+                ctx: s,
+                device: Some(1),
+            },
+            Op::CtxSet {
+                ctx: Addr(0),
+                device: None,
+            },
+            Op::VaReserve {
+                ptr: a,
+                size: 1 << 40,
+            },
+            Op::VaFree {
+                ptr: a,
+                size: 1 << 40,
+            },
+            Op::MemCreate {
+                handle: s,
+                size: 2 << 20,
+                mem: MemKind::Device,
+            },
+            Op::MemRelease { handle: s },
+            Op::MemMap {
+                ptr: a,
+                size: 2 << 20,
+                offset: 4096,
+                handle: s,
+            },
+            Op::MemUnmap {
+                ptr: a,
+                size: 2 << 20,
+            },
+            Op::MemAccess {
+                ptr: a,
+                size: 2 << 20,
+            },
+            Op::Global {
+                module: s,
+                name: "table".into(),
+                code: b,
+                ptr: a,
+                size: 256,
+            },
             Op::Eof { events: 42 },
         ]
     }
@@ -1124,6 +1292,7 @@ mod tests {
                 arg(8, &s, vec![1]),
                 arg(20, &short, vec![]),
             ],
+            attrs: vec![],
         };
         assert_eq!(
             line(3, 4, &body),
@@ -1195,6 +1364,7 @@ mod tests {
                 shmem: 0,
                 stream: Addr(0),
                 args: kargs,
+                attrs: vec![],
             };
             prop_assert_eq!(line(3, 4, &body), reference(3, 4, 5, "hipLaunchKernel", 0, &op));
         }
@@ -1303,6 +1473,7 @@ mod tests {
                 name, code: BlobId::of(&bytes), func: None, grid: [1; 3], block: [1; 3], shmem: 0,
                 stream: Addr(0),
                 args: vec![KernelArg { offset: Some(8), size: bytes.len() as u32, hex: HexBytes(bytes), ptrs: vec![0, 3] }],
+                attrs: vec![],
             };
             prop_assert_eq!(ours(1, 2, 3, "a", 0, &op), reference(1, 2, 3, "a", 0, &op));
         }

@@ -172,8 +172,90 @@ pub fn kernels_so() -> PathBuf {
     .clone()
 }
 
+/// The stand-in CUDA driver and runtime (`tests/c/fake_cuda`), built once:
+/// the directory holding `libcuda.so.1` and `libcudart.so.13`.
+pub fn fake_cuda() -> PathBuf {
+    let e = env();
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = e.work.join("fake_cuda");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (src, soname, extra) in [
+            // -Bsymbolic: like the real driver, its table holds its own
+            // functions, never a preloaded library's of the same name.
+            ("libcuda.c", "libcuda.so.1", &["-Wl,-Bsymbolic"][..]),
+            ("libcudart.c", "libcudart.so.13", &["-ldl"][..]),
+        ] {
+            let mut args: Vec<std::ffi::OsString> = vec![
+                "-O1".into(),
+                "-Wall".into(),
+                "-shared".into(),
+                "-fPIC".into(),
+                format!("-Wl,-soname,{soname}").into(),
+                e.c_dir().join("fake_cuda").join(src).into(),
+                "-o".into(),
+                dir.join(soname).into(),
+            ];
+            args.extend(extra.iter().map(Into::into));
+            gcc(&args);
+        }
+        dir
+    })
+    .clone()
+}
+
+/// Compiles `tests/c/<name>.c` against the stand-in CUDA libraries,
+/// linked with `libs` (`cuda`, `cudart`; none: the program dlopens them).
+pub fn cuda_program(name: &str, libs: &[&str]) -> PathBuf {
+    let e = env();
+    let fake = fake_cuda();
+    let out = e.work.join(format!("{name}-cuda"));
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "-O1".into(),
+        "-g".into(),
+        "-Wall".into(),
+        e.c_dir().join(format!("{name}.c")).into(),
+        "-o".into(),
+        out.clone().into(),
+        format!("-L{}", fake.display()).into(),
+        format!("-Wl,-rpath,{}", fake.display()).into(),
+    ];
+    for l in libs {
+        let so = if *l == "cuda" {
+            "libcuda.so.1"
+        } else {
+            "libcudart.so.13"
+        };
+        args.push(format!("-l:{so}").into());
+    }
+    args.push("-ldl".into());
+    gcc(&args);
+    out
+}
+
+/// [`capture`] with the stand-in CUDA libraries on the loader's path (a
+/// program or runtime that dlopens `libcuda.so.1` finds them).
+pub fn capture_cuda(dir: &Path, app: &Path, args: &[&str]) -> Output {
+    capture_with(
+        dir,
+        app,
+        args,
+        &[("LD_LIBRARY_PATH", fake_cuda().as_os_str())],
+    )
+}
+
 /// Runs `app args…` under hrr-cap into `dir` (core dumps off).
 pub fn capture(dir: &Path, app: &Path, args: &[&str]) -> Output {
+    capture_with(dir, app, args, &[])
+}
+
+/// [`capture`] with extra environment variables.
+pub fn capture_with(
+    dir: &Path,
+    app: &Path,
+    args: &[&str],
+    vars: &[(&str, &std::ffi::OsStr)],
+) -> Output {
     let e = env();
     Command::new("sh")
         .arg("-c")
@@ -185,6 +267,7 @@ pub fn capture(dir: &Path, app: &Path, args: &[&str]) -> Output {
         .args(args)
         .env_remove("LD_PRELOAD")
         .env_remove("HRR_OUT")
+        .envs(vars.iter().copied())
         .output()
         .expect("run hrr-cap")
 }

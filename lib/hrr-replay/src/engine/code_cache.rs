@@ -51,18 +51,7 @@ impl CodeCache {
             self.last = Some((code, name.to_string(), f));
             return Ok(f);
         }
-        let module = match self.modules.get(&code) {
-            Some(m) => *m,
-            None => {
-                let bytes = fetch(&code).map_err(|e| CodeError::Blob(code, e))?;
-                let m = load_for_device(dev, &bytes).map_err(|e| match e {
-                    LoadError::Select(msg) => CodeError::Select(code, msg),
-                    LoadError::Device(d) => CodeError::Device(d),
-                })?;
-                self.modules.insert(code, m);
-                m
-            }
-        };
+        let module = self.module(dev, code, fetch)?;
         let f = dev.function(module, name)?;
         self.functions
             .entry(code)
@@ -70,6 +59,25 @@ impl CodeCache {
             .insert(name.to_string(), f);
         self.last = Some((code, name.to_string(), f));
         Ok(f)
+    }
+
+    /// The live module of code blob `code`, loading it on first use.
+    pub fn module(
+        &mut self,
+        dev: &mut dyn Device,
+        code: BlobId,
+        fetch: impl FnOnce(&BlobId) -> Result<Vec<u8>, String>,
+    ) -> Result<Handle, CodeError> {
+        if let Some(m) = self.modules.get(&code) {
+            return Ok(*m);
+        }
+        let bytes = fetch(&code).map_err(|e| CodeError::Blob(code, e))?;
+        let m = load_for_device(dev, &bytes).map_err(|e| match e {
+            LoadError::Select(msg) => CodeError::Select(code, msg),
+            LoadError::Device(d) => CodeError::Device(d),
+        })?;
+        self.modules.insert(code, m);
+        Ok(m)
     }
 
     /// Unloads every module (end of a replay iteration).

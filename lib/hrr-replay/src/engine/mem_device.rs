@@ -4,8 +4,12 @@
 //! ones, and remembers which copies went through them. For fuzzing it can
 //! cap its memory (`max_bytes`, as a device runs out) and accept code
 //! objects and launches (`accept_code`: a launch only packs its arguments).
+//! Virtual memory works as CUDA's: a reservation is address space only,
+//! physical allocations (`mem_create`) are mapped into it piece by piece,
+//! and an access must lie in mapped pieces (it may span several, as the
+//! reservation's addresses are contiguous).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::device::{Device, DeviceError, Handle, HostBuffer, HostMemory, Launch};
 use hrr_core::event::MemKind;
@@ -30,6 +34,14 @@ pub struct MemDevice {
     pub accept_code: bool,
     /// The packed argument buffer of every launch (with `accept_code`).
     pub launches: Vec<Vec<u8>>,
+    /// Reservations: base → size.
+    pub reserved: BTreeMap<u64, u64>,
+    /// Physical allocations by handle.
+    pub physical: HashMap<Handle, Vec<u8>>,
+    /// Mapped pieces: virtual base → (size, handle, offset in it).
+    pub mapped: BTreeMap<u64, (u64, Handle, u64)>,
+    /// Globals of `global`: name → (address, size); backed by `mem`.
+    pub globals: HashMap<String, (u64, u64)>,
 }
 
 struct Buffer(Vec<u8>);
@@ -74,18 +86,44 @@ impl MemDevice {
             .any(|&(b, len)| p >= b && p + n <= b + len)
     }
 
-    /// The allocation holding `[addr, addr + len)` and the offset in it.
-    fn at(&mut self, addr: u64, len: usize) -> Result<(&mut Vec<u8>, usize), DeviceError> {
-        let (base, v) = self
-            .mem
-            .range_mut(..=addr)
-            .next_back()
-            .ok_or_else(|| unsupported("address outside every allocation"))?;
-        let off = (addr - base) as usize;
-        if off.checked_add(len).is_none_or(|end| end > v.len()) {
-            return Err(unsupported("copy past the end of an allocation"));
+    /// Calls `f(bytes, done)` for each piece of `[addr, addr + len)`, in
+    /// order: one allocation holding it all, or mapped pieces covering it
+    /// without a gap.
+    fn each_piece(
+        &mut self,
+        addr: u64,
+        len: usize,
+        mut f: impl FnMut(&mut [u8], usize),
+    ) -> Result<(), DeviceError> {
+        if let Some((base, v)) = self.mem.range_mut(..=addr).next_back()
+            && addr - *base < v.len().max(1) as u64
+        {
+            let off = (addr - base) as usize;
+            if off.checked_add(len).is_none_or(|end| end > v.len()) {
+                return Err(unsupported("copy past the end of an allocation"));
+            }
+            f(&mut v[off..off + len], 0);
+            return Ok(());
         }
-        Ok((v, off))
+        let mut done = 0usize;
+        while done < len {
+            let at = addr + done as u64;
+            let (base, &(size, handle, offset)) = self
+                .mapped
+                .range(..=at)
+                .next_back()
+                .filter(|(b, (size, ..))| at < **b + size)
+                .ok_or_else(|| unsupported("address outside every allocation and mapping"))?;
+            let off = (offset + (at - base)) as usize;
+            let n = ((base + size - at) as usize).min(len - done);
+            let v = self
+                .physical
+                .get_mut(&handle)
+                .ok_or_else(|| unsupported("mapping of a released handle"))?;
+            f(&mut v[off..off + n], done);
+            done += n;
+        }
+        Ok(())
     }
 }
 
@@ -119,16 +157,17 @@ impl Device for MemDevice {
     fn copy_h2d(&mut self, dst: u64, src: &[u8], _: Option<Handle>) -> Result<(), DeviceError> {
         let pinned = self.in_host_buffer(src);
         self.h2d_from_host_buffer.push(pinned);
-        let (v, off) = self.at(dst, src.len())?;
-        v[off..off + src.len()].copy_from_slice(src);
-        Ok(())
+        self.each_piece(dst, src.len(), |piece, at| {
+            piece.copy_from_slice(&src[at..at + piece.len()])
+        })
     }
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, _: Option<Handle>) -> Result<(), DeviceError> {
         let pinned = self.in_host_buffer(dst);
         self.d2h_into_host_buffer.push(pinned);
-        let (v, off) = self.at(src, dst.len())?;
-        dst.copy_from_slice(&v[off..off + dst.len()]);
-        Ok(())
+        let len = dst.len();
+        self.each_piece(src, len, |piece, at| {
+            dst[at..at + piece.len()].copy_from_slice(piece)
+        })
     }
     fn copy_d2d(
         &mut self,
@@ -137,11 +176,14 @@ impl Device for MemDevice {
         size: u64,
         _: Option<Handle>,
     ) -> Result<(), DeviceError> {
-        let n = size as usize;
-        let (v, off) = self.at(src, n)?;
-        let bytes = v[off..off + n].to_vec();
-        let (v, off) = self.at(dst, n)?;
-        v[off..off + n].copy_from_slice(&bytes);
+        // Both ranges are checked before a buffer of `size` bytes is made.
+        self.each_piece(src, size as usize, |_, _| {})?;
+        self.each_piece(dst, size as usize, |_, _| {})?;
+        let mut bytes = vec![0; size as usize];
+        self.copy_d2h(&mut bytes, src, None)?;
+        self.d2h_into_host_buffer.pop();
+        self.copy_h2d(dst, &bytes, None)?;
+        self.h2d_from_host_buffer.pop();
         Ok(())
     }
     fn memset(
@@ -151,10 +193,7 @@ impl Device for MemDevice {
         size: u64,
         _: Option<Handle>,
     ) -> Result<(), DeviceError> {
-        let n = size as usize;
-        let (v, off) = self.at(dst, n)?;
-        v[off..off + n].fill(value);
-        Ok(())
+        self.each_piece(dst, size as usize, |piece, _| piece.fill(value))
     }
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
         Ok(1)
@@ -186,17 +225,12 @@ impl Device for MemDevice {
     fn event_elapsed_ms(&mut self, _: Handle, _: Handle) -> Result<f32, DeviceError> {
         Ok(0.0)
     }
-    fn module_load(&mut self, _: &[u8]) -> Result<Handle, DeviceError> {
-        if self.accept_code {
-            return Ok(1);
-        }
-        Err(unsupported("module_load"))
+    fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        // Any image loads (launches need `accept_code`): globals need a module.
+        Ok(0x2_0000 + image.len() as u64)
     }
     fn module_unload(&mut self, _: Handle) -> Result<(), DeviceError> {
-        if self.accept_code {
-            return Ok(());
-        }
-        Err(unsupported("module_unload"))
+        Ok(())
     }
     fn function(&mut self, _: Handle, _: &str) -> Result<Handle, DeviceError> {
         if self.accept_code {
@@ -210,6 +244,64 @@ impl Device for MemDevice {
             return Ok(());
         }
         Err(unsupported("launch"))
+    }
+    fn va_reserve(&mut self, size: u64) -> Result<u64, DeviceError> {
+        // Address space only: far from the allocations, nothing behind it.
+        let p = self.next + (1 << 40);
+        self.next += size.max(1).next_multiple_of(4096) + (1 << 40);
+        self.reserved.insert(p, size);
+        Ok(p)
+    }
+    fn va_free(&mut self, ptr: u64, _: u64) -> Result<(), DeviceError> {
+        self.reserved
+            .remove(&ptr)
+            .map(drop)
+            .ok_or_else(|| unsupported("va_free of no reservation"))
+    }
+    fn mem_create(&mut self, size: u64, _: MemKind) -> Result<Handle, DeviceError> {
+        let h = 0x4_0000 + self.physical.len() as u64;
+        self.physical.insert(h, vec![0; size as usize]);
+        Ok(h)
+    }
+    fn mem_release(&mut self, handle: Handle) -> Result<(), DeviceError> {
+        self.physical
+            .remove(&handle)
+            .map(drop)
+            .ok_or_else(|| unsupported("mem_release of no handle"))
+    }
+    fn mem_map(
+        &mut self,
+        ptr: u64,
+        size: u64,
+        offset: u64,
+        handle: Handle,
+    ) -> Result<(), DeviceError> {
+        let inside = self
+            .reserved
+            .range(..=ptr)
+            .next_back()
+            .is_some_and(|(b, s)| ptr + size <= b + s);
+        let fits = self
+            .physical
+            .get(&handle)
+            .is_some_and(|v| offset + size <= v.len() as u64);
+        if !inside || !fits {
+            return Err(unsupported("mem_map outside a reservation or its handle"));
+        }
+        self.mapped.insert(ptr, (size, handle, offset));
+        Ok(())
+    }
+    fn mem_unmap(&mut self, ptr: u64, _: u64) -> Result<(), DeviceError> {
+        self.mapped
+            .remove(&ptr)
+            .map(drop)
+            .ok_or_else(|| unsupported("mem_unmap of no mapping"))
+    }
+    fn global(&mut self, _: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
+        if let Some(&g) = self.globals.get(name) {
+            return Ok(g);
+        }
+        Err(unsupported("global of an unknown name"))
     }
     fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
         if self.fail_host_buffers {

@@ -11,6 +11,7 @@ mod options;
 mod pinned_host;
 mod replayer;
 mod summary;
+mod virtual_memory;
 pub mod watchdog;
 
 pub use address_space::{AddressSpace, Unmapped};
@@ -20,6 +21,7 @@ pub use options::ReplayOptions;
 pub use pinned_host::PinnedHost;
 pub use replayer::{ReplayError, Replayer};
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
+pub use virtual_memory::VirtualMemory;
 
 use crate::region_timeline::RegionTimeline;
 use hrr_core::archive::Archive;

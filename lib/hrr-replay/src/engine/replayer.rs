@@ -14,12 +14,13 @@ use crate::engine::launch_check;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
+use crate::engine::virtual_memory::VirtualMemory;
 use crate::engine::watchdog::FINAL_SYNC;
 use crate::handle_map::HandleMap;
 use crate::region_timeline::RegionClass;
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::ArchiveWriter;
-use hrr_core::event::{DevTime, Dir, Event, KernelArg, MemKind, Op};
+use hrr_core::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 use hrr_core::hex::Addr;
 
 /// Events per batch handed from the parser thread, and batches in flight.
@@ -60,6 +61,13 @@ pub struct Replayer<'a> {
     kernarg: Vec<u8>,
     /// Device times of the operations `--timing` records into `out`.
     clock: DevClock,
+    /// CUDA virtual memory: reservations, physical handles, mappings.
+    vmm: VirtualMemory,
+    /// Module globals entered in the address space: recorded base →
+    /// recorded module (they belong to the module, never freed as memory).
+    globals: HashMap<u64, u64>,
+    /// Launch attributes the device does not honour, warned about once each.
+    dropped_attrs: std::collections::BTreeSet<u32>,
 }
 
 impl<'a> Replayer<'a> {
@@ -87,6 +95,9 @@ impl<'a> Replayer<'a> {
             scratch: Vec::new(),
             kernarg: Vec::new(),
             clock: DevClock::default(),
+            vmm: VirtualMemory::default(),
+            globals: HashMap::new(),
+            dropped_attrs: Default::default(),
         }
     }
 
@@ -224,8 +235,13 @@ impl<'a> Replayer<'a> {
     fn teardown(&mut self) {
         let _ = self.dev.device_sync();
         for a in self.space.allocs.iter().copied().collect::<Vec<Alloc>>() {
+            if self.vmm.is_reservation(a.base) || self.globals.contains_key(&a.base) {
+                continue;
+            }
             let _ = self.dev.free(a.live, a.mem);
         }
+        self.vmm.teardown(self.dev);
+        self.globals.clear();
         for (_, s) in self.streams.drain() {
             let _ = self.dev.stream_destroy(s);
         }
@@ -443,6 +459,7 @@ impl<'a> Replayer<'a> {
                 shmem,
                 stream,
                 args,
+                attrs,
                 ..
             } => {
                 if let Some(f) = &self.opts.kernel_filter
@@ -451,7 +468,8 @@ impl<'a> Replayer<'a> {
                     self.summary.skipped_filtered += 1;
                     return Ok(());
                 }
-                if !self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)? {
+                let dims = (*grid, *block, *shmem);
+                if !self.launch(e, name, *code, dims, *stream, args, attrs)? {
                     return Ok(()); // skipped: not replayed
                 }
             }
@@ -526,11 +544,74 @@ impl<'a> Replayer<'a> {
                     ));
                 }
             }
+            Op::CtxCreate { device, .. }
+            | Op::CtxSet {
+                device: Some(device),
+                ..
+            } => {
+                if *device != 0 {
+                    self.summary.warnings.push(format!(
+                        "event {}: {} on device {device}: replay uses one device",
+                        e.seq,
+                        e.op.name()
+                    ));
+                }
+            }
+            // Replay runs in the device's primary context.
+            Op::CtxSet { device: None, .. } | Op::CtxDestroy { .. } => {}
+            Op::VaReserve { ptr, size } => self
+                .vmm
+                .reserve(self.dev, &mut self.space, ptr.0, *size)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::VaFree { ptr, .. } => self
+                .vmm
+                .free(self.dev, &mut self.space, ptr.0)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::MemCreate { handle, size, mem } => self
+                .vmm
+                .create(self.dev, handle.0, *size, *mem)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::MemRelease { handle } => self
+                .vmm
+                .release(self.dev, handle.0)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::MemMap {
+                ptr,
+                size,
+                offset,
+                handle,
+            } => self
+                .vmm
+                .map(self.dev, &self.space, ptr.0, *size, *offset, handle.0)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::MemUnmap { ptr, size } => self
+                .vmm
+                .unmap(self.dev, &self.space, ptr.0, *size)
+                .map_err(|w| Self::fatal(e, w))?,
+            // Mappings are made accessible as they are mapped.
+            Op::MemAccess { .. } => {}
+            Op::Global {
+                module,
+                name,
+                code,
+                ptr,
+                size,
+            } => self.global(e, module.0, name, *code, ptr.0, *size)?,
+            Op::ModuleUnload { module } => {
+                // Its globals go with it (modules themselves load lazily).
+                let gone: Vec<u64> = self
+                    .globals
+                    .iter()
+                    .filter(|&(_, m)| *m == module.0)
+                    .map(|(&b, _)| b)
+                    .collect();
+                for b in gone {
+                    self.globals.remove(&b);
+                    let _ = self.space.allocs.remove(b);
+                }
+            }
             // Modules load lazily at first launch; nothing to do for these.
-            Op::ModuleLoad { .. }
-            | Op::ModuleUnload { .. }
-            | Op::Function { .. }
-            | Op::Eof { .. } => {}
+            Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }
         self.summary.replayed += 1;
         Ok(())
@@ -714,17 +795,67 @@ impl<'a> Replayer<'a> {
         Ok(())
     }
 
+    /// A module global: the replay's copy of the variable stands for the
+    /// recorded one, so copies to and from it (`cudaMemcpyToSymbol`)
+    /// translate.
+    fn global(
+        &mut self,
+        e: &Event,
+        module: u64,
+        name: &str,
+        code: hrr_core::hex::BlobId,
+        ptr: u64,
+        size: u64,
+    ) -> Result<(), ReplayError> {
+        if self.globals.contains_key(&ptr) {
+            return Ok(()); // looked up again
+        }
+        let archive = self.archive;
+        let m = self
+            .code
+            .module(self.dev, code, |id| {
+                archive
+                    .blobs()
+                    .get(id)
+                    .map(|b| b.to_vec())
+                    .map_err(|err| err.to_string())
+            })
+            .map_err(|err| Self::fatal(e, format!("global {name}: {err}")))?;
+        let (live, live_size) = self
+            .dev
+            .global(m, name)
+            .map_err(|err| Self::dev_err(e, err))?;
+        if live_size != size {
+            return Err(Self::fatal(
+                e,
+                format!("global {name} is {live_size} bytes at replay, {size} at capture"),
+            ));
+        }
+        let alloc = Alloc {
+            base: ptr,
+            size,
+            mem: MemKind::Device,
+            live,
+            materialised: false,
+        };
+        self.space
+            .allocs
+            .insert(alloc)
+            .map_err(|err| Self::fatal(e, err.to_string()))?;
+        self.globals.insert(ptr, module);
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn launch(
         &mut self,
         e: &Event,
         name: &str,
         code: hrr_core::hex::BlobId,
-        grid: [u32; 3],
-        block: [u32; 3],
-        shmem: u32,
+        (grid, block, shmem): ([u32; 3], [u32; 3], u32),
         stream: Addr,
         args: &[KernelArg],
+        attrs: &[LaunchAttr],
     ) -> Result<bool, ReplayError> {
         let stream = self.stream(e, Some(stream))?.unwrap_or(0);
         launch_check::check_grid(grid, block).map_err(|why| Self::fatal(e, why))?;
@@ -764,6 +895,26 @@ impl<'a> Replayer<'a> {
             offset: 0,
             bytes: &kernarg,
         }];
+        let kept: Vec<LaunchAttr>;
+        let attrs = if attrs.iter().all(|a| self.dev.launch_attr_supported(a.id)) {
+            attrs
+        } else {
+            for a in attrs {
+                if !self.dev.launch_attr_supported(a.id) && self.dropped_attrs.insert(a.id) {
+                    self.summary.warnings.push(format!(
+                        "event {} ({}): launch attribute {} is not replayed by this backend; \
+                         launches go without it",
+                        e.seq, e.api, a.id
+                    ));
+                }
+            }
+            kept = attrs
+                .iter()
+                .filter(|a| self.dev.launch_attr_supported(a.id))
+                .cloned()
+                .collect();
+            &kept
+        };
         let launch = Launch {
             func,
             grid,
@@ -771,6 +922,7 @@ impl<'a> Replayer<'a> {
             shmem,
             stream,
             args: &launch_args,
+            attrs,
         };
         if self.opts.timing {
             let t0 = Instant::now();
@@ -1142,5 +1294,247 @@ mod tests {
         assert_eq!(arg_offsets(&args), vec![0, 8, 16, 24]);
         let given = [arg(8, Some(0)), arg(4, Some(12))];
         assert_eq!(arg_offsets(&given), vec![0, 12]);
+    }
+
+    /// Replays `b` onto `dev`, returning the summary and the error.
+    fn replay_result(
+        b: ArchiveBuilder,
+        dev: &mut MemDevice,
+    ) -> (ReplaySummary, Option<ReplayError>) {
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let opts = ReplayOptions::default();
+        let mut pinned = PinnedHost::new(0);
+        let r = Replayer::new(
+            dev,
+            &archive,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        );
+        r.run(|_| {})
+    }
+
+    const VA: u64 = 0x7f40_0000_0000;
+    const CHUNK: u64 = 2 << 20;
+
+    /// PyTorch's expandable segment: a large reservation, 2 MiB pieces
+    /// mapped into it one after the other, a buffer across the boundary.
+    fn expandable(b: ArchiveBuilder) -> ArchiveBuilder {
+        b.event(
+            "cuMemAddressReserve",
+            Op::VaReserve {
+                ptr: Addr(VA),
+                size: 64 * CHUNK,
+            },
+            vec![],
+        )
+        .event(
+            "cuMemCreate",
+            Op::MemCreate {
+                handle: Addr(0xa1),
+                size: CHUNK,
+                mem: MemKind::Device,
+            },
+            vec![],
+        )
+        .event(
+            "cuMemMap",
+            Op::MemMap {
+                ptr: Addr(VA),
+                size: CHUNK,
+                offset: 0,
+                handle: Addr(0xa1),
+            },
+            vec![],
+        )
+        .event(
+            "cuMemCreate",
+            Op::MemCreate {
+                handle: Addr(0xa2),
+                size: CHUNK,
+                mem: MemKind::Device,
+            },
+            vec![],
+        )
+        .event(
+            "cuMemMap",
+            Op::MemMap {
+                ptr: Addr(VA + CHUNK),
+                size: CHUNK,
+                offset: 0,
+                handle: Addr(0xa2),
+            },
+            vec![],
+        )
+        .event(
+            "cuMemSetAccess",
+            Op::MemAccess {
+                ptr: Addr(VA),
+                size: 2 * CHUNK,
+            },
+            vec![],
+        )
+    }
+
+    #[test]
+    fn a_buffer_across_two_mapped_pieces_replays_contiguously() {
+        let data = pattern(1 << 20, 7);
+        let across = VA + CHUNK - (1 << 19);
+        let b = expandable(ArchiveBuilder::new(Platform::Nvidia))
+            .h2d(across, &data)
+            .d2h(across, &data)
+            .d2h(VA + CHUNK, &data[1 << 19..]);
+        let mut dev = MemDevice::new(false);
+        let (s, e) = replay_result(b, &mut dev);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.d2h_exact, s.d2h_fail), (2, 0));
+        // The pieces are separate physical allocations, mapped side by side
+        // in one replay reservation of the recorded size.
+        assert_eq!(dev.reserved.len(), 0, "freed at teardown");
+        assert!(dev.mapped.is_empty() && dev.physical.is_empty());
+    }
+
+    #[test]
+    fn unmapped_or_unreserved_vmm_operands_are_fatal() {
+        // Access after the second piece was unmapped: the device refuses.
+        let data = pattern(4096, 1);
+        let b = expandable(ArchiveBuilder::new(Platform::Nvidia))
+            .event(
+                "cuMemUnmap",
+                Op::MemUnmap {
+                    ptr: Addr(VA + CHUNK),
+                    size: CHUNK,
+                },
+                vec![],
+            )
+            .h2d(VA + CHUNK, &data);
+        let (_, e) = replay_result(b, &mut MemDevice::new(false));
+        let e = e.expect("fails").to_string();
+        assert!(e.contains("outside every allocation and mapping"), "{e}");
+        // A mapping outside every reservation.
+        let b = ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuMemCreate",
+                Op::MemCreate {
+                    handle: Addr(1),
+                    size: CHUNK,
+                    mem: MemKind::Device,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemMap",
+                Op::MemMap {
+                    ptr: Addr(VA),
+                    size: CHUNK,
+                    offset: 0,
+                    handle: Addr(1),
+                },
+                vec![],
+            );
+        let (_, e) = replay_result(b, &mut MemDevice::new(false));
+        let e = e.expect("fails").to_string();
+        assert!(e.contains("not inside a reserved range"), "{e}");
+        // A handle never created.
+        let b = ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuMemAddressReserve",
+                Op::VaReserve {
+                    ptr: Addr(VA),
+                    size: CHUNK,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemMap",
+                Op::MemMap {
+                    ptr: Addr(VA),
+                    size: CHUNK,
+                    offset: 0,
+                    handle: Addr(9),
+                },
+                vec![],
+            );
+        let (_, e) = replay_result(b, &mut MemDevice::new(false));
+        assert!(e.unwrap().to_string().contains("never created"));
+    }
+
+    #[test]
+    fn released_and_freed_vmm_state_is_gone() {
+        let b = expandable(ArchiveBuilder::new(Platform::Nvidia))
+            .event(
+                "cuMemUnmap",
+                Op::MemUnmap {
+                    ptr: Addr(VA),
+                    size: 2 * CHUNK,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemRelease",
+                Op::MemRelease { handle: Addr(0xa1) },
+                vec![],
+            )
+            .event(
+                "cuMemAddressFree",
+                Op::VaFree {
+                    ptr: Addr(VA),
+                    size: 64 * CHUNK,
+                },
+                vec![],
+            )
+            .alloc(VA, 4096);
+        // The reservation's range is free again for an ordinary allocation.
+        let (s, e) = replay_result(b, &mut MemDevice::new(false));
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(s.replayed, 11);
+    }
+
+    #[test]
+    fn module_globals_translate_to_the_replay_copy() {
+        let code = b"fake code object".to_vec();
+        let id = hrr_core::BlobId::of(&code);
+        let g = 0x7f55_0000_1000u64;
+        let data = pattern(256, 3);
+        let b = ArchiveBuilder::new(Platform::Nvidia)
+            .module_load(0x99, &code)
+            .event(
+                "cuModuleGetGlobal_v2",
+                Op::Global {
+                    module: Addr(0x99),
+                    name: "table".into(),
+                    code: id,
+                    ptr: Addr(g),
+                    size: 256,
+                },
+                vec![code.clone()],
+            )
+            .h2d(g + 16, &data[..64])
+            .d2h(g + 16, &data[..64]);
+        let mut dev = MemDevice::new(false);
+        let live = dev.alloc(256, MemKind::Device).unwrap();
+        dev.globals.insert("table".into(), (live, 256));
+        let (s, e) = replay_result(b.clone(), &mut dev);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(s.d2h_exact, 1);
+        let mut back = [0u8; 64];
+        dev.copy_d2h(&mut back, live + 16, None).unwrap();
+        assert_eq!(
+            &back[..],
+            &data[..64],
+            "written through the replay's global"
+        );
+        // A global of another size at replay is refused.
+        let mut dev = MemDevice::new(false);
+        let live = dev.alloc(128, MemKind::Device).unwrap();
+        dev.globals.insert("table".into(), (live, 128));
+        let (_, e) = replay_result(b, &mut dev);
+        assert!(
+            e.unwrap()
+                .to_string()
+                .contains("128 bytes at replay, 256 at capture")
+        );
     }
 }

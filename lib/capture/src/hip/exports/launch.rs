@@ -1,14 +1,21 @@
-//! Kernel launches: the module API (`kernelParams` or `extra`) and the
-//! compiler path (`hipLaunchKernel` on a registered host stub). A successful
+//! Recorded handlers: kernel launches, through the module API
+//! (`kernelParams` or `extra`; `hipModuleLaunchKernel`, the extended and
+//! mangled variants) and the compiler path (a registered host stub:
+//! `hipLaunchKernel`, `hipExtLaunchKernel`, `hipLaunchCooperativeKernel`). A successful
 //! launch given `kernelParams` or `args` that repeats the thread's previous
 //! one in every input appends the line kept from it (`launch_memo`).
 
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_void;
 use std::sync::Arc;
 
-use super::{bytes, missing, real, record_memoised, with_params};
-use crate::hip::types::{self as hip, Dim3, HipError, HipEvent, HipFunction, HipStream};
+use api_table::Entry;
+use hip_api::args;
+
+use super::{bytes, record_memoised, with_params};
+use crate::hip::types::{self as hip, HipError, HipFunction};
+use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
+use crate::interpose::real_fn::Real;
 use crate::record::code_objects::{FatBin, Kernel, Module};
 use crate::record::kernel_args::ArgValues;
 use crate::record::launch_memo::{LaunchKey, Slot};
@@ -123,71 +130,55 @@ fn record_module_launch_of(
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLaunchKernel(
-    f: HipFunction,
-    gx: c_uint,
-    gy: c_uint,
-    gz: c_uint,
-    bx: c_uint,
-    by: c_uint,
-    bz: c_uint,
-    shmem: c_uint,
-    stream: HipStream,
+/// A module-API launch: forwarded, then recorded by [`record_module_launch`].
+///
+/// # Safety
+/// `a` holds the application's arguments; `func`, `dims`, `kernel_params`
+/// and `extra` are its launch's.
+#[inline]
+unsafe fn module_launch<A: Entry<Ret = HipError>>(
+    api: &'static str,
+    real: &Real<A>,
+    a: A,
+    func: HipFunction,
+    dims: LaunchDims,
     kernel_params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> HipError {
-    type F = unsafe extern "C" fn(
-        HipFunction,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        c_uint,
-        HipStream,
-        *mut *mut c_void,
-        *mut *mut c_void,
-    ) -> HipError;
-    let Some(real) = real!(hipModuleLaunchKernel: F) else {
-        return missing("hipModuleLaunchKernel");
+    let Some(f) = real.get() else {
+        return missing::<A>();
     };
-    let g = Guard::enter("hipModuleLaunchKernel");
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe {
-        real(
-            f,
-            gx,
-            gy,
-            gz,
-            bx,
-            by,
-            bz,
-            shmem,
-            stream,
-            kernel_params,
-            extra,
-        )
-    };
+    let g = Guard::enter(api);
+    // SAFETY: per this function's contract.
+    let ret = unsafe { a.call(f) };
     if let Some(g) = g {
-        let dims = LaunchDims {
-            grid: [gx, gy, gz],
-            block: [bx, by, bz],
-            shmem,
-            stream: stream as u64,
-        };
-        record_module_launch(
-            "hipModuleLaunchKernel",
-            &g,
-            ret,
-            f,
-            dims,
-            kernel_params,
-            extra,
-        );
+        record_module_launch(api, &g, ret, func, dims, kernel_params, extra);
     }
     ret
+}
+
+pub unsafe fn hipModuleLaunchKernel(
+    real: &'static Real<args::hipModuleLaunchKernel>,
+    a: args::hipModuleLaunchKernel,
+) -> HipError {
+    let dims = LaunchDims {
+        grid: [a.gridDimX, a.gridDimY, a.gridDimZ],
+        block: [a.blockDimX, a.blockDimY, a.blockDimZ],
+        shmem: a.sharedMemBytes,
+        stream: a.stream as u64,
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        module_launch(
+            "hipModuleLaunchKernel",
+            real,
+            a,
+            a.f,
+            dims,
+            a.kernelParams,
+            a.extra,
+        )
+    }
 }
 
 /// `ceil(global / local)`: HIP's extended launch takes work-item counts.
@@ -199,211 +190,59 @@ fn blocks(global: u32, local: u32) -> u32 {
     }
 }
 
-/// `hipExtModuleLaunchKernel`'s C type.
-type ExtLaunchFn = unsafe extern "C" fn(
-    HipFunction,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    usize,
-    HipStream,
-    *mut *mut c_void,
-    *mut *mut c_void,
-    HipEvent,
-    HipEvent,
-    u32,
-) -> HipError;
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipExtModuleLaunchKernel(
-    f: HipFunction,
-    global_x: u32,
-    global_y: u32,
-    global_z: u32,
-    local_x: u32,
-    local_y: u32,
-    local_z: u32,
-    shmem: usize,
-    stream: HipStream,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    start_event: HipEvent,
-    stop_event: HipEvent,
-    flags: u32,
-) -> HipError {
-    let real = real!(hipExtModuleLaunchKernel: ExtLaunchFn);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    unsafe {
-        ext_module_launch(
-            "hipExtModuleLaunchKernel",
-            real,
-            f,
-            global_x,
-            global_y,
-            global_z,
-            local_x,
-            local_y,
-            local_z,
-            shmem,
-            stream,
-            kernel_params,
-            extra,
-            start_event,
-            stop_event,
-            flags,
-        )
-    }
+/// `NAME => API;`: an extended module launch (work-item counts, optional
+/// events; the mangled symbols ROCm 5.2 exports are recorded under the C
+/// name `API`, as the application wrote it).
+macro_rules! ext_module_launches {
+    ($($name:ident => $api:literal;)*) => {$(
+        pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
+            let dims = LaunchDims {
+                grid: [
+                    blocks(a.globalWorkSizeX, a.localWorkSizeX),
+                    blocks(a.globalWorkSizeY, a.localWorkSizeY),
+                    blocks(a.globalWorkSizeZ, a.localWorkSizeZ),
+                ],
+                block: [a.localWorkSizeX, a.localWorkSizeY, a.localWorkSizeZ],
+                shmem: u32::try_from(a.sharedMemBytes).unwrap_or(u32::MAX),
+                stream: a.hStream as u64,
+            };
+            // SAFETY: the export's contract: the application's arguments.
+            unsafe { module_launch($api, real, a, a.f, dims, a.kernelParams, a.extra) }
+        }
+    )*};
 }
 
-/// The name ROCm 5.x really exports: `hip_ext.h` declares
-/// hipExtModuleLaunchKernel in C++ without `extern "C"`, so hipcc-built
-/// applications reference this mangled symbol.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
-    f: HipFunction,
-    global_x: u32,
-    global_y: u32,
-    global_z: u32,
-    local_x: u32,
-    local_y: u32,
-    local_z: u32,
-    shmem: usize,
-    stream: HipStream,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    start_event: HipEvent,
-    stop_event: HipEvent,
-    flags: u32,
-) -> HipError {
-    let real = real!(_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j: ExtLaunchFn);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    unsafe {
-        ext_module_launch(
-            "hipExtModuleLaunchKernel",
-            real,
-            f,
-            global_x,
-            global_y,
-            global_z,
-            local_x,
-            local_y,
-            local_z,
-            shmem,
-            stream,
-            kernel_params,
-            extra,
-            start_event,
-            stop_event,
-            flags,
-        )
-    }
+ext_module_launches! {
+    hipExtModuleLaunchKernel => "hipExtModuleLaunchKernel";
+    // What applications compiled against ROCm 5.x's hip_ext.h call (it
+    // declares the function in C++, without `extern "C"`).
+    _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j => "hipExtModuleLaunchKernel";
+    _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_ => "hipHccModuleLaunchKernel";
 }
 
-/// Forwards an extended module launch and records it.
+/// A compiler-path launch (a registered host stub, one pointer per
+/// argument): forwarded, then recorded through the thread's `LaunchMemo`.
 ///
 /// # Safety
-/// The arguments are the application's, valid as HIP requires.
-#[allow(clippy::too_many_arguments)]
-unsafe fn ext_module_launch(
+/// `a` holds the application's arguments; `function_address`, `dims` and
+/// `args` are its launch's.
+#[inline]
+unsafe fn stub_launch<A: Entry<Ret = HipError>>(
     api: &'static str,
-    real: Option<ExtLaunchFn>,
-    f: HipFunction,
-    global_x: u32,
-    global_y: u32,
-    global_z: u32,
-    local_x: u32,
-    local_y: u32,
-    local_z: u32,
-    shmem: usize,
-    stream: HipStream,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    start_event: HipEvent,
-    stop_event: HipEvent,
-    flags: u32,
+    real: &Real<A>,
+    a: A,
+    function_address: *const c_void,
+    dims: LaunchDims,
+    args: *mut *mut c_void,
 ) -> HipError {
-    let Some(real) = real else {
-        return missing(api);
+    let Some(f) = real.get() else {
+        return missing::<A>();
     };
     let g = Guard::enter(api);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe {
-        real(
-            f,
-            global_x,
-            global_y,
-            global_z,
-            local_x,
-            local_y,
-            local_z,
-            shmem,
-            stream,
-            kernel_params,
-            extra,
-            start_event,
-            stop_event,
-            flags,
-        )
-    };
-    if let Some(g) = g {
-        let dims = LaunchDims {
-            grid: [
-                blocks(global_x, local_x),
-                blocks(global_y, local_y),
-                blocks(global_z, local_z),
-            ],
-            block: [local_x, local_y, local_z],
-            shmem: u32::try_from(shmem).unwrap_or(u32::MAX),
-            stream: stream as u64,
-        };
-        record_module_launch(api, &g, ret, f, dims, kernel_params, extra);
-    }
-    ret
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipLaunchKernel(
-    function_address: *const c_void,
-    num_blocks: Dim3,
-    dim_blocks: Dim3,
-    args: *mut *mut c_void,
-    shared_mem_bytes: usize,
-    stream: HipStream,
-) -> HipError {
-    type F = unsafe extern "C" fn(
-        *const c_void,
-        Dim3,
-        Dim3,
-        *mut *mut c_void,
-        usize,
-        HipStream,
-    ) -> HipError;
-    let Some(real) = real!(hipLaunchKernel: F) else {
-        return missing("hipLaunchKernel");
-    };
-    let g = Guard::enter("hipLaunchKernel");
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe {
-        real(
-            function_address,
-            num_blocks,
-            dim_blocks,
-            args,
-            shared_mem_bytes,
-            stream,
-        )
-    };
+    // SAFETY: per this function's contract.
+    let ret = unsafe { a.call(f) };
     if let Some(g) = g {
         g.run(|r| {
-            let dims = LaunchDims {
-                grid: num_blocks.to_array(),
-                block: dim_blocks.to_array(),
-                shmem: u32::try_from(shared_mem_bytes).unwrap_or(u32::MAX),
-                stream: stream as u64,
-            };
             let in_full = |slot: Option<Slot<'_>>| {
                 r.code().with_stub(function_address as u64, |kernel| {
                     let layout = kernel
@@ -412,7 +251,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
                     let record = |values: ArgValues<'_, '_>| {
                         let load = |f: &FatBin| load_fatbin(r, f);
                         r.launch(
-                            "hipLaunchKernel",
+                            api,
                             ret,
                             kernel,
                             load,
@@ -434,7 +273,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
                 return in_full(None);
             }
             let key = LaunchKey {
-                api: "hipLaunchKernel",
+                api,
                 func: function_address as u64,
                 dims,
                 registry: r.code().generation(),
@@ -445,4 +284,69 @@ pub unsafe extern "C" fn hipLaunchKernel(
         });
     }
     ret
+}
+
+pub unsafe fn hipLaunchKernel(
+    real: &'static Real<args::hipLaunchKernel>,
+    a: args::hipLaunchKernel,
+) -> HipError {
+    let dims = LaunchDims {
+        grid: a.numBlocks.to_array(),
+        block: a.dimBlocks.to_array(),
+        shmem: u32::try_from(a.sharedMemBytes).unwrap_or(u32::MAX),
+        stream: a.stream as u64,
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { stub_launch("hipLaunchKernel", real, a, a.function_address, dims, a.args) }
+}
+
+/// `hipLaunchKernel` with start/stop events and flags (`hip_ext.h`'s
+/// `hipExtLaunchKernelGGL` calls it). The events are the runtime's timing
+/// business; the launch is recorded as `hipLaunchKernel`'s.
+pub unsafe fn hipExtLaunchKernel(
+    real: &'static Real<args::hipExtLaunchKernel>,
+    a: args::hipExtLaunchKernel,
+) -> HipError {
+    let dims = LaunchDims {
+        grid: a.numBlocks.to_array(),
+        block: a.dimBlocks.to_array(),
+        shmem: u32::try_from(a.sharedMemBytes).unwrap_or(u32::MAX),
+        stream: a.stream as u64,
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        stub_launch(
+            "hipExtLaunchKernel",
+            real,
+            a,
+            a.function_address,
+            dims,
+            a.args,
+        )
+    }
+}
+
+/// A cooperative launch (grid-wide synchronisation allowed) of a registered
+/// host stub; recorded as a launch (replay launches it the ordinary way).
+pub unsafe fn hipLaunchCooperativeKernel(
+    real: &'static Real<args::hipLaunchCooperativeKernel>,
+    a: args::hipLaunchCooperativeKernel,
+) -> HipError {
+    let dims = LaunchDims {
+        grid: a.gridDim.to_array(),
+        block: a.blockDimX.to_array(),
+        shmem: a.sharedMemBytes,
+        stream: a.stream as u64,
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        stub_launch(
+            "hipLaunchCooperativeKernel",
+            real,
+            a,
+            a.f,
+            dims,
+            a.kernelParams,
+        )
+    }
 }

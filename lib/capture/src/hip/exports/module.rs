@@ -1,12 +1,18 @@
-//! Modules and the compiler path's registration calls.
+//! Recorded handlers: modules and the compiler path's registration calls.
+//! (`__hipPushCallConfiguration` / `__hipPopCallConfiguration` are queries:
+//! the launch that pops the configuration carries it.)
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::c_void;
 
+use api_table::Entry;
+use hip_api::args;
 use hrr_codeobj::hipf;
 
-use super::{Order, bytes, c_str, intercept, out_addr, real};
-use crate::hip::types::{Dim3, HipError, HipFunction, HipModule, JitOption};
+use super::{Order, bytes, c_str, intercept, out_addr};
+use crate::hip::types::{HipError, HipModule};
+use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
+use crate::interpose::real_fn::Real;
 use crate::record::recorder::Recorder;
 
 /// The code object at `image` (the runtime accepted it, so its headers are
@@ -23,33 +29,23 @@ unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], String> {
     Ok(unsafe { bytes(image, len) })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLoad(module: *mut HipModule, fname: *const c_char) -> HipError {
-    let real =
-        real!(hipModuleLoad: unsafe extern "C" fn(*mut HipModule, *const c_char) -> HipError);
-    intercept(
-        "hipModuleLoad",
-        real,
-        Order::Lifecycle,
-        // SAFETY: the application's arguments, forwarded unchanged.
-        |f| unsafe { f(module, fname) },
-        |r, ret| {
-            // SAFETY: read only after success, when the runtime wrote *module;
-            // fname is the C string the runtime just opened.
-            let (m, path) = unsafe { (out_addr(ret, module), c_str(fname)) };
-            let image = if ret == 0 {
-                std::fs::read(&path).map_err(|e| format!("{path}: {e}"))
-            } else {
-                Ok(Vec::new())
-            };
-            r.module_load(
-                "hipModuleLoad",
-                ret,
-                m,
-                image.as_deref().map_err(Clone::clone),
-            )
-        },
-    )
+pub unsafe fn hipModuleLoad(
+    real: &'static Real<args::hipModuleLoad>,
+    a: args::hipModuleLoad,
+) -> HipError {
+    let record = |r: &Recorder, api, ret| {
+        // SAFETY: read only after success, when the runtime wrote *module;
+        // fname is the C string the runtime just opened.
+        let (m, path) = unsafe { (out_addr(ret, a.module), c_str(a.fname)) };
+        let image = if ret == 0 {
+            std::fs::read(&path).map_err(|e| format!("{path}: {e}"))
+        } else {
+            Ok(Vec::new())
+        };
+        r.module_load(api, ret, m, image.as_deref().map_err(Clone::clone))
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Lifecycle, record) }
 }
 
 /// Records a `hipModuleLoadData*` call: the module it made and the image.
@@ -74,85 +70,44 @@ unsafe fn record_load_data(
     r.module_load(api, ret, m, img)
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLoadData(
-    module: *mut HipModule,
-    image: *const c_void,
-) -> HipError {
-    let real =
-        real!(hipModuleLoadData: unsafe extern "C" fn(*mut HipModule, *const c_void) -> HipError);
-    intercept(
-        "hipModuleLoadData",
-        real,
-        Order::Lifecycle,
-        // SAFETY: the application's arguments, forwarded unchanged.
-        |f| unsafe { f(module, image) },
-        // SAFETY: the call's own arguments and result.
-        |r, ret| unsafe { record_load_data(r, "hipModuleLoadData", ret, module, image) },
-    )
+/// `NAME;` with arguments `module` and `image`: recorded by [`record_load_data`].
+macro_rules! load_data {
+    ($($name:ident;)*) => {$(
+        pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
+            // SAFETY: the call's own arguments and result.
+            let record = |r: &Recorder, api, ret| unsafe { record_load_data(r, api, ret, a.module, a.image) };
+            // SAFETY: the export's contract: the application's arguments.
+            unsafe { intercept(real, a, Order::Lifecycle, record) }
+        }
+    )*};
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleLoadDataEx(
-    module: *mut HipModule,
-    image: *const c_void,
-    num_options: c_uint,
-    options: *mut JitOption,
-    option_values: *mut *mut c_void,
-) -> HipError {
-    type F = unsafe extern "C" fn(
-        *mut HipModule,
-        *const c_void,
-        c_uint,
-        *mut JitOption,
-        *mut *mut c_void,
-    ) -> HipError;
-    let real = real!(hipModuleLoadDataEx: F);
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let call = |f: F| unsafe { f(module, image, num_options, options, option_values) };
-    intercept(
-        "hipModuleLoadDataEx",
-        real,
-        Order::Lifecycle,
-        call,
-        // SAFETY: the call's own arguments and result.
-        |r, ret| unsafe { record_load_data(r, "hipModuleLoadDataEx", ret, module, image) },
-    )
+load_data! {
+    hipModuleLoadData;
+    hipModuleLoadDataEx;
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleUnload(module: HipModule) -> HipError {
-    let real = real!(hipModuleUnload: unsafe extern "C" fn(HipModule) -> HipError);
-    intercept(
-        "hipModuleUnload",
-        real,
-        Order::Lifecycle,
-        // SAFETY: the application's arguments, forwarded unchanged.
-        |f| unsafe { f(module) },
-        |r, ret| r.module_unload("hipModuleUnload", ret, module as u64),
-    )
+pub unsafe fn hipModuleUnload(
+    real: &'static Real<args::hipModuleUnload>,
+    a: args::hipModuleUnload,
+) -> HipError {
+    let record = |r: &Recorder, api, ret| r.module_unload(api, ret, a.module as u64);
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Lifecycle, record) }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hipModuleGetFunction(
-    function: *mut HipFunction,
-    module: HipModule,
-    kname: *const c_char,
+pub unsafe fn hipModuleGetFunction(
+    real: &'static Real<args::hipModuleGetFunction>,
+    a: args::hipModuleGetFunction,
 ) -> HipError {
-    let real = real!(hipModuleGetFunction: unsafe extern "C" fn(*mut HipFunction, HipModule, *const c_char) -> HipError);
-    intercept(
-        "hipModuleGetFunction",
-        real,
-        Order::Lifecycle,
-        // SAFETY: the application's arguments, forwarded unchanged.
-        |f| unsafe { f(function, module, kname) },
-        |r, ret| {
-            // SAFETY: *function written on success; kname is a C string the
-            // application passed (the runtime read it).
-            let (func, name) = unsafe { (out_addr(ret, function), c_str(kname)) };
-            r.get_function("hipModuleGetFunction", ret, func, module as u64, &name)
-        },
-    )
+    let record = |r: &Recorder, api, ret| {
+        // SAFETY: *function written on success; kname is a C string the
+        // application passed (the runtime read it).
+        let (func, name) = unsafe { (out_addr(ret, a.function), c_str(a.kname)) };
+        r.get_function(api, ret, func, a.module as u64, &name)
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Lifecycle, record) }
 }
 
 // ---------------------------------------------------------------- compiler path
@@ -192,25 +147,25 @@ unsafe fn extent_at(image: *const c_void) -> Result<usize, String> {
     Ok(len)
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
-    type F = unsafe extern "C" fn(*const c_void) -> *mut *mut c_void;
-    let Some(f) = real!(__hipRegisterFatBinary: F) else {
-        super::missing("__hipRegisterFatBinary");
-        return std::ptr::null_mut();
+pub unsafe fn __hipRegisterFatBinary(
+    real: &'static Real<args::__hipRegisterFatBinary>,
+    a: args::__hipRegisterFatBinary,
+) -> *mut *mut c_void {
+    let Some(f) = real.get() else {
+        return missing::<args::__hipRegisterFatBinary>();
     };
     let Some(g) = Guard::enter("__hipRegisterFatBinary") else {
-        // SAFETY: the application's argument, forwarded unchanged.
-        return unsafe { f(data) };
+        // SAFETY: the export's contract: the application's argument.
+        return unsafe { a.call(f) };
     };
-    // SAFETY: the application's argument, forwarded unchanged.
-    let handle = unsafe { f(data) };
+    // SAFETY: the export's contract: the application's argument.
+    let handle = unsafe { a.call(f) };
     g.run(|r| {
         if handle.is_null() {
             return;
         }
         // SAFETY: a non-null handle means the runtime accepted the wrapper.
-        match unsafe { fatbin_extent(data) } {
+        match unsafe { fatbin_extent(a.data) } {
             Ok((addr, len)) => r.register_fatbin(handle as u64, addr, len),
             Err(e) => r.warn(&format!(
                 "__hipRegisterFatBinary: {e}; its kernels are recorded without code"
@@ -220,113 +175,47 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
     handle
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __hipRegisterFunction(
-    modules: *mut *mut c_void,
-    host_function: *const c_void,
-    device_function: *mut c_char,
-    device_name: *const c_char,
-    thread_limit: c_uint,
-    tid: *mut c_void,
-    bid: *mut c_void,
-    block_dim: *mut Dim3,
-    grid_dim: *mut Dim3,
-    w_size: *mut c_int,
+pub unsafe fn __hipRegisterFunction(
+    real: &'static Real<args::__hipRegisterFunction>,
+    a: args::__hipRegisterFunction,
 ) {
-    type F = unsafe extern "C" fn(
-        *mut *mut c_void,
-        *const c_void,
-        *mut c_char,
-        *const c_char,
-        c_uint,
-        *mut c_void,
-        *mut c_void,
-        *mut Dim3,
-        *mut Dim3,
-        *mut c_int,
-    );
-    let Some(f) = real!(__hipRegisterFunction: F) else {
-        super::missing("__hipRegisterFunction");
-        return;
+    let Some(f) = real.get() else {
+        return missing::<args::__hipRegisterFunction>();
     };
     let g = Guard::enter("__hipRegisterFunction");
-    // SAFETY: the application's arguments, forwarded unchanged.
-    unsafe {
-        f(
-            modules,
-            host_function,
-            device_function,
-            device_name,
-            thread_limit,
-            tid,
-            bid,
-            block_dim,
-            grid_dim,
-            w_size,
-        )
-    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { a.call(f) };
     if let Some(g) = g {
         g.run(|r| {
-            // SAFETY: device_name is the kernel's C string name the runtime just read.
-            let name = unsafe {
-                c_str(if device_name.is_null() {
-                    device_function
-                } else {
-                    device_name
-                })
+            let name = if a.deviceName.is_null() {
+                a.deviceFunction.cast_const()
+            } else {
+                a.deviceName
             };
+            // SAFETY: the kernel's C string name the runtime just read.
+            let name = unsafe { c_str(name) };
             r.register_function(
                 "__hipRegisterFunction",
-                modules as u64,
-                host_function as u64,
+                a.modules as u64,
+                a.hostFunction as u64,
                 &name,
             )
         });
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
-    let Some(f) = real!(__hipUnregisterFatBinary: unsafe extern "C" fn(*mut *mut c_void)) else {
-        super::missing("__hipUnregisterFatBinary");
-        return;
+pub unsafe fn __hipUnregisterFatBinary(
+    real: &'static Real<args::__hipUnregisterFatBinary>,
+    a: args::__hipUnregisterFatBinary,
+) {
+    let Some(f) = real.get() else {
+        return missing::<args::__hipUnregisterFatBinary>();
     };
     let g = Guard::enter("__hipUnregisterFatBinary");
     if let Some(g) = &g {
         // Before the call: afterwards the bundle's memory may be gone.
-        g.run(|r| r.unregister_fatbin(modules as u64));
+        g.run(|r| r.unregister_fatbin(a.modules as u64));
     }
-    // SAFETY: the application's argument, forwarded unchanged.
-    unsafe { f(modules) };
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __hipPushCallConfiguration(
-    grid_dim: Dim3,
-    block_dim: Dim3,
-    shared_mem: usize,
-    stream: *mut c_void,
-) -> HipError {
-    let real = real!(__hipPushCallConfiguration: unsafe extern "C" fn(Dim3, Dim3, usize, *mut c_void) -> HipError);
-    // Forwarded only: the launch that pops the configuration carries it.
-    match real {
-        // SAFETY: the application's arguments, forwarded unchanged.
-        Some(f) => unsafe { f(grid_dim, block_dim, shared_mem, stream) },
-        None => super::missing("__hipPushCallConfiguration"),
-    }
-}
-
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __hipPopCallConfiguration(
-    grid_dim: *mut Dim3,
-    block_dim: *mut Dim3,
-    shared_mem: *mut usize,
-    stream: *mut *mut c_void,
-) -> HipError {
-    type F = unsafe extern "C" fn(*mut Dim3, *mut Dim3, *mut usize, *mut *mut c_void) -> HipError;
-    match real!(__hipPopCallConfiguration: F) {
-        // SAFETY: the application's arguments, forwarded unchanged.
-        Some(f) => unsafe { f(grid_dim, block_dim, shared_mem, stream) },
-        None => super::missing("__hipPopCallConfiguration"),
-    }
+    // SAFETY: the export's contract: the application's argument.
+    unsafe { a.call(f) };
 }

@@ -172,6 +172,63 @@ static void test_copies(void) {
     (void)hipGetLastError();
 }
 
+/* hipMemcpy2D(Async): rows of `width` bytes at each side's pitch; the
+ * bytes between rows are left alone; a bad pitch or row copies nothing.
+ * Stream-ordered allocation and the deprecated allocation names. */
+static void test_pitched_and_async_alloc(void) {
+    enum { W = 24, H = 5, SP = 40, DP = 32 };
+    unsigned char src[SP * H], back[DP * H];
+    for (int i = 0; i < SP * H; i++) src[i] = (unsigned char)(i + 1);
+    void *d = NULL;
+    OK(hipMalloc(&d, DP * H));
+    OK(hipMemset(d, 0xEE, DP * H));
+    OK(hipMemcpy2D(d, DP, src, SP, W, H, hipMemcpyHostToDevice));
+    OK(hipMemcpy(back, d, DP * H, hipMemcpyDeviceToHost));
+    int ok = 1;
+    for (int r = 0; r < H; r++)
+        for (int c = 0; c < DP; c++)
+            if (back[r * DP + c] != (c < W ? src[r * SP + c] : 0xEE)) ok = 0;
+    CHECK(ok);
+    /* back to the host on a stream, at a pitch of its own */
+    hipStream_t s;
+    OK(hipStreamCreate(&s));
+    unsigned char dst[48 * H];
+    memset(dst, 0, sizeof dst);
+    OK(hipMemcpy2DAsync(dst, 48, d, DP, W, H, hipMemcpyDeviceToHost, s));
+    OK(hipStreamSynchronize(s));
+    ok = 1;
+    for (int r = 0; r < H; r++)
+        for (int c = 0; c < 48; c++)
+            if (dst[r * 48 + c] != (c < W ? src[r * SP + c] : 0)) ok = 0;
+    CHECK(ok);
+    EXPECT(hipMemcpy2D(d, 16, src, SP, W, H, hipMemcpyHostToDevice), hipErrorInvalidValue); /* width > pitch */
+    OK(hipMemset(d, 0, DP * H));
+    EXPECT(hipMemcpy2D(d, DP, src, SP, W, H + 1, hipMemcpyHostToDevice), hipErrorInvalidValue); /* last row past the end */
+    OK(hipMemcpy(back, d, DP * H, hipMemcpyDeviceToHost));
+    CHECK(all_eq(back, DP * H, 0)); /* nothing copied */
+    OK(hipFree(d));
+
+    void *a = NULL;
+    OK(hipMallocAsync(&a, 4096, s));
+    OK(hipMemsetAsync(a, 0x3C, 4096, s));
+    OK(hipMemcpyAsync(back, a, sizeof back, hipMemcpyDeviceToHost, s));
+    OK(hipFreeAsync(a, s)); /* after the work queued before it */
+    OK(hipStreamSynchronize(s));
+    CHECK(all_eq(back, sizeof back, 0x3C));
+    EXPECT(hipMallocAsync(&a, 16, (hipStream_t)0x1234), hipErrorInvalidHandle);
+    OK(hipStreamDestroy(s));
+    void *h1 = NULL, *h2 = NULL;
+    OK(hipHostAlloc(&h1, 64, 0));
+    OK(hipMemAllocHost(&h2, 64));
+    hipPointerAttribute_t attr;
+    OK(hipPointerGetAttributes(&attr, h1));
+    CHECK(attr.memoryType == hipMemoryTypeHost);
+    OK(hipHostFree(h1));
+    OK(hipHostFree(h2));
+    OK(hipCtxSynchronize());
+    (void)hipGetLastError();
+}
+
 static void test_host_and_attributes(void) {
     void *d = NULL, *pinned = NULL, *managed = NULL, *dp = NULL;
     hipPointerAttribute_t a;
@@ -404,6 +461,7 @@ static void test_hsa(void) {
 int main(void) {
     test_device();
     test_copies();
+    test_pitched_and_async_alloc();
     test_host_and_attributes();
     test_streams_events();
     test_hsa();

@@ -1,0 +1,351 @@
+//! The driver entry points this library wraps, and what each records. Their
+//! C signatures are declared once, in `cuda-api`'s table (`cuda_fn!`): each
+//! wrapper is generated from its table line, with the table's parameters,
+//! and its closures read the arguments through the table's argument struct
+//! (`a.dptr`, `a.size`: `cuda_api::args::NAME`). A `cuda.h` version or
+//! per-thread variant recorded the same way shares a line with the others.
+//! [`entries`] lists them all with their wrappers for the routing table;
+//! `Sym` indexes them.
+//!
+//! Every wrapper: finds the real function (`libcuda`), enters the `Guard`
+//! (first level only), holds the lifecycle lock for calls that make or
+//! destroy an address or handle, forwards the arguments unchanged, runs its
+//! `track` closure at any depth (bookkeeping), and its `record` closure on a
+//! first-level call. `Count` entries forward a function no event records
+//! and count its first-level calls (`record::unrecorded`).
+
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use api_table::Entry;
+use cuda_api::types::*;
+use cuda_api::{CUDA_ERROR_NOT_FOUND, CUDA_ERROR_STUB_LIBRARY, CUDA_SUCCESS};
+use hrr_core::{Addr, Dir, MemKind, Op};
+
+use super::code::FnKind;
+use super::libcuda;
+use super::proc::{cuGetProcAddress, cuGetProcAddress_v2};
+use super::record::{self as rec, bookkeeping, out, s};
+use crate::cuda::ffi::{driver_layer_on, enter};
+use crate::record::recorder::Recorder;
+
+/// What a wrapper answers when the driver lacks the function (not loaded:
+/// a stub library's answer; loaded: not found).
+pub fn missing(api: &str) -> CUresult {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let loaded = libcuda::get().is_some();
+    if !SAID.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "hrr-intercept: {api}: {}",
+            if loaded {
+                "not exported by this libcuda.so.1"
+            } else {
+                "no libcuda.so.1 is loaded"
+            }
+        );
+    }
+    if loaded {
+        CUDA_ERROR_NOT_FOUND
+    } else {
+        CUDA_ERROR_STUB_LIBRARY
+    }
+}
+
+/// The real function of entry `sym` (table entry `A`).
+pub fn real<A: Entry>(sym: Sym) -> Option<A::Fn> {
+    let p = std::ptr::NonNull::new(libcuda::real(sym as usize)? as *mut std::ffi::c_void)?;
+    // SAFETY: the driver's export of the same name as `A`, whose C signature
+    // is `A`'s table line.
+    Some(unsafe { A::fn_at(p) })
+}
+
+/// Gives a `track` closure its parameter types.
+fn tracker<A, F: FnOnce(&'static str, CUresult, A)>(f: F) -> F {
+    f
+}
+
+/// Gives a `record` closure its parameter types.
+fn recorder_fn<A, F: FnOnce(&'static Recorder, &'static str, CUresult, A)>(f: F) -> F {
+    f
+}
+
+macro_rules! driver_api {
+    (
+        manual [ $( $mname:ident ),* ];
+        $(
+            $order:ident $( $name:ident )|+
+                $( , track $track:expr )?
+                $( , record $record:expr )? ;
+        )*
+    ) => {
+        /// Index of each wrapped entry point in [`entries`].
+        #[allow(non_camel_case_types, clippy::enum_variant_names)]
+        #[derive(Clone, Copy, Debug)]
+        pub enum Sym { $( $( $name, )+ )* $( $mname, )* }
+
+        /// Every wrapped driver entry point: its exported name and this
+        /// library's wrapper, in `Sym` order.
+        pub fn entries() -> Vec<(&'static str, usize)> {
+            vec![
+                $( $( (stringify!($name), $name as *const () as usize), )+ )*
+                $( (stringify!($mname), $mname as *const () as usize), )*
+            ]
+        }
+
+        $( driver_api!(@entry $order [ $( $name )+ ] { $( track $track )? } { $( record $record )? }); )*
+    };
+    (@entry $order:ident [ $( $name:ident )+ ] $track:tt $record:tt) => {
+        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $track $record]); )+
+    };
+    (@lock Lifecycle, $g:ident) => { $g.as_ref().and_then(|g| g.run(|r| r.lifecycle())) };
+    (@lock $o:ident, $g:ident) => { None::<std::sync::MutexGuard<'static, ()>> };
+    (@count Count, $api:ident) => {{
+        static CALLS: crate::record::unrecorded::Counter = crate::record::unrecorded::Counter::new($api);
+        CALLS.bump();
+    }};
+    (@count $o:ident, $api:ident) => { () };
+}
+
+/// The table's callback: one exported wrapper, with the table line's
+/// parameters (see the module docs).
+macro_rules! driver_wrapper {
+    ($order:ident { $( track $track:expr )? } { $( record $record:expr )? }
+        $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
+            const API: &str = stringify!($name);
+            let a = cuda_api::args::$name { $( $p ),* };
+            let Some(real) = real::<cuda_api::args::$name>(Sym::$name) else {
+                return missing(API);
+            };
+            let g = if driver_layer_on() { enter(API) } else { None };
+            let held = driver_api!(@lock $order, g);
+            // SAFETY: the application's arguments, forwarded unchanged to
+            // the driver's function of the same name.
+            let ret = unsafe { a.call(real) };
+            $(
+                let t = tracker::<cuda_api::args::$name, _>($track);
+                bookkeeping(API, || t(API, ret, a));
+            )?
+            if let Some(g) = &g {
+                driver_api!(@count $order, API);
+                $(
+                    let rec = recorder_fn::<cuda_api::args::$name, _>($record);
+                    g.run(|r| rec(r, API, ret, a));
+                )?
+                let _ = g;
+            }
+            drop(held);
+            ret
+        }
+        // The export has exactly the table's type.
+        const _: cuda_api::fns::$name = $name;
+    };
+}
+use driver_wrapper;
+
+driver_api! {
+    // Hand-written (`proc`): the lookups themselves.
+    manual [cuGetProcAddress, cuGetProcAddress_v2];
+
+
+    // ------------------------------------------------------------ contexts
+    Lifecycle cuDevicePrimaryCtxRetain,
+        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
+    Lifecycle cuDevicePrimaryCtxRelease_v2,
+        record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
+    Lifecycle cuCtxCreate_v2,
+        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
+    Lifecycle cuCtxCreate_v3,
+        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
+    Lifecycle cuCtxCreate_v4,
+        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
+    Lifecycle cuCtxDestroy_v2,
+        record |r, api, ret, a| r.op(api, ret, &Op::CtxDestroy { ctx: Addr(a.ctx as u64) });
+    Free cuCtxSetCurrent | cuCtxPushCurrent_v2,
+        record |r, api, ret, a| rec::ctx_set(r, api, ret, a.ctx as u64);
+    Free cuCtxPopCurrent_v2,
+        record |r, api, ret, _| rec::ctx_pop(r, api, ret);
+    Free cuCtxSynchronize,
+        record |r, api, ret, _| r.op(api, ret, &Op::DeviceSync);
+
+    // ------------------------------------------------------------ allocations
+    Lifecycle cuMemAlloc_v2,
+        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
+    Lifecycle cuMemAllocPitch_v2,
+        record |r, api, ret, a| {
+            let p = unsafe { out(ret, a.pitch) };
+            r.alloc(api, ret, unsafe { out(ret, a.dptr) }, (p * a.height) as u64, MemKind::Device)
+        };
+    Lifecycle cuMemAllocManaged,
+        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Managed);
+    Lifecycle cuMemAllocAsync | cuMemAllocAsync_ptsz,
+        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
+    Lifecycle cuMemAllocFromPoolAsync | cuMemAllocFromPoolAsync_ptsz,
+        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
+    Lifecycle cuMemFree_v2,
+        record |r, api, ret, a| r.free(api, ret, a.dptr, None);
+    Lifecycle cuMemFreeAsync | cuMemFreeAsync_ptsz,
+        record |r, api, ret, a| r.free(api, ret, a.dptr, None);
+    Lifecycle cuMemAllocHost_v2,
+        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
+    Lifecycle cuMemHostAlloc,
+        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
+    Lifecycle cuMemFreeHost,
+        record |r, api, ret, a| r.free(api, ret, a.p as u64, Some(MemKind::Pinned));
+    Lifecycle cuMemHostRegister_v2,
+        record |r, api, ret, a| r.host_register(api, ret, a.p as u64, a.size as u64);
+    Lifecycle cuMemHostUnregister,
+        record |r, api, ret, a| r.host_unregister(api, ret, a.p as u64);
+
+    // ------------------------------------------------------------ virtual memory
+    Lifecycle cuMemAddressReserve,
+        record |r, api, ret, a| r.va_reserve(api, ret, unsafe { out(ret, a.ptr) }, a.size as u64);
+    Lifecycle cuMemAddressFree,
+        record |r, api, ret, a| r.va_free(api, ret, a.ptr, a.size as u64);
+    Lifecycle cuMemCreate,
+        record |r, api, ret, a| unsafe { rec::vmm_create(r, api, ret, out(ret, a.handle), a.size, a.prop) };
+    Lifecycle cuMemRelease,
+        record |r, api, ret, a| r.op(api, ret, &Op::MemRelease { handle: Addr(a.handle) });
+    Lifecycle cuMemMap,
+        record |r, api, ret, a| r.op(api, ret, &Op::MemMap { ptr: Addr(a.ptr), size: a.size as u64, offset: a.offset as u64, handle: Addr(a.handle) });
+    Lifecycle cuMemUnmap,
+        record |r, api, ret, a| r.op(api, ret, &Op::MemUnmap { ptr: Addr(a.ptr), size: a.size as u64 });
+    Free cuMemSetAccess,
+        record |r, api, ret, a| r.op(api, ret, &Op::MemAccess { ptr: Addr(a.ptr), size: a.size as u64 });
+
+    // ------------------------------------------------------------ copies
+    Free cuMemcpyHtoD_v2 | cuMemcpyHtoD_v2_ptds,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, None) };
+    Free cuMemcpyDtoH_v2 | cuMemcpyDtoH_v2_ptds,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, None) };
+    Free cuMemcpyDtoD_v2 | cuMemcpyDtoD_v2_ptds,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
+    Free cuMemcpy | cuMemcpy_ptds,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, None) };
+    Free cuMemcpyPeer | cuMemcpyPeer_ptds,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
+    Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, Some(a.stream)) };
+    Free cuMemcpyDtoHAsync_v2 | cuMemcpyDtoHAsync_v2_ptsz,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, Some(a.stream)) };
+    Free cuMemcpyDtoDAsync_v2 | cuMemcpyDtoDAsync_v2_ptsz,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
+    Free cuMemcpyAsync | cuMemcpyAsync_ptsz,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, Some(a.stream)) };
+    Free cuMemcpyPeerAsync | cuMemcpyPeerAsync_ptsz,
+        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
+
+    // ------------------------------------------------------------ memsets
+    Free cuMemsetD8_v2 | cuMemsetD8_v2_ptds,
+        record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 1, None);
+    Free cuMemsetD16_v2 | cuMemsetD16_v2_ptds,
+        record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 2, None);
+    Free cuMemsetD32_v2 | cuMemsetD32_v2_ptds,
+        record |r, api, ret, a| rec::memset(r, api, ret, a.dst, a.v, a.n, 4, None);
+    Free cuMemsetD8Async | cuMemsetD8Async_ptsz,
+        record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 1, Some(a.stream));
+    Free cuMemsetD16Async | cuMemsetD16Async_ptsz,
+        record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 2, Some(a.stream));
+    Free cuMemsetD32Async | cuMemsetD32Async_ptsz,
+        record |r, api, ret, a| rec::memset(r, api, ret, a.dst, a.v, a.n, 4, Some(a.stream));
+
+    // ------------------------------------------------------------ modules and libraries
+    Lifecycle cuModuleLoad,
+        track |_, ret, a| unsafe { rec::track_file(ret, out(ret, a.module.cast::<u64>()), a.fname) },
+        record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.module.cast::<u64>()) });
+    Lifecycle cuModuleLoadData | cuModuleLoadFatBinary,
+        track |_, ret, a| unsafe { rec::track_image(ret, out(ret, a.module.cast::<u64>()), a.image) },
+        record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.module.cast::<u64>()) });
+    Lifecycle cuModuleLoadDataEx,
+        track |_, ret, a| unsafe { rec::track_image(ret, out(ret, a.module.cast::<u64>()), a.image) },
+        record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.module.cast::<u64>()) });
+    Lifecycle cuLibraryLoadData,
+        track |_, ret, a| unsafe { rec::track_image(ret, out(ret, a.lib.cast::<u64>()), a.code) },
+        record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.lib.cast::<u64>()) });
+    Lifecycle cuLibraryLoadFromFile,
+        track |_, ret, a| unsafe { rec::track_file(ret, out(ret, a.lib.cast::<u64>()), a.fname) },
+        record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.lib.cast::<u64>()) });
+    Lifecycle cuModuleUnload | cuLibraryUnload,
+        track |_, ret, a| rec::track_unload(ret, a.module as u64),
+        record |r, api, ret, a| r.op(api, ret, &Op::ModuleUnload { module: Addr(a.module as u64) });
+    Free cuModuleGetFunction,
+        track |_, ret, a| unsafe { rec::track_function(ret, out(ret, a.func.cast::<u64>()), a.module as u64, a.name, FnKind::Function) },
+        record |r, api, ret, a| unsafe { rec::function(r, api, ret, out(ret, a.func.cast::<u64>()), a.module as u64, a.name) };
+    Free cuLibraryGetKernel,
+        track |_, ret, a| unsafe { rec::track_function(ret, out(ret, a.kernel.cast::<u64>()), a.lib as u64, a.name, FnKind::Kernel) },
+        record |r, api, ret, a| unsafe { rec::function(r, api, ret, out(ret, a.kernel.cast::<u64>()), a.lib as u64, a.name) };
+    Free cuKernelGetFunction,
+        track |_, ret, a| rec::track_kernel_function(ret, unsafe { out(ret, a.func.cast::<u64>()) }, a.kernel as u64),
+        record |r, api, ret, a| rec::kernel_function(r, api, ret, unsafe { out(ret, a.func.cast::<u64>()) }, a.kernel as u64);
+    Free cuLibraryGetModule,
+        track |_, ret, a| {
+            let m = unsafe { out(ret, a.module.cast::<u64>()) };
+            if ret == CUDA_SUCCESS {
+                super::code().alias_module(m, a.lib as u64);
+            }
+        };
+    Free cuModuleGetGlobal_v2,
+        track |api, ret, a| unsafe { rec::global(api, ret, a.module as u64, a.name, out(ret, a.dptr), out(ret, a.bytes)) };
+    Free cuLibraryGetGlobal,
+        track |api, ret, a| unsafe { rec::global(api, ret, a.lib as u64, a.name, out(ret, a.dptr), out(ret, a.bytes)) };
+
+    // ------------------------------------------------------------ launches
+    Free cuLaunchKernel | cuLaunchKernel_ptsz,
+        record |r, api, ret, a| unsafe {
+            rec::launch(r, api, ret, a.f as u64, rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream), a.params, a.extra, &[])
+        };
+    Free cuLaunchKernelEx | cuLaunchKernelEx_ptsz,
+        record |r, api, ret, a| unsafe {
+            let (dims, attrs) = match rec::config(a.config) {
+                Some(c) => c,
+                None => (rec::dims(0, 0, 0, 0, 0, 0, 0, std::ptr::null_mut()), Vec::new()),
+            };
+            rec::launch(r, api, ret, a.f as u64, dims, a.params, a.extra, &attrs)
+        };
+    Free cuLaunchCooperativeKernel | cuLaunchCooperativeKernel_ptsz,
+        record |r, api, ret, a| unsafe {
+            let dims = rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream);
+            rec::launch(r, api, ret, a.f as u64, dims, a.params, std::ptr::null_mut(), &rec::cooperative())
+        };
+
+    // ------------------------------------------------------------ streams and events
+    Lifecycle cuStreamCreate,
+        record |r, api, ret, a| r.op(api, ret, &Op::StreamCreate { stream: Addr(unsafe { out(ret, a.stream.cast::<u64>()) }) });
+    Lifecycle cuStreamCreateWithPriority,
+        record |r, api, ret, a| r.op(api, ret, &Op::StreamCreate { stream: Addr(unsafe { out(ret, a.stream.cast::<u64>()) }) });
+    Lifecycle cuStreamDestroy_v2,
+        record |r, api, ret, a| r.op(api, ret, &Op::StreamDestroy { stream: Addr(s(a.stream)) });
+    Free cuStreamSynchronize | cuStreamSynchronize_ptsz,
+        record |r, api, ret, a| r.op(api, ret, &Op::StreamSync { stream: Addr(s(a.stream)) });
+    Free cuStreamWaitEvent | cuStreamWaitEvent_ptsz,
+        record |r, api, ret, a| r.op(api, ret, &Op::StreamWaitEvent { stream: Addr(s(a.stream)), event: Addr(a.event as u64) });
+    Lifecycle cuEventCreate,
+        record |r, api, ret, a| r.op(api, ret, &Op::EventCreate { event: Addr(unsafe { out(ret, a.event.cast::<u64>()) }) });
+    Lifecycle cuEventDestroy_v2,
+        record |r, api, ret, a| r.op(api, ret, &Op::EventDestroy { event: Addr(a.event as u64) });
+    Free cuEventRecord | cuEventRecord_ptsz,
+        record |r, api, ret, a| r.op(api, ret, &Op::EventRecord { event: Addr(a.event as u64), stream: Addr(s(a.stream)) });
+    Free cuEventRecordWithFlags | cuEventRecordWithFlags_ptsz,
+        record |r, api, ret, a| r.op(api, ret, &Op::EventRecord { event: Addr(a.event as u64), stream: Addr(s(a.stream)) });
+    Free cuEventSynchronize,
+        record |r, api, ret, a| r.op(api, ret, &Op::EventSync { event: Addr(a.event as u64) });
+
+    // ------------------------------------------------------------ not recorded, counted
+    // The runtime's private interface tables: noted (at any depth: the
+    // runtime asks at its initialisation), never wrapped.
+    Free cuGetExportTable,
+        track |_, _, _| crate::record::unrecorded::export_table();
+    Count cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2 | cuMemcpy3D_v2;
+    Count cuMemcpy2DAsync_v2 | cuMemcpy3DAsync_v2;
+    Count cuMemsetD2D8_v2;
+    Count cuMemsetD2D32_v2;
+    Count cuGraphLaunch;
+    Count cuLaunchHostFunc;
+    Count cuStreamBeginCapture_v2;
+}

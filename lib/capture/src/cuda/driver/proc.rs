@@ -1,0 +1,175 @@
+//! `cuGetProcAddress` (v1 and `_v2`) and `cudaGetDriverEntryPoint`
+//! (+`ByVersion`): the driver's own lookup, answered with this library's
+//! wrappers (see `routes`).
+//!
+//! `cudaGetDriverEntryPoint*` are the shared runtime's: they call
+//! `cuGetProcAddress` through the pointer the runtime obtained, which is
+//! this library's wrapper once the runtime's `dlsym(libcuda,
+//! "cuGetProcAddress_v2")` was routed, so their answers are routed already.
+//! They are wrapped as well, mapping the answer through the same table
+//! (an answer that is a wrapper already stays as it is), for a runtime that
+//! would look the driver up some other way.
+
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::ffi::{CStr, c_char, c_int, c_uint, c_ulonglong, c_void};
+
+use cuda_api::{CUDA_SUCCESS, CUresult, cuuint64_t};
+
+use super::api::{Sym, missing};
+use super::libcuda;
+use super::routes::Route;
+use crate::cuda::ffi::cuda_real;
+use crate::cuda::log::diag;
+use crate::interpose::count_stubs;
+use crate::record::unrecorded;
+
+/// What the program gets for `name`, answered `real`, routed `route`.
+pub fn hand_out(name: &[u8], real: *mut c_void, route: Route, via: &str) -> *mut c_void {
+    match route {
+        Route::Wrapper(w) => w as *mut c_void,
+        Route::Real => real,
+        Route::Unrecorded => {
+            let n = String::from_utf8_lossy(name);
+            match count_stubs::stub_for(real as usize, &n) {
+                Some(s) => {
+                    diag(|| format!("{via}: {n} is not recorded; its calls are counted"));
+                    s as *mut c_void
+                }
+                None => {
+                    unrecorded::lookup(&n);
+                    diag(|| format!("{via}: {n} is not recorded and no counting stub is left"));
+                    real
+                }
+            }
+        }
+    }
+}
+
+/// Routes a successful lookup's answer in `*pfn` in place.
+///
+/// # Safety
+/// `symbol` is null or a C string; `pfn` null or writable, holding the
+/// driver's answer.
+unsafe fn route_answer(symbol: *const c_char, pfn: *mut *mut c_void, via: &str) {
+    if symbol.is_null() || pfn.is_null() {
+        return;
+    }
+    // SAFETY: per the contract.
+    let (name, real) = unsafe { (CStr::from_ptr(symbol).to_bytes(), *pfn) };
+    if real.is_null() {
+        return;
+    }
+    let Some(lib) = libcuda::get() else {
+        return;
+    };
+    let routed = std::panic::catch_unwind(|| {
+        hand_out(name, real, lib.table.route_proc(name, real as usize), via)
+    })
+    .unwrap_or(real);
+    // SAFETY: per the contract.
+    unsafe { *pfn = routed };
+}
+
+/// `CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
+/// cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetProcAddress_v2(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    cuda_version: c_int,
+    flags: cuuint64_t,
+    status: *mut c_int,
+) -> CUresult {
+    let Some(real) =
+        super::api::real::<cuda_api::args::cuGetProcAddress_v2>(Sym::cuGetProcAddress_v2)
+    else {
+        return missing("cuGetProcAddress_v2");
+    };
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { real(symbol, pfn, cuda_version, flags, status) };
+    if ret == CUDA_SUCCESS {
+        // SAFETY: the driver accepted them: a C string and a written pfn.
+        unsafe { route_answer(symbol, pfn, "cuGetProcAddress_v2") };
+    }
+    ret
+}
+
+/// `CUresult cuGetProcAddress(const char *symbol, void **pfn, int
+/// cudaVersion, cuuint64_t flags)` (CUDA 11.3's, still exported).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    cuda_version: c_int,
+    flags: cuuint64_t,
+) -> CUresult {
+    let Some(real) = super::api::real::<cuda_api::args::cuGetProcAddress>(Sym::cuGetProcAddress)
+    else {
+        return missing("cuGetProcAddress");
+    };
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { real(symbol, pfn, cuda_version, flags) };
+    if ret == CUDA_SUCCESS {
+        // SAFETY: as in cuGetProcAddress_v2.
+        unsafe { route_answer(symbol, pfn, "cuGetProcAddress") };
+    }
+    ret
+}
+
+/// `cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
+/// unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaGetDriverEntryPoint(
+    symbol: *const c_char,
+    func: *mut *mut c_void,
+    flags: c_ulonglong,
+    status: *mut c_int,
+) -> c_int {
+    type F =
+        unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_ulonglong, *mut c_int) -> c_int;
+    let Some(real) = cuda_real!(cudaGetDriverEntryPoint: F) else {
+        return crate::cuda::ffi::missing("cudaGetDriverEntryPoint");
+    };
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { real(symbol, func, flags, status) };
+    if ret == 0 {
+        // SAFETY: the runtime accepted them: a C string and a written pointer.
+        unsafe { route_answer(symbol, func, "cudaGetDriverEntryPoint") };
+    }
+    ret
+}
+
+/// `cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void
+/// **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+/// cudaDriverEntryPointQueryResult *driverStatus)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
+    symbol: *const c_char,
+    func: *mut *mut c_void,
+    cuda_version: c_uint,
+    flags: c_ulonglong,
+    status: *mut c_int,
+) -> c_int {
+    type F = unsafe extern "C" fn(
+        *const c_char,
+        *mut *mut c_void,
+        c_uint,
+        c_ulonglong,
+        *mut c_int,
+    ) -> c_int;
+    let Some(real) = cuda_real!(cudaGetDriverEntryPointByVersion: F) else {
+        return crate::cuda::ffi::missing("cudaGetDriverEntryPointByVersion");
+    };
+    // SAFETY: the application's arguments, forwarded unchanged.
+    let ret = unsafe { real(symbol, func, cuda_version, flags, status) };
+    if ret == 0 {
+        // SAFETY: as in cudaGetDriverEntryPoint.
+        unsafe { route_answer(symbol, func, "cudaGetDriverEntryPointByVersion") };
+    }
+    ret
+}
+
+// The lookups have exactly the table's types.
+const _: cuda_api::fns::cuGetProcAddress = cuGetProcAddress;
+const _: cuda_api::fns::cuGetProcAddress_v2 = cuGetProcAddress_v2;

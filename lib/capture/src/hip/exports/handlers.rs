@@ -1,0 +1,194 @@
+//! Every HIP table entry's class, by what its handler is (see
+//! `interpose::exports`): the export `NAME` calls `handlers::NAME`.
+//!
+//! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
+//!   [`super::sync`], [`super::module`], [`super::launch`] (and
+//!   `hipGetProcAddress`, which hands out the wrappers);
+//! * **query**: changes nothing the device computes — reads state, converts,
+//!   sets a scheduling or cache *preference*, registers tooling callbacks.
+//!   Forwarded, not recorded, by design;
+//! * **unrecorded**: changes device memory, code, or objects later work
+//!   depends on (graphs, 2D/3D/array/symbol/peer copies, pools, virtual
+//!   memory, textures, interop, contexts, per-thread-stream variants…), in
+//!   a way the archive format does not record yet. Forwarded, and every
+//!   first-level call counted: the manifest's `unrecorded`, `hrr-cap`'s and
+//!   `hrr-play`'s `unrecorded : N calls` line, `hrr-play --strict`.
+//!
+//! A table entry missing here fails the build (`cannot find function NAME
+//! in module handlers`); one listed twice too (`defined multiple times`).
+//! When in doubt, an entry is *unrecorded*: a count that turns out
+//! harmless costs a line of output, a silent gap costs a wrong replay.
+
+use hip_api::args;
+
+use crate::interpose::exports::{query_handlers, unrecorded_handlers};
+
+// ---------------------------------------------------------------- recorded
+
+pub use super::launch::{
+    _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
+    _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_,
+    hipExtLaunchKernel, hipExtModuleLaunchKernel, hipLaunchCooperativeKernel, hipLaunchKernel,
+    hipModuleLaunchKernel,
+};
+pub use super::memory::{
+    hipExtMallocWithFlags, hipFree, hipFreeAsync, hipFreeHost, hipHostAlloc, hipHostFree,
+    hipHostMalloc, hipHostRegister, hipHostUnregister, hipMalloc, hipMallocAsync, hipMallocHost,
+    hipMallocManaged, hipMemAllocHost, hipMemcpy, hipMemcpyAsync, hipMemcpyDtoD,
+    hipMemcpyDtoDAsync, hipMemcpyDtoH, hipMemcpyDtoHAsync, hipMemcpyHtoD, hipMemcpyHtoDAsync,
+    hipMemcpyWithStream, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async, hipMemsetD16,
+    hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
+};
+pub use super::module::{
+    __hipRegisterFatBinary, __hipRegisterFunction, __hipUnregisterFatBinary, hipModuleGetFunction,
+    hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
+};
+pub use super::proc_address::hipGetProcAddress;
+pub use super::sync::{
+    hipCtxSynchronize, hipDeviceSynchronize, hipEventCreate, hipEventCreateWithFlags,
+    hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
+    hipSetDevice, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
+    hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
+};
+
+// ---------------------------------------------------------------- query
+
+query_handlers! { args;
+    // Initialisation, versions, errors, names.
+    hipInit, hipDriverGetVersion, hipRuntimeGetVersion, hipGetLastError, hipPeekAtLastError,
+    hipGetErrorName, hipGetErrorString, hipApiName, hipKernelNameRef, hipKernelNameRefByPtr,
+    __hipGetPCH, hipCreateChannelDesc,
+    // Devices: properties, attributes, selection.
+    hipGetDevice, hipGetDeviceCount, hipDeviceGet, hipDeviceComputeCapability, hipDeviceGetName,
+    hipDeviceGetUuid, hipDeviceGetP2PAttribute, hipDeviceGetPCIBusId, hipDeviceGetByPCIBusId,
+    hipDeviceTotalMem, hipDeviceGetAttribute, hipGetDeviceProperties, hipChooseDevice,
+    hipDeviceGetLimit, hipDeviceGetCacheConfig, hipDeviceGetSharedMemConfig, hipGetDeviceFlags,
+    hipDeviceCanAccessPeer, hipExtGetLinkTypeAndHopCount, hipDeviceGetDefaultMemPool,
+    hipDeviceGetMemPool, hipDeviceGetStreamPriorityRange,
+    // Preferences that do not change what the device computes.
+    hipSetDeviceFlags, hipDeviceSetCacheConfig, hipDeviceSetSharedMemConfig, hipFuncSetCacheConfig,
+    hipFuncSetSharedMemConfig, hipCtxSetCacheConfig, hipCtxSetSharedMemConfig,
+    hipThreadExchangeStreamCaptureMode,
+    // Streams, events and pointers, asked about.
+    hipStreamQuery, hipStreamQuery_spt, hipStreamGetFlags, hipStreamGetFlags_spt,
+    hipStreamGetPriority, hipStreamGetPriority_spt, hipExtStreamGetCUMask, hipGetStreamDeviceId,
+    hipStreamIsCapturing, hipStreamGetCaptureInfo, hipStreamGetCaptureInfo_v2, hipEventQuery,
+    hipEventElapsedTime, hipPointerGetAttributes, hipPointerGetAttribute,
+    hipDrvPointerGetAttributes, hipMemGetInfo, hipMemPtrGetInfo, hipMemGetAddressRange,
+    hipMemRangeGetAttribute, hipMemRangeGetAttributes, hipHostGetDevicePointer, hipHostGetFlags,
+    hipMemPoolGetAttribute, hipMemPoolGetAccess, hipMemGetAccess, hipMemGetAllocationGranularity,
+    hipMemGetAllocationPropertiesFromHandle, hipMemRetainAllocationHandle,
+    hipGetMipmappedArrayLevel, hipMipmappedArrayGetLevel,
+    // Handles exported for another process (the importing side is unrecorded).
+    hipIpcGetMemHandle, hipIpcGetEventHandle, hipMemPoolExportToShareableHandle,
+    hipMemPoolExportPointer, hipMemExportToShareableHandle,
+    // Contexts, asked about.
+    hipCtxGetCurrent, hipCtxGetDevice, hipCtxGetApiVersion, hipCtxGetCacheConfig,
+    hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
+    // Kernels, symbols, occupancy.
+    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetGlobal, hipModuleGetTexRef,
+    hipGetSymbolAddress, hipGetSymbolSize, hipModuleOccupancyMaxPotentialBlockSize,
+    hipModuleOccupancyMaxPotentialBlockSizeWithFlags,
+    hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
+    hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    hipOccupancyMaxActiveBlocksPerMultiprocessor,
+    hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, hipOccupancyMaxPotentialBlockSize,
+    // The launch configuration: the launch that consumes it is what counts
+    // (recorded for <<<>>>, unrecorded for hipLaunchByPtr).
+    __hipPushCallConfiguration, __hipPopCallConfiguration, hipConfigureCall, hipSetupArgument,
+    // Compiler ABI: naming device variables, surfaces and textures of a
+    // registered fat binary (their memory is the code object's, recorded
+    // with it; writes to them go through recorded or counted calls).
+    __hipRegisterVar, __hipRegisterSurface, __hipRegisterTexture,
+    // Textures and graphs, asked about.
+    hipGetTextureReference, hipGetChannelDesc, hipGetTextureObjectResourceDesc,
+    hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc,
+    hipTexObjectGetResourceDesc, hipTexObjectGetResourceViewDesc, hipTexObjectGetTextureDesc,
+    hipGetTextureAlignmentOffset, hipTexRefGetAddress, hipTexRefGetAddressMode,
+    hipTexRefGetFilterMode, hipTexRefGetFlags, hipTexRefGetFormat, hipTexRefGetMaxAnisotropy,
+    hipTexRefGetMipmapFilterMode, hipTexRefGetMipmapLevelBias, hipTexRefGetMipmapLevelClamp,
+    hipGraphGetEdges, hipGraphGetNodes, hipGraphGetRootNodes, hipGraphNodeGetDependencies,
+    hipGraphNodeGetDependentNodes, hipGraphNodeGetType, hipGraphNodeFindInClone,
+    hipGraphKernelNodeGetParams, hipGraphMemcpyNodeGetParams, hipGraphMemsetNodeGetParams,
+    hipGraphHostNodeGetParams, hipGraphChildGraphNodeGetGraph, hipGraphEventRecordNodeGetEvent,
+    hipGraphEventWaitNodeGetEvent, hipGLGetDevices, hipGraphicsSubResourceGetMappedArray,
+    hipGraphicsResourceGetMappedPointer,
+    // Tooling.
+    hipProfilerStart, hipProfilerStop, hipRegisterApiCallback, hipRemoveApiCallback,
+    hipRegisterActivityCallback, hipRemoveActivityCallback,
+}
+
+// ---------------------------------------------------------------- unrecorded
+
+unrecorded_handlers! { args;
+    // Per-thread default stream variants (`-fgpu-default-stream=per-thread`).
+    hipMemcpy_spt, hipMemcpyAsync_spt, hipMemcpyToSymbol_spt, hipMemcpyFromSymbol_spt,
+    hipMemcpy2D_spt, hipMemcpy2DToArray_spt, hipMemcpy2DFromArray_spt, hipMemcpy3D_spt,
+    hipMemset_spt, hipMemset2D_spt, hipMemset3D_spt, hipStreamSynchronize_spt,
+    hipStreamWaitEvent_spt, hipLaunchKernel_spt, hipLaunchCooperativeKernel_spt,
+    // Device state.
+    hipDeviceReset, hipDeviceSetMemPool, hipFuncSetAttribute, hipDeviceEnablePeerAccess,
+    hipDeviceDisablePeerAccess,
+    // Streams: host callbacks, memory-value waits and writes, capture.
+    hipStreamAddCallback, hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
+    hipStreamWriteValue64, hipStreamAttachMemAsync, hipStreamBeginCapture, hipStreamEndCapture,
+    hipStreamUpdateCaptureDependencies,
+    // Memory placement hints and pools.
+    hipMemPrefetchAsync, hipMemAdvise, hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo,
+    hipMemPoolSetAttribute, hipMemPoolSetAccess, hipMallocFromPoolAsync,
+    hipMemPoolImportFromShareableHandle, hipMemPoolImportPointer,
+    // Memory from elsewhere: IPC, external memory and semaphores.
+    hipIpcOpenMemHandle, hipIpcCloseMemHandle, hipIpcOpenEventHandle, hipImportExternalMemory,
+    hipExternalMemoryGetMappedBuffer, hipDestroyExternalMemory, hipImportExternalSemaphore,
+    hipSignalExternalSemaphoresAsync, hipWaitExternalSemaphoresAsync, hipDestroyExternalSemaphore,
+    // Pitched, array and mipmapped allocations.
+    hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMallocArray, hipArrayCreate,
+    hipArrayDestroy, hipArray3DCreate, hipMalloc3DArray, hipFreeArray, hipMallocMipmappedArray,
+    hipFreeMipmappedArray, hipMipmappedArrayCreate, hipMipmappedArrayDestroy,
+    __hipRegisterManagedVar,
+    // Copies and memsets the format has no op for.
+    hipMemcpy2D, hipMemcpy2DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
+    hipDrvMemcpy2DUnaligned, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
+    hipMemcpyFromArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpyAtoH,
+    hipMemcpyHtoA, hipMemcpy3D, hipMemcpy3DAsync, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
+    hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipMemcpyFromSymbol, hipMemcpyFromSymbolAsync,
+    hipMemcpyPeer, hipMemcpyPeerAsync, hipMemset2D, hipMemset2DAsync, hipMemset3D,
+    hipMemset3DAsync,
+    // Launches the format has no shape for.
+    hipLaunchByPtr, hipLaunchCooperativeKernelMultiDevice, hipExtLaunchMultiKernelMultiDevice,
+    // Contexts.
+    hipCtxCreate, hipCtxDestroy, hipCtxPopCurrent, hipCtxPushCurrent, hipCtxSetCurrent,
+    hipCtxEnablePeerAccess, hipCtxDisablePeerAccess, hipDevicePrimaryCtxRelease,
+    hipDevicePrimaryCtxRetain, hipDevicePrimaryCtxReset, hipDevicePrimaryCtxSetFlags,
+    // Textures and surfaces.
+    hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
+    hipUnbindTexture, hipCreateTextureObject, hipDestroyTextureObject, hipTexObjectCreate,
+    hipTexObjectDestroy, hipTexRefSetAddress, hipTexRefSetAddress2D, hipTexRefSetAddressMode,
+    hipTexRefSetArray, hipTexRefSetBorderColor, hipTexRefSetFilterMode, hipTexRefSetFlags,
+    hipTexRefSetFormat, hipTexRefSetMaxAnisotropy, hipTexRefSetMipmapFilterMode,
+    hipTexRefSetMipmapLevelBias, hipTexRefSetMipmapLevelClamp, hipTexRefSetMipmappedArray,
+    _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
+    _Z23hipDestroySurfaceObjectP13__hip_surface,
+    // Graphs.
+    hipGraphCreate, hipGraphDestroy, hipGraphClone, hipGraphAddDependencies,
+    hipGraphRemoveDependencies, hipGraphDestroyNode, hipGraphInstantiate,
+    hipGraphInstantiateWithFlags, hipGraphLaunch, hipGraphExecDestroy, hipGraphExecUpdate,
+    hipGraphAddKernelNode, hipGraphKernelNodeSetParams, hipGraphExecKernelNodeSetParams,
+    hipGraphAddMemcpyNode, hipGraphMemcpyNodeSetParams, hipGraphExecMemcpyNodeSetParams,
+    hipGraphAddMemcpyNode1D, hipGraphMemcpyNodeSetParams1D, hipGraphExecMemcpyNodeSetParams1D,
+    hipGraphAddMemcpyNodeFromSymbol, hipGraphMemcpyNodeSetParamsFromSymbol,
+    hipGraphExecMemcpyNodeSetParamsFromSymbol, hipGraphAddMemcpyNodeToSymbol,
+    hipGraphMemcpyNodeSetParamsToSymbol, hipGraphExecMemcpyNodeSetParamsToSymbol,
+    hipGraphAddMemsetNode, hipGraphMemsetNodeSetParams, hipGraphExecMemsetNodeSetParams,
+    hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
+    hipGraphAddChildGraphNode, hipGraphExecChildGraphNodeSetParams, hipGraphAddEmptyNode,
+    hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent,
+    hipGraphExecEventRecordNodeSetEvent, hipGraphAddEventWaitNode, hipGraphEventWaitNodeSetEvent,
+    hipGraphExecEventWaitNodeSetEvent,
+    // Virtual memory.
+    hipMemAddressReserve, hipMemAddressFree, hipMemCreate, hipMemRelease, hipMemMap,
+    hipMemMapArrayAsync, hipMemUnmap, hipMemSetAccess, hipMemImportFromShareableHandle,
+    // Graphics interop.
+    hipGraphicsGLRegisterBuffer, hipGraphicsGLRegisterImage, hipGraphicsMapResources,
+    hipGraphicsUnmapResources, hipGraphicsUnregisterResource,
+}

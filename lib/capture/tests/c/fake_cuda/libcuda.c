@@ -1,0 +1,207 @@
+/* A stand-in for the NVIDIA driver, libcuda.so.1, for GPU-free tests of the
+ * capture library's driver routes: "device" memory is host memory from
+ * malloc, modules remember their image, launches run nothing. The lookups
+ * behave like the real driver's: cuGetProcAddress_v2 returns versioned
+ * variants (cuMemAlloc -> cuMemAlloc_v2) and per-thread ones with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, from its own table (never
+ * through dlsym, as the real driver does not). */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef void *CUcontext;
+
+#define OK 0
+#define INVALID_VALUE 1
+#define NOT_FOUND 500
+
+CUresult cuInit(unsigned flags) { (void)flags; return OK; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = (CUcontext)0xc0; return OK; }
+CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    void *m = calloc(1, n ? n : 1);
+    if (!m) return 2;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return OK;
+}
+/* The CUDA 3.1 ABI (32-bit sizes), still exported by the real driver. */
+CUresult cuMemAlloc(unsigned *p, unsigned n) { (void)p; (void)n; return INVALID_VALUE; }
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return OK; }
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    memcpy((void *)(uintptr_t)d, s, n);
+    return OK;
+}
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *s, size_t n) { return cuMemcpyHtoD_v2(d, s, n); }
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return OK;
+}
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+    unsigned *p = (unsigned *)(uintptr_t)d;
+    for (size_t i = 0; i < n; i++) p[i] = v;
+    return OK;
+}
+CUresult cuStreamSynchronize(CUstream s) { (void)s; return OK; }
+/* Unknown memory, as the real driver says for pageable host memory. */
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+    (void)data; (void)attr; (void)p;
+    return INVALID_VALUE;
+}
+
+struct module { const char *image; };
+struct function { struct module *m; char name[64]; };
+
+CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+    struct module *x = malloc(sizeof *x);
+    x->image = image;
+    *m = x;
+    return OK;
+}
+CUresult cuModuleUnload(CUmodule m) { free(m); return OK; }
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+    struct module *x = m;
+    if (!strstr(x->image, name)) return NOT_FOUND;
+    struct function *fn = calloc(1, sizeof *fn);
+    fn->m = x;
+    strncpy(fn->name, name, sizeof fn->name - 1);
+    *f = fn;
+    return OK;
+}
+/* Every kernel here is `k(float *out, int n)`. */
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
+    (void)f;
+    if (i == 0) { *off = 0; *size = 8; return OK; }
+    if (i == 1) { *off = 8; *size = 4; return OK; }
+    return INVALID_VALUE;
+}
+CUresult cuFuncGetName(const char **name, CUfunction f) {
+    *name = ((struct function *)f)->name;
+    return OK;
+}
+/* "Runs" k: out[i] = i for i < n. */
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                        void **extra) {
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)s;
+    (void)extra;
+    float *out = *(float **)params[0];
+    int n = *(int *)params[1];
+    for (int i = 0; i < n; i++) out[i] = (float)i;
+    return OK;
+}
+/* Virtual memory: a reservation is PROT_NONE address space; mapping makes
+ * the range read-write (the handle's own memory is not modelled). */
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                             unsigned long long flags) {
+    (void)align; (void)addr; (void)flags;
+    void *m = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return 2;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return OK;
+}
+CUresult cuMemAddressFree(CUdeviceptr p, size_t size) {
+    return munmap((void *)(uintptr_t)p, size) ? INVALID_VALUE : OK;
+}
+CUresult cuMemCreate(unsigned long long *h, size_t size, const void *prop, unsigned long long f) {
+    (void)prop; (void)f;
+    static unsigned long long next = 0x100;
+    *h = next++ * 0x10 + (size >> 20);
+    return OK;
+}
+CUresult cuMemRelease(unsigned long long h) { (void)h; return OK; }
+CUresult cuMemMap(CUdeviceptr p, size_t size, size_t off, unsigned long long h, unsigned long long f) {
+    (void)off; (void)h; (void)f;
+    return mprotect((void *)(uintptr_t)p, size, PROT_READ | PROT_WRITE) ? INVALID_VALUE : OK;
+}
+CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
+    return mprotect((void *)(uintptr_t)p, size, PROT_NONE) ? INVALID_VALUE : OK;
+}
+CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const void *desc, size_t n) {
+    (void)p; (void)size; (void)desc; (void)n;
+    return OK;
+}
+/* Every module has one global, `table`, of 256 bytes. */
+static unsigned char TABLE_GLOBAL[256];
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+    (void)m;
+    if (strcmp(name, "table")) return NOT_FOUND;
+    if (p) *p = (CUdeviceptr)(uintptr_t)TABLE_GLOBAL;
+    if (bytes) *bytes = sizeof TABLE_GLOBAL;
+    return OK;
+}
+/* cuLaunchKernelEx's configuration, as cuda.h lays it out. */
+struct launch_attr { unsigned id; char pad[4]; unsigned char value[64]; };
+struct launch_config {
+    unsigned gx, gy, gz, bx, by, bz, shmem;
+    CUstream stream;
+    struct launch_attr *attrs;
+    unsigned n_attrs;
+};
+CUresult cuLaunchKernelEx(const struct launch_config *c, CUfunction f, void **params, void **extra) {
+    return cuLaunchKernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params,
+                          extra);
+}
+/* Graphs are not recorded, only counted. */
+CUresult cuGraphLaunch(void *exec, CUstream s) { (void)exec; (void)s; return OK; }
+
+/* A driver function the capture library does not wrap, with effects. */
+CUresult cuMemcpy3DPeer(const void *p) { (void)p; return OK; }
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+                             int *status);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags) {
+    return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+}
+
+static const struct { const char *name; void *fn; void *ptds; } TABLE[] = {
+    {"cuInit", (void *)cuInit, NULL},
+    {"cuDriverGetVersion", (void *)cuDriverGetVersion, NULL},
+    {"cuDeviceGetCount", (void *)cuDeviceGetCount, NULL},
+    {"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
+    {"cuCtxGetDevice", (void *)cuCtxGetDevice, NULL},
+    {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL},
+    {"cuMemFree", (void *)cuMemFree_v2, NULL},
+    {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
+    {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, NULL},
+    {"cuMemsetD32", (void *)cuMemsetD32_v2, NULL},
+    {"cuStreamSynchronize", (void *)cuStreamSynchronize, NULL},
+    {"cuPointerGetAttribute", (void *)cuPointerGetAttribute, NULL},
+    {"cuModuleLoadData", (void *)cuModuleLoadData, NULL},
+    {"cuModuleUnload", (void *)cuModuleUnload, NULL},
+    {"cuModuleGetFunction", (void *)cuModuleGetFunction, NULL},
+    {"cuFuncGetParamInfo", (void *)cuFuncGetParamInfo, NULL},
+    {"cuFuncGetName", (void *)cuFuncGetName, NULL},
+    {"cuLaunchKernel", (void *)cuLaunchKernel, NULL},
+    {"cuMemcpy3DPeer", (void *)cuMemcpy3DPeer, NULL},
+    {"cuGetProcAddress", (void *)cuGetProcAddress, NULL},
+};
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+                             int *status) {
+    if (status) *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+    if (!symbol || !pfn) return INVALID_VALUE;
+    *pfn = NULL;
+    if (!strcmp(symbol, "cuGetProcAddress")) {
+        /* v1 for CUDA 11.3-11.x, _v2 from 12.0, as the real driver. */
+        *pfn = version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+    } else {
+        for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++) {
+            if (!strcmp(TABLE[i].name, symbol)) {
+                *pfn = (flags & 2) && TABLE[i].ptds ? TABLE[i].ptds : TABLE[i].fn;
+            }
+        }
+    }
+    if (!*pfn) return NOT_FOUND;
+    if (status) *status = 0;
+    return OK;
+}

@@ -1,0 +1,354 @@
+//! The CUDA driver layer, end to end without a GPU: programs on a stand-in
+//! `libcuda.so.1` and `libcudart.so.13` (`tests/c/fake_cuda`, host memory
+//! for device memory) under the real `hrr-cap`, their archives read back.
+//! What is proven here is the routing (exports, `dlsym`, `cuGetProcAddress`),
+//! the one-event-per-effect rule and the events' contents; the real driver's
+//! answers are the H200 pass's business.
+
+use crate::harness::{Captured, capture_cuda, capture_with, cuda_program, fake_cuda, text};
+use hrr_core::manifest::Platform;
+use hrr_core::{Addr, Dir, MemKind, Op};
+
+fn f32s(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    v.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+fn apis(c: &Captured) -> Vec<(&str, &str)> {
+    c.events
+        .iter()
+        .filter(|e| !matches!(e.op, Op::Eof { .. }))
+        .map(|e| (e.api.as_str(), e.op.name()))
+        .collect()
+}
+
+#[test]
+fn a_program_linked_with_libcuda_is_recorded_at_the_driver_layer() {
+    let app = cuda_program("driver_linked", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("d.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("driver_linked: OK"),
+        "{}",
+        text(&out.stdout)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(c.manifest.platform, Platform::Nvidia);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemcpyHtoD_v2", "memcpy"),
+            ("cuMemsetD32_v2", "memset"),
+            ("cuModuleLoadData", "module_load"),
+            ("cuModuleGetFunction", "function"),
+            ("cuLaunchKernel", "launch"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuMemFree_v2", "free"),
+        ]
+    );
+    let d = match c.events[0].op {
+        Op::Alloc {
+            ptr,
+            size: 256,
+            mem: MemKind::Device,
+        } => ptr.0,
+        ref o => panic!("{o:?}"),
+    };
+    let Op::Memcpy {
+        dir: Dir::H2d,
+        dst,
+        blob: Some(up),
+        ..
+    } = c.events[1].op
+    else {
+        panic!("{:?}", c.events[1])
+    };
+    assert_eq!((dst.0, c.blob(&up)), (d, f32s([-1.0; 64])));
+    assert_eq!(
+        c.events[2].op,
+        Op::Memset {
+            dst: Addr(d + 240),
+            value: 0x7fc0_0000,
+            size: 16,
+            width: 4,
+            stream: None
+        }
+    );
+    // The PTX, though the program overwrote and freed its buffer after the load.
+    let Op::ModuleLoad { code, module } = c.events[3].op else {
+        panic!("{:?}", c.events[3])
+    };
+    let ptx = c.blob(&code);
+    assert!(
+        ptx.starts_with(b".version 8.0") && ptx.ends_with(b"ret;\n}\n"),
+        "{}",
+        text(&ptx)
+    );
+    let Op::Launch {
+        ref name,
+        code: lc,
+        ref args,
+        func,
+        ..
+    } = c.events[5].op
+    else {
+        panic!("{:?}", c.events[5])
+    };
+    assert_eq!((name.as_str(), lc), ("iota", code));
+    assert!(
+        matches!(c.events[4].op, Op::Function { module: m, ref name, func: f } if m == module && name == "iota" && Some(f) == func)
+    );
+    let shape: Vec<_> = args
+        .iter()
+        .map(|a| (a.offset, a.size, a.ptrs.clone()))
+        .collect();
+    assert_eq!(
+        shape,
+        [(Some(0), 8, vec![0]), (Some(8), 4, vec![])],
+        "layout from cuFuncGetParamInfo"
+    );
+    assert_eq!(args[0].hex.0, d.to_le_bytes());
+    assert_eq!(args[1].hex.0, 60i32.to_le_bytes());
+    let Op::Memcpy {
+        dir: Dir::D2h,
+        blob: Some(down),
+        ..
+    } = c.events[6].op
+    else {
+        panic!("{:?}", c.events[6])
+    };
+    let mut want = f32s((0..60).map(|i| i as f32));
+    want.extend(f32s([f32::from_bits(0x7fc0_0000); 4]));
+    assert_eq!(c.blob(&down), want);
+}
+
+#[test]
+fn lookups_hand_out_wrappers_of_the_drivers_variant_real_queries_and_counting_stubs() {
+    let app = cuda_program("driver_lookup", &[]);
+    // Without capture, everything comes from the stand-in driver.
+    let plain = std::process::Command::new(&app)
+        .env("LD_LIBRARY_PATH", fake_cuda())
+        .env_remove("LD_PRELOAD")
+        .output()
+        .unwrap();
+    let plain = text(&plain.stdout);
+    assert!(
+        plain.contains("first=libcuda.so.1 gpa=libcuda.so.1 v1=libcuda.so.1")
+            && plain.contains("peer=libcuda.so.1"),
+        "{plain}"
+    );
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("l.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    // dlsym(handle, "cuGetProcAddress_v2") and cuGetProcAddress for itself
+    // (v1 and _v2 by version) give the wrappers; a query stays the
+    // driver's; a function with effects and no wrapper gets a stub.
+    let lib = "libhrr_intercept.so";
+    assert!(
+        stdout.contains(&format!("first={lib} gpa={lib} v1={lib}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "alloc={lib} h2d={lib} d2h={lib} count=libcuda.so.1 peer={lib}"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("next_ok=1 devices=1"), "{stdout}");
+    let c = Captured::open(&dir);
+    // cuMemAlloc was answered with cuMemAlloc_v2, cuMemcpyHtoD with the
+    // per-thread variant: each recorded under the variant's name.
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemcpyHtoD_v2_ptds", "memcpy"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+        ]
+    );
+    let up: Vec<u8> = (0..32u8).map(|i| 3 * i + 1).collect();
+    for e in &c.events[1..3] {
+        let Op::Memcpy { blob: Some(b), .. } = e.op else {
+            panic!("{e:?}")
+        };
+        assert_eq!(c.blob(&b), up, "{e:?}");
+    }
+    assert_eq!(
+        c.manifest.unrecorded,
+        [("cuMemcpy3DPeer".to_string(), 2)].into_iter().collect()
+    );
+    assert!(
+        text(&out.stderr).contains("\nunrecorded : 2 calls (cuMemcpy3DPeer ×2)\n"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_runtime_call_is_one_event_whatever_the_driver_calls_under_it() {
+    let app = cuda_program("runtime_nested", &["cudart"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("r.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    // The stand-in runtime's cudaMalloc calls cuMemAlloc_v2 and its
+    // cudaMemcpy the copies, all through cuGetProcAddress (wrappers):
+    // the runtime's events stand for them.
+    assert_eq!(
+        apis(&c),
+        [
+            ("cudaMalloc", "alloc"),
+            ("cudaMemcpy", "memcpy"),
+            ("cudaMemcpy", "memcpy"),
+        ]
+    );
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+}
+
+#[test]
+fn with_the_driver_layer_off_driver_calls_are_not_recorded() {
+    let app = cuda_program("driver_linked", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("off.hrr");
+    let out = capture_with(
+        &dir,
+        &app,
+        &[],
+        &[
+            ("LD_LIBRARY_PATH", fake_cuda().as_os_str()),
+            ("HRR_CUDA_DRIVER_LAYER", "off".as_ref()),
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(text(&out.stdout).contains("driver_linked: OK"));
+    assert!(!dir.exists(), "nothing recorded");
+    assert!(
+        err.contains("(nothing recorded: the app loaded the CUDA driver ")
+            && err.contains("libcuda.so.1 but made no CUDA call the capture library records"),
+        "{err}"
+    );
+}
+
+#[test]
+fn virtual_memory_globals_launch_attributes_and_counted_calls() {
+    let app = cuda_program("driver_more", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("m.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAddressReserve", "va_reserve"),
+            ("cuMemCreate", "mem_create"),
+            ("cuMemMap", "mem_map"),
+            ("cuMemCreate", "mem_create"),
+            ("cuMemMap", "mem_map"),
+            ("cuMemSetAccess", "mem_access"),
+            ("cuMemcpyHtoD_v2", "memcpy"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuModuleGetGlobal_v2", "global"),
+            ("cuMemcpyHtoD_v2", "memcpy"),
+            ("cuModuleGetFunction", "function"),
+            ("cuLaunchKernelEx", "launch"),
+            ("cuMemUnmap", "mem_unmap"),
+            ("cuMemRelease", "mem_release"),
+            ("cuMemRelease", "mem_release"),
+            ("cuMemAddressFree", "va_free"),
+        ],
+        "the PTX lies in the program's image: no module_load of its own"
+    );
+    const MIB: u64 = 1 << 20;
+    let Op::VaReserve { ptr: va, size } = c.events[0].op else {
+        panic!("{:?}", c.events[0])
+    };
+    assert_eq!(size, 8 * MIB);
+    let Op::MemCreate { handle, size, mem } = c.events[1].op else {
+        panic!("{:?}", c.events[1])
+    };
+    assert_eq!((size, mem), (2 * MIB, MemKind::Device));
+    assert_eq!(
+        c.events[2].op,
+        Op::MemMap {
+            ptr: va,
+            size: 2 * MIB,
+            offset: 0,
+            handle
+        }
+    );
+    let Op::Memcpy {
+        dst,
+        size,
+        blob: Some(up),
+        ..
+    } = c.events[6].op
+    else {
+        panic!("{:?}", c.events[6])
+    };
+    assert_eq!((dst.0, size), (va.0 + 2 * MIB - MIB / 2, MIB));
+    let want: Vec<u8> = (0..MIB as u32).map(|i| (i * 7 + 1) as u8).collect();
+    assert_eq!(c.blob(&up), want);
+    // The global carries its module's code (written then, though lazy).
+    let Op::Global {
+        ref name,
+        code,
+        size,
+        ptr,
+        ..
+    } = c.events[8].op
+    else {
+        panic!("{:?}", c.events[8])
+    };
+    assert_eq!((name.as_str(), size), ("table", 256));
+    assert!(c.blob(&code).starts_with(b".version 8.0"));
+    assert!(matches!(c.events[9].op, Op::Memcpy { dst, .. } if dst == ptr));
+    let Op::Launch {
+        ref attrs,
+        ref args,
+        code: lc,
+        ..
+    } = c.events[11].op
+    else {
+        panic!("{:?}", c.events[11])
+    };
+    assert_eq!(lc, code, "the launch's code is the same blob");
+    assert_eq!(attrs.len(), 1);
+    assert_eq!(attrs[0].id, 4);
+    assert_eq!(&attrs[0].hex.0[..12], &[2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]);
+    assert_eq!(attrs[0].hex.0.len(), 64);
+    assert_eq!(
+        args[0].ptrs,
+        vec![0],
+        "a pointer into the reservation is a pointer"
+    );
+    assert_eq!(
+        c.manifest.unrecorded,
+        [("cuGraphLaunch".to_string(), 2)].into_iter().collect()
+    );
+}

@@ -1,0 +1,164 @@
+//! `VirtualMemory`: replay of CUDA's virtual memory management
+//! (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, …), as PyTorch's
+//! expandable segments use it.
+//!
+//! The reservation is the unit of address translation: `va_reserve`
+//! reserves a range of the same size on the replay device and enters it in
+//! the [`AddressSpace`] as one allocation, so every recorded address inside
+//! it translates to the same offset in the replay's range. Pieces mapped
+//! into it at capture (`mem_map`) are mapped at those offsets at replay; a
+//! buffer spanning two pieces that were adjacent at capture is adjacent at
+//! replay too, whatever physical memory backs them. A reservation holds no
+//! memory, so PyTorch's reservation of the whole GPU costs nothing.
+//!
+//! `mem_access` needs nothing: the backend makes every mapping readable and
+//! writable by its device as it maps it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::alloc_map::Alloc;
+use crate::device::{Device, Handle};
+use crate::engine::address_space::AddressSpace;
+use hrr_core::event::MemKind;
+
+#[derive(Debug, Default)]
+pub struct VirtualMemory {
+    /// Recorded base → (replay base, size).
+    reservations: HashMap<u64, (u64, u64)>,
+    /// Recorded physical handle → the replay's.
+    handles: HashMap<u64, Handle>,
+    /// Recorded mapped address → (replay address, size).
+    mappings: BTreeMap<u64, (u64, u64)>,
+}
+
+impl VirtualMemory {
+    /// Whether `base` is a reservation's recorded base (freed by
+    /// [`VirtualMemory::free`], never as an allocation).
+    pub fn is_reservation(&self, base: u64) -> bool {
+        self.reservations.contains_key(&base)
+    }
+
+    pub fn reserve(
+        &mut self,
+        dev: &mut dyn Device,
+        space: &mut AddressSpace,
+        base: u64,
+        size: u64,
+    ) -> Result<(), String> {
+        let live = dev.va_reserve(size).map_err(|e| e.to_string())?;
+        let alloc = Alloc {
+            base,
+            size,
+            mem: MemKind::Device,
+            live,
+            materialised: false,
+        };
+        if let Err(e) = space.allocs.insert(alloc) {
+            let _ = dev.va_free(live, size);
+            return Err(e.to_string());
+        }
+        self.reservations.insert(base, (live, size));
+        Ok(())
+    }
+
+    pub fn free(
+        &mut self,
+        dev: &mut dyn Device,
+        space: &mut AddressSpace,
+        base: u64,
+    ) -> Result<(), String> {
+        let (live, size) = self
+            .reservations
+            .remove(&base)
+            .ok_or_else(|| format!("va_free of {base:#x}, which is not a live reservation"))?;
+        space.allocs.remove(base).map_err(|e| e.to_string())?;
+        dev.va_free(live, size).map_err(|e| e.to_string())
+    }
+
+    pub fn create(
+        &mut self,
+        dev: &mut dyn Device,
+        handle: u64,
+        size: u64,
+        mem: MemKind,
+    ) -> Result<(), String> {
+        let h = dev.mem_create(size, mem).map_err(|e| e.to_string())?;
+        if let Some(old) = self.handles.insert(handle, h) {
+            // The capture's handle was reused without a release we saw.
+            let _ = dev.mem_release(old);
+        }
+        Ok(())
+    }
+
+    pub fn release(&mut self, dev: &mut dyn Device, handle: u64) -> Result<(), String> {
+        let h = self
+            .handles
+            .remove(&handle)
+            .ok_or_else(|| format!("mem_release of {handle:#x}, which was never created"))?;
+        dev.mem_release(h).map_err(|e| e.to_string())
+    }
+
+    /// Maps `size` bytes of recorded `handle` at recorded `va`, which must
+    /// lie in a reservation.
+    pub fn map(
+        &mut self,
+        dev: &mut dyn Device,
+        space: &AddressSpace,
+        va: u64,
+        size: u64,
+        offset: u64,
+        handle: u64,
+    ) -> Result<(), String> {
+        let live = self.inside_reservation(space, va, size)?;
+        let h = *self
+            .handles
+            .get(&handle)
+            .ok_or_else(|| format!("mem_map of handle {handle:#x}, which was never created"))?;
+        dev.mem_map(live, size, offset, h)
+            .map_err(|e| e.to_string())?;
+        self.mappings.insert(va, (live, size));
+        Ok(())
+    }
+
+    pub fn unmap(
+        &mut self,
+        dev: &mut dyn Device,
+        space: &AddressSpace,
+        va: u64,
+        size: u64,
+    ) -> Result<(), String> {
+        let live = self.inside_reservation(space, va, size)?;
+        dev.mem_unmap(live, size).map_err(|e| e.to_string())?;
+        self.mappings.remove(&va);
+        Ok(())
+    }
+
+    /// The replay address of `[va, va + size)`, which must lie inside one
+    /// reservation.
+    fn inside_reservation(&self, space: &AddressSpace, va: u64, size: u64) -> Result<u64, String> {
+        match space.allocs.find(va) {
+            Some(a) if self.reservations.contains_key(&a.base) => {
+                space.allocs.translate_range(va, size).ok_or_else(|| {
+                    format!(
+                        "{va:#x}+{size} runs past its reservation {:#x}+{}",
+                        a.base, a.size
+                    )
+                })
+            }
+            _ => Err(format!("{va:#x}+{size} is not inside a reserved range")),
+        }
+    }
+
+    /// Unmaps, releases and frees everything left (end of a replay).
+    pub fn teardown(&mut self, dev: &mut dyn Device) {
+        for (_, (live, size)) in std::mem::take(&mut self.mappings) {
+            let _ = dev.mem_unmap(live, size);
+        }
+        for (_, h) in self.handles.drain() {
+            let _ = dev.mem_release(h);
+        }
+        for (_, (live, size)) in self.reservations.drain() {
+            let _ = dev.va_free(live, size);
+        }
+    }
+}

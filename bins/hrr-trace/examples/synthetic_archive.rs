@@ -62,6 +62,7 @@ pub fn write_archive(dir: &Path, events: u64) {
                             ptrs: vec![],
                         },
                     ],
+                    attrs: vec![],
                 },
             ),
             1 | 5 => (

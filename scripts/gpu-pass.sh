@@ -390,7 +390,11 @@ check_torch_matmul() {
     [ "$n" -ge 1 ] || { echo "no cuBLAS launch at the driver layer"; return 1; }
 }
 CHECK=check_torch_matmul
-torch_case torch_matmul matmul.py
+# HRR_LOG: the capture library says how PyTorch's driver lookups were routed.
+torch_case torch_matmul matmul.py HRR_LOG=1
+if [ -f "$LOG/torch_matmul.cap.stderr" ]; then
+    echo "  routes: cudaGetDriverEntryPoint answers already routed by cuGetProcAddress: $(grep -c 'already this library' "$LOG/torch_matmul.cap.stderr"), routed by its own wrapper: $(grep -c 'routed here' "$LOG/torch_matmul.cap.stderr"); counted (stubs) lookups: $(grep -c 'is not recorded; its calls are counted' "$LOG/torch_matmul.cap.stderr")"
+fi
 torch_case torch_train train.py
 check_expandable() {
     local v m

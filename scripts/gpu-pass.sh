@@ -18,7 +18,9 @@
 # Environment: NVCC (default nvcc), HRR_GPU_ARCH (default sm_90),
 # HRR_STEP_TIMEOUT (seconds per step, default 120; PyTorch steps get
 # HRR_TORCH_TIMEOUT, default 300), HRR_GPU_BIN (default .gpu/bin),
-# HRR_GPU_WORK (scratch directory), PYTHON (default python3, with torch).
+# HRR_GPU_WORK (scratch directory), PYTHON (default python3, with torch),
+# HRR_GPU_CASES (space-separated case names or globs, e.g. "torch_* driver_*":
+# only those run; default all; to split the pass over two commands).
 set -u -o pipefail
 
 ROOT=$(pwd)
@@ -47,6 +49,16 @@ trap pack_logs EXIT
 
 passed=0
 failed=0
+# want CASE: whether HRR_GPU_CASES selects it.
+want() {
+    [ -z "${HRR_GPU_CASES:-}" ] && return 0
+    local pat
+    for pat in $HRR_GPU_CASES; do
+        # shellcheck disable=SC2053
+        [[ $1 == $pat ]] && return 0
+    done
+    return 1
+}
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 now_ns() { date +%s%N; }
@@ -105,7 +117,9 @@ wait "$pid_fatbin"; rc_fatbin=$?
 wait "$pid_cubin"; rc_cubin=$?
 
 # --- case: the CUDA backend on its own --------------------------------------
-if [ -x "$BIN/hrr-cuda-gpu-tests" ]; then
+if ! want backend; then
+    :
+elif [ -x "$BIN/hrr-cuda-gpu-tests" ]; then
     images=""
     [ "$rc_fatbin" = 0 ] && images="$WORK/saxpy.fatbin:_Z5saxpyifPKfPf"
     [ "$rc_cubin" = 0 ] && images="$images,$WORK/saxpy.cubin:_Z5saxpyifPKfPf"
@@ -139,6 +153,10 @@ reset_case
 run_case() {
     local w=$1 case=$2
     shift 2
+    if ! want "$case"; then
+        reset_case
+        return 1
+    fi
     if [ "${BUILD_RC[$w]}" != 0 ]; then
         fail "$case" "nvcc failed: $(grep -m1 -i error "$LOG/$w.build.log")"
         reset_case
@@ -150,6 +168,10 @@ run_exe() {
     local case=$1
     shift
     local r
+    if ! want "$case"; then
+        reset_case
+        return 1
+    fi
     run_exe_steps "$case" "$@"
     r=$?
     reset_case
@@ -272,7 +294,9 @@ run_case hidden_segment hidden_segment_driver_layer
 
 # --- case: launch_repeat's explicit-API launches, under their own names ----
 case=launch_repeat_explicit_api
-if [ -f "$WORK/launch_repeat.hrr/events.ndjson" ]; then
+if ! want "$case"; then
+    :
+elif [ -f "$WORK/launch_repeat.hrr/events.ndjson" ]; then
     counts=""
     for api in __cudaLaunchKernel cudaLaunchKernel cudaLaunchKernelExC; do
         counts="$counts $api=$(grep -c "\"api\":\"$api\",\"op\":\"launch\"" "$WORK/launch_repeat.hrr/events.ndjson")"
@@ -289,7 +313,9 @@ fi
 
 # --- case: the seed's capture without its sidecar must fail cleanly --------
 case=hidden_segment_no_sidecar
-if [ -d "$WORK/hidden_segment-nosidecar.hrr" ]; then
+if ! want "$case"; then
+    :
+elif [ -d "$WORK/hidden_segment-nosidecar.hrr" ]; then
     timeout "$T" "$BIN/hrr-play" "$WORK/hidden_segment-nosidecar.hrr" --backend cuda \
         >"$LOG/$case.play.log" 2>&1
     rc=$?
@@ -358,6 +384,10 @@ torch_case() {
     local case=$1 script=$2 c1 c2
     shift 2
     local vars=(TORCHINDUCTOR_CACHE_DIR="$WORK/inductor" TRITON_CACHE_DIR="$WORK/triton" "$@")
+    if ! want "$case"; then
+        reset_case
+        return 1
+    fi
     if ! "$PYTHON" -c 'import torch' >/dev/null 2>&1; then
         fail "$case" "$PYTHON cannot import torch"
         reset_case
@@ -390,7 +420,11 @@ check_torch_matmul() {
     [ "$n" -ge 1 ] || { echo "no cuBLAS launch at the driver layer"; return 1; }
 }
 CHECK=check_torch_matmul
-torch_case torch_matmul matmul.py
+# HRR_LOG: the capture library says how PyTorch's driver lookups were routed.
+torch_case torch_matmul matmul.py HRR_LOG=1
+if [ -f "$LOG/torch_matmul.cap.stderr" ]; then
+    echo "  routes: cudaGetDriverEntryPoint answers already routed by cuGetProcAddress: $(grep -c 'already this library' "$LOG/torch_matmul.cap.stderr"), routed by its own wrapper: $(grep -c 'routed here' "$LOG/torch_matmul.cap.stderr"); counted (stubs) lookups: $(grep -c 'is not recorded; its calls are counted' "$LOG/torch_matmul.cap.stderr")"
+fi
 torch_case torch_train train.py
 check_expandable() {
     local v m
@@ -410,7 +444,9 @@ torch_case torch_compile compiled.py
 
 # --- case: work no event records is reported, and --strict refuses it -----
 case=graph_unrecorded
-if [ "${BUILD_RC[$case]}" = 0 ]; then
+if ! want "$case"; then
+    :
+elif [ "${BUILD_RC[$case]}" = 0 ]; then
     arc=$WORK/$case.hrr
     rm -rf "$arc"
     timeout "$T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$WORK/$case" >"$LOG/$case.app.log" 2>"$LOG/$case.cap.stderr"
@@ -433,7 +469,9 @@ fi
 
 # --- case: a HIP source built for NVIDIA with Debian's HIP headers ---------
 case=hip_on_nvidia
-if [ -d .gpu/hip-include/hip ]; then
+if ! want "$case"; then
+    :
+elif [ -d .gpu/hip-include/hip ]; then
     timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -x cu -I .gpu/hip-include -o "$WORK/hip_on_nvidia" \
         "$SRC/hip_on_nvidia.cpp" >"$LOG/$case.build.log" 2>&1
     rc=$?

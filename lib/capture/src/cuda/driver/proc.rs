@@ -63,6 +63,21 @@ unsafe fn route_answer(symbol: *const c_char, pfn: *mut *mut c_void, via: &str) 
     let Some(lib) = libcuda::get() else {
         return;
     };
+    if via.starts_with("cuda") {
+        // Whether the runtime's own cuGetProcAddress (this library's, when
+        // its dlsym was routed) had routed the answer already.
+        diag(|| {
+            format!(
+                "{via}({}): {}",
+                String::from_utf8_lossy(name),
+                if lib.table.is_wrapper(real as usize) {
+                    "already this library's wrapper (routed by cuGetProcAddress)"
+                } else {
+                    "the driver's own address: routed here"
+                }
+            )
+        });
+    }
     let routed = std::panic::catch_unwind(|| {
         hand_out(name, real, lib.table.route_proc(name, real as usize), via)
     })

@@ -14,10 +14,11 @@
 #                (compile + link; cannot run here): the executable embeds a clang
 #                offload bundle with a gfx90a AMDGPU code object whose
 #                NT_AMDGPU_METADATA names the kernel.
-#   4. host-ir   clang-15 HIP host codegen of the same file: the declarations
-#                clang emits for the compiler-ABI entry points
-#                (__hipRegisterFatBinary/Function, __hipUnregisterFatBinary,
-#                __hipPush/PopCallConfiguration, hipLaunchKernel) are those
+#   4. host-ir   clang-15 HIP host codegen of the same file and of device_vars.hip:
+#                the declarations clang emits for the compiler-ABI entry points
+#                (__hipRegisterFatBinary/Function/Var/ManagedVar/Surface/Texture,
+#                __hipUnregisterFatBinary, __hipPush/PopCallConfiguration,
+#                hipLaunchKernel) are those
 #                abi/src/reference.rs transcribes.
 #
 # Usage: tests/abi/check-c.sh WORKDIR     (exit 0: all passed)
@@ -134,6 +135,27 @@ if "$CLANGXX" -x hip --offload-arch=gfx90a --cuda-host-only --rocm-path=/usr \
     done
 else
     fail "clang++-15 -x hip host codegen failed: $(head -5 "$work/host-ir.err")"
+fi
+# Device variables: the registration calls for each kind (reference.rs:
+# ptr modules, ptr var, ptr hostVar, ptr deviceVar, int…, size_t size, …).
+if "$CLANGXX" -x hip --offload-arch=gfx90a --cuda-host-only --rocm-path=/usr \
+    --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode -std=c++17 -O0 -S -emit-llvm \
+    -o "$work/device_vars.host.ll" "$here/hip/device_vars.hip" 2>"$work/host-ir-vars.err"; then
+    want=(
+        'void @__hipRegisterVar(ptr, ptr, ptr, ptr, i32, i64, i32, i32)'
+        'void @__hipRegisterManagedVar(ptr, ptr, ptr, ptr, i64, i32)'
+        'void @__hipRegisterSurface(ptr, ptr, ptr, ptr, i32, i32)'
+        'void @__hipRegisterTexture(ptr, ptr, ptr, ptr, i32, i32, i32)'
+    )
+    for w in "${want[@]}"; do
+        if grep -E '^declare ' "$work/device_vars.host.ll" | grep -qF "$w"; then
+            pass "host IR: declare … $w"
+        else
+            fail "host IR lacks '$w'; clang declared: $(grep -E '^declare .*@_*hip' "$work/device_vars.host.ll" | tr '\n' ';')"
+        fi
+    done
+else
+    fail "clang++-15 -x hip host codegen of device_vars.hip failed: $(head -5 "$work/host-ir-vars.err")"
 fi
 
 echo "abi-c: $fails failure(s)"

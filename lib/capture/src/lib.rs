@@ -1,11 +1,13 @@
 //! `libhrr_intercept.so`: the capture library.
 //!
-//! Loaded with `LD_PRELOAD` (normally by `hrr-cap`), it defines the HIP
-//! runtime's entry points, the CUDA runtime's and driver's (and `dlsym`,
-//! through which programs look the driver up), forwards each call to the
-//! real runtime, and records it into an hrr archive (DESIGN.md §4) named by
-//! `HRR_OUT`:
-//! `events.ndjson`, content-addressed `blobs/`, `manifest.json`.
+//! Loaded with `LD_PRELOAD` (normally by `hrr-cap`), it defines every entry
+//! point of the HIP runtime's signature table (`hip_api`), the CUDA
+//! runtime's and driver's (and `dlsym`, through which programs look the
+//! driver up), forwards each call to the real runtime, and records it into
+//! an hrr archive (DESIGN.md §4) named by `HRR_OUT` — `events.ndjson`,
+//! content-addressed `blobs/`, `manifest.json` — or, for entry points whose
+//! effects the format does not capture yet, counts it (the manifest's
+//! `unrecorded`).
 //!
 //! Layout, one folder per layer:
 //! - [`hip`], [`cuda`] — the two families of C entry points (FFI; the only
@@ -23,8 +25,8 @@
 //! leave them out for the same reason.
 //!
 //! `unsafe` is denied crate-wide and allowed only in the FFI modules: the
-//! families' exports and `interpose::{sys, fatal_signals, fork_policy,
-//! process_exit}`.
+//! families' exports and `interpose::{sys, real_fn, exports, fatal_signals,
+//! fork_policy, process_exit}`.
 
 #![deny(unsafe_code)]
 

@@ -18,5 +18,10 @@ int main(void) {
     L(hipMemcpyKind);
     L(hipDeviceAttribute_t);
     L(hsa_status_t);
+    L(hipExtent);
+    L(hipPitchedPtr);
+    L(hipIpcMemHandle_t);
+    L(hipIpcEventHandle_t);
+    L(hipChannelFormatDesc);
     return 0;
 }

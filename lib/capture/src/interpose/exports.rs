@@ -72,7 +72,7 @@ pub(crate) use export_entry;
 /// family's `args` module name: `query_handlers!(args; hipGetDeviceCount, …)`.
 macro_rules! query_handlers {
     ($args:ident; $($name:ident),* $(,)?) => {$(
-        #[inline]
+        #[inline(always)]
         pub unsafe fn $name(
             real: &'static $crate::interpose::real_fn::Real<$args::$name>,
             a: $args::$name,
@@ -89,7 +89,7 @@ pub(crate) use query_handlers;
 /// its own call [`Counter`], named as the entry.
 macro_rules! unrecorded_handlers {
     ($args:ident; $($name:ident),* $(,)?) => {$(
-        #[inline]
+        #[inline(always)]
         pub unsafe fn $name(
             real: &'static $crate::interpose::real_fn::Real<$args::$name>,
             a: $args::$name,
@@ -136,7 +136,7 @@ pub fn queried() -> bool {
 /// # Safety
 /// `a` holds the application's arguments for entry point `A`, valid under
 /// its C contract.
-#[inline]
+#[inline(always)]
 pub unsafe fn forward_query<A: Entry>(real: &Real<A>, a: A) -> A::Ret
 where
     A::Ret: Missing,
@@ -158,7 +158,7 @@ where
 ///
 /// # Safety
 /// As [`forward_query`].
-#[inline]
+#[inline(always)]
 pub unsafe fn forward_unrecorded<A: Entry>(real: &Real<A>, calls: &'static Counter, a: A) -> A::Ret
 where
     A::Ret: Missing,

@@ -37,18 +37,30 @@ impl RealFn {
     }
 
     /// The address, or `None` when nothing after this library defines it.
+    #[inline(always)]
     pub fn get(&self) -> Option<*mut c_void> {
+        self.get_nonnull().map(NonNull::as_ptr)
+    }
+
+    /// [`RealFn::get`] as a `NonNull`: after the first call, one load and a
+    /// compare on the wrappers' hot path (resolution is out of line).
+    #[inline(always)]
+    pub fn get_nonnull(&self) -> Option<NonNull<c_void>> {
         match self.addr.load(Ordering::Acquire) {
-            UNRESOLVED => {
-                // Two threads may race here; both get the same answer from dlsym.
-                let found = crate::interpose::sys::dlsym_next(self.name);
-                let v = found.map_or(MISSING, |p| p as usize);
-                self.addr.store(v, Ordering::Release);
-                found
-            }
+            UNRESOLVED => self.resolve(),
             MISSING => None,
-            v => Some(v as *mut c_void),
+            v => NonNull::new(v as *mut c_void),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn resolve(&self) -> Option<NonNull<c_void>> {
+        // Two threads may race here; both get the same answer from dlsym.
+        let found = crate::interpose::sys::dlsym_next(self.name).and_then(NonNull::new);
+        let v = found.map_or(MISSING, |p| p.as_ptr() as usize);
+        self.addr.store(v, Ordering::Release);
+        found
     }
 }
 
@@ -69,9 +81,9 @@ impl<A: Entry> Real<A> {
     }
 
     /// The next definition, or `None` when no later library has one.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self) -> Option<A::Fn> {
-        let p = NonNull::new(self.f.get()?)?;
+        let p = self.f.get_nonnull()?;
         // SAFETY: `p` was found by dlsym under `A::SYMBOL`, the C name of
         // the entry point whose signature `A::Fn` is (the table's).
         Some(unsafe { A::fn_at(p) })

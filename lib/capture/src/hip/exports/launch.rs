@@ -135,7 +135,7 @@ fn record_module_launch_of(
 /// # Safety
 /// `a` holds the application's arguments; `func`, `dims`, `kernel_params`
 /// and `extra` are its launch's.
-#[inline]
+#[inline(always)]
 unsafe fn module_launch<A: Entry<Ret = HipError>>(
     api: &'static str,
     real: &Real<A>,
@@ -157,6 +157,8 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
     ret
 }
 
+// Inlined into the export: the launch path is the hot one.
+#[inline(always)]
 pub unsafe fn hipModuleLaunchKernel(
     real: &'static Real<args::hipModuleLaunchKernel>,
     a: args::hipModuleLaunchKernel,
@@ -195,6 +197,7 @@ fn blocks(global: u32, local: u32) -> u32 {
 /// name `API`, as the application wrote it).
 macro_rules! ext_module_launches {
     ($($name:ident => $api:literal;)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
             let dims = LaunchDims {
                 grid: [
@@ -226,7 +229,7 @@ ext_module_launches! {
 /// # Safety
 /// `a` holds the application's arguments; `function_address`, `dims` and
 /// `args` are its launch's.
-#[inline]
+#[inline(always)]
 unsafe fn stub_launch<A: Entry<Ret = HipError>>(
     api: &'static str,
     real: &Real<A>,
@@ -286,6 +289,8 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
     ret
 }
 
+// Inlined into the export: the launch path is the hot one.
+#[inline(always)]
 pub unsafe fn hipLaunchKernel(
     real: &'static Real<args::hipLaunchKernel>,
     a: args::hipLaunchKernel,
@@ -303,6 +308,8 @@ pub unsafe fn hipLaunchKernel(
 /// `hipLaunchKernel` with start/stop events and flags (`hip_ext.h`'s
 /// `hipExtLaunchKernelGGL` calls it). The events are the runtime's timing
 /// business; the launch is recorded as `hipLaunchKernel`'s.
+// Inlined into the export: the launch path is the hot one.
+#[inline(always)]
 pub unsafe fn hipExtLaunchKernel(
     real: &'static Real<args::hipExtLaunchKernel>,
     a: args::hipExtLaunchKernel,
@@ -328,6 +335,8 @@ pub unsafe fn hipExtLaunchKernel(
 
 /// A cooperative launch (grid-wide synchronisation allowed) of a registered
 /// host stub; recorded as a launch (replay launches it the ordinary way).
+// Inlined into the export: the launch path is the hot one.
+#[inline(always)]
 pub unsafe fn hipLaunchCooperativeKernel(
     real: &'static Real<args::hipLaunchCooperativeKernel>,
     a: args::hipLaunchCooperativeKernel,

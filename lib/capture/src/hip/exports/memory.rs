@@ -61,6 +61,7 @@ fn alloc(
 /// `NAME(OUT_PTR, SIZE) => KIND`: an allocation recorded as `alloc`.
 macro_rules! allocs {
     ($($name:ident($ptr:ident, $size:ident) => $mem:ident;)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
             // SAFETY: the export's contract: the application's arguments.
             unsafe {
@@ -88,6 +89,7 @@ allocs! {
 /// `NAME(PTR) => KIND hint`: a release recorded as `free`.
 macro_rules! frees {
     ($($name:ident($ptr:ident) => $hint:expr;)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
             // SAFETY: the export's contract: the application's arguments.
             unsafe {
@@ -108,6 +110,7 @@ frees! {
     hipFreeAsync(dev_ptr) => None;
 }
 
+#[inline]
 pub unsafe fn hipHostRegister(
     real: &'static Real<args::hipHostRegister>,
     a: args::hipHostRegister,
@@ -120,6 +123,7 @@ pub unsafe fn hipHostRegister(
     }
 }
 
+#[inline]
 pub unsafe fn hipHostUnregister(
     real: &'static Real<args::hipHostUnregister>,
     a: args::hipHostUnregister,
@@ -140,6 +144,7 @@ pub unsafe fn hipHostUnregister(
 /// # Safety
 /// `a` holds the application's arguments; `(dst, src, size)` are its copy's
 /// operands.
+#[inline(always)]
 unsafe fn copy<A: Entry<Ret = HipError>>(
     real: &Real<A>,
     a: A,
@@ -195,6 +200,7 @@ unsafe fn copy<A: Entry<Ret = HipError>>(
 /// arguments `a`: a copy recorded as `memcpy`.
 macro_rules! copies {
     ($a:ident; $($name:ident: ($dst:expr, $src:expr, $size:expr), kind $kind:expr, stream $stream:expr;)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, $a: args::$name) -> HipError {
             // SAFETY: the export's contract: the application's arguments,
             // whose copy operands these are.
@@ -222,6 +228,7 @@ copies! { a;
 /// memset recorded with its byte size and pattern width (1, 2 or 4).
 macro_rules! memsets {
     ($a:ident; $($name:ident: ($dst:expr, $value:expr, $count:expr, $width:expr), stream $stream:expr;)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, $a: args::$name) -> HipError {
             let (dst, value, count, width): (*mut c_void, u32, usize, u8) = ($dst, $value, $count, $width);
             let stream: Option<HipStream> = $stream;

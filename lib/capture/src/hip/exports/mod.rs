@@ -73,7 +73,7 @@ pub enum Order {
 /// # Safety
 /// `a` holds the application's arguments for entry point `A`, valid under
 /// its C contract.
-#[inline]
+#[inline(always)]
 pub unsafe fn intercept<A: Entry<Ret = HipError>>(
     real: &Real<A>,
     a: A,

@@ -29,6 +29,7 @@ unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], String> {
     Ok(unsafe { bytes(image, len) })
 }
 
+#[inline]
 pub unsafe fn hipModuleLoad(
     real: &'static Real<args::hipModuleLoad>,
     a: args::hipModuleLoad,
@@ -73,6 +74,7 @@ unsafe fn record_load_data(
 /// `NAME;` with arguments `module` and `image`: recorded by [`record_load_data`].
 macro_rules! load_data {
     ($($name:ident;)*) => {$(
+        #[inline]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
             // SAFETY: the call's own arguments and result.
             let record = |r: &Recorder, api, ret| unsafe { record_load_data(r, api, ret, a.module, a.image) };
@@ -87,6 +89,7 @@ load_data! {
     hipModuleLoadDataEx;
 }
 
+#[inline]
 pub unsafe fn hipModuleUnload(
     real: &'static Real<args::hipModuleUnload>,
     a: args::hipModuleUnload,
@@ -96,6 +99,7 @@ pub unsafe fn hipModuleUnload(
     unsafe { intercept(real, a, Order::Lifecycle, record) }
 }
 
+#[inline]
 pub unsafe fn hipModuleGetFunction(
     real: &'static Real<args::hipModuleGetFunction>,
     a: args::hipModuleGetFunction,
@@ -147,6 +151,7 @@ unsafe fn extent_at(image: *const c_void) -> Result<usize, String> {
     Ok(len)
 }
 
+#[inline]
 pub unsafe fn __hipRegisterFatBinary(
     real: &'static Real<args::__hipRegisterFatBinary>,
     a: args::__hipRegisterFatBinary,
@@ -175,6 +180,7 @@ pub unsafe fn __hipRegisterFatBinary(
     handle
 }
 
+#[inline]
 pub unsafe fn __hipRegisterFunction(
     real: &'static Real<args::__hipRegisterFunction>,
     a: args::__hipRegisterFunction,
@@ -204,6 +210,7 @@ pub unsafe fn __hipRegisterFunction(
     }
 }
 
+#[inline]
 pub unsafe fn __hipUnregisterFatBinary(
     real: &'static Real<args::__hipUnregisterFatBinary>,
     a: args::__hipUnregisterFatBinary,

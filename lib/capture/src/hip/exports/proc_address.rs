@@ -43,6 +43,7 @@ hip_api::hip_fns!(wrappers, []);
 
 const INVALID_VALUE: HipError = 1;
 
+#[inline]
 pub unsafe fn hipGetProcAddress(
     real: &'static Real<args::hipGetProcAddress>,
     a: args::hipGetProcAddress,

@@ -17,6 +17,7 @@ fn a(p: *mut std::ffi::c_void) -> Addr {
 /// `NAME(OUT_STREAM);`: creates a stream, recorded as `stream_create`.
 macro_rules! stream_creates {
     ($($name:ident($stream:ident);)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
             let record = |r: &Recorder, api, ret| {
                 // SAFETY: read only after success, when the runtime wrote it.
@@ -40,6 +41,7 @@ stream_creates! {
 /// `NAME(OUT_EVENT);`: creates an event, recorded as `event_create`.
 macro_rules! event_creates {
     ($($name:ident($event:ident);)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
             let record = |r: &Recorder, api, ret| {
                 // SAFETY: read only after success, when the runtime wrote it.
@@ -61,6 +63,7 @@ event_creates! {
 /// its arguments `a`.
 macro_rules! ops {
     ($($name:ident, $order:ident => |$a:ident| $op:expr;)*) => {$(
+        #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, $a: args::$name) -> HipError {
             // SAFETY: the export's contract: the application's arguments.
             unsafe { intercept(real, $a, Order::$order, |r, api, ret| r.op(api, ret, &$op)) }

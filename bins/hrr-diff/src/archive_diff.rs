@@ -120,7 +120,7 @@ pub enum DiffError {
     Archive(#[from] ArchiveError),
     #[error(transparent)]
     Read(#[from] ReadError),
-    #[error("{}: event {seq}: {source}", archive.display())]
+    #[error("{}: event {seq}", archive.display())]
     Blob {
         archive: PathBuf,
         seq: u64,
@@ -356,7 +356,7 @@ mod tests {
         let b = replay(&t.path().join("b"), &[(1, b"bad!")]);
         std::fs::write(b.blobs().path(&BlobId::of(b"bad!")), b"evil").unwrap();
         let e = diff(&a, &b, &Tolerance::default()).unwrap_err();
-        let msg = e.to_string();
+        let msg = hrr_core::error_chain::chain(&e).to_string();
         assert!(msg.contains("event 1") && msg.contains("corrupt"), "{msg}");
     }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
+use hrr_core::error_chain::chain;
 use hrr_core::event_reader::ReadOptions;
 use hrr_core::manifest::ArchiveKind;
 use hrr_replay::compare::{DType, Tolerance};
@@ -76,8 +77,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for i in 0..args.loops {
         let mut warnings = Vec::new();
         let regions = if opts.regions {
-            engine::load_regions(&archive, opts.regions_strict, &mut warnings)
-                .map_err(anyhow::Error::msg)?
+            engine::load_regions(&archive, opts.regions_strict, &mut warnings)?
         } else {
             Default::default()
         };
@@ -108,13 +108,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("hrr-play: warning: {w}");
     }
     let code = match &error {
-        Some(ReplayError::Format(msg)) => {
-            eprintln!("hrr-play: error: {}: {msg}", args.archive.display());
-            2
-        }
         Some(e @ ReplayError::Fatal { .. }) => {
-            eprintln!("hrr-play: fatal: {e}");
+            eprintln!("hrr-play: fatal: {}", chain(e));
             1
+        }
+        Some(e) => {
+            eprintln!("hrr-play: error: {}: {}", args.archive.display(), chain(e));
+            2
         }
         None if summary.passed() => 0,
         None => 1,

@@ -27,7 +27,7 @@ pub enum ArchiveError {
     NotDir { path: PathBuf },
     #[error("{}: events file missing; is this an hrr archive?", path.display())]
     MissingEvents { path: PathBuf },
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Manifest(#[from] ManifestError),

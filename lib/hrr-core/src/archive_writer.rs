@@ -50,7 +50,7 @@ pub struct ManifestExtra {
 /// Writing an archive failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Manifest(#[from] ManifestError),

@@ -95,7 +95,7 @@ impl Blob {
 pub enum BlobError {
     #[error("blob {id} missing: {} does not exist", path.display())]
     Missing { id: BlobId, path: PathBuf },
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{}: refusing a symlink inside the blob store", path.display())]
     Symlink { path: PathBuf },

@@ -75,9 +75,9 @@ impl fmt::Display for Warning {
 /// Why reading stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Open { path: PathBuf, source: io::Error },
-    #[error("{}:{line}: read failed: {source}", path.display())]
+    #[error("{}:{line}: read failed", path.display())]
     Io {
         path: PathBuf,
         line: u64,

@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod archive_writer;
 pub mod blob_store;
+pub mod error_chain;
 pub mod event;
 pub mod event_reader;
 pub mod hex;

@@ -100,7 +100,7 @@ fn is_false(b: &bool) -> bool {
 /// Why a manifest could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{}: invalid manifest: {reason}", path.display())]
     Invalid { path: PathBuf, reason: String },

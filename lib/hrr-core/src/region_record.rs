@@ -188,7 +188,7 @@ pub enum RecordProblem {
 /// A region file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RegionError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{}:{line}: malformed region record: {reason}", path.display())]
     Malformed {

@@ -5,13 +5,46 @@
 
 use hrr_core::event::MemKind;
 
-/// A failed runtime call: the runtime's own code and its message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{call} failed: {message} (code {code})")]
-pub struct DeviceError {
-    pub call: &'static str,
-    pub code: i64,
-    pub message: String,
+/// A failed runtime call.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The runtime returned an error: its own code and message.
+    #[error("{call} failed: {message} (code {code})")]
+    Call {
+        /// The runtime entry point, e.g. `hipMalloc`.
+        call: &'static str,
+        /// What it returned (-1 where the backend refused before calling).
+        code: i64,
+        /// The runtime's description of `code`, or the backend's reason.
+        message: String,
+    },
+    /// The backend could not make the call at all (an entry point this
+    /// runtime lacks, a driver that did not load); its own error is the source.
+    #[error("{call} unavailable")]
+    Backend {
+        /// The entry point that was wanted.
+        call: &'static str,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl DeviceError {
+    /// The runtime entry point that failed.
+    pub fn call(&self) -> &'static str {
+        match self {
+            DeviceError::Call { call, .. } | DeviceError::Backend { call, .. } => call,
+        }
+    }
+
+    /// The runtime's error code, where the runtime was called.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            DeviceError::Call { code, .. } => Some(*code),
+            DeviceError::Backend { .. } => None,
+        }
+    }
 }
 
 /// A live handle returned by a backend (stream, event, module, function).

@@ -34,12 +34,12 @@ pub const DEFAULT_LIBRARY: &str = "libhsa-runtime64.so.1";
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot load HSA runtime {path:?}: {source}")]
+    #[error("cannot load HSA runtime {path:?}")]
     Load {
         path: OsString,
         source: libloading::Error,
     },
-    #[error("HSA runtime {path:?} lacks {symbol}: {source}")]
+    #[error("HSA runtime {path:?} lacks {symbol}")]
     Symbol {
         path: OsString,
         symbol: &'static str,

@@ -472,7 +472,7 @@ impl Device for CudaDevice {
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
         if image.is_empty() {
-            return Err(DeviceError {
+            return Err(DeviceError::Call {
                 call: "cuModuleLoadData",
                 code: -1,
                 message: "empty code object".into(),
@@ -596,6 +596,7 @@ mod tests {
             "{e}"
         );
         let d: DeviceError = e.into();
-        assert!(d.to_string().contains("cannot load libcuda.so.1"));
+        let source = std::error::Error::source(&d).expect("the CUDA error");
+        assert!(source.to_string().contains("cannot load libcuda.so.1"));
     }
 }

@@ -45,6 +45,9 @@ impl CudaError {
 }
 
 impl From<CudaError> for DeviceError {
+    /// A failed driver call keeps the driver's code, name and message; an
+    /// error of the backend itself (no driver, an entry point it lacks)
+    /// becomes the source of a [`DeviceError::Backend`].
     fn from(e: CudaError) -> DeviceError {
         match e {
             CudaError::Call {
@@ -52,25 +55,23 @@ impl From<CudaError> for DeviceError {
                 code,
                 name,
                 message,
-            } => DeviceError {
+            } => DeviceError::Call {
                 call,
                 code: i64::from(code),
                 message: format!("{name}: {message}"),
             },
-            CudaError::Invalid { call, message } => DeviceError {
+            CudaError::Invalid { call, message } => DeviceError::Call {
                 call,
                 code: -1,
                 message,
             },
-            CudaError::Unsupported { symbol, .. } => DeviceError {
+            CudaError::Unsupported { symbol, .. } => DeviceError::Backend {
                 call: symbol,
-                code: -1,
-                message: e.to_string(),
+                source: Box::new(e),
             },
-            other => DeviceError {
+            other => DeviceError::Backend {
                 call: "libcuda",
-                code: -1,
-                message: other.to_string(),
+                source: Box::new(other),
             },
         }
     }
@@ -176,6 +177,7 @@ pub fn result_name_or_number(code: CUresult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrr_core::error_chain::chain;
 
     #[test]
     fn table_is_sorted_and_unique() {
@@ -218,8 +220,11 @@ mod tests {
             "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"
         );
         let d: DeviceError = e.into();
-        assert_eq!((d.call, d.code), ("cuMemAlloc_v2", 2));
-        assert_eq!(d.message, "CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+        assert_eq!((d.call(), d.code()), ("cuMemAlloc_v2", Some(2)));
+        assert!(
+            matches!(&d, DeviceError::Call { message, .. } if message == "CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+            "{d:?}"
+        );
         assert_eq!(
             d.to_string(),
             "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory (code 2)"
@@ -233,23 +238,27 @@ mod tests {
             reason: "nope".into(),
         }
         .into();
-        assert_eq!((d.call, d.code), ("libcuda", -1));
-        assert_eq!(d.message, "cannot load libcuda.so.1: nope");
+        assert_eq!((d.call(), d.code()), ("libcuda", None));
+        assert_eq!(
+            chain(&d).to_string(),
+            "libcuda unavailable: cannot load libcuda.so.1: nope"
+        );
         let d: DeviceError = CudaError::Invalid {
             call: "cuModuleGetFunction",
             message: "bad name".into(),
         }
         .into();
         assert_eq!(
-            (d.call, d.code, d.message.as_str()),
-            ("cuModuleGetFunction", -1, "bad name")
+            d.to_string(),
+            "cuModuleGetFunction failed: bad name (code -1)"
         );
         let d: DeviceError = CudaError::Unsupported {
             symbol: "cuFuncGetParamInfo",
             needs: "12.4",
         }
         .into();
-        assert_eq!(d.call, "cuFuncGetParamInfo");
-        assert!(d.message.contains("needs CUDA 12.4"));
+        assert_eq!(d.call(), "cuFuncGetParamInfo");
+        let source = std::error::Error::source(&d).expect("the CUDA error");
+        assert!(source.to_string().contains("needs CUDA 12.4"), "{source}");
     }
 }

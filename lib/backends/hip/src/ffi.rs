@@ -60,15 +60,30 @@ pub struct HipApi {
     ) -> HipError,
 }
 
+/// An entry point the runtime library does not export.
+#[derive(Debug, thiserror::Error)]
+#[error("{symbol}")]
+pub struct MissingSymbol {
+    /// The entry point's name.
+    pub symbol: &'static str,
+    /// What the dynamic loader said.
+    #[source]
+    pub source: libloading::Error,
+}
+
 impl HipApi {
     /// Resolves every entry point in `lib`, naming the first one missing.
-    pub fn load(lib: &libloading::Library) -> Result<HipApi, String> {
+    pub fn load(lib: &libloading::Library) -> Result<HipApi, MissingSymbol> {
         macro_rules! sym {
             ($name:ident) => {
                 // SAFETY: the symbol is a HIP runtime entry point whose C signature
                 // is the field's type, as declared by hip_runtime_api.h.
-                *unsafe { lib.get(concat!(stringify!($name), "\0").as_bytes()) }
-                    .map_err(|e| format!("{}: {e}", stringify!($name)))?
+                *unsafe { lib.get(concat!(stringify!($name), "\0").as_bytes()) }.map_err(
+                    |source| MissingSymbol {
+                        symbol: stringify!($name),
+                        source,
+                    },
+                )?
             };
         }
         Ok(HipApi {

@@ -41,7 +41,7 @@ impl HipDevice {
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             }
         };
-        Err(DeviceError {
+        Err(DeviceError::Call {
             call,
             code: i64::from(code),
             message: msg,
@@ -337,7 +337,7 @@ impl Device for HipDevice {
     }
 
     fn function(&mut self, m: Handle, name: &str) -> Result<Handle, DeviceError> {
-        let cname = CString::new(name).map_err(|_| DeviceError {
+        let cname = CString::new(name).map_err(|_| DeviceError::Call {
             call: "hipModuleGetFunction",
             code: -1,
             message: format!("kernel name {name:?} contains NUL"),

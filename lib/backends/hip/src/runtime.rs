@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::HipApi;
+use crate::ffi::{HipApi, MissingSymbol};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -21,12 +21,27 @@ pub enum RuntimeLocation {
     Rocm,
 }
 
+/// Why a HIP runtime could not be loaded or initialised.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
-    #[error("cannot load HIP runtime {path}: {reason}")]
-    Load { path: String, reason: String },
-    #[error("HIP runtime {path} lacks an entry point: {reason}")]
-    Symbol { path: String, reason: String },
+    /// The dynamic loader could not load the library.
+    #[error("cannot load HIP runtime {path}")]
+    Load {
+        /// The library as it was asked for.
+        path: String,
+        /// What the dynamic loader said.
+        #[source]
+        source: libloading::Error,
+    },
+    /// The library lacks an entry point replay calls.
+    #[error("HIP runtime {path} lacks an entry point")]
+    Symbol {
+        /// The library.
+        path: String,
+        /// The entry point.
+        #[source]
+        source: MissingSymbol,
+    },
     #[error("HIP runtime {path}: {call} failed with code {code}")]
     Init {
         path: String,
@@ -75,13 +90,14 @@ impl HipRuntime {
         let shown = path.display().to_string();
         // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
         // library meant to be loaded into any process.
-        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| RuntimeError::Load {
+        let lib =
+            unsafe { libloading::Library::new(&path) }.map_err(|source| RuntimeError::Load {
+                path: shown.clone(),
+                source,
+            })?;
+        let api = HipApi::load(&lib).map_err(|source| RuntimeError::Symbol {
             path: shown.clone(),
-            reason: e.to_string(),
-        })?;
-        let api = HipApi::load(&lib).map_err(|reason| RuntimeError::Symbol {
-            path: shown.clone(),
-            reason,
+            source,
         })?;
         // SAFETY: plain HIP calls with valid out-pointers.
         let code = unsafe { (api.hipInit)(0) };

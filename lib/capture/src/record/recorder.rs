@@ -30,6 +30,7 @@ use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
 use crate::sink::blob_writer::BlobWriter;
 use crate::sink::event_line::{self, BlobHex, HeadCache, LaunchRef};
 use crate::sink::event_sink::{EventSink, Finish, LockMode};
+use hrr_core::error_chain::chain;
 
 /// The recorder could not start; the application runs unrecorded.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +39,7 @@ pub enum RecorderError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Claim(#[from] ClaimError),
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -566,7 +567,11 @@ impl Recorder {
             m.extra.insert("lost_events".into(), Value::from(lost));
         }
         if let Err(e) = m.write_atomic(&self.dir) {
-            eprintln!("hrr-intercept: cannot finish {}: {e}", self.dir.display());
+            eprintln!(
+                "hrr-intercept: cannot finish {}: {}",
+                self.dir.display(),
+                chain(&e)
+            );
         }
     }
 
@@ -618,7 +623,7 @@ fn init_from_env() -> Option<Recorder> {
             Ok(Some(c)) => c,
             Ok(None) => return None,
             Err(e) => {
-                eprintln!("hrr-intercept: not recording: {e}");
+                eprintln!("hrr-intercept: not recording: {}", chain(&e));
                 return None;
             }
         };
@@ -626,7 +631,7 @@ fn init_from_env() -> Option<Recorder> {
         match Recorder::from_config(&config, runtime.as_deref()) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("hrr-intercept: not recording: {e}");
+                eprintln!("hrr-intercept: not recording: {}", chain(&e));
                 None
             }
         }

@@ -30,7 +30,7 @@ pub struct ArchiveClaim {
 /// Neither the requested directory nor its per-pid sibling could be claimed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
-    #[error("cannot create archive directory {}: {source}", path.display())]
+    #[error("cannot create archive directory {}", path.display())]
     Create { path: PathBuf, source: io::Error },
     #[error("{} is owned by another process and so is {}", requested.display(), fallback.display())]
     Taken {

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 
 use crate::device::{Device, DeviceError, Handle};
+use hrr_codeobj::CodeObjError;
+use hrr_core::blob_store::BlobError;
 use hrr_core::hex::BlobId;
 
 #[derive(Debug, Default)]
@@ -22,10 +24,33 @@ pub struct CodeCache {
 /// Why a launch's code could not be made ready.
 #[derive(Debug, thiserror::Error)]
 pub enum CodeError {
-    #[error("code object {0}: {1}")]
-    Blob(BlobId, String),
-    #[error("code object {0}: {1}")]
-    Select(BlobId, String),
+    /// The code object's blob could not be read.
+    #[error("code object {code}")]
+    Blob {
+        /// The code object.
+        code: BlobId,
+        /// Why.
+        #[source]
+        source: BlobError,
+    },
+    /// No entry of the code object's offload bundle could be picked.
+    #[error("code object {code}")]
+    Select {
+        /// The code object.
+        code: BlobId,
+        /// Why.
+        #[source]
+        source: CodeObjError,
+    },
+    /// The bundle holds no code object at all.
+    #[error("code object {code}: bundle has no code object (entries: {entries})")]
+    EmptyBundle {
+        /// The code object.
+        code: BlobId,
+        /// The bundle's entry ids, comma-separated.
+        entries: String,
+    },
+    /// The runtime refused the code object or the kernel.
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
@@ -38,7 +63,7 @@ impl CodeCache {
         dev: &mut dyn Device,
         code: BlobId,
         name: &str,
-        fetch: impl FnOnce(&BlobId) -> Result<Vec<u8>, String>,
+        fetch: impl FnOnce(&BlobId) -> Result<Vec<u8>, BlobError>,
     ) -> Result<Handle, CodeError> {
         if let Some((c, n, f)) = &self.last
             && *c == code
@@ -53,9 +78,10 @@ impl CodeCache {
         let module = match self.modules.get(&code) {
             Some(m) => *m,
             None => {
-                let bytes = fetch(&code).map_err(|e| CodeError::Blob(code, e))?;
+                let bytes = fetch(&code).map_err(|source| CodeError::Blob { code, source })?;
                 let m = load_for_device(dev, &bytes).map_err(|e| match e {
-                    LoadError::Select(msg) => CodeError::Select(code, msg),
+                    LoadError::Select(source) => CodeError::Select { code, source },
+                    LoadError::Empty(entries) => CodeError::EmptyBundle { code, entries },
                     LoadError::Device(d) => CodeError::Device(d),
                 })?;
                 self.modules.insert(code, m);
@@ -82,7 +108,9 @@ impl CodeCache {
 }
 
 enum LoadError {
-    Select(String),
+    Select(CodeObjError),
+    /// The bundle's entry ids.
+    Empty(String),
     Device(DeviceError),
 }
 
@@ -94,18 +122,17 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
     use hrr_codeobj::{ImageKind, bundle, identify};
     let bundle_bytes = match identify(bytes) {
         ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
-        ImageKind::CompressedBundle => std::borrow::Cow::Owned(
-            bundle::decompress(bytes).map_err(|e| LoadError::Select(e.to_string()))?,
-        ),
+        ImageKind::CompressedBundle => {
+            std::borrow::Cow::Owned(bundle::decompress(bytes).map_err(LoadError::Select)?)
+        }
         _ => return dev.module_load(bytes).map_err(LoadError::Device),
     };
     let target = dev.target();
     if !target.is_empty() {
-        let image =
-            bundle::select(&bundle_bytes, &target).map_err(|e| LoadError::Select(e.to_string()))?;
+        let image = bundle::select(&bundle_bytes, &target).map_err(LoadError::Select)?;
         return dev.module_load(&image).map_err(LoadError::Device);
     }
-    let parsed = bundle::parse(&bundle_bytes).map_err(|e| LoadError::Select(e.to_string()))?;
+    let parsed = bundle::parse(&bundle_bytes).map_err(LoadError::Select)?;
     let mut last = None;
     for entry in &parsed.entries {
         let Ok(image) = entry.data(&bundle_bytes) else {
@@ -120,12 +147,7 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
         }
     }
     Err(last.map_or_else(
-        || {
-            LoadError::Select(format!(
-                "bundle has no code object (entries: {})",
-                parsed.ids().join(", ")
-            ))
-        },
+        || LoadError::Empty(parsed.ids().join(", ")),
         LoadError::Device,
     ))
 }

@@ -41,7 +41,7 @@ impl std::ops::DerefMut for Buffer {
 impl HostMemory for Buffer {}
 
 fn unsupported(call: &'static str) -> DeviceError {
-    DeviceError {
+    DeviceError::Call {
         call,
         code: -1,
         message: "not used by these tests".into(),

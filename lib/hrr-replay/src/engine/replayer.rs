@@ -6,9 +6,10 @@ use std::time::Instant;
 use crate::alloc_map::Alloc;
 use crate::compare::{Verdict, compare};
 use crate::device::{Device, DeviceError, Launch, LaunchArg};
-use crate::engine::address_space::{AddressSpace, Unmapped};
+use crate::engine::address_space::AddressSpace;
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
+use crate::engine::error::{EventFailure, Operand, ReplayError};
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
@@ -16,6 +17,7 @@ use crate::handle_map::HandleMap;
 use crate::region_timeline::RegionClass;
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::ArchiveWriter;
+use hrr_core::error_chain::chain;
 use hrr_core::event::arg_offsets;
 use hrr_core::event::{Dir, Event, KernelArg, MemKind, Op};
 use hrr_core::hex::Addr;
@@ -25,17 +27,6 @@ const PREFETCH_BATCH: usize = 256;
 const PREFETCH_BATCHES: usize = 8;
 
 type EventItem = Result<Event, hrr_core::event_reader::ReadError>;
-
-/// Why replay stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
-    /// The archive itself is unreadable or inconsistent (exit 2).
-    #[error("{0}")]
-    Format(String),
-    /// An event could not be replayed (exit 1): the DESIGN §5 fatal line.
-    #[error("event {seq} ({api}): {what}")]
-    Fatal { seq: u64, api: String, what: String },
-}
 
 /// One replay of an archive onto a device.
 pub struct Replayer<'a> {
@@ -92,7 +83,7 @@ impl<'a> Replayer<'a> {
         self.summary.regions_streams = self.space.regions.streams() as u64;
         let reader = match self.archive.events(self.opts.read) {
             Ok(r) => r,
-            Err(e) => return (self.summary, Some(ReplayError::Format(e.to_string()))),
+            Err(e) => return (self.summary, Some(e.into())),
         };
         // Parsing runs one batch ahead on its own thread: on a launch-heavy
         // archive it is a third of the engine's per-event time, and it
@@ -133,15 +124,14 @@ impl<'a> Replayer<'a> {
         });
         let mut span: Option<(u64, u64)> = None;
         let mut error = None;
-        'events: for batch in rx {
-            for item in &batch {
-                let event = match item {
-                    Ok(e) => e,
-                    Err(e) => {
-                        error = Some(ReplayError::Format(e.to_string()));
-                        break 'events;
-                    }
-                };
+        'events: for mut batch in rx {
+            // The parser ends its batch at a read error and sends nothing
+            // after it: reported once the events before it are replayed.
+            let read_error = match batch.iter().position(Result::is_err) {
+                Some(i) => batch.drain(i..).next().and_then(Result::err),
+                None => None,
+            };
+            for event in batch.iter().flatten() {
                 span = Some(span.map_or((event.t, event.t), |(a, b)| {
                     (a.min(event.t), b.max(event.t))
                 }));
@@ -149,7 +139,7 @@ impl<'a> Replayer<'a> {
                 if let Err(e) = self.step(event) {
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
-                            eprintln!("hrr-play: error: {e}");
+                            eprintln!("hrr-play: error: {}", chain(&e));
                             self.summary.errors += 1;
                         }
                         e => {
@@ -163,17 +153,16 @@ impl<'a> Replayer<'a> {
                 }
             }
             let _ = recycle.send(batch);
+            if let Some(e) = read_error {
+                error = Some(e.into());
+                break;
+            }
         }
         // The receiver is gone: a parser still reading stops at its next send.
         let reader = match parser.join() {
             Ok(r) => r,
             Err(_) => {
-                return (
-                    self.summary,
-                    Some(ReplayError::Format(
-                        "the event parser thread panicked".into(),
-                    )),
-                );
+                return (self.summary, Some(ReplayError::ParserPanicked));
             }
         };
         progress(self.summary.events);
@@ -184,7 +173,7 @@ impl<'a> Replayer<'a> {
         if error.is_none()
             && let Err(e) = self.dev.device_sync()
         {
-            error = Some(ReplayError::Format(e.to_string()));
+            error = Some(ReplayError::FinalSync(e));
         }
         if let Some((first, last)) = span {
             let outside = self.space.regions.outside_span(first, last);
@@ -220,7 +209,7 @@ impl<'a> Replayer<'a> {
         self.code.unload_all(self.dev);
     }
 
-    fn fatal(e: &Event, what: impl Into<String>) -> ReplayError {
+    fn fatal(e: &Event, what: impl Into<EventFailure>) -> ReplayError {
         ReplayError::Fatal {
             seq: e.seq,
             api: e.api.clone(),
@@ -229,24 +218,23 @@ impl<'a> Replayer<'a> {
     }
 
     fn dev_err(e: &Event, err: DeviceError) -> ReplayError {
-        Self::fatal(e, err.to_string())
+        Self::fatal(e, err)
     }
 
     /// The shared device-operand path, with the DESIGN §5 fatal wording.
     fn device_operand(
         &mut self,
         e: &Event,
-        role: &str,
+        role: Operand,
         addr: Addr,
         len: u64,
     ) -> Result<u64, ReplayError> {
         self.space
             .translate_or_materialise(self.dev, addr.0, len)
-            .map_err(|u| Self::fatal(e, describe_unmapped(role, &u)))
+            .map_err(|u| Self::fatal(e, EventFailure::unmapped(role, u)))
     }
 
     /// A pointer in kernel argument `i` at byte `off`, through the shared path.
-    /// The role text is only built when translation fails.
     fn arg_pointer(
         &mut self,
         e: &Event,
@@ -256,7 +244,13 @@ impl<'a> Replayer<'a> {
     ) -> Result<u64, ReplayError> {
         self.space
             .translate_or_materialise(self.dev, value, 0)
-            .map_err(|u| Self::fatal(e, describe_unmapped(&format!("launch arg {i}+{off}"), &u)))
+            .map_err(|u| {
+                let role = Operand::LaunchArg {
+                    arg: i,
+                    offset: off,
+                };
+                Self::fatal(e, EventFailure::unmapped(role, u))
+            })
     }
 
     fn stream(&mut self, e: &Event, s: Option<Addr>) -> Result<Option<u64>, ReplayError> {
@@ -266,15 +260,17 @@ impl<'a> Replayer<'a> {
                 .streams
                 .get(s.0)
                 .map(Some)
-                .ok_or_else(|| Self::fatal(e, format!("stream {s} was never created"))),
+                .ok_or_else(|| Self::fatal(e, EventFailure::UnknownStream(s))),
         }
     }
 
     fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
         for err in self.space.advance_to(self.dev, e.t) {
-            self.summary
-                .warnings
-                .push(format!("event {}: freeing a deleted segment: {err}", e.seq));
+            self.summary.warnings.push(format!(
+                "event {}: freeing a deleted segment: {}",
+                e.seq,
+                chain(&err)
+            ));
         }
         if e.ret != 0 {
             // A call that failed at capture did nothing there; it does nothing here.
@@ -297,7 +293,7 @@ impl<'a> Replayer<'a> {
                 self.space
                     .allocs
                     .insert(alloc)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                    .map_err(|err| Self::fatal(e, err))?;
             }
             Op::HostRegister { ptr, size } => {
                 let live = self
@@ -314,7 +310,7 @@ impl<'a> Replayer<'a> {
                 self.space
                     .allocs
                     .insert(alloc)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                    .map_err(|err| Self::fatal(e, err))?;
             }
             Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
                 if ptr.0 == 0 {
@@ -324,7 +320,7 @@ impl<'a> Replayer<'a> {
                     .space
                     .allocs
                     .remove(ptr.0)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                    .map_err(|err| Self::fatal(e, err))?;
                 self.dev
                     .free(a.live, a.mem)
                     .map_err(|err| Self::dev_err(e, err))?;
@@ -344,7 +340,7 @@ impl<'a> Replayer<'a> {
                 width,
                 stream,
             } => {
-                let live = self.device_operand(e, "memset dst", *dst, *size)?;
+                let live = self.device_operand(e, Operand::MemsetDst, *dst, *size)?;
                 let stream = self.stream(e, *stream)?;
                 let r = if *width <= 1 {
                     self.dev.memset(live, *value as u8, *size, stream)
@@ -428,7 +424,7 @@ impl<'a> Replayer<'a> {
                 let ev = self
                     .events
                     .get(event.0)
-                    .ok_or_else(|| Self::fatal(e, format!("event {event} was never created")))?;
+                    .ok_or_else(|| Self::fatal(e, EventFailure::UnknownEvent(*event)))?;
                 self.dev
                     .event_record(ev, s)
                     .map_err(|err| Self::dev_err(e, err))?;
@@ -473,8 +469,8 @@ impl<'a> Replayer<'a> {
         match dir {
             Dir::H2d => {
                 // Only the device destination is translated; `src` is a host pointer.
-                let live = self.device_operand(e, "h2d dst", dst, size)?;
-                let id = blob.ok_or_else(|| Self::fatal(e, "h2d memcpy has no source blob"))?;
+                let live = self.device_operand(e, Operand::H2dDst, dst, size)?;
+                let id = blob.ok_or_else(|| Self::fatal(e, EventFailure::NoSourceBlob))?;
                 let store = self.archive.blobs();
                 let dev = &mut *self.dev;
                 // Large blobs go through pinned memory, as the application's
@@ -482,7 +478,7 @@ impl<'a> Replayer<'a> {
                 let pinned = if size as usize > blob_cache::MAX_CACHED {
                     self.pinned
                         .blob(|n| dev.host_buffer(n), store, &id, size as usize)
-                        .map_err(|err| Self::fatal(e, err.to_string()))?
+                        .map_err(|err| Self::fatal(e, err))?
                 } else {
                     None
                 };
@@ -493,18 +489,13 @@ impl<'a> Replayer<'a> {
                         cached = self
                             .blobs
                             .get(store, &id)
-                            .map_err(|err| Self::fatal(e, err.to_string()))?;
+                            .map_err(|err| Self::fatal(e, err))?;
                         &*cached
                     }
                 };
                 if bytes.len() as u64 != size {
-                    return Err(Self::fatal(
-                        e,
-                        format!(
-                            "blob {id} holds {} bytes, memcpy size is {size}",
-                            bytes.len()
-                        ),
-                    ));
+                    let len = bytes.len() as u64;
+                    return Err(Self::fatal(e, EventFailure::BlobSize { id, len, size }));
                 }
                 let t0 = Instant::now();
                 dev.copy_h2d(live, bytes, stream)
@@ -514,7 +505,7 @@ impl<'a> Replayer<'a> {
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
-                let live = self.device_operand(e, "d2h src", src, size)?;
+                let live = self.device_operand(e, Operand::D2hSrc, src, size)?;
                 // Large reads land in pinned memory, as the application's fast ones did.
                 let dev = &mut *self.dev;
                 let mut pinned = if size as usize > blob_cache::MAX_CACHED {
@@ -545,8 +536,8 @@ impl<'a> Replayer<'a> {
                 result?;
             }
             Dir::D2d => {
-                let d = self.device_operand(e, "d2d dst", dst, size)?;
-                let s = self.device_operand(e, "d2d src", src, size)?;
+                let d = self.device_operand(e, Operand::D2dDst, dst, size)?;
+                let s = self.device_operand(e, Operand::D2dSrc, src, size)?;
                 self.dev
                     .copy_d2d(d, s, size, stream)
                     .map_err(|err| Self::dev_err(e, err))?;
@@ -564,15 +555,12 @@ impl<'a> Replayer<'a> {
         actual: &[u8],
     ) -> Result<(), ReplayError> {
         if let Some(out) = self.out.as_deref_mut() {
-            let id = out
-                .put_blob(actual)
-                .map_err(|err| ReplayError::Format(err.to_string()))?;
+            let id = out.put_blob(actual)?;
             let mut rec = e.clone();
             if let Op::Memcpy { blob, .. } = &mut rec.op {
                 *blob = Some(id);
             }
-            out.append(&rec)
-                .map_err(|err| ReplayError::Format(err.to_string()))?;
+            out.append(&rec)?;
         }
         let Some(id) = blob else {
             self.summary.d2h_unchecked += 1;
@@ -581,7 +569,7 @@ impl<'a> Replayer<'a> {
         let expected = self
             .blobs
             .get(self.archive.blobs(), &id)
-            .map_err(|err| Self::fatal(e, err.to_string()))?;
+            .map_err(|err| Self::fatal(e, err))?;
         let c = compare(&expected, actual, &self.opts.tolerance);
         match c.verdict {
             Verdict::Exact => self.summary.d2h_exact += 1,
@@ -619,13 +607,12 @@ impl<'a> Replayer<'a> {
         let func = self
             .code
             .function(self.dev, code, name, |id| {
-                archive
-                    .blobs()
-                    .get(id)
-                    .map(|b| b.to_vec())
-                    .map_err(|err| err.to_string())
+                archive.blobs().get(id).map(|b| b.to_vec())
             })
-            .map_err(|err| Self::fatal(e, format!("kernel {name}: {err}")))?;
+            .map_err(|source| {
+                let name = name.to_string();
+                Self::fatal(e, EventFailure::Kernel { name, source })
+            })?;
         // Assemble the kernarg buffer in place (reused across launches),
         // translating every recorded device pointer, top-level or embedded.
         let offsets = arg_offsets(args);
@@ -645,12 +632,10 @@ impl<'a> Replayer<'a> {
             for &off in &arg.ptrs {
                 let off = off as usize;
                 let Some(word) = bytes.get(off..off + 8) else {
+                    let (arg, offset, len) = (i, off, bytes.len());
                     return Err(Self::fatal(
                         e,
-                        format!(
-                            "launch arg {i}: pointer offset {off} outside its {} bytes",
-                            bytes.len()
-                        ),
+                        EventFailure::PointerOutside { arg, offset, len },
                     ));
                 };
                 let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
@@ -743,23 +728,6 @@ impl Replayer<'_> {
         }
         found
     }
-}
-
-fn describe_unmapped(role: &str, u: &Unmapped) -> String {
-    let mut s = format!("{role} {:#x} not mapped", u.addr);
-    match u.class {
-        RegionClass::InBlock { base, size } => {
-            s += &format!(" (in declared block {base:#x}+{size})")
-        }
-        RegionClass::InSegment { base, size } => {
-            s += &format!(" (in declared segment {base:#x}+{size})")
-        }
-        RegionClass::None => {}
-    }
-    if let Some(err) = &u.materialise_error {
-        s += &format!("; materialising its segment failed: {err}");
-    }
-    s
 }
 
 #[cfg(test)]

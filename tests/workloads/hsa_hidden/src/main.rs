@@ -104,6 +104,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// `e` and its causes on one line (an hsa-sys load error keeps the dynamic
+/// loader's message as its source).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s += &format!(": {c}");
+        cause = c.source();
+    }
+    s
+}
+
 /// Resolves `name` in the global scope (where a preloaded interposer comes
 /// before the runtime), as the function-pointer type `T`.
 ///
@@ -180,10 +192,10 @@ fn run(args: &Args) -> Result<(), String> {
     hip.check("hipSetDevice", unsafe { (hip.set_device)(0) })?;
 
     let hsa_path = hsa_library(args, &hip);
-    let hsa = hsa_sys::Hsa::load(&hsa_path).map_err(|e| e.to_string())?;
-    let pool = hsa.gpu_coarse_pool().map_err(|e| e.to_string())?;
-    let seg = hsa.allocate(&pool, SEG_SIZE).map_err(|e| e.to_string())?;
-    hsa.allow_access_all(&seg).map_err(|e| e.to_string())?;
+    let hsa = hsa_sys::Hsa::load(&hsa_path).map_err(|e| chain(&e))?;
+    let pool = hsa.gpu_coarse_pool().map_err(|e| chain(&e))?;
+    let seg = hsa.allocate(&pool, SEG_SIZE).map_err(|e| chain(&e))?;
+    hsa.allow_access_all(&seg).map_err(|e| chain(&e))?;
 
     let mut out = std::io::stdout().lock();
     writeln!(out, "HRR_SEGMENT base={:#x} size={}", seg.addr(), seg.len())
@@ -237,7 +249,7 @@ fn run(args: &Args) -> Result<(), String> {
     println!("hsa_hidden: H2D -> segment -> D2D -> D2H ok (first {first:#x}, last {last:#x})");
 
     hip.check("hipFree", unsafe { (hip.free)(dbuf) })?;
-    seg.free().map_err(|e| e.to_string())?;
+    seg.free().map_err(|e| chain(&e))?;
     drop(hsa);
     println!("hsa_hidden: OK");
     Ok(())

@@ -10,13 +10,14 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
 use hrr_core::manifest::Platform;
+use hrr_core::wire::encode::{BlobHex, LaunchRef};
 use hrr_core::{BlobId, Dir, MemKind};
 use hrr_intercept::record::code_objects::Module;
 use hrr_intercept::record::kernel_args::ArgValues;
 use hrr_intercept::record::launch_memo::{self, LaunchKey, LaunchMemo};
 use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
 use hrr_intercept::sink::event_line::{
-    BlobHex, HeadCache, LaunchRef, encode_launch_scanned, encode_launch_scanned_cached,
+    HeadCache, encode_launch_scanned, encode_launch_scanned_cached,
 };
 use hrr_intercept::sink::event_sink::LockMode;
 

@@ -153,7 +153,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0u64;
             for line in data.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
-                let w: hrr_core::event::Wire<'_> = serde_json::from_slice(line).unwrap();
+                let w: hrr_core::wire::Wire<'_> = serde_json::from_slice(line).unwrap();
                 n += u64::from(matches!(w.op, Cow::Borrowed(_)));
             }
             n

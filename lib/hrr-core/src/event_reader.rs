@@ -4,7 +4,7 @@
 //! buffer, never the whole file. A line that lies whole inside the reader's
 //! buffer is parsed there without a copy (only one straddling the buffer's
 //! end is copied out), with borrowed strings and no intermediate tree: by
-//! [`crate::wire_scanner`] when it has the common shape, by [`Event::parse`]
+//! [`crate::wire::scan`] when it has the common shape, by [`Event::parse`]
 //! (serde) otherwise.
 //!
 //! Damage is handled by where it is, because that tells what happened:
@@ -22,7 +22,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::event::{Event, EventError};
+use crate::event::Event;
+use crate::wire::EventError;
 
 /// How strictly to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -235,7 +236,7 @@ fn parse_line(line: &[u8]) -> Option<Result<Event, EventError>> {
     if text.is_empty() {
         return None;
     }
-    Some(match crate::wire_scanner::scan(text) {
+    Some(match crate::wire::scan::scan(text) {
         Some(wire) => Event::from_wire(wire),
         None => Event::parse(text),
     })

@@ -17,7 +17,7 @@ pub mod manifest;
 pub mod region_record;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod wire_scanner;
+pub mod wire;
 
 pub use event::{Dir, Event, KernelArg, MemKind, Op};
 pub use hex::{Addr, BlobId, HexBytes};

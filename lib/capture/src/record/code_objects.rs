@@ -23,7 +23,7 @@ use hrr_core::BlobId;
 
 use crate::record::handle_hasher::HandleHasher;
 use crate::record::kernel_args::ArgLayout;
-use crate::sink::event_line::BlobHex;
+use hrr_core::wire::encode::BlobHex;
 
 /// A loaded module: its code blob and kernels.
 #[derive(Debug)]

@@ -28,9 +28,10 @@ use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
 use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
 use crate::sink::blob_writer::BlobWriter;
-use crate::sink::event_line::{self, BlobHex, HeadCache, LaunchRef};
+use crate::sink::event_line::{self, HeadCache};
 use crate::sink::event_sink::{EventSink, Finish, LockMode};
 use hrr_core::error_chain::chain;
+use hrr_core::wire::encode::{self, BlobHex, LaunchRef};
 
 /// The recorder could not start; the application runs unrecorded.
 #[derive(Debug, thiserror::Error)]
@@ -249,7 +250,7 @@ impl Recorder {
     /// Records any op that needs no bookkeeping (streams, events, syncs).
     pub fn op(&self, api: &str, ret: i32, op: &Op) {
         with_body(|b| {
-            event_line::encode_op(b, sys::gettid(), api, i64::from(ret), op);
+            encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
             self.sink.append(b);
         });
     }

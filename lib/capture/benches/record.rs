@@ -5,6 +5,9 @@
 //! interpose its own `_exit`). Figures and method: docs/PERFORMANCE.md,
 //! "Capture".
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};

@@ -3,6 +3,9 @@
 //! (DESIGN §3 names that crate; docs/PERFORMANCE.md has the figures and why
 //! the per-line reader is used).
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::borrow::Cow;
 use std::io::Write;
 use std::time::Duration;

@@ -13,13 +13,18 @@ use crate::hex::{Addr, BlobId, HexBytes};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dir {
+    /// Host to device.
     H2d,
+    /// Device to host.
     D2h,
+    /// Device to device.
     D2d,
+    /// Host to host.
     H2h,
 }
 
 impl Dir {
+    /// The name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             Dir::H2d => "h2d",
@@ -34,9 +39,13 @@ impl Dir {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemKind {
+    /// Device memory (`hipMalloc`, `cuMemAlloc`).
     Device,
+    /// Host memory allocated through the runtime.
     Host,
+    /// Managed (unified) memory.
     Managed,
+    /// Pinned (page-locked) host memory.
     Pinned,
 }
 
@@ -53,7 +62,9 @@ pub struct KernelArg {
     /// Byte offset in the packed kernarg buffer, when known from metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u32>,
+    /// The argument's size in bytes.
     pub size: u32,
+    /// Its bytes as the application passed them.
     pub hex: HexBytes,
     /// Byte offsets inside `hex` of 8-byte device pointers.
     #[serde(default)]
@@ -80,93 +91,157 @@ pub fn arg_offsets(args: &[KernelArg]) -> Vec<u32> {
 /// The operation an event records, with its required fields.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
+    /// An allocation.
     Alloc {
+        /// Its recorded base.
         ptr: Addr,
+        /// Its size in bytes.
         size: u64,
+        /// Its kind.
         mem: MemKind,
     },
+    /// A free.
     Free {
+        /// The address freed (0: a no-op).
         ptr: Addr,
+        /// The kind freed, when the entry point says.
         mem: Option<MemKind>,
     },
+    /// A copy.
     Memcpy {
+        /// Its direction.
         dir: Dir,
+        /// Destination address.
         dst: Addr,
+        /// Source address.
         src: Addr,
+        /// Bytes copied.
         size: u64,
+        /// The stream, for an asynchronous copy (absent: synchronous).
         stream: Option<Addr>,
+        /// The bytes copied to the device (H2D) or read back (D2H).
         blob: Option<BlobId>,
     },
     /// `size` is in bytes; `width` is the element width of the pattern
     /// (1 for hipMemset, 2 for D16, 4 for D32).
     Memset {
+        /// Destination address.
         dst: Addr,
+        /// The pattern value.
         value: u32,
+        /// Bytes set.
         size: u64,
+        /// Pattern element width in bytes.
         width: u8,
+        /// The stream, for an asynchronous memset.
         stream: Option<Addr>,
     },
+    /// A code object loaded.
     ModuleLoad {
+        /// The module handle the runtime returned.
         module: Addr,
+        /// The code object's blob.
         code: BlobId,
     },
+    /// A module unloaded.
     ModuleUnload {
+        /// Its handle.
         module: Addr,
     },
+    /// A kernel looked up in a module.
     Function {
+        /// The module.
         module: Addr,
+        /// The kernel's name.
         name: String,
+        /// The function handle returned.
         func: Addr,
     },
+    /// A kernel launch.
     Launch {
+        /// The kernel's name.
         name: String,
+        /// Its code object's blob.
         code: BlobId,
+        /// The function handle launched, when the API took one.
         func: Option<Addr>,
+        /// Grid dimensions, in blocks.
         grid: [u32; 3],
+        /// Block dimensions, in threads.
         block: [u32; 3],
+        /// Dynamic shared memory, in bytes.
         shmem: u32,
+        /// The stream (0: the default stream).
         stream: Addr,
+        /// The arguments, in order.
         args: Vec<KernelArg>,
     },
+    /// A stream created.
     StreamCreate {
+        /// Its handle.
         stream: Addr,
     },
+    /// A stream destroyed.
     StreamDestroy {
+        /// Its handle.
         stream: Addr,
     },
+    /// A stream synchronised.
     StreamSync {
+        /// Its handle.
         stream: Addr,
     },
+    /// A stream made to wait for an event.
     StreamWaitEvent {
+        /// The waiting stream.
         stream: Addr,
+        /// The event waited for.
         event: Addr,
     },
+    /// The device synchronised.
     DeviceSync,
+    /// An event created.
     EventCreate {
+        /// Its handle.
         event: Addr,
     },
+    /// An event destroyed.
     EventDestroy {
+        /// Its handle.
         event: Addr,
     },
+    /// An event recorded on a stream.
     EventRecord {
+        /// The event.
         event: Addr,
+        /// The stream (0: the default stream).
         stream: Addr,
     },
+    /// An event synchronised.
     EventSync {
+        /// Its handle.
         event: Addr,
     },
+    /// The current device selected.
     SetDevice {
+        /// The device ordinal.
         device: i32,
     },
     /// Host memory registered with the runtime (hipHostRegister / cudaHostRegister).
     HostRegister {
+        /// The host address registered.
         ptr: Addr,
+        /// Bytes registered.
         size: u64,
     },
+    /// Host memory unregistered.
     HostUnregister {
+        /// Its address.
         ptr: Addr,
     },
+    /// The end of a complete capture.
     Eof {
+        /// Events recorded before it.
         events: u64,
     },
 }
@@ -203,14 +278,17 @@ impl Op {
 /// One archive event: the common header plus its operation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// The event's place in the capture's global order.
     pub seq: u64,
     /// CLOCK_MONOTONIC nanoseconds.
     pub t: u64,
+    /// The recording thread.
     pub tid: u64,
     /// The exact runtime entry point, e.g. `hipMemcpyAsync`.
     pub api: String,
     /// What the call returned (0 = success).
     pub ret: i64,
+    /// What the call did.
     pub op: Op,
 }
 

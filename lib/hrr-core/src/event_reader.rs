@@ -33,6 +33,7 @@ pub struct ReadOptions {
 }
 
 impl ReadOptions {
+    /// Options with `strict` set.
     pub fn strict() -> ReadOptions {
         ReadOptions { strict: true }
     }
@@ -43,14 +44,20 @@ impl ReadOptions {
 pub enum Warning {
     /// The last line was cut short (no newline, not parseable) and was ignored.
     TornTail {
+        /// The events file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// Bytes in the torn line.
         bytes: u64,
     },
     /// A line with an `op` this hrr does not know was skipped.
     UnknownOp {
+        /// The events file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// The op.
         op: String,
     },
 }
@@ -77,23 +84,41 @@ impl fmt::Display for Warning {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     #[error("{}", path.display())]
-    Open { path: PathBuf, source: io::Error },
-    #[error("{}:{line}: read failed", path.display())]
-    Io {
+    /// The events file could not be opened.
+    Open {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    #[error("{}:{line}: read failed", path.display())]
+    /// Reading the events file failed.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line being read.
         line: u64,
+        /// What the system said.
         source: io::Error,
     },
     #[error("{}:{line}: malformed event: {reason}", path.display())]
+    /// A line is not a valid event.
     Malformed {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// Why (serde's message, or the missing field).
         reason: String,
     },
     #[error("{}:{line}: unknown op `{op}` (strict mode)", path.display())]
+    /// A line with an op this hrr does not know, under strict reading.
     UnknownOp {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// The op.
         op: String,
     },
 }
@@ -181,6 +206,7 @@ impl<R: BufRead> EventReader<R> {
         self.bytes_read
     }
 
+    /// The file (or name) events are read from.
     pub fn path(&self) -> &Path {
         &self.path
     }

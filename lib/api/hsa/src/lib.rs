@@ -485,7 +485,7 @@ fn resolve(lib: &libloading::Library, path: &OsStr) -> Result<HsaFns> {
         })?;
         Ok(*s)
     }
-    // SAFETY (every line): the PFN_* type of each field is its header signature.
+    // SAFETY: each field's PFN_* type is the header signature of its symbol.
     unsafe {
         Ok(HsaFns {
             hsa_init: sym(lib, path, "hsa_init")?,

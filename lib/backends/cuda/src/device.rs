@@ -272,12 +272,12 @@ impl Device for CudaDevice {
 
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
         match mem {
-            // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.
             MemKind::Device | MemKind::Managed => {
+                // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.
                 self.call("cuMemFree_v2", |a| unsafe { (a.cuMemFree)(p) })
             }
-            // SAFETY: `p` came from cuMemAllocHost in `alloc`.
             MemKind::Host | MemKind::Pinned => {
+                // SAFETY: `p` came from cuMemAllocHost in `alloc`.
                 self.call("cuMemFreeHost", |a| unsafe { (a.cuMemFreeHost)(ptr(p)) })
             }
         }

@@ -26,6 +26,8 @@
 //! Signatures are those of `cuda.h` (CUDA 12.x / 13.0); `CUdeviceptr` is
 //! `unsigned long long` on 64-bit hosts, handles are opaque pointers,
 //! `CUresult` and `CUdevice_attribute` are C enums (`int`).
+// A transcription of cuda.h: each item keeps its C name and is documented there.
+#![allow(missing_docs)]
 
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 

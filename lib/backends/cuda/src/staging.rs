@@ -125,6 +125,7 @@ impl SendPtr {
 // SAFETY: each worker touches only its own disjoint part of the user buffer
 // and its own staging buffers; the scope joins them before the borrow ends.
 unsafe impl Send for SendPtr {}
+// SAFETY: as for `Send`: shared only to hand each worker its own part.
 unsafe impl Sync for SendPtr {}
 
 #[derive(Clone, Copy)]
@@ -136,6 +137,7 @@ impl Ctx {
 }
 // SAFETY: a CUcontext may be made current on any thread.
 unsafe impl Send for Ctx {}
+// SAFETY: a CUcontext handle is a plain value; sharing it lets no thread mutate it.
 unsafe impl Sync for Ctx {}
 
 #[derive(Clone, Copy)]
@@ -147,6 +149,7 @@ impl Raw {
 }
 // SAFETY: driver handles (streams, events) are usable from any thread of the context.
 unsafe impl Send for Raw {}
+// SAFETY: as for `Send`: the driver synchronises its own handles.
 unsafe impl Sync for Raw {}
 
 impl Staging {

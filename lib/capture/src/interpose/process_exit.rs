@@ -41,6 +41,10 @@ fn exit_group(status: c_int) -> ! {
     unreachable!("exit_group returned")
 }
 
+/// libc's `_exit`: finishes the archive, then ends the process.
+///
+/// # Safety
+/// None beyond libc's: any status may be passed; it does not return.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     finish("_exit", LockMode::Try);
@@ -51,6 +55,10 @@ pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     }
 }
 
+/// libc's `_Exit`: finishes the archive, then ends the process.
+///
+/// # Safety
+/// None beyond libc's: any status may be passed; it does not return.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
     finish("_Exit", LockMode::Try);

@@ -17,68 +17,103 @@ use crate::hex::{Addr, BlobId};
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum EventError {
     #[error("invalid JSON: {0}")]
+    /// The line is not JSON of the wire form (serde's message).
     Json(String),
     #[error("op `{op}` lacks required field `{field}`")]
-    Missing { op: String, field: &'static str },
+    /// A required field of the op is absent.
+    Missing {
+        /// The op.
+        op: String,
+        /// The field.
+        field: &'static str,
+    },
     #[error("unknown op `{0}`")]
+    /// An op this hrr does not know.
     UnknownOp(String),
 }
 
 /// Flat wire form of an event: every field any op may carry.
 #[derive(Default, Serialize, Deserialize)]
 pub struct Wire<'a> {
+    /// The event's place in the global order.
     pub seq: u64,
     #[serde(default)]
+    /// CLOCK_MONOTONIC nanoseconds.
     pub t: u64,
     #[serde(default)]
+    /// The recording thread.
     pub tid: u64,
     #[serde(borrow)]
+    /// The runtime entry point.
     pub api: Cow<'a, str>,
     #[serde(borrow)]
+    /// The op's name.
     pub op: Cow<'a, str>,
     #[serde(default)]
+    /// What the call returned.
     pub ret: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `alloc`, `free`, `host_register`, `host_unregister`: the address.
     pub ptr: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Bytes: allocated, copied, set or registered.
     pub size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `alloc`, `free`: the memory kind.
     pub mem: Option<MemKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy`: the direction.
     pub dir: Option<Dir>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy`, `memset`: the destination.
     pub dst: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy`: the source.
     pub src: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memset`: the pattern value.
     pub value: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memset`: the pattern width, when not 1.
     pub width: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The stream, where the op has one.
     pub stream: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy`: the bytes' blob.
     pub blob: Option<BlobId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The module handle.
     pub module: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `module_load`, `launch`: the code object's blob.
     pub code: Option<BlobId>,
     #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
+    /// `function`, `launch`: the kernel name.
     pub name: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `function`, `launch`: the function handle.
     pub func: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `launch`: grid dimensions.
     pub grid: Option<[u32; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `launch`: block dimensions.
     pub block: Option<[u32; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `launch`: dynamic shared memory bytes.
     pub shmem: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `launch`: the arguments.
     pub args: Option<Vec<KernelArg>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The event handle, where the op has one.
     pub event: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `set_device`: the ordinal.
     pub device: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `eof`: events before it.
     pub events: Option<u64>,
 }
 

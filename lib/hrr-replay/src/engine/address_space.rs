@@ -15,7 +15,9 @@ use hrr_core::event::MemKind;
 /// Recorded address space of the capture, as seen by replay.
 #[derive(Debug, Default)]
 pub struct AddressSpace {
+    /// The recorded allocations and their live copies.
     pub allocs: AllocMap,
+    /// Memory the region sidecars declare, over time.
     pub regions: RegionTimeline,
     /// Whether declared regions may be materialised (`--no-regions` clears it).
     pub regions_enabled: bool,

@@ -12,6 +12,7 @@ use hrr_core::blob_store::BlobError;
 use hrr_core::hex::BlobId;
 
 #[derive(Debug, Default)]
+/// Loaded modules and resolved functions, by code blob.
 pub struct CodeCache {
     modules: HashMap<BlobId, Handle>,
     /// Per code object, by kernel name: looked up with `&str`, so a launch

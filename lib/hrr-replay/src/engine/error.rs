@@ -48,9 +48,10 @@ pub enum ReplayError {
         seq: u64,
         /// The event's runtime entry point.
         api: String,
-        /// What failed.
+        /// What failed (boxed: it is large, and replay's hot path returns
+        /// `Result<_, ReplayError>` everywhere).
         #[source]
-        what: EventFailure,
+        what: Box<EventFailure>,
     },
 }
 
@@ -216,7 +217,7 @@ mod tests {
         let e = ReplayError::Fatal {
             seq: 4,
             api: "hipMemcpy".into(),
-            what,
+            what: Box::new(what),
         };
         chain(&e).to_string()
     }

@@ -31,6 +31,7 @@ struct Landed {
     last_use: u64,
 }
 
+/// Pinned host memory for large copies, within a byte budget; see the module docs.
 pub struct PinnedHost {
     budget: usize,
     /// The backend answered `None` once, or failed: no more asking.

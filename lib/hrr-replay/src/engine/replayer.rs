@@ -50,6 +50,8 @@ pub struct Replayer<'a> {
 }
 
 impl<'a> Replayer<'a> {
+    /// A replay of `archive` onto `dev` over `space`, writing D2H results
+    /// to `out` when given.
     pub fn new(
         dev: &'a mut dyn Device,
         archive: &'a Archive,
@@ -213,7 +215,7 @@ impl<'a> Replayer<'a> {
         ReplayError::Fatal {
             seq: e.seq,
             api: e.api.clone(),
-            what: what.into(),
+            what: Box::new(what.into()),
         }
     }
 

@@ -22,6 +22,9 @@ pub mod addr_map;
 pub mod error;
 pub mod exec;
 pub mod ffi;
+// The HIP C API: every export is documented by hip_runtime_api.h, whose
+// names it keeps (the module is being rewritten; its own docs come with that).
+#[allow(missing_docs)]
 pub mod hip_api;
 pub mod hsa_api;
 pub mod memory;

@@ -272,14 +272,10 @@ mod tests {
         let mut junk = [0u8; 64];
         junk[..4].copy_from_slice(b"junk");
         // SAFETY: 64 readable bytes.
-        assert_eq!(
-            unsafe { image_from_ptr(junk.as_ptr()) }.err(),
-            Some(err::INVALID_IMAGE)
-        );
+        let got = unsafe { image_from_ptr(junk.as_ptr()) };
+        assert_eq!(got.err(), Some(err::INVALID_IMAGE));
         // SAFETY: null is rejected before any read.
-        assert_eq!(
-            unsafe { image_from_ptr(std::ptr::null()) }.err(),
-            Some(err::INVALID_VALUE)
-        );
+        let got = unsafe { image_from_ptr(std::ptr::null()) };
+        assert_eq!(got.err(), Some(err::INVALID_VALUE));
     }
 }

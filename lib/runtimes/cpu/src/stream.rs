@@ -108,13 +108,15 @@ impl Op {
         match &self.0 {
             // SAFETY: validity of both ranges is the contract of Op::copy.
             Kind::Copy { dst, src, len } => unsafe { raw_copy(*dst, *src, *len) },
-            // SAFETY: validity of the range is the contract of Op::fill.
             Kind::Fill {
                 dst,
                 value,
                 count,
                 width,
-            } => unsafe { raw_fill(*dst, *value, *count, *width) },
+            } => {
+                // SAFETY: validity of the range is the contract of Op::fill.
+                unsafe { raw_fill(*dst, *value, *count, *width) }
+            }
             Kind::Launch(l) => {
                 // SAFETY: `l.func` keeps the code object loaded; `l.args` is the
                 // kernel's argument segment (contract of Op::launch) and lives until

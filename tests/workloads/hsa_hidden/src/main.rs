@@ -135,7 +135,7 @@ fn load_hip(path: &OsString) -> Result<Hip, String> {
     let runtime = unsafe { Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }
         .map_err(|e| format!("cannot load HIP runtime {path:?}: {e}"))?;
     let global = Library::this();
-    // SAFETY (every call): the types are the header signatures of these names.
+    // SAFETY: every call's type is the header signature of its name.
     unsafe {
         Ok(Hip {
             init: global_fn(&global, &runtime, "hipInit")?,
@@ -186,9 +186,11 @@ fn hsa_library(args: &Args, hip: &Hip) -> OsString {
 
 fn run(args: &Args) -> Result<(), String> {
     let hip = load_hip(&args.runtime)?;
-    // SAFETY (HIP calls below): arguments follow the HIP API contract: valid
-    // out-pointers, host buffers of SEG_SIZE bytes, device pointers from the runtime.
+    // The HIP calls below follow the HIP API contract: valid out-pointers,
+    // host buffers of SEG_SIZE bytes, device pointers from the runtime.
+    // SAFETY: no pointers.
     hip.check("hipInit", unsafe { (hip.init)(0) })?;
+    // SAFETY: no pointers; device 0 exists once hipInit succeeded.
     hip.check("hipSetDevice", unsafe { (hip.set_device)(0) })?;
 
     let hsa_path = hsa_library(args, &hip);
@@ -211,8 +213,10 @@ fn run(args: &Args) -> Result<(), String> {
     let mut back = vec![0u8; SEG_SIZE];
 
     let mut dbuf: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `dbuf` is a valid out-pointer.
     hip.check("hipMalloc", unsafe { (hip.malloc)(&mut dbuf, SEG_SIZE) })?;
     // First touch of the hidden segment: an H2D destination.
+    // SAFETY: the segment and `host` both hold SEG_SIZE bytes.
     hip.check("hipMemcpy H2D", unsafe {
         (hip.memcpy)(
             seg.as_ptr(),
@@ -222,9 +226,11 @@ fn run(args: &Args) -> Result<(), String> {
         )
     })?;
     // The segment as a D2D source.
+    // SAFETY: `dbuf` and the segment both hold SEG_SIZE bytes.
     hip.check("hipMemcpy D2D", unsafe {
         (hip.memcpy)(dbuf, seg.as_ptr(), SEG_SIZE, HIP_MEMCPY_DEVICE_TO_DEVICE)
     })?;
+    // SAFETY: `back` and `dbuf` both hold SEG_SIZE bytes.
     hip.check("hipMemcpy D2H", unsafe {
         (hip.memcpy)(
             back.as_mut_ptr().cast(),
@@ -248,6 +254,7 @@ fn run(args: &Args) -> Result<(), String> {
     }
     println!("hsa_hidden: H2D -> segment -> D2D -> D2H ok (first {first:#x}, last {last:#x})");
 
+    // SAFETY: `dbuf` came from hipMalloc and is freed once.
     hip.check("hipFree", unsafe { (hip.free)(dbuf) })?;
     seg.free().map_err(|e| chain(&e))?;
     drop(hsa);

@@ -27,6 +27,7 @@ thread_local! {
     static BOUND: Cell<usize> = const { Cell::new(0) };
 }
 
+/// A CUDA device's primary context, replaying through the driver API.
 pub struct CudaDevice {
     drv: &'static CudaDriver,
     dev: CUdevice,
@@ -156,10 +157,12 @@ impl CudaDevice {
         Ok(self.drv.check(name, code)?)
     }
 
+    /// The loaded driver.
     pub fn driver(&self) -> &'static CudaDriver {
         self.drv
     }
 
+    /// The compute capability, `(major, minor)`.
     pub fn compute_capability(&self) -> (i32, i32) {
         self.cc
     }
@@ -169,6 +172,7 @@ impl CudaDevice {
         self.version
     }
 
+    /// The device's name, as the driver gives it.
     pub fn device_name(&self) -> &str {
         &self.name
     }

@@ -5,33 +5,60 @@ use hrr_replay::device::DeviceError;
 use crate::ffi::CUresult;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a CUDA driver call, or loading the driver, failed.
 pub enum CudaError {
     /// `dlopen` failed: no NVIDIA driver on this machine (or a broken one).
     #[error("cannot load {path}: {reason}")]
-    Load { path: String, reason: String },
+    Load {
+        /// The library.
+        path: String,
+        /// The dynamic loader's message.
+        reason: String,
+    },
     /// The driver is too old to export an entry point hrr needs.
     #[error("{path} lacks the entry point {symbol} (driver too old?)")]
-    Symbol { path: String, symbol: &'static str },
+    Symbol {
+        /// The library.
+        path: String,
+        /// The entry point.
+        symbol: &'static str,
+    },
     /// An optional entry point (newer CUDA) is absent from this driver.
     #[error("{symbol} is not exported by this CUDA driver (needs CUDA {needs} or newer)")]
     Unsupported {
+        /// The entry point.
         symbol: &'static str,
+        /// The CUDA version that added it.
         needs: &'static str,
     },
     /// A driver call returned an error.
     #[error("{call} failed: {name} ({code}): {message}")]
     Call {
+        /// The entry point.
         call: &'static str,
+        /// What it returned.
         code: CUresult,
+        /// The code's name (`cuGetErrorName`).
         name: String,
+        /// The code's description (`cuGetErrorString`).
         message: String,
     },
     /// The driver works but there is no device of that ordinal.
     #[error("no CUDA device {ordinal} (the driver reports {count})")]
-    NoDevice { ordinal: i32, count: i32 },
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: i32,
+        /// Devices the driver reports.
+        count: i32,
+    },
     /// A caller-side problem detected before calling the driver.
     #[error("{call}: {message}")]
-    Invalid { call: &'static str, message: String },
+    Invalid {
+        /// The entry point.
+        call: &'static str,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl CudaError {

@@ -44,12 +44,16 @@ pub const DEFAULT_THREADS: usize = 12;
 /// `HRR_CUDA_STAGING_CHUNK_KIB`, `HRR_CUDA_STAGING_MIN_KIB`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StagingConfig {
+    /// Worker threads (0: never stage).
     pub threads: usize,
+    /// Bytes per staged chunk.
     pub chunk: usize,
+    /// Copies smaller than this go directly.
     pub threshold: usize,
 }
 
 impl StagingConfig {
+    /// The configuration the environment asks for.
     pub fn from_env() -> StagingConfig {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let get = |k: &str| {
@@ -65,6 +69,7 @@ impl StagingConfig {
         }
     }
 
+    /// No staging.
     pub fn disabled() -> StagingConfig {
         StagingConfig {
             threads: 0,
@@ -153,6 +158,7 @@ unsafe impl Send for Raw {}
 unsafe impl Sync for Raw {}
 
 impl Staging {
+    /// Staging as `cfg` says (buffers made on first use).
     pub fn new(cfg: StagingConfig) -> Staging {
         Staging {
             cfg,
@@ -161,6 +167,7 @@ impl Staging {
         }
     }
 
+    /// The configuration in use.
     pub fn config(&self) -> StagingConfig {
         self.cfg
     }

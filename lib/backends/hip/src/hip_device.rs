@@ -9,6 +9,7 @@ use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
 use crate::runtime::HipRuntime;
 
+/// The replay engine's [`Device`] over a loaded HIP runtime.
 pub struct HipDevice {
     rt: HipRuntime,
     target: String,

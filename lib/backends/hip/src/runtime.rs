@@ -43,15 +43,24 @@ pub enum RuntimeError {
         source: MissingSymbol,
     },
     #[error("HIP runtime {path}: {call} failed with code {code}")]
+    /// An initialisation call failed.
     Init {
+        /// The library.
         path: String,
+        /// The call.
         call: &'static str,
+        /// What it returned.
         code: i32,
     },
     #[error("HIP runtime {path} reports no device")]
-    NoDevice { path: String },
+    /// `hipGetDeviceCount` reports none.
+    NoDevice {
+        /// The library.
+        path: String,
+    },
 }
 
+/// A HIP runtime, loaded and initialised on device 0.
 pub struct HipRuntime {
     pub(crate) api: HipApi,
     path: String,
@@ -132,10 +141,12 @@ impl HipRuntime {
         })
     }
 
+    /// The library as loaded.
     pub fn path(&self) -> &str {
         &self.path
     }
 
+    /// Whether it is hrr's CPU runtime.
     pub fn is_cpu(&self) -> bool {
         self.is_cpu
     }

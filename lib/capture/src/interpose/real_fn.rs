@@ -20,6 +20,7 @@ pub struct RealFn {
 }
 
 impl RealFn {
+    /// The entry point `name`, resolved on first use.
     pub const fn new(name: &'static CStr) -> RealFn {
         RealFn {
             name,
@@ -27,6 +28,7 @@ impl RealFn {
         }
     }
 
+    /// The entry point's name.
     pub fn name(&self) -> &'static CStr {
         self.name
     }

@@ -37,15 +37,21 @@ use hrr_core::wire::encode::{self, BlobHex, LaunchRef};
 #[derive(Debug, thiserror::Error)]
 pub enum RecorderError {
     #[error(transparent)]
+    /// The environment asks for something the recorder cannot do.
     Config(#[from] ConfigError),
     #[error(transparent)]
+    /// The archive directory could not be claimed.
     Claim(#[from] ClaimError),
     #[error("{}", path.display())]
+    /// A file of the archive could not be created.
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
     #[error(transparent)]
+    /// The manifest could not be written.
     Manifest(#[from] hrr_core::manifest::ManifestError),
 }
 
@@ -55,9 +61,13 @@ const MAX_WARNINGS: u32 = 10;
 /// A copy's operands, as recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Copy {
+    /// The copy's direction.
     pub dir: Dir,
+    /// Destination address.
     pub dst: u64,
+    /// Source address.
     pub src: u64,
+    /// Bytes copied.
     pub size: u64,
     /// `None`: a synchronous API.
     pub stream: Option<u64>,
@@ -66,9 +76,13 @@ pub struct Copy {
 /// A launch's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchDims {
+    /// Grid dimensions, in blocks.
     pub grid: [u32; 3],
+    /// Block dimensions, in threads.
     pub block: [u32; 3],
+    /// Dynamic shared memory, in bytes.
     pub shmem: u32,
+    /// The stream (0: the default stream).
     pub stream: u64,
 }
 
@@ -199,14 +213,17 @@ impl Recorder {
         Recorder::create(&claim.dir, platform, sys::argv(), extra)
     }
 
+    /// The archive directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The live allocations.
     pub fn allocs(&self) -> &LiveAllocs {
         &self.allocs
     }
 
+    /// The code objects.
     pub fn code(&self) -> &CodeObjects {
         &self.code
     }
@@ -255,6 +272,7 @@ impl Recorder {
         });
     }
 
+    /// Records an allocation call.
     pub fn alloc(&self, api: &str, ret: i32, ptr: u64, size: u64, mem: MemKind) {
         let ptr = if ret == 0 { ptr } else { 0 };
         if ret == 0 && ptr != 0 {
@@ -289,6 +307,7 @@ impl Recorder {
         );
     }
 
+    /// Records a host registration.
     pub fn host_register(&self, api: &str, ret: i32, ptr: u64, size: u64) {
         if ret == 0 && ptr != 0 {
             // Registered host memory is device-accessible: kernels may get it.
@@ -304,6 +323,7 @@ impl Recorder {
         );
     }
 
+    /// Records a host unregistration.
     pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
         if ret == 0 {
             self.allocs.remove(ptr);
@@ -336,6 +356,7 @@ impl Recorder {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// Records a memset call.
     pub fn memset(
         &self,
         api: &str,
@@ -403,6 +424,7 @@ impl Recorder {
             .unwrap_or_else(|| BlobId::of(b""))
     }
 
+    /// Records a module unload.
     pub fn module_unload(&self, api: &str, ret: i32, module: u64) {
         if ret == 0 {
             self.code.remove_module(module);
@@ -416,6 +438,7 @@ impl Recorder {
         );
     }
 
+    /// Records a kernel lookup in a module.
     pub fn get_function(&self, api: &str, ret: i32, func: u64, module: u64, name: &str) {
         if ret == 0 && !self.code.add_function(func, module, name) {
             self.warn(&format!(
@@ -459,6 +482,7 @@ impl Recorder {
         );
     }
 
+    /// `__hipUnregisterFatBinary`: forgets the fat binary (nothing is recorded).
     pub fn unregister_fatbin(&self, handle: u64) {
         self.code.remove_fatbin(handle);
     }
@@ -576,10 +600,12 @@ impl Recorder {
         }
     }
 
+    /// Whether the archive was finished.
     pub fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire)
     }
 
+    /// Events appended so far.
     pub fn events_appended(&self) -> u64 {
         self.sink.appended()
     }

@@ -186,6 +186,7 @@ impl HeadEntry {
 }
 
 impl HeadCache {
+    /// An empty cache.
     pub const fn new() -> HeadCache {
         HeadCache {
             entries: Vec::new(),

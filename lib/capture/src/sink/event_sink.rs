@@ -122,7 +122,10 @@ struct Handoff {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finish {
     /// The `eof` event went out; `events` were recorded before it.
-    Done { events: u64 },
+    Done {
+        /// Events before it.
+        events: u64,
+    },
     /// Another path finished the sink first.
     AlreadyFinished,
     /// The lock could not be taken (held by the calling thread, e.g. `_exit`
@@ -133,6 +136,7 @@ pub enum Finish {
 /// How [`EventSink::finish`] takes the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockMode {
+    /// Wait for the lock.
     Block,
     /// Like the signal path: never wait on ourselves, give up after a while.
     Try,

@@ -34,15 +34,19 @@ pub const MAX_KERNARG_SIZE: usize = 1 << 20;
 
 /// A kernel ready to launch.
 pub struct Function {
+    /// The kernel's metadata.
     pub meta: KernelMeta,
     /// Bytes of the kernarg segment a launch passes: the metadata's segment
     /// size, at least the end of the last host argument.
     pub kernarg_size: usize,
+    /// The kernel's entry point in the loaded library.
     pub entry: CpuKernelFn,
     _lib: Arc<LoadedLib>,
 }
 
+/// A loaded CPU code object.
 pub struct Module {
+    /// Its kernels, by name.
     pub functions: HashMap<String, Arc<Function>>,
     _lib: Arc<LoadedLib>,
 }

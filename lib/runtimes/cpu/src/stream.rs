@@ -15,10 +15,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A kernel launch, fully resolved.
 pub struct LaunchOp {
+    /// The kernel.
     pub func: Arc<Function>,
+    /// Grid dimensions, in blocks.
     pub grid: Dim3,
+    /// Block dimensions, in threads.
     pub block: Dim3,
+    /// Dynamic shared memory, in bytes.
     pub shmem: usize,
+    /// The argument segment.
     pub args: KernArgs,
 }
 
@@ -83,10 +88,12 @@ impl Op {
         Op(Kind::Launch(l))
     }
 
+    /// Marks `event`'s record `generation` done when reached.
     pub fn record(event: Arc<Event>, generation: u64) -> Op {
         Op(Kind::Record { event, generation })
     }
 
+    /// Waits for `event`'s record `generation`.
     pub fn wait(event: Arc<Event>, generation: u64) -> Op {
         Op(Kind::Wait { event, generation })
     }
@@ -137,7 +144,9 @@ struct Queue {
     error: HipError,
 }
 
+/// An in-order queue with its own worker thread.
 pub struct Stream {
+    /// The flags it was created with.
     pub flags: u32,
     q: Mutex<Queue>,
     work: Condvar,
@@ -146,6 +155,7 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// A stream with its worker started.
     pub fn new(flags: u32, pool: Arc<Pool>) -> Result<Arc<Stream>, HipError> {
         let s = Arc::new(Stream {
             flags,
@@ -169,6 +179,7 @@ impl Stream {
         Ok(s)
     }
 
+    /// Whether the legacy null stream waits for it.
     pub fn blocking(&self) -> bool {
         self.flags & crate::ffi::STREAM_NON_BLOCKING == 0
     }
@@ -204,6 +215,7 @@ impl Stream {
         }
     }
 
+    /// Queues `op`.
     pub fn enqueue(&self, op: Op) {
         let mut q = lock(&self.q);
         q.ops.push_back(op);
@@ -222,6 +234,7 @@ impl Stream {
         std::mem::take(&mut q.error)
     }
 
+    /// Whether everything queued has run.
     pub fn idle(&self) -> bool {
         let q = lock(&self.q);
         q.completed == q.submitted
@@ -244,13 +257,16 @@ struct EventState {
     time: Option<Instant>,
 }
 
+/// A `hipEvent_t`: records are numbered, waiters wait for a number.
 pub struct Event {
+    /// The flags it was created with.
     pub flags: u32,
     st: Mutex<EventState>,
     cv: Condvar,
 }
 
 impl Event {
+    /// An event never recorded.
     pub fn new(flags: u32) -> Event {
         Event {
             flags,
@@ -275,6 +291,7 @@ impl Event {
         lock(&self.st).requested
     }
 
+    /// Marks record `generation` done.
     pub fn complete(&self, generation: u64) {
         let mut s = lock(&self.st);
         if generation > s.done {
@@ -285,6 +302,7 @@ impl Event {
         self.cv.notify_all();
     }
 
+    /// Waits until record `generation` is done.
     pub fn wait_for(&self, generation: u64) {
         let mut s = lock(&self.st);
         while s.done < generation {
@@ -292,11 +310,13 @@ impl Event {
         }
     }
 
+    /// Waits for the latest record.
     pub fn synchronize(&self) {
         let g = self.latest();
         self.wait_for(g);
     }
 
+    /// Whether every record issued is done.
     pub fn is_complete(&self) -> bool {
         let s = lock(&self.st);
         s.done >= s.requested

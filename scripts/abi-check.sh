@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AMD ABI conformance (issue 5, items 4 and 5) against Debian's real ROCm 5.2:
+# AMD ABI conformance (ABI of every export, symbol versions) against Debian's real ROCm 5.2:
 #
 #   1. compile-time proof, CPU runtime + hsa-sys   cargo build in abi/ (its own workspace)
 #   2. compile-time proof, interposer              cargo build --no-default-features --features intercept

@@ -5,7 +5,7 @@
 # A HIP application allocates 256 KiB straight from an HSA pool (memory the
 # recorder cannot see), reports its base on stdout, and copies through it.
 # The demo builds the tools, compiles that application against Debian's HIP
-# headers and hrr's CPU runtime, and runs the pipeline of DESIGN §1:
+# headers and hrr's CPU runtime, and runs the pipeline of DESIGN.md §1:
 #
 #   hrr-cap -o cap.hrr -- ./hidden_segment | tee app.log
 #   grep HRR_SEGMENT app.log | hrr-sidecar --archive cap.hrr
@@ -25,7 +25,10 @@ fail() {
     exit 1
 }
 
-# Prerequisites: a clear message naming what to install.
+# Prerequisites: the Debian packages of scripts/apt-packages.txt are
+# installed when missing (root or sudo), as the test command does; what is
+# still missing after that is named with the command that installs it.
+bash "$ROOT/scripts/deps.sh" || fail "installing the Debian packages failed (scripts/deps.sh)"
 missing=()
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 [ -f /usr/include/hip/hip_runtime_api.h ] || missing+=(libamdhip64-dev)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU pass (DESIGN §6): CUDA workloads through capture → sidecar → play →
+# The GPU pass (DESIGN.md §6): CUDA workloads through capture → sidecar → play →
 # diff on an NVIDIA GPU with CUDA 13 (nvcc, driver). Run from the repository
 # root with .gpu/ in place (scripts/gpu-prepare.sh makes it):
 #

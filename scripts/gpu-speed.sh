@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4's speed targets, measured with repetition on the GPU machine, from
+# The GPU speed targets (docs/PERFORMANCE.md, H200 section), measured with repetition on the GPU machine, from
 # the repository root with .gpu/ in place (scripts/gpu-prepare.sh):
 #
 #   scripts/gpu-speed.sh [ROUNDS]        (default 9)

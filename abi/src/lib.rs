@@ -1,5 +1,5 @@
-//! ABI conformance of hrr's exported C entry points, proven at compile time
-//! (issue 5, item 5). Building this crate *is* the proof: every check below is a
+//! ABI conformance of hrr's exported C entry points, proven at compile time.
+//! Building this crate *is* the proof: every check below is a
 //! `const` assertion, and a mismatch is a compile error naming the function.
 //!
 //! References:
@@ -353,6 +353,7 @@ pub mod intercept_all {
     pub use hrr_intercept::hip::exports::{
         launch::*, memory::*, module::*, proc_address::*, sync::*,
     };
+    pub use hrr_intercept::hsa::exports::*;
     pub use hrr_intercept::interpose::process_exit::*;
 }
 
@@ -371,6 +372,17 @@ pub mod intercept {
         use crate::debian_hip as r;
         use crate::intercept_all as o;
         intercept_hip!("debian_hip")
+    };
+
+    /// The HSA pool functions of the built-in region producer, against
+    /// bindgen of Debian's `hsa_ext_amd.h`.
+    pub const VS_DEBIAN_HSA: &[Check] = {
+        use crate::debian_hsa as r;
+        use crate::intercept_all as o;
+        checks!["debian_hsa", "hrr_intercept::hsa::exports";
+            hsa_amd_memory_pool_allocate(memory_pool, size, flags, ptr),
+            hsa_amd_memory_pool_free(ptr),
+        ]
     };
 
     pub const VS_REFERENCE: &[Check] = &[
@@ -440,6 +452,7 @@ macro_rules! assert_noreturn_exit {
 pub const INTERCEPT: &[&[Check]] = &[
     intercept::VS_HIP_RUNTIME_SYS,
     intercept::VS_DEBIAN_HIP,
+    intercept::VS_DEBIAN_HSA,
     intercept::VS_REFERENCE,
 ];
 #[cfg(not(feature = "intercept"))]

@@ -1,4 +1,4 @@
-//! Issue 5, item 4: symbol versions.
+//! Symbol versions.
 //!
 //! ROCm's libamdhip64 exports versioned symbols (`hipMalloc@@hip_4.2`), so an
 //! application linked against it references `hipMalloc@hip_4.2`. Our two
@@ -211,6 +211,94 @@ fn versioned_references_reach_the_interposer_and_failures_survive_replay() {
         "a D2H that failed at capture was replayed: {replayed:?}"
     );
     println!("{failed} failed calls recorded with their ret and skipped at replay:\n{text}");
+}
+
+const ROCM_HSA: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
+
+/// The HSA pool functions the capture library interposes
+/// (`hrr-cap --hsa-regions`): ROCr versions them `ROCR_1`; an application
+/// linked against it references `…@ROCR_1`, and the preloaded interposer's
+/// unversioned definitions still bind those references. Off (no flag) the
+/// interposer only forwards: no archive; on, the call starts the recorder.
+/// Either way the program gets ROCr's own status.
+#[test]
+fn versioned_hsa_references_reach_the_interposer() {
+    assert!(
+        Path::new(ROCM_HSA).exists() && Path::new("/usr/include/hsa/hsa_ext_amd.h").exists(),
+        "needs Debian's libhsa-runtime64-1 and libhsa-runtime-dev"
+    );
+    let syms = dyn_syms(Path::new(ROCM_HSA));
+    for api in ["hsa_amd_memory_pool_allocate", "hsa_amd_memory_pool_free"] {
+        let want = format!("{api}@@ROCR_1");
+        assert!(
+            syms.iter().any(|(n, def)| *def && *n == want),
+            "{ROCM_HSA} does not define {want}"
+        );
+    }
+    let cap_bin = artefact("hrr-cap");
+    let lib = artefact("libhrr_intercept.so");
+    let dir = tmp("versioned-hsa");
+    let exe = dir.join("versioned_hsa");
+    run(
+        Command::new(std::env::var("CC").unwrap_or_else(|_| "gcc".into()))
+            .args(["-fPIE", "-pie", "-Wall", "-Werror"])
+            .arg(repo().join("tests/abi/c/versioned_hsa.c"))
+            .arg("-o")
+            .arg(&exe)
+            .args(["-lhsa-runtime64", "-ldl"]),
+    );
+    let refs = dyn_syms(&exe);
+    for api in ["hsa_amd_memory_pool_allocate", "hsa_amd_memory_pool_free"] {
+        let want = format!("{api}@ROCR_1");
+        assert!(
+            refs.iter().any(|(n, def)| !def && *n == want),
+            "{} does not reference {want}: {refs:?}",
+            exe.display()
+        );
+    }
+    let plain = stdout(&run(&mut Command::new(&exe)));
+    assert!(plain.contains("bound in /"), "{plain}");
+    assert!(!plain.contains("libhrr_intercept"), "{plain}");
+    let statuses = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| l.contains(" = "))
+            .map(str::to_string)
+            .collect()
+    };
+    let lib_name = lib.file_name().unwrap().to_string_lossy().into_owned();
+    for (flag, archive) in [(Some("--hsa-regions"), true), (None, false)] {
+        let name = if archive { "on.hrr" } else { "off.hrr" };
+        let mut cmd = Command::new(&cap_bin);
+        cmd.current_dir(&dir).args(["-o", name]);
+        cmd.args(flag);
+        let out = stdout(&run(cmd.arg("--").arg(&exe)));
+        for api in ["hsa_amd_memory_pool_allocate", "hsa_amd_memory_pool_free"] {
+            assert!(
+                out.lines()
+                    .any(|l| l.starts_with(&format!("{api} bound in")) && l.ends_with(&lib_name)),
+                "{api}@ROCR_1 did not bind to the interposer:\n{out}"
+            );
+        }
+        assert_eq!(
+            statuses(&out),
+            statuses(&plain),
+            "ROCr's statuses, unchanged"
+        );
+        assert_eq!(
+            dir.join(name).join("manifest.json").exists(),
+            archive,
+            "flag {flag:?}: the hook starts the recorder only when on"
+        );
+        assert!(
+            !dir.join(name).join("regions").exists(),
+            "nothing allocated"
+        );
+    }
+    println!(
+        "hsa_amd_memory_pool_allocate@ROCR_1 / hsa_amd_memory_pool_free@ROCR_1 bind to {lib_name}; \
+         statuses {:?}",
+        statuses(&plain)
+    );
 }
 
 /// The compiler path (hipcc's `<<<>>>` lowering) through versioned references

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# C-side ABI checks against Debian's real ROCm 5.2 (issue 5, item 5), run by
+# C-side ABI checks against Debian's real ROCm 5.2 (C layouts, workloads, hipcc host IR), run by
 # scripts/abi-check.sh:
 #
 #   1. layouts   tests/abi/c/layouts.c, built against Debian's HIP/HSA headers,

@@ -1,4 +1,4 @@
-//! Issue 2's engine scenarios (a)–(g) of the seed, each on the CPU runtime
+//! The engine's region scenarios, each on the CPU runtime
 //! through the real binaries (hrr-sidecar, hrr-play, hrr-diff), over archives
 //! written by hrr-core's testkit `ArchiveBuilder`.
 

@@ -1,6 +1,6 @@
 //! End-to-end tests: the real binaries (hrr-cap, hrr-sidecar, hrr-play,
 //! hrr-diff) over real HIP C workloads on the CPU runtime, as the shell
-//! pipelines of DESIGN §1.
+//! pipelines of DESIGN.md §1.
 //!
 //! One test binary; the harness (`hrr_tests`) builds the tools once per
 //! process and compiles the workloads once per process.
@@ -9,6 +9,8 @@ mod direct;
 mod durability;
 mod engine;
 mod hip_backend;
+mod hostile;
+mod hsa_regions;
 mod replay_diff;
 mod seed;
 mod workloads;

@@ -142,8 +142,8 @@ fn corrupted_replay_blob(p: Pipeline) {
     let v: serde_json::Value =
         serde_json::from_slice(&a.get_output().stdout).expect("--json prints JSON");
     assert!(v.to_string().contains("\"first_diff\":100"), "{v}");
-    // DESIGN §1: hrr-diff compares D2H outputs byte for byte; issue 2:
-    // "exact, or --atol/--rtol": without tolerance flags a flipped byte is a
+    // DESIGN.md §1: hrr-diff compares D2H outputs byte for byte, "exact, or
+    // --atol/--rtol": without tolerance flags a flipped byte is a
     // difference, whatever element type it might be part of.
     p.tool("hrr-diff")
         .args(["cap.hrr", "replay.hrr"])

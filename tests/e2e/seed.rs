@@ -68,7 +68,7 @@ fn seed_with_sidecar_materialises_once_and_matches() {
         "{rec}"
     );
 
-    // Exactly DESIGN §1's commands (the backend comes from the archive's platform).
+    // Exactly DESIGN.md §1's commands (the backend comes from the archive's platform).
     let a = p.sh("hrr-play cap.hrr -o replay.hrr").assert().success();
     let p = p.step(a);
     let out = p.last_stdout();

@@ -6,7 +6,7 @@
 //! * [`workloads`] compiles the HIP C workloads of `tests/workloads/` with gcc
 //!   against Debian's HIP/HSA headers, linked to `libhrr_hip_cpu.so` (cached
 //!   per process).
-//! * [`Pipeline`] runs the DESIGN §1 pipeline in a temp dir, as real shell
+//! * [`Pipeline`] runs the DESIGN.md §1 pipeline in a temp dir, as real shell
 //!   pipelines where DESIGN shows them:
 //!
 //! ```no_run
@@ -521,7 +521,7 @@ impl Pipeline {
     }
 
     /// `bash -o pipefail -c SCRIPT` in the temp dir, with the tools on PATH
-    /// (so scripts read exactly like DESIGN §1).
+    /// (so scripts read exactly like DESIGN.md §1).
     pub fn sh(&self, script: &str) -> Command {
         let mut c = Command::from_std(self.sh_std(script));
         c.timeout(TIMEOUT);

@@ -1,5 +1,5 @@
-/* Variants of the seed's scenario as real applications (issue 2's (c), (d),
- * (e)); argv[1] picks one:
+/* Variants of the seed's scenario as real applications (the seed's scenarios
+ * (c), (d), (e)); argv[1] picks one:
  *
  *   hostdst  (c) a D2H whose *host* destination is reported as a segment
  *                (`HRR_SEGMENT base=<host buffer>`): replay must not

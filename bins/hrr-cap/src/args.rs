@@ -25,6 +25,11 @@ pub struct Args {
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]
     pub platform: PlatformArg,
+    /// Also record device memory the application takes straight from HSA
+    /// memory pools (hsa_amd_memory_pool_allocate/free) as region records in
+    /// DIR/regions/hsa.ndjson, so replay needs no hand-made sidecar for it.
+    #[arg(long)]
+    pub hsa_regions: bool,
     /// The application and its arguments (after `--`).
     #[arg(required = true, num_args = 1.., value_name = "APP ARGS")]
     pub command: Vec<OsString>,

@@ -3,6 +3,7 @@
 use std::ffi::OsString;
 use std::fs;
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +13,9 @@ use crate::args::{Args, PlatformArg};
 use crate::error::CapError;
 use crate::intercept_lib;
 use crate::summary::{ArchiveSummary, child_archives};
+
+/// The capture library's switch for its HSA region producer (its `config`).
+pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
 
 /// Runs the capture; `Ok` carries the exit status hrr-cap should end with.
 pub fn run(args: &Args) -> Result<u8, CapError> {
@@ -38,6 +42,12 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         preload_value(&lib, std::env::var_os("LD_PRELOAD")),
     );
     cmd.env("HRR_OUT", &dir);
+    // Only the flag turns the HSA producer on, never an inherited variable.
+    if args.hsa_regions {
+        cmd.env(ENV_HSA_REGIONS, "1");
+    } else {
+        cmd.env_remove(ENV_HSA_REGIONS);
+    }
     match args.platform {
         PlatformArg::Auto => {}
         PlatformArg::Hip => {
@@ -73,7 +83,12 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     if let Some(sig) = status.signal() {
         line.push_str(&format!(" (incomplete: app died by signal {sig})"));
     } else if summary.complete == Some(false) {
-        line.push_str(" (incomplete: the archive was not finished)");
+        // The reason the archive gives (a failed write, a torn line, ...).
+        let why = hrr_core::archive::Archive::open(&dir)
+            .ok()
+            .and_then(|a| a.incomplete_reason())
+            .unwrap_or_else(|| "the archive was not finished".into());
+        line.push_str(&format!(" (incomplete: {why})"));
     } else if summary.complete.is_none() {
         line.push_str(" (nothing recorded: the app made no HIP call through the capture library)");
         if created {
@@ -120,7 +135,11 @@ fn prepare_dir(dir: &Path) -> Result<bool, CapError> {
         path: dir.to_path_buf(),
         source,
     };
-    let created = match fs::create_dir(dir) {
+    use std::os::unix::fs::DirBuilderExt;
+    // Archives hold the application's data: private to the user.
+    let mut builder = fs::DirBuilder::new();
+    builder.mode(hrr_core::safe_fs::DIR_MODE);
+    let created = match builder.create(dir) {
         Ok(()) => true,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             if !dir.is_dir() {
@@ -137,13 +156,28 @@ fn prepare_dir(dir: &Path) -> Result<bool, CapError> {
             false
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::create_dir_all(dir).map_err(err)?;
+            builder.recursive(true).create(dir).map_err(err)?;
             true
         }
         Err(e) => return Err(err(e)),
     };
+    // A symlink in place of the directory is never recorded through.
+    if fs::symlink_metadata(dir)
+        .map_err(err)?
+        .file_type()
+        .is_symlink()
+    {
+        return Err(err(io::Error::other(
+            "is a symbolic link; refusing to record through it",
+        )));
+    }
     let probe = dir.join(".hrr-cap-probe");
-    if let Err(e) = fs::write(&probe, b"") {
+    let probe_file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&probe);
+    if let Err(e) = probe_file {
         if created {
             let _ = fs::remove_dir(dir);
         }

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     match cap::run(&args) {
         Ok(status) => ExitCode::from(status),
         Err(e) => {
-            eprintln!("hrr-cap: error: {}", hrr_core::error_chain::chain(&e));
+            eprintln!("hrr-cap: error: {}", hrr_core::message::chain(&e));
             ExitCode::from(error::EXIT_USAGE)
         }
     }

@@ -45,7 +45,9 @@ impl ArchiveSummary {
 
 /// Whole lines in a file, streamed (an events file can be gigabytes).
 fn count_lines(path: &Path) -> u64 {
-    let Ok(mut f) = fs::File::open(path) else {
+    // Only a regular file (a FIFO would block the summary for ever).
+    let Ok((mut f, _)) = hrr_core::safe_fs::open_regular(path, hrr_core::safe_fs::Follow::No)
+    else {
         return 0;
     };
     let mut buf = vec![0u8; 1 << 20];

@@ -115,6 +115,42 @@ fn environment_of_the_application() {
 }
 
 #[test]
+fn hsa_regions_flag_is_the_only_way_to_turn_the_producer_on() {
+    let t = tempfile::tempdir().unwrap();
+    let seen = |flag: bool, inherited: Option<&str>| {
+        let mut c = cap();
+        c.current_dir(t.path()).env_remove("HRR_HSA_REGIONS");
+        if let Some(v) = inherited {
+            c.env("HRR_HSA_REGIONS", v);
+        }
+        let out_dir = format!("{flag}-{}.hrr", inherited.is_some());
+        c.args(["-o", &out_dir]);
+        if flag {
+            c.arg("--hsa-regions");
+        }
+        let out = c
+            .args([
+                "--",
+                "sh",
+                "-c",
+                r#"printf '%s' "${HRR_HSA_REGIONS-unset}""#,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(seen(true, None), "1");
+    assert_eq!(seen(false, None), "unset");
+    assert_eq!(
+        seen(false, Some("1")),
+        "unset",
+        "an inherited value is dropped"
+    );
+    assert_eq!(seen(true, Some("0")), "1");
+}
+
+#[test]
 fn default_archive_name_is_app_and_time() {
     let t = tempfile::tempdir().unwrap();
     let out = cap()

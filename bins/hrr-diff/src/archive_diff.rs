@@ -122,7 +122,7 @@ impl DiffReport {
     }
 
     /// `d2h : P pass (E exact, T within tolerance), F fail` — the same
-    /// greppable line `hrr-play` prints (DESIGN §5).
+    /// greppable line `hrr-play` prints (DESIGN.md §5).
     pub fn summary_line(&self) -> String {
         format!(
             "d2h : {} pass ({} exact, {} within tolerance), {} fail",
@@ -258,9 +258,9 @@ fn compare_pair(
 
 /// The D2H copies of one archive, ordered by seq (stable for equal seqs).
 fn d2h_entries(archive: &Archive, warnings: &mut Vec<String>) -> Result<Vec<D2hEntry>, DiffError> {
-    if !archive.is_complete() {
+    if let Some(why) = archive.incomplete_reason() {
         warnings.push(format!(
-            "{}: archive is incomplete (the run did not finish cleanly)",
+            "{}: archive is incomplete ({why})",
             archive.path().display()
         ));
     }

@@ -3,6 +3,11 @@
 //! Data goes to stdout (per-mismatch lines, the `d2h :` summary, `PASS` or
 //! `FAIL`; or one JSON document with `--json`), warnings and errors to stderr.
 //! Exit status: 0 same, 1 differ, 2 error.
+//!
+//! An archive that is not complete (a capture killed, a disk that filled, a
+//! replay that stopped) is said before the summary, as
+//! `capture : incomplete (REASON)` (or `replay : …` for a replay archive),
+//! and a pass over it is `PASS (partial: …)`: only what it holds was compared.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,7 +49,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("hrr-diff: error: {e:#}");
+            eprintln!("hrr-diff: error: {}", hrr_core::message::chain(&*e));
             ExitCode::from(2)
         }
     }
@@ -68,20 +73,35 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     for w in &report.warnings {
         eprintln!("hrr-diff: warning: {w}");
     }
+    let incomplete: Vec<(&'static str, String)> = [&a, &b]
+        .into_iter()
+        .filter_map(|x| {
+            x.incomplete_reason()
+                .map(|why| (x.manifest().kind.as_str(), why))
+        })
+        .collect();
     if args.json {
         let mut doc = serde_json::to_value(&report).context("serialising the report")?;
         doc["passed"] = report.passed().into();
+        doc["incomplete"] = serde_json::json!({
+            "a": a.incomplete_reason(),
+            "b": b.incomplete_reason(),
+        });
+        doc["partial"] = (!incomplete.is_empty()).into();
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).context("serialising the report")?
         );
     } else {
-        print_text(&report);
+        print_text(&report, &incomplete);
     }
     Ok(report.passed())
 }
 
-fn print_text(r: &DiffReport) {
+fn print_text(r: &DiffReport, incomplete: &[(&'static str, String)]) {
+    for (kind, why) in incomplete {
+        println!("{kind} : incomplete ({why})");
+    }
     for m in &r.mismatches {
         println!("mismatch: {m}");
     }
@@ -92,5 +112,9 @@ fn print_text(r: &DiffReport) {
         println!("only in B: seq {} {} size {}", e.seq, e.api, e.size);
     }
     println!("{}", r.summary_line());
-    println!("{}", if r.passed() { "PASS" } else { "FAIL" });
+    match (r.passed(), incomplete.first()) {
+        (true, Some((kind, _))) => println!("PASS (partial: {kind} incomplete)"),
+        (true, None) => println!("PASS"),
+        (false, _) => println!("FAIL"),
+    }
 }

@@ -55,7 +55,9 @@ pub struct Args {
     /// Launch only kernels whose name contains this string.
     #[arg(long)]
     pub kernel_filter: Option<String>,
-    /// Synchronise after every launch and report per-kernel times.
+    /// Synchronise after every launch and report per-kernel times; with -o,
+    /// the replay archive also records each launch, copy and memset with its
+    /// device time (`dev_t`, `dev_ns`).
     #[arg(long)]
     pub timing: bool,
     /// Pinned host memory (MiB) for large uploads kept between uses on a GPU
@@ -74,9 +76,14 @@ pub struct Args {
     /// Report failing events and go on.
     #[arg(long)]
     pub continue_on_error: bool,
-    /// Unknown event ops are errors, not warnings.
+    /// Unknown event ops are errors, not warnings; an incomplete capture
+    /// fails the replay (exit 1).
     #[arg(long)]
     pub strict: bool,
+    /// Seconds without progress (a launch or sync that never returns)
+    /// before the replay is stopped with a fatal error; 0 = never.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub watchdog: u64,
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,

@@ -5,6 +5,7 @@ mod args;
 mod backend;
 mod info;
 mod play;
+mod repair;
 
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ fn main() -> ExitCode {
     match play::run(&args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hrr-play: error: {e:#}");
+            eprintln!("hrr-play: error: {}", hrr_core::message::chain(&*e));
             ExitCode::from(2)
         }
     }

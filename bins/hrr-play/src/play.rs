@@ -1,7 +1,9 @@
 //! `run`: what `hrr-play` does with its arguments; returns the exit code.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
@@ -10,6 +12,7 @@ use hrr_core::error_chain::chain;
 use hrr_core::event_reader::ReadOptions;
 use hrr_core::manifest::ArchiveKind;
 use hrr_replay::compare::{DType, Tolerance};
+use hrr_replay::engine::watchdog::{self, FINAL_SYNC, Progress};
 use hrr_replay::engine::{
     self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
 };
@@ -20,7 +23,7 @@ use crate::{backend, info};
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     if args.repair {
-        return repair(args);
+        return crate::repair::repair(args);
     }
     let archive = Archive::open(&args.archive)?;
     let read = ReadOptions {
@@ -35,6 +38,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    let progress = (args.watchdog > 0).then(Progress::new);
     let opts = ReplayOptions {
         read,
         tolerance: tolerance(args),
@@ -43,7 +47,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         continue_on_error: args.continue_on_error,
         kernel_filter: args.kernel_filter.clone(),
         timing: args.timing,
+        progress: progress.clone(),
     };
+    let incomplete = archive.incomplete_reason();
+    // Events the application made, when the capture knows how many it lost.
+    let recorded = archive
+        .manifest()
+        .extra
+        .get("lost_events")
+        .and_then(serde_json::Value::as_u64)
+        .map(|lost| archive.manifest().events + lost);
     let platform = archive.manifest().platform;
     let mut dev = backend::open(args, backend::resolve(args, platform))?;
     eprintln!(
@@ -63,10 +76,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                     ..Default::default()
                 },
             )
-            .with_context(|| format!("creating replay archive {}", path.display()))?,
+            .context("creating the replay archive")?,
         ),
         None => None,
     };
+
+    if let Some(p) = &progress {
+        start_watchdog(args, p.clone())?;
+    }
 
     // Declared after the device, so dropped before it; kept across loops:
     // the blobs landed in the first iteration serve the later ones.
@@ -79,7 +96,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let regions = if opts.regions {
             engine::load_regions(&archive, opts.regions_strict, &mut warnings)?
         } else {
-            Default::default()
+            // Not materialised, but still known: a launch argument pointing
+            // into a declared segment is then refused rather than run on
+            // its capture-time address. Best effort, silently.
+            engine::load_regions(&archive, false, &mut Vec::new()).unwrap_or_default()
         };
         let space = AddressSpace {
             regions,
@@ -100,8 +120,20 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             break;
         }
     }
+    if let Some(p) = &progress {
+        p.finish();
+    }
     if let Some(w) = out {
-        w.finish().context("finishing the replay archive")?;
+        match &error {
+            None => {
+                w.finish().context("finishing the replay archive")?;
+            }
+            // A replay that stopped early is not a complete replay archive.
+            Some(e) => {
+                w.abandon(&format!("the replay stopped: {}", chain(e)))
+                    .context("writing the replay archive's manifest")?;
+            }
+        }
     }
 
     for w in &summary.warnings {
@@ -113,14 +145,123 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             1
         }
         Some(e) => {
-            eprintln!("hrr-play: error: {}: {}", args.archive.display(), chain(e));
+            // Reader errors name their file (inside the archive) already.
+            let archive = args.archive.display().to_string();
+            let msg = chain(e).to_string();
+            if msg.contains(&archive) {
+                eprintln!("hrr-play: error: {msg}");
+            } else {
+                eprintln!("hrr-play: error: {archive}: {msg}");
+            }
             2
         }
         None if summary.passed() => 0,
         None => 1,
     };
-    report(args, &summary, &iteration_ms, code)?;
-    Ok(ExitCode::from(code))
+    // A replay of part of a capture proves less than a PASS says.
+    let verdict = match (&incomplete, code) {
+        (Some(_), 0) if args.strict => Verdict::FailIncomplete,
+        (Some(_), 0) => Verdict::Partial(recorded),
+        (_, 0) => Verdict::Pass,
+        _ => Verdict::Fail,
+    };
+    let exit = verdict.exit_code(code);
+    report(
+        args,
+        &summary,
+        &iteration_ms,
+        incomplete.as_deref(),
+        verdict,
+        exit,
+    )?;
+    Ok(ExitCode::from(exit))
+}
+
+/// How a replay ends: the last line of the summary and the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Pass,
+    /// Passed, but the capture is incomplete: `PASS (partial: …)`, exit 0;
+    /// with the number of events the application made, when known.
+    Partial(Option<u64>),
+    /// Passed, the capture is incomplete and `--strict` was given: exit 1.
+    FailIncomplete,
+    Fail,
+}
+
+impl Verdict {
+    fn exit_code(self, code: u8) -> u8 {
+        match self {
+            Verdict::Pass | Verdict::Partial(_) => 0,
+            Verdict::FailIncomplete => 1,
+            Verdict::Fail => code,
+        }
+    }
+
+    fn passed(self) -> bool {
+        matches!(self, Verdict::Pass | Verdict::Partial(_))
+    }
+
+    fn line(self, s: &ReplaySummary) -> String {
+        match self {
+            Verdict::Pass => "PASS".into(),
+            Verdict::Partial(recorded) => format!(
+                "PASS (partial: {} of {} events; capture incomplete)",
+                s.replayed,
+                recorded.unwrap_or(s.events).max(s.replayed)
+            ),
+            Verdict::FailIncomplete => "FAIL (capture incomplete; --strict)".into(),
+            Verdict::Fail => "FAIL".into(),
+        }
+    }
+}
+
+/// Starts the `--watchdog` thread: a replay stuck in one event for the
+/// limit ends with the fatal line and exit status 1 (the stuck runtime
+/// call cannot be interrupted, so the process exits around it).
+fn start_watchdog(args: &Args, progress: std::sync::Arc<Progress>) -> Result<()> {
+    let archive = args.archive.clone();
+    let json = args.json;
+    watchdog::spawn(
+        progress,
+        Duration::from_secs(args.watchdog),
+        move |seq, limit| {
+            let what = describe_event(&archive, seq);
+            let msg = format!("{what}: no progress after {} s (watchdog)", limit.as_secs());
+            eprintln!("hrr-play: fatal: {msg}");
+            let mut out = std::io::stdout().lock();
+            let _ = if json {
+                let v = serde_json::json!({
+                    "result": "FAIL", "exit_code": 1, "fatal": msg,
+                });
+                writeln!(out, "{v}")
+            } else {
+                writeln!(out, "FAIL")
+            };
+            let _ = out.flush();
+            // SAFETY: _exit ends the process without running atexit
+            // handlers, which could wait on the runtime call that is stuck.
+            unsafe { libc::_exit(1) }
+        },
+    )
+    .context("starting the watchdog thread")
+}
+
+/// `event N (api)` for the event with `seq` (read again from the archive:
+/// the replayer keeps no per-event state for the watchdog).
+fn describe_event(archive: &Path, seq: u64) -> String {
+    if seq == FINAL_SYNC {
+        return "final device synchronisation".into();
+    }
+    let api = Archive::open(archive)
+        .ok()
+        .and_then(|a| a.events(ReadOptions::default()).ok())
+        .and_then(|mut r| r.find_map(|e| e.ok().filter(|e| e.seq == seq)))
+        .map(|e| e.api);
+    match api {
+        Some(api) => format!("event {seq} ({api})"),
+        None => format!("event {seq}"),
+    }
 }
 
 fn tolerance(args: &Args) -> Tolerance {
@@ -153,16 +294,29 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// Prints the DESIGN §5 summary (or JSON) on stdout.
-fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Result<()> {
+/// Prints the DESIGN.md §5 summary (or JSON) on stdout; an incomplete
+/// capture is said first (`capture : incomplete (REASON)`).
+fn report(
+    args: &Args,
+    s: &ReplaySummary,
+    iteration_ms: &[f64],
+    incomplete: Option<&str>,
+    verdict: Verdict,
+    exit: u8,
+) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut v = serde_json::to_value(s)?;
         v["iterations_ms"] = serde_json::json!(iteration_ms);
-        v["result"] = serde_json::json!(if code == 0 { "PASS" } else { "FAIL" });
-        v["exit_code"] = serde_json::json!(code);
+        v["result"] = serde_json::json!(if verdict.passed() { "PASS" } else { "FAIL" });
+        v["partial"] = serde_json::json!(matches!(verdict, Verdict::Partial(_)));
+        v["capture_incomplete"] = serde_json::json!(incomplete);
+        v["exit_code"] = serde_json::json!(exit);
         writeln!(out, "{v}")?;
         return Ok(());
+    }
+    if let Some(why) = incomplete {
+        writeln!(out, "capture : incomplete ({why})")?;
     }
     for m in &s.mismatches {
         writeln!(
@@ -201,46 +355,6 @@ fn report(args: &Args, s: &ReplaySummary, iteration_ms: &[f64], code: u8) -> Res
         )?;
     }
     write!(out, "{s}")?;
-    writeln!(out, "{}", if code == 0 { "PASS" } else { "FAIL" })?;
+    writeln!(out, "{}", verdict.line(s))?;
     Ok(())
-}
-
-/// `--repair`: to `-o OUT`, or in place keeping the original as `ARCHIVE.torn`.
-fn repair(args: &Args) -> Result<ExitCode> {
-    let src = &args.archive;
-    let (dst, in_place) = match &args.output {
-        Some(out) => (out.clone(), false),
-        None => (src.with_extension("hrr-repairing"), true),
-    };
-    let report = hrr_core::archive::repair(src, &dst)?;
-    if let Some((line, reason)) = &report.stopped_at {
-        eprintln!("hrr-play: repair: stopped at line {line}: {reason}");
-    }
-    for w in &report.warnings {
-        eprintln!("hrr-play: repair: {w}");
-    }
-    for (id, seq) in &report.blobs_missing {
-        eprintln!("hrr-play: repair: blob {id} (first used by event {seq}) is missing");
-    }
-    for (id, seq) in &report.blobs_corrupt {
-        eprintln!("hrr-play: repair: blob {id} (first used by event {seq}) is corrupt");
-    }
-    let final_path = if in_place {
-        let kept = src.with_extension("torn");
-        std::fs::rename(src, &kept).with_context(|| format!("moving {} aside", src.display()))?;
-        std::fs::rename(&dst, src)
-            .with_context(|| format!("moving the repaired archive to {}", src.display()))?;
-        eprintln!("hrr-play: repair: original kept at {}", kept.display());
-        src.clone()
-    } else {
-        dst
-    };
-    eprintln!(
-        "hrr-play: repaired {} -> {}: {} events kept, {} blobs",
-        src.display(),
-        final_path.display(),
-        report.events_kept,
-        report.blobs_linked + report.blobs_copied
-    );
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,4 @@
-//! `hrr-play` on the CPU runtime: DESIGN §5's rules and the command line,
+//! `hrr-play` on the CPU runtime: DESIGN.md §5's rules and the command line,
 //! through the real binary on archives written by hrr-core's testkit.
 
 use std::path::{Path, PathBuf};

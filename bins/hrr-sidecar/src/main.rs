@@ -80,7 +80,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hrr-sidecar: error: {e:#}");
+            eprintln!("hrr-sidecar: error: {}", hrr_core::message::chain(&*e));
             ExitCode::from(2)
         }
     }
@@ -120,11 +120,14 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     match &archive {
         Some(a) => {
-            let path = append_to_archive(a, &args.name, &records)?;
+            let done = append_to_archive(a, &args.name, &records)?;
+            for s in &done.shared {
+                eprintln!("hrr-sidecar: note: {s}");
+            }
             eprintln!(
                 "hrr-sidecar: appended {} record(s) to {}",
                 records.len(),
-                path.display()
+                done.path.display()
             );
         }
         None => {

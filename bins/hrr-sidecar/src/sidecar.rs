@@ -9,7 +9,11 @@
 //! Before anything is written, records are checked: no zero-sized `add`, no
 //! range that wraps the address space, and no two segments that overlap while
 //! both are live — against each other and against every sidecar already in
-//! the archive. Appending to `DIR/regions/NAME.ndjson` happens under an
+//! the archive. One exception: a segment that *another* region file declares
+//! over the same range, or over a range one of the two contains, is the same
+//! memory seen by two producers (the capture library's `regions/hsa.ndjson`
+//! and the application's `HRR_SEGMENT` lines, say); replay backs the two as
+//! one segment, so it is accepted and reported as [`Shared`]. Appending to `DIR/regions/NAME.ndjson` happens under an
 //! exclusive lock, and by writing the whole new file to a temporary and
 //! renaming it, so a reader (or a crash) sees the old file or the new one.
 //!
@@ -24,21 +28,24 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::{self, OpenOptions};
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use hrr_core::archive::{Archive, ArchiveError};
 use hrr_core::archive_writer::REGIONS_DIR;
 use hrr_core::event::{Dir, Op};
 use hrr_core::event_reader::{ReadError, ReadOptions};
-use hrr_core::manifest::write_atomic;
 use hrr_core::region_record::{
-    RecordProblem, RegionError, RegionKind, RegionOp, RegionRecord, load_region_file,
+    MAX_REGION_FILE, RecordProblem, RegionError, RegionKind, RegionOp, RegionRecord,
+    load_region_file,
 };
+use hrr_core::safe_fs::{DirFd, Follow, OpenError, read_limited};
 use hrr_replay::alloc_map::{Alloc, AllocMap};
+
+/// Longest report line read from stdin (a report line is a few dozen bytes).
+pub const MAX_REPORT_LINE: u64 = 1 << 20;
 
 /// Granularity `--size auto` rounds extents up to.
 pub const AUTO_SIZE_GRANULE: u64 = 4096;
@@ -294,15 +301,35 @@ pub fn requests_from_reports(
     d: &Defaults,
 ) -> Result<Vec<Request>, SidecarError> {
     let mut out = Vec::new();
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let line = line.map_err(|source| SidecarError::Io {
-            path: PathBuf::from(input),
-            source,
-        })?;
+    let mut reader = reader;
+    let mut line = Vec::new();
+    for i in 0u64.. {
+        // Bounded: an endless line (stdin from /dev/zero) is an error, not
+        // a buffer that grows until memory runs out.
+        line.clear();
+        let n = (&mut reader)
+            .take(MAX_REPORT_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|source| SidecarError::Io {
+                path: PathBuf::from(input),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
         let origin = Origin::Line {
             input: input.to_string(),
-            line: i as u64 + 1,
+            line: i + 1,
         };
+        if n as u64 > MAX_REPORT_LINE {
+            return Err(SidecarError::BadReport {
+                origin,
+                reason: format!("line longer than {MAX_REPORT_LINE} bytes; not a report"),
+            });
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
         let text = String::from_utf8_lossy(&line);
         let parsed = parse_report_line(&text, d.size.is_some()).map_err(|reason| {
             SidecarError::BadReport {
@@ -532,33 +559,33 @@ pub fn validate_name(name: &str) -> Result<&str, SidecarError> {
 }
 
 /// Appends `records` to `ARCHIVE/regions/NAME.ndjson` atomically, after
-/// checking them against every region file of the archive. Returns the path.
+/// checking them against every region file of the archive; also returns the
+/// new segments that other region files already declare (accepted: see the
+/// module docs).
 pub fn append_to_archive(
     archive: &Archive,
     name: &str,
     records: &[(RegionRecord, Origin)],
-) -> Result<PathBuf, SidecarError> {
+) -> Result<Appended, SidecarError> {
     let stem = validate_name(name)?;
     let regions = archive.path().join(REGIONS_DIR);
-    fs::create_dir_all(&regions).map_err(|source| SidecarError::Io {
-        path: regions.clone(),
-        source,
-    })?;
+    // Everything below goes through descriptors of the archive and of
+    // `regions/`, opened without following symlinks: a symlinked `regions/`
+    // or lock file is refused, never written through.
+    let io_at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SidecarError::Io { path, source }
+    };
+    let root = DirFd::open(archive.path(), Follow::Yes).map_err(io_at(archive.path()))?;
+    let dir = root.subdir(REGIONS_DIR).map_err(io_at(&regions))?;
     let file_name = format!("{stem}.ndjson");
     let path = regions.join(&file_name);
 
     // Serialise concurrent hrr-sidecar runs on the same sidecar: the check
     // and the rewrite must see the same file.
-    let lock_path = regions.join(format!(".{file_name}.lock"));
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|source| SidecarError::Io {
-            path: lock_path.clone(),
-            source,
-        })?;
+    let lock_name = format!(".{file_name}.lock");
+    let lock_path = regions.join(&lock_name);
+    let lock = dir.open_or_create(&lock_name).map_err(io_at(&lock_path))?;
     // SAFETY: flock on a descriptor we own; released when `lock` is dropped.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return Err(SidecarError::Io {
@@ -571,12 +598,19 @@ pub fn append_to_archive(
     if path.exists() {
         hrr_core::region_record::read_region_ndjson(&path)?;
     }
-    check_overlaps(&existing_records(archive)?, records)?;
+    let (same_file, other_files): (Vec<_>, Vec<_>) = existing_records(archive)?
+        .into_iter()
+        .partition(|(_, o)| match o {
+            Origin::Record { path: p, .. } => p.file_name() == path.file_name(),
+            _ => true,
+        });
+    check_overlaps(&same_file, records)?;
+    let shared = shared_with_other_files(&other_files, records)?;
 
-    let mut bytes = match fs::read(&path) {
+    let mut bytes = match read_limited(&path, Follow::No, MAX_REGION_FILE, "region file") {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(source) => return Err(SidecarError::Io { path, source }),
+        Err(OpenError::NotFound { .. }) => Vec::new(),
+        Err(e) => return Err(RegionError::from(e).into()),
     };
     if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
         bytes.push(b'\n');
@@ -584,11 +618,114 @@ pub fn append_to_archive(
     for (r, _) in records {
         bytes.extend_from_slice(r.to_line().as_bytes());
     }
-    write_atomic(&regions, &file_name, &bytes).map_err(|source| SidecarError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    Ok(path)
+    dir.write_atomic(&file_name, &bytes).map_err(io_at(&path))?;
+    Ok(Appended { path, shared })
+}
+
+/// What [`append_to_archive`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// The sidecar written.
+    pub path: PathBuf,
+    /// New segments another region file already declares.
+    pub shared: Vec<Shared>,
+}
+
+/// A new segment that a segment of another region file covers, or that covers
+/// one, while both are live: two producers' views of the same memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shared {
+    pub origin: Origin,
+    pub base: u64,
+    pub size: u64,
+    pub other_origin: Origin,
+    pub other_base: u64,
+    pub other_size: u64,
+}
+
+impl fmt::Display for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if (self.base, self.size) == (self.other_base, self.other_size) {
+            "is also declared by".to_string()
+        } else {
+            format!(
+                "shares memory with segment {:#x}+{} from",
+                self.other_base, self.other_size
+            )
+        };
+        write!(
+            f,
+            "{}: segment {:#x}+{} {how} {}; replay backs them as one",
+            self.origin, self.base, self.size, self.other_origin
+        )
+    }
+}
+
+/// Checks the new segments of `new` against the segments of other region
+/// files (`others`): a pair live at the same time whose ranges are equal or
+/// nested is [`Shared`]; any other overlap is [`SidecarError::Overlap`].
+/// Pairs within `new` are [`check_overlaps`]'s business.
+pub fn shared_with_other_files(
+    others: &[(RegionRecord, Origin)],
+    new: &[(RegionRecord, Origin)],
+) -> Result<Vec<Shared>, SidecarError> {
+    // Each segment's lifetime: from its `add` to the `del` of its base.
+    let lives_of = |recs: &[(RegionRecord, Origin)]| {
+        let mut all: Vec<&(RegionRecord, Origin)> = recs.iter().collect();
+        all.sort_by_key(|(r, _)| r.t);
+        let mut lives: Vec<(RegionRecord, Origin, u64)> = Vec::new();
+        let mut open: HashMap<u64, usize> = HashMap::new();
+        for (r, o) in all {
+            if r.kind != RegionKind::Segment {
+                continue;
+            }
+            match r.op {
+                RegionOp::Add => {
+                    open.insert(r.base, lives.len());
+                    lives.push((*r, o.clone(), u64::MAX));
+                }
+                RegionOp::Del => {
+                    if let Some(i) = open.remove(&r.base) {
+                        lives[i].2 = r.t;
+                    }
+                }
+            }
+        }
+        lives
+    };
+    let old = lives_of(others);
+    let mut shared = Vec::new();
+    for (n, n_origin, n_until) in lives_of(new) {
+        let n_end = n.base.saturating_add(n.size);
+        for (o, o_origin, o_until) in &old {
+            let o_end = o.base.saturating_add(o.size);
+            let overlap = n.base < o_end && o.base < n_end && n.t < *o_until && o.t < n_until;
+            if !overlap {
+                continue;
+            }
+            let nested =
+                (n.base >= o.base && n_end <= o_end) || (o.base >= n.base && o_end <= n_end);
+            if !nested {
+                return Err(SidecarError::Overlap {
+                    origin: n_origin,
+                    base: n.base,
+                    size: n.size,
+                    other_origin: o_origin.clone(),
+                    other_base: o.base,
+                    other_size: o.size,
+                });
+            }
+            shared.push(Shared {
+                origin: n_origin.clone(),
+                base: n.base,
+                size: n.size,
+                other_origin: o_origin.clone(),
+                other_base: o.base,
+                other_size: o.size,
+            });
+        }
+    }
+    Ok(shared)
 }
 
 /// Infers segment sizes for `bases` from the archive's unexplained device
@@ -879,6 +1016,40 @@ mod tests {
     }
 
     #[test]
+    fn another_files_segment_over_the_same_memory_is_shared_not_an_error() {
+        let t = tempfile::tempdir().unwrap();
+        // testkit.ndjson plays the capture library's producer file.
+        let dir = ArchiveBuilder::new(Platform::Cpu)
+            .segment(0x10_0000, 0x4000, 0)
+            .write(t.path().join("a"))
+            .unwrap();
+        let a = Archive::open(&dir).unwrap();
+        let same = append_to_archive(&a, "sidecar", &[seg(0x10_0000, 0x4000, 0)]).unwrap();
+        assert_eq!(same.shared.len(), 1, "{:?}", same.shared);
+        assert_eq!(
+            same.shared[0].to_string(),
+            format!(
+                "--base/--size: segment 0x100000+16384 is also declared by {} record 1; \
+                 replay backs them as one",
+                dir.join("regions/testkit.ndjson").display()
+            )
+        );
+        // Nested (a `--size auto` lower bound) is the same memory too.
+        let inner = append_to_archive(&a, "inner", &[seg(0x10_1000, 0x1000, 0)]).unwrap();
+        assert!(
+            inner.shared[0]
+                .to_string()
+                .contains("shares memory with segment 0x100000+16384")
+        );
+        // Within one file, a second declaration is still refused.
+        let e = append_to_archive(&a, "sidecar", &[seg(0x10_0000, 0x4000, 0)]).unwrap_err();
+        assert!(matches!(e, SidecarError::Duplicate { .. }), "{e}");
+        // A partial overlap with another file is still an error.
+        let e = append_to_archive(&a, "partial", &[seg(0x10_3000, 0x2000, 0)]).unwrap_err();
+        assert!(matches!(e, SidecarError::Overlap { .. }), "{e}");
+    }
+
+    #[test]
     fn append_is_checked_against_the_archive() {
         let t = tempfile::tempdir().unwrap();
         let dir = ArchiveBuilder::new(Platform::Cpu)
@@ -886,7 +1057,9 @@ mod tests {
             .write(t.path().join("a"))
             .unwrap();
         let a = Archive::open(&dir).unwrap();
-        let p = append_to_archive(&a, "sidecar", &[seg(0x20_0000, 0x1000, 0)]).unwrap();
+        let p = append_to_archive(&a, "sidecar", &[seg(0x20_0000, 0x1000, 0)])
+            .unwrap()
+            .path;
         assert!(p.ends_with("regions/sidecar.ndjson"));
         append_to_archive(&a, "sidecar.ndjson", &[seg(0x30_0000, 0x1000, 0)]).unwrap();
         assert_eq!(

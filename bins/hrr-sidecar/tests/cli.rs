@@ -130,13 +130,35 @@ fn zero_size_overflow_and_overlap_are_errors() {
         .args(["--base", "0x10000", "--size", "4096"])
         .assert()
         .code(0);
+    // The same sidecar declaring it twice is a mistake.
+    sidecar()
+        .arg("--archive")
+        .arg(&cap)
+        .args(["--base", "0x10000", "--size", "4096"])
+        .assert()
+        .code(2)
+        .stderr(contains("already declared by").and(contains("sidecar.ndjson record 1")));
+    // Another file declaring the same memory is a second producer's view of
+    // it (replay backs the two once): accepted, with a note.
     sidecar()
         .arg("--archive")
         .arg(&cap)
         .args(["--base", "0x10000", "--size", "4096", "--name", "again"])
         .assert()
+        .code(0)
+        .stderr(
+            contains("note: --base/--size: segment 0x10000+4096 is also declared by").and(
+                contains("sidecar.ndjson record 1; replay backs them as one"),
+            ),
+        );
+    // A partial overlap with another file is still refused.
+    sidecar()
+        .arg("--archive")
+        .arg(&cap)
+        .args(["--base", "0x10800", "--size", "4096", "--name", "third"])
+        .assert()
         .code(2)
-        .stderr(contains("already declared by").and(contains("sidecar.ndjson record 1")));
+        .stderr(contains("overlaps segment 0x10000+4096"));
 }
 
 #[test]

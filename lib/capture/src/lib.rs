@@ -2,13 +2,14 @@
 //!
 //! Loaded with `LD_PRELOAD` (normally by `hrr-cap`), it defines the HIP
 //! runtime's entry points, forwards each call to the real runtime, and
-//! records it into an hrr archive (DESIGN §4) named by `HRR_OUT`:
+//! records it into an hrr archive (DESIGN.md §4) named by `HRR_OUT`:
 //! `events.ndjson`, content-addressed `blobs/`, `manifest.json`.
 //!
 //! Layout, one folder per layer:
 //! - [`hip`], [`cuda`] — the two families of C entry points (FFI; the only
 //!   place that reads application memory), each forwarding to the real
-//!   runtime and handing plain values to the recorder;
+//!   runtime and handing plain values to the recorder; [`hsa`], the HSA pool
+//!   entry points and the built-in region producer (`--hsa-regions`);
 //! - [`record`] — family-agnostic recording: the `Recorder` and what events
 //!   need to know (live allocations, code objects, launch arguments);
 //! - [`sink`] — writing the archive: events, blobs, the archive claim;
@@ -36,6 +37,7 @@ pub mod cuda;
 // (the family is being rewritten).
 #[allow(missing_docs)]
 pub mod hip;
+pub mod hsa;
 pub mod interpose;
 pub mod record;
 pub mod sink;

@@ -1,7 +1,7 @@
 //! Reader throughput on typical launch/memcpy lines (target: >= 1M events/s
 //! on one core), and the same stream through `ndjson-stream` for comparison
-//! (DESIGN §3 names that crate; docs/PERFORMANCE.md has the figures and why
-//! the per-line reader is used).
+//! (the project brief named that crate; docs/PERFORMANCE.md has the figures
+//! and why the per-line reader is used).
 
 // A benchmark binary: `criterion_main!` defines its undocumented `main`.
 #![allow(missing_docs)]

@@ -1,4 +1,4 @@
-//! `Archive`: an opened archive directory (DESIGN §4), and [`repair`].
+//! `Archive`: an opened archive directory (DESIGN.md §4), and [`repair`].
 //!
 //! Opening reads and version-checks the manifest and makes sure the events
 //! file exists; events are streamed on demand through [`EventReader`], blobs
@@ -17,6 +17,9 @@ use crate::event_reader::{EventReader, ReadError, ReadOptions, Warning};
 use crate::hex::BlobId;
 use crate::manifest::{Manifest, ManifestError};
 use crate::region_record::{RegionError, RegionStream, load_region_file};
+
+/// Lock file a capture creates in its archive, holding its pid.
+pub const OWNER_FILE: &str = ".hrr-owner";
 
 /// An archive could not be opened, read or repaired.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,14 @@ pub enum ArchiveError {
     MissingEvents {
         /// The events file expected.
         path: PathBuf,
+    },
+    #[error("{}: is a {kind}, not the events file (a regular file)", path.display())]
+    /// `events.ndjson` is there but is not a regular file.
+    EventsNotFile {
+        /// The events file.
+        path: PathBuf,
+        /// What it is instead (directory, FIFO, symbolic link…).
+        kind: &'static str,
     },
     #[error("{}", path.display())]
     /// A file or directory of the archive could not be read.
@@ -87,8 +98,23 @@ impl Archive {
         }
         let manifest = Manifest::read(&dir)?;
         let events = dir.join(EVENTS_FILE);
-        if !events.is_file() {
-            return Err(ArchiveError::MissingEvents { path: events });
+        match fs::symlink_metadata(&events) {
+            Ok(m) if m.is_file() => {}
+            Ok(m) => {
+                return Err(ArchiveError::EventsNotFile {
+                    path: events,
+                    kind: crate::safe_fs::kind_name(&m),
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(ArchiveError::MissingEvents { path: events });
+            }
+            Err(source) => {
+                return Err(ArchiveError::Io {
+                    path: events,
+                    source,
+                });
+            }
         }
         let blobs = BlobStore::of_archive(&dir);
         Ok(Archive {
@@ -111,6 +137,58 @@ impl Archive {
     /// Whether the writer finished cleanly (`complete:true`).
     pub fn is_complete(&self) -> bool {
         self.manifest.complete
+    }
+
+    /// Why the archive is incomplete (`None` when it is complete), in the
+    /// user's terms, from the best evidence there is: the reason its writer
+    /// recorded (`"incomplete"` in the manifest, e.g. `disk full`), a
+    /// capture process that is still running (its pid in `.hrr-owner`), a
+    /// torn last line (the writer died mid-write), or else a writer that
+    /// died or was killed before writing its `eof`.
+    pub fn incomplete_reason(&self) -> Option<String> {
+        if self.manifest.complete {
+            return None;
+        }
+        if let Some(why) = self.manifest.incomplete_reason() {
+            let lost = self
+                .manifest
+                .extra
+                .get("lost_events")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0);
+            return Some(if lost > 0 {
+                format!("{why}; {lost} events lost")
+            } else {
+                why.to_string()
+            });
+        }
+        if let Some(pid) = self.owner_pid()
+            && process_alive(pid)
+        {
+            return Some(format!(
+                "still being written: capture process {pid} is running"
+            ));
+        }
+        if last_byte(&self.events_path()).is_some_and(|b| b != b'\n') {
+            return Some("torn last line: the writer died mid-write".into());
+        }
+        Some(match self.manifest.kind {
+            crate::manifest::ArchiveKind::Capture => {
+                "no eof: the capture was killed or died before finishing".into()
+            }
+            crate::manifest::ArchiveKind::Replay => {
+                "no eof: the replay stopped before finishing".into()
+            }
+        })
+    }
+
+    /// The pid in `.hrr-owner`, if the file is there and holds one.
+    fn owner_pid(&self) -> Option<i32> {
+        let path = self.dir.join(OWNER_FILE);
+        let bytes =
+            crate::safe_fs::read_limited(&path, crate::safe_fs::Follow::No, 64, "lock file")
+                .ok()?;
+        std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
     }
 
     /// Its `events.ndjson`.
@@ -139,6 +217,13 @@ impl Archive {
     /// [`Archive::region_files`], reporting an unreadable `regions/`.
     pub fn try_region_files(&self) -> Result<Vec<PathBuf>, ArchiveError> {
         let dir = self.dir.join(REGIONS_DIR);
+        // Nothing inside an archive is a symlink (docs/FORMAT.md).
+        if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ArchiveError::Io {
+                path: dir,
+                source: io::Error::other("is a symbolic link; refusing to follow it"),
+            });
+        }
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -160,7 +245,10 @@ impl Archive {
                 .file_name()
                 .to_str()
                 .is_some_and(|n| n.starts_with('.'));
-            if is_region && !hidden && entry.file_type().is_ok_and(|t| t.is_file()) {
+            // Anything but a directory is listed: a FIFO or a symlink under
+            // a region name is then refused by name when loaded, not skipped
+            // in silence.
+            if is_region && !hidden && entry.file_type().is_ok_and(|t| !t.is_dir()) {
                 out.push(path);
             }
         }
@@ -175,6 +263,29 @@ impl Archive {
             .map(|p| load_region_file(p).map_err(ArchiveError::from))
             .collect()
     }
+}
+
+/// Whether process `pid` exists (signal 0 checks without sending anything).
+fn process_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 performs only the existence/permission check.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The last byte of a regular file (`None`: empty, missing or unreadable).
+fn last_byte(path: &Path) -> Option<u8> {
+    use std::os::unix::fs::FileExt;
+    let (f, meta) = crate::safe_fs::open_regular(path, crate::safe_fs::Follow::No).ok()?;
+    let len = meta.len();
+    if len == 0 {
+        return None;
+    }
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, len - 1).ok()?;
+    Some(b[0])
 }
 
 /// The blobs an operation refers to (copy payloads and code objects).
@@ -349,6 +460,101 @@ mod tests {
         let e = Archive::open(&dir).unwrap_err();
         assert!(
             e.to_string().contains("events.ndjson: events file missing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn incomplete_archives_say_why() {
+        let t = tempfile::tempdir().unwrap();
+        let finished = t.path().join("ok.hrr");
+        ArchiveWriter::create(
+            &finished,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        assert_eq!(Archive::open(&finished).unwrap().incomplete_reason(), None);
+        // Died: no eof, whole lines.
+        let died = t.path().join("died.hrr");
+        let mut w = ArchiveWriter::create(
+            &died,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
+        w.append(&memcpy(0, crate::blob_store::hash(b"x"))).unwrap();
+        drop(w);
+        let why = |dir: &Path| Archive::open(dir).unwrap().incomplete_reason().unwrap();
+        assert_eq!(
+            why(&died),
+            "no eof: the capture was killed or died before finishing"
+        );
+        // Still running: the owner pid (this process) is alive.
+        fs::write(died.join(OWNER_FILE), format!("{}\n", std::process::id())).unwrap();
+        assert_eq!(
+            why(&died),
+            format!(
+                "still being written: capture process {} is running",
+                std::process::id()
+            )
+        );
+        fs::remove_file(died.join(OWNER_FILE)).unwrap();
+        // Torn: the last line has no newline.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(died.join(EVENTS_FILE))
+            .unwrap();
+        f.write_all(b"{\"seq\":1").unwrap();
+        assert_eq!(why(&died), "torn last line: the writer died mid-write");
+        // The writer said why: that wins.
+        let stopped = t.path().join("stopped.hrr");
+        let mut w = ArchiveWriter::create(
+            &stopped,
+            ArchiveKind::Replay,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
+        w.append(&memcpy(0, crate::blob_store::hash(b"x"))).unwrap();
+        let m = w
+            .abandon("the replay stopped: event 9 (hipMemcpy): boom")
+            .unwrap();
+        assert!(!m.complete);
+        assert_eq!(m.events, 1);
+        assert_eq!(
+            why(&stopped),
+            "the replay stopped: event 9 (hipMemcpy): boom"
+        );
+    }
+
+    #[test]
+    fn a_non_file_events_or_a_symlinked_regions_dir_is_refused_by_name() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("a.hrr");
+        ArchiveWriter::create(
+            &dir,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        fs::remove_dir(dir.join(REGIONS_DIR)).unwrap();
+        std::os::unix::fs::symlink(t.path(), dir.join(REGIONS_DIR)).unwrap();
+        let e = Archive::open(&dir).unwrap().try_region_files().unwrap_err();
+        assert!(e.to_string().contains("regions: is a symbolic link"), "{e}");
+        fs::remove_file(dir.join(EVENTS_FILE)).unwrap();
+        fs::create_dir(dir.join(EVENTS_FILE)).unwrap();
+        let e = Archive::open(&dir).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("events.ndjson: is a directory, not the events file (a regular file)"),
             "{e}"
         );
     }

@@ -12,9 +12,15 @@
 //! - `finish` appends the `eof` trailer, fsyncs `events.ndjson`, and only then
 //!   replaces the manifest (temp file + rename) with `complete:true` and the
 //!   final counts: a manifest that says complete always describes durable events.
+//! - Nothing is created through a symlink: the directory is made (`0700`) or
+//!   an existing empty one opened with `O_NOFOLLOW`, and `blobs/`,
+//!   `regions/` and `events.ndjson` (`0600`) are created relative to it
+//!   ([`crate::safe_fs::DirFd`]).
+//! - A writer that stops early says why: [`ArchiveWriter::abandon`] leaves
+//!   `complete:false` with the reason in the manifest's `incomplete`.
 
 use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -22,9 +28,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
-use crate::event::{Event, Op};
+use crate::event::{DevTime, Event, Op};
 use crate::hex::BlobId;
 use crate::manifest::{ArchiveKind, Manifest, ManifestError, Platform};
+use crate::safe_fs::DirFd;
 
 /// Events file name inside an archive.
 pub const EVENTS_FILE: &str = "events.ndjson";
@@ -123,7 +130,9 @@ impl ArchiveWriter {
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+                if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs::create_dir_all(parent).map_err(io_at(parent))?;
+                }
             }
             Err(e) => {
                 return Err(WriteError::Io {
@@ -132,15 +141,17 @@ impl ArchiveWriter {
                 });
             }
         }
+        // Created here (0700), or the empty directory found above, opened
+        // without following a symlink; everything else relative to it.
+        let root = DirFd::create(&dir, true).map_err(io_at(&dir))?;
         let blobs = BlobStore::of_archive(&dir);
-        fs::create_dir_all(blobs.root()).map_err(io_at(blobs.root()))?;
+        root.subdir(crate::blob_store::BLOBS_DIR)
+            .map_err(io_at(blobs.root()))?;
         let regions = dir.join(REGIONS_DIR);
-        fs::create_dir_all(&regions).map_err(io_at(&regions))?;
+        root.subdir(REGIONS_DIR).map_err(io_at(&regions))?;
         let events_path = dir.join(EVENTS_FILE);
-        let events = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&events_path)
+        let events = root
+            .create_file(EVENTS_FILE, true)
             .map_err(io_at(&events_path))?;
         manifest.complete = false;
         manifest.events = 0;
@@ -183,7 +194,13 @@ impl ArchiveWriter {
     /// Buffers one event; writes the buffer out when it is large or old.
     /// Events carry their own `seq` (a replay archive keeps the capture's).
     pub fn append(&mut self, event: &Event) -> Result<(), WriteError> {
-        event.write_line(&mut self.buf);
+        self.append_timed(event, None)
+    }
+
+    /// [`ArchiveWriter::append`] with a timed replay's device timing
+    /// (`dev_t`, `dev_ns`) on the line when given.
+    pub fn append_timed(&mut self, event: &Event, dev: Option<DevTime>) -> Result<(), WriteError> {
+        event.write_line_timed(dev, &mut self.buf);
         self.written += 1;
         self.next_seq = self.next_seq.max(event.seq.saturating_add(1));
         if self.buf.len() >= FLUSH_BYTES || self.last_flush.elapsed() >= FLUSH_INTERVAL {
@@ -205,6 +222,11 @@ impl ArchiveWriter {
     /// Places blob `id` from another archive's store here (hard link when
     /// possible), verifying its content first.
     pub fn adopt_blob(&mut self, src: &BlobStore, id: &BlobId) -> Result<CopyOutcome, WriteError> {
+        if self.blob_ids.contains(id) {
+            // Placed (and verified) by this writer already: a timed replay
+            // adopts a kernel's code object once per launch it records.
+            return Ok(CopyOutcome::AlreadyPresent);
+        }
         let outcome = self.blobs.copy_from(src, id)?;
         self.blob_ids.insert(*id);
         Ok(outcome)
@@ -227,6 +249,24 @@ impl ArchiveWriter {
         }
         self.last_flush = Instant::now();
         Ok(())
+    }
+
+    /// Ends an archive that will not be finished (a replay that stopped
+    /// early): writes the buffered events and leaves the manifest
+    /// `complete:false` with `reason` in `incomplete` and the counts so far,
+    /// so that readers report why rather than a crash.
+    pub fn abandon(mut self, reason: &str) -> Result<Manifest, WriteError> {
+        self.write_buffer()?;
+        self.manifest.complete = false;
+        self.manifest.events = self.written;
+        self.manifest.blobs = self.blob_ids.len() as u64;
+        self.manifest.extra.insert(
+            crate::manifest::INCOMPLETE_FIELD.into(),
+            Value::from(reason),
+        );
+        self.manifest.write_atomic(&self.dir)?;
+        self.finished = true;
+        Ok(self.manifest.clone())
     }
 
     /// Appends `{"op":"eof","events":N}`, makes the events durable, and marks

@@ -1,4 +1,4 @@
-//! `BlobStore`: content-addressed blobs under `DIR/blobs/<h2>/<h>` (DESIGN §4).
+//! `BlobStore`: content-addressed blobs under `DIR/blobs/<h2>/<h>` (DESIGN.md §4).
 //!
 //! - Names come only from a [`BlobId`], whose parser accepts exactly 64
 //!   lowercase hex digits, so an event in a hostile archive cannot name a path
@@ -234,7 +234,12 @@ impl BlobStore {
             TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let result = (|| {
-            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::safe_fs::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&tmp)?;
             f.write_all(bytes)?;
             drop(f);
             // A concurrent writer of the same blob may win the rename; the
@@ -381,7 +386,9 @@ impl BlobStore {
         }
         let file = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            // O_NONBLOCK: a FIFO planted as a blob must not block the open
+            // (it is then refused as not a regular file).
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open(path)
             .map_err(|e| match e.kind() {
                 io::ErrorKind::NotFound => BlobError::Missing {
@@ -438,9 +445,13 @@ fn read_exact_at_parallel(file: &File, dst: &mut [u8]) -> io::Result<()> {
     })
 }
 
-/// Creates `dir` (and parents) and refuses it if it is a symlink.
+/// Creates `dir` (and parents, `0700`) and refuses it if it is a symlink.
 fn ensure_real_dir(dir: &Path) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(crate::safe_fs::DIR_MODE)
+        .create(dir)?;
     if fs::symlink_metadata(dir)?.file_type().is_symlink() {
         return Err(io::Error::other(format!(
             "{}: refusing a symlink inside the blob store",

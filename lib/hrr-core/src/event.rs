@@ -292,6 +292,22 @@ pub struct Event {
     pub op: Op,
 }
 
+/// Device timing a timed replay (`hrr-play --timing -o`) adds to the events
+/// it writes into the replay archive, as the optional fields `dev_t` and
+/// `dev_ns`. Typed [`Event`]s do not carry it;
+/// [`Wire::dev_time`](crate::wire::Wire::dev_time) and
+/// [`EventReader::dev_time`](crate::event_reader::EventReader::dev_time) read
+/// it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DevTime {
+    /// `dev_t`: CLOCK_MONOTONIC ns on the replaying host when the operation
+    /// was issued (the clock of `t`, but of the replay run).
+    pub t: u64,
+    /// `dev_ns`: device time of the operation, measured with two device
+    /// events recorded around it on its stream.
+    pub ns: u64,
+}
+
 impl fmt::Display for Event {
     /// One short human line, as `hrr-play --events` prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -16,14 +16,20 @@
 //!   order with what was lost).
 //! - An unknown `op` is a newer hrr's addition: [`Warning::UnknownOp`] and
 //!   skipped, or an error with [`ReadOptions::strict`].
+//! - An event after the `eof` trailer is an error: a finished archive was
+//!   appended to, and nothing after its end can be trusted.
+//! - A line longer than [`MAX_LINE`] is an error, so that a file of one
+//!   endless line cannot take all memory; the events file itself must be a
+//!   regular file (a FIFO would block the reader for ever).
+//!
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::event::Event;
-use crate::wire::EventError;
+use crate::event::{DevTime, Event};
+use crate::wire::{EventError, Wire};
 
 /// How strictly to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,6 +97,9 @@ pub enum ReadError {
         /// What the system said.
         source: io::Error,
     },
+    /// Not a regular file, or a symlink inside the archive.
+    #[error(transparent)]
+    File(crate::safe_fs::OpenError),
     #[error("{}:{line}: read failed", path.display())]
     /// Reading the events file failed.
     Io {
@@ -127,7 +136,7 @@ impl ReadError {
     /// The 1-based line the error is about (0 when opening failed).
     pub fn line(&self) -> u64 {
         match self {
-            ReadError::Open { .. } => 0,
+            ReadError::Open { .. } | ReadError::File(_) => 0,
             ReadError::Io { line, .. }
             | ReadError::Malformed { line, .. }
             | ReadError::UnknownOp { line, .. } => *line,
@@ -144,19 +153,33 @@ pub struct EventReader<R = BufReader<File>> {
     line: u64,
     bytes_read: u64,
     warnings: Vec<Warning>,
+    /// `dev_t`/`dev_ns` of the event last returned.
+    dev_time: Option<DevTime>,
     done: bool,
+    /// Line of the `eof` trailer, once read.
+    eof_line: Option<u64>,
 }
+
+/// Longest event line read (a launch with a 1 MiB argument buffer is a
+/// little over 2 MiB of hex).
+pub const MAX_LINE: u64 = 16 << 20;
 
 /// Read buffer size: large enough that a syscall is amortised over hundreds of lines.
 const READ_BUFFER: usize = 256 * 1024;
 
 impl EventReader<BufReader<File>> {
-    /// Opens an events file.
+    /// Opens an events file: a regular file inside an archive (a symlink,
+    /// FIFO or device is refused).
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
+        use crate::safe_fs::{Follow, OpenError, open_regular};
         let path = path.as_ref();
-        let file = File::open(path).map_err(|source| ReadError::Open {
-            path: path.to_path_buf(),
-            source,
+        let (file, _) = open_regular(path, Follow::No).map_err(|e| match e {
+            OpenError::Io { path, source } => ReadError::Open { path, source },
+            OpenError::NotFound { path } => ReadError::Open {
+                path,
+                source: io::ErrorKind::NotFound.into(),
+            },
+            e => ReadError::File(e),
         })?;
         Ok(
             EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path)
@@ -176,7 +199,9 @@ impl<R: BufRead> EventReader<R> {
             line: 0,
             bytes_read: 0,
             warnings: Vec::new(),
+            dev_time: None,
             done: false,
+            eof_line: None,
         }
     }
 
@@ -194,6 +219,12 @@ impl<R: BufRead> EventReader<R> {
     /// Takes the warnings collected so far.
     pub fn take_warnings(&mut self) -> Vec<Warning> {
         std::mem::take(&mut self.warnings)
+    }
+
+    /// The device timing of the event `next` returned last, when it has one
+    /// (events a timed replay wrote; see [`DevTime`]).
+    pub fn dev_time(&self) -> Option<DevTime> {
+        self.dev_time
     }
 
     /// The last line number read (1-based).
@@ -232,16 +263,29 @@ impl<R: BufRead> EventReader<R> {
             return Ok(Some(ParsedLine {
                 bytes: pos as u64 + 1,
                 terminated: true,
+                too_long: false,
                 parsed,
             }));
         }
-        // The line straddles the buffer's end (or is the unterminated last one).
+        // The line straddles the buffer's end (or is the unterminated last
+        // one); read at most one byte more than a line may have.
         self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf)?;
+        let n = (&mut self.reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut self.buf)?;
+        if n as u64 > MAX_LINE {
+            return Ok(Some(ParsedLine {
+                bytes: n as u64,
+                terminated: false,
+                too_long: true,
+                parsed: None,
+            }));
+        }
         let terminated = self.buf.last() == Some(&b'\n');
         Ok(Some(ParsedLine {
             bytes: n as u64,
             terminated,
+            too_long: false,
             parsed: parse_line(&self.buf),
         }))
     }
@@ -252,20 +296,27 @@ impl<R: BufRead> EventReader<R> {
 struct ParsedLine {
     bytes: u64,
     terminated: bool,
-    parsed: Option<Result<Event, EventError>>,
+    /// Longer than [`MAX_LINE`]: not read to its end.
+    too_long: bool,
+    parsed: Option<Result<(Event, Option<DevTime>), EventError>>,
 }
 
 /// Parses one line; `None` for a blank one. The scanner handles the common
 /// shape, serde everything else.
-fn parse_line(line: &[u8]) -> Option<Result<Event, EventError>> {
+fn parse_line(line: &[u8]) -> Option<Result<(Event, Option<DevTime>), EventError>> {
     let text = line.trim_ascii();
     if text.is_empty() {
         return None;
     }
-    Some(match crate::wire::scan::scan(text) {
-        Some(wire) => Event::from_wire(wire),
-        None => Event::parse(text),
-    })
+    let wire = match crate::wire::scan::scan(text) {
+        Some(wire) => wire,
+        None => match serde_json::from_slice::<Wire<'_>>(text) {
+            Ok(wire) => wire,
+            Err(e) => return Some(Err(EventError::Json(e.to_string()))),
+        },
+    };
+    let dev = wire.dev_time();
+    Some(Event::from_wire(wire).map(|e| (e, dev)))
 }
 
 impl<R: BufRead> Iterator for EventReader<R> {
@@ -276,6 +327,7 @@ impl<R: BufRead> Iterator for EventReader<R> {
             let ParsedLine {
                 bytes: n,
                 terminated,
+                too_long,
                 parsed,
             } = match self.read_line() {
                 Ok(Some(line)) => line,
@@ -294,9 +346,34 @@ impl<R: BufRead> Iterator for EventReader<R> {
             };
             self.line += 1;
             self.bytes_read += n;
+            if too_long {
+                let line = self.line;
+                return self.fail(ReadError::Malformed {
+                    path: self.path.clone(),
+                    line,
+                    reason: format!("line longer than {MAX_LINE} bytes"),
+                });
+            }
             let Some(parsed) = parsed else { continue };
+            if let Some(eof) = self.eof_line {
+                let line = self.line;
+                return self.fail(ReadError::Malformed {
+                    path: self.path.clone(),
+                    line,
+                    reason: format!(
+                        "event after the eof trailer of line {eof}; the archive was written to \
+                         after it was finished"
+                    ),
+                });
+            }
             match parsed {
-                Ok(event) => return Some(Ok(event)),
+                Ok((event, dev)) => {
+                    self.dev_time = dev;
+                    if matches!(event.op, crate::event::Op::Eof { .. }) {
+                        self.eof_line = Some(self.line);
+                    }
+                    return Some(Ok(event));
+                }
                 Err(EventError::UnknownOp(op)) => {
                     if self.options.strict {
                         let line = self.line;
@@ -379,6 +456,56 @@ mod tests {
         let (got, w) = read(&text, ReadOptions::default());
         assert_eq!(got, vec![Ok(1), Ok(2), Ok(3)]);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn an_event_after_eof_is_an_error() {
+        let eof = r#"{"seq":2,"api":"eof","op":"eof","events":2}"#;
+        let text = format!("{}{eof}\n\n{}", line(1), line(3));
+        let (got, _) = read(&text, ReadOptions::default());
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            got[2],
+            Err(
+                "events.ndjson:4: malformed event: event after the eof trailer of line 2; \
+                 the archive was written to after it was finished"
+                    .into()
+            )
+        );
+        // Blank lines after eof are fine.
+        let (got, _) = read(&format!("{eof}\n\n  \n"), ReadOptions::default());
+        assert_eq!(got, vec![Ok(2)]);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_an_error_not_a_buffer() {
+        // An endless line: a reader of zeros never ends, and never buffers
+        // more than the limit.
+        let endless = std::io::BufReader::new(std::io::repeat(b'x'));
+        let mut r = EventReader::from_reader(endless, "zeros");
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("zeros:1: malformed event: line longer than {MAX_LINE} bytes")
+        );
+        assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn only_a_regular_file_is_opened() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("events.ndjson");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = EventReader::open(&fifo, ReadOptions::default())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("is a FIFO, not a regular file; refusing to read it"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -471,6 +598,27 @@ mod tests {
             );
             assert_eq!(r.bytes_read(), text.len() as u64);
         }
+    }
+
+    #[test]
+    fn device_timing_of_each_event_is_kept() {
+        let mut timed = Vec::new();
+        Event::parse(line(2).as_bytes())
+            .unwrap()
+            .write_line_timed(Some(DevTime { t: 50, ns: 7 }), &mut timed);
+        let text = format!(
+            "{}{}{}",
+            line(1),
+            String::from_utf8(timed).unwrap(),
+            line(3)
+        );
+        let mut r = EventReader::from_reader(text.as_bytes(), "e");
+        let got: Vec<_> =
+            std::iter::from_fn(|| r.next().map(|e| (e.unwrap().seq, r.dev_time()))).collect();
+        assert_eq!(
+            got,
+            [(1, None), (2, Some(DevTime { t: 50, ns: 7 })), (3, None)]
+        );
     }
 
     #[test]

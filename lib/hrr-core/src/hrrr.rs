@@ -70,13 +70,40 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// Reads and parses a `.hrrr` file.
+/// Reads and parses a `.hrrr` file the user named (a symlink is followed):
+/// a regular file of at most [`crate::region_record::MAX_REGION_FILE`] bytes.
 pub fn read_hrrr(path: impl AsRef<Path>) -> Result<RegionStream, RegionError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|source| RegionError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = crate::safe_fs::read_limited(
+        path,
+        crate::safe_fs::Follow::Yes,
+        crate::region_record::MAX_REGION_FILE,
+        "region stream",
+    )?;
+    parse_hrrr(&bytes, path)
+}
+
+/// Reads and parses an already opened `.hrrr` file (at most
+/// [`crate::region_record::MAX_REGION_FILE`] bytes are read).
+pub fn read_hrrr_from(file: std::fs::File, path: &Path) -> Result<RegionStream, RegionError> {
+    use std::io::Read;
+    let limit = crate::region_record::MAX_REGION_FILE;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| RegionError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(crate::safe_fs::OpenError::TooLarge {
+            path: path.to_path_buf(),
+            len: bytes.len() as u64,
+            limit,
+            what: "region stream",
+        }
+        .into());
+    }
     parse_hrrr(&bytes, path)
 }
 

@@ -11,10 +11,14 @@ pub mod blob_store;
 pub mod error_chain;
 pub mod event;
 pub mod event_reader;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod hex;
 pub mod hrrr;
 pub mod manifest;
+pub mod message;
 pub mod region_record;
+pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod wire;

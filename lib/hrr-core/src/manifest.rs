@@ -1,4 +1,4 @@
-//! `Manifest`: an archive's `manifest.json` (DESIGN §4) and its version check.
+//! `Manifest`: an archive's `manifest.json` (DESIGN.md §4) and its version check.
 //!
 //! Opening parses the file as plain JSON first and checks `format` and
 //! `version` before anything else, so an archive from a newer hrr that
@@ -19,6 +19,11 @@ pub const FORMAT_NAME: &str = "hrr";
 pub const FORMAT_VERSION: u32 = 1;
 /// File name of the manifest inside an archive directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
+/// Largest manifest read: a few hundred bytes in practice (the `argv` of a
+/// long command line included).
+pub const MAX_MANIFEST: u64 = 1 << 20;
+/// Manifest field a writer that could not finish sets to why (`"disk full"`).
+pub const INCOMPLETE_FIELD: &str = "incomplete";
 
 /// What produced the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -115,6 +120,9 @@ pub enum ManifestError {
         /// What the system said.
         source: io::Error,
     },
+    #[error(transparent)]
+    /// The manifest is not a regular file, or is too large to be one.
+    Open(#[from] crate::safe_fs::OpenError),
     #[error("{}: invalid manifest: {reason}", path.display())]
     /// The manifest is not the JSON it should be.
     Invalid {
@@ -179,15 +187,25 @@ impl Manifest {
         }
     }
 
-    /// Reads `DIR/manifest.json` and checks format and version.
+    /// Reads `DIR/manifest.json` and checks format and version. The file
+    /// must be a regular file (not a symlink, FIFO or device) of at most
+    /// [`MAX_MANIFEST`] bytes.
     pub fn read(archive_dir: impl AsRef<Path>) -> Result<Manifest, ManifestError> {
         let dir = archive_dir.as_ref();
         let path = dir.join(MANIFEST_FILE);
-        let bytes = std::fs::read(&path).map_err(|source| ManifestError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = crate::safe_fs::read_limited(
+            &path,
+            crate::safe_fs::Follow::No,
+            MAX_MANIFEST,
+            "manifest",
+        )?;
         Manifest::parse(&bytes, dir)
+    }
+
+    /// Why the writer could not finish, when it said so
+    /// ([`INCOMPLETE_FIELD`], e.g. `"disk full"`).
+    pub fn incomplete_reason(&self) -> Option<&str> {
+        self.extra.get(INCOMPLETE_FIELD).and_then(Value::as_str)
     }
 
     /// Parses manifest bytes of the archive at `archive_dir` (used in messages).
@@ -250,27 +268,40 @@ impl Manifest {
         };
         write_atomic(dir, MANIFEST_FILE, self.to_json().as_bytes()).map_err(io_err)
     }
-}
 
-/// Writes `dir/name` through `dir/.name.tmp-PID` + fsync + rename + dir fsync.
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, dir.join(name))?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    /// Overwrites `DIR/manifest.json` in place (not atomic): the fallback
+    /// when [`Manifest::write_atomic`] fails for lack of space, since the
+    /// existing file's block holds a manifest without allocating anything.
+    /// The file must exist and be a regular file (a symlink is refused).
+    pub fn write_in_place(&self, archive_dir: impl AsRef<Path>) -> Result<(), ManifestError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = archive_dir.as_ref();
+        let path = dir.join(MANIFEST_FILE);
+        let io_err = |source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(io_err)?;
+        if !f.metadata().map_err(io_err)?.is_file() {
+            return Err(io_err(io::Error::other("not a regular file")));
+        }
+        let json = self.to_json();
+        f.write_all(json.as_bytes()).map_err(io_err)?;
+        f.set_len(json.len() as u64).map_err(io_err)?;
+        f.sync_all().map_err(io_err)
     }
-    result
 }
 
-/// fsyncs a directory so a rename inside it is durable.
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    std::fs::File::open(dir)?.sync_all()
+/// Writes `dir/name` through `dir/.name.tmp-PID-N` + fsync + rename + dir
+/// fsync. Everything goes through a descriptor of `dir`: the temporary is
+/// created `O_EXCL | O_NOFOLLOW` (`0600`) and renamed over `name` (a
+/// symlink at `name` is replaced, never followed).
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    crate::safe_fs::DirFd::open(dir, crate::safe_fs::Follow::Yes)?.write_atomic(name, bytes)
 }
 
 #[cfg(test)]
@@ -331,6 +362,38 @@ mod tests {
         assert!(e.to_string().contains("not an hrr archive"), "{e}");
         let e = Manifest::parse(b"[1]", dir()).unwrap_err();
         assert!(e.to_string().contains("not a JSON object"), "{e}");
+    }
+
+    #[test]
+    fn only_a_bounded_regular_manifest_is_read() {
+        let t = tempfile::tempdir().unwrap();
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        m.write_atomic(t.path()).unwrap();
+        let path = t.path().join(MANIFEST_FILE);
+        let mut big = std::fs::read(&path).unwrap();
+        big.resize(MAX_MANIFEST as usize + 1, b' ');
+        std::fs::write(&path, big).unwrap();
+        let e = Manifest::read(t.path()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than the 1048576 bytes a manifest may have"),
+            "{e}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let e = Manifest::read(t.path()).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        // In place (the full-disk fallback), shorter than what was there.
+        std::fs::remove_file(&path).unwrap();
+        m.argv = vec!["x".repeat(500)];
+        m.write_atomic(t.path()).unwrap();
+        m.argv.clear();
+        m.extra
+            .insert(INCOMPLETE_FIELD.into(), Value::from("disk full"));
+        m.write_in_place(t.path()).unwrap();
+        let back = Manifest::read(t.path()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.incomplete_reason(), Some("disk full"));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `RegionRecord`: one line of a region sidecar (DESIGN §4), and the loaders
+//! `RegionRecord`: one line of a region sidecar (DESIGN.md §4), and the loaders
 //! for `regions/*.ndjson` files.
 //!
 //! A sidecar declares device memory the recorder could not see. The NDJSON
@@ -16,7 +16,7 @@
 //!   turn a recoverable crash into a fatal "not mapped".
 
 use std::fmt;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -265,6 +265,44 @@ pub enum RegionError {
         /// The file.
         path: PathBuf,
     },
+    #[error(transparent)]
+    /// The region file is not a regular file, or is too large to be one.
+    Open(#[from] crate::safe_fs::OpenError),
+    #[error("{}:{line}: line longer than {limit} bytes; not a region sidecar", path.display())]
+    /// A sidecar line longer than [`MAX_REGION_LINE`].
+    LineTooLong {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: u64,
+        /// The longest line allowed.
+        limit: u64,
+    },
+}
+
+/// Largest region file read (either format): a sidecar declares memory
+/// segments, a few records per allocation; 256 MiB is millions of them.
+pub const MAX_REGION_FILE: u64 = 256 << 20;
+/// Longest sidecar NDJSON line (a record is about 120 bytes).
+pub const MAX_REGION_LINE: u64 = 64 << 10;
+
+/// Opens a region file: a regular file (`follow`: whether a symlink is
+/// followed), at most [`MAX_REGION_FILE`] bytes.
+fn open_region_file(
+    path: &Path,
+    follow: crate::safe_fs::Follow,
+) -> Result<std::fs::File, RegionError> {
+    let (file, meta) = crate::safe_fs::open_regular(path, follow)?;
+    if meta.len() > MAX_REGION_FILE {
+        return Err(crate::safe_fs::OpenError::TooLarge {
+            path: path.to_path_buf(),
+            len: meta.len(),
+            limit: MAX_REGION_FILE,
+            what: "region file",
+        }
+        .into());
+    }
+    Ok(file)
 }
 
 /// Something a tolerant region loader recovered from.
@@ -436,12 +474,10 @@ pub struct RegionStream {
 
 /// Reads a `regions/*.ndjson` sidecar strictly: any bad line is an error
 /// naming `file:line`. Empty lines are allowed.
+/// The file must be a regular file inside an archive (a symlink is refused).
 pub fn read_region_ndjson(path: impl AsRef<Path>) -> Result<Vec<RegionRecord>, RegionError> {
     let path = path.as_ref();
-    let file = std::fs::File::open(path).map_err(|source| RegionError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = open_region_file(path, crate::safe_fs::Follow::No)?;
     Ok(parse_region_ndjson(BufReader::new(file), path, false)?.records)
 }
 
@@ -461,7 +497,10 @@ pub fn parse_region_ndjson(
     let mut line = 0u64;
     loop {
         buf.clear();
-        let n = reader
+        // Bounded: a file of one endless line (or /dev/zero behind a pipe)
+        // must not grow this buffer without limit.
+        let n = (&mut reader)
+            .take(MAX_REGION_LINE + 1)
             .read_until(b'\n', &mut buf)
             .map_err(|source| RegionError::Io {
                 path: name.to_path_buf(),
@@ -471,6 +510,13 @@ pub fn parse_region_ndjson(
             break;
         }
         line += 1;
+        if n as u64 > MAX_REGION_LINE {
+            return Err(RegionError::LineTooLong {
+                path: name.to_path_buf(),
+                line,
+                limit: MAX_REGION_LINE,
+            });
+        }
         let terminated = buf.last() == Some(&b'\n');
         let text = trim_ascii(&buf);
         if text.is_empty() {
@@ -517,18 +563,20 @@ pub fn parse_region_ndjson(
 }
 
 /// Loads one region file of either format, tolerantly (see the module docs):
-/// `*.ndjson` sidecars and ROCm `*.hrrr` binary streams.
+/// `*.ndjson` sidecars and ROCm `*.hrrr` binary streams. The file is one of
+/// an archive's: a regular file (never a symlink) of at most
+/// [`MAX_REGION_FILE`] bytes.
 pub fn load_region_file(path: impl AsRef<Path>) -> Result<RegionStream, RegionError> {
     let path = path.as_ref();
     match path.extension().and_then(|e| e.to_str()) {
         Some("ndjson") => {
-            let file = std::fs::File::open(path).map_err(|source| RegionError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            let file = open_region_file(path, crate::safe_fs::Follow::No)?;
             parse_region_ndjson(BufReader::new(file), path, true)
         }
-        Some("hrrr") => crate::hrrr::read_hrrr(path),
+        Some("hrrr") => {
+            let file = open_region_file(path, crate::safe_fs::Follow::No)?;
+            crate::hrrr::read_hrrr_from(file, path)
+        }
         _ => Err(RegionError::UnknownType {
             path: path.to_path_buf(),
         }),

@@ -1,4 +1,4 @@
-//! Address translation (DESIGN §5): `AllocMap` lookups with 100k live
+//! Address translation (DESIGN.md §5): `AllocMap` lookups with 100k live
 //! allocations (target: ≤ 100 ns per lookup).
 
 // A benchmark binary: `criterion_main!` defines its undocumented `main`.

@@ -1,5 +1,5 @@
 //! `AllocMap`: the ordered map of live allocations that replay translates
-//! recorded addresses through (DESIGN §5).
+//! recorded addresses through (DESIGN.md §5).
 //!
 //! Keyed by recorded base; an interior pointer resolves to `live base + offset`
 //! with one `BTreeMap::range` probe, O(log n).

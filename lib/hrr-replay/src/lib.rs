@@ -8,5 +8,8 @@ pub mod alloc_map;
 pub mod compare;
 pub mod device;
 pub mod engine;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod handle_map;
+pub mod region_segments;
 pub mod region_timeline;

@@ -1,14 +1,17 @@
 //! `RegionTimeline`: the sidecar-declared memory the recorder could not see,
-//! replayed in capture time order (DESIGN §4–5).
+//! replayed in capture time order (DESIGN.md §4–5).
 //!
 //! Records from every sidecar are merged by `t` (stable, so one producer's
-//! order is kept). Replay calls [`RegionTimeline::advance_to`] with each
+//! order is kept). Segments that several declarations cover (two producers
+//! declaring the same memory) are one segment, backed once: see
+//! [`crate::region_segments`]. Replay calls [`RegionTimeline::advance_to`] with each
 //! event's `t` before dispatching it, so every handler sees the same live set.
 //! A declared segment costs nothing until a device operand fails to translate
 //! into it; then [`RegionTimeline::materialise_for`] backs it once.
 
 use std::collections::BTreeMap;
 
+use crate::region_segments::SegmentSet;
 use hrr_core::region_record::{RegionKind, RegionOp, RegionRecord};
 
 /// Where an unmapped address falls among the declared regions.
@@ -75,10 +78,12 @@ pub struct Retired {
 #[derive(Debug, Default)]
 pub struct RegionTimeline {
     records: Vec<RegionRecord>,
+    /// The stream (sidecar file, in load order) of each record.
+    sources: Vec<u32>,
     streams: usize,
     cursor: usize,
     now: u64,
-    segments: BTreeMap<u64, Segment>,
+    segments: SegmentSet,
     blocks: BTreeMap<u64, u64>,
     materialised: u64,
     failed: u64,
@@ -91,14 +96,20 @@ impl RegionTimeline {
     /// Merges the records of several streams (one `Vec` per sidecar file) by `t`.
     pub fn new(streams: Vec<Vec<RegionRecord>>) -> RegionTimeline {
         let n = streams.len();
-        let mut records: Vec<RegionRecord> = streams.into_iter().flatten().collect();
+        let mut tagged: Vec<(RegionRecord, u32)> = streams
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.into_iter().map(move |r| (r, i as u32)))
+            .collect();
         // Stable: records of equal `t` keep file order, then in-file order.
-        records.sort_by_key(|r| r.t);
+        tagged.sort_by_key(|(r, _)| r.t);
+        let (records, sources): (Vec<RegionRecord>, Vec<u32>) = tagged.into_iter().unzip();
         let bounds = records.iter().fold((u64::MAX, 0), |(lo, hi), r| {
             (lo.min(r.base), hi.max(r.base.saturating_add(r.size)))
         });
         RegionTimeline {
             records,
+            sources,
             streams: n,
             bounds,
             ..RegionTimeline::default()
@@ -127,7 +138,7 @@ impl RegionTimeline {
 
     /// The declared segments the timeline holds, with their state.
     pub fn segments(&self) -> impl Iterator<Item = &Segment> {
-        self.segments.values()
+        self.segments.iter()
     }
 
     /// Applies every record with `t <= now`. Returns the materialised
@@ -139,28 +150,19 @@ impl RegionTimeline {
             if r.t > self.now {
                 break;
             }
+            let stream = self.sources[self.cursor];
             self.cursor += 1;
             let r = *r;
             match (r.op, r.kind) {
-                (RegionOp::Add, RegionKind::Segment) => {
-                    self.segments.insert(
-                        r.base,
-                        Segment {
-                            base: r.base,
-                            size: r.size,
-                            device: r.device,
-                            tag: r.tag,
-                            state: SegmentState::Declared,
-                        },
-                    );
-                }
+                (RegionOp::Add, RegionKind::Segment) => self.segments.add(stream, &r),
                 (RegionOp::Del, RegionKind::Segment) => {
                     if let Some(Segment {
+                        base,
                         state: SegmentState::Materialised { live },
                         ..
-                    }) = self.segments.remove(&r.base)
+                    }) = self.segments.del(stream, r.base)
                     {
-                        retired.push(Retired { base: r.base, live });
+                        retired.push(Retired { base, live });
                     }
                 }
                 (RegionOp::Add, RegionKind::Block) => {
@@ -181,11 +183,7 @@ impl RegionTimeline {
 
     /// The live segment containing `addr`.
     pub fn segment_at(&self, addr: u64) -> Option<&Segment> {
-        self.segments
-            .range(..=addr)
-            .next_back()
-            .map(|(_, s)| s)
-            .filter(|s| addr - s.base < s.size)
+        self.segments.at(addr)
     }
 
     /// Where `addr` falls among the regions live at the cursor.
@@ -217,7 +215,7 @@ impl RegionTimeline {
         back: impl FnOnce(&Segment) -> Result<u64, E>,
     ) -> Option<Result<u64, E>> {
         let base = self.segment_at(addr)?.base;
-        let seg = self.segments.get_mut(&base).expect("segment found above");
+        let seg = self.segments.get_mut(base).expect("segment found above");
         match seg.state {
             SegmentState::Materialised { live } => Some(Ok(live)),
             SegmentState::Failed => None,
@@ -317,6 +315,40 @@ mod tests {
         );
         assert!(tl.materialise_for(0x1000, |_| Ok::<u64, &str>(1)).is_none());
         assert_eq!((tl.materialised(), tl.failed()), (0, 1));
+    }
+
+    #[test]
+    fn identical_and_overlapping_segments_of_two_streams_materialise_once() {
+        // Stream 0: the HSA producer's exact extent, live from t=10 to t=50.
+        // Stream 1: a hand-made sidecar, live from the start, for the same
+        // base (identical) and for an inner range (a `--size auto` bound).
+        let hsa = vec![
+            rec(RegionOp::Add, RegionKind::Segment, 0x10000, 0x4000, 10),
+            rec(RegionOp::Del, RegionKind::Segment, 0x10000, 0x4000, 50),
+        ];
+        let manual = vec![
+            rec(RegionOp::Add, RegionKind::Segment, 0x10000, 0x4000, 0),
+            rec(RegionOp::Add, RegionKind::Segment, 0x11000, 0x1000, 0),
+        ];
+        let mut tl = RegionTimeline::new(vec![hsa, manual]);
+        let mut backed = Vec::new();
+        let mut back = |s: &Segment| -> Result<u64, ()> {
+            backed.push((s.base, s.size));
+            Ok(0xa0000 + 0x10000 * backed.len() as u64)
+        };
+        tl.advance_to(5);
+        // First touch inside the inner declaration, before the producer's add.
+        let live = tl.materialise_for(0x11800, &mut back);
+        assert_eq!(live, Some(Ok(0xb0000)));
+        assert!(tl.advance_to(20).is_empty());
+        assert_eq!(tl.materialise_for(0x10000, &mut back), live);
+        assert_eq!(tl.materialise_for(0x13fff, &mut back), live);
+        // The producer's del ends its declaration only: the sidecar's lives on.
+        assert!(tl.advance_to(50).is_empty());
+        assert_eq!(tl.materialise_for(0x10000, &mut back), live);
+        assert_eq!(backed, vec![(0x10000, 0x4000)], "backed once, whole");
+        assert_eq!(tl.materialised(), 1);
+        assert_eq!(tl.segments().count(), 1);
     }
 
     #[test]

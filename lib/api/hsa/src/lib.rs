@@ -172,6 +172,43 @@ impl Hsa {
             source,
         })?;
         let fns = resolve(&lib, &path)?;
+        Hsa::init(fns, path, lib)
+    }
+
+    /// [`Hsa::load`], binding the entry points the way a program linked
+    /// against the runtime binds them: the library is opened `RTLD_GLOBAL`,
+    /// must define every entry point (as the link editor would demand), and
+    /// each call then goes to the first definition in the process's global
+    /// scope, where an `LD_PRELOAD`ed interposer (hrr's capture library under
+    /// `hrr-cap --hsa-regions`) comes before the runtime. [`Hsa::load`] binds
+    /// to the library's own definitions, so its calls pass any interposer by.
+    pub fn load_global(path: impl AsRef<OsStr>) -> Result<Hsa> {
+        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+        let path = path.as_ref().to_os_string();
+        // SAFETY: as in `load`: loading runs the library's initialisers, which
+        // have no preconditions on the loading program.
+        let lib =
+            unsafe { Library::open(Some(&path), RTLD_NOW | RTLD_GLOBAL) }.map_err(|source| {
+                Error::Load {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        let global = Library::this();
+        let fns = resolve_by(&path, &|name| {
+            // SAFETY: only the symbol's address is read (as a pointer), never
+            // called here; `lib` outlives the lookup.
+            let own = unsafe { lib.get::<*mut c_void>(name) }.map(|s| *s)?;
+            // SAFETY: as above; the global scope's definition is read as an
+            // address only, and `lib` (which defines it if nothing else does)
+            // stays loaded.
+            Ok(unsafe { global.get::<*mut c_void>(name) }.map_or(own, |s| *s))
+        })?;
+        Hsa::init(fns, path, lib.into())
+    }
+
+    /// Calls `hsa_init` through `fns` (resolved from `lib`) and keeps both.
+    fn init(fns: HsaFns, path: OsString, lib: libloading::Library) -> Result<Hsa> {
         // SAFETY: hsa_init takes no arguments; `fns` came from `lib`, which is loaded.
         let status = unsafe { (fns.hsa_init)() };
         if status != HSA_STATUS_SUCCESS {
@@ -493,47 +530,60 @@ impl Drop for HsaBuffer<'_> {
     }
 }
 
-fn resolve(lib: &libloading::Library, path: &OsStr) -> Result<HsaFns> {
+/// The entry points of [`raw::SYMBOLS`], each looked up by `get` (a
+/// NUL-terminated name to the symbol's address).
+fn resolve_by(
+    path: &OsStr,
+    get: &dyn Fn(&[u8]) -> std::result::Result<*mut c_void, libloading::Error>,
+) -> Result<HsaFns> {
     /// Reads one symbol as the function-pointer type `T`.
     ///
     /// # Safety
-    /// `T` must be the symbol's true C signature (the `PFN_*` types transcribe
-    /// Debian's headers, checked by tests/c_layout.rs and abi/).
+    /// `T` must be the symbol's true C signature, a function pointer.
     unsafe fn sym<T: Copy>(
-        lib: &libloading::Library,
+        get: &dyn Fn(&[u8]) -> std::result::Result<*mut c_void, libloading::Error>,
         path: &OsStr,
         symbol: &'static str,
     ) -> Result<T> {
+        const { assert!(std::mem::size_of::<T>() == std::mem::size_of::<*mut c_void>()) };
         let mut name = Vec::with_capacity(symbol.len() + 1);
         name.extend_from_slice(symbol.as_bytes());
         name.push(0);
-        // SAFETY: the caller guarantees the type.
-        let s = unsafe { lib.get::<T>(&name) }.map_err(|source| Error::Symbol {
+        let p = get(&name).map_err(|source| Error::Symbol {
             path: path.to_os_string(),
             symbol,
             source,
         })?;
-        Ok(*s)
+        // SAFETY: the caller guarantees T is the symbol's function-pointer type
+        // (same size as the address, asserted above).
+        Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
     }
     // SAFETY: each field's PFN_* type is the header signature of its symbol.
     unsafe {
         Ok(HsaFns {
-            hsa_init: sym(lib, path, "hsa_init")?,
-            hsa_shut_down: sym(lib, path, "hsa_shut_down")?,
-            hsa_status_string: sym(lib, path, "hsa_status_string")?,
-            hsa_iterate_agents: sym(lib, path, "hsa_iterate_agents")?,
-            hsa_agent_get_info: sym(lib, path, "hsa_agent_get_info")?,
+            hsa_init: sym(get, path, "hsa_init")?,
+            hsa_shut_down: sym(get, path, "hsa_shut_down")?,
+            hsa_status_string: sym(get, path, "hsa_status_string")?,
+            hsa_iterate_agents: sym(get, path, "hsa_iterate_agents")?,
+            hsa_agent_get_info: sym(get, path, "hsa_agent_get_info")?,
             hsa_amd_agent_iterate_memory_pools: sym(
-                lib,
+                get,
                 path,
                 "hsa_amd_agent_iterate_memory_pools",
             )?,
-            hsa_amd_memory_pool_get_info: sym(lib, path, "hsa_amd_memory_pool_get_info")?,
-            hsa_amd_memory_pool_allocate: sym(lib, path, "hsa_amd_memory_pool_allocate")?,
-            hsa_amd_memory_pool_free: sym(lib, path, "hsa_amd_memory_pool_free")?,
-            hsa_amd_agents_allow_access: sym(lib, path, "hsa_amd_agents_allow_access")?,
+            hsa_amd_memory_pool_get_info: sym(get, path, "hsa_amd_memory_pool_get_info")?,
+            hsa_amd_memory_pool_allocate: sym(get, path, "hsa_amd_memory_pool_allocate")?,
+            hsa_amd_memory_pool_free: sym(get, path, "hsa_amd_memory_pool_free")?,
+            hsa_amd_agents_allow_access: sym(get, path, "hsa_amd_agents_allow_access")?,
         })
     }
+}
+
+fn resolve(lib: &libloading::Library, path: &OsStr) -> Result<HsaFns> {
+    resolve_by(path, &|name| {
+        // SAFETY: only the symbol's address is read (as a pointer), never called here.
+        unsafe { lib.get::<*mut c_void>(name) }.map(|s| *s)
+    })
 }
 
 #[cfg(test)]
@@ -542,15 +592,15 @@ mod tests {
 
     #[test]
     fn symbol_list_matches_fields() {
-        // Every name in SYMBOLS is resolved by `resolve` (kept in sync by hand;
+        // Every name in SYMBOLS is resolved by `resolve_by` (kept in sync by hand;
         // this test fails if one is added to one and not the other).
         // Whitespace (and a trailing comma) is ignored so that rustfmt's line
         // breaks do not matter.
         let src: String = include_str!("lib.rs").split_whitespace().collect();
         for s in SYMBOLS {
             assert!(
-                src.contains(&format!("sym(lib,path,\"{s}\")"))
-                    || src.contains(&format!("sym(lib,path,\"{s}\",)")),
+                src.contains(&format!("sym(get,path,\"{s}\")"))
+                    || src.contains(&format!("sym(get,path,\"{s}\",)")),
                 "{s} not resolved"
             );
         }

@@ -32,6 +32,46 @@ fn cpu_runtime() -> PathBuf {
 }
 
 #[test]
+fn load_global_binds_through_the_global_scope() {
+    let path = cpu_runtime();
+    let hsa = Hsa::load_global(&path).expect("load libhrr_hip_cpu.so as HSA, RTLD_GLOBAL");
+    // Nothing is preloaded into this test: the global scope finds the runtime itself.
+    let addr = hsa.fns().hsa_amd_memory_pool_allocate as usize;
+    let mut info = DlInfo {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only reads the address and fills `info`.
+    assert_ne!(unsafe { dladdr(addr as *const _, &mut info) }, 0);
+    assert!(!info.dli_fname.is_null());
+    // SAFETY: dli_fname is a NUL-terminated path owned by the loader.
+    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    assert!(
+        file.to_string_lossy().ends_with("libhrr_hip_cpu.so"),
+        "{file:?}"
+    );
+    let pool = hsa.gpu_coarse_pool().unwrap();
+    let buf = hsa.allocate(&pool, 4096).unwrap();
+    hsa.allow_access_all(&buf).unwrap();
+    buf.free().unwrap();
+}
+
+/// `Dl_info` of `<dlfcn.h>` (this test crate does not depend on libc).
+#[repr(C)]
+struct DlInfo {
+    dli_fname: *const std::ffi::c_char,
+    dli_fbase: *mut std::ffi::c_void,
+    dli_sname: *const std::ffi::c_char,
+    dli_saddr: *mut std::ffi::c_void,
+}
+
+unsafe extern "C" {
+    fn dladdr(addr: *const std::ffi::c_void, info: *mut DlInfo) -> std::ffi::c_int;
+}
+
+#[test]
 fn cpu_runtime_agents_pools_and_allocation() {
     let hsa = Hsa::load(cpu_runtime()).expect("load libhrr_hip_cpu.so as HSA");
     let agents = hsa.agents().unwrap();

@@ -223,7 +223,7 @@ cuda_api! {
 mod tests {
     use super::*;
 
-    /// The driver API calls of the backend (issue 4) under the names
+    /// The driver API calls of the backend under the names
     /// `libcuda.so.1` exports for the `cuda.h` macros.
     const EXPECTED: &[&str] = &[
         "cuInit",

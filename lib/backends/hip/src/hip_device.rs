@@ -62,6 +62,16 @@ impl HipDevice {
     }
 }
 
+/// A runtime's "invalid argument" does not say which: name what was passed
+/// (after the runtime's own message; an error that is not the runtime's is
+/// left as it is).
+fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
+    if let DeviceError::Call { message, .. } = &mut e {
+        *message = format!("{message}; called with {operands}");
+    }
+    e
+}
+
 fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
@@ -109,7 +119,12 @@ impl Device for HipDevice {
             }
         };
         self.check(call, code)?;
-        // Replay promises zero-filled memory; runtimes do not.
+        // Replay promises zero-filled memory; runtimes do not, except hrr's
+        // CPU runtime, whose fresh allocations are untouched zero pages:
+        // filling them would commit every page of a large allocation.
+        if self.rt.is_cpu() {
+            return Ok(p as u64);
+        }
         match mem {
             MemKind::Device | MemKind::Managed => {
                 // SAFETY: `p` is a fresh device allocation of `n` bytes.
@@ -176,6 +191,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(HtoD)", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, {} bytes", src.len())))
     }
 
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
@@ -206,6 +222,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(DtoH)", code)
+            .map_err(|e| with_operands(e, format!("src {src:#x}, {} bytes", dst.len())))
     }
 
     fn copy_d2d(
@@ -235,6 +252,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemcpy(DtoD)", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, src {src:#x}, {size} bytes")))
     }
 
     fn memset(
@@ -255,6 +273,7 @@ impl Device for HipDevice {
             }
         };
         self.check("hipMemset", code)
+            .map_err(|e| with_operands(e, format!("dst {dst:#x}, {size} bytes")))
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
@@ -324,6 +343,32 @@ impl Device for HipDevice {
     }
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        // hipModuleLoadData takes a bare pointer and reads as far as the
+        // image's headers say: an image that is empty, or whose headers
+        // describe more than `image` holds, would be read past its end.
+        match hrr_codeobj::read_image_extent(|n| image.get(..n)) {
+            Ok(len) if len <= image.len() => {}
+            Ok(len) => {
+                return Err(DeviceError::Call {
+                    call: "hipModuleLoadData",
+                    code: -1,
+                    message: format!(
+                        "code object headers describe {len} bytes, the image holds {}",
+                        image.len()
+                    ),
+                });
+            }
+            Err(e) => {
+                return Err(DeviceError::Call {
+                    call: "hipModuleLoadData",
+                    code: -1,
+                    message: format!(
+                        "refusing a code object of {} bytes that the runtime would read past its end: {e}",
+                        image.len()
+                    ),
+                });
+            }
+        }
         let mut m: ffi::HipModule = std::ptr::null_mut();
         // SAFETY: `image` stays alive for the call; the runtime copies what it keeps.
         let code = unsafe { (self.rt.api.hipModuleLoadData)(&mut m, image.as_ptr().cast()) };
@@ -379,6 +424,15 @@ impl Device for HipDevice {
                 extra.as_mut_ptr(),
             )
         };
-        self.check("hipModuleLaunchKernel", code)
+        // "invalid argument" alone does not say which: name what was passed.
+        self.check("hipModuleLaunchKernel", code).map_err(|mut e| {
+            if let DeviceError::Call { message, .. } = &mut e {
+                *message = format!(
+                    "{message}; launched with grid {:?}, block {:?}, {} bytes of shared memory, {} bytes of arguments",
+                    l.grid, l.block, l.shmem, size
+                );
+            }
+            e
+        })
     }
 }

@@ -31,7 +31,7 @@ pub enum RuntimeError {
         path: String,
         /// What the dynamic loader said.
         #[source]
-        source: libloading::Error,
+        source: LoaderError,
     },
     /// The library lacks an entry point replay calls.
     #[error("HIP runtime {path} lacks an entry point")]
@@ -58,6 +58,31 @@ pub enum RuntimeError {
         /// The library.
         path: String,
     },
+}
+
+/// What the dynamic loader said about a library it could not load, without
+/// the library's path that `dlerror()` starts with: [`RuntimeError::Load`]
+/// names the path already.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}")]
+pub struct LoaderError {
+    reason: String,
+    error: libloading::Error,
+}
+
+impl LoaderError {
+    fn new(shown: &str, error: libloading::Error) -> LoaderError {
+        let text = error.to_string();
+        let reason = text
+            .strip_prefix(&format!("{shown}: "))
+            .map_or_else(|| text.clone(), str::to_string);
+        LoaderError { reason, error }
+    }
+
+    /// The loader's error as libloading reports it, path included.
+    pub fn error(&self) -> &libloading::Error {
+        &self.error
+    }
 }
 
 /// A HIP runtime, loaded and initialised on device 0.
@@ -100,9 +125,9 @@ impl HipRuntime {
         // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
         // library meant to be loaded into any process.
         let lib =
-            unsafe { libloading::Library::new(&path) }.map_err(|source| RuntimeError::Load {
+            unsafe { libloading::Library::new(&path) }.map_err(|error| RuntimeError::Load {
                 path: shown.clone(),
-                source,
+                source: LoaderError::new(&shown, error),
             })?;
         let api = HipApi::load(&lib).map_err(|source| RuntimeError::Symbol {
             path: shown.clone(),

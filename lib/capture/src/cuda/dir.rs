@@ -1,4 +1,4 @@
-//! The direction of a CUDA copy, resolved at capture (DESIGN §4: `dir` is
+//! The direction of a CUDA copy, resolved at capture (DESIGN.md §4: `dir` is
 //! `h2d`/`d2h`/`d2d`/`h2h`, never "default").
 //!
 //! Explicit kinds are taken at their word. `cudaMemcpyDefault` (and any

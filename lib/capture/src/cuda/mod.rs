@@ -5,7 +5,7 @@
 //! libcudart 13 exports versioned names (`cudaMalloc@@libcudart.so.13`); the
 //! unversioned definitions here interpose them all the same, and
 //! `dlsym(RTLD_NEXT)` finds the real ones. Events use the archive's op
-//! vocabulary (DESIGN §4) with the exact CUDA entry point in `api`, failed
+//! vocabulary (DESIGN.md §4) with the exact CUDA entry point in `api`, failed
 //! calls included with their `ret`.
 //!
 //! Layout:

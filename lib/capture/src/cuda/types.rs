@@ -28,7 +28,7 @@ pub const STREAM_LEGACY: u64 = 0x1;
 pub const STREAM_PER_THREAD: u64 = 0x2;
 
 /// A stream handle as the archive records it: every default stream (null,
-/// `cudaStreamLegacy`, `cudaStreamPerThread`) is `0x0` (DESIGN §4: "0x0 for
+/// `cudaStreamLegacy`, `cudaStreamPerThread`) is `0x0` (DESIGN.md §4: "0x0 for
 /// the default stream"); replay has one thread and one default stream.
 pub fn stream_id(s: u64) -> u64 {
     if s == STREAM_LEGACY || s == STREAM_PER_THREAD {

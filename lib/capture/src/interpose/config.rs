@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `HRR_OUT` | archive directory; unset or empty = pass-through, nothing recorded |
 //! | `HRR_PLATFORM` | `cpu`, `amd`, `nvidia`; `auto`/`hip`/unset = detect from the runtime library |
+//! | `HRR_HSA_REGIONS` | `1` (`hrr-cap --hsa-regions`): record HSA pool allocations as region records (`hsa_regions`); unset, empty or `0` = off |
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -14,6 +15,8 @@ use hrr_core::manifest::Platform;
 pub const ENV_OUT: &str = "HRR_OUT";
 /// Environment variable naming the platform.
 pub const ENV_PLATFORM: &str = "HRR_PLATFORM";
+/// Environment variable switching the built-in HSA region producer on.
+pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
 
 /// The recorder's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -41,7 +41,7 @@ pub fn getpid() -> u32 {
     unsafe { libc::getpid() as u32 }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds (the archive's clock, DESIGN §4).
+/// CLOCK_MONOTONIC in nanoseconds (the archive's clock, DESIGN.md §4).
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -75,23 +75,25 @@ pub fn prefetch(bytes: &[std::mem::MaybeUninit<u8>]) {
 }
 
 /// Writes all of `bytes` to `fd` with write(2), retrying on EINTR and short
-/// writes. Async-signal-safe. Returns false on any other error.
-pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
+/// writes. Async-signal-safe. Any other error is `Err(errno)` (`EIO` for a
+/// write that made no progress).
+pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
     while !bytes.is_empty() {
         // SAFETY: the pointer and length describe a live slice we borrow.
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
         if n < 0 {
-            if errno() == libc::EINTR {
+            let e = errno();
+            if e == libc::EINTR {
                 continue;
             }
-            return false;
+            return Err(e);
         }
         if n == 0 {
-            return false;
+            return Err(libc::EIO);
         }
         bytes = &bytes[n as usize..];
     }
-    true
+    Ok(())
 }
 
 fn errno() -> i32 {
@@ -190,8 +192,8 @@ mod tests {
 
     #[test]
     fn write_all_reports_bad_fd() {
-        assert!(!write_all(-1, b"x"));
-        assert!(write_all(-1, b""), "nothing to write is success");
+        assert_eq!(write_all(-1, b"x"), Err(libc::EBADF));
+        assert!(write_all(-1, b"").is_ok(), "nothing to write is success");
     }
 
     #[test]

@@ -162,10 +162,10 @@ impl Recorder {
         };
         let blobs = BlobWriter::new(dir).map_err(io(dir))?;
         let events_path = dir.join(hrr_core::archive_writer::EVENTS_FILE);
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(&events_path)
+        // Relative to the claimed directory, O_EXCL | O_NOFOLLOW, 0600: a
+        // symlink planted there is never followed.
+        let file = hrr_core::safe_fs::DirFd::open(dir, hrr_core::safe_fs::Follow::No)
+            .and_then(|d| d.create_file(hrr_core::archive_writer::EVENTS_FILE, true))
             .map_err(io(&events_path))?;
         let mut manifest = Manifest::new(ArchiveKind::Capture, platform);
         manifest.argv = argv;
@@ -581,21 +581,53 @@ impl Recorder {
         let Finish::Done { events } = self.sink.finish(api, sys::gettid_raw(), mode) else {
             return;
         };
+        // Region records are written as they happen; make them durable too
+        // before the manifest says the archive is complete.
+        crate::hsa::regions::sync();
         let mut m = self.manifest.lock().unwrap_or_else(PoisonError::into_inner);
-        m.complete = !self.sink.failed();
+        let mut lost = self.lost.load(Ordering::Relaxed);
+        m.complete = true;
         m.events = events;
+        if self.sink.failed() {
+            // Writes to the events file failed (disk full, ...): say so once,
+            // with what was lost, here and in the manifest. The application
+            // is not told: its output and exit status stay its own.
+            let path = self.dir.join(hrr_core::archive_writer::EVENTS_FILE);
+            let on_disk = count_lines(&path).min(events);
+            let errno = self.sink.write_error().unwrap_or(libc::EIO);
+            let why = format!(
+                "{}: {}",
+                hrr_core::archive_writer::EVENTS_FILE,
+                os_message(errno)
+            );
+            eprintln!(
+                "hrr-intercept: capture incomplete: {why} ({} events lost)",
+                events - on_disk
+            );
+            lost += events - on_disk;
+            m.complete = false;
+            m.events = on_disk;
+            m.extra.insert(
+                hrr_core::manifest::INCOMPLETE_FIELD.into(),
+                Value::from(why),
+            );
+        }
         m.blobs = self.blobs.count();
         m.extra
             .insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
-        let lost = self.lost.load(Ordering::Relaxed);
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
         }
-        if let Err(e) = m.write_atomic(&self.dir) {
+        // On a full disk the atomic replace (a new file) can fail where
+        // rewriting the existing manifest's block does not.
+        if let Err(e) = m.write_atomic(&self.dir)
+            && let Err(e2) = m.write_in_place(&self.dir)
+        {
             eprintln!(
-                "hrr-intercept: cannot finish {}: {}",
+                "hrr-intercept: cannot finish {}: {}; rewriting in place: {}",
                 self.dir.display(),
-                chain(&e)
+                chain(&e),
+                chain(&e2)
             );
         }
     }
@@ -608,6 +640,32 @@ impl Recorder {
     /// Events appended so far.
     pub fn events_appended(&self) -> u64 {
         self.sink.appended()
+    }
+}
+
+/// Whole lines in an events file (what a failed capture did get to disk).
+fn count_lines(path: &Path) -> u64 {
+    use std::io::Read;
+    let Ok((mut f, _)) = hrr_core::safe_fs::open_regular(path, hrr_core::safe_fs::Follow::No)
+    else {
+        return 0;
+    };
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) | Err(_) => return n,
+            Ok(k) => n += buf[..k].iter().filter(|&&c| c == b'\n').count() as u64,
+        }
+    }
+}
+
+/// The OS's text for `errno`, without Rust's " (os error N)" suffix.
+fn os_message(errno: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(errno).to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 

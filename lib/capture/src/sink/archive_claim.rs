@@ -14,6 +14,7 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Name of the lock file inside a claimed archive.
@@ -88,9 +89,26 @@ fn try_claim(dir: &Path, pid: u32) -> Result<bool, ClaimError> {
         path: dir.to_path_buf(),
         source,
     };
-    fs::create_dir_all(dir).map_err(create_err)?;
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        // Archives hold application data: private to the user (0700).
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(hrr_core::safe_fs::DIR_MODE)
+            .create(dir)
+            .map_err(create_err)?;
+    }
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        // Never record through a symlink: someone else's directory.
+        return Ok(false);
+    }
     let lock = dir.join(OWNER_FILE);
-    let mut f = match OpenOptions::new().write(true).create_new(true).open(&lock) {
+    let mut f = match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(hrr_core::safe_fs::FILE_MODE)
+        .open(&lock)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
         Err(e) => return Err(create_err(e)),

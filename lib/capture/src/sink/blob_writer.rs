@@ -27,8 +27,21 @@ pub struct BlobWriter {
 impl BlobWriter {
     /// The blob store of the archive in `archive_dir`.
     pub fn new(archive_dir: &Path) -> io::Result<BlobWriter> {
+        use std::os::unix::fs::DirBuilderExt;
         let store = BlobStore::of_archive(archive_dir);
-        std::fs::create_dir_all(store.root())?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(hrr_core::safe_fs::DIR_MODE)
+            .create(store.root())?;
+        if std::fs::symlink_metadata(store.root())?
+            .file_type()
+            .is_symlink()
+        {
+            return Err(std::io::Error::other(format!(
+                "{}: is a symbolic link; refusing to write blobs through it",
+                store.root().display()
+            )));
+        }
         Ok(BlobWriter {
             store,
             seen: Mutex::new(HashSet::new()),

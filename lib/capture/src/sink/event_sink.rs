@@ -42,7 +42,7 @@
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -96,6 +96,9 @@ pub struct EventSink {
     writing: AtomicBool,
     /// A writer thread is running.
     has_writer: AtomicBool,
+    /// errno of the first failed write (0: none); the lines of that write
+    /// and every later one are lost (see [`EventSink::write_error`]).
+    write_errno: AtomicI32,
 }
 
 struct SinkState {
@@ -190,6 +193,7 @@ impl EventSink {
             seq: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
+            write_errno: AtomicI32::new(0),
         }
     }
 
@@ -252,10 +256,29 @@ impl EventSink {
     /// Writes `b` unless an earlier write failed, then empties it (clear()
     /// only sets the length: no allocator call, fine in a signal handler).
     fn write(&self, h: &mut Handoff, b: &mut Vec<u8>) {
-        if !b.is_empty() && !h.failed && !sys::write_all(self.fd, b) {
+        if !b.is_empty()
+            && !h.failed
+            && let Err(e) = sys::write_all(self.fd, b)
+        {
             h.failed = true;
+            self.note_write_error(e);
         }
         b.clear();
+    }
+
+    /// Keeps the first write error (an atomic store: signal-safe).
+    fn note_write_error(&self, errno: i32) {
+        let _ = self
+            .write_errno
+            .compare_exchange(0, errno, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// errno of the first failed write to the events file (disk full, …).
+    pub fn write_error(&self) -> Option<i32> {
+        match self.write_errno.load(Ordering::Acquire) {
+            0 => None,
+            e => Some(e),
+        }
     }
 
     /// Writes everything buffered, in order, from the calling thread.
@@ -368,11 +391,14 @@ impl EventSink {
             let mut full = std::mem::take(&mut h.pending);
             self.writing.store(true, Ordering::Release);
             drop(h);
-            let ok = sys::write_all(self.fd, &full);
+            let r = sys::write_all(self.fd, &full);
             self.writing.store(false, Ordering::Release);
             full.clear();
             h = self.lock_handoff();
-            h.failed |= !ok;
+            if let Err(e) = r {
+                h.failed = true;
+                self.note_write_error(e);
+            }
             if h.spare.capacity() == 0 {
                 h.spare = full;
             }

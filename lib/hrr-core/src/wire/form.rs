@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Dir, Event, KernelArg, MemKind, Op};
+use crate::event::{DevTime, Dir, Event, KernelArg, MemKind, Op};
 use crate::hex::{Addr, BlobId};
 
 /// Why a line could not become an [`Event`].
@@ -115,6 +115,22 @@ pub struct Wire<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// `eof`: events before it.
     pub events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A timed replay's `dev_t`; see [`DevTime`].
+    pub dev_t: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A timed replay's `dev_ns`; see [`DevTime`].
+    pub dev_ns: Option<u64>,
+}
+
+impl Wire<'_> {
+    /// The device timing of a timed replay's event (both fields present).
+    pub fn dev_time(&self) -> Option<DevTime> {
+        Some(DevTime {
+            t: self.dev_t?,
+            ns: self.dev_ns?,
+        })
+    }
 }
 
 impl Event {
@@ -330,8 +346,16 @@ impl Event {
 
     /// Serialises this event as one NDJSON line (with the trailing newline).
     pub fn write_line(&self, out: &mut Vec<u8>) {
+        self.write_line_timed(None, out);
+    }
+
+    /// [`Event::write_line`], with a timed replay's `dev_t` and `dev_ns` when given.
+    pub fn write_line_timed(&self, dev: Option<DevTime>, out: &mut Vec<u8>) {
+        let mut w = self.to_wire();
+        w.dev_t = dev.map(|d| d.t);
+        w.dev_ns = dev.map(|d| d.ns);
         // Serialising into a Vec cannot fail: every field is a plain value.
-        serde_json::to_writer(&mut *out, &self.to_wire()).expect("event serialises");
+        serde_json::to_writer(&mut *out, &w).expect("event serialises");
         out.push(b'\n');
     }
 }
@@ -366,6 +390,29 @@ mod tests {
             "absent stream means synchronous: {text}"
         );
         assert_eq!(Event::parse(&line).unwrap(), e);
+    }
+
+    #[test]
+    fn device_timing_round_trips_through_the_wire_form() {
+        let e = Event {
+            seq: 9,
+            t: 5,
+            tid: 1,
+            api: "hipDeviceSynchronize".into(),
+            ret: 0,
+            op: Op::DeviceSync,
+        };
+        let dev = DevTime { t: 700, ns: 42 };
+        let mut line = Vec::new();
+        e.write_line_timed(Some(dev), &mut line);
+        let text = std::str::from_utf8(&line).unwrap();
+        assert!(text.contains(r#""dev_t":700,"dev_ns":42"#), "{text}");
+        let w: Wire<'_> = serde_json::from_slice(&line).unwrap();
+        assert_eq!(w.dev_time(), Some(dev));
+        assert_eq!(Event::from_wire(w).unwrap(), e, "typed events ignore it");
+        line.clear();
+        e.write_line(&mut line);
+        assert!(!String::from_utf8(line).unwrap().contains("dev_"));
     }
 
     #[test]

@@ -28,7 +28,7 @@ use crate::wire::Wire;
 const WIRE_KEYS: &[&str] = &[
     "seq", "t", "tid", "api", "op", "ret", "ptr", "size", "mem", "dir", "dst", "src", "value",
     "width", "stream", "blob", "module", "code", "name", "func", "grid", "block", "shmem", "args",
-    "event", "device", "events",
+    "event", "device", "events", "dev_t", "dev_ns",
 ];
 /// Keys of [`KernelArg`] the scanner fills in.
 const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
@@ -479,6 +479,14 @@ impl<'a> Cursor<'a> {
                     once!(seen, 26);
                     w.events = Some(c.uint()?);
                 }
+                "dev_t" => {
+                    once!(seen, 27);
+                    w.dev_t = Some(c.uint()?);
+                }
+                "dev_ns" => {
+                    once!(seen, 28);
+                    w.dev_ns = Some(c.uint()?);
+                }
                 _ => c.skip(1)?,
             }
             Some(())
@@ -529,6 +537,20 @@ mod tests {
             assert!(scan(l).is_some(), "{}", String::from_utf8_lossy(l));
             agree(l);
         }
+    }
+
+    #[test]
+    fn device_timing_takes_the_fast_path() {
+        let l =
+            br#"{"seq":1,"api":"hipDeviceSynchronize","op":"device_sync","dev_t":12,"dev_ns":3}"#;
+        let fast = scan(l).expect("fast path");
+        let slow: Wire<'_> = serde_json::from_slice(l).unwrap();
+        assert_eq!(
+            fast.dev_time(),
+            Some(crate::event::DevTime { t: 12, ns: 3 })
+        );
+        assert_eq!(fast.dev_time(), slow.dev_time());
+        agree(l);
     }
 
     #[test]

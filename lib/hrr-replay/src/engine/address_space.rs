@@ -1,4 +1,4 @@
-//! `AddressSpace`: the one shared translate-or-materialise path (DESIGN §5).
+//! `AddressSpace`: the one shared translate-or-materialise path (DESIGN.md §5).
 //!
 //! Every *device* operand of every handler goes through
 //! [`AddressSpace::translate_or_materialise`]: H2D dst, D2H src, D2D dst and

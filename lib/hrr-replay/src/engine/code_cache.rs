@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use crate::device::{Device, DeviceError, Handle};
+use crate::engine::launch_check::{CodeObjectCheckError, check_code_object};
 use hrr_codeobj::CodeObjError;
 use hrr_core::blob_store::BlobError;
 use hrr_core::hex::BlobId;
@@ -42,6 +43,28 @@ pub enum CodeError {
         /// Why.
         #[source]
         source: CodeObjError,
+    },
+    /// The code object is one no runtime can be handed safely (empty, or
+    /// its headers reach past the blob).
+    #[error("code object {code}")]
+    Refused {
+        /// The code object.
+        code: BlobId,
+        /// Why.
+        #[source]
+        source: CodeObjectCheckError,
+    },
+    /// The bundle's entry for the device's target is one no runtime can be
+    /// handed safely.
+    #[error("code object {code}: entry for {target}")]
+    EntryRefused {
+        /// The code object.
+        code: BlobId,
+        /// The device's target.
+        target: String,
+        /// Why.
+        #[source]
+        source: CodeObjectCheckError,
     },
     /// The bundle holds no code object at all.
     #[error("code object {code}: bundle has no code object (entries: {entries})")]
@@ -82,6 +105,12 @@ impl CodeCache {
                 let bytes = fetch(&code).map_err(|source| CodeError::Blob { code, source })?;
                 let m = load_for_device(dev, &bytes).map_err(|e| match e {
                     LoadError::Select(source) => CodeError::Select { code, source },
+                    LoadError::Refused(source) => CodeError::Refused { code, source },
+                    LoadError::Entry { target, source } => CodeError::EntryRefused {
+                        code,
+                        target,
+                        source,
+                    },
                     LoadError::Empty(entries) => CodeError::EmptyBundle { code, entries },
                     LoadError::Device(d) => CodeError::Device(d),
                 })?;
@@ -110,6 +139,13 @@ impl CodeCache {
 
 enum LoadError {
     Select(CodeObjError),
+    /// The blob itself failed [`check_code_object`].
+    Refused(CodeObjectCheckError),
+    /// The bundle entry for the target failed it.
+    Entry {
+        target: String,
+        source: CodeObjectCheckError,
+    },
     /// The bundle's entry ids.
     Empty(String),
     Device(DeviceError),
@@ -121,6 +157,7 @@ enum LoadError {
 /// fat binary) goes to the runtime unchanged.
 fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadError> {
     use hrr_codeobj::{ImageKind, bundle, identify};
+    check_code_object(bytes).map_err(LoadError::Refused)?;
     let bundle_bytes = match identify(bytes) {
         ImageKind::Bundle => std::borrow::Cow::Borrowed(bytes),
         ImageKind::CompressedBundle => {
@@ -131,6 +168,7 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
     let target = dev.target();
     if !target.is_empty() {
         let image = bundle::select(&bundle_bytes, &target).map_err(LoadError::Select)?;
+        check_code_object(&image).map_err(|source| LoadError::Entry { target, source })?;
         return dev.module_load(&image).map_err(LoadError::Device);
     }
     let parsed = bundle::parse(&bundle_bytes).map_err(LoadError::Select)?;
@@ -139,7 +177,7 @@ fn load_for_device(dev: &mut dyn Device, bytes: &[u8]) -> Result<Handle, LoadErr
         let Ok(image) = entry.data(&bundle_bytes) else {
             continue;
         };
-        if image.is_empty() {
+        if check_code_object(image).is_err() {
             continue;
         }
         match dev.module_load(image) {

@@ -21,6 +21,7 @@ use crate::alloc_map::AllocMapError;
 use crate::device::DeviceError;
 use crate::engine::address_space::{MaterialiseError, Unmapped};
 use crate::engine::code_cache::CodeError;
+use crate::engine::launch_check::{GridError, KernargError};
 use crate::region_timeline::RegionClass;
 
 /// Why replay stopped.
@@ -112,16 +113,36 @@ pub enum EventFailure {
         #[source]
         source: CodeError,
     },
-    /// A recorded pointer offset that does not fit in its argument.
-    #[error("launch arg {arg}: pointer offset {offset} outside its {len} bytes")]
-    PointerOutside {
-        /// The argument's index.
-        arg: usize,
-        /// The recorded offset.
-        offset: usize,
-        /// The argument's size.
-        len: usize,
+    /// A device operand starts inside a recorded allocation and ends past it.
+    #[error("{role} {addr} + {len} overruns the allocation at {base:#x} (size {size})")]
+    Overrun {
+        /// Which operand of the event.
+        role: Operand,
+        /// The recorded address.
+        addr: Addr,
+        /// The operand's length.
+        len: u64,
+        /// The allocation's recorded base.
+        base: u64,
+        /// The allocation's size.
+        size: u64,
     },
+    /// A device-to-host copy whose expected blob is not the copy's size.
+    #[error("d2h of {size} bytes, but its expected blob {id} holds {expected} bytes")]
+    D2hLength {
+        /// The copy's size.
+        size: u64,
+        /// The expected blob.
+        id: BlobId,
+        /// Its length.
+        expected: u64,
+    },
+    /// A launch's grid or block no device runs.
+    #[error(transparent)]
+    Grid(#[from] GridError),
+    /// A launch's recorded arguments cannot be packed.
+    #[error(transparent)]
+    Kernarg(#[from] KernargError),
 }
 
 impl EventFailure {

@@ -1,13 +1,16 @@
-//! `MemDevice` (tests only): a [`Device`] whose memory is this process's,
-//! so that engine tests see real copies without a runtime. It can hand out
-//! host buffers as a GPU backend hands out pinned ones, and remembers which
-//! copies went through them.
+//! `MemDevice` (tests and fuzzing, feature `testkit`): a [`Device`] whose
+//! memory is this process's, so that engine tests see real copies without a
+//! runtime. It can hand out host buffers as a GPU backend hands out pinned
+//! ones, and remembers which copies went through them. For fuzzing it can
+//! cap its memory (`max_bytes`, as a device runs out) and accept code
+//! objects and launches (`accept_code`: a launch only packs its arguments).
 
 use std::collections::BTreeMap;
 
 use crate::device::{Device, DeviceError, Handle, HostBuffer, HostMemory, Launch};
 use hrr_core::event::MemKind;
 
+/// The in-process device; see the module docs.
 #[derive(Default)]
 pub struct MemDevice {
     mem: BTreeMap<u64, Vec<u8>>,
@@ -18,9 +21,17 @@ pub struct MemDevice {
     pub fail_host_buffers: bool,
     /// `(address, length)` of every host buffer handed out.
     pub host_buffers: Vec<(usize, usize)>,
-    /// For each H2D and D2H, whether its host side lay in a host buffer.
+    /// For each H2D, whether its host side lay in a host buffer.
     pub h2d_from_host_buffer: Vec<bool>,
+    /// For each D2H, whether its host side lay in a host buffer.
     pub d2h_into_host_buffer: Vec<bool>,
+    /// Most bytes allocated at once; more is out of memory.
+    pub max_bytes: u64,
+    allocated: u64,
+    /// Modules load, functions resolve, launches pack their arguments.
+    pub accept_code: bool,
+    /// The packed argument buffer of every launch (with `accept_code`).
+    pub launches: Vec<Vec<u8>>,
 }
 
 struct Buffer(Vec<u8>);
@@ -49,10 +60,13 @@ fn unsupported(call: &'static str) -> DeviceError {
 }
 
 impl MemDevice {
+    /// An empty device with unbounded memory that refuses code; `pinned`:
+    /// whether it hands out host buffers.
     pub fn new(pinned: bool) -> MemDevice {
         MemDevice {
             next: 0x1000_0000,
             pinned,
+            max_bytes: u64::MAX,
             ..MemDevice::default()
         }
     }
@@ -72,7 +86,7 @@ impl MemDevice {
             .next_back()
             .ok_or_else(|| unsupported("address outside every allocation"))?;
         let off = (addr - base) as usize;
-        if off + len > v.len() {
+        if off.checked_add(len).is_none_or(|end| end > v.len()) {
             return Err(unsupported("copy past the end of an allocation"));
         }
         Ok((v, off))
@@ -87,13 +101,23 @@ impl Device for MemDevice {
         "cpu".into()
     }
     fn alloc(&mut self, size: u64, _: MemKind) -> Result<u64, DeviceError> {
+        if self.allocated.saturating_add(size) > self.max_bytes {
+            return Err(DeviceError::Call {
+                call: "alloc",
+                code: 2,
+                message: "out of memory".into(),
+            });
+        }
         let p = self.next;
         self.next += size.max(1).next_multiple_of(4096);
         self.mem.insert(p, vec![0; size as usize]);
+        self.allocated += size;
         Ok(p)
     }
     fn free(&mut self, ptr: u64, _: MemKind) -> Result<(), DeviceError> {
-        self.mem.remove(&ptr);
+        if let Some(v) = self.mem.remove(&ptr) {
+            self.allocated -= v.len() as u64;
+        }
         Ok(())
     }
     fn copy_h2d(&mut self, dst: u64, src: &[u8], _: Option<Handle>) -> Result<(), DeviceError> {
@@ -167,15 +191,28 @@ impl Device for MemDevice {
         Ok(0.0)
     }
     fn module_load(&mut self, _: &[u8]) -> Result<Handle, DeviceError> {
+        if self.accept_code {
+            return Ok(1);
+        }
         Err(unsupported("module_load"))
     }
     fn module_unload(&mut self, _: Handle) -> Result<(), DeviceError> {
+        if self.accept_code {
+            return Ok(());
+        }
         Err(unsupported("module_unload"))
     }
     fn function(&mut self, _: Handle, _: &str) -> Result<Handle, DeviceError> {
+        if self.accept_code {
+            return Ok(1);
+        }
         Err(unsupported("function"))
     }
-    fn launch(&mut self, _: &Launch<'_>) -> Result<(), DeviceError> {
+    fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
+        if self.accept_code {
+            self.launches.push(l.packed_args());
+            return Ok(());
+        }
         Err(unsupported("launch"))
     }
     fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {

@@ -1,15 +1,18 @@
-//! The replay engine: DESIGN §5's rules over any [`crate::device::Device`].
+//! The replay engine: DESIGN.md §5's rules over any [`crate::device::Device`].
 
 mod address_space;
 mod blob_cache;
 mod code_cache;
+mod dev_clock;
 mod error;
-#[cfg(test)]
-mod mem_device;
+pub mod launch_check;
+#[cfg(any(test, feature = "testkit"))]
+pub mod mem_device;
 mod options;
 mod pinned_host;
 mod replayer;
 mod summary;
+pub mod watchdog;
 
 pub use address_space::{AddressSpace, MaterialiseError, Unmapped};
 pub use code_cache::{CodeCache, CodeError};

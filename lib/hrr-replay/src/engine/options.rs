@@ -1,6 +1,9 @@
 //! `ReplayOptions`: how `hrr-play` asked for a replay.
 
+use std::sync::Arc;
+
 use crate::compare::Tolerance;
+use crate::engine::watchdog::Progress;
 use hrr_core::event_reader::ReadOptions;
 
 #[derive(Debug, Clone, Default)]
@@ -20,4 +23,6 @@ pub struct ReplayOptions {
     pub kernel_filter: Option<String>,
     /// Synchronise after every launch and time it.
     pub timing: bool,
+    /// Where the replayer marks each event it starts, for a watchdog.
+    pub progress: Option<Arc<Progress>>,
 }

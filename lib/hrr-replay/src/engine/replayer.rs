@@ -9,17 +9,18 @@ use crate::device::{Device, DeviceError, Launch, LaunchArg};
 use crate::engine::address_space::AddressSpace;
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
+use crate::engine::dev_clock::DevClock;
 use crate::engine::error::{EventFailure, Operand, ReplayError};
+use crate::engine::launch_check;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
+use crate::engine::watchdog::FINAL_SYNC;
 use crate::handle_map::HandleMap;
-use crate::region_timeline::RegionClass;
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::ArchiveWriter;
 use hrr_core::error_chain::chain;
-use hrr_core::event::arg_offsets;
-use hrr_core::event::{Dir, Event, KernelArg, MemKind, Op};
+use hrr_core::event::{DevTime, Dir, Event, KernelArg, MemKind, Op};
 use hrr_core::hex::Addr;
 
 /// Events per batch handed from the parser thread, and batches in flight.
@@ -47,6 +48,8 @@ pub struct Replayer<'a> {
     scratch: Vec<u8>,
     /// Reused kernarg buffer.
     kernarg: Vec<u8>,
+    /// Device times of the operations `--timing` records into `out`.
+    clock: DevClock,
 }
 
 impl<'a> Replayer<'a> {
@@ -75,14 +78,19 @@ impl<'a> Replayer<'a> {
             timings: HashMap::new(),
             scratch: Vec::new(),
             kernarg: Vec::new(),
+            clock: DevClock::default(),
         }
     }
 
     /// Replays every event; `progress` is called with the count done so far.
     pub fn run(mut self, mut progress: impl FnMut(u64)) -> (ReplaySummary, Option<ReplayError>) {
         let start = Instant::now();
-        self.summary.regions_records = self.space.regions.records().len() as u64;
-        self.summary.regions_streams = self.space.regions.streams() as u64;
+        // Regions loaded with `--no-regions` only recognise pointers; they are
+        // not reported as in use.
+        if self.space.regions_enabled {
+            self.summary.regions_records = self.space.regions.records().len() as u64;
+            self.summary.regions_streams = self.space.regions.streams() as u64;
+        }
         let reader = match self.archive.events(self.opts.read) {
             Ok(r) => r,
             Err(e) => return (self.summary, Some(e.into())),
@@ -138,6 +146,9 @@ impl<'a> Replayer<'a> {
                     (a.min(event.t), b.max(event.t))
                 }));
                 self.summary.events += 1;
+                if let Some(p) = &self.opts.progress {
+                    p.enter(event.seq);
+                }
                 if let Err(e) = self.step(event) {
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
@@ -172,6 +183,9 @@ impl<'a> Replayer<'a> {
             self.summary.warnings.push(w.to_string());
         }
         self.summary.warnings.extend(self.pinned.take_warning());
+        if let Some(p) = &self.opts.progress {
+            p.enter(FINAL_SYNC);
+        }
         if error.is_none()
             && let Err(e) = self.dev.device_sync()
         {
@@ -209,6 +223,38 @@ impl<'a> Replayer<'a> {
             let _ = self.dev.event_destroy(e);
         }
         self.code.unload_all(self.dev);
+        self.clock.release(self.dev);
+    }
+
+    /// `--timing` with a replay archive: device work is timed on the device
+    /// and recorded into the archive.
+    fn timed(&self) -> bool {
+        self.opts.timing && self.out.is_some()
+    }
+
+    /// Records a timed launch, copy or memset into the replay archive with
+    /// its device time. The archive stays self-contained: a launch's code
+    /// object is adopted into it, an upload's source blob is left out.
+    fn record_timed(&mut self, e: &Event, dev: Option<DevTime>) -> Result<(), ReplayError> {
+        let (Some(out), Some(_)) = (self.out.as_deref_mut(), dev) else {
+            return Ok(());
+        };
+        let mut rec;
+        let event = match &e.op {
+            Op::Launch { code, .. } => {
+                out.adopt_blob(self.archive.blobs(), code)?;
+                e
+            }
+            Op::Memcpy { blob: Some(_), .. } => {
+                rec = e.clone();
+                if let Op::Memcpy { blob, .. } = &mut rec.op {
+                    *blob = None;
+                }
+                &rec
+            }
+            _ => e,
+        };
+        Ok(out.append_timed(event, dev)?)
     }
 
     fn fatal(e: &Event, what: impl Into<EventFailure>) -> ReplayError {
@@ -223,7 +269,7 @@ impl<'a> Replayer<'a> {
         Self::fatal(e, err)
     }
 
-    /// The shared device-operand path, with the DESIGN §5 fatal wording.
+    /// The shared device-operand path, with the DESIGN.md §5 fatal wording.
     fn device_operand(
         &mut self,
         e: &Event,
@@ -231,9 +277,21 @@ impl<'a> Replayer<'a> {
         addr: Addr,
         len: u64,
     ) -> Result<u64, ReplayError> {
-        self.space
-            .translate_or_materialise(self.dev, addr.0, len)
-            .map_err(|u| Self::fatal(e, EventFailure::unmapped(role, u)))
+        match self.space.translate_or_materialise(self.dev, addr.0, len) {
+            Ok(live) => Ok(live),
+            // The start is mapped, the end is not: say so, with the allocation.
+            Err(_) if let Some(a) = self.space.allocs.find(addr.0) => Err(Self::fatal(
+                e,
+                EventFailure::Overrun {
+                    role,
+                    addr,
+                    len,
+                    base: a.base,
+                    size: a.size,
+                },
+            )),
+            Err(u) => Err(Self::fatal(e, EventFailure::unmapped(role, u))),
+        }
     }
 
     /// A pointer in kernel argument `i` at byte `off`, through the shared path.
@@ -344,18 +402,36 @@ impl<'a> Replayer<'a> {
             } => {
                 let live = self.device_operand(e, Operand::MemsetDst, *dst, *size)?;
                 let stream = self.stream(e, *stream)?;
-                let r = if *width <= 1 {
-                    self.dev.memset(live, *value as u8, *size, stream)
-                } else {
-                    // Wider patterns are rare; write them as a pattern copy.
+                // Wider patterns are rare; they are written as pattern copies,
+                // a bounded chunk at a time (a multiple of 1, 2 and 4, so the
+                // pattern stays in phase across chunks).
+                const CHUNK: u64 = 1 << 20;
+                let pattern_fill = *width > 1;
+                if pattern_fill {
                     let pattern = value.to_le_bytes();
                     let w = usize::from((*width).min(4));
                     self.scratch.clear();
                     self.scratch
-                        .extend((0..*size as usize).map(|i| pattern[i % w]));
-                    self.dev.copy_h2d(live, &self.scratch, stream)
-                };
-                r.map_err(|err| Self::dev_err(e, err))?;
+                        .extend((0..(*size).min(CHUNK) as usize).map(|i| pattern[i % w]));
+                }
+                let timed = self.timed();
+                let scratch = &self.scratch;
+                let dev_time = self
+                    .clock
+                    .around(timed, self.dev, stream, |d| {
+                        if !pattern_fill {
+                            return d.memset(live, *value as u8, *size, stream);
+                        }
+                        let mut done = 0;
+                        while done < *size {
+                            let n = (*size - done).min(CHUNK) as usize;
+                            d.copy_h2d(live + done, &scratch[..n], stream)?;
+                            done += n as u64;
+                        }
+                        Ok(())
+                    })
+                    .map_err(|err| Self::dev_err(e, err))?;
+                self.record_timed(e, dev_time)?;
             }
             Op::Launch {
                 name,
@@ -373,7 +449,9 @@ impl<'a> Replayer<'a> {
                     self.summary.skipped_filtered += 1;
                     return Ok(());
                 }
-                self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)?;
+                if !self.launch(e, name, *code, *grid, *block, *shmem, *stream, args)? {
+                    return Ok(()); // skipped: not replayed
+                }
             }
             Op::StreamCreate { stream } => {
                 let s = self
@@ -468,6 +546,7 @@ impl<'a> Replayer<'a> {
         blob: Option<hrr_core::hex::BlobId>,
     ) -> Result<(), ReplayError> {
         let stream = self.stream(e, stream)?;
+        let timed = self.timed();
         match dir {
             Dir::H2d => {
                 // Only the device destination is translated; `src` is a host pointer.
@@ -500,14 +579,28 @@ impl<'a> Replayer<'a> {
                     return Err(Self::fatal(e, EventFailure::BlobSize { id, len, size }));
                 }
                 let t0 = Instant::now();
-                dev.copy_h2d(live, bytes, stream)
+                let dev_time = self
+                    .clock
+                    .around(timed, dev, stream, |d| d.copy_h2d(live, bytes, stream))
                     .map_err(|err| Self::dev_err(e, err))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
+                self.record_timed(e, dev_time)?;
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
                 let live = self.device_operand(e, Operand::D2hSrc, src, size)?;
+                // The expected bytes must be as long as the read: checked
+                // before a buffer of `size` bytes is allocated for it.
+                if let Some(id) = blob
+                    && let Ok(expected) = self.archive.blobs().size(&id)
+                    && expected != size
+                {
+                    return Err(Self::fatal(
+                        e,
+                        EventFailure::D2hLength { size, id, expected },
+                    ));
+                }
                 // Large reads land in pinned memory, as the application's fast ones did.
                 let dev = &mut *self.dev;
                 let mut pinned = if size as usize > blob_cache::MAX_CACHED {
@@ -525,12 +618,14 @@ impl<'a> Replayer<'a> {
                     }
                 };
                 let t0 = Instant::now();
-                let r = dev.copy_d2h(buf, live, stream);
+                let r = self
+                    .clock
+                    .around(timed, dev, stream, |d| d.copy_d2h(buf, live, stream));
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
                 let result = r
                     .map_err(|err| Self::dev_err(e, err))
-                    .and_then(|()| self.check_d2h(e, blob, buf));
+                    .and_then(|dev_time| self.check_d2h(e, blob, buf, dev_time));
                 if let Some(b) = pinned {
                     self.pinned.give_back(b);
                 }
@@ -540,9 +635,13 @@ impl<'a> Replayer<'a> {
             Dir::D2d => {
                 let d = self.device_operand(e, Operand::D2dDst, dst, size)?;
                 let s = self.device_operand(e, Operand::D2dSrc, src, size)?;
-                self.dev
-                    .copy_d2d(d, s, size, stream)
+                let dev_time = self
+                    .clock
+                    .around(timed, self.dev, stream, |dev| {
+                        dev.copy_d2d(d, s, size, stream)
+                    })
                     .map_err(|err| Self::dev_err(e, err))?;
+                self.record_timed(e, dev_time)?;
             }
             // Host to host touches no device state.
             Dir::H2h => {}
@@ -555,6 +654,7 @@ impl<'a> Replayer<'a> {
         e: &Event,
         blob: Option<hrr_core::hex::BlobId>,
         actual: &[u8],
+        dev_time: Option<DevTime>,
     ) -> Result<(), ReplayError> {
         if let Some(out) = self.out.as_deref_mut() {
             let id = out.put_blob(actual)?;
@@ -562,7 +662,7 @@ impl<'a> Replayer<'a> {
             if let Op::Memcpy { blob, .. } = &mut rec.op {
                 *blob = Some(id);
             }
-            out.append(&rec)?;
+            out.append_timed(&rec, dev_time)?;
         }
         let Some(id) = blob else {
             self.summary.d2h_unchecked += 1;
@@ -572,6 +672,16 @@ impl<'a> Replayer<'a> {
             .blobs
             .get(self.archive.blobs(), &id)
             .map_err(|err| Self::fatal(e, err))?;
+        if expected.len() != actual.len() {
+            return Err(Self::fatal(
+                e,
+                EventFailure::D2hLength {
+                    size: actual.len() as u64,
+                    id,
+                    expected: expected.len() as u64,
+                },
+            ));
+        }
         let c = compare(&expected, actual, &self.opts.tolerance);
         match c.verdict {
             Verdict::Exact => self.summary.d2h_exact += 1,
@@ -603,8 +713,11 @@ impl<'a> Replayer<'a> {
         shmem: u32,
         stream: Addr,
         args: &[KernelArg],
-    ) -> Result<(), ReplayError> {
+    ) -> Result<bool, ReplayError> {
         let stream = self.stream(e, Some(stream))?.unwrap_or(0);
+        launch_check::check_grid(grid, block).map_err(|why| Self::fatal(e, why))?;
+        let (offsets, end) =
+            launch_check::kernarg_layout(args).map_err(|why| Self::fatal(e, why))?;
         let archive = self.archive;
         let func = self
             .code
@@ -617,42 +730,22 @@ impl<'a> Replayer<'a> {
             })?;
         // Assemble the kernarg buffer in place (reused across launches),
         // translating every recorded device pointer, top-level or embedded.
-        let offsets = arg_offsets(args);
-        let end = args
-            .iter()
-            .zip(&offsets)
-            .map(|(a, &o)| o as usize + a.hex.0.len())
-            .max()
-            .unwrap_or(0);
+        // Sizes and offsets were bounded by `kernarg_layout`.
         let mut kernarg = std::mem::take(&mut self.kernarg);
         kernarg.clear();
         kernarg.resize(end, 0);
-        for (i, (arg, &base)) in args.iter().zip(&offsets).enumerate() {
-            let base = base as usize;
-            let bytes = &mut kernarg[base..base + arg.hex.0.len()];
-            bytes.copy_from_slice(&arg.hex.0);
-            for &off in &arg.ptrs {
-                let off = off as usize;
-                let Some(word) = bytes.get(off..off + 8) else {
-                    let (arg, offset, len) = (i, off, bytes.len());
-                    return Err(Self::fatal(
-                        e,
-                        EventFailure::PointerOutside { arg, offset, len },
-                    ));
-                };
-                let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-                if value == 0 {
-                    continue;
-                }
-                let live = self.arg_pointer(e, i, off, value)?;
-                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+        let assembled = self.translate_args(e, args, &offsets, &mut kernarg);
+        if let Err(err) = assembled {
+            self.kernarg = kernarg;
+            // A pointer replay cannot translate: the kernel would run on a
+            // capture-time address. Never launched; under
+            // --continue-on-error skipped and counted.
+            if self.opts.continue_on_error {
+                eprintln!("hrr-play: error: {}; launch skipped", chain(&err));
+                self.summary.skipped_untranslatable += 1;
+                return Ok(false);
             }
-            for off in self.declared_pointers(bytes, &arg.ptrs) {
-                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-                let live = self.arg_pointer(e, i, off, value)?;
-                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
-                self.summary.declared_ptrs += 1;
-            }
+            return Err(err);
         }
         let launch_args = [LaunchArg {
             offset: 0,
@@ -668,8 +761,11 @@ impl<'a> Replayer<'a> {
         };
         if self.opts.timing {
             let t0 = Instant::now();
-            self.dev
-                .launch(&launch)
+            let dev_time = self
+                .clock
+                .around(self.out.is_some(), self.dev, Some(stream), |d| {
+                    d.launch(&launch)
+                })
                 .map_err(|err| Self::dev_err(e, err))?;
             self.dev
                 .stream_sync(stream)
@@ -685,6 +781,7 @@ impl<'a> Replayer<'a> {
             t.launches += 1;
             t.total_ms += ms;
             t.max_ms = t.max_ms.max(ms);
+            self.record_timed(e, dev_time)?;
         } else {
             self.dev
                 .launch(&launch)
@@ -692,49 +789,56 @@ impl<'a> Replayer<'a> {
         }
         self.kernarg = kernarg;
         self.summary.launches += 1;
-        Ok(())
+        Ok(true)
     }
 }
 
 impl Replayer<'_> {
-    /// Offsets of words in an argument that point into memory only a sidecar
-    /// declares. The recorder matched argument words against the allocations
-    /// it saw; memory it never saw (an HSA pool, a driver-API allocation) can
-    /// only be recognised here, once the sidecar says it exists. Same rules
-    /// as capture: every byte offset, values and low halves below 0x10000
-    /// skipped; words the capture already marked are left alone.
-    fn declared_pointers(&self, bytes: &[u8], known: &[u32]) -> Vec<usize> {
-        let mut found = Vec::new();
-        if !self.space.regions_enabled || self.space.regions.records().is_empty() {
-            return found;
-        }
-        let covered = |off: usize| {
-            known
-                .iter()
-                .any(|&k| off + 8 > k as usize && off < k as usize + 8)
-        };
-        let mut off = 0;
-        while off + 8 <= bytes.len() {
-            let v = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
-            let plausible = v >= 0x10000 && (v as u32) >= 0x10000;
-            if plausible
-                && self.space.regions.may_contain(v)
-                && !covered(off)
-                && self.space.regions.classify(v) != RegionClass::None
-            {
-                found.push(off);
-                off += 8;
-            } else {
-                off += 1;
+    /// Copies each argument into `kernarg` at its offset and translates its
+    /// pointers: the ones the capture marked, and unmarked words that point
+    /// into recorded or declared memory ([`launch_check::unmarked_pointers`]).
+    /// Any pointer that does not translate is an error: the launch must not run.
+    fn translate_args(
+        &mut self,
+        e: &Event,
+        args: &[KernelArg],
+        offsets: &[u32],
+        kernarg: &mut [u8],
+    ) -> Result<(), ReplayError> {
+        for (i, (arg, &base)) in args.iter().zip(offsets).enumerate() {
+            let base = base as usize;
+            let bytes = &mut kernarg[base..base + arg.hex.0.len()];
+            bytes.copy_from_slice(&arg.hex.0);
+            for &off in &arg.ptrs {
+                let off = off as usize;
+                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+                if value == 0 {
+                    continue;
+                }
+                let live = self.arg_pointer(e, i, off, value)?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+            }
+            let unmarked = launch_check::unmarked_pointers(
+                bytes,
+                &arg.ptrs,
+                &self.space.allocs,
+                &self.space.regions,
+            );
+            for off in unmarked {
+                let value = u64::from_le_bytes(bytes[off..off + 8].try_into().expect("8 bytes"));
+                let live = self.arg_pointer(e, i, off, value)?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+                self.summary.declared_ptrs += 1;
             }
         }
-        found
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrr_core::event::arg_offsets;
     use hrr_core::hex::HexBytes;
 
     fn arg(size: u32, offset: Option<u32>) -> KernelArg {
@@ -857,6 +961,149 @@ mod tests {
         let mut dev = MemDevice::new(true);
         assert_eq!(replay(b, &mut dev, 64 << 20).d2h_exact, 1);
         assert!(dev.host_buffers.is_empty());
+    }
+
+    /// Replays `b` once with `opts` and regions loaded but `enabled` or not.
+    fn replay_with(
+        b: ArchiveBuilder,
+        dev: &mut MemDevice,
+        opts: &ReplayOptions,
+        enabled: bool,
+    ) -> (ReplaySummary, Option<ReplayError>) {
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let space = AddressSpace {
+            regions: crate::engine::load_regions(&archive, false, &mut Vec::new()).unwrap(),
+            regions_enabled: enabled,
+            ..AddressSpace::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        Replayer::new(dev, &archive, opts, space, None, &mut pinned).run(|_| {})
+    }
+
+    #[test]
+    fn unmarked_pointers_into_recorded_memory_are_translated() {
+        use hrr_core::testkit::value_arg;
+        let dev_ptr = 0x7f00_0040_0000u64;
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(dev_ptr, 64)
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![value_arg(&(dev_ptr + 16).to_le_bytes())],
+            );
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        let (s, e) = replay_with(b, &mut dev, &ReplayOptions::default(), false);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(s.launches, 1);
+        assert_eq!(dev.launches, [(0x1000_0000u64 + 16).to_le_bytes().to_vec()]);
+    }
+
+    #[test]
+    fn a_launch_with_an_untranslatable_pointer_is_never_run() {
+        use hrr_core::testkit::ptr_arg;
+        let seg = 0x7e00_0040_0000u64;
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .segment(seg, 4096, 0)
+            .launch("k", b"code", [1, 1, 1], [1, 1, 1], vec![ptr_arg(seg)]);
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        // Fatal by default...
+        let (_, e) = replay_with(b.clone(), &mut dev, &ReplayOptions::default(), false);
+        let e = chain(&e.unwrap()).to_string();
+        assert!(
+            e.contains("launch arg 0+0 0x7e0000400000 not mapped (in declared segment"),
+            "{e}"
+        );
+        // ...skipped and counted under --continue-on-error.
+        let opts = ReplayOptions {
+            continue_on_error: true,
+            ..ReplayOptions::default()
+        };
+        let (s, e) = replay_with(b, &mut dev, &opts, false);
+        assert!(e.is_none(), "{e:?}");
+        assert!(dev.launches.is_empty(), "the kernel ran");
+        assert_eq!((s.launches, s.skipped_untranslatable), (0, 1));
+        assert!(!s.passed());
+        assert!(
+            s.to_string()
+                .contains("skipped : 1 launches (untranslatable pointer)\n")
+        );
+        assert!(
+            s.to_string().contains("regions : 0 records"),
+            "not in use: {s}"
+        );
+    }
+
+    #[test]
+    fn timing_records_device_work_with_device_times_into_the_replay_archive() {
+        use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
+        use hrr_core::event_reader::ReadOptions;
+        use hrr_core::manifest::ArchiveKind;
+
+        let data = pattern(4096, 5);
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 8192)
+            .h2d(DEV, &data)
+            .memset(DEV + 4096, 7, 4096)
+            .d2d(DEV + 4096, DEV, 4096)
+            .d2h(DEV, &data);
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        for timing in [false, true] {
+            let dir = t.path().join(format!("r-{timing}.hrr"));
+            let mut out = ArchiveWriter::create(
+                &dir,
+                ArchiveKind::Replay,
+                Platform::Cpu,
+                ManifestExtra::default(),
+            )
+            .unwrap();
+            let opts = ReplayOptions {
+                timing,
+                ..ReplayOptions::default()
+            };
+            let mut dev = MemDevice::new(false);
+            let mut pinned = PinnedHost::new(0);
+            let r = Replayer::new(
+                &mut dev,
+                &archive,
+                &opts,
+                AddressSpace::default(),
+                Some(&mut out),
+                &mut pinned,
+            );
+            let (s, e) = r.run(|_| {});
+            assert!(e.is_none() && s.d2h_exact == 1, "{e:?} {s:?}");
+            out.finish().unwrap();
+            let mut reader = Archive::open(&dir)
+                .unwrap()
+                .events(ReadOptions::strict())
+                .unwrap();
+            let mut got = Vec::new();
+            while let Some(ev) = reader.next() {
+                let ev = ev.unwrap();
+                let timed = reader.dev_time().is_some();
+                let blob = matches!(ev.op, Op::Memcpy { blob: Some(_), .. });
+                got.push((ev.op.name(), ev.seq, timed, blob));
+            }
+            let want: &[_] = if timing {
+                // The upload's blob stays in the capture; the D2H keeps the bytes read back.
+                &[
+                    ("memcpy", 1, true, false),
+                    ("memset", 2, true, false),
+                    ("memcpy", 3, true, false),
+                    ("memcpy", 4, true, true),
+                    ("eof", 5, false, false),
+                ]
+            } else {
+                &[("memcpy", 4, false, true), ("eof", 5, false, false)]
+            };
+            assert_eq!(got, want, "timing {timing}");
+        }
     }
 
     #[test]

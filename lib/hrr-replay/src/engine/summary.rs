@@ -1,4 +1,4 @@
-//! `ReplaySummary`: what a replay did, printed as the stable DESIGN §5 lines
+//! `ReplaySummary`: what a replay did, printed as the stable DESIGN.md §5 lines
 //! or as JSON.
 
 use std::fmt;
@@ -74,6 +74,9 @@ pub struct ReplaySummary {
     pub skipped_failed: u64,
     /// Launches left out by `--kernel-filter`.
     pub skipped_filtered: u64,
+    /// Launches not run under `--continue-on-error` because a pointer
+    /// argument could not be translated (the replay then fails).
+    pub skipped_untranslatable: u64,
     /// Region sidecar records loaded.
     pub regions_records: u64,
     /// Region sidecar files they came from.
@@ -82,7 +85,8 @@ pub struct ReplaySummary {
     pub region_segs_materialised: u64,
     /// Declared segments that could not be backed.
     pub region_segs_failed: u64,
-    /// Argument words recognised at replay as pointers into declared regions.
+    /// Argument words the capture did not mark that replay recognised as
+    /// pointers (into declared regions, or recorded allocations).
     pub declared_ptrs: u64,
     /// D2H results identical to the capture's.
     pub d2h_exact: u64,
@@ -114,7 +118,7 @@ impl ReplaySummary {
 
     /// Whether every D2H passed and no event failed.
     pub fn passed(&self) -> bool {
-        self.d2h_fail == 0 && self.errors == 0
+        self.d2h_fail == 0 && self.errors == 0 && self.skipped_untranslatable == 0
     }
 }
 
@@ -128,6 +132,13 @@ impl fmt::Display for ReplaySummary {
         )?;
         if self.skipped_failed > 0 {
             writeln!(f, "skipped : {} failed at capture", self.skipped_failed)?;
+        }
+        if self.skipped_untranslatable > 0 {
+            writeln!(
+                f,
+                "skipped : {} launches (untranslatable pointer)",
+                self.skipped_untranslatable
+            )?;
         }
         if self.skipped_filtered > 0 {
             writeln!(f, "filtered : {} launches", self.skipped_filtered)?;

@@ -3,11 +3,16 @@
 //! A launch publishes a job; idle workers and the launching thread itself take
 //! block indices from the job's atomic counter. No thread is spawned per launch;
 //! a single-block launch runs on the calling thread without waking anyone.
+//!
+//! Blocks run through [`crate::fault::call`]: a block that faults (a bad
+//! pointer) ends the launch with a [`Fault`] instead of killing the process;
+//! blocks not yet started are then skipped, as a GPU abandons a faulted grid.
 
+use crate::fault::{self, Fault};
 use crate::ffi::{CpuKernelFn, CpuLaunch, Dim3};
 use std::cell::RefCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// Kernel argument buffer, 16-byte aligned, inline up to 256 bytes.
@@ -80,6 +85,9 @@ struct Job {
     total: u64,
     next: AtomicU64,
     done: AtomicU64,
+    /// The first fault a block raised; later blocks are skipped.
+    fault: Mutex<Option<Fault>>,
+    faulted: AtomicBool,
     finished: Mutex<bool>,
     finished_cv: Condvar,
 }
@@ -115,7 +123,13 @@ impl Job {
             if b >= self.total {
                 return;
             }
-            self.run_block(b, shared);
+            if !self.faulted.load(Ordering::Relaxed)
+                && let Err(f) = self.run_block(b, shared)
+            {
+                self.faulted.store(true, Ordering::Relaxed);
+                let mut first = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert(f);
+            }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.total {
                 let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
                 *f = true;
@@ -124,7 +138,7 @@ impl Job {
         }
     }
 
-    fn run_block(&self, b: u64, shared: *mut u8) {
+    fn run_block(&self, b: u64, shared: *mut u8) -> Result<(), Fault> {
         let gx = u64::from(self.grid.x);
         let gy = u64::from(self.grid.y);
         let block_idx = Dim3 {
@@ -146,7 +160,14 @@ impl Job {
         // by the launcher's Arc<Function> until the job completes), and `kernarg`
         // points at an argument buffer of the kernel's declared size that outlives
         // the job (the launcher waits for every block before releasing it).
-        unsafe { (self.entry)(&launch, self.kernarg as *const c_void) };
+        unsafe { fault::call(self.entry, &launch, self.kernarg as *const c_void) }
+    }
+
+    fn result(&self) -> Result<(), Fault> {
+        match *self.fault.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
     }
 
     fn wait(&self) {
@@ -223,7 +244,9 @@ impl Pool {
         })
     }
 
-    /// Runs every block of a launch and returns when all have finished.
+    /// Runs every block of a launch and returns when all have finished, or
+    /// the first [`Fault`] a block raised (blocks not started by then are
+    /// skipped).
     ///
     /// # Safety
     /// `entry` must be a live CPU kernel and `kernarg` a buffer of the kernel's
@@ -236,12 +259,13 @@ impl Pool {
         block: Dim3,
         shmem: usize,
         kernarg: *const c_void,
-    ) {
+    ) -> Result<(), Fault> {
         // Runtime::launch refused grids whose volume overflows.
         let total = grid.volume().unwrap_or(0);
         if total == 0 {
-            return;
+            return Ok(());
         }
+        fault::install();
         let job = Job {
             entry,
             grid,
@@ -251,12 +275,14 @@ impl Pool {
             total,
             next: AtomicU64::new(0),
             done: AtomicU64::new(0),
+            fault: Mutex::new(None),
+            faulted: AtomicBool::new(false),
             finished: Mutex::new(false),
             finished_cv: Condvar::new(),
         };
         if total == 1 || self.spawn_workers() == 0 {
             job.work();
-            return;
+            return job.result();
         }
         let job = Arc::new(job);
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -266,6 +292,7 @@ impl Pool {
         self.shared.cv.notify_all();
         job.work();
         job.wait();
+        job.result()
     }
 }
 
@@ -326,7 +353,8 @@ mod tests {
                     shmem,
                     (&acc as *const [AtomicU64; 2]).cast(),
                 )
-            };
+            }
+            .unwrap();
             let n = grid.volume().unwrap();
             assert_eq!(
                 acc[0].load(Ordering::Relaxed),
@@ -335,6 +363,79 @@ mod tests {
             );
             assert_eq!(acc[1].load(Ordering::Relaxed), 0, "scratch not zeroed");
         }
+    }
+
+    /// Writes through the pointer in its argument, for blocks >= the
+    /// threshold in the second word (and counts the blocks that ran).
+    unsafe extern "C" fn poke(l: *const CpuLaunch, arg: *const c_void) {
+        // SAFETY: the pool passes a valid launch; `arg` is [target, threshold, counter].
+        let (l, a) = unsafe { (&*l, &*(arg as *const [usize; 3])) };
+        // SAFETY: a[2] points at an AtomicU64 that outlives the launch.
+        unsafe { &*(a[2] as *const AtomicU64) }.fetch_add(1, Ordering::Relaxed);
+        if l.block_idx.x as usize >= a[1] {
+            // SAFETY: deliberately not: the test's bad address.
+            unsafe { std::ptr::write_volatile(a[0] as *mut u64, 1) };
+        }
+    }
+
+    #[test]
+    fn a_faulting_kernel_is_an_error_not_a_dead_process() {
+        let pool = Pool::new();
+        for (grid, threshold) in [(1u32, 0usize), (64, 10), (5000, 4999)] {
+            let ran = AtomicU64::new(0);
+            let arg = [8usize, threshold, &ran as *const AtomicU64 as usize];
+            // SAFETY: `poke` matches the kernel ABI; `arg` outlives the call;
+            // its bad write is what the pool must survive.
+            let r = unsafe {
+                pool.run(
+                    poke,
+                    Dim3::new(grid, 1, 1),
+                    Dim3::new(1, 1, 1),
+                    0,
+                    arg.as_ptr().cast(),
+                )
+            };
+            let f = r.unwrap_err();
+            assert_eq!((f.signal, f.addr), (libc::SIGSEGV, 8), "grid {grid}");
+            assert_eq!(f.hip_error(), crate::fault::ILLEGAL_ADDRESS);
+            assert!(ran.load(Ordering::Relaxed) <= u64::from(grid));
+            // The pool still works afterwards, on every thread.
+            let ok = [usize::MAX, usize::MAX, &ran as *const AtomicU64 as usize];
+            // SAFETY: as above; no block writes.
+            unsafe {
+                pool.run(
+                    poke,
+                    Dim3::new(grid, 1, 1),
+                    Dim3::new(1, 1, 1),
+                    0,
+                    ok.as_ptr().cast(),
+                )
+            }
+            .unwrap();
+        }
+    }
+
+    /// A fault outside any kernel still kills the process (the handler
+    /// passes it on): checked in a child process running this test binary.
+    #[test]
+    fn a_fault_outside_a_kernel_is_not_swallowed() {
+        if std::env::var_os("HRR_FAULT_CHILD").is_some() {
+            crate::fault::install();
+            // SAFETY: deliberately not: the fault the parent expects.
+            unsafe { std::ptr::write_volatile(16 as *mut u64, 1) };
+            std::process::exit(0);
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "exec::tests::a_fault_outside_a_kernel_is_not_swallowed",
+                "--nocapture",
+            ])
+            .env("HRR_FAULT_CHILD", "1")
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{out:?}");
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!   legacy synchronising stream ([`runtime`]).
 //! * Kernels: CPU code objects (ELF + `.hrr.kernels` JSON, see
 //!   `tests/workloads/include/hrr_cpu_kernel.h`), one call per block on a thread
-//!   pool ([`exec`]).
+//!   pool ([`exec`]); a kernel's memory fault is a launch error
+//!   (`hipErrorIllegalAddress`), not a signal that kills the process ([`fault`]).
 //!
 //! Unsafe code lives in the export modules ([`hip_api`], [`hsa_api`]) and the
 //! few system-level modules (mmap, dlopen, kernel calls); the allocator and
@@ -21,6 +22,7 @@
 pub mod addr_map;
 pub mod error;
 pub mod exec;
+pub mod fault;
 pub mod ffi;
 // The HIP C API: every export is documented by hip_runtime_api.h, whose
 // names it keeps (the module is being rewritten; its own docs come with that).

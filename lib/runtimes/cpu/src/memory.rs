@@ -6,6 +6,13 @@
 //! ones by `MADV_DONTNEED`), so a fresh allocation is always zero-filled.
 //! Host allocations (hipHostMalloc, hipHostRegister, HSA CPU-pool allocations) are
 //! ordinary host memory tracked in a second map.
+//!
+//! Memory is backed lazily: both kinds are anonymous `MAP_NORESERVE` mappings,
+//! whose pages cost nothing until touched, so a recorded 8 GiB allocation that
+//! a replay never fills costs no RSS. Fresh allocations are zero already (no
+//! one needs to fill them), and a zero fill of whole pages inside the device
+//! reservation ([`raw_fill`], e.g. `hipMemset(p, 0, n)`) drops the pages
+//! (`MADV_DONTNEED`) instead of writing them.
 
 use crate::addr_map::{AddressMap, Found};
 use crate::ffi::HipError;
@@ -107,6 +114,17 @@ fn page_size() -> usize {
     if p > 0 { p as usize } else { 4096 }
 }
 
+/// Bytes of physical memory (`usize::MAX` when unknown).
+fn physical_memory() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    if pages > 0 {
+        (pages as usize).saturating_mul(page_size())
+    } else {
+        usize::MAX
+    }
+}
+
 /// Parses `123`, `64G`, `512M`, `4k` (binary units).
 pub fn parse_size(s: &str) -> Option<usize> {
     let s = s.trim();
@@ -140,6 +158,7 @@ impl Memory {
                 )
             };
             if p != libc::MAP_FAILED {
+                register_reservation(p as usize, len);
                 return Ok(Memory {
                     base: p as usize,
                     len,
@@ -249,6 +268,12 @@ impl Memory {
         flags: u32,
     ) -> Result<usize, HipError> {
         let page = page_size();
+        // Host memory a GPU runtime hands out is pinned: never more than
+        // the machine has (a lazily backed mapping would accept anything,
+        // and fail only when touched).
+        if size > physical_memory() {
+            return Err(err::OUT_OF_MEMORY);
+        }
         let mapped = size.checked_add(page - 1).ok_or(err::OUT_OF_MEMORY)? & !(page - 1);
         // SAFETY: a fresh anonymous mapping; no existing memory is affected.
         let p = unsafe {
@@ -256,7 +281,7 @@ impl Memory {
                 std::ptr::null_mut(),
                 mapped,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                 -1,
                 0,
             )
@@ -413,6 +438,7 @@ impl Drop for Memory {
                 unsafe { libc::munmap(base as *mut libc::c_void, e.value.mapped) };
             }
         }
+        unregister_reservation(self.base);
         // SAFETY: the reservation created in `new`; nothing refers to it any more.
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }
@@ -428,11 +454,77 @@ pub unsafe fn raw_copy(dst: usize, src: usize, len: usize) {
     unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
 }
 
+/// Device reservations of this process (base, length): private anonymous
+/// mappings, where `MADV_DONTNEED` makes pages read as zero.
+static RESERVATIONS: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
+
+fn register_reservation(base: usize, len: usize) {
+    RESERVATIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((base, len));
+}
+
+fn unregister_reservation(base: usize) {
+    RESERVATIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&(b, _)| b != base);
+}
+
+/// Zero fills at least this large drop whole pages instead of writing them.
+const LAZY_ZERO_FROM: usize = 1 << 20;
+
+/// Zeroes `[dst, dst+len)` by dropping its whole pages when it lies inside a
+/// device reservation; `false` when it does not (the caller writes zeros).
+fn zero_lazily(dst: usize, len: usize) -> bool {
+    let page = page_size();
+    let Some(end) = dst.checked_add(len) else {
+        return false;
+    };
+    let inside = RESERVATIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|&(b, l)| dst >= b && end <= b + l);
+    if !inside {
+        return false;
+    }
+    let first = (dst + page - 1) & !(page - 1);
+    let last = end & !(page - 1);
+    if last <= first {
+        return false;
+    }
+    // SAFETY: [first, last) is whole pages of a private anonymous mapping we
+    // own (the reservation), inside the caller's valid range: MADV_DONTNEED
+    // makes them read as zero on next touch, as the write would have.
+    let rc = unsafe {
+        libc::madvise(
+            first as *mut libc::c_void,
+            last - first,
+            libc::MADV_DONTNEED,
+        )
+    };
+    if rc != 0 {
+        return false;
+    }
+    // SAFETY: the partial pages at both ends lie inside the caller's range.
+    unsafe {
+        std::ptr::write_bytes(dst as *mut u8, 0, first - dst);
+        std::ptr::write_bytes(last as *mut u8, 0, end - last);
+    }
+    true
+}
+
 /// Fills `count` elements of `width` bytes (1, 2 or 4) with `value`.
 ///
 /// # Safety
 /// `[dst, dst + count*width)` must be valid writable memory.
 pub unsafe fn raw_fill(dst: usize, value: u32, count: usize, width: u8) {
+    let len = count.saturating_mul(usize::from(width.max(1)));
+    if value == 0 && len >= LAZY_ZERO_FROM && zero_lazily(dst, len) {
+        return;
+    }
     match width {
         // SAFETY: forwarded contract.
         1 => unsafe { std::ptr::write_bytes(dst as *mut u8, value as u8, count) },
@@ -480,6 +572,51 @@ mod tests {
             m.free_device(q, &[DevKind::Device]).unwrap();
         }
         assert_eq!(m.free_bytes(), m.capacity());
+    }
+
+    /// Pages of `[p, p+len)` resident in memory (mincore).
+    fn resident_pages(p: usize, len: usize) -> usize {
+        let page = page_size();
+        let mut v = vec![0u8; len.div_ceil(page)];
+        // SAFETY: `p` is page aligned and the range is mapped; `v` has one
+        // byte per page.
+        let rc = unsafe { libc::mincore(p as *mut libc::c_void, len, v.as_mut_ptr()) };
+        assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+        v.iter().filter(|&&b| b & 1 != 0).count()
+    }
+
+    #[test]
+    fn large_allocations_and_zero_fills_commit_no_pages() {
+        let mut m = Memory::new(4 << 30).unwrap();
+        let size = 1 << 30;
+        let d = m.alloc_device(size, DevKind::Device, 0).unwrap();
+        let h = m.alloc_host(size, HostKind::Pinned, 0).unwrap();
+        assert_eq!(
+            resident_pages(d, size),
+            0,
+            "a fresh device allocation is untouched"
+        );
+        assert_eq!(
+            resident_pages(h, size),
+            0,
+            "a fresh host allocation is untouched"
+        );
+        // Dirty 64 MiB, then zero the whole allocation as hipMemset(p, 0, n) does.
+        // SAFETY: both ranges lie inside the live allocation `d`.
+        unsafe { raw_fill(d, 0xAB, 64 << 20, 1) };
+        assert!(resident_pages(d, size) >= (64 << 20) / page_size());
+        // SAFETY: as above.
+        unsafe { raw_fill(d + 3, 0, size - 3, 1) };
+        assert!(resident_pages(d, size) <= 1, "zeroing dropped the pages");
+        assert_eq!(
+            read(d, 16),
+            [0xAB, 0xAB, 0xAB, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert!(read(d + size - 4096, 4096).iter().all(|&b| b == 0));
+        // Outside the reservation (host memory), zeros are written.
+        // SAFETY: `h` is a live host allocation of `size` bytes.
+        unsafe { raw_fill(h, 0, 2 << 20, 1) };
+        assert!(resident_pages(h, 2 << 20) > 0);
     }
 
     #[test]

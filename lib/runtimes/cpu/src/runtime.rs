@@ -25,6 +25,18 @@ pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 /// Most dynamic shared memory per block, in bytes.
 pub const MAX_SHARED_PER_BLOCK: usize = 64 * 1024;
 
+/// Largest grid dimension (what `hipDeviceProp_t::maxGridSize` advertises).
+pub const MAX_GRID_DIM: u32 = i32::MAX as u32;
+
+/// HIP's launch limits, which bound how long a launch loops: every grid
+/// dimension at most [`MAX_GRID_DIM`], and in each dimension at most 2^32 - 1
+/// threads (grid × block), as on AMD GPUs.
+pub fn grid_within_limits(grid: Dim3, block: Dim3) -> bool {
+    [(grid.x, block.x), (grid.y, block.y), (grid.z, block.z)]
+        .iter()
+        .all(|&(g, b)| g <= MAX_GRID_DIM && u64::from(g) * u64::from(b) <= u64::from(u32::MAX))
+}
+
 /// Where an operation runs.
 pub enum Target {
     /// The legacy null stream.
@@ -139,13 +151,10 @@ impl Runtime {
         match target {
             Target::Legacy => {
                 let e = self.sync_streams(true);
-                op.run(&self.pool);
-                if e != err::SUCCESS { Err(e) } else { Ok(()) }
+                let r = op.run(&self.pool);
+                if e != err::SUCCESS { Err(e) } else { r }
             }
-            Target::PerThread => {
-                op.run(&self.pool);
-                Ok(())
-            }
+            Target::PerThread => op.run(&self.pool),
             Target::Stream(s) => {
                 s.enqueue(op);
                 Ok(())
@@ -387,6 +396,14 @@ impl Runtime {
         let sane = |d: Dim3, max: u64| d.volume().is_some_and(|n| n > 0 && n <= max);
         if !sane(grid, u64::MAX) || !sane(block, MAX_THREADS_PER_BLOCK) {
             return Err(err::INVALID_VALUE);
+        }
+        if !grid_within_limits(grid, block) {
+            crate::log!(
+                "launch: grid {:?} x block {:?} exceeds the device's limits",
+                grid,
+                block
+            );
+            return Err(err::INVALID_CONFIGURATION);
         }
         if shmem > MAX_SHARED_PER_BLOCK {
             return Err(err::INVALID_VALUE);

@@ -100,18 +100,16 @@ impl Op {
 
     /// Performs the op, except that an event record is handed back for the caller
     /// to complete once its own bookkeeping shows the op done.
-    fn run_deferring_record(&self, pool: &Pool) -> Option<(&Arc<Event>, u64)> {
+    fn run_deferring_record(&self, pool: &Pool) -> Result<Option<(&Arc<Event>, u64)>, HipError> {
         match &self.0 {
-            Kind::Record { event, generation } => Some((event, *generation)),
-            _ => {
-                self.run(pool);
-                None
-            }
+            Kind::Record { event, generation } => Ok(Some((event, *generation))),
+            _ => self.run(pool).map(|()| None),
         }
     }
 
-    /// Performs the op on the current thread.
-    pub fn run(&self, pool: &Pool) {
+    /// Performs the op on the current thread. A kernel that faults is an
+    /// error (`hipErrorIllegalAddress` for a bad access), as on a GPU.
+    pub fn run(&self, pool: &Pool) -> Result<(), HipError> {
         match &self.0 {
             // SAFETY: validity of both ranges is the contract of Op::copy.
             Kind::Copy { dst, src, len } => unsafe { raw_copy(*dst, *src, *len) },
@@ -128,11 +126,22 @@ impl Op {
                 // SAFETY: `l.func` keeps the code object loaded; `l.args` is the
                 // kernel's argument segment (contract of Op::launch) and lives until
                 // `run` returns.
-                unsafe { pool.run(l.func.entry, l.grid, l.block, l.shmem, l.args.as_ptr()) }
+                let r =
+                    unsafe { pool.run(l.func.entry, l.grid, l.block, l.shmem, l.args.as_ptr()) };
+                return r.map_err(|f| {
+                    crate::log!(
+                        "kernel {}: {} at address {:#x}; launch abandoned",
+                        l.func.meta.name,
+                        f.signal_name(),
+                        f.addr
+                    );
+                    f.hip_error()
+                });
             }
             Kind::Record { event, generation } => event.complete(*generation),
             Kind::Wait { event, generation } => event.wait_for(*generation),
         }
+        Ok(())
     }
 }
 
@@ -201,14 +210,22 @@ impl Stream {
             let r = catch_unwind(AssertUnwindSafe(|| op.run_deferring_record(pool)));
             let mut q = lock(&self.q);
             q.completed += 1;
-            if r.is_err() && q.error == 0 {
-                q.error = err::LAUNCH_FAILURE;
+            // The first failure is kept for the next synchronisation.
+            let failed = match &r {
+                Err(_) => Some(err::LAUNCH_FAILURE),
+                Ok(Err(e)) => Some(*e),
+                Ok(Ok(_)) => None,
+            };
+            if let Some(e) = failed
+                && q.error == 0
+            {
+                q.error = e;
             }
             drop(q);
             self.done.notify_all();
             // A record completes after the stream counts it done, so that whoever
             // waits on the event then sees the stream idle too.
-            if let Ok(Some((event, generation))) = r {
+            if let Ok(Ok(Some((event, generation)))) = r {
                 event.complete(generation);
             }
             drop(op);

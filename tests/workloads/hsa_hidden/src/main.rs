@@ -18,7 +18,10 @@
 //! The HIP library is opened `RTLD_GLOBAL` and every HIP entry point is looked
 //! up in the process's global scope, exactly as a linked application's calls
 //! bind: so a preloaded interposer (`hrr-cap`, `LD_PRELOAD=libhrr_intercept.so`)
-//! sees the calls. HSA is called directly: that is the point.
+//! sees the calls. HSA is called directly, not through HIP: that is the point.
+//! Its entry points bind the same way (`hsa_sys::Hsa::load_global`), so the
+//! interposer's HSA producer (`hrr-cap --hsa-regions`) sees the allocation as
+//! it would a linked application's.
 //!
 //! Exit status: 0 when the bytes come back right, 1 when they do not or a call
 //! fails, 2 on a usage error.
@@ -194,7 +197,7 @@ fn run(args: &Args) -> Result<(), String> {
     hip.check("hipSetDevice", unsafe { (hip.set_device)(0) })?;
 
     let hsa_path = hsa_library(args, &hip);
-    let hsa = hsa_sys::Hsa::load(&hsa_path).map_err(|e| chain(&e))?;
+    let hsa = hsa_sys::Hsa::load_global(&hsa_path).map_err(|e| chain(&e))?;
     let pool = hsa.gpu_coarse_pool().map_err(|e| chain(&e))?;
     let seg = hsa.allocate(&pool, SEG_SIZE).map_err(|e| chain(&e))?;
     hsa.allow_access_all(&seg).map_err(|e| chain(&e))?;

@@ -1,4 +1,4 @@
-//! The full DESIGN §1 pipeline on the Rust workload, on the CPU runtime:
+//! The full DESIGN.md §1 pipeline on the Rust workload, on the CPU runtime:
 //!
 //! ```text
 //! hrr-cap -o cap.hrr -- hsa_hidden --runtime libhrr_hip_cpu.so | tee app.log
@@ -8,7 +8,9 @@
 //! ```
 //! The HSA allocation never reaches the HIP API, so the capture cannot know the
 //! segment; only the sidecar built from the workload's `HRR_SEGMENT` line lets
-//! replay map the H2D destination and D2D source into it.
+//! replay map the H2D destination and D2D source into it — or, with
+//! `hrr-cap --hsa-regions`, the capture library's own record of the HSA
+//! allocation (`regions/hsa.ndjson`), with no sidecar step.
 
 use hrr_tests::{Pipeline, read_events, shq, tools};
 use std::process::Command;
@@ -104,6 +106,71 @@ fn capture_sidecar_replay_diff() {
 
     p.sidecar_from_log()
         .play()
+        .stdout_has("region segs : 1 materialised")
+        .stdout_has("PASS")
+        .diff();
+}
+
+#[test]
+fn capture_with_hsa_regions_replays_without_a_sidecar() {
+    if let Err(why) = capture_ready() {
+        assert!(
+            std::env::var_os("HRR_REQUIRE_PIPELINE").is_none(),
+            "capture side not ready: {why}"
+        );
+        eprintln!("SKIP hsa_hidden --hsa-regions pipeline: {why}");
+        return;
+    }
+    let t = tools();
+    let p = Pipeline::empty("hsa_hidden_regions");
+    let script = format!(
+        "hrr-cap --hsa-regions -o cap.hrr -- {} --runtime {} | tee app.log",
+        shq(env!("CARGO_BIN_EXE_hsa_hidden")),
+        shq(t.cpu_runtime())
+    );
+    let a = p.sh(&script).assert().success();
+    let p = p.step(a).stdout_has("hsa_hidden: OK");
+    let base = p
+        .app_log()
+        .lines()
+        .find_map(|l| l.strip_prefix("HRR_SEGMENT base="))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(str::to_string)
+        .expect("HRR_SEGMENT base=0x… in app.log");
+
+    // The producer's add and del of the segment, and nothing else.
+    let text = std::fs::read_to_string(p.cap().join("regions/hsa.ndjson"))
+        .expect("hrr-cap --hsa-regions wrote regions/hsa.ndjson");
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ops: Vec<(&str, &str, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["op"].as_str().unwrap(),
+                r["base"].as_str().unwrap(),
+                r["size"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            ("add", base.as_str(), 262_144),
+            ("del", base.as_str(), 262_144)
+        ],
+        "{text}"
+    );
+    assert!(
+        recs.iter()
+            .all(|r| r["producer"] == "hsa" && r["device"] == 0)
+    );
+
+    // No sidecar step.
+    p.play()
+        .stdout_has("regions : 2 records from 1 stream(s)")
         .stdout_has("region segs : 1 materialised")
         .stdout_has("PASS")
         .diff();

@@ -257,7 +257,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
         HipStream,
     ) -> HipError;
     let real = real!(hipMemcpyWithStream: F);
-    // Synchronous despite the stream: recorded without one (DESIGN §4).
+    // Synchronous despite the stream: recorded without one (DESIGN.md §4).
     copy(
         "hipMemcpyWithStream",
         real,

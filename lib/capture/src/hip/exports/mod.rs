@@ -11,7 +11,7 @@
 //! The symbols are unversioned: rustc's export list for a cdylib is an
 //! anonymous version script (visibility only, no version nodes), so a
 //! reference to `hipMalloc@hip_4.2` from an application linked against ROCm
-//! binds to this definition (issue 5 item 4).
+//! binds to this definition (`abi/tests/symbol_versions.rs`).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 pub mod launch;

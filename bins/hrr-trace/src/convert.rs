@@ -1,0 +1,602 @@
+//! `write_trace`: an archive's events as Chrome trace events.
+//!
+//! What each archive event becomes:
+//! - every event (but `eof`): a complete slice (`X`) named by its `api` on
+//!   its thread's track in the "application" process, with `seq`, `op`,
+//!   `ret` and the op's sizes and pointers as args;
+//! - a successful launch, copy (not `h2h`) or memset: a slice on its stream's
+//!   track in the "device" process (a copy without a stream on `stream 0x0`),
+//!   and a flow arrow from the call to it;
+//! - a successful `stream_sync`, `event_record`, `stream_wait_event`: an
+//!   instant on the stream's track; `device_sync`: an instant on the
+//!   "all streams" track.
+//!
+//! Time. A capture event has one timestamp, `t`, taken after the call
+//! returned; nothing says when it began or when its device work ran. API
+//! slices therefore end at `t` and are [`NOMINAL_NS`] wide (narrower when
+//! the thread's previous call ended less than that before): instant events
+//! would carry the same information, but Perfetto draws them as thin
+//! chevrons that are hard to hit and cannot anchor a flow arrow, while a
+//! 1 µs slice is visible at any zoom that separates the calls. Device slices
+//! of a capture are [`NOMINAL_NS`] wide too, placed after the call, in call
+//! order per stream: they show what ran where and in which order, not for
+//! how long (their args say `"timing":"nominal"`).
+//!
+//! A timed replay's events (`hrr-play --timing -o`) carry `dev_t` (when the
+//! replay issued the operation) and `dev_ns` (its device time). The trace
+//! then runs on the replay's clock: API slices end at `dev_t`, device slices
+//! start there and last `dev_ns` (`"timing":"device"`), and copies show
+//! bytes per second.
+//!
+//! All times are relative to the first event (minus [`NOMINAL_NS`], so the
+//! first slice is whole) and never run backwards on a track (see
+//! [`crate::tracks`]).
+
+use std::io::{self, Write};
+use std::sync::mpsc;
+
+use hrr_core::archive::{Archive, ArchiveError};
+use hrr_core::event::{DevTime, Dir, Event, MemKind, Op};
+use hrr_core::event_reader::{EventReader, ReadError, ReadOptions, Warning};
+
+use crate::json::{Obj, TraceOut};
+use crate::tracks::{APP_PID, DEVICE_PID, Tracks};
+
+/// Width of a slice whose real duration the archive does not record.
+pub const NOMINAL_NS: u64 = 1_000;
+
+/// Events per batch handed from the reading thread, and batches in flight.
+const BATCH: usize = 512;
+const BATCHES: usize = 8;
+
+type Item = Result<(Event, Option<DevTime>), ReadError>;
+
+/// Why no trace could be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The archive did not open (missing, not an archive, bad manifest).
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// An event line is malformed (names the file and line).
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The trace could not be written.
+    #[error("writing the trace")]
+    Write(#[source] io::Error),
+    /// The reading thread could not be started.
+    #[error("starting the event reader thread")]
+    Spawn(#[source] io::Error),
+    /// A bug: the reading thread died.
+    #[error("the event reader thread panicked")]
+    ReaderPanicked,
+}
+
+/// What a trace holds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TraceStats {
+    /// Archive events read (the `eof` trailer included).
+    pub events: u64,
+    /// API slices (every event but `eof`).
+    pub api_calls: u64,
+    /// Device slices of kernel launches.
+    pub kernels: u64,
+    /// Device slices of copies.
+    pub copies: u64,
+    /// Device slices of memsets.
+    pub memsets: u64,
+    /// Sync instants on device tracks.
+    pub syncs: u64,
+    /// Flow arrows from a call to its device work.
+    pub flows: u64,
+    /// Device slices whose duration was measured (timed replay).
+    pub device_timed: u64,
+    /// Application threads (one track each).
+    pub threads: u64,
+    /// Streams (one device track each).
+    pub streams: u64,
+    /// Trace events written (metadata included).
+    pub trace_events: u64,
+    /// What the reader recovered from (torn tail, unknown ops).
+    pub warnings: Vec<Warning>,
+}
+
+/// Writes the trace of `archive` to `sink`, calling `progress` with the
+/// bytes of `events.ndjson` read so far; returns the sink.
+pub fn write_trace<W: Write>(
+    archive: &Archive,
+    sink: W,
+    read: ReadOptions,
+    progress: impl FnMut(u64),
+) -> Result<(W, TraceStats), TraceError> {
+    let reader = archive.events(read)?;
+    let (conv, mut reader) = convert_all(reader, Converter::new(sink), progress)?;
+    let mut stats = conv.stats;
+    stats.warnings = reader.take_warnings();
+    let (threads, streams) = conv.tracks.counts();
+    stats.threads = threads as u64;
+    stats.streams = streams as u64;
+    stats.trace_events = conv.out.events();
+    let m = archive.manifest();
+    let metadata = serde_json::json!({
+        "hrr_archive": archive.path().display().to_string(),
+        "hrr_kind": m.kind,
+        "hrr_platform": m.platform,
+        "hrr_complete": m.complete,
+        "hrr_events": stats.events,
+        "hrr_kernels": stats.kernels,
+        "hrr_copies": stats.copies,
+        "hrr_memsets": stats.memsets,
+        "hrr_device_timing": if stats.device_timed > 0 { "device" } else { "nominal" },
+        "hrr_tool": concat!("hrr-trace ", env!("CARGO_PKG_VERSION")),
+    });
+    let sink = conv.out.finish(&metadata).map_err(TraceError::Write)?;
+    Ok((sink, stats))
+}
+
+/// Feeds every event of `reader` to `conv`; returns both for the summary.
+///
+/// Parsing runs on its own thread, a few batches ahead: it costs about as
+/// much as formatting the trace, so the two overlap. Batches go back to it
+/// to be dropped there too (an event's strings and argument buffers).
+fn convert_all<W: Write>(
+    mut reader: EventReader,
+    mut conv: Converter<W>,
+    mut progress: impl FnMut(u64),
+) -> Result<(Converter<W>, EventReader), TraceError> {
+    let (tx, rx) = mpsc::sync_channel::<(Vec<Item>, u64)>(BATCHES);
+    let (recycle, recycled) = mpsc::channel::<Vec<Item>>();
+    std::thread::scope(|scope| {
+        let parser = std::thread::Builder::new()
+            .name("hrr-trace-read".into())
+            .spawn_scoped(scope, move || {
+                loop {
+                    let mut batch = recycled.try_recv().unwrap_or_default();
+                    batch.clear();
+                    while let Some(item) = reader.next() {
+                        let stop = item.is_err();
+                        batch.push(item.map(|e| (e, reader.dev_time())));
+                        if stop || batch.len() == BATCH {
+                            break;
+                        }
+                    }
+                    let last = batch.len() < BATCH;
+                    // A closed channel means the writer stopped: so do we.
+                    if tx.send((batch, reader.bytes_read())).is_err() || last {
+                        return reader;
+                    }
+                }
+            })
+            .map_err(TraceError::Spawn)?;
+        let mut failed = None;
+        'batches: for (mut batch, bytes) in rx {
+            let mut bad_line = None;
+            for (i, item) in batch.iter().enumerate() {
+                match item {
+                    Ok((e, dev)) => {
+                        if let Err(e) = conv.event(e, *dev) {
+                            failed = Some(TraceError::Write(e));
+                            break 'batches;
+                        }
+                    }
+                    Err(_) => {
+                        bad_line = Some(i);
+                        break;
+                    }
+                }
+            }
+            if let Some(i) = bad_line {
+                failed = batch.swap_remove(i).err().map(TraceError::from);
+                break;
+            }
+            progress(bytes);
+            // Freed where they were allocated: glibc's malloc slows down
+            // for both threads when one frees the other's memory.
+            let _ = recycle.send(batch);
+        }
+        // `rx` is gone with the loop: a parser still reading stops at its next send.
+        let reader = parser.join().map_err(|_| TraceError::ReaderPanicked)?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((conv, reader)),
+        }
+    })
+}
+
+/// A slice already placed: its track and extent (trace ns).
+#[derive(Debug, Clone, Copy)]
+struct Slice {
+    tid: u32,
+    start: u64,
+    dur: u64,
+}
+
+/// Turns archive events into trace events, one at a time.
+struct Converter<W: Write> {
+    out: TraceOut<W>,
+    tracks: Tracks,
+    /// Archive time of trace time 0, set by the first event.
+    base: Option<u64>,
+    stats: TraceStats,
+    /// Reused for device slice names.
+    name: String,
+}
+
+impl<W: Write> Converter<W> {
+    fn new(sink: W) -> Self {
+        Converter {
+            out: TraceOut::new(sink),
+            tracks: Tracks::default(),
+            base: None,
+            stats: TraceStats::default(),
+            name: String::new(),
+        }
+    }
+
+    fn event(&mut self, e: &Event, dev: Option<DevTime>) -> io::Result<()> {
+        self.stats.events += 1;
+        if let Op::Eof { .. } = e.op {
+            return Ok(());
+        }
+        let at = dev.map_or(e.t, |d| d.t);
+        let base = *self.base.get_or_insert(at.saturating_sub(NOMINAL_NS));
+        let call = self.api_slice(e, at.saturating_sub(base), dev)?;
+        if e.ret != 0 {
+            // A call that failed did nothing on the device.
+            return Ok(());
+        }
+        let done = call.start + call.dur;
+        match &e.op {
+            Op::Launch {
+                name,
+                grid,
+                block,
+                shmem,
+                stream,
+                ..
+            } => {
+                let work = self.device_slice(stream.0, done, dev)?;
+                let mut o = self.open_device(e.seq, work, name, "kernel", dev)?;
+                o.dim3("grid", *grid)
+                    .dim3("block", *block)
+                    .u64("shmem", (*shmem).into());
+                drop(o);
+                self.stats.kernels += 1;
+                self.flow(e.seq, call, work)?;
+            }
+            Op::Memcpy {
+                dir,
+                dst,
+                src,
+                size,
+                stream,
+                ..
+            } if *dir != Dir::H2h => {
+                let work = self.device_slice(stream.map_or(0, |s| s.0), done, dev)?;
+                self.name.clear();
+                self.name.push_str("memcpy ");
+                self.name.push_str(dir.as_str());
+                self.name.push(' ');
+                push_human_bytes(&mut self.name, *size);
+                let name = std::mem::take(&mut self.name);
+                let mut o = self.open_device(e.seq, work, &name, "copy", dev)?;
+                o.lit("dir", dir.as_str())
+                    .u64("bytes", *size)
+                    .addr("dst", dst.0)
+                    .addr("src", src.0);
+                if let Some(d) = dev.filter(|d| d.ns > 0) {
+                    let per_s = u128::from(*size) * 1_000_000_000 / u128::from(d.ns);
+                    o.u64("bytes_per_s", u64::try_from(per_s).unwrap_or(u64::MAX));
+                }
+                drop(o);
+                self.name = name;
+                self.stats.copies += 1;
+                self.flow(e.seq, call, work)?;
+            }
+            Op::Memset {
+                dst,
+                value,
+                size,
+                width,
+                stream,
+            } => {
+                let work = self.device_slice(stream.map_or(0, |s| s.0), done, dev)?;
+                self.name.clear();
+                self.name.push_str("memset ");
+                push_human_bytes(&mut self.name, *size);
+                let name = std::mem::take(&mut self.name);
+                let mut o = self.open_device(e.seq, work, &name, "memset", dev)?;
+                o.u64("bytes", *size)
+                    .addr("dst", dst.0)
+                    .u64("value", (*value).into())
+                    .u64("width", (*width).into());
+                drop(o);
+                self.name = name;
+                self.stats.memsets += 1;
+                self.flow(e.seq, call, work)?;
+            }
+            Op::StreamSync { stream } => {
+                self.stream_instant(e.seq, stream.0, done, "stream_sync", None)?
+            }
+            Op::EventRecord { event, stream } => {
+                self.stream_instant(e.seq, stream.0, done, "event_record", Some(event.0))?
+            }
+            Op::StreamWaitEvent { stream, event } => {
+                self.stream_instant(e.seq, stream.0, done, "stream_wait_event", Some(event.0))?
+            }
+            Op::DeviceSync => {
+                let track = self.tracks.device_wide(&mut self.out)?;
+                let ts = done.max(track.cursor);
+                track.cursor = ts;
+                let tid = track.tid;
+                self.out
+                    .event(b'i', DEVICE_PID, tid)?
+                    .lit("name", "device_sync")
+                    .lit("cat", "sync")
+                    .lit("s", "t")
+                    .us("ts", ts)
+                    .args(e.seq);
+                self.stats.syncs += 1;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The call's slice on its thread's track, ending at `end` (trace ns).
+    fn api_slice(&mut self, e: &Event, end: u64, dev: Option<DevTime>) -> io::Result<Slice> {
+        let track = self.tracks.thread(&mut self.out, e.tid)?;
+        let end = end.max(track.cursor);
+        let start = end.saturating_sub(NOMINAL_NS).max(track.cursor);
+        track.cursor = end;
+        let slice = Slice {
+            tid: track.tid,
+            start,
+            dur: end - start,
+        };
+        let mut o = self.out.event(b'X', APP_PID, slice.tid)?;
+        o.str("name", &e.api)
+            .lit("cat", "api")
+            .us("ts", slice.start)
+            .us("dur", slice.dur)
+            .args(e.seq)
+            .lit("op", e.op.name())
+            .i64("ret", e.ret);
+        api_args(&mut o, &e.op);
+        if let Some(d) = dev {
+            o.u64("dev_t", d.t).u64("dev_ns", d.ns);
+        }
+        drop(o);
+        self.stats.api_calls += 1;
+        Ok(slice)
+    }
+
+    /// Places device work on `stream`'s track: from `at` (or when the stream
+    /// is free), for its measured time or [`NOMINAL_NS`].
+    fn device_slice(&mut self, stream: u64, at: u64, dev: Option<DevTime>) -> io::Result<Slice> {
+        let track = self.tracks.stream(&mut self.out, stream)?;
+        let start = at.max(track.cursor);
+        let dur = dev.map_or(NOMINAL_NS, |d| d.ns);
+        track.cursor = start + dur;
+        Ok(Slice {
+            tid: track.tid,
+            start,
+            dur,
+        })
+    }
+
+    /// Opens a device slice's event, down to its common args.
+    fn open_device(
+        &mut self,
+        seq: u64,
+        work: Slice,
+        name: &str,
+        cat: &'static str,
+        dev: Option<DevTime>,
+    ) -> io::Result<Obj<'_>> {
+        if dev.is_some() {
+            self.stats.device_timed += 1;
+        }
+        let mut o = self.out.event(b'X', DEVICE_PID, work.tid)?;
+        o.str("name", name)
+            .lit("cat", cat)
+            .us("ts", work.start)
+            .us("dur", work.dur)
+            .args(seq)
+            .lit("timing", if dev.is_some() { "device" } else { "nominal" });
+        Ok(o)
+    }
+
+    /// An instant on `stream`'s track, once the work before it is done.
+    fn stream_instant(
+        &mut self,
+        seq: u64,
+        stream: u64,
+        at: u64,
+        name: &'static str,
+        event: Option<u64>,
+    ) -> io::Result<()> {
+        let track = self.tracks.stream(&mut self.out, stream)?;
+        let ts = at.max(track.cursor);
+        track.cursor = ts;
+        let tid = track.tid;
+        let mut o = self.out.event(b'i', DEVICE_PID, tid)?;
+        o.lit("name", name)
+            .lit("cat", "sync")
+            .lit("s", "t")
+            .us("ts", ts)
+            .args(seq);
+        if let Some(ev) = event {
+            o.addr("event", ev);
+        }
+        drop(o);
+        self.stats.syncs += 1;
+        Ok(())
+    }
+
+    /// A flow arrow from a call to its device work, both ends strictly
+    /// inside their slices: Perfetto binds a flow to the slice open at the
+    /// end's timestamp, and at a slice's edge that may be its neighbour.
+    fn flow(&mut self, id: u64, from: Slice, to: Slice) -> io::Result<()> {
+        if from.dur < 2 || to.dur < 2 {
+            return Ok(());
+        }
+        self.out
+            .event(b's', APP_PID, from.tid)?
+            .lit("name", "issue")
+            .lit("cat", "flow")
+            .u64("id", id)
+            .us("ts", from.start + from.dur / 2);
+        self.out
+            .event(b'f', DEVICE_PID, to.tid)?
+            .lit("name", "issue")
+            .lit("cat", "flow")
+            .u64("id", id)
+            .lit("bp", "e")
+            .us("ts", to.start + to.dur / 2);
+        self.stats.flows += 1;
+        Ok(())
+    }
+}
+
+/// The op's own fields, as args of its API slice.
+fn api_args(o: &mut Obj<'_>, op: &Op) {
+    match op {
+        Op::Alloc { ptr, size, mem } => {
+            o.addr("ptr", ptr.0)
+                .u64("size", *size)
+                .lit("mem", mem_name(*mem));
+        }
+        Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
+            o.addr("ptr", ptr.0);
+        }
+        Op::HostRegister { ptr, size } => {
+            o.addr("ptr", ptr.0).u64("size", *size);
+        }
+        Op::Memcpy {
+            dir,
+            dst,
+            src,
+            size,
+            stream,
+            ..
+        } => {
+            o.lit("dir", dir.as_str())
+                .addr("dst", dst.0)
+                .addr("src", src.0)
+                .u64("size", *size);
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::Memset {
+            dst,
+            value,
+            size,
+            width,
+            stream,
+        } => {
+            o.addr("dst", dst.0)
+                .u64("value", (*value).into())
+                .u64("size", *size)
+                .u64("width", (*width).into());
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::ModuleLoad { module, .. } | Op::ModuleUnload { module } => {
+            o.addr("module", module.0);
+        }
+        Op::Function { module, name, func } => {
+            o.addr("module", module.0)
+                .str("kernel", name)
+                .addr("func", func.0);
+        }
+        Op::Launch {
+            name,
+            grid,
+            block,
+            shmem,
+            stream,
+            args,
+            ..
+        } => {
+            o.str("kernel", name)
+                .dim3("grid", *grid)
+                .dim3("block", *block)
+                .u64("shmem", (*shmem).into())
+                .addr("stream", stream.0)
+                .u64("kernel_args", args.len() as u64);
+        }
+        Op::StreamCreate { stream } | Op::StreamDestroy { stream } | Op::StreamSync { stream } => {
+            o.addr("stream", stream.0);
+        }
+        Op::StreamWaitEvent { stream, event } | Op::EventRecord { event, stream } => {
+            o.addr("stream", stream.0).addr("event", event.0);
+        }
+        Op::EventCreate { event } | Op::EventDestroy { event } | Op::EventSync { event } => {
+            o.addr("event", event.0);
+        }
+        Op::SetDevice { device } => {
+            o.i64("device", (*device).into());
+        }
+        Op::DeviceSync | Op::Eof { .. } => {}
+    }
+}
+
+fn mem_name(mem: MemKind) -> &'static str {
+    match mem {
+        MemKind::Device => "device",
+        MemKind::Host => "host",
+        MemKind::Managed => "managed",
+        MemKind::Pinned => "pinned",
+    }
+}
+
+/// Appends `512 B`, `4.0 KiB`, `1.5 MiB`, `2.0 GiB`… (one decimal, rounded
+/// half up; integer arithmetic: float formatting was a tenth of the time
+/// spent per copy).
+pub fn push_human_bytes(out: &mut String, n: u64) {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut digits = itoa::Buffer::new();
+    if n < 1024 {
+        out.push_str(digits.format(n));
+        out.push_str(" B");
+        return;
+    }
+    let mut unit = 0;
+    // The largest unit not above n.
+    while unit + 1 < UNITS.len() && n >> (10 * (unit + 2)) > 0 {
+        unit += 1;
+    }
+    let scale = 1u128 << (10 * (unit + 1));
+    let tenths = (u128::from(n) * 10 + scale / 2) / scale;
+    out.push_str(digits.format(tenths / 10));
+    out.push('.');
+    out.push(char::from(b'0' + (tenths % 10) as u8));
+    out.push(' ');
+    out.push_str(UNITS[unit]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_a_human_wrote_them() {
+        let human = |n| {
+            let mut s = String::new();
+            push_human_bytes(&mut s, n);
+            s
+        };
+        assert_eq!(human(0), "0 B");
+        assert_eq!(human(1023), "1023 B");
+        assert_eq!(human(1024), "1.0 KiB");
+        assert_eq!(human(4096), "4.0 KiB");
+        assert_eq!(human(1536 + 51), "1.5 KiB");
+        assert_eq!(human(1536 + 52), "1.6 KiB");
+        assert_eq!(human((1 << 20) - 1), "1024.0 KiB");
+        assert_eq!(human(1 << 20), "1.0 MiB");
+        assert_eq!(human(3 << 29), "1.5 GiB");
+        assert_eq!(human(u64::MAX), "16.0 EiB");
+    }
+}

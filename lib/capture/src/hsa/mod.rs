@@ -1,0 +1,9 @@
+//! The HSA family: the pool allocation entry points ([`exports`]) and the
+//! built-in region producer they feed ([`regions`]), both inert unless
+//! `hrr-cap --hsa-regions` turned the producer on.
+
+pub mod regions;
+
+#[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
+pub mod exports;

@@ -1,0 +1,62 @@
+//! The whole-archive fuzz target (`hrr_replay::fuzzing::archive`) on stable
+//! Rust: every seed of `fuzz/seeds/archive/` (real captures packed by
+//! `scripts/fuzz-corpus.sh --seeds`), every past crash in
+//! `fuzz/regressions/archive/`, and random mutations of the seeds.
+
+use std::path::Path;
+
+use hrr_core::fuzzing::Mutation;
+use hrr_replay::fuzzing::archive;
+use proptest::prelude::*;
+
+fn inputs(kind: &str) -> Vec<Vec<u8>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join(kind)
+        .join("archive");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
+#[test]
+fn seeds_and_regressions_run() {
+    let seeds = inputs("seeds");
+    assert!(!seeds.is_empty(), "fuzz/seeds/archive/ is empty");
+    for data in seeds.iter().chain(&inputs("regressions")) {
+        archive(data);
+    }
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(i, x)| Mutation::Flip(i, x)),
+        (any::<usize>(), any::<usize>()).prop_map(|(i, t)| Mutation::Token(i, t)),
+        (any::<usize>(), any::<usize>()).prop_map(|(i, n)| Mutation::Delete(i, n)),
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), any::<usize>(), any::<usize>())
+            .prop_map(|(a, b, c)| Mutation::Splice(a, b, c)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_archives(i in any::<usize>(), ms in proptest::collection::vec(mutation(), 1..6), opts in any::<u8>()) {
+        let seeds = inputs("seeds");
+        let mut data = seeds[i % seeds.len()].clone();
+        for m in &ms {
+            m.apply(&mut data);
+        }
+        data.extend_from_slice(b"\n@@options\n");
+        data.push(opts);
+        archive(&data);
+    }
+}

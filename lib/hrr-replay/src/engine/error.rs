@@ -273,6 +273,55 @@ mod tests {
     }
 
     #[test]
+    fn launch_and_copy_checks_print_their_lines() {
+        let overrun = EventFailure::Overrun {
+            role: Operand::H2dDst,
+            addr: Addr(0x7f00_0040_0020),
+            len: 64,
+            base: 0x7f00_0040_0000,
+            size: 64,
+        };
+        assert_eq!(
+            fatal(overrun),
+            "event 4 (hipMemcpy): h2d dst 0x7f0000400020 + 64 overruns the allocation at \
+             0x7f0000400000 (size 64)"
+        );
+        let id = BlobId::of(b"x");
+        let short = EventFailure::D2hLength {
+            size: 64,
+            id,
+            expected: 32,
+        };
+        assert_eq!(
+            fatal(short),
+            format!(
+                "event 4 (hipMemcpy): d2h of 64 bytes, but its expected blob {id} holds 32 bytes"
+            )
+        );
+        let grid = crate::engine::launch_check::check_grid([0, 1, 1], [1, 1, 1]).unwrap_err();
+        assert_eq!(
+            fatal(grid.into()),
+            "event 4 (hipMemcpy): grid [0, 1, 1] x block [1, 1, 1] has a zero dimension"
+        );
+        let code = CodeError::EntryRefused {
+            code: id,
+            target: "gfx90a".into(),
+            source: crate::engine::launch_check::check_code_object(b"").unwrap_err(),
+        };
+        let kernel = EventFailure::Kernel {
+            name: "k".into(),
+            source: code,
+        };
+        assert_eq!(
+            fatal(kernel),
+            format!(
+                "event 4 (hipMemcpy): kernel k: code object {id}: entry for gfx90a: the code \
+                 object is empty (0 bytes)"
+            )
+        );
+    }
+
+    #[test]
     fn causes_print_once() {
         let dev = DeviceError::Call {
             call: "hipMalloc",

@@ -18,6 +18,10 @@ fi
 echo "+ cargo build --workspace"
 cargo build --workspace
 status=0
+# The workspace lints (Cargo.toml's [workspace.lints]: SAFETY comments,
+# documented library items) and clippy's defaults, as errors.
+echo "+ cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings || status=1
 echo "+ cargo test --workspace --no-fail-fast $*"
 cargo test --workspace --no-fail-fast "$@" || status=1
 # AMD ABI conformance against Debian's ROCm (its own cargo workspace, abi/).

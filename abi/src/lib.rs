@@ -37,9 +37,11 @@ pub mod abi;
     non_upper_case_globals,
     non_snake_case,
     dead_code,
-    unnecessary_transmutes
+    unnecessary_transmutes,
+    missing_docs,
+    unsafe_op_in_unsafe_fn
 )]
-#[allow(clippy::all)]
+#[allow(clippy::all, clippy::undocumented_unsafe_blocks)]
 pub mod debian_hip {
     //! bindgen of Debian's `/usr/include/hip/hip_runtime_api.h` (HIP 5.2.3).
     include!(concat!(env!("OUT_DIR"), "/debian_hip.rs"));
@@ -50,9 +52,11 @@ pub mod debian_hip {
     non_upper_case_globals,
     non_snake_case,
     dead_code,
-    unnecessary_transmutes
+    unnecessary_transmutes,
+    missing_docs,
+    unsafe_op_in_unsafe_fn
 )]
-#[allow(clippy::all)]
+#[allow(clippy::all, clippy::undocumented_unsafe_blocks)]
 pub mod debian_hsa {
     //! bindgen of Debian's `/usr/include/hsa/{hsa.h,hsa_ext_amd.h}` (ROCm 5.2.3).
     include!(concat!(env!("OUT_DIR"), "/debian_hsa.rs"));

@@ -213,13 +213,9 @@ fn kernarg_offsets_and_grids_beyond_limits_are_refused() {
 
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(
-        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
-        0,
-        "mkfifo {}",
-        path.display()
-    );
+    // SAFETY: `c` is a NUL-terminated path; mkfifo has no other preconditions.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(rc, 0, "mkfifo {}", path.display());
 }
 
 #[test]

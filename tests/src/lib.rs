@@ -87,6 +87,7 @@ impl Tools {
         p
     }
 
+    /// The built binary `name`.
     pub fn bin(&self, name: &str) -> PathBuf {
         self.path(name)
     }
@@ -426,6 +427,7 @@ pub fn shq(s: impl AsRef<OsStr>) -> String {
 /// asserts its own success (and prints the command, stdout and stderr when
 /// it fails); [`Pipeline::last`] is the output of the latest step.
 pub struct Pipeline {
+    /// The pipeline's name (its temp dir's prefix).
     pub name: String,
     dir: tempfile::TempDir,
     app: Option<PathBuf>,
@@ -475,10 +477,12 @@ impl Pipeline {
         self
     }
 
+    /// The pipeline's temp dir.
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
 
+    /// `rel` inside the temp dir.
     pub fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
@@ -548,10 +552,12 @@ impl Pipeline {
         self.last.as_ref().expect("no step has run yet")
     }
 
+    /// The latest step's stdout.
     pub fn last_stdout(&self) -> String {
         String::from_utf8_lossy(&self.last().stdout).into_owned()
     }
 
+    /// The latest step's stderr.
     pub fn last_stderr(&self) -> String {
         String::from_utf8_lossy(&self.last().stderr).into_owned()
     }

@@ -9,9 +9,9 @@ pub const EXIT_USAGE: u8 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CapError {
-    #[error("cannot run {}: {source}", app.to_string_lossy())]
+    #[error("cannot run {}", app.to_string_lossy())]
     Spawn { app: OsString, source: io::Error },
-    #[error("archive directory {}: {source}", path.display())]
+    #[error("archive directory {}", path.display())]
     Dir { path: PathBuf, source: io::Error },
     #[error("archive directory {} already exists and is not empty; choose another -o", path.display())]
     DirNotEmpty { path: PathBuf },

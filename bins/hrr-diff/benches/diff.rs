@@ -1,6 +1,9 @@
 //! `archive_diff::diff` end to end: two archives of 8 MiB D2H blobs in the
 //! page cache, every pair differing in byte 0 only.
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

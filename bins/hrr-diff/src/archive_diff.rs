@@ -29,26 +29,37 @@ use hrr_replay::compare::{Comparison, DType, Tolerance, Verdict, compare};
 /// One D2H event as the diff keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct D2hEntry {
+    /// The event's `seq`.
     pub seq: u64,
+    /// Its entry point.
     pub api: String,
+    /// Bytes copied.
     pub size: u64,
+    /// The bytes' blob, when recorded.
     pub blob: Option<BlobId>,
 }
 
 /// A pair of D2H events whose bytes differ beyond the tolerance.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Mismatch {
+    /// The events' `seq`.
     pub seq: u64,
+    /// A's entry point.
     pub api: String,
     /// Bytes of A's blob.
     pub size: u64,
     /// Bytes of B's blob, when it differs from `size`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_b: Option<u64>,
+    /// Offset of the first differing byte.
     pub first_diff: Option<u64>,
+    /// Bytes that differ.
     pub bytes_differing: u64,
+    /// Largest absolute error (0 without an element type).
     pub max_abs: f64,
+    /// Largest relative error.
     pub max_rel: f64,
+    /// The element type compared in.
     pub dtype: Option<DType>,
 }
 
@@ -76,12 +87,17 @@ impl fmt::Display for Mismatch {
 /// Everything `hrr-diff` prints, in one serialisable document.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DiffReport {
+    /// The expected archive.
     pub a: PathBuf,
+    /// The actual archive.
     pub b: PathBuf,
+    /// The tolerance applied.
     pub tolerance: Tolerance,
     /// Pairs found on both sides.
     pub paired: u64,
+    /// Pairs byte-identical.
     pub exact: u64,
+    /// Pairs within tolerance.
     pub within_tolerance: u64,
     /// Mismatched pairs plus events present on one side only.
     pub failed: u64,
@@ -89,13 +105,18 @@ pub struct DiffReport {
     pub unchecked: u64,
     /// Bytes actually compared (pairs with identical blob ids need no reading).
     pub bytes_compared: u64,
+    /// Each failing pair.
     pub mismatches: Vec<Mismatch>,
+    /// D2H events of A without a partner in B.
     pub only_in_a: Vec<D2hEntry>,
+    /// D2H events of B without a partner in A.
     pub only_in_b: Vec<D2hEntry>,
+    /// What was recovered from while reading.
     pub warnings: Vec<String>,
 }
 
 impl DiffReport {
+    /// Whether nothing failed.
     pub fn passed(&self) -> bool {
         self.failed == 0
     }
@@ -117,13 +138,19 @@ impl DiffReport {
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
     #[error(transparent)]
+    /// An archive could not be opened.
     Archive(#[from] ArchiveError),
     #[error(transparent)]
+    /// An archive's events could not be read.
     Read(#[from] ReadError),
-    #[error("{}: event {seq}: {source}", archive.display())]
+    #[error("{}: event {seq}", archive.display())]
+    /// A blob of a D2H event could not be read.
     Blob {
+        /// The archive.
         archive: PathBuf,
+        /// The event's `seq`.
         seq: u64,
+        /// Why.
         source: BlobError,
     },
 }
@@ -356,7 +383,7 @@ mod tests {
         let b = replay(&t.path().join("b"), &[(1, b"bad!")]);
         std::fs::write(b.blobs().path(&BlobId::of(b"bad!")), b"evil").unwrap();
         let e = diff(&a, &b, &Tolerance::default()).unwrap_err();
-        let msg = e.to_string();
+        let msg = hrr_core::error_chain::chain(&e).to_string();
         assert!(msg.contains("event 1") && msg.contains("corrupt"), "{msg}");
     }
 }

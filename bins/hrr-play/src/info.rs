@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use hrr_core::archive::Archive;
+use hrr_core::error_chain::chain;
 use hrr_core::event_reader::ReadOptions;
 use hrr_core::{BlobId, Op};
 use serde_json::json;
@@ -140,7 +141,7 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
 fn describe_code(archive: &Archive, id: &BlobId) -> serde_json::Value {
     let bytes = match archive.blobs().get(id) {
         Ok(b) => b.to_vec(),
-        Err(e) => return json!({ "blob": id.to_hex(), "error": e.to_string() }),
+        Err(e) => return json!({ "blob": id.to_hex(), "error": chain(&e).to_string() }),
     };
     match hrr_codeobj::describe(&bytes) {
         Ok(entries) => {

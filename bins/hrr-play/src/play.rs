@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
+use hrr_core::error_chain::chain;
 use hrr_core::event_reader::ReadOptions;
 use hrr_core::manifest::{ArchiveKind, UnrecordedCalls};
 use hrr_replay::compare::{DType, Tolerance};
@@ -104,8 +105,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for i in 0..args.loops {
         let mut warnings = Vec::new();
         let regions = if opts.regions {
-            engine::load_regions(&archive, opts.regions_strict, &mut warnings)
-                .map_err(anyhow::Error::msg)?
+            engine::load_regions(&archive, opts.regions_strict, &mut warnings)?
         } else {
             // Not materialised, but still known: a launch argument pointing
             // into a declared segment is then refused rather than run on
@@ -141,7 +141,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             }
             // A replay that stopped early is not a complete replay archive.
             Some(e) => {
-                w.abandon(&format!("the replay stopped: {e}"))
+                w.abandon(&format!("the replay stopped: {}", chain(e)))
                     .context("writing the replay archive's manifest")?;
             }
         }
@@ -151,19 +151,20 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("hrr-play: warning: {w}");
     }
     let code = match &error {
-        Some(ReplayError::Format(msg)) => {
+        Some(e @ ReplayError::Fatal { .. }) => {
+            eprintln!("hrr-play: fatal: {}", chain(e));
+            1
+        }
+        Some(e) => {
             // Reader errors name their file (inside the archive) already.
             let archive = args.archive.display().to_string();
+            let msg = chain(e).to_string();
             if msg.contains(&archive) {
                 eprintln!("hrr-play: error: {msg}");
             } else {
                 eprintln!("hrr-play: error: {archive}: {msg}");
             }
             2
-        }
-        Some(e @ ReplayError::Fatal { .. }) => {
-            eprintln!("hrr-play: fatal: {e}");
-            1
         }
         None if summary.passed() => 0,
         None => 1,

@@ -413,6 +413,56 @@ fn timing_reports_copy_bandwidth() {
 }
 
 #[test]
+fn an_error_prints_its_cause_once() {
+    // The replay archive cannot be created inside a file: the io error is
+    // the cause of the writer's error, printed once after the context.
+    let tmp = TempDir::new().unwrap();
+    let cap = seed(tmp.path(), true);
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let a = play()
+        .arg(&cap)
+        .arg("-o")
+        .arg(file.join("replay.hrr"))
+        .assert()
+        .code(2)
+        .stderr(contains(format!(
+            "hrr-play: error: creating the replay archive: {}: Not a directory",
+            file.join("replay.hrr").display()
+        )));
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert_eq!(err.matches("Not a directory").count(), 1, "{err}");
+}
+
+#[test]
+fn a_malformed_event_stops_replay_after_the_events_before_it() {
+    let tmp = TempDir::new().unwrap();
+    let data = pattern(64);
+    let cap = ArchiveBuilder::new(Platform::Cpu)
+        .alloc(BUF, 64)
+        .h2d(BUF, &data)
+        .d2h(BUF, &data)
+        .write(tmp.path().join("cap.hrr"))
+        .unwrap();
+    let events = cap.join("events.ndjson");
+    let text = std::fs::read_to_string(&events).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, r#"{"seq":9,"api":"hipFree","op":"free"}"#);
+    std::fs::write(&events, lines.join("\n") + "\n").unwrap();
+    play()
+        .arg(&cap)
+        .assert()
+        .code(2)
+        // The reader's error names the events file, inside the archive: the
+        // archive is not named twice.
+        .stderr(contains(format!(
+            "hrr-play: error: {}:3: malformed event: op `free` lacks required field `ptr`",
+            events.display()
+        )))
+        .stdout(contains("events : 2 read, 2 replayed"));
+}
+
+#[test]
 fn unrecorded_calls_are_reported_and_strict_refuses_them() {
     let tmp = TempDir::new().unwrap();
     let data = pattern(64);

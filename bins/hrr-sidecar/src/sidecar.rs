@@ -202,7 +202,7 @@ pub enum SidecarError {
     BadName(String),
     #[error("no reports on {0} (expected lines containing `base=0x…` and `size=N`)")]
     NoReports(String),
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Region(#[from] RegionError),

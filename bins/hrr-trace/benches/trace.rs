@@ -7,6 +7,9 @@
 //! from the page cache; the trace goes to `io::sink()`.
 //! `HRR_TRACE_BENCH_EVENTS` changes the size.
 
+// A benchmark binary: `criterion_group!` defines its undocumented functions.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -61,10 +61,10 @@ pub enum TraceError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// The trace could not be written.
-    #[error("writing the trace: {0}")]
+    #[error("writing the trace")]
     Write(#[source] io::Error),
     /// The reading thread could not be started.
-    #[error("starting the event reader thread: {0}")]
+    #[error("starting the event reader thread")]
     Spawn(#[source] io::Error),
     /// A bug: the reading thread died.
     #[error("the event reader thread panicked")]
@@ -78,9 +78,11 @@ pub struct TraceStats {
     pub events: u64,
     /// API slices (every event but `eof`).
     pub api_calls: u64,
-    /// Device slices by kind.
+    /// Device slices of kernel launches.
     pub kernels: u64,
+    /// Device slices of copies.
     pub copies: u64,
+    /// Device slices of memsets.
     pub memsets: u64,
     /// Sync instants on device tracks.
     pub syncs: u64,
@@ -88,8 +90,9 @@ pub struct TraceStats {
     pub flows: u64,
     /// Device slices whose duration was measured (timed replay).
     pub device_timed: u64,
-    /// Application threads and streams.
+    /// Application threads (one track each).
     pub threads: u64,
+    /// Streams (one device track each).
     pub streams: u64,
     /// Trace events written (metadata included).
     pub trace_events: u64,

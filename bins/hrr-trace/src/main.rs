@@ -42,7 +42,7 @@ const EXAMPLES: &str = "Examples:
 enum CliError {
     #[error(transparent)]
     Trace(#[from] TraceError),
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Output { path: PathBuf, source: io::Error },
 }
 
@@ -51,7 +51,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hrr-trace: error: {e}");
+            eprintln!("hrr-trace: error: {}", hrr_core::error_chain::chain(&e));
             ExitCode::from(2)
         }
     }

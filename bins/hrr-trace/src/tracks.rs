@@ -30,6 +30,7 @@ pub const FIRST_TRACK: u32 = 10;
 /// One track of the trace.
 #[derive(Debug, Clone, Copy)]
 pub struct Track {
+    /// The track's tid in the trace (under its pid).
     pub tid: u32,
     /// Nanoseconds (trace time) where the last slice or instant ended.
     pub cursor: u64,

@@ -5,18 +5,22 @@
 //! interpose its own `_exit`). Figures and method: docs/PERFORMANCE.md,
 //! "Capture".
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
 use hrr_core::manifest::Platform;
+use hrr_core::wire::encode::{BlobHex, LaunchRef};
 use hrr_core::{BlobId, Dir, MemKind};
 use hrr_intercept::record::code_objects::Module;
 use hrr_intercept::record::kernel_args::ArgValues;
 use hrr_intercept::record::launch_memo::{self, LaunchKey, LaunchMemo};
 use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
 use hrr_intercept::sink::event_line::{
-    BlobHex, HeadCache, LaunchRef, encode_launch_scanned, encode_launch_scanned_cached,
+    HeadCache, encode_launch_scanned, encode_launch_scanned_cached,
 };
 use hrr_intercept::sink::event_sink::LockMode;
 

@@ -30,6 +30,7 @@ pub struct AmdgpuMeta {
     pub version: Option<(u64, u64)>,
     /// `amdhsa.target`, e.g. `amdgcn-amd-amdhsa--gfx90a:xnack-` (v4 and later).
     pub target: Option<String>,
+    /// The kernels of `amdhsa.kernels`.
     pub kernels: Vec<KernelMeta>,
 }
 

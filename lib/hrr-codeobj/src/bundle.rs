@@ -77,6 +77,7 @@ impl BundleEntry {
 /// A parsed, uncompressed bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Bundle {
+    /// Its entries, in file order.
     pub entries: Vec<BundleEntry>,
 }
 
@@ -289,6 +290,7 @@ pub struct BundleTarget<'a> {
 }
 
 impl<'a> BundleTarget<'a> {
+    /// Splits an entry id into its kind, triple and target id.
     pub fn parse(id: &'a str) -> Self {
         let parts: Vec<&str> = id.splitn(6, '-').collect();
         let kind = parts[0];
@@ -395,11 +397,14 @@ pub fn write(entries: &[(&str, &[u8])]) -> Vec<u8> {
 /// Compression method of a `CCOB` (`llvm::compression::Format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Compression {
+    /// zlib (method 0).
     Zlib,
+    /// zstd (method 1).
     Zstd,
 }
 
 impl Compression {
+    /// The method's number in the header.
     pub fn method_id(self) -> u16 {
         match self {
             Compression::Zlib => 0,
@@ -413,6 +418,7 @@ impl Compression {
 pub struct CcobHeader {
     /// 1, 2 or 3.
     pub version: u16,
+    /// How the bundle is compressed.
     pub method: Compression,
     /// Total bytes of the compressed bundle, header included (v2, v3).
     pub total_size: Option<u64>,

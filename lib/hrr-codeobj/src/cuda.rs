@@ -45,16 +45,23 @@ pub const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 pub const FATBIN_HEADER_SIZE: usize = 16;
 /// Entry kinds.
 pub const KIND_PTX: u16 = 1;
+/// An ELF cubin.
 pub const KIND_ELF: u16 = 2;
 /// Entry flags.
 pub const FLAG_64BIT: u64 = 0x1;
+/// Built with debug information.
 pub const FLAG_DEBUG: u64 = 0x2;
+/// For Linux.
 pub const FLAG_LINUX: u64 = 0x10;
+/// Payload compressed with LZ4.
 pub const FLAG_COMPRESSED_LZ4: u64 = 0x2000;
+/// Payload compressed with zstd.
 pub const FLAG_COMPRESSED_ZSTD: u64 = 0x8000;
 /// `.nv.info` attributes used here.
 pub const EIATTR_PARAM_CBANK: u8 = 0x0a;
+/// Per-parameter ordinal, offset and size.
 pub const EIATTR_KPARAM_INFO: u8 = 0x17;
+/// Total parameter bytes.
 pub const EIATTR_CBANK_PARAM_SIZE: u8 = 0x19;
 /// Largest entry this crate inflates (1 GiB).
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
@@ -67,6 +74,7 @@ const MIN_ENTRY_HEADER: u32 = 64;
 /// The `__fatBinC_Wrapper_t` struct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FatbinWrapper {
+    /// The wrapper's version.
     pub version: u32,
     /// Address of the fat binary (0xBA55ED50 blob).
     pub data: u64,
@@ -102,7 +110,9 @@ pub fn is_fatbin(data: &[u8]) -> bool {
 /// The fat binary header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FatbinHeader {
+    /// The header's version.
     pub version: u16,
+    /// The header's size in bytes.
     pub header_size: u16,
     /// Bytes of entries after the header.
     pub body_size: u64,
@@ -151,16 +161,20 @@ pub fn extent(data: &[u8]) -> Result<usize> {
 /// What a fat binary entry holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FatbinKind {
+    /// PTX text.
     Ptx,
     /// An ELF cubin (SASS).
     Elf,
+    /// A kind this crate does not know.
     Other(u16),
 }
 
 /// One entry of a fat binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FatbinEntry {
+    /// Its position in the fat binary.
     pub index: usize,
+    /// What it holds.
     pub kind: FatbinKind,
     /// Entry header version (0x0101).
     pub version: u16,
@@ -189,11 +203,14 @@ pub struct FatbinEntry {
 /// How a fat binary entry is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FatbinCompression {
+    /// LZ4.
     Lz4,
+    /// zstd.
     Zstd,
 }
 
 impl FatbinEntry {
+    /// How the payload is compressed, if it is.
     pub fn compression(&self) -> Option<FatbinCompression> {
         if self.flags & FLAG_COMPRESSED_ZSTD != 0 {
             Some(FatbinCompression::Zstd)
@@ -433,9 +450,11 @@ pub fn lz4_block_decompress(input: &[u8], max_out: usize) -> std::result::Result
 /// One kernel parameter from a cubin's `EIATTR_KPARAM_INFO`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CubinParam {
+    /// The parameter's position.
     pub ordinal: u16,
     /// Offset in the parameter buffer.
     pub offset: u16,
+    /// Its size in bytes.
     pub size: u16,
 }
 
@@ -562,9 +581,13 @@ pub fn parse_nv_info(kernel: &str, data: &[u8]) -> Result<CubinKernel> {
 /// One `.param` of a PTX `.entry`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PtxParam {
+    /// The parameter's name.
     pub name: String,
+    /// Its offset in the parameter buffer.
     pub offset: u32,
+    /// Its size in bytes.
     pub size: u32,
+    /// Its alignment.
     pub align: u32,
     /// The parameter carries `.ptr` (a pointer, when the compiler says so).
     pub pointer: bool,
@@ -573,11 +596,14 @@ pub struct PtxParam {
 /// A PTX kernel's parameter layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PtxKernel {
+    /// The entry's name.
     pub name: String,
+    /// Its parameters, in order.
     pub params: Vec<PtxParam>,
 }
 
 impl PtxKernel {
+    /// Bytes of the parameter buffer: the end of the last parameter.
     pub fn param_size(&self) -> u32 {
         self.params
             .iter()

@@ -19,6 +19,7 @@ pub const WRAPPER_SIZE: usize = 24;
 /// into bytes (then [`crate::bundle::extent`] tells how many).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HipfWrapper {
+    /// The wrapper's version.
     pub version: u32,
     /// Address of the clang offload bundle (`__CLANG_OFFLOAD_BUNDLE__` or `CCOB`).
     pub binary: u64,

@@ -33,6 +33,7 @@ pub use meta::{ArgKind, ArgMeta, KernelMeta, MAX_KERNARG_SEGMENT_SIZE};
 pub enum ImageKind {
     /// An ELF with this `e_machine` (224 AMDGPU, 190 CUDA, 62 x86-64, ...).
     Elf {
+        /// `e_machine`.
         machine: u16,
     },
     /// `__CLANG_OFFLOAD_BUNDLE__`.
@@ -45,6 +46,7 @@ pub enum ImageKind {
     HipfWrapper,
     /// A CUDA fat binary wrapper struct (points at a fat binary).
     CudaWrapper,
+    /// None of these.
     Unknown,
 }
 

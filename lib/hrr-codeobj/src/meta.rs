@@ -42,10 +42,12 @@ impl ArgKind {
         }
     }
 
+    /// Whether the runtime fills the argument (`hidden_*`).
     pub fn is_hidden(&self) -> bool {
         matches!(self, ArgKind::Hidden(_))
     }
 
+    /// Whether it is a device pointer (`global_buffer`).
     pub fn is_pointer(&self) -> bool {
         matches!(self, ArgKind::GlobalBuffer)
     }
@@ -64,6 +66,7 @@ pub struct ArgMeta {
     pub offset: u32,
     /// Size in bytes.
     pub size: u32,
+    /// What the argument is.
     pub kind: ArgKind,
     /// `.address_space` (`global`, `constant`, `generic`, ...) for pointers.
     pub address_space: Option<String>,
@@ -77,10 +80,12 @@ impl ArgMeta {
         self.offset.saturating_add(self.size)
     }
 
+    /// Whether the runtime fills the argument.
     pub fn is_hidden(&self) -> bool {
         self.kind.is_hidden()
     }
 
+    /// Whether it is a device pointer.
     pub fn is_pointer(&self) -> bool {
         self.kind.is_pointer()
     }

@@ -2,6 +2,9 @@
 //! `get` (read or map + hash check) and `read_into` (read into a caller's
 //! buffer, as replay lands blobs in pinned memory, + hash check), in GB/s.
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};

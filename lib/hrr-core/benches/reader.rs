@@ -3,6 +3,9 @@
 //! (the project brief named that crate; docs/PERFORMANCE.md has the figures
 //! and why the per-line reader is used).
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::borrow::Cow;
 use std::io::Write;
 use std::time::Duration;
@@ -154,7 +157,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0u64;
             for line in data.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
-                let w: hrr_core::event::Wire<'_> = serde_json::from_slice(line).unwrap();
+                let w: hrr_core::wire::Wire<'_> = serde_json::from_slice(line).unwrap();
                 n += u64::from(matches!(w.op, Cow::Borrowed(_)));
             }
             n

@@ -25,24 +25,53 @@ pub const OWNER_FILE: &str = ".hrr-owner";
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
     #[error("{}: no such archive", path.display())]
-    NotFound { path: PathBuf },
+    /// The path does not exist.
+    NotFound {
+        /// The archive path given.
+        path: PathBuf,
+    },
     #[error("{}: not an archive directory", path.display())]
-    NotDir { path: PathBuf },
+    /// The path is not a directory.
+    NotDir {
+        /// The archive path given.
+        path: PathBuf,
+    },
     #[error("{}: events file missing; is this an hrr archive?", path.display())]
-    MissingEvents { path: PathBuf },
+    /// The directory has no `events.ndjson`.
+    MissingEvents {
+        /// The events file expected.
+        path: PathBuf,
+    },
     #[error("{}: is a {kind}, not the events file (a regular file)", path.display())]
-    EventsNotFile { path: PathBuf, kind: &'static str },
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    /// `events.ndjson` is there but is not a regular file.
+    EventsNotFile {
+        /// The events file.
+        path: PathBuf,
+        /// What it is instead (directory, FIFO, symbolic link…).
+        kind: &'static str,
+    },
+    #[error("{}", path.display())]
+    /// A file or directory of the archive could not be read.
+    Io {
+        /// Which.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     #[error(transparent)]
+    /// The manifest is missing or invalid.
     Manifest(#[from] ManifestError),
     #[error(transparent)]
+    /// The events could not be read.
     Read(#[from] ReadError),
     #[error(transparent)]
+    /// The repaired archive could not be written.
     Write(#[from] WriteError),
     #[error(transparent)]
+    /// A blob could not be read or copied.
     Blob(#[from] BlobError),
     #[error(transparent)]
+    /// A region sidecar could not be read.
     Region(#[from] RegionError),
 }
 
@@ -95,10 +124,12 @@ impl Archive {
         })
     }
 
+    /// The archive directory.
     pub fn path(&self) -> &Path {
         &self.dir
     }
 
+    /// Its manifest.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
@@ -160,6 +191,7 @@ impl Archive {
         std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
     }
 
+    /// Its `events.ndjson`.
     pub fn events_path(&self) -> PathBuf {
         self.dir.join(EVENTS_FILE)
     }
@@ -169,6 +201,7 @@ impl Archive {
         Ok(EventReader::open(self.events_path(), options)?)
     }
 
+    /// Its blob store.
     pub fn blobs(&self) -> &BlobStore {
         &self.blobs
     }
@@ -278,12 +311,15 @@ pub struct RepairReport {
     pub stopped_at: Option<(u64, String)>,
     /// Torn tail and unknown-op warnings from reading the source.
     pub warnings: Vec<Warning>,
+    /// Blobs hard-linked into the repaired archive.
     pub blobs_linked: u64,
+    /// Blobs copied (where linking failed).
     pub blobs_copied: u64,
     /// Referenced blobs absent from the source, with the first event naming each.
     pub blobs_missing: Vec<(BlobId, u64)>,
     /// Referenced blobs present but failing their hash check.
     pub blobs_corrupt: Vec<(BlobId, u64)>,
+    /// Region sidecar files copied.
     pub regions_copied: u64,
 }
 
@@ -514,7 +550,9 @@ mod tests {
         fs::remove_dir(dir.join(REGIONS_DIR)).unwrap();
         std::os::unix::fs::symlink(t.path(), dir.join(REGIONS_DIR)).unwrap();
         let e = Archive::open(&dir).unwrap().try_region_files().unwrap_err();
-        assert!(e.to_string().contains("regions: is a symbolic link"), "{e}");
+        // The refusal is the cause of the error naming the directory.
+        let e = crate::error_chain::chain(&e).to_string();
+        assert!(e.contains("regions: is a symbolic link"), "{e}");
         fs::remove_file(dir.join(EVENTS_FILE)).unwrap();
         fs::create_dir(dir.join(EVENTS_FILE)).unwrap();
         let e = Archive::open(&dir).unwrap_err();

@@ -57,14 +57,26 @@ pub struct ManifestExtra {
 /// Writing an archive failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    #[error("{}", path.display())]
+    /// A file or directory of the archive could not be written.
+    Io {
+        /// Which.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     #[error(transparent)]
+    /// The manifest could not be written.
     Manifest(#[from] ManifestError),
     #[error(transparent)]
+    /// A blob could not be stored.
     Blob(#[from] BlobError),
     #[error("{}: already exists and is not empty; refusing to overwrite an archive", path.display())]
-    NotEmpty { path: PathBuf },
+    /// The directory exists and holds files.
+    NotEmpty {
+        /// The directory.
+        path: PathBuf,
+    },
 }
 
 /// Streams events and blobs into a new archive directory.
@@ -159,10 +171,12 @@ impl ArchiveWriter {
         })
     }
 
+    /// The archive directory being written.
     pub fn path(&self) -> &Path {
         &self.dir
     }
 
+    /// Its blob store.
     pub fn blobs(&self) -> &BlobStore {
         &self.blobs
     }

@@ -94,19 +94,49 @@ impl Blob {
 #[derive(Debug, thiserror::Error)]
 pub enum BlobError {
     #[error("blob {id} missing: {} does not exist", path.display())]
-    Missing { id: BlobId, path: PathBuf },
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{}: refusing a symlink inside the blob store", path.display())]
-    Symlink { path: PathBuf },
-    #[error("{}: not a regular file", path.display())]
-    NotFile { path: PathBuf },
-    #[error("{}: content does not match its name (hashes to {actual}); the blob is corrupt", path.display())]
-    Corrupt { path: PathBuf, actual: BlobId },
-    #[error("{}: holds {len} bytes where {expected} were expected", path.display())]
-    Length {
+    /// No file holds the blob.
+    Missing {
+        /// The blob.
+        id: BlobId,
+        /// Where it should be.
         path: PathBuf,
+    },
+    #[error("{}", path.display())]
+    /// The blob's file could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    #[error("{}: refusing a symlink inside the blob store", path.display())]
+    /// The blob's path is a symlink.
+    Symlink {
+        /// The file.
+        path: PathBuf,
+    },
+    #[error("{}: not a regular file", path.display())]
+    /// The blob's path is not a regular file.
+    NotFile {
+        /// The file.
+        path: PathBuf,
+    },
+    #[error("{}: content does not match its name (hashes to {actual}); the blob is corrupt", path.display())]
+    /// The blob's bytes do not hash to its id.
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What they hash to.
+        actual: BlobId,
+    },
+    #[error("{}: holds {len} bytes where {expected} were expected", path.display())]
+    /// The blob's file is not the size the event says.
+    Length {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
         len: u64,
+        /// The size expected.
         expected: u64,
     },
 }
@@ -128,8 +158,11 @@ impl BlobError {
 /// How [`BlobStore::copy_from`] placed a blob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyOutcome {
+    /// The destination already held it.
     AlreadyPresent,
+    /// Hard-linked from the source.
     HardLinked,
+    /// Copied byte for byte.
     Copied,
 }
 
@@ -153,6 +186,7 @@ impl BlobStore {
         BlobStore::new(archive_dir.as_ref().join(BLOBS_DIR))
     }
 
+    /// The store's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -4,7 +4,7 @@
 //! buffer, never the whole file. A line that lies whole inside the reader's
 //! buffer is parsed there without a copy (only one straddling the buffer's
 //! end is copied out), with borrowed strings and no intermediate tree: by
-//! [`crate::wire_scanner`] when it has the common shape, by [`Event::parse`]
+//! [`crate::wire::scan`] when it has the common shape, by [`Event::parse`]
 //! (serde) otherwise.
 //!
 //! Damage is handled by where it is, because that tells what happened:
@@ -28,7 +28,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::event::{DevTime, Event, EventError, Wire};
+use crate::event::{DevTime, Event};
+use crate::wire::{EventError, Wire};
 
 /// How strictly to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,6 +39,7 @@ pub struct ReadOptions {
 }
 
 impl ReadOptions {
+    /// Options with `strict` set.
     pub fn strict() -> ReadOptions {
         ReadOptions { strict: true }
     }
@@ -48,14 +50,20 @@ impl ReadOptions {
 pub enum Warning {
     /// The last line was cut short (no newline, not parseable) and was ignored.
     TornTail {
+        /// The events file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// Bytes in the torn line.
         bytes: u64,
     },
     /// A line with an `op` this hrr does not know was skipped.
     UnknownOp {
+        /// The events file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// The op.
         op: String,
     },
 }
@@ -81,27 +89,45 @@ impl fmt::Display for Warning {
 /// Why reading stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{}: {source}", path.display())]
-    Open { path: PathBuf, source: io::Error },
+    #[error("{}", path.display())]
+    /// The events file could not be opened.
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     /// Not a regular file, or a symlink inside the archive.
     #[error(transparent)]
     File(crate::safe_fs::OpenError),
-    #[error("{}:{line}: read failed: {source}", path.display())]
+    #[error("{}:{line}: read failed", path.display())]
+    /// Reading the events file failed.
     Io {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line being read.
         line: u64,
+        /// What the system said.
         source: io::Error,
     },
     #[error("{}:{line}: malformed event: {reason}", path.display())]
+    /// A line is not a valid event.
     Malformed {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// Why (serde's message, or the missing field).
         reason: String,
     },
     #[error("{}:{line}: unknown op `{op}` (strict mode)", path.display())]
+    /// A line with an op this hrr does not know, under strict reading.
     UnknownOp {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// The op.
         op: String,
     },
 }
@@ -211,6 +237,7 @@ impl<R: BufRead> EventReader<R> {
         self.bytes_read
     }
 
+    /// The file (or name) events are read from.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -281,7 +308,7 @@ fn parse_line(line: &[u8]) -> Option<Result<(Event, Option<DevTime>), EventError
     if text.is_empty() {
         return None;
     }
-    let wire = match crate::wire_scanner::scan(text) {
+    let wire = match crate::wire::scan::scan(text) {
         Some(wire) => wire,
         None => match serde_json::from_slice::<Wire<'_>>(text) {
             Ok(wire) => wire,

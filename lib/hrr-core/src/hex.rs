@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Addr(pub u64);
 
 impl Addr {
+    /// Parses `0x…` hex (lowercase or uppercase digits).
     pub fn parse(s: &str) -> Option<Addr> {
         let digits = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
         if digits.is_empty() || digits.len() > 16 {
@@ -72,6 +73,7 @@ impl<'de> Deserialize<'de> for Addr {
 pub struct BlobId(pub [u8; 32]);
 
 impl BlobId {
+    /// The BLAKE3 hash of `bytes`.
     pub fn of(bytes: &[u8]) -> BlobId {
         // Large blobs (256 MiB copies, model weights) hash on every core: one
         // core's BLAKE3 (~5 GB/s) would cap capture and replay copy bandwidth
@@ -106,6 +108,7 @@ impl BlobId {
         (bad & 0xf0 == 0).then_some(BlobId(out))
     }
 
+    /// The 64 lowercase hex digits.
     pub fn to_hex(&self) -> String {
         let mut s = String::with_capacity(64);
         for b in self.0 {
@@ -182,6 +185,7 @@ impl fmt::Debug for HexBytes {
     }
 }
 
+/// Lowercase hex of `bytes`, two digits each.
 pub fn encode_hex(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -191,6 +195,7 @@ pub fn encode_hex(bytes: &[u8]) -> String {
     s
 }
 
+/// The bytes of an even-length hex string; `None` if it is not one.
 pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
     if !b.len().is_multiple_of(2) {

@@ -44,10 +44,13 @@ pub const HRRR_MAGIC: u32 = 0x5252_5248;
 pub const HRRR_VERSION: u16 = 1;
 /// `event_type` of a region batch.
 pub const REGION_EVENT_TYPE: u16 = 0xFFFD;
+/// Bytes of the stream's file header.
 pub const FILE_HEADER_LEN: usize = 8;
+/// Bytes of each event header.
 pub const EVENT_HEADER_LEN: usize = 32;
 /// Event header plus `u32 n, u32 flags`.
 pub const BATCH_PREFIX_LEN: usize = EVENT_HEADER_LEN + 8;
+/// Bytes of one region record.
 pub const RECORD_LEN: usize = 32;
 /// Largest batch believed: 1 Mi records (32 MiB). The reference producer
 /// writes one poll interval's worth of allocator events per batch, far below.
@@ -355,11 +358,13 @@ impl<W: Write> HrrrWriter<W> {
         HrrrWriter { out }
     }
 
+    /// Appends one batch of `records`, stamped `timestamp_ns`, and flushes.
     pub fn write_batch(&mut self, records: &[RegionRecord], timestamp_ns: u64) -> io::Result<()> {
         self.out.write_all(&encode_batch(records, timestamp_ns))?;
         self.out.flush()
     }
 
+    /// The underlying writer.
     pub fn into_inner(self) -> W {
         self.out
     }

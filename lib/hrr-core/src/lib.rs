@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod archive_writer;
 pub mod blob_store;
+pub mod error_chain;
 pub mod event;
 pub mod event_reader;
 #[cfg(feature = "fuzzing")]
@@ -20,7 +21,7 @@ pub mod region_record;
 pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod wire_scanner;
+pub mod wire;
 
 pub use event::{Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 pub use hex::{Addr, BlobId, HexBytes};

@@ -41,12 +41,16 @@ pub enum ArchiveKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Platform {
+    /// hrr's CPU runtime.
     Cpu,
+    /// AMD GPUs through ROCm's HIP runtime.
     Amd,
+    /// NVIDIA GPUs through the CUDA runtime and driver.
     Nvidia,
 }
 
 impl ArchiveKind {
+    /// The name in the manifest.
     pub fn as_str(self) -> &'static str {
         match self {
             ArchiveKind::Capture => "capture",
@@ -56,6 +60,7 @@ impl ArchiveKind {
 }
 
 impl Platform {
+    /// The name in the manifest.
     pub fn as_str(self) -> &'static str {
         match self {
             Platform::Cpu => "cpu",
@@ -72,7 +77,9 @@ pub struct Manifest {
     pub format: String,
     /// [`FORMAT_VERSION`] when written by this hrr.
     pub version: u32,
+    /// Capture or replay.
     pub kind: ArchiveKind,
+    /// Where it was recorded or replayed.
     pub platform: Platform,
     /// `true` only after a clean finish (the `eof` event is written).
     pub complete: bool,
@@ -168,25 +175,56 @@ impl fmt::Display for UnrecordedCalls<'_> {
 /// Why a manifest could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    #[error("{}", path.display())]
+    /// The manifest could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     #[error(transparent)]
+    /// The manifest is not a regular file, or is too large to be one.
     Open(#[from] crate::safe_fs::OpenError),
     #[error("{}: invalid manifest: {reason}", path.display())]
-    Invalid { path: PathBuf, reason: String },
+    /// The manifest is not the JSON it should be.
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     #[error("{} is not an hrr archive (format {found:?}, expected \"hrr\")", archive.display())]
-    NotHrr { archive: PathBuf, found: String },
+    /// The manifest's `format` is not `"hrr"`.
+    NotHrr {
+        /// The archive.
+        archive: PathBuf,
+        /// The format named.
+        found: String,
+    },
     #[error(
         "archive {} is format version {version}, this hrr reads version {FORMAT_VERSION}; upgrade hrr",
         archive.display()
     )]
-    TooNew { archive: PathBuf, version: u64 },
+    /// Written by a newer hrr.
+    TooNew {
+        /// The archive.
+        archive: PathBuf,
+        /// Its format version.
+        version: u64,
+    },
     #[error(
         "archive {} is format version {version}, older than this hrr reads (version {FORMAT_VERSION}); \
          re-capture it or convert it with the hrr release that wrote it",
         archive.display()
     )]
-    TooOld { archive: PathBuf, version: u64 },
+    /// Written in a format version this hrr no longer reads.
+    TooOld {
+        /// The archive.
+        archive: PathBuf,
+        /// Its format version.
+        version: u64,
+    },
 }
 
 impl Manifest {

@@ -27,7 +27,9 @@ use crate::hex::Addr;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegionOp {
+    /// The region becomes live.
     Add,
+    /// The region ends.
     Del,
 }
 
@@ -35,11 +37,14 @@ pub enum RegionOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegionKind {
+    /// A whole allocator segment.
     Segment,
+    /// A block carved out of a segment or of memory the runtime knows.
     Block,
 }
 
 impl RegionOp {
+    /// The name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             RegionOp::Add => "add",
@@ -49,6 +54,7 @@ impl RegionOp {
 }
 
 impl RegionKind {
+    /// The name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             RegionKind::Segment => "segment",
@@ -60,10 +66,13 @@ impl RegionKind {
 /// One region sidecar record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RegionRecord {
+    /// Start or end.
     pub op: RegionOp,
+    /// Segment or block.
     pub kind: RegionKind,
     /// Recorded device virtual address of the region's first byte.
     pub base: u64,
+    /// Size in bytes.
     pub size: u64,
     /// Device ordinal the producer saw the region on.
     pub device: u32,
@@ -180,51 +189,93 @@ impl fmt::Display for RegionRecord {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RecordProblem {
     #[error("zero size")]
+    /// The size is 0.
     ZeroSize,
     #[error("base + size overflows the 64-bit address space")]
+    /// `base + size` passes 2^64.
     Overflow,
 }
 
 /// A region file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RegionError {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{}:{line}: malformed region record: {reason}", path.display())]
-    Malformed {
+    #[error("{}", path.display())]
+    /// The region file could not be read.
+    Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    #[error("{}:{line}: malformed region record: {reason}", path.display())]
+    /// A line is not a valid record.
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// What is wrong.
         reason: String,
     },
     #[error("{}:{line}: region {base:#x} has zero size", path.display())]
-    ZeroSize { path: PathBuf, line: u64, base: u64 },
-    #[error("{}:{line}: region {base:#x} + {size} overflows the 64-bit address space", path.display())]
-    Overflow {
+    /// A record of zero size.
+    ZeroSize {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// The record's base.
         base: u64,
+    },
+    #[error("{}:{line}: region {base:#x} + {size} overflows the 64-bit address space", path.display())]
+    /// A record whose end passes 2^64.
+    Overflow {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: u64,
+        /// The record's base.
+        base: u64,
+        /// Its size.
         size: u64,
     },
     #[error("{}: not an HRRR region stream (magic {found:#010x}, expected {expected:#010x})", path.display())]
+    /// A `.hrrr` file with another magic number.
     BadMagic {
+        /// The file.
         path: PathBuf,
+        /// The magic found.
         found: u32,
+        /// The magic expected.
         expected: u32,
     },
     #[error("{}: HRRR region stream version {version}, this hrr reads version {supported}", path.display())]
+    /// A `.hrrr` stream of another version.
     UnsupportedVersion {
+        /// The file.
         path: PathBuf,
+        /// Its version.
         version: u16,
+        /// The version this hrr reads.
         supported: u16,
     },
     #[error("{}: unknown region file type (expected .ndjson or .hrrr)", path.display())]
-    UnknownType { path: PathBuf },
+    /// Neither `.ndjson` nor `.hrrr`.
+    UnknownType {
+        /// The file.
+        path: PathBuf,
+    },
     #[error(transparent)]
+    /// The region file is not a regular file, or is too large to be one.
     Open(#[from] crate::safe_fs::OpenError),
     #[error("{}:{line}: line longer than {limit} bytes; not a region sidecar", path.display())]
+    /// A sidecar line longer than [`MAX_REGION_LINE`].
     LineTooLong {
+        /// The file.
         path: PathBuf,
+        /// The 1-based line.
         line: u64,
+        /// The longest line allowed.
         limit: u64,
     },
 }
@@ -259,37 +310,59 @@ fn open_region_file(
 pub enum RegionWarning {
     /// The last line (or batch) was cut short; everything before it was kept.
     TornTail {
+        /// The file.
         path: PathBuf,
+        /// Where the torn part starts.
         at: TornAt,
+        /// Bytes dropped.
         bytes: u64,
     },
     /// A binary batch whose declared length cannot be right; reading stopped there.
     ImplausibleBatch {
+        /// The file.
         path: PathBuf,
+        /// The batch's byte offset.
         offset: u64,
+        /// The length it declares.
         length: u64,
+        /// Why that cannot be right.
         reason: &'static str,
     },
     /// A batch's record count disagrees with its length; the smaller was used.
     CountMismatch {
+        /// The file.
         path: PathBuf,
+        /// The batch's byte offset.
         offset: u64,
+        /// The count it declares.
         declared: u64,
+        /// The records present.
         present: u64,
     },
     /// A record skipped because it cannot describe a region (unknown op/kind,
     /// zero-size add, overflowing range).
     SkippedRecord {
+        /// The file.
         path: PathBuf,
+        /// The record's byte offset.
         offset: u64,
+        /// Why it was skipped.
         reason: String,
     },
     /// Records whose time was negative; they were treated as `t:0` (baseline).
-    NegativeTime { path: PathBuf, count: u64 },
+    NegativeTime {
+        /// The file.
+        path: PathBuf,
+        /// How many.
+        count: u64,
+    },
     /// A record stream of another event type inside a region file; skipped.
     ForeignBatch {
+        /// The file.
         path: PathBuf,
+        /// The batch's byte offset.
         offset: u64,
+        /// Its event type.
         event_type: u16,
     },
 }
@@ -297,7 +370,9 @@ pub enum RegionWarning {
 /// Where a torn tail starts: a line of a text file or a byte offset of a binary one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TornAt {
+    /// At this 1-based line of a text file.
     Line(u64),
+    /// At this byte offset of a binary file.
     Offset(u64),
 }
 
@@ -389,8 +464,11 @@ impl fmt::Display for RegionWarning {
 /// Records of one region file plus what was recovered while reading it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RegionStream {
+    /// The file.
     pub path: PathBuf,
+    /// Its records, in file order.
     pub records: Vec<RegionRecord>,
+    /// What was recovered from.
     pub warnings: Vec<RegionWarning>,
 }
 

@@ -42,24 +42,50 @@ pub enum Follow {
 /// A file that must not (or could not) be read.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    /// Looking at, opening or reading the file failed.
+    #[error("{}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// There is no such file.
     #[error("{}: no such file", path.display())]
-    NotFound { path: PathBuf },
+    NotFound {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A directory, FIFO, device or socket where a regular file should be.
     #[error("{}: is a {kind}, not a regular file; refusing to read it", path.display())]
-    NotRegular { path: PathBuf, kind: &'static str },
+    NotRegular {
+        /// The file.
+        path: PathBuf,
+        /// What it is, in words ([`kind_name`]).
+        kind: &'static str,
+    },
+    /// A symbolic link where [`Follow::No`] allows none.
     #[error("{}: is a symbolic link; refusing to follow it inside an archive", path.display())]
-    Symlink { path: PathBuf },
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// Larger than what the reader bounds such a file to.
     #[error("{}: {len} bytes, more than the {limit} bytes a {what} may have", path.display())]
     TooLarge {
+        /// The file.
         path: PathBuf,
+        /// Its length.
         len: u64,
+        /// The bound.
         limit: u64,
+        /// What the file is, for the message (`"manifest"`, `"lock file"`…).
         what: &'static str,
     },
 }
 
 impl OpenError {
+    /// The file the error is about.
     pub fn path(&self) -> &Path {
         match self {
             OpenError::Io { path, .. }
@@ -244,6 +270,7 @@ impl DirFd {
         DirFd::open(path, Follow::No)
     }
 
+    /// The directory's path, for messages.
     pub fn path(&self) -> &Path {
         &self.path
     }

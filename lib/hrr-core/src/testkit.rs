@@ -95,6 +95,7 @@ impl ArchiveBuilder {
         b
     }
 
+    /// The command line the manifest records.
     pub fn argv(mut self, argv: &[&str]) -> Self {
         self.extra.argv = argv.iter().map(|s| s.to_string()).collect();
         self
@@ -150,10 +151,12 @@ impl ArchiveBuilder {
         self
     }
 
+    /// A device allocation.
     pub fn alloc(self, ptr: u64, size: u64) -> Self {
         self.alloc_mem(ptr, size, MemKind::Device)
     }
 
+    /// An allocation of memory kind `mem`.
     pub fn alloc_mem(self, ptr: u64, size: u64, mem: MemKind) -> Self {
         let api = match mem {
             MemKind::Device => "hipMalloc",
@@ -171,6 +174,7 @@ impl ArchiveBuilder {
         )
     }
 
+    /// A free.
     pub fn free(self, ptr: u64) -> Self {
         self.event(
             "hipFree",
@@ -208,6 +212,7 @@ impl ArchiveBuilder {
         self.copy(Dir::D2h, FAKE_HOST, src, size, None)
     }
 
+    /// A device-to-device copy.
     pub fn d2d(self, dst: u64, src: u64, size: u64) -> Self {
         self.copy(Dir::D2d, dst, src, size, None)
     }
@@ -241,6 +246,7 @@ impl ArchiveBuilder {
         self.event("hipMemset", op, vec![])
     }
 
+    /// A module loaded from `code`.
     pub fn module_load(self, module: u64, code: &[u8]) -> Self {
         let op = Op::ModuleLoad {
             module: Addr(module),
@@ -278,6 +284,7 @@ impl ArchiveBuilder {
         self.event("hipModuleLaunchKernel", op, vec![code.to_vec()])
     }
 
+    /// A device synchronisation.
     pub fn device_sync(self) -> Self {
         self.event("hipDeviceSynchronize", Op::DeviceSync, vec![])
     }
@@ -303,6 +310,7 @@ impl ArchiveBuilder {
         })
     }
 
+    /// A region sidecar record.
     pub fn region(mut self, record: RegionRecord) -> Self {
         self.regions.push(record);
         self

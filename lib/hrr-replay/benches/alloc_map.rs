@@ -1,6 +1,9 @@
 //! Address translation (DESIGN.md §5): `AllocMap` lookups with 100k live
 //! allocations (target: ≤ 100 ns per lookup).
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};

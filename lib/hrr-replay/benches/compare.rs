@@ -2,6 +2,9 @@
 //! path) and on buffers that differ slightly everywhere (the element-wise
 //! path). `hrr-diff`'s own bench measures whole archives.
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

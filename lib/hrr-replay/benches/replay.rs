@@ -3,6 +3,9 @@
 //! device whose calls return at once, so the figure is hrr's own overhead
 //! (read, translate, blob fetch, D2H compare) and not a runtime's.
 
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

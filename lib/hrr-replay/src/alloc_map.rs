@@ -11,8 +11,11 @@ use hrr_core::event::MemKind;
 /// One live allocation: where it was at capture and where it lives now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Alloc {
+    /// The recorded base address.
     pub base: u64,
+    /// Its size in bytes.
     pub size: u64,
+    /// The kind of memory it is.
     pub mem: MemKind,
     /// Address of the replay-side allocation backing it.
     pub live: u64,
@@ -21,6 +24,7 @@ pub struct Alloc {
 }
 
 impl Alloc {
+    /// One past the last recorded byte (saturating).
     pub fn end(&self) -> u64 {
         self.base.saturating_add(self.size)
     }
@@ -30,13 +34,19 @@ impl Alloc {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AllocMapError {
     #[error("allocation {new_base:#x}+{new_size} overlaps live allocation {base:#x}+{size}")]
+    /// The new allocation overlaps a live one.
     Overlap {
+        /// The new allocation's recorded base.
         new_base: u64,
+        /// Its size.
         new_size: u64,
+        /// The live allocation's base.
         base: u64,
+        /// Its size.
         size: u64,
     },
     #[error("free of {0:#x}, which is not the base of a live allocation (double free?)")]
+    /// The address freed is not a live allocation's base.
     NotLive(u64),
 }
 
@@ -47,18 +57,22 @@ pub struct AllocMap {
 }
 
 impl AllocMap {
+    /// An empty map.
     pub fn new() -> AllocMap {
         AllocMap::default()
     }
 
+    /// Live allocations.
     pub fn len(&self) -> usize {
         self.by_base.len()
     }
 
+    /// Whether no allocation is live.
     pub fn is_empty(&self) -> bool {
         self.by_base.is_empty()
     }
 
+    /// The live allocations, by recorded base.
     pub fn iter(&self) -> impl Iterator<Item = &Alloc> {
         self.by_base.values()
     }

@@ -33,13 +33,18 @@ pub enum DType {
     /// Guess from the size (see the module docs).
     #[default]
     Auto,
+    /// IEEE binary32.
     F32,
+    /// IEEE binary16.
     F16,
+    /// bfloat16.
     Bf16,
+    /// IEEE binary64.
     F64,
 }
 
 impl DType {
+    /// The name `--dtype` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             DType::Auto => "auto",
@@ -124,8 +129,11 @@ impl FromStr for DType {
 /// How close is close enough.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
+    /// Absolute tolerance.
     pub atol: f64,
+    /// Relative tolerance, scaled by the expected value.
     pub rtol: f64,
+    /// Element type the tolerance applies to.
     pub dtype: DType,
     /// Only byte-identical buffers pass.
     pub exact: bool,
@@ -167,14 +175,18 @@ impl Tolerance {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// Byte-identical.
     Exact,
+    /// Different bytes, every element within tolerance.
     WithinTolerance,
+    /// Outside tolerance, or sizes differ.
     Mismatch,
 }
 
 /// Result and statistics of comparing two buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Comparison {
+    /// The outcome.
     pub verdict: Verdict,
     /// Byte offset of the first difference (the shorter length when one
     /// buffer is a prefix of the other).
@@ -187,11 +199,14 @@ pub struct Comparison {
     pub max_rel: f64,
     /// Element type the statistics were computed in; `None` for bytes only.
     pub dtype_used: Option<DType>,
+    /// Length of the expected buffer.
     pub expected_size: u64,
+    /// Length of the actual buffer.
     pub actual_size: u64,
 }
 
 impl Comparison {
+    /// Whether the verdict is a pass.
     pub fn passed(&self) -> bool {
         self.verdict != Verdict::Mismatch
     }

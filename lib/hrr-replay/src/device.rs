@@ -5,13 +5,46 @@
 
 use hrr_core::event::{LaunchAttr, MemKind};
 
-/// A failed runtime call: the runtime's own code and its message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{call} failed: {message} (code {code})")]
-pub struct DeviceError {
-    pub call: &'static str,
-    pub code: i64,
-    pub message: String,
+/// A failed runtime call.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The runtime returned an error: its own code and message.
+    #[error("{call} failed: {message} (code {code})")]
+    Call {
+        /// The runtime entry point, e.g. `hipMalloc`.
+        call: &'static str,
+        /// What it returned (-1 where the backend refused before calling).
+        code: i64,
+        /// The runtime's description of `code`, or the backend's reason.
+        message: String,
+    },
+    /// The backend could not make the call at all (an entry point this
+    /// runtime lacks, a driver that did not load); its own error is the source.
+    #[error("{call} unavailable")]
+    Backend {
+        /// The entry point that was wanted.
+        call: &'static str,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl DeviceError {
+    /// The runtime entry point that failed.
+    pub fn call(&self) -> &'static str {
+        match self {
+            DeviceError::Call { call, .. } | DeviceError::Backend { call, .. } => call,
+        }
+    }
+
+    /// The runtime's error code, where the runtime was called.
+    pub fn code(&self) -> Option<i64> {
+        match self {
+            DeviceError::Call { code, .. } => Some(*code),
+            DeviceError::Backend { .. } => None,
+        }
+    }
 }
 
 /// A live handle returned by a backend (stream, event, module, function).
@@ -21,19 +54,26 @@ pub type Handle = u64;
 /// translated) and where it goes in the packed kernarg buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchArg<'a> {
+    /// Byte offset in the packed kernarg buffer.
     pub offset: u32,
+    /// The argument's bytes, pointers already translated.
     pub bytes: &'a [u8],
 }
 
 /// A launch as the engine hands it to the backend.
 #[derive(Debug)]
 pub struct Launch<'a> {
+    /// The live function handle.
     pub func: Handle,
+    /// Grid dimensions, in blocks.
     pub grid: [u32; 3],
+    /// Block dimensions, in threads.
     pub block: [u32; 3],
+    /// Dynamic shared memory, in bytes.
     pub shmem: u32,
     /// 0 = the default stream.
     pub stream: Handle,
+    /// The arguments.
     pub args: &'a [LaunchArg<'a>],
     /// CUDA launch attributes as recorded (`cuLaunchKernelEx`); a backend
     /// that cannot honour one says so ([`Device::launch`] fails or warns).
@@ -84,8 +124,10 @@ pub trait Device {
 
     /// A zero-filled allocation of `size` bytes of memory kind `mem`.
     fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError>;
+    /// Frees an allocation [`Device::alloc`] made with the same `mem`.
     fn free(&mut self, ptr: u64, mem: MemKind) -> Result<(), DeviceError>;
 
+    /// Copies `src` to device memory at `dst`; on `stream` when given.
     fn copy_h2d(&mut self, dst: u64, src: &[u8], stream: Option<Handle>)
     -> Result<(), DeviceError>;
     /// Copies device memory into `dst`; completes before returning even when `stream` is given.
@@ -95,6 +137,7 @@ pub trait Device {
         src: u64,
         stream: Option<Handle>,
     ) -> Result<(), DeviceError>;
+    /// Copies `size` bytes between device addresses; on `stream` when given.
     fn copy_d2d(
         &mut self,
         dst: u64,
@@ -102,6 +145,7 @@ pub trait Device {
         size: u64,
         stream: Option<Handle>,
     ) -> Result<(), DeviceError>;
+    /// Fills `size` bytes at `dst` with `value`; on `stream` when given.
     fn memset(
         &mut self,
         dst: u64,
@@ -110,23 +154,35 @@ pub trait Device {
         stream: Option<Handle>,
     ) -> Result<(), DeviceError>;
 
+    /// A new stream.
     fn stream_create(&mut self) -> Result<Handle, DeviceError>;
+    /// Destroys a stream from [`Device::stream_create`].
     fn stream_destroy(&mut self, stream: Handle) -> Result<(), DeviceError>;
+    /// Waits until `stream`'s work is done.
     fn stream_sync(&mut self, stream: Handle) -> Result<(), DeviceError>;
+    /// Makes `stream` wait for `event`.
     fn stream_wait_event(&mut self, stream: Handle, event: Handle) -> Result<(), DeviceError>;
+    /// Waits until all the device's work is done.
     fn device_sync(&mut self) -> Result<(), DeviceError>;
 
+    /// A new event.
     fn event_create(&mut self) -> Result<Handle, DeviceError>;
+    /// Destroys an event from [`Device::event_create`].
     fn event_destroy(&mut self, event: Handle) -> Result<(), DeviceError>;
+    /// Records `event` on `stream`.
     fn event_record(&mut self, event: Handle, stream: Handle) -> Result<(), DeviceError>;
+    /// Waits until `event` has happened.
     fn event_sync(&mut self, event: Handle) -> Result<(), DeviceError>;
     /// Milliseconds between two recorded events.
     fn event_elapsed_ms(&mut self, start: Handle, end: Handle) -> Result<f32, DeviceError>;
 
     /// Loads a code object already selected for [`Device::target`].
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError>;
+    /// Unloads a module from [`Device::module_load`].
     fn module_unload(&mut self, module: Handle) -> Result<(), DeviceError>;
+    /// The kernel `name` in `module`.
     fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
+    /// Launches a kernel.
     fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
     /// Whether [`Device::launch`] honours CUDA launch attribute `id`; the
     /// engine leaves out (and warns about) the others.
@@ -191,7 +247,7 @@ pub trait Device {
 
 /// What a [`Device`] method answers when its backend lacks the feature.
 pub fn unsupported(call: &'static str) -> DeviceError {
-    DeviceError {
+    DeviceError::Call {
         call,
         code: -1,
         message: "not supported by this backend".into(),

@@ -13,6 +13,7 @@ pub struct HandleMap {
 }
 
 impl HandleMap {
+    /// An empty map.
     pub fn new() -> HandleMap {
         HandleMap::default()
     }
@@ -22,6 +23,7 @@ impl HandleMap {
         self.map.insert(recorded, live)
     }
 
+    /// The live handle for a recorded one.
     pub fn get(&self, recorded: u64) -> Option<Handle> {
         if recorded == 0 {
             Some(0)
@@ -30,14 +32,17 @@ impl HandleMap {
         }
     }
 
+    /// Forgets a recorded handle, returning its live one.
     pub fn remove(&mut self, recorded: u64) -> Option<Handle> {
         self.map.remove(&recorded)
     }
 
+    /// Handles mapped.
     pub fn len(&self) -> usize {
         self.map.len()
     }
 
+    /// Whether none is mapped.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

@@ -127,6 +127,7 @@ impl SegmentSet {
         self.live.get_mut(&base).map(|e| &mut e.seg)
     }
 
+    /// The live segments, by base address.
     pub fn iter(&self) -> impl Iterator<Item = &Segment> {
         self.live.values().map(|e| &e.seg)
     }

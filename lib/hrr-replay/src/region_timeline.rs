@@ -19,23 +19,30 @@ use hrr_core::region_record::{RegionKind, RegionOp, RegionRecord};
 pub enum RegionClass {
     /// Inside a live block (and so inside its segment, if any).
     InBlock {
+        /// The block's base.
         base: u64,
+        /// Its size.
         size: u64,
     },
     /// Inside a declared segment but in no live block.
     InSegment {
+        /// The segment's base.
         base: u64,
+        /// Its size.
         size: u64,
     },
+    /// Outside every declared region.
     None,
 }
 
 /// A declared segment's materialisation state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentState {
+    /// Declared, not backed yet.
     Declared,
     /// Backed by a live allocation at this address.
     Materialised {
+        /// The live base.
         live: u64,
     },
     /// Backing it failed once; it is not retried.
@@ -43,11 +50,17 @@ pub enum SegmentState {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A declared segment: memory a sidecar says exists, backed on first touch.
 pub struct Segment {
+    /// Recorded base address.
     pub base: u64,
+    /// Size in bytes.
     pub size: u64,
+    /// Device it was declared on.
     pub device: u32,
+    /// The sidecar's tag.
     pub tag: u32,
+    /// Whether it is backed.
     pub state: SegmentState,
 }
 
@@ -55,7 +68,9 @@ pub struct Segment {
 /// materialised and are now deleted must be freed and unregistered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retired {
+    /// The segment's recorded base.
     pub base: u64,
+    /// Its live base, to free.
     pub live: u64,
 }
 
@@ -101,6 +116,7 @@ impl RegionTimeline {
         }
     }
 
+    /// Every record, merged by time.
     pub fn records(&self) -> &[RegionRecord] {
         &self.records
     }
@@ -120,6 +136,7 @@ impl RegionTimeline {
         self.failed
     }
 
+    /// The declared segments the timeline holds, with their state.
     pub fn segments(&self) -> impl Iterator<Item = &Segment> {
         self.segments.iter()
     }
@@ -169,6 +186,7 @@ impl RegionTimeline {
         self.segments.at(addr)
     }
 
+    /// Where `addr` falls among the regions live at the cursor.
     pub fn classify(&self, addr: u64) -> RegionClass {
         let block = self
             .blocks

@@ -42,6 +42,9 @@
 //! `unsafe` is generated, in [`args`] (calling through a function pointer).
 #![no_std]
 #![deny(unsafe_code)]
+// A transcription of the C header: each item is the header's, under its C
+// name, and documented there.
+#![allow(missing_docs)]
 
 pub mod attr;
 mod device_prop;

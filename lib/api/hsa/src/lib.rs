@@ -34,37 +34,55 @@ pub const DEFAULT_LIBRARY: &str = "libhsa-runtime64.so.1";
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot load HSA runtime {path:?}: {source}")]
+    #[error("cannot load HSA runtime {path:?}")]
+    /// The library could not be loaded.
     Load {
+        /// The library.
         path: OsString,
+        /// The dynamic loader's error.
         source: libloading::Error,
     },
-    #[error("HSA runtime {path:?} lacks {symbol}: {source}")]
+    #[error("HSA runtime {path:?} lacks {symbol}")]
+    /// The library lacks an entry point.
     Symbol {
+        /// The library.
         path: OsString,
+        /// The entry point.
         symbol: &'static str,
+        /// The dynamic loader's error.
         source: libloading::Error,
     },
     #[error("{call} failed: {message} (hsa_status_t {status:#x})")]
+    /// An HSA call failed.
     Status {
+        /// The call.
         call: &'static str,
+        /// What it returned.
         status: hsa_status_t,
+        /// `hsa_status_string`'s text for it.
         message: String,
     },
     #[error("no GPU agent has a coarse-grained global pool that allows runtime allocation")]
+    /// No pool hrr can allocate hidden device memory from.
     NoGpuCoarsePool,
     #[error("a zero-byte allocation was requested")]
+    /// An allocation of zero bytes.
     ZeroSize,
 }
 
+/// A result with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// `hsa_device_type_t`, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceType {
+    /// A CPU agent.
     Cpu,
+    /// A GPU agent.
     Gpu,
+    /// A DSP agent.
     Dsp,
+    /// A type value HSA did not define in 5.2.
     Other(u32),
 }
 
@@ -82,29 +100,38 @@ impl From<hsa_device_type_t> for DeviceType {
 /// An agent with the attributes hrr looks at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Agent {
+    /// The agent's handle.
     pub handle: hsa_agent_t,
+    /// What kind of agent.
     pub device: DeviceType,
+    /// Its name.
     pub name: String,
 }
 
 /// A memory pool of an agent, with its attributes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryPool {
+    /// The pool's handle.
     pub handle: hsa_amd_memory_pool_t,
     /// The agent the pool was found on.
     pub agent: hsa_agent_t,
+    /// Its segment.
     pub segment: hsa_amd_segment_t,
     /// `HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_*` bits (only meaningful for the global segment).
     pub global_flags: u32,
+    /// Whether `hsa_amd_memory_pool_allocate` may allocate from it.
     pub runtime_alloc_allowed: bool,
+    /// Its size in bytes.
     pub size: usize,
 }
 
 impl MemoryPool {
+    /// Whether the pool is in the global segment.
     pub fn is_global(&self) -> bool {
         self.segment == HSA_AMD_SEGMENT_GLOBAL
     }
 
+    /// Whether it is global and coarse-grained.
     pub fn is_coarse_grained(&self) -> bool {
         self.is_global() && self.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED != 0
     }
@@ -169,9 +196,12 @@ impl Hsa {
             })?;
         let global = Library::this();
         let fns = resolve_by(&path, &|name| {
-            // SAFETY (both lookups): only the symbol's address is read (as a
-            // pointer), never called here.
+            // SAFETY: only the symbol's address is read (as a pointer), never
+            // called here; `lib` outlives the lookup.
             let own = unsafe { lib.get::<*mut c_void>(name) }.map(|s| *s)?;
+            // SAFETY: as above; the global scope's definition is read as an
+            // address only, and `lib` (which defines it if nothing else does)
+            // stays loaded.
             Ok(unsafe { global.get::<*mut c_void>(name) }.map_or(own, |s| *s))
         })?;
         Hsa::init(fns, path, lib.into())
@@ -469,14 +499,17 @@ impl HsaBuffer<'_> {
         self.ptr.as_ptr()
     }
 
+    /// The base address as an integer.
     pub fn addr(&self) -> usize {
         self.ptr.as_ptr() as usize
     }
 
+    /// Its size in bytes.
     pub fn len(&self) -> usize {
         self.size
     }
 
+    /// Whether it is empty.
     pub fn is_empty(&self) -> bool {
         self.size == 0
     }
@@ -525,7 +558,7 @@ fn resolve_by(
         // (same size as the address, asserted above).
         Ok(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
     }
-    // SAFETY (every line): the PFN_* type of each field is its header signature.
+    // SAFETY: each field's PFN_* type is the header signature of its symbol.
     unsafe {
         Ok(HsaFns {
             hsa_init: sym(get, path, "hsa_init")?,

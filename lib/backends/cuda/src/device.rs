@@ -34,6 +34,7 @@ thread_local! {
     static BOUND: Cell<usize> = const { Cell::new(0) };
 }
 
+/// A CUDA device's primary context, replaying through the driver API.
 pub struct CudaDevice {
     drv: &'static CudaDriver,
     dev: CUdevice,
@@ -170,10 +171,12 @@ impl CudaDevice {
         Ok(self.drv.check(name, code)?)
     }
 
+    /// The loaded driver.
     pub fn driver(&self) -> &'static CudaDriver {
         self.drv
     }
 
+    /// The compute capability, `(major, minor)`.
     pub fn compute_capability(&self) -> (i32, i32) {
         self.cc
     }
@@ -183,6 +186,7 @@ impl CudaDevice {
         self.version
     }
 
+    /// The device's name, as the driver gives it.
     pub fn device_name(&self) -> &str {
         &self.name
     }
@@ -319,12 +323,12 @@ impl Device for CudaDevice {
 
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
         match mem {
-            // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.
             MemKind::Device | MemKind::Managed => {
+                // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.
                 self.call("cuMemFree_v2", |a| unsafe { (a.cuMemFree)(p) })
             }
-            // SAFETY: `p` came from cuMemAllocHost in `alloc`.
             MemKind::Host | MemKind::Pinned => {
+                // SAFETY: `p` came from cuMemAllocHost in `alloc`.
                 self.call("cuMemFreeHost", |a| unsafe { (a.cuMemFreeHost)(ptr(p)) })
             }
         }
@@ -519,7 +523,7 @@ impl Device for CudaDevice {
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
         if image.is_empty() {
-            return Err(DeviceError {
+            return Err(DeviceError::Call {
                 call: "cuModuleLoadData",
                 code: -1,
                 message: "empty code object".into(),
@@ -801,6 +805,7 @@ mod tests {
             "{e}"
         );
         let d: DeviceError = e.into();
-        assert!(d.to_string().contains("cannot load libcuda.so.1"));
+        let source = std::error::Error::source(&d).expect("the CUDA error");
+        assert!(source.to_string().contains("cannot load libcuda.so.1"));
     }
 }

@@ -21,6 +21,7 @@ pub const DRIVER_ENV: &str = "HRR_CUDA_DRIVER";
 /// most 32764 bytes (CUDA 12.1+, Volta and newer) and a parameter takes >= 1.
 pub const MAX_PARAMS: usize = 32764;
 
+/// `libcuda.so.1`, loaded, with its entry points resolved.
 pub struct CudaDriver {
     api: CudaApi,
     path: String,
@@ -82,10 +83,12 @@ impl CudaDriver {
         })
     }
 
+    /// The entry points.
     pub fn api(&self) -> &CudaApi {
         &self.api
     }
 
+    /// The library's path.
     pub fn path(&self) -> &str {
         &self.path
     }

@@ -5,33 +5,60 @@ use hrr_replay::device::DeviceError;
 use crate::ffi::CUresult;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a CUDA driver call, or loading the driver, failed.
 pub enum CudaError {
     /// `dlopen` failed: no NVIDIA driver on this machine (or a broken one).
     #[error("cannot load {path}: {reason}")]
-    Load { path: String, reason: String },
+    Load {
+        /// The library.
+        path: String,
+        /// The dynamic loader's message.
+        reason: String,
+    },
     /// The driver is too old to export an entry point hrr needs.
     #[error("{path} lacks the entry point {symbol} (driver too old?)")]
-    Symbol { path: String, symbol: &'static str },
+    Symbol {
+        /// The library.
+        path: String,
+        /// The entry point.
+        symbol: &'static str,
+    },
     /// An optional entry point (newer CUDA) is absent from this driver.
     #[error("{symbol} is not exported by this CUDA driver (needs CUDA {needs} or newer)")]
     Unsupported {
+        /// The entry point.
         symbol: &'static str,
+        /// The CUDA version that added it.
         needs: &'static str,
     },
     /// A driver call returned an error.
     #[error("{call} failed: {name} ({code}): {message}")]
     Call {
+        /// The entry point.
         call: &'static str,
+        /// What it returned.
         code: CUresult,
+        /// The code's name (`cuGetErrorName`).
         name: String,
+        /// The code's description (`cuGetErrorString`).
         message: String,
     },
     /// The driver works but there is no device of that ordinal.
     #[error("no CUDA device {ordinal} (the driver reports {count})")]
-    NoDevice { ordinal: i32, count: i32 },
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: i32,
+        /// Devices the driver reports.
+        count: i32,
+    },
     /// A caller-side problem detected before calling the driver.
     #[error("{call}: {message}")]
-    Invalid { call: &'static str, message: String },
+    Invalid {
+        /// The entry point.
+        call: &'static str,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl CudaError {
@@ -45,6 +72,9 @@ impl CudaError {
 }
 
 impl From<CudaError> for DeviceError {
+    /// A failed driver call keeps the driver's code, name and message; an
+    /// error of the backend itself (no driver, an entry point it lacks)
+    /// becomes the source of a [`DeviceError::Backend`].
     fn from(e: CudaError) -> DeviceError {
         match e {
             CudaError::Call {
@@ -52,25 +82,23 @@ impl From<CudaError> for DeviceError {
                 code,
                 name,
                 message,
-            } => DeviceError {
+            } => DeviceError::Call {
                 call,
                 code: i64::from(code),
                 message: format!("{name}: {message}"),
             },
-            CudaError::Invalid { call, message } => DeviceError {
+            CudaError::Invalid { call, message } => DeviceError::Call {
                 call,
                 code: -1,
                 message,
             },
-            CudaError::Unsupported { symbol, .. } => DeviceError {
+            CudaError::Unsupported { symbol, .. } => DeviceError::Backend {
                 call: symbol,
-                code: -1,
-                message: e.to_string(),
+                source: Box::new(e),
             },
-            other => DeviceError {
+            other => DeviceError::Backend {
                 call: "libcuda",
-                code: -1,
-                message: other.to_string(),
+                source: Box::new(other),
             },
         }
     }
@@ -176,6 +204,7 @@ pub fn result_name_or_number(code: CUresult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrr_core::error_chain::chain;
 
     #[test]
     fn table_is_sorted_and_unique() {
@@ -218,8 +247,11 @@ mod tests {
             "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"
         );
         let d: DeviceError = e.into();
-        assert_eq!((d.call, d.code), ("cuMemAlloc_v2", 2));
-        assert_eq!(d.message, "CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+        assert_eq!((d.call(), d.code()), ("cuMemAlloc_v2", Some(2)));
+        assert!(
+            matches!(&d, DeviceError::Call { message, .. } if message == "CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+            "{d:?}"
+        );
         assert_eq!(
             d.to_string(),
             "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory (code 2)"
@@ -233,23 +265,27 @@ mod tests {
             reason: "nope".into(),
         }
         .into();
-        assert_eq!((d.call, d.code), ("libcuda", -1));
-        assert_eq!(d.message, "cannot load libcuda.so.1: nope");
+        assert_eq!((d.call(), d.code()), ("libcuda", None));
+        assert_eq!(
+            chain(&d).to_string(),
+            "libcuda unavailable: cannot load libcuda.so.1: nope"
+        );
         let d: DeviceError = CudaError::Invalid {
             call: "cuModuleGetFunction",
             message: "bad name".into(),
         }
         .into();
         assert_eq!(
-            (d.call, d.code, d.message.as_str()),
-            ("cuModuleGetFunction", -1, "bad name")
+            d.to_string(),
+            "cuModuleGetFunction failed: bad name (code -1)"
         );
         let d: DeviceError = CudaError::Unsupported {
             symbol: "cuFuncGetParamInfo",
             needs: "12.4",
         }
         .into();
-        assert_eq!(d.call, "cuFuncGetParamInfo");
-        assert!(d.message.contains("needs CUDA 12.4"));
+        assert_eq!(d.call(), "cuFuncGetParamInfo");
+        let source = std::error::Error::source(&d).expect("the CUDA error");
+        assert!(source.to_string().contains("needs CUDA 12.4"), "{source}");
     }
 }

@@ -26,6 +26,8 @@
 //! Signatures are `cuda-api`'s table lines (CUDA 13.0 `cuda.h`); `CUdeviceptr` is
 //! `unsigned long long` on 64-bit hosts, handles are opaque pointers,
 //! `CUresult` and `CUdevice_attribute` are C enums (`int`).
+// A transcription of cuda.h: each item keeps its C name and is documented there.
+#![allow(missing_docs)]
 
 use std::ffi::{c_int, c_uint, c_void};
 

@@ -32,16 +32,19 @@ pub struct Kernarg {
 }
 
 impl Kernarg {
+    /// The buffer for `args`, each at its offset.
     pub fn new(args: &[LaunchArg<'_>]) -> Kernarg {
         let buf = pack_kernarg(args);
         let size = buf.len();
         Kernarg { buf, size }
     }
 
+    /// The packed bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.buf
     }
 
+    /// Whether the kernel takes no parameters.
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }

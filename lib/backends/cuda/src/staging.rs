@@ -44,12 +44,16 @@ pub const DEFAULT_THREADS: usize = 12;
 /// `HRR_CUDA_STAGING_CHUNK_KIB`, `HRR_CUDA_STAGING_MIN_KIB`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StagingConfig {
+    /// Worker threads (0: never stage).
     pub threads: usize,
+    /// Bytes per staged chunk.
     pub chunk: usize,
+    /// Copies smaller than this go directly.
     pub threshold: usize,
 }
 
 impl StagingConfig {
+    /// The configuration the environment asks for.
     pub fn from_env() -> StagingConfig {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let get = |k: &str| {
@@ -65,6 +69,7 @@ impl StagingConfig {
         }
     }
 
+    /// No staging.
     pub fn disabled() -> StagingConfig {
         StagingConfig {
             threads: 0,
@@ -125,6 +130,7 @@ impl SendPtr {
 // SAFETY: each worker touches only its own disjoint part of the user buffer
 // and its own staging buffers; the scope joins them before the borrow ends.
 unsafe impl Send for SendPtr {}
+// SAFETY: as for `Send`: shared only to hand each worker its own part.
 unsafe impl Sync for SendPtr {}
 
 #[derive(Clone, Copy)]
@@ -136,6 +142,7 @@ impl Ctx {
 }
 // SAFETY: a CUcontext may be made current on any thread.
 unsafe impl Send for Ctx {}
+// SAFETY: a CUcontext handle is a plain value; sharing it lets no thread mutate it.
 unsafe impl Sync for Ctx {}
 
 #[derive(Clone, Copy)]
@@ -147,9 +154,11 @@ impl Raw {
 }
 // SAFETY: driver handles (streams, events) are usable from any thread of the context.
 unsafe impl Send for Raw {}
+// SAFETY: as for `Send`: the driver synchronises its own handles.
 unsafe impl Sync for Raw {}
 
 impl Staging {
+    /// Staging as `cfg` says (buffers made on first use).
     pub fn new(cfg: StagingConfig) -> Staging {
         Staging {
             cfg,
@@ -158,6 +167,7 @@ impl Staging {
         }
     }
 
+    /// The configuration in use.
     pub fn config(&self) -> StagingConfig {
         self.cfg
     }

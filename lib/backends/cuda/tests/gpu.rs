@@ -15,7 +15,7 @@ use hrr_backend_cuda::CudaDevice;
 use hrr_backend_cuda::error::RESULT_NAMES;
 use hrr_backend_cuda::staging::StagingConfig;
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, Launch, LaunchArg};
+use hrr_replay::device::{Device, DeviceError, Launch, LaunchArg};
 
 /// Hand-written PTX (JIT-compiled by the driver for whatever GPU runs it):
 /// `hrr_axpy(float* y, const float* x, float a, unsigned n)`: y[i] += a*x[i];
@@ -403,11 +403,10 @@ fn ptx_module_layouts_and_launches() {
     // Errors come back typed and named.
     let err = d.function(m, "no_such_kernel").unwrap_err();
     println!("missing kernel: {err}");
-    assert_eq!((err.call, err.code), ("cuModuleGetFunction", 500));
+    assert_eq!((err.call(), err.code()), ("cuModuleGetFunction", Some(500)));
     assert!(
-        err.message.starts_with("CUDA_ERROR_NOT_FOUND"),
-        "{}",
-        err.message
+        matches!(&err, DeviceError::Call { message, .. } if message.starts_with("CUDA_ERROR_NOT_FOUND")),
+        "{err:?}"
     );
     let err = d
         .module_load(&[0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0])

@@ -5,6 +5,17 @@
 
 pub use hip_api::*;
 
+/// An entry point the runtime library does not export.
+#[derive(Debug, thiserror::Error)]
+#[error("{symbol}")]
+pub struct MissingSymbol {
+    /// The entry point's name.
+    pub symbol: &'static str,
+    /// What the dynamic loader said.
+    #[source]
+    pub source: libloading::Error,
+}
+
 /// `HipApi { NAME: fns::NAME, … }` and its loader, from a list of names.
 macro_rules! hip_api_table {
     ($($name:ident),* $(,)?) => {
@@ -16,14 +27,17 @@ macro_rules! hip_api_table {
 
         impl HipApi {
             /// Resolves every entry point in `lib`, naming the first one missing.
-            pub fn load(lib: &libloading::Library) -> Result<HipApi, String> {
+            pub fn load(lib: &libloading::Library) -> Result<HipApi, MissingSymbol> {
                 Ok(HipApi {
                     $(
                         // SAFETY: the symbol is a HIP runtime entry point whose
                         // C signature is the field's type, the table's
                         // declaration of it (checked against hip_runtime_api.h).
                         $name: *unsafe { lib.get::<fns::$name>(concat!(stringify!($name), "\0").as_bytes()) }
-                            .map_err(|e| format!("{}: {e}", stringify!($name)))?,
+                            .map_err(|source| MissingSymbol {
+                                symbol: stringify!($name),
+                                source,
+                            })?,
                     )*
                 })
             }

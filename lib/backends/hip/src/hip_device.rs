@@ -9,6 +9,7 @@ use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
 use crate::runtime::HipRuntime;
 
+/// The replay engine's [`Device`] over a loaded HIP runtime.
 pub struct HipDevice {
     rt: HipRuntime,
     target: String,
@@ -41,7 +42,7 @@ impl HipDevice {
                 CStr::from_ptr(p).to_string_lossy().into_owned()
             }
         };
-        Err(DeviceError {
+        Err(DeviceError::Call {
             call,
             code: i64::from(code),
             message: msg,
@@ -61,9 +62,13 @@ impl HipDevice {
     }
 }
 
-/// A runtime's "invalid argument" does not say which: name what was passed.
+/// A runtime's "invalid argument" does not say which: name what was passed
+/// (after the runtime's own message; an error that is not the runtime's is
+/// left as it is).
 fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
-    e.message = format!("{}; called with {operands}", e.message);
+    if let DeviceError::Call { message, .. } = &mut e {
+        *message = format!("{message}; called with {operands}");
+    }
     e
 }
 
@@ -344,7 +349,7 @@ impl Device for HipDevice {
         match hrr_codeobj::read_image_extent(|n| image.get(..n)) {
             Ok(len) if len <= image.len() => {}
             Ok(len) => {
-                return Err(DeviceError {
+                return Err(DeviceError::Call {
                     call: "hipModuleLoadData",
                     code: -1,
                     message: format!(
@@ -354,7 +359,7 @@ impl Device for HipDevice {
                 });
             }
             Err(e) => {
-                return Err(DeviceError {
+                return Err(DeviceError::Call {
                     call: "hipModuleLoadData",
                     code: -1,
                     message: format!(
@@ -378,7 +383,7 @@ impl Device for HipDevice {
     }
 
     fn function(&mut self, m: Handle, name: &str) -> Result<Handle, DeviceError> {
-        let cname = CString::new(name).map_err(|_| DeviceError {
+        let cname = CString::new(name).map_err(|_| DeviceError::Call {
             call: "hipModuleGetFunction",
             code: -1,
             message: format!("kernel name {name:?} contains NUL"),
@@ -421,10 +426,12 @@ impl Device for HipDevice {
         };
         // "invalid argument" alone does not say which: name what was passed.
         self.check("hipModuleLaunchKernel", code).map_err(|mut e| {
-            e.message = format!(
-                "{}; launched with grid {:?}, block {:?}, {} bytes of shared memory, {} bytes of arguments",
-                e.message, l.grid, l.block, l.shmem, size
-            );
+            if let DeviceError::Call { message, .. } = &mut e {
+                *message = format!(
+                    "{message}; launched with grid {:?}, block {:?}, {} bytes of shared memory, {} bytes of arguments",
+                    l.grid, l.block, l.shmem, size
+                );
+            }
             e
         })
     }

@@ -9,6 +9,7 @@ use hrr_replay::device::HostMemory;
 
 use crate::ffi::HipError;
 
+/// Page-locked host memory from `hipHostMalloc`, freed on drop.
 pub struct HipHostBuffer {
     ptr: *mut u8,
     len: usize,

@@ -9,6 +9,7 @@ mod hip_device;
 mod host_buffer;
 mod runtime;
 
+pub use ffi::MissingSymbol;
 pub use hip_device::HipDevice;
 pub use host_buffer::HipHostBuffer;
 pub use runtime::{HipRuntime, RuntimeError, RuntimeLocation};

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::HipApi;
+use crate::ffi::{HipApi, MissingSymbol};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -21,22 +21,71 @@ pub enum RuntimeLocation {
     Rocm,
 }
 
+/// Why a HIP runtime could not be loaded or initialised.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
-    #[error("cannot load HIP runtime {path}: {reason}")]
-    Load { path: String, reason: String },
-    #[error("HIP runtime {path} lacks an entry point: {reason}")]
-    Symbol { path: String, reason: String },
-    #[error("HIP runtime {path}: {call} failed with code {code}")]
-    Init {
+    /// The dynamic loader could not load the library.
+    #[error("cannot load HIP runtime {path}")]
+    Load {
+        /// The library as it was asked for.
         path: String,
+        /// What the dynamic loader said.
+        #[source]
+        source: LoaderError,
+    },
+    /// The library lacks an entry point replay calls.
+    #[error("HIP runtime {path} lacks an entry point")]
+    Symbol {
+        /// The library.
+        path: String,
+        /// The entry point.
+        #[source]
+        source: MissingSymbol,
+    },
+    #[error("HIP runtime {path}: {call} failed with code {code}")]
+    /// An initialisation call failed.
+    Init {
+        /// The library.
+        path: String,
+        /// The call.
         call: &'static str,
+        /// What it returned.
         code: i32,
     },
     #[error("HIP runtime {path} reports no device")]
-    NoDevice { path: String },
+    /// `hipGetDeviceCount` reports none.
+    NoDevice {
+        /// The library.
+        path: String,
+    },
 }
 
+/// What the dynamic loader said about a library it could not load, without
+/// the library's path that `dlerror()` starts with: [`RuntimeError::Load`]
+/// names the path already.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}")]
+pub struct LoaderError {
+    reason: String,
+    error: libloading::Error,
+}
+
+impl LoaderError {
+    fn new(shown: &str, error: libloading::Error) -> LoaderError {
+        let text = error.to_string();
+        let reason = text
+            .strip_prefix(&format!("{shown}: "))
+            .map_or_else(|| text.clone(), str::to_string);
+        LoaderError { reason, error }
+    }
+
+    /// The loader's error as libloading reports it, path included.
+    pub fn error(&self) -> &libloading::Error {
+        &self.error
+    }
+}
+
+/// A HIP runtime, loaded and initialised on device 0.
 pub struct HipRuntime {
     pub(crate) api: HipApi,
     path: String,
@@ -75,21 +124,14 @@ impl HipRuntime {
         let shown = path.display().to_string();
         // SAFETY: loading a HIP runtime runs its initialisers; it is a shared
         // library meant to be loaded into any process.
-        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| {
-            // dlerror() starts with the path, which the message already names.
-            let text = e.to_string();
-            let reason = text
-                .strip_prefix(&format!("{shown}: "))
-                .map(str::to_string)
-                .unwrap_or(text);
-            RuntimeError::Load {
+        let lib =
+            unsafe { libloading::Library::new(&path) }.map_err(|error| RuntimeError::Load {
                 path: shown.clone(),
-                reason,
-            }
-        })?;
-        let api = HipApi::load(&lib).map_err(|reason| RuntimeError::Symbol {
+                source: LoaderError::new(&shown, error),
+            })?;
+        let api = HipApi::load(&lib).map_err(|source| RuntimeError::Symbol {
             path: shown.clone(),
-            reason,
+            source,
         })?;
         // SAFETY: plain HIP calls with valid out-pointers.
         let code = unsafe { (api.hipInit)(0) };
@@ -124,10 +166,12 @@ impl HipRuntime {
         })
     }
 
+    /// The library as loaded.
     pub fn path(&self) -> &str {
         &self.path
     }
 
+    /// Whether it is hrr's CPU runtime.
     pub fn is_cpu(&self) -> bool {
         self.is_cpu
     }

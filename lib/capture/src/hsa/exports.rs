@@ -32,7 +32,7 @@ use hsa_sys::raw::{
     hsa_status_t,
 };
 
-use crate::hsa::regions::{self, PoolClass};
+use crate::hsa::regions::{self, PoolClass, UnplacedPool};
 use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::real;
 use crate::interpose::sys;
@@ -47,6 +47,13 @@ fn missing(api: &str) -> hsa_status_t {
     HSA_STATUS_ERROR
 }
 
+/// `hsa_amd_memory_pool_allocate`: forwarded to the real one; with the
+/// producer on, a successful first-level allocation from a GPU agent's
+/// global pool is recorded as a segment `add`.
+///
+/// # Safety
+/// The HSA API's contract: `ptr` is null or valid for writing one pointer,
+/// and `memory_pool` is a pool of the runtime the call is forwarded to.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
     memory_pool: hsa_amd_memory_pool_t,
@@ -80,6 +87,13 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
     ret
 }
 
+/// `hsa_amd_memory_pool_free`: forwarded to the real one; with the producer
+/// on, the free of a recorded segment is recorded as its `del` (timed before
+/// the call, which may hand the address out again).
+///
+/// # Safety
+/// The HSA API's contract: `ptr` is null or an address the runtime's pool
+/// allocation returned.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
     const API: &str = "hsa_amd_memory_pool_free";
@@ -140,7 +154,7 @@ fn classify(pool: hsa_amd_memory_pool_t) -> PoolClass {
         real!(hsa_agent_get_info: PFN_hsa_agent_get_info),
         real!(hsa_amd_agent_iterate_memory_pools: PFN_hsa_amd_agent_iterate_memory_pools),
     ) else {
-        return PoolClass::Unknown("the HSA runtime lacks the agent and pool queries".into());
+        return PoolClass::Unknown(UnplacedPool::NoQueries);
     };
     let mut segment = u32::MAX;
     // SAFETY: SEGMENT writes one hsa_amd_segment_t (u32) into `segment`.
@@ -152,9 +166,10 @@ fn classify(pool: hsa_amd_memory_pool_t) -> PoolClass {
         )
     };
     if s != HSA_STATUS_SUCCESS {
-        return PoolClass::Unknown(format!(
-            "hsa_amd_memory_pool_get_info(SEGMENT) returned {s:#x}"
-        ));
+        return PoolClass::Unknown(UnplacedPool::Query {
+            call: "hsa_amd_memory_pool_get_info(SEGMENT)",
+            status: s,
+        });
     }
     if segment != HSA_AMD_SEGMENT_GLOBAL {
         return PoolClass::Host;
@@ -164,7 +179,10 @@ fn classify(pool: hsa_amd_memory_pool_t) -> PoolClass {
     // `agents`, alive and not otherwise used during the iteration.
     let s = unsafe { iterate(Some(push_agent), (&raw mut agents).cast()) };
     if s != HSA_STATUS_SUCCESS {
-        return PoolClass::Unknown(format!("hsa_iterate_agents returned {s:#x}"));
+        return PoolClass::Unknown(UnplacedPool::Query {
+            call: "hsa_iterate_agents",
+            status: s,
+        });
     }
     let mut gpus = 0u32;
     for agent in agents {
@@ -172,16 +190,20 @@ fn classify(pool: hsa_amd_memory_pool_t) -> PoolClass {
         // SAFETY: HSA_AGENT_INFO_DEVICE writes one hsa_device_type_t (u32).
         let s = unsafe { agent_info(agent, HSA_AGENT_INFO_DEVICE, (&raw mut device).cast()) };
         if s != HSA_STATUS_SUCCESS {
-            return PoolClass::Unknown(format!("hsa_agent_get_info(DEVICE) returned {s:#x}"));
+            return PoolClass::Unknown(UnplacedPool::Query {
+                call: "hsa_agent_get_info(DEVICE)",
+                status: s,
+            });
         }
         let mut sought = (pool.handle, false);
         // SAFETY: find_pool has the callback's C signature and `data` is
         // `sought`, alive and not otherwise used during the iteration.
         let s = unsafe { pools(agent, Some(find_pool), (&raw mut sought).cast()) };
         if s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK {
-            return PoolClass::Unknown(format!(
-                "hsa_amd_agent_iterate_memory_pools returned {s:#x}"
-            ));
+            return PoolClass::Unknown(UnplacedPool::Query {
+                call: "hsa_amd_agent_iterate_memory_pools",
+                status: s,
+            });
         }
         let gpu = device == HSA_DEVICE_TYPE_GPU;
         if sought.1 {
@@ -193,5 +215,5 @@ fn classify(pool: hsa_amd_memory_pool_t) -> PoolClass {
         }
         gpus += u32::from(gpu);
     }
-    PoolClass::Unknown("no agent lists the pool".into())
+    PoolClass::Unknown(UnplacedPool::NotListed)
 }

@@ -41,6 +41,8 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 
+use hrr_core::error_chain::chain;
+
 use crate::interpose::config::ENV_HSA_REGIONS;
 use crate::record::recorder::Recorder;
 
@@ -73,28 +75,58 @@ pub enum PoolClass {
     Host,
     /// No agent lists the pool, or a query failed (why): not recorded, with
     /// a warning, rather than guessing a device.
-    Unknown(String),
+    Unknown(UnplacedPool),
+}
+
+/// Why a pool could not be placed on an agent.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnplacedPool {
+    /// The HSA runtime does not export the queries placing needs.
+    #[error("the HSA runtime lacks the agent and pool queries")]
+    NoQueries,
+    /// A query failed.
+    #[error("{call} returned {status:#x}")]
+    Query {
+        /// The query, with the attribute asked for where it has one.
+        call: &'static str,
+        /// The `hsa_status_t` it returned.
+        status: u32,
+    },
+    /// No agent lists the pool among its pools.
+    #[error("no agent lists the pool")]
+    NotListed,
 }
 
 /// A region record could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum RegionWriteError {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    /// Creating `regions/`, opening the file or writing to it failed.
+    #[error("{}", path.display())]
+    Io {
+        /// The region file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
 }
 
 /// `op` of a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordOp {
+    /// The segment exists from the record's `t`.
     Add,
+    /// The segment is gone from the record's `t`.
     Del,
 }
 
 /// A segment allocated and not yet freed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LiveSegment {
+    /// Bytes allocated.
     pub size: u64,
+    /// The owning GPU agent's ordinal (see the module docs).
     pub device: u32,
+    /// The pool's handle, recorded as the producer's `pool` field.
     pub pool: u64,
 }
 
@@ -124,6 +156,7 @@ pub struct RegionFile {
 }
 
 impl RegionFile {
+    /// The file of the archive at `archive`; nothing is created yet.
     pub fn new(archive: &Path) -> RegionFile {
         RegionFile {
             path: archive
@@ -133,6 +166,7 @@ impl RegionFile {
         }
     }
 
+    /// Where the records go.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -190,6 +224,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl HsaRegions {
+    /// The producer of the archive at `archive`: nothing live, no pool known.
     pub fn new(archive: &Path) -> HsaRegions {
         HsaRegions {
             file: RegionFile::new(archive),
@@ -198,6 +233,7 @@ impl HsaRegions {
         }
     }
 
+    /// The region file records are appended to.
     pub fn file(&self) -> &RegionFile {
         &self.file
     }
@@ -275,7 +311,7 @@ pub fn on_allocate(
     };
     let seg = LiveSegment { size, device, pool };
     if let Err(e) = st.allocated(base, seg, t) {
-        r.warn(&format!("region record of {base:#x} lost: {e}"));
+        r.warn(&format!("region record of {base:#x} lost: {}", chain(&e)));
     }
 }
 
@@ -292,7 +328,7 @@ pub fn on_free_end(r: &Recorder, base: u64, seg: LiveSegment, t: u64, ok: bool) 
         return;
     }
     if let Err(e) = st.freed(base, seg, t) {
-        r.warn(&format!("region record of {base:#x} lost: {e}"));
+        r.warn(&format!("region record of {base:#x} lost: {}", chain(&e)));
     }
 }
 
@@ -307,6 +343,7 @@ pub fn sync() {
 mod tests {
     use super::*;
     use hrr_core::region_record::{RegionKind, RegionOp, load_region_file, read_region_ndjson};
+    use std::error::Error as _;
 
     fn seg(device: u32) -> LiveSegment {
         LiveSegment {
@@ -406,5 +443,6 @@ mod tests {
         let st = HsaRegions::new(t.path());
         let e = st.allocated(0x1000, seg(0), 1).unwrap_err();
         assert!(e.to_string().contains("regions/hsa.ndjson"), "{e}");
+        assert!(e.source().is_some(), "the OS error is the cause");
     }
 }

@@ -34,6 +34,7 @@ pub struct Config {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
     #[error("{ENV_PLATFORM}={0:?}: expected auto, hip, cpu, amd or nvidia")]
+    /// `HRR_PLATFORM` names no platform.
     Platform(String),
 }
 

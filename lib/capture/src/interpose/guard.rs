@@ -43,6 +43,7 @@ impl Guard {
         }
     }
 
+    /// The entry point being recorded.
     pub fn api(&self) -> &'static str {
         self.api
     }

@@ -49,10 +49,10 @@ fn exit_group(status: c_int) -> ! {
     unreachable!("exit_group returned")
 }
 
-/// glibc's `_exit`, after finishing the archive.
+/// libc's `_exit`: finishes the archive, then ends the process.
 ///
 /// # Safety
-/// Ends the process, as glibc's does (no destructors run).
+/// None beyond libc's: any status may be passed; it does not return.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     finish("_exit", LockMode::Try);
@@ -63,10 +63,10 @@ pub unsafe extern "C" fn _exit(status: c_int) -> ! {
     }
 }
 
-/// glibc's `_Exit`, after finishing the archive.
+/// libc's `_Exit`: finishes the archive, then ends the process.
 ///
 /// # Safety
-/// As [`_exit`].
+/// None beyond libc's: any status may be passed; it does not return.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn _Exit(status: c_int) -> ! {
     finish("_Exit", LockMode::Try);

@@ -25,6 +25,7 @@ pub struct RealFn {
 }
 
 impl RealFn {
+    /// The entry point `name`, resolved on first use.
     pub const fn new(name: &'static CStr) -> RealFn {
         RealFn {
             name,
@@ -32,6 +33,7 @@ impl RealFn {
         }
     }
 
+    /// The entry point's name.
     pub fn name(&self) -> &'static CStr {
         self.name
     }

@@ -23,11 +23,12 @@ use hrr_core::BlobId;
 
 use crate::record::handle_hasher::HandleHasher;
 use crate::record::kernel_args::ArgLayout;
-use crate::sink::event_line::BlobHex;
+use hrr_core::wire::encode::BlobHex;
 
 /// A loaded module: its code blob and kernels.
 #[derive(Debug)]
 pub struct Module {
+    /// The code object's blob.
     pub code: BlobId,
     /// `code` as launch events write it.
     pub code_hex: BlobHex,
@@ -36,6 +37,7 @@ pub struct Module {
 }
 
 impl Module {
+    /// A module of code `code`, with the kernels its metadata lists.
     pub fn new(code: BlobId, kernels: Result<Vec<KernelMeta>, String>) -> Module {
         Module {
             code,
@@ -50,6 +52,7 @@ impl Module {
 pub struct FatBin {
     /// Address and length of the offload bundle in the application's image.
     pub addr: usize,
+    /// Its length in bytes.
     pub len: usize,
     /// Cleared by `__hipUnregisterFatBinary`: the bundle's memory may be gone.
     live: AtomicBool,
@@ -57,6 +60,7 @@ pub struct FatBin {
 }
 
 impl FatBin {
+    /// A fat binary whose bundle is `len` bytes at `addr`.
     pub fn new(addr: usize, len: usize) -> FatBin {
         FatBin {
             addr,
@@ -81,6 +85,7 @@ impl FatBin {
             .map_err(String::as_str)
     }
 
+    /// Whether its bundle was loaded.
     pub fn is_loaded(&self) -> bool {
         self.loaded.get().is_some()
     }
@@ -89,14 +94,18 @@ impl FatBin {
 /// Where a kernel's code comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
+    /// A module loaded from memory or a file.
     Module(Arc<Module>),
+    /// A fat binary registered at start-up.
     FatBin(Arc<FatBin>),
 }
 
 /// A kernel as launches see it.
 #[derive(Debug)]
 pub struct Kernel {
+    /// The kernel's name.
     pub name: String,
+    /// Where its code comes from.
     pub source: Source,
     /// Layout, resolved when the code is (at once for modules, on first
     /// launch for fat binaries). `None` inside: no metadata for this kernel.
@@ -106,11 +115,14 @@ pub struct Kernel {
 /// The code blob and argument layout of a kernel, ready for a launch event.
 #[derive(Debug, Clone, Copy)]
 pub struct Resolved<'a> {
+    /// The code blob's digits.
     pub code: &'a BlobHex,
+    /// The argument layout, when the metadata gives one.
     pub layout: Option<&'a ArgLayout>,
 }
 
 impl Kernel {
+    /// A kernel `name` of `source`.
     pub fn new(name: String, source: Source) -> Kernel {
         Kernel {
             name,
@@ -257,6 +269,7 @@ impl Default for CodeObjects {
 }
 
 impl CodeObjects {
+    /// No code objects.
     pub fn new() -> CodeObjects {
         CodeObjects {
             modules: Handles::new(),
@@ -277,16 +290,19 @@ impl CodeObjects {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// `hipModuleLoad*`: `module` under its handle.
     pub fn add_module(&self, handle: u64, module: Module) {
         self.modules.insert(handle, Arc::new(module));
         self.changed();
     }
 
+    /// `hipModuleUnload`.
     pub fn remove_module(&self, handle: u64) {
         self.modules.remove(&handle);
         self.changed();
     }
 
+    /// The module of a handle.
     pub fn module(&self, handle: u64) -> Option<Arc<Module>> {
         self.modules.get(&handle)
     }
@@ -304,6 +320,7 @@ impl CodeObjects {
         true
     }
 
+    /// The kernel of a function handle.
     pub fn function(&self, func: u64) -> Option<Arc<Kernel>> {
         self.functions.get(&func)
     }
@@ -315,6 +332,7 @@ impl CodeObjects {
         self.functions.with(&func, f)
     }
 
+    /// `__hipRegisterFatBinary`: `fatbin` under its handle.
     pub fn add_fatbin(&self, handle: u64, fatbin: FatBin) {
         self.fatbins.insert(handle, Arc::new(fatbin));
         self.changed();
@@ -342,6 +360,7 @@ impl CodeObjects {
         true
     }
 
+    /// The kernel of a host stub.
     pub fn stub(&self, stub: u64) -> Option<Arc<Kernel>> {
         self.stubs.get(&stub)
     }

@@ -15,7 +15,9 @@ use hrr_codeobj::KernelMeta;
 /// One host argument of a kernel's signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgSlot {
+    /// Byte offset in the kernarg segment.
     pub offset: u32,
+    /// Size in bytes.
     pub size: u32,
     /// `global_buffer`: the argument is a device pointer.
     pub pointer: bool,
@@ -24,10 +26,12 @@ pub struct ArgSlot {
 /// The host arguments of one kernel, in `kernelParams` order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ArgLayout {
+    /// The arguments, in order.
     pub slots: Vec<ArgSlot>,
 }
 
 impl ArgLayout {
+    /// The host arguments of `meta`.
     pub fn of(meta: &KernelMeta) -> ArgLayout {
         ArgLayout {
             slots: meta
@@ -56,7 +60,9 @@ pub enum ArgValues<'s, 'a> {
 /// One argument as it goes into the event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgIn<'a> {
+    /// Byte offset in the kernarg segment, when known.
     pub offset: Option<u32>,
+    /// The argument's bytes.
     pub bytes: &'a [u8],
     /// A `global_buffer`: a pointer at offset 0, not scanned.
     pub pointer: bool,

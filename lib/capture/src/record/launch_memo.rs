@@ -83,9 +83,11 @@ impl Slot<'_> {
 /// Everything but the argument bytes that a launch line is encoded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchKey {
+    /// The entry point.
     pub api: &'static str,
     /// The launched handle (a `cudaKernel_t`, a host stub, ...).
     pub func: u64,
+    /// Grid, block, shared memory and stream.
     pub dims: LaunchDims,
     /// Generation of the registry the handle was resolved in (CUDA's
     /// fat-binary registry, HIP's `CodeObjects`), read before the lookup.
@@ -113,6 +115,7 @@ pub struct LaunchMemo {
 const KEEP_RETRY: u32 = 64;
 
 impl LaunchMemo {
+    /// An empty memo.
     pub const fn new() -> LaunchMemo {
         LaunchMemo {
             key: None,

@@ -43,10 +43,12 @@ pub struct AllocView<'a> {
 }
 
 impl LiveAllocs {
+    /// No live allocations.
     pub fn new() -> LiveAllocs {
         LiveAllocs::default()
     }
 
+    /// Records a live allocation.
     pub fn insert(&self, base: u64, size: u64, mem: MemKind) {
         let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
         // A zero-sized allocation contains its base.
@@ -70,6 +72,7 @@ impl LiveAllocs {
         self.generation.load(Ordering::Acquire)
     }
 
+    /// A consistent view for scanning arguments.
     pub fn view(&self) -> AllocView<'_> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
         let (lo, hi) = match map.map.first_key_value() {
@@ -79,10 +82,12 @@ impl LiveAllocs {
         AllocView { map, lo, hi }
     }
 
+    /// Live allocations.
     pub fn len(&self) -> usize {
         self.view().map.map.len()
     }
 
+    /// Whether none is live.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -28,22 +28,30 @@ use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
 use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
 use crate::sink::blob_writer::BlobWriter;
-use crate::sink::event_line::{self, BlobHex, HeadCache, LaunchRef};
+use crate::sink::event_line::{self, HeadCache};
 use crate::sink::event_sink::{EventSink, Finish, LockMode};
+use hrr_core::error_chain::chain;
+use hrr_core::wire::encode::{self, BlobHex, LaunchRef};
 
 /// The recorder could not start; the application runs unrecorded.
 #[derive(Debug, thiserror::Error)]
 pub enum RecorderError {
     #[error(transparent)]
+    /// The environment asks for something the recorder cannot do.
     Config(#[from] ConfigError),
     #[error(transparent)]
+    /// The archive directory could not be claimed.
     Claim(#[from] ClaimError),
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
+    /// A file of the archive could not be created.
     Io {
+        /// The file.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
     #[error(transparent)]
+    /// The manifest could not be written.
     Manifest(#[from] hrr_core::manifest::ManifestError),
 }
 
@@ -53,9 +61,13 @@ const MAX_WARNINGS: u32 = 10;
 /// A copy's operands, as recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Copy {
+    /// The copy's direction.
     pub dir: Dir,
+    /// Destination address.
     pub dst: u64,
+    /// Source address.
     pub src: u64,
+    /// Bytes copied.
     pub size: u64,
     /// `None`: a synchronous API.
     pub stream: Option<u64>,
@@ -64,9 +76,13 @@ pub struct Copy {
 /// A launch's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchDims {
+    /// Grid dimensions, in blocks.
     pub grid: [u32; 3],
+    /// Block dimensions, in threads.
     pub block: [u32; 3],
+    /// Dynamic shared memory, in bytes.
     pub shmem: u32,
+    /// The stream (0: the default stream).
     pub stream: u64,
 }
 
@@ -197,14 +213,17 @@ impl Recorder {
         Recorder::create(&claim.dir, platform, sys::argv(), extra)
     }
 
+    /// The archive directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The live allocations.
     pub fn allocs(&self) -> &LiveAllocs {
         &self.allocs
     }
 
+    /// The code objects.
     pub fn code(&self) -> &CodeObjects {
         &self.code
     }
@@ -248,11 +267,12 @@ impl Recorder {
     /// Records any op that needs no bookkeeping (streams, events, syncs).
     pub fn op(&self, api: &str, ret: i32, op: &Op) {
         with_body(|b| {
-            event_line::encode_op(b, sys::gettid(), api, i64::from(ret), op);
+            encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
             self.sink.append(b);
         });
     }
 
+    /// Records an allocation call.
     pub fn alloc(&self, api: &str, ret: i32, ptr: u64, size: u64, mem: MemKind) {
         let ptr = if ret == 0 { ptr } else { 0 };
         if ret == 0 && ptr != 0 {
@@ -287,6 +307,7 @@ impl Recorder {
         );
     }
 
+    /// Records a host registration.
     pub fn host_register(&self, api: &str, ret: i32, ptr: u64, size: u64) {
         if ret == 0 && ptr != 0 {
             // Registered host memory is device-accessible: kernels may get it.
@@ -302,6 +323,7 @@ impl Recorder {
         );
     }
 
+    /// Records a host unregistration.
     pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
         if ret == 0 {
             self.allocs.remove(ptr);
@@ -334,6 +356,7 @@ impl Recorder {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// Records a memset call.
     pub fn memset(
         &self,
         api: &str,
@@ -401,6 +424,7 @@ impl Recorder {
             .unwrap_or_else(|| BlobId::of(b""))
     }
 
+    /// Records a module unload.
     pub fn module_unload(&self, api: &str, ret: i32, module: u64) {
         if ret == 0 {
             self.code.remove_module(module);
@@ -414,6 +438,7 @@ impl Recorder {
         );
     }
 
+    /// Records a kernel lookup in a module.
     pub fn get_function(&self, api: &str, ret: i32, func: u64, module: u64, name: &str) {
         if ret == 0 && !self.code.add_function(func, module, name) {
             self.warn(&format!(
@@ -457,6 +482,7 @@ impl Recorder {
         );
     }
 
+    /// `__hipUnregisterFatBinary`: forgets the fat binary (nothing is recorded).
     pub fn unregister_fatbin(&self, handle: u64) {
         self.code.remove_fatbin(handle);
     }
@@ -727,16 +753,20 @@ impl Recorder {
             && let Err(e2) = m.write_in_place(&self.dir)
         {
             eprintln!(
-                "hrr-intercept: cannot finish {}: {e}; rewriting in place: {e2}",
-                self.dir.display()
+                "hrr-intercept: cannot finish {}: {}; rewriting in place: {}",
+                self.dir.display(),
+                chain(&e),
+                chain(&e2)
             );
         }
     }
 
+    /// Whether the archive was finished.
     pub fn is_finished(&self) -> bool {
         self.finished.load(Ordering::Acquire)
     }
 
+    /// Events appended so far.
     pub fn events_appended(&self) -> u64 {
         self.sink.appended()
     }
@@ -807,7 +837,7 @@ fn init_from_env() -> Option<Recorder> {
             Ok(Some(c)) => c,
             Ok(None) => return None,
             Err(e) => {
-                eprintln!("hrr-intercept: not recording: {e}");
+                eprintln!("hrr-intercept: not recording: {}", chain(&e));
                 return None;
             }
         };
@@ -815,7 +845,7 @@ fn init_from_env() -> Option<Recorder> {
         match Recorder::from_config(&config, runtime.as_deref()) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("hrr-intercept: not recording: {e}");
+                eprintln!("hrr-intercept: not recording: {}", chain(&e));
                 None
             }
         }

@@ -23,6 +23,7 @@ pub const OWNER_FILE: &str = ".hrr-owner";
 /// The directory this process records into.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArchiveClaim {
+    /// The directory claimed.
     pub dir: PathBuf,
     /// `true` when `HRR_OUT` was taken and this is the per-pid sibling.
     pub fallback: bool,
@@ -31,11 +32,20 @@ pub struct ArchiveClaim {
 /// Neither the requested directory nor its per-pid sibling could be claimed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
-    #[error("cannot create archive directory {}: {source}", path.display())]
-    Create { path: PathBuf, source: io::Error },
+    #[error("cannot create archive directory {}", path.display())]
+    /// The directory could not be created.
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     #[error("{} is owned by another process and so is {}", requested.display(), fallback.display())]
+    /// Both the directory and its per-pid sibling belong to other processes.
     Taken {
+        /// The directory asked for.
         requested: PathBuf,
+        /// Its per-pid sibling.
         fallback: PathBuf,
     },
 }

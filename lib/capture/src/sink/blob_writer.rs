@@ -25,6 +25,7 @@ pub struct BlobWriter {
 }
 
 impl BlobWriter {
+    /// The blob store of the archive in `archive_dir`.
     pub fn new(archive_dir: &Path) -> io::Result<BlobWriter> {
         use std::os::unix::fs::DirBuilderExt;
         let store = BlobStore::of_archive(archive_dir);

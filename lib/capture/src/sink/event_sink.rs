@@ -5,7 +5,7 @@
 //!   with `t`, under the sink lock at the moment the line enters the buffer,
 //!   so the file is in `seq` order and `t` never goes backwards along it.
 //!   Recording threads encode their event body before taking the lock
-//!   (`event_line`); the lock covers only a `memcpy` into the buffer, after
+//!   (`hrr_core::wire::encode`, `event_line`); the lock covers only a `memcpy` into the buffer, after
 //!   which the room for the next line is prefetched (it was last touched by
 //!   the writer thread, on another CPU).
 //! - **Buffering.** Lines go to the file with write(2) in whole lines when
@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use hrr_core::Op;
 
 use crate::interpose::sys;
-use crate::sink::event_line;
+use hrr_core::wire::encode;
 
 /// Buffered bytes that trigger a hand-off to the writer (or a write). Large
 /// enough that a buffer takes several `POLL_INTERVAL`s to fill at the
@@ -125,7 +125,10 @@ struct Handoff {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finish {
     /// The `eof` event went out; `events` were recorded before it.
-    Done { events: u64 },
+    Done {
+        /// Events before it.
+        events: u64,
+    },
     /// Another path finished the sink first.
     AlreadyFinished,
     /// The lock could not be taken (held by the calling thread, e.g. `_exit`
@@ -136,6 +139,7 @@ pub enum Finish {
 /// How [`EventSink::finish`] takes the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockMode {
+    /// Wait for the lock.
     Block,
     /// Like the signal path: never wait on ourselves, give up after a while.
     Try,
@@ -296,7 +300,7 @@ impl EventSink {
         true
     }
 
-    /// Appends one event whose body (from `event_line`) is `body`; returns
+    /// Appends one event whose body (from `hrr_core::wire::encode`) is `body`; returns
     /// its `seq`, or `None` once the sink is finished.
     pub fn append(&self, body: &[u8]) -> Option<u64> {
         let mut held = self.lock();
@@ -308,7 +312,7 @@ impl EventSink {
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Relaxed);
         let t = sys::monotonic_ns();
-        event_line::push_head(&mut st.buf, seq, t);
+        encode::push_head(&mut st.buf, seq, t);
         st.buf.extend_from_slice(body);
         let room = st.buf.spare_capacity_mut();
         sys::prefetch(&room[..room.len().min(PREFETCH_BYTES)]);
@@ -457,9 +461,9 @@ impl EventSink {
         st.finished = true;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut body = Vec::with_capacity(96);
-        event_line::encode_op(&mut body, tid, api, 0, &Op::Eof { events: seq });
+        encode::encode_op(&mut body, tid, api, 0, &Op::Eof { events: seq });
         let t = sys::monotonic_ns();
-        event_line::push_head(&mut st.buf, seq, t);
+        encode::push_head(&mut st.buf, seq, t);
         st.buf.extend_from_slice(&body);
         self.drain(st, &mut h, t);
         sys::fsync(self.fd);
@@ -503,7 +507,7 @@ mod tests {
 
     fn body(api: &str) -> Vec<u8> {
         let mut b = Vec::new();
-        event_line::encode_op(&mut b, 1, api, 0, &Op::DeviceSync);
+        encode::encode_op(&mut b, 1, api, 0, &Op::DeviceSync);
         b
     }
 

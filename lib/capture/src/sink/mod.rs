@@ -1,5 +1,6 @@
 //! Writing the archive: the ordered, crash-tolerant event stream
-//! ([`event_sink`]) and its line encoder ([`event_line`]), content-addressed
+//! ([`event_sink`]) and the capture's part of its line encoder
+//! ([`event_line`]: scanned launch arguments, the launch line cache), content-addressed
 //! blobs ([`blob_writer`]), and the one-process-per-archive rule
 //! ([`archive_claim`]).
 

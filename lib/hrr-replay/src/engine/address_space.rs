@@ -7,7 +7,7 @@
 //! (a new allocation, a counted segment), so a host pointer value that happens
 //! to fall inside a declared segment must not trigger it.
 
-use crate::alloc_map::{Alloc, AllocMap};
+use crate::alloc_map::{Alloc, AllocMap, AllocMapError};
 use crate::device::{Device, DeviceError};
 use crate::region_timeline::{RegionClass, RegionTimeline};
 use hrr_core::event::MemKind;
@@ -15,19 +15,37 @@ use hrr_core::event::MemKind;
 /// Recorded address space of the capture, as seen by replay.
 #[derive(Debug, Default)]
 pub struct AddressSpace {
+    /// The recorded allocations and their live copies.
     pub allocs: AllocMap,
+    /// Memory the region sidecars declare, over time.
     pub regions: RegionTimeline,
     /// Whether declared regions may be materialised (`--no-regions` clears it).
     pub regions_enabled: bool,
 }
 
 /// A device operand that could not be translated, with what replay knows of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Unmapped {
+    /// The recorded address.
     pub addr: u64,
+    /// What the region sidecars declare at `addr`.
     pub class: RegionClass,
     /// Set when a declared segment held it but backing the segment failed.
-    pub materialise_error: Option<String>,
+    pub materialise_error: Option<MaterialiseError>,
+}
+
+/// Why a declared segment could not back an operand.
+#[derive(Debug, thiserror::Error)]
+pub enum MaterialiseError {
+    /// Allocating the segment's memory failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The segment overlaps an allocation the archive recorded.
+    #[error(transparent)]
+    Collides(#[from] AllocMapError),
+    /// The segment was backed, but the operand runs past its end.
+    #[error("operand extends past its segment")]
+    PastEnd,
 }
 
 impl AddressSpace {
@@ -54,7 +72,7 @@ impl AddressSpace {
         let allocs = &mut self.allocs;
         let outcome = self
             .regions
-            .materialise_for(addr, |seg| -> Result<u64, DeviceError> {
+            .materialise_for(addr, |seg| -> Result<u64, MaterialiseError> {
                 let live = dev.alloc(seg.size, MemKind::Device)?;
                 let alloc = Alloc {
                     base: seg.base,
@@ -66,11 +84,7 @@ impl AddressSpace {
                 if let Err(e) = allocs.insert(alloc) {
                     // Give the memory back: the segment collides with a recorded allocation.
                     let _ = dev.free(live, MemKind::Device);
-                    return Err(DeviceError {
-                        call: "materialise",
-                        code: -1,
-                        message: e.to_string(),
-                    });
+                    return Err(e.into());
                 }
                 Ok(live)
             });
@@ -78,12 +92,12 @@ impl AddressSpace {
             Some(Ok(_)) => self.translate(addr, len).ok_or(Unmapped {
                 addr,
                 class,
-                materialise_error: Some("operand extends past its segment".into()),
+                materialise_error: Some(MaterialiseError::PastEnd),
             }),
             Some(Err(e)) => Err(Unmapped {
                 addr,
                 class,
-                materialise_error: Some(e.to_string()),
+                materialise_error: Some(e),
             }),
             None => Err(Unmapped {
                 addr,

@@ -15,7 +15,7 @@
 //!   translate them, or refuse the launch when it cannot — a kernel run on a
 //!   capture-time address writes wherever that address happens to be now.
 
-use hrr_codeobj::ImageKind;
+use hrr_codeobj::{CodeObjError, ImageKind};
 use hrr_core::event::KernelArg;
 
 use crate::alloc_map::AllocMap;
@@ -29,13 +29,112 @@ pub const MAX_GRID_DIM: u32 = i32::MAX as u32;
 /// Most threads per block on any supported device.
 pub const MAX_BLOCK_THREADS: u64 = 1024;
 
+/// Why a code object is not handed to the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeObjectCheckError {
+    /// A blob of no bytes.
+    #[error("the code object is empty (0 bytes)")]
+    Empty,
+    /// The image's headers reach past the blob's end.
+    #[error("its headers describe {len} bytes, the blob holds {holds}")]
+    Truncated {
+        /// Bytes the headers describe.
+        len: usize,
+        /// Bytes the blob holds.
+        holds: usize,
+    },
+    /// The headers could not be followed within the blob.
+    #[error("its headers describe more than the blob's {holds} bytes")]
+    Unreadable {
+        /// Bytes the blob holds.
+        holds: usize,
+        /// What reading the headers ran into (boxed: a code object error
+        /// is large, and this one travels inside every launch's result).
+        #[source]
+        source: Box<CodeObjError>,
+    },
+}
+
+/// Why a launch's recorded arguments cannot be packed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum KernargError {
+    /// An argument's `size` is not the length of its bytes.
+    #[error("launch arg {arg}: size {size} but {len} bytes of hex")]
+    SizeMismatch {
+        /// The argument's index.
+        arg: usize,
+        /// Its recorded `size`.
+        size: u32,
+        /// Bytes of its `hex`.
+        len: u64,
+    },
+    /// An argument ends past [`MAX_KERNARG`].
+    #[error(
+        "launch arg {arg}: offset {offset} + size {len} ends past the {MAX_KERNARG}-byte \
+         kernel argument limit"
+    )]
+    PastLimit {
+        /// The argument's index.
+        arg: usize,
+        /// Its offset in the packed buffer.
+        offset: u64,
+        /// Its length.
+        len: u64,
+    },
+    /// A recorded pointer offset leaves no 8 bytes inside its argument.
+    #[error("launch arg {arg}: pointer offset {offset} outside its {len} bytes")]
+    PointerOutside {
+        /// The argument's index.
+        arg: usize,
+        /// The recorded pointer offset.
+        offset: u32,
+        /// The argument's length.
+        len: u64,
+    },
+}
+
+/// Why a launch's grid or block is refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GridError {
+    /// A grid or block dimension of 0.
+    #[error("grid {grid:?} x block {block:?} has a zero dimension")]
+    ZeroDimension {
+        /// The recorded grid.
+        grid: [u32; 3],
+        /// The recorded block.
+        block: [u32; 3],
+    },
+    /// More blocks in one dimension than [`MAX_GRID_DIM`].
+    #[error(
+        "grid {grid:?}: {blocks} blocks in one dimension, more than any device launches \
+         ({MAX_GRID_DIM})"
+    )]
+    TooManyBlocks {
+        /// The recorded grid.
+        grid: [u32; 3],
+        /// Its largest dimension.
+        blocks: u32,
+    },
+    /// More threads in a block than [`MAX_BLOCK_THREADS`].
+    #[error(
+        "block {block:?}: {threads} threads, more than any device runs per block \
+         ({MAX_BLOCK_THREADS})"
+    )]
+    TooManyThreads {
+        /// The recorded block.
+        block: [u32; 3],
+        /// Threads in it.
+        threads: u64,
+    },
+}
+
 /// Refuses a code object no runtime can be handed safely: an empty blob, or
 /// an ELF, offload bundle or CUDA fat binary whose headers describe more
 /// bytes than the blob holds. Other images (PTX text) go to the backend,
 /// which knows its own formats.
-pub fn check_code_object(image: &[u8]) -> Result<(), String> {
+pub fn check_code_object(image: &[u8]) -> Result<(), CodeObjectCheckError> {
     if image.is_empty() {
-        return Err("the code object is empty (0 bytes)".into());
+        return Err(CodeObjectCheckError::Empty);
     }
     match hrr_codeobj::identify(image) {
         ImageKind::Elf { .. }
@@ -46,14 +145,14 @@ pub fn check_code_object(image: &[u8]) -> Result<(), String> {
     }
     match hrr_codeobj::read_image_extent(|n| image.get(..n)) {
         Ok(len) if len <= image.len() => Ok(()),
-        Ok(len) => Err(format!(
-            "its headers describe {len} bytes, the blob holds {}",
-            image.len()
-        )),
-        Err(e) => Err(format!(
-            "its headers describe more than the blob's {} bytes: {e}",
-            image.len()
-        )),
+        Ok(len) => Err(CodeObjectCheckError::Truncated {
+            len,
+            holds: image.len(),
+        }),
+        Err(source) => Err(CodeObjectCheckError::Unreadable {
+            holds: image.len(),
+            source: Box::new(source),
+        }),
     }
 }
 
@@ -62,17 +161,18 @@ pub fn check_code_object(image: &[u8]) -> Result<(), String> {
 /// [`hrr_core::event::arg_offsets`]; every argument's bytes (its `hex`)
 /// must end within [`MAX_KERNARG`], its `size` must be its byte count and
 /// every pointer offset must leave 8 bytes inside it.
-pub fn kernarg_layout(args: &[KernelArg]) -> Result<(Vec<u32>, usize), String> {
+pub fn kernarg_layout(args: &[KernelArg]) -> Result<(Vec<u32>, usize), KernargError> {
     let mut offsets = Vec::with_capacity(args.len());
     let mut next = 0u64;
     let mut end = 0u64;
     for (i, a) in args.iter().enumerate() {
         let len = a.hex.0.len() as u64;
         if u64::from(a.size) != len {
-            return Err(format!(
-                "launch arg {i}: size {} but {len} bytes of hex",
-                a.size
-            ));
+            return Err(KernargError::SizeMismatch {
+                arg: i,
+                size: a.size,
+                len,
+            });
         }
         let off = match a.offset {
             Some(o) => u64::from(o),
@@ -83,15 +183,18 @@ pub fn kernarg_layout(args: &[KernelArg]) -> Result<(Vec<u32>, usize), String> {
         };
         let arg_end = off + len;
         if arg_end > MAX_KERNARG {
-            return Err(format!(
-                "launch arg {i}: offset {off} + size {len} ends past the {MAX_KERNARG}-byte \
-                 kernel argument limit"
-            ));
+            return Err(KernargError::PastLimit {
+                arg: i,
+                offset: off,
+                len,
+            });
         }
         if let Some(&p) = a.ptrs.iter().find(|&&p| u64::from(p) + 8 > len) {
-            return Err(format!(
-                "launch arg {i}: pointer offset {p} outside its {len} bytes"
-            ));
+            return Err(KernargError::PointerOutside {
+                arg: i,
+                offset: p,
+                len,
+            });
         }
         next = arg_end;
         end = end.max(arg_end);
@@ -104,24 +207,16 @@ pub fn kernarg_layout(args: &[KernelArg]) -> Result<(Vec<u32>, usize), String> {
 /// [`MAX_GRID_DIM`] blocks in a dimension, more than [`MAX_BLOCK_THREADS`]
 /// threads in a block): such a launch fails at capture, and a grid of
 /// 2^32 × 2^32 blocks would run for ever on the CPU runtime.
-pub fn check_grid(grid: [u32; 3], block: [u32; 3]) -> Result<(), String> {
+pub fn check_grid(grid: [u32; 3], block: [u32; 3]) -> Result<(), GridError> {
     if grid.contains(&0) || block.contains(&0) {
-        return Err(format!(
-            "grid {grid:?} x block {block:?} has a zero dimension"
-        ));
+        return Err(GridError::ZeroDimension { grid, block });
     }
-    if let Some(g) = grid.iter().find(|&&g| g > MAX_GRID_DIM) {
-        return Err(format!(
-            "grid {grid:?}: {g} blocks in one dimension, more than any device launches \
-             ({MAX_GRID_DIM})"
-        ));
+    if let Some(&blocks) = grid.iter().find(|&&g| g > MAX_GRID_DIM) {
+        return Err(GridError::TooManyBlocks { grid, blocks });
     }
     let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
     if threads > MAX_BLOCK_THREADS {
-        return Err(format!(
-            "block {block:?}: {threads} threads, more than any device runs per block \
-             ({MAX_BLOCK_THREADS})"
-        ));
+        return Err(GridError::TooManyThreads { block, threads });
     }
     Ok(())
 }
@@ -188,10 +283,13 @@ mod tests {
 
     #[test]
     fn empty_and_overlong_code_objects_are_refused() {
-        assert!(
-            check_code_object(b"")
-                .unwrap_err()
-                .contains("empty (0 bytes)")
+        assert!(matches!(
+            check_code_object(b""),
+            Err(CodeObjectCheckError::Empty)
+        ));
+        assert_eq!(
+            check_code_object(b"").unwrap_err().to_string(),
+            "the code object is empty (0 bytes)"
         );
         // An ELF header alone, claiming a section header table far beyond it.
         let mut elf = vec![0u8; 64];
@@ -202,7 +300,7 @@ mod tests {
         elf[0x28..0x30].copy_from_slice(&(1u64 << 20).to_le_bytes()); // e_shoff
         elf[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
         elf[0x3c..0x3e].copy_from_slice(&4u16.to_le_bytes()); // e_shnum
-        let e = check_code_object(&elf).unwrap_err();
+        let e = check_code_object(&elf).unwrap_err().to_string();
         assert!(e.contains("the blob's 64 bytes"), "{e}");
         // A short ELF magic only: the runtime would read 64 bytes.
         assert!(check_code_object(b"\x7fELF").is_err());
@@ -221,16 +319,23 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((offs, end), (vec![0, 8], 16));
-        let e = kernarg_layout(&[arg(Some(1 << 31), vec![0; 8], vec![])]).unwrap_err();
+        let e = kernarg_layout(&[arg(Some(1 << 31), vec![0; 8], vec![])])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("offset 2147483648 + size 8"), "{e}");
-        let e = kernarg_layout(&[arg(Some(u32::MAX), vec![0; 8], vec![])]).unwrap_err();
+        let e = kernarg_layout(&[arg(Some(u32::MAX), vec![0; 8], vec![])])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("kernel argument limit"), "{e}");
         let e = kernarg_layout(&[arg(None, vec![0; 8], vec![4])]).unwrap_err();
-        assert_eq!(e, "launch arg 0: pointer offset 4 outside its 8 bytes");
+        assert_eq!(
+            e.to_string(),
+            "launch arg 0: pointer offset 4 outside its 8 bytes"
+        );
         let mut bad = arg(None, vec![0; 8], vec![]);
         bad.size = 16;
         let e = kernarg_layout(&[bad]).unwrap_err();
-        assert_eq!(e, "launch arg 0: size 16 but 8 bytes of hex");
+        assert_eq!(e.to_string(), "launch arg 0: size 16 but 8 bytes of hex");
         // Natural packing never overflows, whatever the sizes.
         let big = arg(None, vec![0; 1 << 19], vec![]);
         assert!(kernarg_layout(&[big.clone(), big.clone(), big]).is_err());
@@ -240,21 +345,13 @@ mod tests {
     fn grids_beyond_device_limits_are_refused() {
         check_grid([1, 1, 1], [1024, 1, 1]).unwrap();
         check_grid([MAX_GRID_DIM, 65535, 65535], [1, 1, 1]).unwrap();
+        let refused = |grid, block| check_grid(grid, block).unwrap_err().to_string();
+        assert!(refused([0, 1, 1], [1, 1, 1]).contains("zero"));
         assert!(
-            check_grid([0, 1, 1], [1, 1, 1])
-                .unwrap_err()
-                .contains("zero")
-        );
-        assert!(
-            check_grid([u32::MAX, u32::MAX, 1], [1, 1, 1])
-                .unwrap_err()
+            refused([u32::MAX, u32::MAX, 1], [1, 1, 1])
                 .contains("4294967295 blocks in one dimension")
         );
-        assert!(
-            check_grid([1, 1, 1], [32, 32, 2])
-                .unwrap_err()
-                .contains("2048 threads")
-        );
+        assert!(refused([1, 1, 1], [32, 32, 2]).contains("2048 threads"));
     }
 
     #[test]

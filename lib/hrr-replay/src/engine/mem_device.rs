@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::device::{Device, DeviceError, Handle, HostBuffer, HostMemory, Launch};
 use hrr_core::event::MemKind;
 
+/// The in-process device; see the module docs.
 #[derive(Default)]
 pub struct MemDevice {
     mem: BTreeMap<u64, Vec<u8>>,
@@ -24,8 +25,9 @@ pub struct MemDevice {
     pub fail_host_buffers: bool,
     /// `(address, length)` of every host buffer handed out.
     pub host_buffers: Vec<(usize, usize)>,
-    /// For each H2D and D2H, whether its host side lay in a host buffer.
+    /// For each H2D, whether its host side lay in a host buffer.
     pub h2d_from_host_buffer: Vec<bool>,
+    /// For each D2H, whether its host side lay in a host buffer.
     pub d2h_into_host_buffer: Vec<bool>,
     /// Most bytes allocated at once; more is out of memory.
     pub max_bytes: u64,
@@ -62,7 +64,7 @@ impl std::ops::DerefMut for Buffer {
 impl HostMemory for Buffer {}
 
 fn unsupported(call: &'static str) -> DeviceError {
-    DeviceError {
+    DeviceError::Call {
         call,
         code: -1,
         message: "not used by these tests".into(),
@@ -70,6 +72,8 @@ fn unsupported(call: &'static str) -> DeviceError {
 }
 
 impl MemDevice {
+    /// An empty device with unbounded memory that refuses code; `pinned`:
+    /// whether it hands out host buffers.
     pub fn new(pinned: bool) -> MemDevice {
         MemDevice {
             next: 0x1000_0000,
@@ -136,7 +140,7 @@ impl Device for MemDevice {
     }
     fn alloc(&mut self, size: u64, _: MemKind) -> Result<u64, DeviceError> {
         if self.allocated.saturating_add(size) > self.max_bytes {
-            return Err(DeviceError {
+            return Err(DeviceError::Call {
                 call: "alloc",
                 code: 2,
                 message: "out of memory".into(),

@@ -4,6 +4,7 @@ mod address_space;
 mod blob_cache;
 mod code_cache;
 mod dev_clock;
+mod error;
 pub mod launch_check;
 #[cfg(any(test, feature = "testkit"))]
 pub mod mem_device;
@@ -14,17 +15,19 @@ mod summary;
 mod virtual_memory;
 pub mod watchdog;
 
-pub use address_space::{AddressSpace, Unmapped};
+pub use address_space::{AddressSpace, MaterialiseError, Unmapped};
 pub use code_cache::{CodeCache, CodeError};
+pub use error::{EventFailure, Operand, RegionsError, ReplayError};
 pub use hrr_core::event::arg_offsets;
 pub use options::ReplayOptions;
 pub use pinned_host::PinnedHost;
-pub use replayer::{ReplayError, Replayer};
+pub use replayer::Replayer;
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
 pub use virtual_memory::VirtualMemory;
 
 use crate::region_timeline::RegionTimeline;
 use hrr_core::archive::Archive;
+use hrr_core::error_chain::chain;
 use hrr_core::region_record::{RegionRecord, load_region_file};
 
 /// Loads the archive's region sidecars (`regions/*.ndjson`, `regions/*.hrrr`),
@@ -35,20 +38,21 @@ pub fn load_regions(
     archive: &Archive,
     strict: bool,
     warnings: &mut Vec<String>,
-) -> Result<RegionTimeline, String> {
-    let files = archive.try_region_files().map_err(|e| e.to_string())?;
+) -> Result<RegionTimeline, RegionsError> {
+    let files = archive.try_region_files()?;
     let mut streams: Vec<Vec<RegionRecord>> = Vec::new();
     for path in files {
         match load_region_file(&path) {
-            Ok(stream) => {
+            Ok(mut stream) => {
                 warnings.extend(stream.warnings.iter().map(|w| w.to_string()));
                 if strict && !stream.warnings.is_empty() {
-                    return Err(format!("{}: {}", path.display(), stream.warnings[0]));
+                    let warning = stream.warnings.swap_remove(0);
+                    return Err(RegionsError::Recovered { path, warning });
                 }
                 streams.push(stream.records);
             }
-            Err(e) if strict => return Err(e.to_string()),
-            Err(e) => warnings.push(format!("region sidecar left out: {e}")),
+            Err(e) if strict => return Err(e.into()),
+            Err(e) => warnings.push(format!("region sidecar left out: {}", chain(&e))),
         }
     }
     Ok(RegionTimeline::new(streams))

@@ -7,8 +7,11 @@ use crate::engine::watchdog::Progress;
 use hrr_core::event_reader::ReadOptions;
 
 #[derive(Debug, Clone, Default)]
+/// How a replay runs (the `hrr-play` flags that shape it).
 pub struct ReplayOptions {
+    /// How events are read.
     pub read: ReadOptions,
+    /// How D2H results are compared.
     pub tolerance: Tolerance,
     /// Load `regions/*` and materialise declared segments (`--no-regions` clears it).
     pub regions: bool,

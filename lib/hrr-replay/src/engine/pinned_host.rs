@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use crate::device::{DeviceError, HostBuffer};
 use hrr_core::blob_store::{BlobError, BlobStore};
+use hrr_core::error_chain::chain;
 use hrr_core::hex::BlobId;
 
 struct Landed {
@@ -30,6 +31,7 @@ struct Landed {
     last_use: u64,
 }
 
+/// Pinned host memory for large copies, within a byte budget; see the module docs.
 pub struct PinnedHost {
     budget: usize,
     /// The backend answered `None` once, or failed: no more asking.
@@ -133,7 +135,8 @@ impl PinnedHost {
         let got = alloc(len);
         if let Err(e) = &got {
             self.warning = Some(format!(
-                "no pinned host memory for {len} bytes ({e}); large copies now go from the blob files"
+                "no pinned host memory for {len} bytes ({}); large copies now go from the blob files",
+                chain(e)
             ));
         }
         let b = got.ok().flatten();
@@ -340,7 +343,7 @@ mod tests {
         let mut asked = 0;
         let mut failing = |_: usize| -> Result<Option<HostBuffer>, DeviceError> {
             asked += 1;
-            Err(DeviceError {
+            Err(DeviceError::Call {
                 call: "cuMemAllocHost_v2",
                 code: 2,
                 message: "out of memory".into(),

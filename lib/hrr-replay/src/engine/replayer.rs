@@ -6,10 +6,11 @@ use std::time::Instant;
 use crate::alloc_map::Alloc;
 use crate::compare::{Verdict, compare};
 use crate::device::{Device, DeviceError, Launch, LaunchArg};
-use crate::engine::address_space::{AddressSpace, Unmapped};
+use crate::engine::address_space::AddressSpace;
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
 use crate::engine::dev_clock::DevClock;
+use crate::engine::error::{EventFailure, Operand, ReplayError};
 use crate::engine::launch_check;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
@@ -17,9 +18,9 @@ use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
 use crate::engine::virtual_memory::VirtualMemory;
 use crate::engine::watchdog::FINAL_SYNC;
 use crate::handle_map::HandleMap;
-use crate::region_timeline::RegionClass;
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::ArchiveWriter;
+use hrr_core::error_chain::chain;
 use hrr_core::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 use hrr_core::hex::Addr;
 
@@ -28,17 +29,6 @@ const PREFETCH_BATCH: usize = 256;
 const PREFETCH_BATCHES: usize = 8;
 
 type EventItem = Result<Event, hrr_core::event_reader::ReadError>;
-
-/// Why replay stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
-    /// The archive itself is unreadable or inconsistent (exit 2).
-    #[error("{0}")]
-    Format(String),
-    /// An event could not be replayed (exit 1): the DESIGN.md §5 fatal line.
-    #[error("event {seq} ({api}): {what}")]
-    Fatal { seq: u64, api: String, what: String },
-}
 
 /// One replay of an archive onto a device.
 pub struct Replayer<'a> {
@@ -71,6 +61,8 @@ pub struct Replayer<'a> {
 }
 
 impl<'a> Replayer<'a> {
+    /// A replay of `archive` onto `dev` over `space`, writing D2H results
+    /// to `out` when given.
     pub fn new(
         dev: &'a mut dyn Device,
         archive: &'a Archive,
@@ -112,7 +104,7 @@ impl<'a> Replayer<'a> {
         }
         let reader = match self.archive.events(self.opts.read) {
             Ok(r) => r,
-            Err(e) => return (self.summary, Some(ReplayError::Format(e.to_string()))),
+            Err(e) => return (self.summary, Some(e.into())),
         };
         // Parsing runs one batch ahead on its own thread: on a launch-heavy
         // archive it is a third of the engine's per-event time, and it
@@ -153,15 +145,14 @@ impl<'a> Replayer<'a> {
         });
         let mut span: Option<(u64, u64)> = None;
         let mut error = None;
-        'events: for batch in rx {
-            for item in &batch {
-                let event = match item {
-                    Ok(e) => e,
-                    Err(e) => {
-                        error = Some(ReplayError::Format(e.to_string()));
-                        break 'events;
-                    }
-                };
+        'events: for mut batch in rx {
+            // The parser ends its batch at a read error and sends nothing
+            // after it: reported once the events before it are replayed.
+            let read_error = match batch.iter().position(Result::is_err) {
+                Some(i) => batch.drain(i..).next().and_then(Result::err),
+                None => None,
+            };
+            for event in batch.iter().flatten() {
                 span = Some(span.map_or((event.t, event.t), |(a, b)| {
                     (a.min(event.t), b.max(event.t))
                 }));
@@ -172,7 +163,7 @@ impl<'a> Replayer<'a> {
                 if let Err(e) = self.step(event) {
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
-                            eprintln!("hrr-play: error: {e}");
+                            eprintln!("hrr-play: error: {}", chain(&e));
                             self.summary.errors += 1;
                         }
                         e => {
@@ -186,17 +177,16 @@ impl<'a> Replayer<'a> {
                 }
             }
             let _ = recycle.send(batch);
+            if let Some(e) = read_error {
+                error = Some(e.into());
+                break;
+            }
         }
         // The receiver is gone: a parser still reading stops at its next send.
         let reader = match parser.join() {
             Ok(r) => r,
             Err(_) => {
-                return (
-                    self.summary,
-                    Some(ReplayError::Format(
-                        "the event parser thread panicked".into(),
-                    )),
-                );
+                return (self.summary, Some(ReplayError::ParserPanicked));
             }
         };
         progress(self.summary.events);
@@ -210,7 +200,7 @@ impl<'a> Replayer<'a> {
         if error.is_none()
             && let Err(e) = self.dev.device_sync()
         {
-            error = Some(ReplayError::Format(e.to_string()));
+            error = Some(ReplayError::FinalSync(e));
         }
         if let Some((first, last)) = span {
             let outside = self.space.regions.outside_span(first, last);
@@ -265,12 +255,10 @@ impl<'a> Replayer<'a> {
         let (Some(out), Some(_)) = (self.out.as_deref_mut(), dev) else {
             return Ok(());
         };
-        let format =
-            |err: hrr_core::archive_writer::WriteError| ReplayError::Format(err.to_string());
         let mut rec;
         let event = match &e.op {
             Op::Launch { code, .. } => {
-                out.adopt_blob(self.archive.blobs(), code).map_err(format)?;
+                out.adopt_blob(self.archive.blobs(), code)?;
                 e
             }
             Op::Memcpy { blob: Some(_), .. } => {
@@ -282,26 +270,26 @@ impl<'a> Replayer<'a> {
             }
             _ => e,
         };
-        out.append_timed(event, dev).map_err(format)
+        Ok(out.append_timed(event, dev)?)
     }
 
-    fn fatal(e: &Event, what: impl Into<String>) -> ReplayError {
+    fn fatal(e: &Event, what: impl Into<EventFailure>) -> ReplayError {
         ReplayError::Fatal {
             seq: e.seq,
             api: e.api.clone(),
-            what: what.into(),
+            what: Box::new(what.into()),
         }
     }
 
     fn dev_err(e: &Event, err: DeviceError) -> ReplayError {
-        Self::fatal(e, err.to_string())
+        Self::fatal(e, err)
     }
 
     /// The shared device-operand path, with the DESIGN.md §5 fatal wording.
     fn device_operand(
         &mut self,
         e: &Event,
-        role: &str,
+        role: Operand,
         addr: Addr,
         len: u64,
     ) -> Result<u64, ReplayError> {
@@ -310,17 +298,19 @@ impl<'a> Replayer<'a> {
             // The start is mapped, the end is not: say so, with the allocation.
             Err(_) if let Some(a) = self.space.allocs.find(addr.0) => Err(Self::fatal(
                 e,
-                format!(
-                    "{role} {addr} + {len} overruns the allocation at {:#x} (size {})",
-                    a.base, a.size
-                ),
+                EventFailure::Overrun {
+                    role,
+                    addr,
+                    len,
+                    base: a.base,
+                    size: a.size,
+                },
             )),
-            Err(u) => Err(Self::fatal(e, describe_unmapped(role, &u))),
+            Err(u) => Err(Self::fatal(e, EventFailure::unmapped(role, u))),
         }
     }
 
     /// A pointer in kernel argument `i` at byte `off`, through the shared path.
-    /// The role text is only built when translation fails.
     fn arg_pointer(
         &mut self,
         e: &Event,
@@ -330,7 +320,13 @@ impl<'a> Replayer<'a> {
     ) -> Result<u64, ReplayError> {
         self.space
             .translate_or_materialise(self.dev, value, 0)
-            .map_err(|u| Self::fatal(e, describe_unmapped(&format!("launch arg {i}+{off}"), &u)))
+            .map_err(|u| {
+                let role = Operand::LaunchArg {
+                    arg: i,
+                    offset: off,
+                };
+                Self::fatal(e, EventFailure::unmapped(role, u))
+            })
     }
 
     fn stream(&mut self, e: &Event, s: Option<Addr>) -> Result<Option<u64>, ReplayError> {
@@ -340,15 +336,17 @@ impl<'a> Replayer<'a> {
                 .streams
                 .get(s.0)
                 .map(Some)
-                .ok_or_else(|| Self::fatal(e, format!("stream {s} was never created"))),
+                .ok_or_else(|| Self::fatal(e, EventFailure::UnknownStream(s))),
         }
     }
 
     fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
         for err in self.space.advance_to(self.dev, e.t) {
-            self.summary
-                .warnings
-                .push(format!("event {}: freeing a deleted segment: {err}", e.seq));
+            self.summary.warnings.push(format!(
+                "event {}: freeing a deleted segment: {}",
+                e.seq,
+                chain(&err)
+            ));
         }
         if e.ret != 0 {
             // A call that failed at capture did nothing there; it does nothing here.
@@ -371,7 +369,7 @@ impl<'a> Replayer<'a> {
                 self.space
                     .allocs
                     .insert(alloc)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                    .map_err(|err| Self::fatal(e, err))?;
             }
             Op::HostRegister { ptr, size } => {
                 let live = self
@@ -388,7 +386,7 @@ impl<'a> Replayer<'a> {
                 self.space
                     .allocs
                     .insert(alloc)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                    .map_err(|err| Self::fatal(e, err))?;
             }
             Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
                 if ptr.0 == 0 {
@@ -398,7 +396,7 @@ impl<'a> Replayer<'a> {
                     .space
                     .allocs
                     .remove(ptr.0)
-                    .map_err(|err| Self::fatal(e, err.to_string()))?;
+                    .map_err(|err| Self::fatal(e, err))?;
                 self.dev
                     .free(a.live, a.mem)
                     .map_err(|err| Self::dev_err(e, err))?;
@@ -418,7 +416,7 @@ impl<'a> Replayer<'a> {
                 width,
                 stream,
             } => {
-                let live = self.device_operand(e, "memset dst", *dst, *size)?;
+                let live = self.device_operand(e, Operand::MemsetDst, *dst, *size)?;
                 let stream = self.stream(e, *stream)?;
                 // Wider patterns are rare; they are written as pattern copies,
                 // a bounded chunk at a time (a multiple of 1, 2 and 4, so the
@@ -524,7 +522,7 @@ impl<'a> Replayer<'a> {
                 let ev = self
                     .events
                     .get(event.0)
-                    .ok_or_else(|| Self::fatal(e, format!("event {event} was never created")))?;
+                    .ok_or_else(|| Self::fatal(e, EventFailure::UnknownEvent(*event)))?;
                 self.dev
                     .event_record(ev, s)
                     .map_err(|err| Self::dev_err(e, err))?;
@@ -633,8 +631,8 @@ impl<'a> Replayer<'a> {
         match dir {
             Dir::H2d => {
                 // Only the device destination is translated; `src` is a host pointer.
-                let live = self.device_operand(e, "h2d dst", dst, size)?;
-                let id = blob.ok_or_else(|| Self::fatal(e, "h2d memcpy has no source blob"))?;
+                let live = self.device_operand(e, Operand::H2dDst, dst, size)?;
+                let id = blob.ok_or_else(|| Self::fatal(e, EventFailure::NoSourceBlob))?;
                 let store = self.archive.blobs();
                 let dev = &mut *self.dev;
                 // Large blobs go through pinned memory, as the application's
@@ -642,7 +640,7 @@ impl<'a> Replayer<'a> {
                 let pinned = if size as usize > blob_cache::MAX_CACHED {
                     self.pinned
                         .blob(|n| dev.host_buffer(n), store, &id, size as usize)
-                        .map_err(|err| Self::fatal(e, err.to_string()))?
+                        .map_err(|err| Self::fatal(e, err))?
                 } else {
                     None
                 };
@@ -653,18 +651,13 @@ impl<'a> Replayer<'a> {
                         cached = self
                             .blobs
                             .get(store, &id)
-                            .map_err(|err| Self::fatal(e, err.to_string()))?;
+                            .map_err(|err| Self::fatal(e, err))?;
                         &*cached
                     }
                 };
                 if bytes.len() as u64 != size {
-                    return Err(Self::fatal(
-                        e,
-                        format!(
-                            "blob {id} holds {} bytes, memcpy size is {size}",
-                            bytes.len()
-                        ),
-                    ));
+                    let len = bytes.len() as u64;
+                    return Err(Self::fatal(e, EventFailure::BlobSize { id, len, size }));
                 }
                 let t0 = Instant::now();
                 let dev_time = self
@@ -677,7 +670,7 @@ impl<'a> Replayer<'a> {
             }
             Dir::D2h => {
                 // The host destination is never translated nor materialised.
-                let live = self.device_operand(e, "d2h src", src, size)?;
+                let live = self.device_operand(e, Operand::D2hSrc, src, size)?;
                 // The expected bytes must be as long as the read: checked
                 // before a buffer of `size` bytes is allocated for it.
                 if let Some(id) = blob
@@ -686,9 +679,7 @@ impl<'a> Replayer<'a> {
                 {
                     return Err(Self::fatal(
                         e,
-                        format!(
-                            "d2h of {size} bytes, but its expected blob {id} holds {expected} bytes"
-                        ),
+                        EventFailure::D2hLength { size, id, expected },
                     ));
                 }
                 // Large reads land in pinned memory, as the application's fast ones did.
@@ -723,8 +714,8 @@ impl<'a> Replayer<'a> {
                 result?;
             }
             Dir::D2d => {
-                let d = self.device_operand(e, "d2d dst", dst, size)?;
-                let s = self.device_operand(e, "d2d src", src, size)?;
+                let d = self.device_operand(e, Operand::D2dDst, dst, size)?;
+                let s = self.device_operand(e, Operand::D2dSrc, src, size)?;
                 let dev_time = self
                     .clock
                     .around(timed, self.dev, stream, |dev| {
@@ -747,15 +738,12 @@ impl<'a> Replayer<'a> {
         dev_time: Option<DevTime>,
     ) -> Result<(), ReplayError> {
         if let Some(out) = self.out.as_deref_mut() {
-            let id = out
-                .put_blob(actual)
-                .map_err(|err| ReplayError::Format(err.to_string()))?;
+            let id = out.put_blob(actual)?;
             let mut rec = e.clone();
             if let Op::Memcpy { blob, .. } = &mut rec.op {
                 *blob = Some(id);
             }
-            out.append_timed(&rec, dev_time)
-                .map_err(|err| ReplayError::Format(err.to_string()))?;
+            out.append_timed(&rec, dev_time)?;
         }
         let Some(id) = blob else {
             self.summary.d2h_unchecked += 1;
@@ -764,15 +752,15 @@ impl<'a> Replayer<'a> {
         let expected = self
             .blobs
             .get(self.archive.blobs(), &id)
-            .map_err(|err| Self::fatal(e, err.to_string()))?;
+            .map_err(|err| Self::fatal(e, err))?;
         if expected.len() != actual.len() {
             return Err(Self::fatal(
                 e,
-                format!(
-                    "d2h of {} bytes, but its expected blob {id} holds {} bytes",
-                    actual.len(),
-                    expected.len()
-                ),
+                EventFailure::D2hLength {
+                    size: actual.len() as u64,
+                    id,
+                    expected: expected.len() as u64,
+                },
             ));
         }
         let c = compare(&expected, actual, &self.opts.tolerance);
@@ -814,13 +802,17 @@ impl<'a> Replayer<'a> {
         let m = self
             .code
             .module(self.dev, code, |id| {
-                archive
-                    .blobs()
-                    .get(id)
-                    .map(|b| b.to_vec())
-                    .map_err(|err| err.to_string())
+                archive.blobs().get(id).map(|b| b.to_vec())
             })
-            .map_err(|err| Self::fatal(e, format!("global {name}: {err}")))?;
+            .map_err(|source| {
+                Self::fatal(
+                    e,
+                    EventFailure::Global {
+                        name: name.to_owned(),
+                        source,
+                    },
+                )
+            })?;
         let (live, live_size) = self
             .dev
             .global(m, name)
@@ -828,7 +820,11 @@ impl<'a> Replayer<'a> {
         if live_size != size {
             return Err(Self::fatal(
                 e,
-                format!("global {name} is {live_size} bytes at replay, {size} at capture"),
+                EventFailure::GlobalSize {
+                    name: name.to_owned(),
+                    live: live_size,
+                    size,
+                },
             ));
         }
         let alloc = Alloc {
@@ -841,7 +837,7 @@ impl<'a> Replayer<'a> {
         self.space
             .allocs
             .insert(alloc)
-            .map_err(|err| Self::fatal(e, err.to_string()))?;
+            .map_err(|err| Self::fatal(e, err))?;
         self.globals.insert(ptr, module);
         Ok(())
     }
@@ -865,13 +861,12 @@ impl<'a> Replayer<'a> {
         let func = self
             .code
             .function(self.dev, code, name, |id| {
-                archive
-                    .blobs()
-                    .get(id)
-                    .map(|b| b.to_vec())
-                    .map_err(|err| err.to_string())
+                archive.blobs().get(id).map(|b| b.to_vec())
             })
-            .map_err(|err| Self::fatal(e, format!("kernel {name}: {err}")))?;
+            .map_err(|source| {
+                let name = name.to_string();
+                Self::fatal(e, EventFailure::Kernel { name, source })
+            })?;
         // Assemble the kernarg buffer in place (reused across launches),
         // translating every recorded device pointer, top-level or embedded.
         // Sizes and offsets were bounded by `kernarg_layout`.
@@ -885,7 +880,7 @@ impl<'a> Replayer<'a> {
             // capture-time address. Never launched; under
             // --continue-on-error skipped and counted.
             if self.opts.continue_on_error {
-                eprintln!("hrr-play: error: {err}; launch skipped");
+                eprintln!("hrr-play: error: {}; launch skipped", chain(&err));
                 self.summary.skipped_untranslatable += 1;
                 return Ok(false);
             }
@@ -998,23 +993,6 @@ impl Replayer<'_> {
         }
         Ok(())
     }
-}
-
-fn describe_unmapped(role: &str, u: &Unmapped) -> String {
-    let mut s = format!("{role} {:#x} not mapped", u.addr);
-    match u.class {
-        RegionClass::InBlock { base, size } => {
-            s += &format!(" (in declared block {base:#x}+{size})")
-        }
-        RegionClass::InSegment { base, size } => {
-            s += &format!(" (in declared segment {base:#x}+{size})")
-        }
-        RegionClass::None => {}
-    }
-    if let Some(err) = &u.materialise_error {
-        s += &format!("; materialising its segment failed: {err}");
-    }
-    s
 }
 
 #[cfg(test)]
@@ -1195,7 +1173,7 @@ mod tests {
         dev.accept_code = true;
         // Fatal by default...
         let (_, e) = replay_with(b.clone(), &mut dev, &ReplayOptions::default(), false);
-        let e = e.unwrap().to_string();
+        let e = chain(&e.unwrap()).to_string();
         assert!(
             e.contains("launch arg 0+0 0x7e0000400000 not mapped (in declared segment"),
             "{e}"

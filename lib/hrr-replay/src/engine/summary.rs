@@ -8,21 +8,32 @@ use serde::Serialize;
 /// One D2H whose bytes differ beyond tolerance.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct D2hMismatch {
+    /// The event's `seq`.
     pub seq: u64,
+    /// Its entry point.
     pub api: String,
+    /// Bytes copied.
     pub size: u64,
+    /// Offset of the first differing byte.
     pub first_diff: Option<u64>,
+    /// Bytes that differ.
     pub bytes_differing: u64,
+    /// Largest absolute error (0 without an element type).
     pub max_abs: f64,
+    /// Largest relative error.
     pub max_rel: f64,
 }
 
 /// Per-kernel host-side timing (`--timing`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct KernelTiming {
+    /// Kernel name.
     pub name: String,
+    /// Launches timed.
     pub launches: u64,
+    /// Their total time.
     pub total_ms: f64,
+    /// The longest one.
     pub max_ms: f64,
 }
 
@@ -30,9 +41,13 @@ pub struct KernelTiming {
 /// (host wall clock around each call; copies complete before returning).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CopyTiming {
+    /// Bytes copied host to device.
     pub h2d_bytes: u64,
+    /// Time spent in those copies.
     pub h2d_ms: f64,
+    /// Bytes copied device to host.
     pub d2h_bytes: u64,
+    /// Time spent in those copies.
     pub d2h_ms: f64,
 }
 
@@ -47,9 +62,13 @@ impl CopyTiming {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+/// What one replay did: the counts `hrr-play` prints and `--json` writes.
 pub struct ReplaySummary {
+    /// Events read.
     pub events: u64,
+    /// Events replayed.
     pub replayed: u64,
+    /// Kernels launched.
     pub launches: u64,
     /// Calls that failed at capture and so were not replayed.
     pub skipped_failed: u64,
@@ -58,32 +77,46 @@ pub struct ReplaySummary {
     /// Launches not run under `--continue-on-error` because a pointer
     /// argument could not be translated (the replay then fails).
     pub skipped_untranslatable: u64,
+    /// Region sidecar records loaded.
     pub regions_records: u64,
+    /// Region sidecar files they came from.
     pub regions_streams: u64,
+    /// Declared segments backed with live memory.
     pub region_segs_materialised: u64,
+    /// Declared segments that could not be backed.
     pub region_segs_failed: u64,
     /// Argument words the capture did not mark that replay recognised as
     /// pointers (into declared regions, or recorded allocations).
     pub declared_ptrs: u64,
+    /// D2H results identical to the capture's.
     pub d2h_exact: u64,
+    /// D2H results within tolerance.
     pub d2h_tolerance: u64,
+    /// D2H results outside tolerance.
     pub d2h_fail: u64,
     /// D2H events without an expected blob (nothing to compare).
     pub d2h_unchecked: u64,
+    /// Each failing D2H.
     pub mismatches: Vec<D2hMismatch>,
     /// Events that failed under `--continue-on-error`.
     pub errors: u64,
+    /// What went wrong without stopping replay.
     pub warnings: Vec<String>,
+    /// Per-kernel timings (`--timing`).
     pub kernels: Vec<KernelTiming>,
+    /// Copy volumes and times.
     pub copies: CopyTiming,
+    /// Wall time of the replay.
     pub wall_ms: f64,
 }
 
 impl ReplaySummary {
+    /// D2H results that passed.
     pub fn d2h_pass(&self) -> u64 {
         self.d2h_exact + self.d2h_tolerance
     }
 
+    /// Whether every D2H passed and no event failed.
     pub fn passed(&self) -> bool {
         self.d2h_fail == 0 && self.errors == 0 && self.skipped_untranslatable == 0
     }

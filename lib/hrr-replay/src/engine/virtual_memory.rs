@@ -16,11 +16,55 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::alloc_map::Alloc;
-use crate::device::{Device, Handle};
+use crate::alloc_map::{Alloc, AllocMapError};
+use crate::device::{Device, DeviceError, Handle};
 use crate::engine::address_space::AddressSpace;
 use hrr_core::event::MemKind;
 
+/// Why a virtual-memory event could not be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum VmmError {
+    /// The backend refused the call.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The reservation contradicts the recorded allocations.
+    #[error(transparent)]
+    Alloc(#[from] AllocMapError),
+    /// `va_free` of a range that is not reserved.
+    #[error("va_free of {0:#x}, which is not a live reservation")]
+    NotReserved(u64),
+    /// A physical handle no `mem_create` made.
+    #[error("{op} of handle {handle:#x}, which was never created")]
+    UnknownHandle {
+        /// `mem_map` or `mem_release`.
+        op: &'static str,
+        /// The recorded handle.
+        handle: u64,
+    },
+    /// A mapping that is not inside a reservation.
+    #[error("{va:#x}+{size} is not inside a reserved range")]
+    Outside {
+        /// The recorded address.
+        va: u64,
+        /// The mapping's length.
+        size: u64,
+    },
+    /// A mapping that starts in a reservation and runs past it.
+    #[error("{va:#x}+{size} runs past its reservation {base:#x}+{len}")]
+    PastReservation {
+        /// The recorded address.
+        va: u64,
+        /// The mapping's length.
+        size: u64,
+        /// The reservation's recorded base.
+        base: u64,
+        /// Its length.
+        len: u64,
+    },
+}
+
+/// The recorded reservations, physical allocations and mappings, and their
+/// replay counterparts.
 #[derive(Debug, Default)]
 pub struct VirtualMemory {
     /// Recorded base → (replay base, size).
@@ -44,8 +88,8 @@ impl VirtualMemory {
         space: &mut AddressSpace,
         base: u64,
         size: u64,
-    ) -> Result<(), String> {
-        let live = dev.va_reserve(size).map_err(|e| e.to_string())?;
+    ) -> Result<(), VmmError> {
+        let live = dev.va_reserve(size)?;
         let alloc = Alloc {
             base,
             size,
@@ -55,7 +99,7 @@ impl VirtualMemory {
         };
         if let Err(e) = space.allocs.insert(alloc) {
             let _ = dev.va_free(live, size);
-            return Err(e.to_string());
+            return Err(e.into());
         }
         self.reservations.insert(base, (live, size));
         Ok(())
@@ -66,13 +110,13 @@ impl VirtualMemory {
         dev: &mut dyn Device,
         space: &mut AddressSpace,
         base: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), VmmError> {
         let (live, size) = self
             .reservations
             .remove(&base)
-            .ok_or_else(|| format!("va_free of {base:#x}, which is not a live reservation"))?;
-        space.allocs.remove(base).map_err(|e| e.to_string())?;
-        dev.va_free(live, size).map_err(|e| e.to_string())
+            .ok_or(VmmError::NotReserved(base))?;
+        space.allocs.remove(base)?;
+        Ok(dev.va_free(live, size)?)
     }
 
     pub fn create(
@@ -81,8 +125,8 @@ impl VirtualMemory {
         handle: u64,
         size: u64,
         mem: MemKind,
-    ) -> Result<(), String> {
-        let h = dev.mem_create(size, mem).map_err(|e| e.to_string())?;
+    ) -> Result<(), VmmError> {
+        let h = dev.mem_create(size, mem)?;
         if let Some(old) = self.handles.insert(handle, h) {
             // The capture's handle was reused without a release we saw.
             let _ = dev.mem_release(old);
@@ -90,12 +134,15 @@ impl VirtualMemory {
         Ok(())
     }
 
-    pub fn release(&mut self, dev: &mut dyn Device, handle: u64) -> Result<(), String> {
+    pub fn release(&mut self, dev: &mut dyn Device, handle: u64) -> Result<(), VmmError> {
         let h = self
             .handles
             .remove(&handle)
-            .ok_or_else(|| format!("mem_release of {handle:#x}, which was never created"))?;
-        dev.mem_release(h).map_err(|e| e.to_string())
+            .ok_or(VmmError::UnknownHandle {
+                op: "mem_release",
+                handle,
+            })?;
+        Ok(dev.mem_release(h)?)
     }
 
     /// Maps `size` bytes of recorded `handle` at recorded `va`, which must
@@ -108,14 +155,16 @@ impl VirtualMemory {
         size: u64,
         offset: u64,
         handle: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), VmmError> {
         let live = self.inside_reservation(space, va, size)?;
         let h = *self
             .handles
             .get(&handle)
-            .ok_or_else(|| format!("mem_map of handle {handle:#x}, which was never created"))?;
-        dev.mem_map(live, size, offset, h)
-            .map_err(|e| e.to_string())?;
+            .ok_or(VmmError::UnknownHandle {
+                op: "mem_map",
+                handle,
+            })?;
+        dev.mem_map(live, size, offset, h)?;
         self.mappings.insert(va, (live, size));
         Ok(())
     }
@@ -126,26 +175,32 @@ impl VirtualMemory {
         space: &AddressSpace,
         va: u64,
         size: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), VmmError> {
         let live = self.inside_reservation(space, va, size)?;
-        dev.mem_unmap(live, size).map_err(|e| e.to_string())?;
+        dev.mem_unmap(live, size)?;
         self.mappings.remove(&va);
         Ok(())
     }
 
     /// The replay address of `[va, va + size)`, which must lie inside one
     /// reservation.
-    fn inside_reservation(&self, space: &AddressSpace, va: u64, size: u64) -> Result<u64, String> {
+    fn inside_reservation(
+        &self,
+        space: &AddressSpace,
+        va: u64,
+        size: u64,
+    ) -> Result<u64, VmmError> {
         match space.allocs.find(va) {
-            Some(a) if self.reservations.contains_key(&a.base) => {
-                space.allocs.translate_range(va, size).ok_or_else(|| {
-                    format!(
-                        "{va:#x}+{size} runs past its reservation {:#x}+{}",
-                        a.base, a.size
-                    )
-                })
-            }
-            _ => Err(format!("{va:#x}+{size} is not inside a reserved range")),
+            Some(a) if self.reservations.contains_key(&a.base) => space
+                .allocs
+                .translate_range(va, size)
+                .ok_or(VmmError::PastReservation {
+                    va,
+                    size,
+                    base: a.base,
+                    len: a.size,
+                }),
+            _ => Err(VmmError::Outside { va, size }),
         }
     }
 

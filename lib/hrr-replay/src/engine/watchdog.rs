@@ -32,6 +32,7 @@ pub struct Progress {
 pub const FINAL_SYNC: u64 = u64::MAX;
 
 impl Progress {
+    /// A fresh progress record, shared by the replayer and the watchdog.
     pub fn new() -> Arc<Progress> {
         Arc::new(Progress::default())
     }

@@ -5,8 +5,11 @@
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]
+/// A live range: its size and what the owner keeps with it.
 pub struct Entry<V> {
+    /// Bytes.
     pub size: usize,
+    /// The owner's data.
     pub value: V,
 }
 
@@ -27,18 +30,24 @@ impl<V> Default for AddressMap<V> {
 /// A found range: its base, size and value.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Found<'a, V> {
+    /// Start of the range.
     pub base: usize,
+    /// Its size.
     pub size: usize,
+    /// The owner's data.
     pub value: &'a V,
 }
 
 impl<V> AddressMap<V> {
+    /// An empty map.
     pub fn new() -> Self {
         Self::default()
     }
+    /// Ranges held.
     pub fn len(&self) -> usize {
         self.map.len()
     }
+    /// Whether none is held.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
@@ -82,14 +91,17 @@ impl<V> AddressMap<V> {
         (end <= f.base + f.size).then_some(f)
     }
 
+    /// The range starting at `base`.
     pub fn get_mut(&mut self, base: usize) -> Option<&mut Entry<V>> {
         self.map.get_mut(&base)
     }
 
+    /// Every range, by base.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Entry<V>)> {
         self.map.iter().map(|(&b, e)| (b, e))
     }
 
+    /// Takes every range out.
     pub fn drain(&mut self) -> Vec<(usize, Entry<V>)> {
         std::mem::take(&mut self.map).into_iter().collect()
     }

@@ -18,10 +18,12 @@ pub fn record(e: HipError) -> HipError {
     e
 }
 
+/// The thread's last error (`hipGetLastError`), reset to success.
 pub fn take_last() -> HipError {
     LAST_ERROR.with(|c| c.replace(err::SUCCESS))
 }
 
+/// The thread's last error, kept (`hipPeekAtLastError`).
 pub fn peek_last() -> HipError {
     LAST_ERROR.with(Cell::get)
 }
@@ -52,9 +54,11 @@ pub fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
 
 macro_rules! table {
     ($($code:expr => $name:literal, $text:literal;)*) => {
+        /// The code's name, `hipErrorInvalidValue` style.
         pub fn error_name(e: HipError) -> &'static CStr {
             match e { $($code => $name,)* _ => c"hipErrorUnknown" }
         }
+        /// The code's description.
         pub fn error_string(e: HipError) -> &'static CStr {
             match e { $($code => $text,)* _ => c"unknown error" }
         }

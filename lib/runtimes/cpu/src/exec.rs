@@ -19,14 +19,18 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 // Inline on purpose: a launch with a typical argument segment allocates nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum KernArgs {
+    /// Up to 256 bytes in place, with the length used.
     Inline(InlineArgs, usize),
+    /// Longer segments on the heap, with the length used.
     Heap(Vec<u128>, usize),
 }
 
 #[repr(C, align(16))]
+/// 256 bytes, 16-byte aligned.
 pub struct InlineArgs([u8; 256]);
 
 impl KernArgs {
+    /// `len` zero bytes.
     pub fn zeroed(len: usize) -> KernArgs {
         if len <= 256 {
             KernArgs::Inline(InlineArgs([0; 256]), len)
@@ -34,14 +38,17 @@ impl KernArgs {
             KernArgs::Heap(vec![0u128; len.div_ceil(16)], len)
         }
     }
+    /// Bytes used.
     pub fn len(&self) -> usize {
         match self {
             KernArgs::Inline(_, l) | KernArgs::Heap(_, l) => *l,
         }
     }
+    /// Whether no byte is used.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The bytes, to fill in.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
             KernArgs::Inline(b, l) => &mut b.0[..*l],
@@ -52,6 +59,7 @@ impl KernArgs {
             }
         }
     }
+    /// The buffer's address, for the kernel call.
     pub fn as_ptr(&self) -> *const c_void {
         match self {
             KernArgs::Inline(b, _) => b.0.as_ptr().cast(),
@@ -200,6 +208,7 @@ impl Default for Pool {
 }
 
 impl Pool {
+    /// A pool with one thread per CPU (`HRR_CPU_THREADS` overrides).
     pub fn new() -> Pool {
         Pool {
             shared: Arc::new(Shared {

@@ -49,7 +49,9 @@ unsafe extern "C" {
 /// A fault a kernel block raised: the signal and the faulting address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
+    /// The signal number (`SIGSEGV`, `SIGBUS`, `SIGFPE`, `SIGILL`).
     pub signal: i32,
+    /// The faulting address the kernel touched (`si_addr`).
     pub addr: usize,
 }
 
@@ -63,6 +65,7 @@ impl Fault {
         }
     }
 
+    /// The signal's name, for messages.
     pub fn signal_name(&self) -> &'static str {
         match self.signal {
             libc::SIGSEGV => "SIGSEGV",

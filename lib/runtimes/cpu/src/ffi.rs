@@ -6,6 +6,8 @@
 //! Layouts were checked against Debian's headers with a C program (sizes are
 //! also asserted at compile time, here and in `hip-api`).
 #![forbid(unsafe_code)]
+// Each item is a C header's, under its C name, and documented there.
+#![allow(missing_docs)]
 
 use std::ffi::{c_int, c_void};
 

@@ -147,12 +147,15 @@ pub unsafe extern "C" fn hsa_agent_get_info(
             CPU_AGENT => false,
             _ => return Err(hsa_status::ERROR_INVALID_AGENT),
         };
-        // SAFETY (all arms): `value` points at storage of the attribute's type (HSA contract).
+        // `value` points at storage of the attribute's type (HSA contract).
         match attribute {
+            // SAFETY: `value` holds 64 chars (HSA contract for NAME).
             hsa_agent_info::NAME => unsafe {
                 put(value, name64(if gpu { "hrr-cpu" } else { "hrr-host" }))
             },
+            // SAFETY: `value` holds 64 chars (HSA contract for VENDOR_NAME).
             hsa_agent_info::VENDOR_NAME => unsafe { put(value, name64("hrr")) },
+            // SAFETY: `value` holds an hsa_device_type_t (HSA contract for DEVICE).
             hsa_agent_info::DEVICE => unsafe {
                 put(
                     value,
@@ -163,6 +166,7 @@ pub unsafe extern "C" fn hsa_agent_get_info(
                     },
                 )
             },
+            // SAFETY: `value` holds a u32 (HSA contract for NODE).
             hsa_agent_info::NODE => unsafe { put(value, u32::from(gpu)) },
             _ => Err(hsa_status::ERROR_INVALID_ARGUMENT),
         }
@@ -211,15 +215,21 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
         } else {
             ffi::HSA_POOL_FLAG_FINE_GRAINED | ffi::HSA_POOL_FLAG_KERNARG_INIT
         };
-        // SAFETY (all arms): `value` points at storage of the attribute's type (HSA contract).
+        // `value` points at storage of the attribute's type (HSA contract).
         match attribute {
+            // SAFETY: `value` holds a segment enum (u32).
             hsa_pool_info::SEGMENT => unsafe { put(value, ffi::HSA_AMD_SEGMENT_GLOBAL) },
+            // SAFETY: `value` holds the u32 flags.
             hsa_pool_info::GLOBAL_FLAGS => unsafe { put(value, flags) },
+            // SAFETY: `value` holds a size_t.
             hsa_pool_info::SIZE | hsa_pool_info::ALLOC_MAX_SIZE => unsafe { put(value, size) },
+            // SAFETY: `value` holds a bool.
             hsa_pool_info::RUNTIME_ALLOC_ALLOWED => unsafe { put(value, true) },
+            // SAFETY: `value` holds a size_t.
             hsa_pool_info::RUNTIME_ALLOC_GRANULE | hsa_pool_info::RUNTIME_ALLOC_ALIGNMENT => unsafe {
                 put(value, crate::memory::HSA_ALIGN as usize)
             },
+            // SAFETY: `value` holds a bool.
             hsa_pool_info::ACCESSIBLE_BY_ALL => unsafe { put(value, !gpu) },
             _ => Err(hsa_status::ERROR_INVALID_ARGUMENT),
         }

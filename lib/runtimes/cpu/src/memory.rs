@@ -27,6 +27,7 @@ pub const HSA_ALIGN: u64 = 4096;
 pub const DEFAULT_RESERVATION: usize = 64 << 30;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What made a device allocation.
 pub enum DevKind {
     /// hipMalloc.
     Device,
@@ -37,6 +38,7 @@ pub enum DevKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What made a host allocation.
 pub enum HostKind {
     /// hipHostMalloc / hipMallocHost (mmap'd by us).
     Pinned,
@@ -47,14 +49,20 @@ pub enum HostKind {
 }
 
 #[derive(Debug, Clone, Copy)]
+/// A device allocation's bookkeeping.
 pub struct DevAlloc {
+    /// What made it.
     pub kind: DevKind,
+    /// The flags it was made with.
     pub flags: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
+/// A host allocation's bookkeeping.
 pub struct HostAlloc {
+    /// What made it.
     pub kind: HostKind,
+    /// The flags it was made with.
     pub flags: u32,
     /// Length of our own mapping (0 for registered memory).
     pub mapped: usize,
@@ -63,23 +71,35 @@ pub struct HostAlloc {
 /// What an address is, as far as this runtime knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
+    /// In a live device allocation.
     Device {
+        /// The allocation's base.
         base: usize,
+        /// Its size.
         size: usize,
+        /// What made it.
         kind: DevKind,
+        /// Its flags.
         flags: u32,
     },
+    /// In a live host allocation.
     Host {
+        /// The allocation's base.
         base: usize,
+        /// Its size.
         size: usize,
+        /// What made it.
         kind: HostKind,
+        /// Its flags.
         flags: u32,
     },
     /// Inside the device reservation but in no live allocation.
     Stale,
+    /// Memory this runtime did not hand out.
     Unknown,
 }
 
+/// The device reservation, its allocator, and every live allocation.
 pub struct Memory {
     base: usize,
     len: usize,
@@ -154,12 +174,15 @@ impl Memory {
         }
     }
 
+    /// Bytes of the device reservation.
     pub fn capacity(&self) -> usize {
         self.len
     }
+    /// Bytes not allocated.
     pub fn free_bytes(&self) -> usize {
         self.alloc.free_bytes() as usize
     }
+    /// The reservation's base and length.
     pub fn reservation(&self) -> (usize, usize) {
         (self.base, self.len)
     }
@@ -320,6 +343,7 @@ impl Memory {
             .map_err(|_| err::HOST_MEMORY_ALREADY_REGISTERED)
     }
 
+    /// `hipHostUnregister`: forgets registered memory.
     pub fn unregister_host(&mut self, ptr: usize) -> Result<(), HipError> {
         match self.host.find(ptr) {
             Some(f) if f.base == ptr && f.value.kind == HostKind::Registered => {
@@ -400,6 +424,7 @@ impl Memory {
         }
     }
 
+    /// Live device allocations.
     pub fn live_device_allocations(&self) -> usize {
         self.dev.len()
     }

@@ -34,15 +34,19 @@ pub const MAX_KERNARG_SIZE: usize = 1 << 20;
 
 /// A kernel ready to launch.
 pub struct Function {
+    /// The kernel's metadata.
     pub meta: KernelMeta,
     /// Bytes of the kernarg segment a launch passes: the metadata's segment
     /// size, at least the end of the last host argument.
     pub kernarg_size: usize,
+    /// The kernel's entry point in the loaded library.
     pub entry: CpuKernelFn,
     _lib: Arc<LoadedLib>,
 }
 
+/// A loaded CPU code object.
 pub struct Module {
+    /// Its kernels, by name.
     pub functions: HashMap<String, Arc<Function>>,
     _lib: Arc<LoadedLib>,
 }
@@ -272,14 +276,10 @@ mod tests {
         let mut junk = [0u8; 64];
         junk[..4].copy_from_slice(b"junk");
         // SAFETY: 64 readable bytes.
-        assert_eq!(
-            unsafe { image_from_ptr(junk.as_ptr()) }.err(),
-            Some(err::INVALID_IMAGE)
-        );
+        let got = unsafe { image_from_ptr(junk.as_ptr()) };
+        assert_eq!(got.err(), Some(err::INVALID_IMAGE));
         // SAFETY: null is rejected before any read.
-        assert_eq!(
-            unsafe { image_from_ptr(std::ptr::null()) }.err(),
-            Some(err::INVALID_VALUE)
-        );
+        let got = unsafe { image_from_ptr(std::ptr::null()) };
+        assert_eq!(got.err(), Some(err::INVALID_VALUE));
     }
 }

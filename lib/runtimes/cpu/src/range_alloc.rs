@@ -14,6 +14,7 @@ pub enum FreeError {
 }
 
 #[derive(Debug, Clone)]
+/// First-fit allocator of aligned ranges in `[0, capacity)`.
 pub struct RangeAllocator {
     capacity: u64,
     align: u64,
@@ -38,12 +39,15 @@ impl RangeAllocator {
         }
     }
 
+    /// Bytes managed.
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
+    /// Bytes not allocated.
     pub fn free_bytes(&self) -> u64 {
         self.free_bytes
     }
+    /// The alignment of every range.
     pub fn align(&self) -> u64 {
         self.align
     }

@@ -14,12 +14,15 @@ use crate::stream::{Event, LaunchOp, Op, Stream};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
+/// Locks `m`, taking the data of a poisoned lock as it is (a panicking
+/// kernel must not wedge the runtime).
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Most threads a block may have, and most dynamic shared memory per block.
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+/// Most dynamic shared memory per block, in bytes.
 pub const MAX_SHARED_PER_BLOCK: usize = 64 * 1024;
 
 /// Largest grid dimension (what `hipDeviceProp_t::maxGridSize` advertises).
@@ -40,6 +43,7 @@ pub enum Target {
     Legacy,
     /// `hipStreamPerThread`.
     PerThread,
+    /// A stream created by `hipStreamCreate`.
     Stream(Arc<Stream>),
 }
 
@@ -58,8 +62,11 @@ pub struct HostFn {
     func: OnceLock<Result<Arc<Function>, HipError>>,
 }
 
+/// The process's runtime: memory, streams, events, code objects.
 pub struct Runtime {
+    /// Device and host memory.
     pub mem: Mutex<Memory>,
+    /// Threads that run kernel blocks.
     pub pool: Arc<Pool>,
     streams: Mutex<HashMap<usize, Arc<Stream>>>,
     events: Mutex<HashMap<usize, Arc<Event>>>,
@@ -67,6 +74,7 @@ pub struct Runtime {
     functions: Mutex<HashMap<usize, Arc<Function>>>,
     fatbins: Mutex<HashMap<usize, Arc<FatBin>>>,
     host_fns: RwLock<HashMap<usize, Arc<HostFn>>>,
+    /// `hsa_init` calls not yet shut down.
     pub hsa_refs: Mutex<u32>,
 }
 
@@ -99,12 +107,14 @@ impl Runtime {
         })
     }
 
+    /// The memory, locked.
     pub fn mem(&self) -> MutexGuard<'_, Memory> {
         lock(&self.mem)
     }
 
     // ------------------------------------------------------------ streams
 
+    /// Where work on stream handle `handle` runs.
     pub fn target(&self, handle: usize) -> Result<Target, HipError> {
         match handle {
             0 => Ok(Target::Legacy),
@@ -135,6 +145,8 @@ impl Runtime {
         first
     }
 
+    /// Runs `op` on `target`: at once on the null streams (the legacy one
+    /// waits for blocking streams first), else queued.
     pub fn submit(&self, target: &Target, op: Op) -> Result<(), HipError> {
         match target {
             Target::Legacy => {
@@ -150,6 +162,7 @@ impl Runtime {
         }
     }
 
+    /// `hipStreamCreateWithFlags`.
     pub fn create_stream(&self, flags: u32) -> Result<usize, HipError> {
         let s = Stream::new(flags, self.pool.clone())?;
         let h = Arc::as_ptr(&s) as usize;
@@ -157,12 +170,14 @@ impl Runtime {
         Ok(h)
     }
 
+    /// `hipStreamDestroy`.
     pub fn destroy_stream(&self, h: usize) -> Result<(), HipError> {
         let s = lock(&self.streams).remove(&h).ok_or(err::INVALID_HANDLE)?;
         s.shutdown();
         Ok(())
     }
 
+    /// `hipStreamSynchronize`.
     pub fn stream_synchronize(&self, h: usize) -> Result<(), HipError> {
         let e = match self.target(h)? {
             Target::Legacy => self.sync_streams(true),
@@ -172,6 +187,7 @@ impl Runtime {
         if e == err::SUCCESS { Ok(()) } else { Err(e) }
     }
 
+    /// `hipStreamQuery`.
     pub fn stream_query(&self, h: usize) -> Result<(), HipError> {
         let idle = match self.target(h)? {
             Target::Legacy => lock(&self.streams)
@@ -184,6 +200,7 @@ impl Runtime {
         if idle { Ok(()) } else { Err(err::NOT_READY) }
     }
 
+    /// `hipDeviceSynchronize`.
     pub fn device_synchronize(&self) -> Result<(), HipError> {
         let e = self.sync_streams(false);
         if e == err::SUCCESS { Ok(()) } else { Err(e) }
@@ -191,6 +208,7 @@ impl Runtime {
 
     // ------------------------------------------------------------- events
 
+    /// `hipEventCreateWithFlags`.
     pub fn create_event(&self, flags: u32) -> usize {
         let e = Arc::new(Event::new(flags));
         let h = Arc::as_ptr(&e) as usize;
@@ -198,6 +216,7 @@ impl Runtime {
         h
     }
 
+    /// The event of a handle.
     pub fn event(&self, h: usize) -> Result<Arc<Event>, HipError> {
         lock(&self.events)
             .get(&h)
@@ -205,6 +224,7 @@ impl Runtime {
             .ok_or(err::INVALID_HANDLE)
     }
 
+    /// `hipEventDestroy`.
     pub fn destroy_event(&self, h: usize) -> Result<(), HipError> {
         lock(&self.events)
             .remove(&h)
@@ -212,6 +232,7 @@ impl Runtime {
             .ok_or(err::INVALID_HANDLE)
     }
 
+    /// `hipEventRecord`.
     pub fn record_event(&self, ev: usize, stream: usize) -> Result<(), HipError> {
         let event = self.event(ev)?;
         let target = self.target(stream)?;
@@ -219,6 +240,7 @@ impl Runtime {
         self.submit(&target, Op::record(event, generation))
     }
 
+    /// `hipStreamWaitEvent`.
     pub fn stream_wait_event(&self, stream: usize, ev: usize) -> Result<(), HipError> {
         let event = self.event(ev)?;
         let target = self.target(stream)?;
@@ -238,6 +260,7 @@ impl Runtime {
         }
     }
 
+    /// `hipEventElapsedTime`.
     pub fn elapsed_ms(&self, start: usize, stop: usize) -> Result<f32, HipError> {
         let (a, b) = (self.event(start)?, self.event(stop)?);
         if (a.flags | b.flags) & ffi::EVENT_DISABLE_TIMING != 0 {
@@ -321,10 +344,12 @@ impl Runtime {
         h
     }
 
+    /// `hipModuleLoadData`.
     pub fn load_module(&self, image: &[u8]) -> Result<usize, HipError> {
         Ok(self.add_module(module::load_image(image)?))
     }
 
+    /// `hipModuleUnload`.
     pub fn unload_module(&self, h: usize) -> Result<(), HipError> {
         let m = lock(&self.modules).remove(&h).ok_or(err::INVALID_HANDLE)?;
         let _ = self.device_synchronize();
@@ -335,6 +360,7 @@ impl Runtime {
         Ok(())
     }
 
+    /// `hipModuleGetFunction`.
     pub fn get_function(&self, module: usize, name: &str) -> Result<usize, HipError> {
         let m = lock(&self.modules)
             .get(&module)
@@ -344,6 +370,7 @@ impl Runtime {
         Ok(Arc::as_ptr(f) as usize)
     }
 
+    /// The function of a handle.
     pub fn function(&self, h: usize) -> Result<Arc<Function>, HipError> {
         lock(&self.functions)
             .get(&h)
@@ -396,6 +423,7 @@ impl Runtime {
 
     // ----------------------------------------------------- fat binaries
 
+    /// `__hipRegisterFatBinary`: the handle of a HIPF wrapper, loaded at first launch.
     pub fn register_fatbin(&self, wrapper: usize) -> usize {
         let fb = Arc::new(FatBin {
             wrapper,
@@ -406,6 +434,7 @@ impl Runtime {
         h
     }
 
+    /// `__hipUnregisterFatBinary`.
     pub fn unregister_fatbin(&self, h: usize) -> Result<(), HipError> {
         let fb = lock(&self.fatbins).remove(&h).ok_or(err::INVALID_HANDLE)?;
         let _ = self.device_synchronize();
@@ -416,6 +445,7 @@ impl Runtime {
         Ok(())
     }
 
+    /// `__hipRegisterFunction`: a host stub of a registered fat binary.
     pub fn register_function(
         &self,
         fatbin: usize,
@@ -464,6 +494,7 @@ impl Runtime {
 
     // ---------------------------------------------------------------- reset
 
+    /// `hipDeviceReset`: waits, then drops streams, events and code.
     pub fn reset(&self) -> Result<(), HipError> {
         let _ = self.device_synchronize();
         let streams: Vec<Arc<Stream>> = lock(&self.streams).drain().map(|(_, s)| s).collect();

@@ -15,10 +15,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A kernel launch, fully resolved.
 pub struct LaunchOp {
+    /// The kernel.
     pub func: Arc<Function>,
+    /// Grid dimensions, in blocks.
     pub grid: Dim3,
+    /// Block dimensions, in threads.
     pub block: Dim3,
+    /// Dynamic shared memory, in bytes.
     pub shmem: usize,
+    /// The argument segment.
     pub args: KernArgs,
 }
 
@@ -83,10 +88,12 @@ impl Op {
         Op(Kind::Launch(l))
     }
 
+    /// Marks `event`'s record `generation` done when reached.
     pub fn record(event: Arc<Event>, generation: u64) -> Op {
         Op(Kind::Record { event, generation })
     }
 
+    /// Waits for `event`'s record `generation`.
     pub fn wait(event: Arc<Event>, generation: u64) -> Op {
         Op(Kind::Wait { event, generation })
     }
@@ -106,13 +113,15 @@ impl Op {
         match &self.0 {
             // SAFETY: validity of both ranges is the contract of Op::copy.
             Kind::Copy { dst, src, len } => unsafe { raw_copy(*dst, *src, *len) },
-            // SAFETY: validity of the range is the contract of Op::fill.
             Kind::Fill {
                 dst,
                 value,
                 count,
                 width,
-            } => unsafe { raw_fill(*dst, *value, *count, *width) },
+            } => {
+                // SAFETY: validity of the range is the contract of Op::fill.
+                unsafe { raw_fill(*dst, *value, *count, *width) }
+            }
             Kind::Launch(l) => {
                 // SAFETY: `l.func` keeps the code object loaded; `l.args` is the
                 // kernel's argument segment (contract of Op::launch) and lives until
@@ -144,7 +153,9 @@ struct Queue {
     error: HipError,
 }
 
+/// An in-order queue with its own worker thread.
 pub struct Stream {
+    /// The flags it was created with.
     pub flags: u32,
     q: Mutex<Queue>,
     work: Condvar,
@@ -153,6 +164,7 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// A stream with its worker started.
     pub fn new(flags: u32, pool: Arc<Pool>) -> Result<Arc<Stream>, HipError> {
         let s = Arc::new(Stream {
             flags,
@@ -176,6 +188,7 @@ impl Stream {
         Ok(s)
     }
 
+    /// Whether the legacy null stream waits for it.
     pub fn blocking(&self) -> bool {
         self.flags & crate::ffi::STREAM_NON_BLOCKING == 0
     }
@@ -219,6 +232,7 @@ impl Stream {
         }
     }
 
+    /// Queues `op`.
     pub fn enqueue(&self, op: Op) {
         let mut q = lock(&self.q);
         q.ops.push_back(op);
@@ -237,6 +251,7 @@ impl Stream {
         std::mem::take(&mut q.error)
     }
 
+    /// Whether everything queued has run.
     pub fn idle(&self) -> bool {
         let q = lock(&self.q);
         q.completed == q.submitted
@@ -259,13 +274,16 @@ struct EventState {
     time: Option<Instant>,
 }
 
+/// A `hipEvent_t`: records are numbered, waiters wait for a number.
 pub struct Event {
+    /// The flags it was created with.
     pub flags: u32,
     st: Mutex<EventState>,
     cv: Condvar,
 }
 
 impl Event {
+    /// An event never recorded.
     pub fn new(flags: u32) -> Event {
         Event {
             flags,
@@ -290,6 +308,7 @@ impl Event {
         lock(&self.st).requested
     }
 
+    /// Marks record `generation` done.
     pub fn complete(&self, generation: u64) {
         let mut s = lock(&self.st);
         if generation > s.done {
@@ -300,6 +319,7 @@ impl Event {
         self.cv.notify_all();
     }
 
+    /// Waits until record `generation` is done.
     pub fn wait_for(&self, generation: u64) {
         let mut s = lock(&self.st);
         while s.done < generation {
@@ -307,11 +327,13 @@ impl Event {
         }
     }
 
+    /// Waits for the latest record.
     pub fn synchronize(&self) {
         let g = self.latest();
         self.wait_for(g);
     }
 
+    /// Whether every record issued is done.
     pub fn is_complete(&self) -> bool {
         let s = lock(&self.st);
         s.done >= s.requested

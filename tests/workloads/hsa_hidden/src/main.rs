@@ -107,6 +107,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// `e` and its causes on one line (an hsa-sys load error keeps the dynamic
+/// loader's message as its source).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s += &format!(": {c}");
+        cause = c.source();
+    }
+    s
+}
+
 /// Resolves `name` in the global scope (where a preloaded interposer comes
 /// before the runtime), as the function-pointer type `T`.
 ///
@@ -126,7 +138,7 @@ fn load_hip(path: &OsString) -> Result<Hip, String> {
     let runtime = unsafe { Library::open(Some(path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }
         .map_err(|e| format!("cannot load HIP runtime {path:?}: {e}"))?;
     let global = Library::this();
-    // SAFETY (every call): the types are the header signatures of these names.
+    // SAFETY: every call's type is the header signature of its name.
     unsafe {
         Ok(Hip {
             init: global_fn(&global, &runtime, "hipInit")?,
@@ -177,16 +189,18 @@ fn hsa_library(args: &Args, hip: &Hip) -> OsString {
 
 fn run(args: &Args) -> Result<(), String> {
     let hip = load_hip(&args.runtime)?;
-    // SAFETY (HIP calls below): arguments follow the HIP API contract: valid
-    // out-pointers, host buffers of SEG_SIZE bytes, device pointers from the runtime.
+    // The HIP calls below follow the HIP API contract: valid out-pointers,
+    // host buffers of SEG_SIZE bytes, device pointers from the runtime.
+    // SAFETY: no pointers.
     hip.check("hipInit", unsafe { (hip.init)(0) })?;
+    // SAFETY: no pointers; device 0 exists once hipInit succeeded.
     hip.check("hipSetDevice", unsafe { (hip.set_device)(0) })?;
 
     let hsa_path = hsa_library(args, &hip);
-    let hsa = hsa_sys::Hsa::load_global(&hsa_path).map_err(|e| e.to_string())?;
-    let pool = hsa.gpu_coarse_pool().map_err(|e| e.to_string())?;
-    let seg = hsa.allocate(&pool, SEG_SIZE).map_err(|e| e.to_string())?;
-    hsa.allow_access_all(&seg).map_err(|e| e.to_string())?;
+    let hsa = hsa_sys::Hsa::load_global(&hsa_path).map_err(|e| chain(&e))?;
+    let pool = hsa.gpu_coarse_pool().map_err(|e| chain(&e))?;
+    let seg = hsa.allocate(&pool, SEG_SIZE).map_err(|e| chain(&e))?;
+    hsa.allow_access_all(&seg).map_err(|e| chain(&e))?;
 
     let mut out = std::io::stdout().lock();
     writeln!(out, "HRR_SEGMENT base={:#x} size={}", seg.addr(), seg.len())
@@ -202,8 +216,10 @@ fn run(args: &Args) -> Result<(), String> {
     let mut back = vec![0u8; SEG_SIZE];
 
     let mut dbuf: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `dbuf` is a valid out-pointer.
     hip.check("hipMalloc", unsafe { (hip.malloc)(&mut dbuf, SEG_SIZE) })?;
     // First touch of the hidden segment: an H2D destination.
+    // SAFETY: the segment and `host` both hold SEG_SIZE bytes.
     hip.check("hipMemcpy H2D", unsafe {
         (hip.memcpy)(
             seg.as_ptr(),
@@ -213,9 +229,11 @@ fn run(args: &Args) -> Result<(), String> {
         )
     })?;
     // The segment as a D2D source.
+    // SAFETY: `dbuf` and the segment both hold SEG_SIZE bytes.
     hip.check("hipMemcpy D2D", unsafe {
         (hip.memcpy)(dbuf, seg.as_ptr(), SEG_SIZE, HIP_MEMCPY_DEVICE_TO_DEVICE)
     })?;
+    // SAFETY: `back` and `dbuf` both hold SEG_SIZE bytes.
     hip.check("hipMemcpy D2H", unsafe {
         (hip.memcpy)(
             back.as_mut_ptr().cast(),
@@ -239,8 +257,9 @@ fn run(args: &Args) -> Result<(), String> {
     }
     println!("hsa_hidden: H2D -> segment -> D2D -> D2H ok (first {first:#x}, last {last:#x})");
 
+    // SAFETY: `dbuf` came from hipMalloc and is freed once.
     hip.check("hipFree", unsafe { (hip.free)(dbuf) })?;
-    seg.free().map_err(|e| e.to_string())?;
+    seg.free().map_err(|e| chain(&e))?;
     drop(hsa);
     println!("hsa_hidden: OK");
     Ok(())

@@ -20,8 +20,9 @@ use std::sync::OnceLock;
 
 use serde::de::{self, Deserialize, Visitor};
 
-use crate::event::{Dir, KernelArg, LaunchAttr, MemKind, Wire};
+use crate::event::{Dir, KernelArg, LaunchAttr, MemKind};
 use crate::hex::{Addr, BlobId, HexBytes, decode_hex};
+use crate::wire::Wire;
 
 /// Keys of [`Wire`] the scanner fills in.
 const WIRE_KEYS: &[&str] = &[
@@ -547,7 +548,7 @@ mod tests {
     fn knows_every_wire_field() {
         assert!(
             enabled(),
-            "Wire or KernelArg gained a field: teach wire_scanner.rs about it"
+            "Wire or KernelArg gained a field: teach wire/scan.rs about it"
         );
         assert_eq!(struct_fields::<Wire<'_>>().unwrap().len(), WIRE_KEYS.len());
     }

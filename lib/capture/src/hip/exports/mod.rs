@@ -1,5 +1,5 @@
 //! The exported C entry points: HIP functions with the exact signatures of
-//! Debian's `hip_runtime_api.h` (HIP 5.2), plus `_exit`/`_Exit`.
+//! Debian's `hip_runtime_api.h` (HIP 5.2); the exit paths are in `interpose::process_exit`.
 //!
 //! Every wrapper has the same shape ([`intercept`]): resolve the next
 //! definition once (`real!`), forward the application's arguments unchanged,

@@ -227,7 +227,7 @@ pub use table::{TABLE, TABLE_VS_HIP_RUNTIME_SYS};
 /// `[assert_same_abi!(r::NAME, o::NAME; params), …]` for a list of names, with
 /// `r` and `o` module aliases in scope at the call site and the modules' real
 /// paths given for the reports.
-#[cfg(feature = "cpu")]
+#[cfg(any(feature = "cpu", feature = "intercept"))]
 macro_rules! checks {
     ($rl:literal, $ol:literal; $($name:ident($($p:ident),* $(,)?)),* $(,)?) => {
         &[$($crate::__same_abi!(

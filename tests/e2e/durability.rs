@@ -51,12 +51,19 @@ fn sigkill_midway_then_repair_replays_up_to_last_complete_event() {
         }
     }
     let pid = pid.expect("the app printed its pid");
-    // Events are flushed periodically: wait until some are on disk.
+    // Events are flushed periodically, a little behind the app's output:
+    // wait until the completed iterations' D2H events are on disk (a busy
+    // machine can delay the writer past the app's next lines).
     let events = p.cap().join("events.ndjson");
-    while std::fs::metadata(&events).map(|m| m.len()).unwrap_or(0) < 4096 {
+    let d2h_on_disk = || {
+        std::fs::read_to_string(&events)
+            .map(|t| t.lines().filter(|l| l.contains(r#""dir":"d2h""#)).count())
+            .unwrap_or(0)
+    };
+    while d2h_on_disk() < LINES_BEFORE_KILL {
         assert!(
             Instant::now() < deadline,
-            "hrr-cap flushed no events in time"
+            "hrr-cap flushed the completed iterations' events too late"
         );
         std::thread::sleep(Duration::from_millis(20));
     }

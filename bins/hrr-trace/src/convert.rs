@@ -46,10 +46,29 @@ use crate::tracks::{APP_PID, DEVICE_PID, Tracks};
 pub const NOMINAL_NS: u64 = 1_000;
 
 /// Events per batch handed from the reading thread, and batches in flight.
-const BATCH: usize = 512;
+const BATCH: usize = 1024;
 const BATCHES: usize = 8;
 
-type Item = Result<(Event, Option<DevTime>), ReadError>;
+type Item = Result<(Event, Extra), ReadError>;
+
+/// What travels with an event from the reading thread besides the event.
+#[derive(Debug, Clone, Copy, Default)]
+struct Extra {
+    /// A timed replay's device timing.
+    dev: Option<DevTime>,
+    /// A launch's argument count: the arguments themselves are freed on the
+    /// reading thread, where they were allocated and are still in cache.
+    kernel_args: usize,
+}
+
+/// Takes what the trace does not show out of `e`; returns what it keeps of it.
+fn slim(e: &mut Event, dev: Option<DevTime>) -> Extra {
+    let kernel_args = match &mut e.op {
+        Op::Launch { args, .. } => std::mem::take(args).len(),
+        _ => 0,
+    };
+    Extra { dev, kernel_args }
+}
 
 /// Why no trace could be written.
 #[derive(Debug, thiserror::Error)]
@@ -154,7 +173,11 @@ fn convert_all<W: Write>(
                     batch.clear();
                     while let Some(item) = reader.next() {
                         let stop = item.is_err();
-                        batch.push(item.map(|e| (e, reader.dev_time())));
+                        let dev = reader.dev_time();
+                        batch.push(item.map(|mut e| {
+                            let extra = slim(&mut e, dev);
+                            (e, extra)
+                        }));
                         if stop || batch.len() == BATCH {
                             break;
                         }
@@ -172,8 +195,8 @@ fn convert_all<W: Write>(
             let mut bad_line = None;
             for (i, item) in batch.iter().enumerate() {
                 match item {
-                    Ok((e, dev)) => {
-                        if let Err(e) = conv.event(e, *dev) {
+                    Ok((e, extra)) => {
+                        if let Err(e) = conv.event(e, *extra) {
                             failed = Some(TraceError::Write(e));
                             break 'batches;
                         }
@@ -232,14 +255,15 @@ impl<W: Write> Converter<W> {
         }
     }
 
-    fn event(&mut self, e: &Event, dev: Option<DevTime>) -> io::Result<()> {
+    fn event(&mut self, e: &Event, extra: Extra) -> io::Result<()> {
+        let dev = extra.dev;
         self.stats.events += 1;
         if let Op::Eof { .. } = e.op {
             return Ok(());
         }
         let at = dev.map_or(e.t, |d| d.t);
         let base = *self.base.get_or_insert(at.saturating_sub(NOMINAL_NS));
-        let call = self.api_slice(e, at.saturating_sub(base), dev)?;
+        let call = self.api_slice(e, at.saturating_sub(base), extra)?;
         if e.ret != 0 {
             // A call that failed did nothing on the device.
             return Ok(());
@@ -343,7 +367,7 @@ impl<W: Write> Converter<W> {
     }
 
     /// The call's slice on its thread's track, ending at `end` (trace ns).
-    fn api_slice(&mut self, e: &Event, end: u64, dev: Option<DevTime>) -> io::Result<Slice> {
+    fn api_slice(&mut self, e: &Event, end: u64, extra: Extra) -> io::Result<Slice> {
         let track = self.tracks.thread(&mut self.out, e.tid)?;
         let end = end.max(track.cursor);
         let start = end.saturating_sub(NOMINAL_NS).max(track.cursor);
@@ -361,8 +385,8 @@ impl<W: Write> Converter<W> {
             .args(e.seq)
             .lit("op", e.op.name())
             .i64("ret", e.ret);
-        api_args(&mut o, &e.op);
-        if let Some(d) = dev {
+        api_args(&mut o, &e.op, extra.kernel_args);
+        if let Some(d) = extra.dev {
             o.u64("dev_t", d.t).u64("dev_ns", d.ns);
         }
         drop(o);
@@ -458,8 +482,9 @@ impl<W: Write> Converter<W> {
     }
 }
 
-/// The op's own fields, as args of its API slice.
-fn api_args(o: &mut Obj<'_>, op: &Op) {
+/// The op's own fields, as args of its API slice (`kernel_args`: a launch's
+/// argument count, see [`Extra`]).
+fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
     match op {
         Op::Alloc { ptr, size, mem } => {
             o.addr("ptr", ptr.0)
@@ -517,7 +542,6 @@ fn api_args(o: &mut Obj<'_>, op: &Op) {
             block,
             shmem,
             stream,
-            args,
             ..
         } => {
             o.str("kernel", name)
@@ -525,7 +549,7 @@ fn api_args(o: &mut Obj<'_>, op: &Op) {
                 .dim3("block", *block)
                 .u64("shmem", (*shmem).into())
                 .addr("stream", stream.0)
-                .u64("kernel_args", args.len() as u64);
+                .u64("kernel_args", kernel_args as u64);
         }
         Op::StreamCreate { stream } | Op::StreamDestroy { stream } | Op::StreamSync { stream } => {
             o.addr("stream", stream.0);

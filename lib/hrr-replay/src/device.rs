@@ -209,6 +209,7 @@ pub trait Device {
         let _ = size;
         Err(unsupported("va_reserve"))
     }
+    /// Frees a reservation made by [`Device::va_reserve`].
     fn va_free(&mut self, ptr: u64, size: u64) -> Result<(), DeviceError> {
         let _ = (ptr, size);
         Err(unsupported("va_free"))
@@ -218,6 +219,7 @@ pub trait Device {
         let _ = (size, mem);
         Err(unsupported("mem_create"))
     }
+    /// Releases a physical allocation made by [`Device::mem_create`].
     fn mem_release(&mut self, handle: Handle) -> Result<(), DeviceError> {
         let _ = handle;
         Err(unsupported("mem_release"))
@@ -234,6 +236,7 @@ pub trait Device {
         let _ = (ptr, size, offset, handle);
         Err(unsupported("mem_map"))
     }
+    /// Unmaps what [`Device::mem_map`] mapped at `ptr`.
     fn mem_unmap(&mut self, ptr: u64, size: u64) -> Result<(), DeviceError> {
         let _ = (ptr, size);
         Err(unsupported("mem_unmap"))

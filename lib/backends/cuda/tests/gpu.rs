@@ -733,7 +733,7 @@ fn globals_shared_memory_opt_in_and_launch_attributes() {
         assert_eq!(back, table, "with {} attribute(s)", attrs.len());
     }
     let err = d.global(m, "no_such_global").unwrap_err();
-    assert_eq!(err.call, "cuModuleGetGlobal_v2");
+    assert_eq!(err.call(), "cuModuleGetGlobal_v2");
     d.free(out, MemKind::Device).unwrap();
     d.module_unload(m).unwrap();
 }

@@ -127,6 +127,7 @@ where
 /// without recording by design (a query): said when nothing was recorded.
 static QUERIED: AtomicBool = AtomicBool::new(false);
 
+/// Whether a query was forwarded (see `QUERIED`).
 pub fn queried() -> bool {
     QUERIED.load(Ordering::Relaxed)
 }

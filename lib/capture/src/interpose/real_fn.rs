@@ -101,6 +101,7 @@ impl<A: Entry> Default for Real<A> {
 /// What a wrapper returns when no later library defines its function (the
 /// application called an entry point its runtime lacks).
 pub trait Missing {
+    /// The value returned for a missing function.
     fn missing() -> Self;
 }
 

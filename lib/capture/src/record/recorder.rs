@@ -626,6 +626,7 @@ impl Recorder {
         );
     }
 
+    /// `va_free`: a reservation given back.
     pub fn va_free(&self, api: &str, ret: i32, ptr: u64, size: u64) {
         if ret == 0 {
             self.allocs.remove(ptr);

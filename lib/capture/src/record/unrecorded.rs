@@ -36,6 +36,7 @@ pub struct Counter {
 static REGISTRY: Mutex<Vec<&'static Counter>> = Mutex::new(Vec::new());
 
 impl Counter {
+    /// A counter of entry point `name`, at zero.
     pub const fn new(name: &'static str) -> Counter {
         Counter {
             name,
@@ -55,10 +56,12 @@ impl Counter {
         }
     }
 
+    /// The entry point counted.
     pub fn name(&self) -> &'static str {
         self.name
     }
 
+    /// Calls counted so far.
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)
     }

@@ -372,6 +372,7 @@ mod tests {
                 arg(8, &s, vec![1]),
                 arg(20, &short, vec![]),
             ],
+            attrs: vec![],
         };
         assert_eq!(
             line(3, 4, &body),
@@ -443,6 +444,7 @@ mod tests {
                 shmem: 0,
                 stream: Addr(0),
                 args: kargs,
+                attrs: vec![],
             };
             prop_assert_eq!(line(3, 4, &body), reference(3, 4, 5, "hipLaunchKernel", 0, &op));
         }

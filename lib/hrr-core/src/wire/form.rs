@@ -470,6 +470,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hex::HexBytes;
 
     #[test]
     fn memcpy_round_trips() {

@@ -21,8 +21,8 @@ use crate::alloc_map::AllocMapError;
 use crate::device::DeviceError;
 use crate::engine::address_space::{MaterialiseError, Unmapped};
 use crate::engine::code_cache::CodeError;
-use crate::engine::virtual_memory::VmmError;
 use crate::engine::launch_check::{GridError, KernargError};
+use crate::engine::virtual_memory::VmmError;
 use crate::region_timeline::RegionClass;
 
 /// Why replay stopped.

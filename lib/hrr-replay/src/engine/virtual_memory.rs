@@ -82,6 +82,7 @@ impl VirtualMemory {
         self.reservations.contains_key(&base)
     }
 
+    /// Replays `va_reserve`: a range of the same size, entered as one allocation.
     pub fn reserve(
         &mut self,
         dev: &mut dyn Device,
@@ -105,6 +106,7 @@ impl VirtualMemory {
         Ok(())
     }
 
+    /// Replays `va_free`.
     pub fn free(
         &mut self,
         dev: &mut dyn Device,
@@ -119,6 +121,7 @@ impl VirtualMemory {
         Ok(dev.va_free(live, size)?)
     }
 
+    /// Replays `mem_create`.
     pub fn create(
         &mut self,
         dev: &mut dyn Device,
@@ -134,6 +137,7 @@ impl VirtualMemory {
         Ok(())
     }
 
+    /// Replays `mem_release`.
     pub fn release(&mut self, dev: &mut dyn Device, handle: u64) -> Result<(), VmmError> {
         let h = self
             .handles
@@ -157,18 +161,16 @@ impl VirtualMemory {
         handle: u64,
     ) -> Result<(), VmmError> {
         let live = self.inside_reservation(space, va, size)?;
-        let h = *self
-            .handles
-            .get(&handle)
-            .ok_or(VmmError::UnknownHandle {
-                op: "mem_map",
-                handle,
-            })?;
+        let h = *self.handles.get(&handle).ok_or(VmmError::UnknownHandle {
+            op: "mem_map",
+            handle,
+        })?;
         dev.mem_map(live, size, offset, h)?;
         self.mappings.insert(va, (live, size));
         Ok(())
     }
 
+    /// Replays `mem_unmap`.
     pub fn unmap(
         &mut self,
         dev: &mut dyn Device,

@@ -53,11 +53,14 @@ for t in "${order[@]}"; do
         -max_total_time="$secs" -jobs=1 -workers=1 -timeout=20 \
         -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/") >"$log" 2>&1 || status=1
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
     crashes=$(find "$dir/artifacts/$t" -type f | wc -l)
     echo "$t: ${execs:-?} executions in ${secs}s, $crashes crash file(s) in $dir/artifacts/$t"
     if grep -q 'ERROR: libFuzzer\|panicked at\|SUMMARY:' "$log"; then
         grep -m5 'ERROR: libFuzzer\|panicked at\|SUMMARY:' "$log" | sed "s/^/  $t: /"
+    fi
+    if [[ -z $execs ]]; then
+        echo "  $t: libFuzzer did not report; its output:" && tail -5 "$log" | sed "s/^/  $t: /"
     fi
     rm -f "$log"
 done

@@ -47,17 +47,27 @@ for t in "${order[@]}"; do
     seeds=()
     [[ -d $dir/seeds/$t ]] && seeds=("seeds/$t")
     log=$(mktemp)
+    rm -f "$dir"/fuzz-*.log
     # -rss_limit_mb / -malloc_limit_mb: an input must not make the target
-    # allocate without bound; -timeout: nor hang.
+    # allocate without bound; -timeout: nor hang. -max_len: small inputs
+    # (whole archives are larger). With -jobs=1 libFuzzer runs one worker
+    # whose output goes to fuzz-0.log.
+    max_len=16384
+    [[ $t == archive ]] && max_len=262144
     (cd "$dir" && nice -n 19 cargo +nightly fuzz run "$t" "corpus/$t" "${seeds[@]}" -- \
-        -max_total_time="$secs" -jobs=1 -workers=1 -timeout=20 \
+        -max_total_time="$secs" -jobs=1 -workers=1 -timeout=20 -max_len=$max_len \
         -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
         -artifact_prefix="artifacts/$t/") >"$log" 2>&1 || status=1
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    cat "$dir"/fuzz-*.log >>"$log" 2>/dev/null || true
+    rm -f "$dir"/fuzz-*.log
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
     crashes=$(find "$dir/artifacts/$t" -type f | wc -l)
     echo "$t: ${execs:-?} executions in ${secs}s, $crashes crash file(s) in $dir/artifacts/$t"
     if grep -q 'ERROR: libFuzzer\|panicked at\|SUMMARY:' "$log"; then
         grep -m5 'ERROR: libFuzzer\|panicked at\|SUMMARY:' "$log" | sed "s/^/  $t: /"
+    fi
+    if [[ -z $execs ]]; then
+        echo "  $t: libFuzzer did not report; its output:" && tail -5 "$log" | sed "s/^/  $t: /"
     fi
     rm -f "$log"
 done

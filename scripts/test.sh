@@ -27,4 +27,12 @@ cargo test --workspace --no-fail-fast "$@" || status=1
 # AMD ABI conformance against Debian's ROCm (its own cargo workspace, abi/).
 echo "+ scripts/abi-check.sh"
 HRR_ABI_REQUIRE=1 bash scripts/abi-check.sh || status=1
+# The fuzz targets: cargo test above ran them as property tests over their
+# seeds; with nightly and cargo-fuzz here, libFuzzer runs each briefly too.
+if cargo +nightly --version >/dev/null 2>&1 && cargo fuzz --version >/dev/null 2>&1; then
+    echo "+ scripts/fuzz.sh ${HRR_FUZZ_SECONDS:-10}"
+    bash scripts/fuzz.sh "${HRR_FUZZ_SECONDS:-10}" || status=1
+else
+    echo "+ scripts/fuzz.sh skipped: no nightly toolchain or cargo-fuzz (the property tests ran)"
+fi
 exit $status

@@ -74,7 +74,7 @@ impl fmt::Display for Warning {
             Warning::TornTail { path, line, bytes } => write!(
                 f,
                 "{}:{line}: torn last line ({bytes} bytes, no newline) ignored; the writer \
-                 probably died mid-write, earlier events are intact",
+                 stopped mid-line (it died, or a write failed), earlier events are intact",
                 path.display()
             ),
             Warning::UnknownOp { path, line, op } => write!(

@@ -109,9 +109,22 @@ pub fn elf_kernels(elf: &[u8]) -> Result<Vec<(KernelMeta, usize)>, HipError> {
     Ok(out)
 }
 
-/// Loads an ELF or offload-bundle image held in memory.
+/// Loads an ELF or offload-bundle image held in memory. The ELF is checked
+/// before the dynamic loader sees it: its headers must describe no more
+/// bytes than it has (ld.so trusts them), and its metadata must parse.
 pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
     let elf = cpu_elf(image)?;
+    match hrr_codeobj::image_extent(&elf) {
+        Ok(len) if len <= elf.len() => {}
+        Ok(len) => {
+            crate::log!(
+                "module load: the ELF's headers describe {len} bytes, the image holds {}",
+                elf.len()
+            );
+            return Err(err::INVALID_IMAGE);
+        }
+        Err(e) => return Err(fail("module load", &e)),
+    }
     let kernels = elf_kernels(&elf)?;
     let name = CString::new("hrr-cpu-code-object").map_err(|_| err::UNKNOWN)?;
     // SAFETY: memfd_create with a valid NUL-terminated name; returns a new fd or -1.
@@ -220,6 +233,60 @@ mod tests {
         }
         // No metadata in this executable: a broken image, not a missing one.
         assert_eq!(elf_kernels(&elf).err(), Some(err::INVALID_IMAGE));
+    }
+
+    /// A real CPU code object (tests/workloads/kernels/fill.c, built with gcc).
+    fn fill_so() -> Vec<u8> {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/workloads");
+        let t = std::env::temp_dir().join(format!("hrr-module-test-{}.so", std::process::id()));
+        let ok = std::process::Command::new("gcc")
+            .args(["-shared", "-fPIC", "-O2", "-I"])
+            .arg(root.join("include"))
+            .arg(root.join("kernels/fill.c"))
+            .arg("-o")
+            .arg(&t)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "gcc");
+        let so = std::fs::read(&t).unwrap();
+        let _ = std::fs::remove_file(&t);
+        so
+    }
+
+    #[test]
+    fn an_elf_whose_headers_describe_more_than_it_holds_never_reaches_dlopen() {
+        let so = fill_so();
+        assert!(load_image(&so).is_ok(), "the intact object loads");
+        // Grow the last PT_LOAD segment's file size past the end of the file
+        // (the metadata section is untouched and still parses).
+        let mut bad = so.clone();
+        let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
+        let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let (phoff, phentsize, phnum) = (
+            u64_at(&so, 0x20) as usize,
+            u16_at(&so, 0x36),
+            u16_at(&so, 0x38),
+        );
+        let last = (0..phnum)
+            .map(|i| phoff + i * phentsize)
+            .filter(|&p| u32::from_le_bytes(so[p..p + 4].try_into().unwrap()) == 1)
+            .max_by_key(|&p| u64_at(&so, p + 8) + u64_at(&so, p + 0x20))
+            .unwrap();
+        for field in [0x20, 0x28] {
+            let v = u64_at(&bad, last + field) + (1 << 20);
+            bad[last + field..last + field + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(load_image(&bad).err(), Some(err::INVALID_IMAGE));
+        // Cut short anywhere: refused, never loaded.
+        for cut in [64, 4096, so.len() / 2, so.len() - 1] {
+            assert_eq!(
+                load_image(&so[..cut]).err(),
+                Some(err::INVALID_IMAGE),
+                "cut at {cut}"
+            );
+        }
     }
 
     #[test]

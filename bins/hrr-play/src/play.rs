@@ -1,9 +1,10 @@
 //! `run`: what `hrr-play` does with its arguments; returns the exit code.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use hrr_cli::progress::{Progress, Unit};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::event_reader::ReadOptions;
@@ -12,10 +13,9 @@ use hrr_replay::compare::{DType, Tolerance};
 use hrr_replay::engine::{
     self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{self, Args};
-use crate::{backend, info};
+use crate::info;
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     if args.repair {
@@ -44,7 +44,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         timing: args.timing,
     };
     let platform = archive.manifest().platform;
-    let mut dev = backend::open(args, backend::resolve(args, platform))?;
+    let mut dev = args.device.open(platform)?;
     eprintln!(
         "hrr-play: replaying {} on {}",
         args.archive.display(),
@@ -73,6 +73,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut summary = ReplaySummary::default();
     let mut error = None;
     let mut iteration_ms = Vec::new();
+    // One bar for every loop: its delay counts from the start of the work.
+    let mut progress = Progress::new(args.json);
+    let per_loop = archive.manifest().events;
+    progress.stage(
+        "replay",
+        per_loop.saturating_mul(u64::from(args.loops)),
+        Unit::Events,
+    );
     for i in 0..args.loops {
         let mut warnings = Vec::new();
         let regions = if opts.regions {
@@ -88,10 +96,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         };
         // Only the first iteration writes the replay archive.
         let writer = if i == 0 { out.as_mut() } else { None };
-        let bar = progress_bar(archive.manifest().events);
+        let done = per_loop.saturating_mul(u64::from(i));
         let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer, &mut pinned);
-        let (mut s, e) = replayer.run(|n| bar.set_position(n));
-        bar.finish_and_clear();
+        let (mut s, e) = replayer.run(|n| progress.set(done + n));
         s.warnings.splice(0..0, warnings);
         iteration_ms.push(s.wall_ms);
         summary = s;
@@ -100,6 +107,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             break;
         }
     }
+    progress.finish();
     if let Some(w) = out {
         w.finish().context("finishing the replay archive")?;
     }
@@ -136,21 +144,6 @@ fn tolerance(args: &Args) -> Tolerance {
             args::DType::F64 => DType::F64,
         },
     }
-}
-
-fn progress_bar(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} replay [{bar:40}] {pos}/{len} events {per_sec} {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    bar
 }
 
 /// Prints the DESIGN.md §5 summary (or JSON) on stdout.
@@ -212,7 +205,13 @@ fn repair(args: &Args) -> Result<ExitCode> {
         Some(out) => (out.clone(), false),
         None => (src.with_extension("hrr-repairing"), true),
     };
-    let report = hrr_core::archive::repair(src, &dst)?;
+    let mut progress = Progress::new(args.json);
+    progress.stage("repair", 0, Unit::Bytes);
+    let report = hrr_core::archive::repair_with_progress(src, &dst, |done, total| {
+        progress.set_total(total);
+        progress.set(done);
+    })?;
+    progress.finish();
     if let Some((line, reason)) = &report.stopped_at {
         eprintln!("hrr-play: repair: stopped at line {line}: {reason}");
     }

@@ -80,6 +80,20 @@ pub fn arg_offsets(args: &[KernelArg]) -> Vec<u32> {
         .collect()
 }
 
+/// The blob of a `relocate` event: its offsets as little-endian u64s.
+pub fn encode_relocations(offsets: &[u64]) -> Vec<u8> {
+    offsets.iter().flat_map(|o| o.to_le_bytes()).collect()
+}
+
+/// The offsets of a `relocate` blob; `None` when its length is not a
+/// multiple of 8.
+pub fn decode_relocations(blob: &[u8]) -> Option<impl Iterator<Item = u64> + '_> {
+    blob.len().is_multiple_of(8).then(|| {
+        blob.chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+    })
+}
+
 /// The operation an event records, with its required fields.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -169,6 +183,16 @@ pub enum Op {
     HostUnregister {
         ptr: Addr,
     },
+    /// Device memory `[dst, dst + size)` holds recorded device addresses at
+    /// the byte offsets listed in `blob` (little-endian u64s); replay
+    /// replaces each non-zero one by its translation. Captures never write
+    /// it: `hrr-extract` does, for pointers an earlier kernel stored in
+    /// device memory.
+    Relocate {
+        dst: Addr,
+        size: u64,
+        blob: BlobId,
+    },
     Eof {
         events: u64,
     },
@@ -198,6 +222,7 @@ impl Op {
             Op::SetDevice { .. } => "set_device",
             Op::HostRegister { .. } => "host_register",
             Op::HostUnregister { .. } => "host_unregister",
+            Op::Relocate { .. } => "relocate",
             Op::Eof { .. } => "eof",
         }
     }
@@ -382,6 +407,11 @@ impl Event {
                 size: req!(size),
             },
             "host_unregister" => Op::HostUnregister { ptr: req!(ptr) },
+            "relocate" => Op::Relocate {
+                dst: req!(dst),
+                size: req!(size),
+                blob: req!(blob),
+            },
             "eof" => Op::Eof {
                 events: req!(events),
             },
@@ -492,6 +522,11 @@ impl Event {
                 w.size = Some(*size);
             }
             Op::HostUnregister { ptr } => w.ptr = Some(*ptr),
+            Op::Relocate { dst, size, blob } => {
+                w.size = Some(*size);
+                w.dst = Some(*dst);
+                w.blob = Some(*blob);
+            }
             Op::Eof { events } => w.events = Some(*events),
         }
         w
@@ -537,6 +572,7 @@ impl fmt::Display for Event {
                 f,
                 "launch {name} grid={grid:?} block={block:?} shmem={shmem} stream={stream}"
             ),
+            Op::Relocate { dst, size, .. } => write!(f, "relocate dst={dst} size={size}"),
             other => write!(f, "{}", other.name()),
         }?;
         if self.ret != 0 {
@@ -576,6 +612,32 @@ mod tests {
             "absent stream means synchronous: {text}"
         );
         assert_eq!(Event::parse(&line).unwrap(), e);
+    }
+
+    #[test]
+    fn relocate_round_trips_with_its_offsets() {
+        let offsets = [0u64, 8, 4096];
+        let blob = encode_relocations(&offsets);
+        let e = Event {
+            seq: 9,
+            t: 1,
+            tid: 0,
+            api: "hrr-extract".into(),
+            ret: 0,
+            op: Op::Relocate {
+                dst: Addr(0x7f00_0000_1000),
+                size: 4104,
+                blob: BlobId::of(&blob),
+            },
+        };
+        let mut line = Vec::new();
+        e.write_line(&mut line);
+        assert_eq!(Event::parse(&line).unwrap(), e);
+        assert_eq!(
+            decode_relocations(&blob).unwrap().collect::<Vec<_>>(),
+            offsets
+        );
+        assert!(decode_relocations(&blob[1..]).is_none());
     }
 
     #[test]

@@ -457,6 +457,9 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         Op::HostUnregister { ptr } => {
             l.addr("ptr", ptr.0);
         }
+        Op::Relocate { dst, size, blob } => {
+            l.num("size", *size).addr("dst", dst.0).blob("blob", blob);
+        }
         Op::Eof { events } => {
             l.num("events", *events);
         }
@@ -1039,6 +1042,11 @@ mod tests {
             Op::SetDevice { device: -1 },
             Op::HostRegister { ptr: a, size: 9 },
             Op::HostUnregister { ptr: a },
+            Op::Relocate {
+                dst: a,
+                size: 24,
+                blob: BlobId::of(b"offsets"),
+            },
             Op::Eof { events: 42 },
         ]
     }

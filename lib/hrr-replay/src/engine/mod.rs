@@ -15,7 +15,7 @@ pub use code_cache::{CodeCache, CodeError};
 pub use hrr_core::event::arg_offsets;
 pub use options::ReplayOptions;
 pub use pinned_host::PinnedHost;
-pub use replayer::{ReplayError, Replayer};
+pub use replayer::{LaunchPointer, PauseHook, Paused, ReplayError, Replayer};
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
 
 use crate::region_timeline::RegionTimeline;

@@ -1,5 +1,10 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
+mod pause;
+mod relocate;
+
+pub use pause::{LaunchPointer, PauseHook, Paused};
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -56,6 +61,8 @@ pub struct Replayer<'a> {
     scratch: Vec<u8>,
     /// Reused kernarg buffer.
     kernarg: Vec<u8>,
+    /// Where to pause, if anywhere (see [`Replayer::pause_with`]).
+    pause: Option<&'a mut dyn PauseHook>,
 }
 
 impl<'a> Replayer<'a> {
@@ -82,7 +89,15 @@ impl<'a> Replayer<'a> {
             timings: HashMap::new(),
             scratch: Vec::new(),
             kernarg: Vec::new(),
+            pause: None,
         }
+    }
+
+    /// Lets `hook` pause the replay before an event of its choosing; the
+    /// replay ends after the pause.
+    pub fn pause_with(mut self, hook: &'a mut dyn PauseHook) -> Self {
+        self.pause = Some(hook);
+        self
     }
 
     /// Replays every event; `progress` is called with the count done so far.
@@ -146,6 +161,10 @@ impl<'a> Replayer<'a> {
                     (a.min(event.t), b.max(event.t))
                 }));
                 self.summary.events += 1;
+                if self.pause.as_mut().is_some_and(|h| h.pause_before(event)) {
+                    self.pause(event);
+                    break 'events;
+                }
                 if let Err(e) = self.step(event) {
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
@@ -270,12 +289,17 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
+    /// Moves the region timeline to the event's time.
+    fn advance_regions(&mut self, e: &Event) {
         for err in self.space.advance_to(self.dev, e.t) {
             self.summary
                 .warnings
                 .push(format!("event {}: freeing a deleted segment: {err}", e.seq));
         }
+    }
+
+    fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
+        self.advance_regions(e);
         if e.ret != 0 {
             // A call that failed at capture did nothing there; it does nothing here.
             self.summary.skipped_failed += 1;
@@ -448,6 +472,7 @@ impl<'a> Replayer<'a> {
                     ));
                 }
             }
+            Op::Relocate { dst, size, blob } => self.relocate(e, *dst, *size, *blob)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. }
             | Op::ModuleUnload { .. }

@@ -1,0 +1,168 @@
+//! Which launch to extract: by `seq`, or by kernel name and index. Names
+//! match exactly (a mangled C++ name is what the archive records); when a
+//! name matches nothing, the error lists the kernels whose names come close.
+
+use std::collections::HashMap;
+
+/// The launch asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selector {
+    /// The event with this `seq`.
+    Seq(u64),
+    /// The `index`-th (0-based) launch of kernel `name` that succeeded at capture.
+    Kernel { name: String, index: u64 },
+}
+
+impl Selector {
+    /// `NAME` or `NAME#N`.
+    pub fn parse_kernel(s: &str) -> Result<Selector, String> {
+        let (name, index) = match s.rsplit_once('#') {
+            Some((name, n)) => {
+                let index = n.parse().map_err(|_| {
+                    format!(
+                        "--kernel {s}: the index after `#` must be a number (0 is the first launch)"
+                    )
+                })?;
+                (name, index)
+            }
+            None => (s, 0),
+        };
+        if name.is_empty() {
+            return Err(format!("--kernel {s}: the kernel name is empty"));
+        }
+        Ok(Selector::Kernel {
+            name: name.to_string(),
+            index,
+        })
+    }
+}
+
+impl std::fmt::Display for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::Seq(seq) => write!(f, "launch {seq}"),
+            Selector::Kernel { name, index } => write!(f, "{name}#{index}"),
+        }
+    }
+}
+
+/// Why `name#index` found nothing, given the launches of the archive by name.
+pub fn kernel_not_found(name: &str, index: u64, launches: &HashMap<String, u64>) -> String {
+    if let Some(&n) = launches.get(name) {
+        return format!(
+            "kernel `{name}` is launched {n} time(s) (#0 to #{}); there is no #{index}",
+            n.saturating_sub(1)
+        );
+    }
+    if launches.is_empty() {
+        return format!("no launch of kernel `{name}`: the archive launches no kernels");
+    }
+    let close = close_names(name, launches);
+    let (what, names) = if close.is_empty() {
+        let mut all: Vec<(&String, &u64)> = launches.iter().collect();
+        all.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        ("the archive launches", all.into_iter().take(10).collect())
+    } else {
+        ("close names", close)
+    };
+    let list: Vec<String> = names
+        .iter()
+        .map(|(n, c)| format!("`{n}` ({c} launches)"))
+        .collect();
+    format!("no launch of kernel `{name}`; {what}: {}", list.join(", "))
+}
+
+/// Names containing `name` or contained in it (ignoring case), or a few
+/// edits away; nearest first, at most 5.
+fn close_names<'a>(name: &str, launches: &'a HashMap<String, u64>) -> Vec<(&'a String, &'a u64)> {
+    let lower = name.to_lowercase();
+    let limit = (name.chars().count() / 4).max(2);
+    let mut close: Vec<(usize, &String, &u64)> = launches
+        .iter()
+        .filter_map(|(n, c)| {
+            let l = n.to_lowercase();
+            let d = edit_distance(&lower, &l);
+            (l.contains(&lower) || lower.contains(&l) || d <= limit).then_some((d, n, c))
+        })
+        .collect();
+    close.sort();
+    close.into_iter().take(5).map(|(_, n, c)| (n, c)).collect()
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_selector_syntax() {
+        assert_eq!(
+            Selector::parse_kernel("vadd"),
+            Ok(Selector::Kernel {
+                name: "vadd".into(),
+                index: 0
+            })
+        );
+        assert_eq!(
+            Selector::parse_kernel("ns::k#12"),
+            Ok(Selector::Kernel {
+                name: "ns::k".into(),
+                index: 12
+            })
+        );
+        assert!(
+            Selector::parse_kernel("vadd#x")
+                .unwrap_err()
+                .contains("must be a number")
+        );
+        assert!(
+            Selector::parse_kernel("#3")
+                .unwrap_err()
+                .contains("name is empty")
+        );
+    }
+
+    #[test]
+    fn not_found_lists_close_names_or_the_range() {
+        let launches: HashMap<String, u64> = [
+            ("vadd".to_string(), 3),
+            ("_Z4vaddPKfS0_Pfi".to_string(), 1),
+            ("scale".to_string(), 2),
+        ]
+        .into();
+        let m = kernel_not_found("vad", 0, &launches);
+        assert!(
+            m.starts_with("no launch of kernel `vad`; close names: `vadd` (3 launches)"),
+            "{m}"
+        );
+        assert!(m.contains("_Z4vadd") && !m.contains("scale"), "{m}");
+        let m = kernel_not_found("vadd", 5, &launches);
+        assert_eq!(
+            m,
+            "kernel `vadd` is launched 3 time(s) (#0 to #2); there is no #5"
+        );
+        let m = kernel_not_found("zzzzzzzz", 0, &launches);
+        assert!(
+            m.contains("the archive launches: `vadd` (3 launches), `scale` (2 launches)"),
+            "{m}"
+        );
+        let m = kernel_not_found("k", 0, &HashMap::new());
+        assert!(m.contains("launches no kernels"), "{m}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

@@ -90,6 +90,9 @@ impl Progress {
         if self.enabled && !self.shown && self.start.elapsed() >= self.delay {
             self.shown = true;
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            // Drawn at once (position updates are rate-limited), then kept
+            // moving by a ticker while the work goes quiet (a long kernel).
+            self.bar.tick();
             self.bar.enable_steady_tick(Duration::from_millis(250));
         }
     }

@@ -86,6 +86,10 @@ impl Progress {
 
     /// Work done so far in the current stage.
     pub fn set(&mut self, pos: u64) {
+        // Totals come from manifests, which do not count the eof trailer.
+        if self.bar.length().is_some_and(|len| pos > len) {
+            self.bar.set_length(pos);
+        }
         self.bar.set_position(pos);
         if self.enabled && !self.shown && self.start.elapsed() >= self.delay {
             self.shown = true;

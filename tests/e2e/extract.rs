@@ -129,7 +129,11 @@ fn an_extracted_launch_replays_alone_byte_exact() {
     let ev = read_events(&p.path("g0.hrr"));
     let ops: Vec<&str> = ev.iter().map(|e| e["op"].as_str().unwrap()).collect();
     assert_eq!(ops.iter().filter(|o| **o == "launch").count(), 1, "{ops:?}");
-    assert_eq!(ops[0], "module_load", "{ops:?}");
+    assert_eq!(&ops[..2], ["module_load", "function"], "{ops:?}");
+    assert!(
+        !ops.contains(&"stream_create"),
+        "gather#0 ran on the null stream"
+    );
     let mut allocs: Vec<u64> = ev
         .iter()
         .filter(|e| e["op"] == "alloc")
@@ -161,6 +165,10 @@ fn an_extracted_launch_replays_alone_byte_exact() {
         .nth(1)
         .expect("round 1's read-back");
     let ev = read_events(&p.path("g1.hrr"));
+    let creates: Vec<&Value> = ev.iter().filter(|e| e["op"] == "stream_create").collect();
+    let launch = ev.iter().find(|e| e["op"] == "launch").unwrap();
+    assert_eq!(creates.len(), 1, "gather#1 ran on a created stream");
+    assert_eq!(creates[0]["stream"], launch["stream"]);
     let check = ev
         .iter()
         .find(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && addr(e, "src") == out)

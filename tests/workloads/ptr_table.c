@@ -2,14 +2,15 @@
  * c in a device-side table; gather(out, table) reads b and c through it.
  * The gather launches are what hrr-extract tests pull out: their inputs come
  * from an earlier kernel and from pointers stored in device memory, none of
- * which the launch's own arguments name. An unrelated buffer stays allocated
- * (it must not be extracted). */
+ * which the launch's own arguments name. The second gather runs on a
+ * created stream. An unrelated buffer stays allocated (it must not be
+ * extracted). */
 #include "hrr_workload.h"
 
 #define N 256
 
-static void launch(hipFunction_t f, void **params, int n) {
-    CHECK(hipModuleLaunchKernel(f, (n + 63) / 64, 1, 1, 64, 1, 1, 0, NULL, params, NULL));
+static void launch(hipFunction_t f, void **params, int n, hipStream_t s) {
+    CHECK(hipModuleLaunchKernel(f, (n + 63) / 64, 1, 1, 64, 1, 1, 0, s, params, NULL));
 }
 
 int main(void) {
@@ -31,6 +32,8 @@ int main(void) {
     CHECK(hipMemset(table, 0, 8 * sizeof(float *)));
     CHECK(hipMemset(unrelated, 0x5a, 4096));
 
+    hipStream_t s;
+    CHECK(hipStreamCreate(&s));
     float ha[N], hc[N], got[N];
     int n = N;
     for (int i = 0; i < N; i++) hc[i] = (float)(i % 7);
@@ -40,11 +43,13 @@ int main(void) {
         for (int i = 0; i < N; i++) ha[i] = (float)(i + 100 * round);
         CHECK(hipMemcpy(a, ha, sizeof ha, hipMemcpyHostToDevice));
         void *tp[] = {&b, &a, &n};
-        launch(twice, tp, n);
+        launch(twice, tp, n, NULL);
         void *bp[] = {&table, &b, &c};
         CHECK(hipModuleLaunchKernel(build, 1, 1, 1, 1, 1, 1, 0, NULL, bp, NULL));
         void *gp[] = {&out, &table, &n};
-        launch(gather, gp, n);
+        /* The second gather runs on a stream of its own. */
+        launch(gather, gp, n, round ? s : NULL);
+        if (round) CHECK(hipStreamSynchronize(s));
         CHECK(hipMemcpy(got, out, sizeof got, hipMemcpyDeviceToHost));
         for (int i = 0; i < N; i++) {
             float want = 2.0f * ha[i] + 10.0f * hc[i];
@@ -59,6 +64,7 @@ int main(void) {
     CHECK(hipFree(out));
     CHECK(hipFree(table));
     CHECK(hipFree(unrelated));
+    CHECK(hipStreamDestroy(s));
     CHECK(hipModuleUnload(mod));
     printf("ptr_table: OK\n");
     return 0;

@@ -38,7 +38,7 @@ use serde::Serialize;
 use crate::args::Args;
 use crate::error::ExtractError;
 use crate::reach::{Index, Region, ranges_between};
-use crate::select::{Selector, kernel_not_found};
+use crate::select::{LaunchCounts, Selector, kernel_not_found};
 
 /// The `api` of events hrr-extract makes up (the launch and the code object
 /// events keep the application's).
@@ -55,7 +55,7 @@ pub struct Reached {
     #[serde(serialize_with = "hex")]
     pub base: u64,
     pub size: u64,
-    pub mem: &'static str,
+    pub mem: MemKind,
     /// Hops of stored pointers from the launch's arguments (0: an argument).
     pub depth: u32,
     /// Materialised from a declared region segment rather than allocated.
@@ -80,7 +80,8 @@ pub struct Summary {
     /// Which launch of that kernel it is (0-based): `--kernel NAME#N`.
     pub index: u64,
     pub device: String,
-    pub events_replayed: u64,
+    /// Events replayed before the launch.
+    pub events_before: u64,
     pub replay_ms: f64,
     pub extract_ms: f64,
     pub allocations: Vec<Reached>,
@@ -169,8 +170,7 @@ fn extract(
         device: device_name.to_string(),
         writer: None,
         last_seq: None,
-        matches: 0,
-        launches: HashMap::new(),
+        launches: LaunchCounts::default(),
         modules: HashMap::new(),
         functions: HashMap::new(),
         started: None,
@@ -210,7 +210,7 @@ fn extract(
                 },
                 Selector::Kernel { name, index } => ExtractError::KernelNotFound {
                     archive: args.archive.clone(),
-                    message: kernel_not_found(name, *index, &hook.launches),
+                    message: kernel_not_found(name, *index, &hook.launches.all()),
                 },
             });
         }
@@ -239,7 +239,8 @@ fn extract(
         kernel: extracted.kernel,
         index: extracted.index,
         device: device_name.to_string(),
-        events_replayed: summary.replayed,
+        // Every event read was dispatched, but the paused one counts too.
+        events_before: summary.events.saturating_sub(1),
         replay_ms,
         extract_ms,
         allocations: extracted.allocations,
@@ -270,11 +271,9 @@ struct Extraction<'a> {
     /// Created at the pause, once the launch is known.
     writer: Option<ArchiveWriter>,
     last_seq: Option<u64>,
-    /// Launches of the selected kernel seen so far.
-    matches: u64,
-    /// Successful launches by kernel name (the index of a launch among its
-    /// kernel's; the list of names when a name is not found).
-    launches: HashMap<String, u64>,
+    /// Successful launches by kernel name before the pause (the index of a
+    /// launch among its kernel's; the list of names when a name is not found).
+    launches: LaunchCounts,
     /// The latest `module_load` of each code object, and `function` events
     /// by (module, name): the extracted archive repeats them.
     modules: HashMap<BlobId, Event>,
@@ -287,7 +286,6 @@ struct Extraction<'a> {
 impl PauseHook for Extraction<'_> {
     fn pause_before(&mut self, e: &Event) -> bool {
         self.last_seq = Some(e.seq);
-        let mut launch_of = None;
         match &e.op {
             Op::ModuleLoad { code, .. } => {
                 self.modules.insert(*code, e.clone());
@@ -295,32 +293,31 @@ impl PauseHook for Extraction<'_> {
             Op::Function { module, name, .. } => {
                 self.functions.insert((module.0, name.clone()), e.clone());
             }
-            Op::Launch { name, .. } if e.ret == 0 => launch_of = Some(name),
             _ => {}
         }
-        let pause = match &self.selector {
-            Selector::Seq(seq) => e.seq >= *seq,
-            Selector::Kernel { name, index } => {
-                launch_of.is_some_and(|n| n == name) && self.matches == *index
-            }
+        let launch_of = match &e.op {
+            Op::Launch { name, .. } if e.ret == 0 => Some(name.as_str()),
+            _ => None,
         };
-        if let Some(name) = launch_of {
-            if let Selector::Kernel { name: wanted, .. } = &self.selector
-                && wanted == name
-            {
-                self.matches += 1;
-            }
-            // Counted after the pause decision: the paused launch is not yet one of them.
-            if !pause {
-                match self.launches.get_mut(name) {
-                    Some(n) => *n += 1,
-                    None => {
-                        self.launches.insert(name.clone(), 1);
-                    }
+        match &self.selector {
+            Selector::Seq(seq) => {
+                let pause = e.seq >= *seq;
+                if let Some(name) = launch_of
+                    && !pause
+                {
+                    self.launches.count(name);
                 }
+                pause
             }
+            Selector::Kernel { name, index } => match launch_of {
+                Some(n) if n == name && self.launches.get(n) == *index => true,
+                Some(n) => {
+                    self.launches.count(n);
+                    false
+                }
+                None => false,
+            },
         }
-        pause
     }
 
     fn paused(&mut self, p: &mut Paused<'_, '_>) {
@@ -509,7 +506,7 @@ impl Extraction<'_> {
             reached.push(Reached {
                 base: r.base,
                 size: r.size,
-                mem: mem_name(s.mem),
+                mem: s.mem,
                 depth: s.depth,
                 materialised: s.materialised,
                 relocated: s.relocs.len() as u64,
@@ -604,7 +601,7 @@ impl Extraction<'_> {
                 source,
             })?;
         }
-        let index_of_kernel = self.launches.get(name.as_str()).copied().unwrap_or(0);
+        let index_of_kernel = self.launches.get(name);
         Ok(Extracted {
             seq: launch.seq,
             kernel: name.clone(),
@@ -629,15 +626,6 @@ fn memcpy(dir: Dir, device: u64, size: u64, blob: BlobId) -> Op {
         size,
         stream: None,
         blob: Some(blob),
-    }
-}
-
-fn mem_name(m: MemKind) -> &'static str {
-    match m {
-        MemKind::Device => "device",
-        MemKind::Host => "host",
-        MemKind::Managed => "managed",
-        MemKind::Pinned => "pinned",
     }
 }
 
@@ -683,7 +671,7 @@ fn report(args: &Args, s: &Summary) {
     let _ = writeln!(
         out,
         "replayed : {} events before it in {:.1} ms; extraction {:.1} ms",
-        s.events_replayed, s.replay_ms, s.extract_ms
+        s.events_before, s.replay_ms, s.extract_ms
     );
     let _ = writeln!(
         out,

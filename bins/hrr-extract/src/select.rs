@@ -46,6 +46,49 @@ impl std::fmt::Display for Selector {
     }
 }
 
+/// Launches counted by kernel name, on the replay's path: a launch usually
+/// repeats the previous one's kernel, which is checked before hashing.
+#[derive(Debug, Default)]
+pub struct LaunchCounts {
+    counts: HashMap<String, u64>,
+    last: Option<(String, u64)>,
+}
+
+impl LaunchCounts {
+    /// Counts one launch of `name`; returns how many came before it.
+    pub fn count(&mut self, name: &str) -> u64 {
+        if let Some((n, c)) = &mut self.last
+            && n == name
+        {
+            *c += 1;
+            return *c - 1;
+        }
+        if let Some((n, c)) = self.last.take() {
+            self.counts.insert(n, c);
+        }
+        let before = self.counts.remove(name).unwrap_or(0);
+        self.last = Some((name.to_string(), before + 1));
+        before
+    }
+
+    /// Launches so far of `name`.
+    pub fn get(&self, name: &str) -> u64 {
+        match &self.last {
+            Some((n, c)) if n == name => *c,
+            _ => self.counts.get(name).copied().unwrap_or(0),
+        }
+    }
+
+    /// Every name with its count.
+    pub fn all(&self) -> HashMap<String, u64> {
+        let mut all = self.counts.clone();
+        if let Some((n, c)) = &self.last {
+            all.insert(n.clone(), *c);
+        }
+        all
+    }
+}
+
 /// Why `name#index` found nothing, given the launches of the archive by name.
 pub fn kernel_not_found(name: &str, index: u64, launches: &HashMap<String, u64>) -> String {
     if let Some(&n) = launches.get(name) {
@@ -135,6 +178,18 @@ mod tests {
                 .unwrap_err()
                 .contains("name is empty")
         );
+    }
+
+    #[test]
+    fn launch_counts_by_name() {
+        let mut c = LaunchCounts::default();
+        let seen: Vec<u64> = ["a", "a", "b", "a", "b", "b"]
+            .iter()
+            .map(|n| c.count(n))
+            .collect();
+        assert_eq!(seen, [0, 1, 0, 2, 1, 2]);
+        assert_eq!((c.get("a"), c.get("b"), c.get("z")), (3, 3, 0));
+        assert_eq!(c.all(), [("a".to_string(), 3), ("b".to_string(), 3)].into());
     }
 
     #[test]

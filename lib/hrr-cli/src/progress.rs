@@ -60,7 +60,7 @@ impl Progress {
                     .to_string()
             }
             Unit::Events | Unit::Pairs => format!(
-                "{{spinner}} {{msg}} [{{bar:40}}] {{human_pos}}/{{human_len}} {} ({{per_sec}}, eta {{eta}})",
+                "{{spinner}} {{msg}} [{{bar:40}}] {{human_pos}}/{{human_len}} {} (eta {{eta}})",
                 if unit == Unit::Events {
                     "events"
                 } else {

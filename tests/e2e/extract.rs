@@ -146,6 +146,7 @@ fn an_extracted_launch_replays_alone_byte_exact() {
     let relocs: Vec<&Value> = ev.iter().filter(|e| e["op"] == "relocate").collect();
     assert_eq!(relocs.len(), 1);
     assert_eq!(addr(relocs[0], "dst"), table);
+    assert_eq!(relocs[0]["size"], 16, "the span of the two stored pointers");
     let out_check = ev
         .iter()
         .find(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && addr(e, "src") == out)

@@ -565,14 +565,15 @@ impl Extraction<'_> {
             }
         }
         for s in snaps.iter().filter(|s| !s.relocs.is_empty()) {
-            let r = index.get(s.at);
-            let blob = encode_relocations(&s.relocs);
-            let id = self.put(&blob)?;
+            // Only the span of the pointer words is read and written back.
+            let (first, last) = (s.relocs[0], s.relocs[s.relocs.len() - 1]);
+            let offsets: Vec<u64> = s.relocs.iter().map(|o| o - first).collect();
+            let id = self.put(&encode_relocations(&offsets))?;
             push(
                 API,
                 Op::Relocate {
-                    dst: Addr(r.base),
-                    size: r.size,
+                    dst: Addr(index.get(s.at).base + first),
+                    size: last - first + 8,
                     blob: id,
                 },
             );

@@ -722,3 +722,142 @@ fn report(args: &Args, s: &Summary) {
         s.blobs
     );
 }
+
+#[cfg(test)]
+mod tests {
+    //! The extraction on `MemDevice` (memory of this process, CUDA's virtual
+    //! memory included), for what the CPU runtime cannot show: driver-layer
+    //! launches and memory. Extractions of real kernels: tests/e2e/extract.rs.
+
+    use super::*;
+    use clap::Parser;
+    use hrr_core::error_chain::chain;
+    use hrr_core::event::LaunchAttr;
+    use hrr_core::event_reader::ReadOptions;
+    use hrr_core::hex::HexBytes;
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::{ArchiveBuilder, ptr_arg};
+    use hrr_replay::engine::mem_device::MemDevice;
+
+    const BUF: u64 = 0x7f00_0000_1000;
+    const VA: u64 = 0x7f10_0000_0000;
+    const CHUNK: u64 = 4096;
+
+    /// Extracts `--kernel k` of `b` on a `MemDevice` that runs launches.
+    fn extract_k(b: ArchiveBuilder) -> (tempfile::TempDir, Result<Summary, ExtractError>) {
+        let t = tempfile::tempdir().unwrap();
+        let cap = b.write(t.path().join("cap.hrr")).unwrap();
+        let out = t.path().join("x.hrr");
+        let args = Args::parse_from([
+            "hrr-extract".as_ref(),
+            cap.as_os_str(),
+            "--kernel".as_ref(),
+            "k".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]);
+        let archive = Archive::open(&cap).unwrap();
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        let selector = args.selector().unwrap();
+        let r = extract(&args, &archive, &selector, &mut dev, &out, "mem");
+        (t, r)
+    }
+
+    fn launch(args: Vec<hrr_core::event::KernelArg>, attrs: Vec<LaunchAttr>) -> Op {
+        Op::Launch {
+            name: "k".into(),
+            code: BlobId::of(b"code"),
+            func: None,
+            grid: [1; 3],
+            block: [1; 3],
+            shmem: 0,
+            stream: Addr(0),
+            args,
+            attrs,
+        }
+    }
+
+    #[test]
+    fn launch_attributes_travel_with_the_launch() {
+        let attrs = vec![LaunchAttr {
+            id: 2,
+            hex: HexBytes(vec![1, 0, 0, 0]),
+        }];
+        let b = ArchiveBuilder::new(Platform::Nvidia)
+            .alloc(BUF, 64)
+            .h2d(BUF, &[7; 64])
+            .event(
+                "cuLaunchKernelEx",
+                launch(vec![ptr_arg(BUF)], attrs.clone()),
+                vec![b"code".to_vec()],
+            )
+            .d2h(BUF, &[7; 64]);
+        let (t, r) = extract_k(b);
+        let s = r.unwrap_or_else(|e| panic!("{}", chain(&e)));
+        assert_eq!(s.allocations.len(), 1);
+        let out = Archive::open(t.path().join("x.hrr")).unwrap();
+        let launches: Vec<Op> = out
+            .events(ReadOptions::default())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.api == "cuLaunchKernelEx")
+            .map(|e| e.op)
+            .collect();
+        assert!(
+            matches!(&launches[..], [Op::Launch { attrs: a, .. }] if *a == attrs),
+            "{launches:?}"
+        );
+    }
+
+    #[test]
+    fn a_launch_on_mapped_virtual_memory_is_refused_by_name() {
+        let b = ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuMemAddressReserve",
+                Op::VaReserve {
+                    ptr: Addr(VA),
+                    size: 16 * CHUNK,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemCreate",
+                Op::MemCreate {
+                    handle: Addr(0xa1),
+                    size: CHUNK,
+                    mem: MemKind::Device,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemMap",
+                Op::MemMap {
+                    ptr: Addr(VA),
+                    size: CHUNK,
+                    offset: 0,
+                    handle: Addr(0xa1),
+                },
+                vec![],
+            )
+            .event(
+                "cuLaunchKernel",
+                launch(vec![ptr_arg(VA + 16)], vec![]),
+                vec![b"code".to_vec()],
+            );
+        let (t, r) = extract_k(b);
+        let e = r.expect_err("a reservation cannot be extracted");
+        let msg = chain(&e).to_string();
+        assert!(matches!(e, ExtractError::Unsupported { .. }), "{msg}");
+        assert!(
+            msg.contains(
+                "launch 3 reaches a CUDA virtual-memory reservation at 0x7f1000000000+65536 \
+                 (argument 0 holds 0x7f1000000010); extracting launches on mapped virtual \
+                 memory (cuMemMap) is not supported"
+            ),
+            "{msg}"
+        );
+        assert_eq!(e.exit_code(), 2);
+        drop(t);
+    }
+}

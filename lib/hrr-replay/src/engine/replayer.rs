@@ -1414,7 +1414,7 @@ mod tests {
             )
             .h2d(VA + CHUNK, &data);
         let (_, e) = replay_result(b, &mut MemDevice::new(false));
-        let e = e.expect("fails").to_string();
+        let e = chain(&e.expect("fails")).to_string();
         assert!(e.contains("outside every allocation and mapping"), "{e}");
         // A mapping outside every reservation.
         let b = ArchiveBuilder::new(Platform::Nvidia)
@@ -1438,7 +1438,7 @@ mod tests {
                 vec![],
             );
         let (_, e) = replay_result(b, &mut MemDevice::new(false));
-        let e = e.expect("fails").to_string();
+        let e = chain(&e.expect("fails")).to_string();
         assert!(e.contains("not inside a reserved range"), "{e}");
         // A handle never created.
         let b = ArchiveBuilder::new(Platform::Nvidia)
@@ -1461,7 +1461,7 @@ mod tests {
                 vec![],
             );
         let (_, e) = replay_result(b, &mut MemDevice::new(false));
-        assert!(e.unwrap().to_string().contains("never created"));
+        assert!(chain(&e.unwrap()).to_string().contains("never created"));
     }
 
     #[test]
@@ -1535,7 +1535,7 @@ mod tests {
         dev.globals.insert("table".into(), (live, 128));
         let (_, e) = replay_result(b, &mut dev);
         assert!(
-            e.unwrap()
+            chain(&e.unwrap())
                 .to_string()
                 .contains("128 bytes at replay, 256 at capture")
         );

@@ -8,6 +8,7 @@
 mod direct;
 mod durability;
 mod engine;
+mod extract;
 mod hip_backend;
 mod hostile;
 mod hsa_regions;

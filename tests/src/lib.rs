@@ -32,6 +32,7 @@ pub const PACKAGES: &[&str] = &[
     "hrr-play",
     "hrr-sidecar",
     "hrr-diff",
+    "hrr-extract",
     "hrr-capture",
     "hrr-runtime-cpu",
 ];

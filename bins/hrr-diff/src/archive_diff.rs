@@ -155,11 +155,35 @@ pub enum DiffError {
     },
 }
 
+/// Where a diff is, for a progress bar: `done` of `total` in this step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Reading A's events (bytes of its `events.ndjson`).
+    ReadA,
+    /// Reading B's events (bytes).
+    ReadB,
+    /// Comparing paired D2H outputs (pairs).
+    Compare,
+}
+
 /// Compares the D2H outputs of `a` (expected) and `b` (actual).
 pub fn diff(a: &Archive, b: &Archive, tol: &Tolerance) -> Result<DiffReport, DiffError> {
+    diff_with_progress(a, b, tol, |_, _, _| {})
+}
+
+/// [`diff`], calling `progress(step, done, total)` as it goes.
+pub fn diff_with_progress(
+    a: &Archive,
+    b: &Archive,
+    tol: &Tolerance,
+    mut progress: impl FnMut(Step, u64, u64),
+) -> Result<DiffReport, DiffError> {
     let mut warnings = Vec::new();
-    let da = d2h_entries(a, &mut warnings)?;
-    let db = d2h_entries(b, &mut warnings)?;
+    let da = d2h_entries(a, &mut warnings, |d, t| progress(Step::ReadA, d, t))?;
+    let db = d2h_entries(b, &mut warnings, |d, t| progress(Step::ReadB, d, t))?;
+    // Every pair or one-sided entry is one step of the comparison.
+    let total = da.len().max(db.len()) as u64;
+    let mut done = 0u64;
     let mut report = DiffReport {
         a: a.path().to_path_buf(),
         b: b.path().to_path_buf(),
@@ -177,6 +201,10 @@ pub fn diff(a: &Archive, b: &Archive, tol: &Tolerance) -> Result<DiffReport, Dif
     };
     let (mut ia, mut ib) = (da.into_iter().peekable(), db.into_iter().peekable());
     loop {
+        if done.is_multiple_of(64) {
+            progress(Step::Compare, done.min(total), total);
+        }
+        done += 1;
         match (ia.peek(), ib.peek()) {
             (None, None) => break,
             (Some(_), None) => report.only_in_a.push(ia.next().expect("peeked")),
@@ -193,6 +221,7 @@ pub fn diff(a: &Archive, b: &Archive, tol: &Tolerance) -> Result<DiffReport, Dif
             }
         }
     }
+    progress(Step::Compare, total, total);
     report.failed += (report.only_in_a.len() + report.only_in_b.len()) as u64;
     Ok(report)
 }
@@ -257,16 +286,26 @@ fn compare_pair(
 }
 
 /// The D2H copies of one archive, ordered by seq (stable for equal seqs).
-fn d2h_entries(archive: &Archive, warnings: &mut Vec<String>) -> Result<Vec<D2hEntry>, DiffError> {
+fn d2h_entries(
+    archive: &Archive,
+    warnings: &mut Vec<String>,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Vec<D2hEntry>, DiffError> {
     if let Some(why) = archive.incomplete_reason() {
         warnings.push(format!(
             "{}: archive is incomplete ({why})",
             archive.path().display()
         ));
     }
+    let total = std::fs::metadata(archive.events_path()).map_or(0, |m| m.len());
     let mut reader = archive.events(ReadOptions::default())?;
     let mut out = Vec::new();
-    for event in reader.by_ref() {
+    let mut n = 0u64;
+    while let Some(event) = reader.next() {
+        n += 1;
+        if n.is_multiple_of(1024) {
+            progress(reader.bytes_read(), total);
+        }
         let event = event?;
         if let Op::Memcpy {
             dir: Dir::D2h,
@@ -283,6 +322,7 @@ fn d2h_entries(archive: &Archive, warnings: &mut Vec<String>) -> Result<Vec<D2hE
             });
         }
     }
+    progress(reader.bytes_read(), total);
     warnings.extend(reader.warnings().iter().map(|w| w.to_string()));
     out.sort_by_key(|e| e.seq);
     Ok(out)

@@ -14,8 +14,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
+use hrr_cli::progress::{Progress, Unit};
 use hrr_core::archive::Archive;
-use hrr_diff::archive_diff::{DiffReport, diff};
+use hrr_diff::archive_diff::{DiffReport, Step, diff_with_progress};
 use hrr_replay::compare::{DType, Tolerance};
 
 /// Compare the device-to-host outputs of two hrr archives.
@@ -69,7 +70,21 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     );
     let a = Archive::open(&args.a)?;
     let b = Archive::open(&args.b)?;
-    let report = diff(&a, &b, &tol)?;
+    let mut progress = Progress::new(args.json);
+    let mut step = None;
+    let report = diff_with_progress(&a, &b, &tol, |s, done, total| {
+        if step != Some(s) {
+            step = Some(s);
+            let (label, unit) = match s {
+                Step::ReadA => ("reading A", Unit::Bytes),
+                Step::ReadB => ("reading B", Unit::Bytes),
+                Step::Compare => ("comparing", Unit::Pairs),
+            };
+            progress.stage(label, total, unit);
+        }
+        progress.set(done);
+    })?;
+    progress.finish();
     for w in &report.warnings {
         eprintln!("hrr-diff: warning: {w}");
     }

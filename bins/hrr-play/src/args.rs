@@ -3,18 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// From the archive's platform: cpu → cpu, amd → hip, nvidia → cuda.
-    Auto,
-    /// A HIP runtime: ROCm's libamdhip64.so, or --runtime / HRR_HIP_RUNTIME.
-    Hip,
-    /// hrr's CPU runtime, libhrr_hip_cpu.so next to this executable.
-    Cpu,
-    /// The CUDA driver (libcuda.so.1).
-    Cuda,
-}
+use hrr_cli::backend::BackendArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DType {
@@ -35,14 +24,8 @@ pub struct Args {
     /// (with --repair: where the repaired archive goes).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "auto")]
-    pub backend: Backend,
-    /// HIP runtime library to load (overrides HRR_HIP_RUNTIME).
-    #[arg(long)]
-    pub runtime: Option<PathBuf>,
-    /// Code-object target to pick from bundles (default: the device's).
-    #[arg(long)]
-    pub target: Option<String>,
+    #[command(flatten)]
+    pub device: BackendArgs,
     /// Print what the archive holds and exit; needs no runtime.
     #[arg(long)]
     pub info: bool,

@@ -2,7 +2,6 @@
 //! every device-to-host copy against what the capture saw.
 
 mod args;
-mod backend;
 mod info;
 mod play;
 mod repair;

@@ -1,11 +1,12 @@
 //! `run`: what `hrr-play` does with its arguments; returns the exit code.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use hrr_cli::progress::{Progress as ProgressBar, Unit};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::error_chain::chain;
@@ -16,10 +17,9 @@ use hrr_replay::engine::watchdog::{self, FINAL_SYNC, Progress};
 use hrr_replay::engine::{
     self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
 };
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{self, Args};
-use crate::{backend, info};
+use crate::info;
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     if args.repair {
@@ -69,7 +69,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let platform = archive.manifest().platform;
-    let mut dev = backend::open(args, backend::resolve(args, platform))?;
+    let mut dev = args.device.open(platform)?;
     eprintln!(
         "hrr-play: replaying {} on {}",
         args.archive.display(),
@@ -102,6 +102,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut summary = ReplaySummary::default();
     let mut error = None;
     let mut iteration_ms = Vec::new();
+    // One bar for every loop: its delay counts from the start of the work.
+    let mut bar = ProgressBar::new(args.json);
+    let per_loop = archive.manifest().events;
+    bar.stage(
+        "replay",
+        per_loop.saturating_mul(u64::from(args.loops)),
+        Unit::Events,
+    );
     for i in 0..args.loops {
         let mut warnings = Vec::new();
         let regions = if opts.regions {
@@ -119,10 +127,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         };
         // Only the first iteration writes the replay archive.
         let writer = if i == 0 { out.as_mut() } else { None };
-        let bar = progress_bar(archive.manifest().events);
+        let done = per_loop.saturating_mul(u64::from(i));
         let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer, &mut pinned);
-        let (mut s, e) = replayer.run(|n| bar.set_position(n));
-        bar.finish_and_clear();
+        let (mut s, e) = replayer.run(|n| bar.set(done + n));
         s.warnings.splice(0..0, warnings);
         iteration_ms.push(s.wall_ms);
         summary = s;
@@ -131,6 +138,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             break;
         }
     }
+    bar.finish();
     if let Some(p) = &progress {
         p.finish();
     }
@@ -289,21 +297,6 @@ fn tolerance(args: &Args) -> Tolerance {
             args::DType::F64 => DType::F64,
         },
     }
-}
-
-fn progress_bar(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} replay [{bar:40}] {pos}/{len} events {per_sec} {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    bar
 }
 
 /// Prints the DESIGN.md §5 summary (or JSON) on stdout; an incomplete

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use hrr_cli::progress::{Progress, Unit};
 use hrr_core::Op;
 use hrr_core::archive::{Archive, RepairReport};
 use hrr_core::event_reader::ReadOptions;
@@ -26,7 +27,7 @@ use crate::args::Args;
 pub fn repair(args: &Args) -> Result<ExitCode> {
     let src = &args.archive;
     if let Some(out) = &args.output {
-        let report = hrr_core::archive::repair(src, out)?;
+        let report = repair_to(args, src, out)?;
         print_report(&report);
         print_done(src, out, &report);
         return Ok(ExitCode::SUCCESS);
@@ -41,11 +42,11 @@ pub fn repair(args: &Args) -> Result<ExitCode> {
     }
     drop(archive);
     let tmp = fresh_dir(src).context("creating the repair directory")?;
-    let report = match hrr_core::archive::repair(src, &tmp) {
+    let report = match repair_to(args, src, &tmp) {
         Ok(r) => r,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e.into());
+            return Err(e);
         }
     };
     print_report(&report);
@@ -65,6 +66,19 @@ pub fn repair(args: &Args) -> Result<ExitCode> {
     eprintln!("hrr-play: repair: original kept at {}", kept.display());
     print_done(src, src, &report);
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`hrr_core::archive::repair`] with a progress bar over the bytes of
+/// `events.ndjson` read.
+fn repair_to(args: &Args, src: &Path, dst: &Path) -> Result<RepairReport> {
+    let mut progress = Progress::new(args.json);
+    progress.stage("repair", 0, Unit::Bytes);
+    let report = hrr_core::archive::repair_with_progress(src, dst, |done, total| {
+        progress.set_total(total);
+        progress.set(done);
+    })?;
+    progress.finish();
+    Ok(report)
 }
 
 fn print_report(report: &RepairReport) {

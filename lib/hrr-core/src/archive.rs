@@ -292,6 +292,7 @@ fn last_byte(path: &Path) -> Option<u8> {
 pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
     let id = match op {
         Op::Memcpy { blob, .. } => *blob,
+        Op::Relocate { blob, .. } => Some(*blob),
         Op::ModuleLoad { code, .. } | Op::Launch { code, .. } | Op::Global { code, .. } => {
             Some(*code)
         }
@@ -330,7 +331,18 @@ pub struct RepairReport {
 /// `complete:true, repaired:true`. Events whose blobs are missing are kept;
 /// the report lists the blobs so the damage is visible.
 pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairReport, ArchiveError> {
+    repair_with_progress(src, dst, |_, _| {})
+}
+
+/// [`repair`], calling `progress(bytes read, bytes of events.ndjson)` as it
+/// goes (every 1024 events, and once at the end).
+pub fn repair_with_progress(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<RepairReport, ArchiveError> {
     let src = Archive::open(src)?;
+    let total = fs::metadata(src.events_path()).map_or(0, |m| m.len());
     let dst = dst.as_ref();
     let mut manifest = src.manifest().clone();
     manifest.repaired = true;
@@ -338,7 +350,10 @@ pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairRepo
     let mut report = RepairReport::default();
     let mut seen: HashSet<BlobId> = HashSet::new();
     let mut events = src.events(ReadOptions::default())?;
-    for item in events.by_ref() {
+    while let Some(item) = events.next() {
+        if report.events_kept.is_multiple_of(1024) {
+            progress(events.bytes_read(), total);
+        }
         let event = match item {
             Ok(e) => e,
             Err(ReadError::Malformed { line, reason, .. }) => {
@@ -373,6 +388,7 @@ pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairRepo
         writer.append(&event)?;
         report.events_kept += 1;
     }
+    progress(events.bytes_read(), total);
     report.warnings = events.take_warnings();
     for path in src.try_region_files()? {
         let name = path.file_name().expect("region file has a name");

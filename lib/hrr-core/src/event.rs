@@ -99,6 +99,20 @@ pub fn arg_offsets(args: &[KernelArg]) -> Vec<u32> {
         .collect()
 }
 
+/// The blob of a `relocate` event: its offsets as little-endian u64s.
+pub fn encode_relocations(offsets: &[u64]) -> Vec<u8> {
+    offsets.iter().flat_map(|o| o.to_le_bytes()).collect()
+}
+
+/// The offsets of a `relocate` blob; `None` when its length is not a
+/// multiple of 8.
+pub fn decode_relocations(blob: &[u8]) -> Option<impl Iterator<Item = u64> + '_> {
+    blob.len().is_multiple_of(8).then(|| {
+        blob.chunks_exact(8)
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+    })
+}
+
 /// The operation an event records, with its required fields.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -342,6 +356,19 @@ pub enum Op {
         /// Its size in bytes.
         size: u64,
     },
+    /// Device memory `[dst, dst + size)` holds recorded device addresses at
+    /// the byte offsets listed in `blob` (little-endian u64s); replay
+    /// replaces each non-zero one by its translation. Captures never write
+    /// it: `hrr-extract` does, for pointers an earlier kernel stored in
+    /// device memory.
+    Relocate {
+        /// Start of the device memory holding the pointers.
+        dst: Addr,
+        /// Bytes from `dst` the offsets lie in.
+        size: u64,
+        /// The offsets, as [`encode_relocations`] writes them.
+        blob: BlobId,
+    },
     /// The end of a complete capture.
     Eof {
         /// Events recorded before it.
@@ -384,6 +411,7 @@ impl Op {
             Op::MemUnmap { .. } => "mem_unmap",
             Op::MemAccess { .. } => "mem_access",
             Op::Global { .. } => "global",
+            Op::Relocate { .. } => "relocate",
             Op::Eof { .. } => "eof",
         }
     }
@@ -454,6 +482,7 @@ impl fmt::Display for Event {
                 f,
                 "launch {name} grid={grid:?} block={block:?} shmem={shmem} stream={stream}"
             ),
+            Op::Relocate { dst, size, .. } => write!(f, "relocate dst={dst} size={size}"),
             other => write!(f, "{}", other.name()),
         }?;
         if self.ret != 0 {

@@ -589,6 +589,9 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
                 .blob("code", code)
                 .string("name", name);
         }
+        Op::Relocate { dst, size, blob } => {
+            l.num("size", *size).addr("dst", dst.0).blob("blob", blob);
+        }
         Op::Eof { events } => {
             l.num("events", *events);
         }
@@ -1031,6 +1034,11 @@ mod tests {
                 code: b,
                 ptr: a,
                 size: 256,
+            },
+            Op::Relocate {
+                dst: a,
+                size: 24,
+                blob: BlobId::of(b"offsets"),
             },
             Op::Eof { events: 42 },
         ]

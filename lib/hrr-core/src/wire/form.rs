@@ -56,7 +56,7 @@ pub struct Wire<'a> {
     /// `alloc`, `free`, `host_register`, `host_unregister`: the address.
     pub ptr: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Bytes: allocated, copied, set or registered.
+    /// Bytes: allocated, copied, set, registered or relocated.
     pub size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// `alloc`, `free`: the memory kind.
@@ -65,7 +65,7 @@ pub struct Wire<'a> {
     /// `memcpy`: the direction.
     pub dir: Option<Dir>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy`, `memset`: the destination.
+    /// `memcpy`, `memset`, `relocate`: the destination.
     pub dst: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// `memcpy`: the source.
@@ -80,7 +80,7 @@ pub struct Wire<'a> {
     /// The stream, where the op has one.
     pub stream: Option<Addr>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy`: the bytes' blob.
+    /// `memcpy`: the bytes' blob; `relocate`: the offsets' blob.
     pub blob: Option<BlobId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The module handle.
@@ -288,6 +288,11 @@ impl Event {
                 ptr: req!(ptr),
                 size: req!(size),
             },
+            "relocate" => Op::Relocate {
+                dst: req!(dst),
+                size: req!(size),
+                blob: req!(blob),
+            },
             "eof" => Op::Eof {
                 events: req!(events),
             },
@@ -446,6 +451,11 @@ impl Event {
                 w.ptr = Some(*ptr);
                 w.size = Some(*size);
             }
+            Op::Relocate { dst, size, blob } => {
+                w.size = Some(*size);
+                w.dst = Some(*dst);
+                w.blob = Some(*blob);
+            }
             Op::Eof { events } => w.events = Some(*events),
         }
         w
@@ -470,6 +480,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{decode_relocations, encode_relocations};
     use crate::hex::HexBytes;
 
     #[test]
@@ -607,6 +618,23 @@ mod tests {
             ptr: Addr(0x7f00_0000_1000),
             size: 64,
         });
+    }
+
+    #[test]
+    fn relocate_round_trips_with_its_offsets() {
+        let offsets = [0u64, 8, 4096];
+        let blob = encode_relocations(&offsets);
+        let text = round_trip(Op::Relocate {
+            dst: Addr(0x7f00_0000_1000),
+            size: 4104,
+            blob: BlobId::of(&blob),
+        });
+        assert!(text.contains(r#""op":"relocate""#), "{text}");
+        assert_eq!(
+            decode_relocations(&blob).unwrap().collect::<Vec<_>>(),
+            offsets
+        );
+        assert!(decode_relocations(&blob[1..]).is_none());
     }
 
     #[test]

@@ -717,6 +717,11 @@ mod tests {
                 mem: MemKind::Device
             }),
             (addr(), any::<u64>()).prop_map(|(ptr, size)| Op::VaReserve { ptr, size }),
+            (addr(), any::<u64>(), blob.clone()).prop_map(|(dst, size, blob)| Op::Relocate {
+                dst,
+                size,
+                blob
+            }),
             ("[_A-Za-z0-9]{1,40}", blob, addr(), any::<u64>()).prop_map(
                 |(name, code, ptr, size)| Op::Global {
                     module: Addr(0x10),

@@ -156,6 +156,22 @@ pub enum EventFailure {
         #[source]
         source: CodeError,
     },
+    /// A `relocate` event's blob is not a whole number of offsets.
+    #[error("relocate blob {id} holds {len} bytes, not a whole number of offsets")]
+    RelocateBlob {
+        /// The blob.
+        id: BlobId,
+        /// Its length.
+        len: u64,
+    },
+    /// A `relocate` offset whose 8-byte word is not inside the event's range.
+    #[error("relocate offset {offset} leaves no 8-byte word inside its {size} bytes")]
+    RelocateOffset {
+        /// The offset.
+        offset: u64,
+        /// The event's `size`.
+        size: u64,
+    },
     /// A module's global variable is not its recorded size.
     #[error("global {name} is {live} bytes at replay, {size} at capture")]
     GlobalSize {
@@ -218,6 +234,15 @@ pub enum Operand {
         /// The pointer's byte offset in it.
         offset: usize,
     },
+    /// The device memory a `relocate` event rewrites.
+    RelocateDst,
+    /// A pointer word a `relocate` event translates, at `dst + offset`.
+    RelocateWord {
+        /// The event's `dst`.
+        dst: Addr,
+        /// The word's byte offset from it.
+        offset: u64,
+    },
 }
 
 impl fmt::Display for Operand {
@@ -229,6 +254,8 @@ impl fmt::Display for Operand {
             Operand::D2dSrc => f.write_str("d2d src"),
             Operand::MemsetDst => f.write_str("memset dst"),
             Operand::LaunchArg { arg, offset } => write!(f, "launch arg {arg}+{offset}"),
+            Operand::RelocateDst => f.write_str("relocate dst"),
+            Operand::RelocateWord { dst, offset } => write!(f, "relocate word {dst}+{offset}"),
         }
     }
 }

@@ -21,7 +21,7 @@ pub use error::{EventFailure, Operand, RegionsError, ReplayError};
 pub use hrr_core::event::arg_offsets;
 pub use options::ReplayOptions;
 pub use pinned_host::PinnedHost;
-pub use replayer::Replayer;
+pub use replayer::{LaunchPointer, PauseHook, Paused, Replayer};
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
 pub use virtual_memory::VirtualMemory;
 

@@ -1,5 +1,10 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
+mod pause;
+mod relocate;
+
+pub use pause::{LaunchPointer, PauseHook, Paused};
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -58,6 +63,8 @@ pub struct Replayer<'a> {
     globals: HashMap<u64, u64>,
     /// Launch attributes the device does not honour, warned about once each.
     dropped_attrs: std::collections::BTreeSet<u32>,
+    /// Where to pause, if anywhere (see [`Replayer::pause_with`]).
+    pause: Option<&'a mut dyn PauseHook>,
 }
 
 impl<'a> Replayer<'a> {
@@ -90,7 +97,15 @@ impl<'a> Replayer<'a> {
             vmm: VirtualMemory::default(),
             globals: HashMap::new(),
             dropped_attrs: Default::default(),
+            pause: None,
         }
+    }
+
+    /// Lets `hook` pause the replay before an event of its choosing; the
+    /// replay ends after the pause.
+    pub fn pause_with(mut self, hook: &'a mut dyn PauseHook) -> Self {
+        self.pause = Some(hook);
+        self
     }
 
     /// Replays every event; `progress` is called with the count done so far.
@@ -159,6 +174,10 @@ impl<'a> Replayer<'a> {
                 self.summary.events += 1;
                 if let Some(p) = &self.opts.progress {
                     p.enter(event.seq);
+                }
+                if self.pause.as_mut().is_some_and(|h| h.pause_before(event)) {
+                    self.pause(event);
+                    break 'events;
                 }
                 if let Err(e) = self.step(event) {
                     match e {
@@ -340,7 +359,8 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
+    /// Moves the region timeline to the event's time.
+    fn advance_regions(&mut self, e: &Event) {
         for err in self.space.advance_to(self.dev, e.t) {
             self.summary.warnings.push(format!(
                 "event {}: freeing a deleted segment: {}",
@@ -348,6 +368,10 @@ impl<'a> Replayer<'a> {
                 chain(&err)
             ));
         }
+    }
+
+    fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
+        self.advance_regions(e);
         if e.ret != 0 {
             // A call that failed at capture did nothing there; it does nothing here.
             self.summary.skipped_failed += 1;
@@ -608,6 +632,7 @@ impl<'a> Replayer<'a> {
                     let _ = self.space.allocs.remove(b);
                 }
             }
+            Op::Relocate { dst, size, blob } => self.relocate(e, *dst, *size, *blob)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }

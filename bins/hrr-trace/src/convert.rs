@@ -612,6 +612,9 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
                 .addr("ptr", ptr.0)
                 .u64("size", *size);
         }
+        Op::Relocate { dst, size, .. } => {
+            o.addr("dst", dst.0).u64("size", *size);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

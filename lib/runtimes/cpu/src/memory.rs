@@ -13,6 +13,11 @@
 //! one needs to fill them), and a zero fill of whole pages inside the device
 //! reservation ([`raw_fill`], e.g. `hipMemset(p, 0, n)`) drops the pages
 //! (`MADV_DONTNEED`) instead of writing them.
+//!
+//! Memory at an address of the caller's choosing (HIP's virtual memory
+//! management) is [`vmm`]'s.
+
+mod vmm;
 
 use crate::addr_map::{AddressMap, Found};
 use crate::ffi::HipError;
@@ -34,6 +39,8 @@ pub enum DevKind {
     Managed,
     /// hsa_amd_memory_pool_allocate from the GPU pool: never crosses the HIP API.
     Hsa,
+    /// hipMemMap of a hipMemCreate allocation, made accessible (hipMemSetAccess).
+    Mapped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +93,7 @@ pub struct Memory {
     alloc: RangeAllocator,
     dev: AddressMap<DevAlloc>,
     host: AddressMap<HostAlloc>,
+    vmm: vmm::Vmm,
 }
 
 fn page_size() -> usize {
@@ -145,6 +153,7 @@ impl Memory {
                     alloc: RangeAllocator::new(len as u64, DEVICE_ALIGN),
                     dev: AddressMap::new(),
                     host: AddressMap::new(),
+                    vmm: vmm::Vmm::default(),
                 });
             }
             if len <= 256 << 20 {
@@ -413,6 +422,7 @@ impl Drop for Memory {
                 unsafe { libc::munmap(base as *mut libc::c_void, e.value.mapped) };
             }
         }
+        self.vmm_drop();
         unregister_reservation(self.base);
         // SAFETY: the reservation created in `new`; nothing refers to it any more.
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };

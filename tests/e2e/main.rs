@@ -11,6 +11,7 @@ mod engine;
 mod hip_backend;
 mod hostile;
 mod hsa_regions;
+mod placement;
 mod replay_diff;
 mod seed;
 mod unrecorded;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::HipApi;
+use crate::ffi::{HipApi, VmmApi};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -39,6 +39,8 @@ pub enum RuntimeError {
 
 pub struct HipRuntime {
     pub(crate) api: HipApi,
+    /// Virtual memory management, where the runtime has it.
+    pub(crate) vmm: Option<VmmApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -116,8 +118,10 @@ impl HipRuntime {
             });
         }
         let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
+        let vmm = VmmApi::load(&lib);
         Ok(HipRuntime {
             api,
+            vmm,
             path: shown,
             is_cpu,
             _lib: lib,

@@ -174,3 +174,149 @@ impl Placement {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mem_device::MemDevice;
+    use crate::engine::{AddressSpace, PinnedHost, ReplayOptions, Replayer};
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::{ArchiveBuilder, ptr_arg};
+
+    const A: u64 = 0x7f00_0000_0000;
+    const B: u64 = 0x7f00_0010_0000;
+    /// Shares A's 4 KiB granule.
+    const C: u64 = A + 0x400;
+
+    /// Three allocations, a launch taking each as a pointer argument, and a
+    /// D2H of each (zero-filled): placed or translated, replay is correct.
+    fn archive() -> ArchiveBuilder {
+        ArchiveBuilder::new(Platform::Cpu)
+            .alloc(A, 0x400)
+            .alloc(B, 0x2000)
+            .alloc(C, 0x100)
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![ptr_arg(A + 8), ptr_arg(B), ptr_arg(C)],
+            )
+            .d2h(A, &[0; 0x400])
+            .d2h(B, &[0; 0x2000])
+            .d2h(C, &[0; 0x100])
+    }
+
+    fn replay(dev: &mut MemDevice, place: bool) -> crate::engine::ReplaySummary {
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(archive().write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let regions = RegionTimeline::default();
+        let ranges = plan(&archive, ReadOptions::default(), &regions);
+        let placement = if place {
+            Placement::reserve(dev, &ranges)
+        } else {
+            Placement::off()
+        };
+        let space = AddressSpace {
+            placement,
+            ..AddressSpace::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        let opts = ReplayOptions::default();
+        let (s, e) = Replayer::new(dev, &archive, &opts, space, None, &mut pinned).run(|_| {});
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.d2h_exact, s.d2h_fail), (3, 0), "{s:?}");
+        s
+    }
+
+    fn words(launch: &[u8]) -> Vec<u64> {
+        launch
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn placed_allocations_translate_to_themselves() {
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        dev.granularity = Some(0x1000);
+        let s = replay(&mut dev, true);
+        // C shares A's granule: only A can have it.
+        assert_eq!((s.placement.placed, s.placement.allocations), (2, 3));
+        assert!(s.placement.enabled);
+        assert_eq!(
+            s.placement.fallbacks.len(),
+            1,
+            "{:?}",
+            s.placement.fallbacks
+        );
+        assert!(
+            s.placement.fallbacks[0].contains("0x7f0000000400+256: translated, not placed"),
+            "{:?}",
+            s.placement.fallbacks
+        );
+        let w = words(&dev.launches[0]);
+        assert_eq!(&w[..2], &[A + 8, B], "placed: the recorded addresses");
+        assert_ne!(w[2], C, "C was translated");
+    }
+
+    #[test]
+    fn a_taken_range_falls_back_to_translation() {
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        dev.granularity = Some(0x1000);
+        dev.taken = vec![(B + 0x1000, 1)];
+        let s = replay(&mut dev, true);
+        assert_eq!((s.placement.placed, s.placement.allocations), (1, 3));
+        assert!(
+            s.placement.fallbacks.iter().any(|f| f.contains(
+                "0x7f0000100000+8192: translated, not placed: its recorded \
+                                    range was taken"
+            )),
+            "{:?}",
+            s.placement.fallbacks
+        );
+        let w = words(&dev.launches[0]);
+        assert_eq!(w[0], A + 8);
+        assert_ne!(w[1], B, "B was translated, and its argument with it");
+    }
+
+    #[test]
+    fn off_or_unable_translates_everything_quietly() {
+        for (granularity, place) in [(Some(0x1000), false), (None, true)] {
+            let mut dev = MemDevice::new(false);
+            dev.accept_code = true;
+            dev.granularity = granularity;
+            let s = replay(&mut dev, place);
+            assert_eq!((s.placement.placed, s.placement.allocations), (0, 3));
+            assert!(s.placement.fallbacks.is_empty());
+            assert!(dev.place_reserved.is_empty());
+        }
+    }
+
+    #[test]
+    fn overlapping_ranges_are_reserved_once_rounded_to_granules() {
+        let mut dev = MemDevice::new(false);
+        dev.granularity = Some(0x1000);
+        let p = Placement::reserve(
+            &mut dev,
+            &[
+                (0x1_0010, 0x10),
+                (0x1_0f00, 0x200),
+                (0x3_0000, 0),
+                (0x5_0000, 0x1000),
+            ],
+        );
+        assert_eq!(p.refused(), 0);
+        let got: Vec<(u64, u64)> = dev.place_reserved.iter().map(|(&b, &e)| (b, e)).collect();
+        assert_eq!(
+            got,
+            [
+                (0x1_0000, 0x1_2000),
+                (0x3_0000, 0x3_1000),
+                (0x5_0000, 0x5_1000)
+            ]
+        );
+    }
+}

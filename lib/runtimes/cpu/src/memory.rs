@@ -367,15 +367,31 @@ impl Memory {
         Class::Unknown
     }
 
-    /// Is `[addr, addr+len)` inside one live device allocation?
+    /// Is `[addr, addr+len)` inside one live device allocation, or inside
+    /// adjacent accessible mappings (contiguous addresses, as on a GPU)?
     pub fn device_span(&self, addr: usize, len: usize) -> bool {
-        self.dev.find_span(addr, len).is_some()
+        self.dev.find_span(addr, len).is_some() || self.mapped_span(addr, len)
+    }
+
+    /// Whether accessible mappings cover `[addr, addr+len)` without a gap.
+    fn mapped_span(&self, addr: usize, len: usize) -> bool {
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
+        let mut at = addr;
+        while at < end {
+            match self.dev.find(at) {
+                Some(f) if f.value.kind == DevKind::Mapped => at = f.base + f.size,
+                _ => return false,
+            }
+        }
+        len > 0
     }
 
     /// Is `[addr, addr+len)` memory the device may touch: a live device allocation
     /// or a tracked host allocation (pinned, registered, HSA host pool)?
     pub fn device_accessible(&self, addr: usize, len: usize) -> bool {
-        self.dev.find_span(addr, len).is_some() || self.host.find_span(addr, len).is_some()
+        self.device_span(addr, len) || self.host.find_span(addr, len).is_some()
     }
 
     /// A host operand: anything outside the reservation (we cannot check it), or a

@@ -91,7 +91,12 @@ impl Memory {
 
     /// `hipMemAddressReserve`: `size` bytes of address space at `addr` when
     /// it is available (and not 0), else wherever the kernel puts it.
-    pub fn vmm_reserve(&mut self, size: usize, align: usize, addr: usize) -> Result<usize, HipError> {
+    pub fn vmm_reserve(
+        &mut self,
+        size: usize,
+        align: usize,
+        addr: usize,
+    ) -> Result<usize, HipError> {
         let page = page_size();
         if size == 0 || !self.page_multiple(size) || (align != 0 && !align.is_power_of_two()) {
             return Err(err::INVALID_VALUE);
@@ -156,7 +161,10 @@ impl Memory {
                 let _ = self.alloc.free((addr - base) as u64, size as u64);
                 return None;
             }
-            return Some(Reservation { len: size, inside: true });
+            return Some(Reservation {
+                len: size,
+                inside: true,
+            });
         }
         if addr < base + len && end > base {
             return None; // straddles the device reservation's edge
@@ -185,7 +193,10 @@ impl Memory {
             unsafe { libc::munmap(p, size) };
             return None;
         }
-        Some(Reservation { len: size, inside: false })
+        Some(Reservation {
+            len: size,
+            inside: false,
+        })
     }
 
     /// `hipMemAddressFree`: the whole reservation at `ptr`, with nothing
@@ -198,7 +209,11 @@ impl Memory {
         if self.vmm.mappings.range(ptr..ptr + size).next().is_some() {
             return Err(err::INVALID_VALUE);
         }
-        let r = self.vmm.reservations.remove(&ptr).ok_or(err::INVALID_VALUE)?;
+        let r = self
+            .vmm
+            .reservations
+            .remove(&ptr)
+            .ok_or(err::INVALID_VALUE)?;
         if r.inside {
             // Back to ordinary zero pages of the device reservation.
             // SAFETY: the reservation's pages, inside our device reservation.
@@ -247,7 +262,13 @@ impl Memory {
 
     /// `hipMemMap`: `size` bytes of `handle` from `offset` at `ptr`, inside
     /// one reservation, over nothing mapped; not yet accessible.
-    pub fn vmm_map(&mut self, ptr: usize, size: usize, offset: usize, handle: usize) -> Result<(), HipError> {
+    pub fn vmm_map(
+        &mut self,
+        ptr: usize,
+        size: usize,
+        offset: usize,
+        handle: usize,
+    ) -> Result<(), HipError> {
         let end = ptr.checked_add(size).ok_or(err::INVALID_VALUE)?;
         let ph = self.vmm.handles.get(&handle).ok_or(err::INVALID_VALUE)?;
         if size == 0
@@ -387,12 +408,32 @@ mod tests {
         let h = m.vmm_create(2 * g).unwrap();
         m.vmm_map(r + g, 2 * g, 0, h).unwrap();
         assert!(m.vmm_map(r + 2 * g, g, 0, h).is_err(), "overlapping map");
-        assert!(!m.device_span(r + g, 8), "not accessible before hipMemSetAccess");
+        assert!(
+            !m.device_span(r + g, 8),
+            "not accessible before hipMemSetAccess"
+        );
         m.vmm_set_access(r + g, 2 * g, true).unwrap();
         assert!(m.device_span(r + g, 2 * g));
-        assert!(matches!(m.classify(r + g + 5), Class::Device { kind: DevKind::Mapped, .. }));
+        assert!(matches!(
+            m.classify(r + g + 5),
+            Class::Device {
+                kind: DevKind::Mapped,
+                ..
+            }
+        ));
         // SAFETY: the mapping is readable and writable now.
         unsafe { crate::memory::raw_fill(r + g, 0x5A, 16, 1) };
+        // An adjacent mapping: one device span with the first, as on a GPU.
+        let h2 = m.vmm_create(g).unwrap();
+        m.vmm_map(r + 3 * g, g, 0, h2).unwrap();
+        m.vmm_set_access(r + 3 * g, g, true).unwrap();
+        assert!(
+            m.device_span(r + 2 * g, 2 * g),
+            "a copy may span adjacent mappings"
+        );
+        m.vmm_unmap(r + 3 * g, g).unwrap();
+        m.vmm_release(h2).unwrap();
+        assert!(!m.device_span(r + 2 * g, 2 * g));
         m.vmm_release(h).unwrap();
         // SAFETY: released while mapped: still valid, as in HIP.
         assert_eq!(unsafe { *((r + g + 15) as *const u8) }, 0x5A);
@@ -407,13 +448,20 @@ mod tests {
         assert_eq!(m.vmm_reserve(2 * g, 0, at).unwrap(), at);
         for _ in 0..64 {
             let p = m.alloc_device(g, DevKind::Device, 0).unwrap();
-            assert!(p + g <= at || p >= at + 2 * g, "hipMalloc handed out a reserved range");
+            assert!(
+                p + g <= at || p >= at + 2 * g,
+                "hipMalloc handed out a reserved range"
+            );
         }
         let h = m.vmm_create(2 * g).unwrap();
         m.vmm_map(at, 2 * g, 0, h).unwrap();
         m.vmm_set_access(at, 2 * g, true).unwrap();
         // SAFETY: accessible mapping.
-        assert_eq!(unsafe { *((at + 100) as *const u8) }, 0, "fresh memory is zero");
+        assert_eq!(
+            unsafe { *((at + 100) as *const u8) },
+            0,
+            "fresh memory is zero"
+        );
         m.vmm_unmap(at, 2 * g).unwrap();
         m.vmm_release(h).unwrap();
         m.vmm_free(at, 2 * g).unwrap();

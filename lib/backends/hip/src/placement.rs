@@ -1,0 +1,291 @@
+//! Placement over HIP's virtual memory management: a recorded range is
+//! reserved with `hipMemAddressReserve` at its address; an allocation is
+//! `hipMemCreate`d, `hipMemMap`ped at its recorded address (whole granules)
+//! and made read-write with `hipMemSetAccess`. The same calls serve ROCm and
+//! hrr's CPU runtime, so the CPU tests exercise this code.
+//!
+//! `hipMemAllocationProp` changed layout between ROCm 5 and 6: it is written
+//! for the version the runtime reports.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::c_void;
+
+use hrr_replay::device::DeviceError;
+
+use crate::ffi::{HipError, VmmApi};
+use hip_api::types::hipMemGenericAllocationHandle_t;
+
+/// First `HIP_VERSION` with the CUDA-like `hipMemAllocationProp` (6.0).
+const ROCM6: i32 = 60_000_000;
+const LOCATION_DEVICE: i32 = 1;
+const ALLOCATION_PINNED: i32 = 1;
+const ACCESS_READ_WRITE: i32 = 3;
+const GRANULARITY_MINIMUM: i32 = 0;
+
+/// `hipMemAllocationProp` for device 0 memory, as bytes in the layout of
+/// the runtime's version.
+fn allocation_prop(version: i32) -> [u8; 32] {
+    let mut p = [0u8; 32];
+    let mut put = |at: usize, v: i32| p[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+    if version >= ROCM6 {
+        // type, requestedHandleType, location {type, id}, win32 meta, allocFlags
+        put(0, ALLOCATION_PINNED);
+        put(8, LOCATION_DEVICE);
+    } else {
+        // compressionType, location {type, id}, requestedHandleType, type, usage, win32 meta
+        put(4, LOCATION_DEVICE);
+        put(16, ALLOCATION_PINNED);
+    }
+    p
+}
+
+/// One mapping of placed memory: whole granules, shared by every placed
+/// allocation that has bytes in them (allocations of a runtime that packs
+/// small ones tightly share granules), unmapped when the last one is freed.
+struct Mapping {
+    len: u64,
+    handle: hipMemGenericAllocationHandle_t,
+    users: u32,
+}
+
+/// A HIP device's placement state.
+pub(crate) struct Placer {
+    pub granularity: u64,
+    prop: [u8; 32],
+    /// Reservations: base → size.
+    reserved: BTreeMap<u64, u64>,
+    /// Mappings: start → mapping.
+    maps: BTreeMap<u64, Mapping>,
+    /// Placed allocations: address → the starts of the mappings it uses.
+    placed: HashMap<u64, Vec<u64>>,
+}
+
+fn err(call: &'static str, code: HipError) -> DeviceError {
+    DeviceError {
+        call,
+        code: i64::from(code),
+        message: format!("HIP error {code}"),
+    }
+}
+
+/// What a fresh placed allocation still needs zeroed: its bytes that lie in
+/// granules another allocation had mapped already (`reused`), and its bytes
+/// in memory mapped for it (`fresh`: zero already on some runtimes).
+#[derive(Debug, Default)]
+pub(crate) struct ToZero {
+    pub reused: Vec<(u64, u64)>,
+    pub fresh: Vec<(u64, u64)>,
+}
+
+impl Placer {
+    /// The runtime's granularity, or `None` when it has no usable VMM.
+    pub fn new(api: &VmmApi) -> Option<Placer> {
+        let mut version = 0;
+        // SAFETY: a valid out-pointer.
+        if unsafe { (api.hipRuntimeGetVersion)(&mut version) } != 0 {
+            return None;
+        }
+        let prop = allocation_prop(version);
+        let mut g = 0usize;
+        // SAFETY: valid out-pointer; `prop` is a hipMemAllocationProp's bytes.
+        let code = unsafe {
+            (api.hipMemGetAllocationGranularity)(&mut g, prop.as_ptr().cast(), GRANULARITY_MINIMUM)
+        };
+        let g = g as u64;
+        (code == 0 && g.is_power_of_two()).then_some(Placer {
+            granularity: g,
+            prop,
+            reserved: BTreeMap::new(),
+            maps: BTreeMap::new(),
+            placed: HashMap::new(),
+        })
+    }
+
+    /// `hipMemAddressReserve` at exactly `base`; an answer elsewhere is given back.
+    pub fn reserve_at(&mut self, api: &VmmApi, base: u64, size: u64) -> bool {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the address is a hint the runtime checks.
+        let code =
+            unsafe { (api.hipMemAddressReserve)(&mut p, size as usize, 0, base as *mut c_void, 0) };
+        if code != 0 {
+            return false;
+        }
+        if p as u64 != base {
+            // SAFETY: the reservation just made, unused.
+            unsafe { (api.hipMemAddressFree)(p, size as usize) };
+            return false;
+        }
+        self.reserved.insert(base, size);
+        true
+    }
+
+    /// Maps fresh memory at `[start, start + len)` (whole granules, inside a
+    /// reservation, mapped by no one), read-write.
+    fn map(&self, api: &VmmApi, start: u64, len: u64) -> Result<Mapping, DeviceError> {
+        let mut h: hipMemGenericAllocationHandle_t = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; `prop` is a hipMemAllocationProp's bytes.
+        let code =
+            unsafe { (api.hipMemCreate)(&mut h, len as usize, self.prop.as_ptr().cast(), 0) };
+        if code != 0 {
+            return Err(err("hipMemCreate", code));
+        }
+        let va = start as *mut c_void;
+        // SAFETY: per this function's contract the range is reserved and
+        // unmapped; `h` is `len` bytes.
+        let code = unsafe { (api.hipMemMap)(va, len as usize, 0, h, 0) };
+        if code != 0 {
+            // SAFETY: the handle just created, mapped nowhere.
+            unsafe { (api.hipMemRelease)(h) };
+            return Err(err("hipMemMap", code));
+        }
+        let mut desc = [0u8; 12];
+        desc[0..4].copy_from_slice(&LOCATION_DEVICE.to_ne_bytes());
+        desc[8..12].copy_from_slice(&ACCESS_READ_WRITE.to_ne_bytes());
+        // SAFETY: the mapping just made; `desc` is one hipMemAccessDesc.
+        let code = unsafe { (api.hipMemSetAccess)(va, len as usize, desc.as_ptr().cast(), 1) };
+        if code != 0 {
+            // SAFETY: undoing the mapping and handle made above.
+            unsafe {
+                (api.hipMemUnmap)(va, len as usize);
+                (api.hipMemRelease)(h);
+            }
+            return Err(err("hipMemSetAccess", code));
+        }
+        Ok(Mapping {
+            len,
+            handle: h,
+            users: 0,
+        })
+    }
+
+    /// Backs `[addr, addr + size)` at that address: granules already mapped
+    /// for a neighbour are shared, the others mapped afresh. `None` when the
+    /// granules are not all reserved.
+    pub fn alloc_at(
+        &mut self,
+        api: &VmmApi,
+        addr: u64,
+        size: u64,
+    ) -> Result<Option<ToZero>, DeviceError> {
+        let g = self.granularity;
+        let Some(end) = addr.checked_add(size.max(1)) else {
+            return Ok(None);
+        };
+        let (start, gend) = (addr & !(g - 1), end.next_multiple_of(g));
+        let inside = self
+            .reserved
+            .range(..=start)
+            .next_back()
+            .is_some_and(|(&b, &s)| gend <= b + s);
+        if !inside {
+            return Ok(None);
+        }
+        // Walk [start, gend): mapped stretches are shared, gaps are mapped.
+        let mut used: Vec<u64> = Vec::new();
+        let mut made: Vec<(u64, Mapping)> = Vec::new();
+        let mut zero = ToZero::default();
+        let clip = |b: u64, e: u64| (b.max(addr), e.min(end));
+        let mut at = start;
+        while at < gend {
+            let covering = self
+                .maps
+                .range(..=at)
+                .next_back()
+                .filter(|(b, m)| at < **b + m.len)
+                .map(|(&b, m)| (b, b + m.len));
+            if let Some((b, e)) = covering {
+                used.push(b);
+                zero.reused.push(clip(at, e));
+                at = e;
+                continue;
+            }
+            let next = self.maps.range(at..gend).next().map_or(gend, |(&b, _)| b);
+            match self.map(api, at, next - at) {
+                Ok(m) => {
+                    zero.fresh.push(clip(at, next));
+                    made.push((at, m));
+                }
+                Err(e) => {
+                    for (b, m) in made {
+                        // SAFETY: mappings made above for this allocation only.
+                        unsafe {
+                            (api.hipMemUnmap)(b as *mut c_void, m.len as usize);
+                            (api.hipMemRelease)(m.handle);
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+            at = next;
+        }
+        for (b, m) in made {
+            used.push(b);
+            self.maps.insert(b, m);
+        }
+        for b in &used {
+            if let Some(m) = self.maps.get_mut(b) {
+                m.users += 1;
+            }
+        }
+        self.placed.insert(addr, used);
+        Ok(Some(zero))
+    }
+
+    /// Frees the allocation placed at `addr`, unmapping what no one else
+    /// uses; `None` when nothing was placed there.
+    pub fn free(&mut self, api: &VmmApi, addr: u64) -> Option<Result<(), DeviceError>> {
+        let used = self.placed.remove(&addr)?;
+        let mut result = Ok(());
+        for b in used {
+            let Some(m) = self.maps.get_mut(&b) else {
+                continue;
+            };
+            m.users -= 1;
+            if m.users > 0 {
+                continue;
+            }
+            let Some(m) = self.maps.remove(&b) else {
+                continue;
+            };
+            // SAFETY: a mapping and handle made by `map`, used by no one now.
+            let code = unsafe { (api.hipMemUnmap)(b as *mut c_void, m.len as usize) };
+            // SAFETY: as above; released after its unmap.
+            let released = unsafe { (api.hipMemRelease)(m.handle) };
+            if result.is_ok() {
+                result = match (code, released) {
+                    (0, 0) => Ok(()),
+                    (0, c) => Err(err("hipMemRelease", c)),
+                    (c, _) => Err(err("hipMemUnmap", c)),
+                };
+            }
+        }
+        Some(result)
+    }
+
+    /// Frees every placed allocation and reservation (the device goes away).
+    pub fn release_all(&mut self, api: &VmmApi) {
+        let addrs: Vec<u64> = self.placed.keys().copied().collect();
+        for a in addrs {
+            let _ = self.free(api, a);
+        }
+        for (b, s) in std::mem::take(&mut self.reserved) {
+            // SAFETY: our reservation, nothing mapped in it any more.
+            unsafe { (api.hipMemAddressFree)(b as *mut c_void, s as usize) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocation_prop_layouts() {
+        let p5 = allocation_prop(50_221_153);
+        assert_eq!(&p5[4..8], &1i32.to_ne_bytes(), "5.x: location.type at 4");
+        assert_eq!(&p5[16..20], &1i32.to_ne_bytes(), "5.x: type at 16");
+        let p6 = allocation_prop(60_200_000);
+        assert_eq!(&p6[0..4], &1i32.to_ne_bytes(), "6.x: type at 0");
+        assert_eq!(&p6[8..12], &1i32.to_ne_bytes(), "6.x: location.type at 8");
+    }
+}

@@ -1,0 +1,68 @@
+//! Placement: allocations replayed at their recorded addresses, so that
+//! pointers stored inside device memory stay valid. The `ptr_table`
+//! workload reads device memory through such pointers; with
+//! `--no-placement` (pure translation) its replay must fail, which is what
+//! shows placement is doing the work.
+
+use hrr_tests::{Pipeline, assert_no_crash};
+use predicates::prelude::*;
+
+/// Captures `ptr_table PART`, replays it with placement (PASS, every
+/// allocation placed, hrr-diff clean) and without (FAIL).
+fn with_and_without(part: &str, allocations: u64) {
+    let p = Pipeline::new("ptr_table").arg(part).capture();
+    assert!(p.app_log().contains("ptr_table: OK"), "{}", p.app_log());
+    let p = p.play().stdout_has(&format!(
+        "placement : {allocations} of {allocations} allocations at recorded addresses"
+    ));
+    assert!(
+        !p.last_stderr().contains("not placed"),
+        "{}",
+        p.last_stderr()
+    );
+    let p = p.diff();
+
+    let a = p.play_cmd(&["--no-placement", "--json"]).assert().failure();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert_no_crash("hrr-play --no-placement", &err);
+    let v: serde_json::Value = serde_json::from_str(out.trim())
+        .unwrap_or_else(|e| panic!("--json stdout is not one JSON object ({e}):\n{out}\n{err}"));
+    assert_eq!(v["result"], "FAIL", "part {part}: {v}\n{err}");
+    assert_eq!(v["placement"]["placed"], 0, "{v}");
+    assert_eq!(v["placement"]["enabled"], false, "{v}");
+}
+
+#[test]
+fn a_table_copied_to_the_device_needs_placement() {
+    with_and_without("a", 5);
+}
+
+#[test]
+fn a_table_built_by_a_kernel_needs_placement() {
+    with_and_without("b", 4);
+}
+
+/// The plain summary line, and `--no-placement` saying 0 of A.
+#[test]
+fn summary_line_with_and_without_placement() {
+    let p = Pipeline::new("saxpy_module").capture().play();
+    let out = p.last_stdout();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("placement : "))
+        .unwrap_or_else(|| panic!("no placement line:\n{out}"));
+    let (placed, of) = parse(line);
+    assert!(of > 0 && placed == of, "{line}");
+    p.play_cmd(&["--no-placement"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "placement : 0 of {of} allocations at recorded addresses"
+        )));
+}
+
+fn parse(line: &str) -> (u64, u64) {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    (w[2].parse().unwrap(), w[4].parse().unwrap())
+}

@@ -66,3 +66,57 @@ fn parse(line: &str) -> (u64, u64) {
     let w: Vec<&str> = line.split_whitespace().collect();
     (w[2].parse().unwrap(), w[4].parse().unwrap())
 }
+
+/// A recorded range something else holds at replay (mapped by a preload
+/// library before `hrr-play` runs): its allocations fall back to
+/// translation, say so, and a replay whose pointers are all kernel
+/// arguments still passes.
+#[test]
+fn a_taken_range_falls_back_to_translation() {
+    let p = Pipeline::new("saxpy_module").capture();
+    let first = p
+        .events("cap.hrr")
+        .into_iter()
+        .find(|e| e["op"] == "alloc" && e["mem"] == "device")
+        .expect("saxpy_module allocates device memory");
+    let seq = first["seq"].as_u64().unwrap();
+    let ptr =
+        u64::from_str_radix(first["ptr"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let size = first["size"].as_u64().unwrap();
+
+    let lib = p.path("occupy_range.so");
+    let src = hrr_tests::workloads_src().join("preload/occupy_range.c");
+    let gcc = std::process::Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .output()
+        .expect("gcc");
+    assert!(
+        gcc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gcc.stderr)
+    );
+
+    let page = 4096;
+    let a = p
+        .play_cmd(&[])
+        .env("LD_PRELOAD", &lib)
+        .env("HRR_TEST_OCCUPY", format!("{:x}:{page}", ptr & !(page - 1)))
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^PASS$").unwrap());
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("placement : "))
+        .unwrap_or_else(|| panic!("no placement line:\n{out}"));
+    let (placed, of) = parse(line);
+    assert!(placed < of, "{line}");
+    let note = format!(
+        "hrr-play: note: placement: event {seq} (hipMalloc): {ptr:#x}+{size}: translated, not placed: \
+         its recorded range was taken before replay could reserve it"
+    );
+    assert!(err.contains(&note), "no {note:?} in:\n{err}");
+}

@@ -10,6 +10,7 @@ pub mod device;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod granules;
 pub mod handle_map;
 pub mod region_segments;
 pub mod region_timeline;

@@ -151,7 +151,7 @@ impl Device for HipDevice {
     }
 
     fn placement_granularity(&mut self) -> Option<u64> {
-        self.placer().map(|p| p.granularity)
+        self.placer().map(|p| p.granularity())
     }
 
     fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
@@ -171,16 +171,16 @@ impl Device for HipDevice {
         if mem != MemKind::Device {
             return Ok(None);
         }
-        let Some(zero) = placer.alloc_at(api, addr, size)? else {
+        let Some(plan) = placer.alloc_at(api, addr, size)? else {
             return Ok(None);
         };
         // Replay promises zero-filled memory. Memory mapped for it is zero on
         // the CPU runtime (a fresh memfd: filling it would commit every page);
         // a GPU's need not be, and a shared granule holds what a freed
         // neighbour left.
-        let mut ranges = zero.reused;
+        let mut ranges = plan.reused;
         if !self.rt.is_cpu() {
-            ranges.extend(zero.fresh);
+            ranges.extend(plan.fresh);
         }
         let mut zeroed = Ok(());
         for (b, e) in ranges {
@@ -201,9 +201,15 @@ impl Device for HipDevice {
 
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
         if let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut())
-            && let Some(r) = placer.free(api, p)
+            && placer.is_placed(p)
         {
-            return r;
+            // As hipFree does: work still using the memory finishes first.
+            // SAFETY: a plain HIP call.
+            let code = unsafe { (self.rt.api.hipDeviceSynchronize)() };
+            if code != ffi::err::SUCCESS {
+                return self.check("hipDeviceSynchronize", code);
+            }
+            return placer.free(api, p).unwrap_or(Ok(()));
         }
         // SAFETY: `p` was returned by the matching allocator in `alloc`.
         let (call, code) = unsafe {

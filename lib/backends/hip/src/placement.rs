@@ -7,10 +7,10 @@
 //! `hipMemAllocationProp` changed layout between ROCm 5 and 6: it is written
 //! for the version the runtime reports.
 
-use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 
 use hrr_replay::device::DeviceError;
+use hrr_replay::granules::{Granules, Mapping, Plan};
 
 use crate::ffi::{HipError, VmmApi};
 use hip_api::types::hipMemGenericAllocationHandle_t;
@@ -39,25 +39,11 @@ fn allocation_prop(version: i32) -> [u8; 32] {
     p
 }
 
-/// One mapping of placed memory: whole granules, shared by every placed
-/// allocation that has bytes in them (allocations of a runtime that packs
-/// small ones tightly share granules), unmapped when the last one is freed.
-struct Mapping {
-    len: u64,
-    handle: hipMemGenericAllocationHandle_t,
-    users: u32,
-}
-
-/// A HIP device's placement state.
+/// A HIP device's placement state: the calls; the bookkeeping is
+/// [`Granules`]'.
 pub(crate) struct Placer {
-    pub granularity: u64,
     prop: [u8; 32],
-    /// Reservations: base → size.
-    reserved: BTreeMap<u64, u64>,
-    /// Mappings: start → mapping.
-    maps: BTreeMap<u64, Mapping>,
-    /// Placed allocations: address → the starts of the mappings it uses.
-    placed: HashMap<u64, Vec<u64>>,
+    map: Granules<hipMemGenericAllocationHandle_t>,
 }
 
 fn err(call: &'static str, code: HipError) -> DeviceError {
@@ -66,15 +52,6 @@ fn err(call: &'static str, code: HipError) -> DeviceError {
         code: i64::from(code),
         message: format!("HIP error {code}"),
     }
-}
-
-/// What a fresh placed allocation still needs zeroed: its bytes that lie in
-/// granules another allocation had mapped already (`reused`), and its bytes
-/// in memory mapped for it (`fresh`: zero already on some runtimes).
-#[derive(Debug, Default)]
-pub(crate) struct ToZero {
-    pub reused: Vec<(u64, u64)>,
-    pub fresh: Vec<(u64, u64)>,
 }
 
 impl Placer {
@@ -92,13 +69,18 @@ impl Placer {
             (api.hipMemGetAllocationGranularity)(&mut g, prop.as_ptr().cast(), GRANULARITY_MINIMUM)
         };
         let g = g as u64;
-        (code == 0 && g.is_power_of_two()).then_some(Placer {
-            granularity: g,
+        (code == 0 && g.is_power_of_two()).then(|| Placer {
             prop,
-            reserved: BTreeMap::new(),
-            maps: BTreeMap::new(),
-            placed: HashMap::new(),
+            map: Granules::new(g),
         })
+    }
+
+    pub fn granularity(&self) -> u64 {
+        self.map.granularity()
+    }
+
+    pub fn is_placed(&self, addr: u64) -> bool {
+        self.map.is_placed(addr)
     }
 
     /// `hipMemAddressReserve` at exactly `base`; an answer elsewhere is given back.
@@ -115,13 +97,18 @@ impl Placer {
             unsafe { (api.hipMemAddressFree)(p, size as usize) };
             return false;
         }
-        self.reserved.insert(base, size);
+        self.map.reserved(base, size);
         true
     }
 
     /// Maps fresh memory at `[start, start + len)` (whole granules, inside a
     /// reservation, mapped by no one), read-write.
-    fn map(&self, api: &VmmApi, start: u64, len: u64) -> Result<Mapping, DeviceError> {
+    fn map(
+        &self,
+        api: &VmmApi,
+        start: u64,
+        len: u64,
+    ) -> Result<hipMemGenericAllocationHandle_t, DeviceError> {
         let mut h: hipMemGenericAllocationHandle_t = std::ptr::null_mut();
         // SAFETY: valid out-pointer; `prop` is a hipMemAllocationProp's bytes.
         let code =
@@ -151,104 +138,18 @@ impl Placer {
             }
             return Err(err("hipMemSetAccess", code));
         }
-        Ok(Mapping {
-            len,
-            handle: h,
-            users: 0,
-        })
+        Ok(h)
     }
 
-    /// Backs `[addr, addr + size)` at that address: granules already mapped
-    /// for a neighbour are shared, the others mapped afresh. `None` when the
-    /// granules are not all reserved.
-    pub fn alloc_at(
-        &mut self,
+    /// Unmaps and releases mappings no allocation uses any more.
+    fn unmap(
         api: &VmmApi,
-        addr: u64,
-        size: u64,
-    ) -> Result<Option<ToZero>, DeviceError> {
-        let g = self.granularity;
-        let Some(end) = addr.checked_add(size.max(1)) else {
-            return Ok(None);
-        };
-        let (start, gend) = (addr & !(g - 1), end.next_multiple_of(g));
-        let inside = self
-            .reserved
-            .range(..=start)
-            .next_back()
-            .is_some_and(|(&b, &s)| gend <= b + s);
-        if !inside {
-            return Ok(None);
-        }
-        // Walk [start, gend): mapped stretches are shared, gaps are mapped.
-        let mut used: Vec<u64> = Vec::new();
-        let mut made: Vec<(u64, Mapping)> = Vec::new();
-        let mut zero = ToZero::default();
-        let clip = |b: u64, e: u64| (b.max(addr), e.min(end));
-        let mut at = start;
-        while at < gend {
-            let covering = self
-                .maps
-                .range(..=at)
-                .next_back()
-                .filter(|(b, m)| at < **b + m.len)
-                .map(|(&b, m)| (b, b + m.len));
-            if let Some((b, e)) = covering {
-                used.push(b);
-                zero.reused.push(clip(at, e));
-                at = e;
-                continue;
-            }
-            let next = self.maps.range(at..gend).next().map_or(gend, |(&b, _)| b);
-            match self.map(api, at, next - at) {
-                Ok(m) => {
-                    zero.fresh.push(clip(at, next));
-                    made.push((at, m));
-                }
-                Err(e) => {
-                    for (b, m) in made {
-                        // SAFETY: mappings made above for this allocation only.
-                        unsafe {
-                            (api.hipMemUnmap)(b as *mut c_void, m.len as usize);
-                            (api.hipMemRelease)(m.handle);
-                        }
-                    }
-                    return Err(e);
-                }
-            }
-            at = next;
-        }
-        for (b, m) in made {
-            used.push(b);
-            self.maps.insert(b, m);
-        }
-        for b in &used {
-            if let Some(m) = self.maps.get_mut(b) {
-                m.users += 1;
-            }
-        }
-        self.placed.insert(addr, used);
-        Ok(Some(zero))
-    }
-
-    /// Frees the allocation placed at `addr`, unmapping what no one else
-    /// uses; `None` when nothing was placed there.
-    pub fn free(&mut self, api: &VmmApi, addr: u64) -> Option<Result<(), DeviceError>> {
-        let used = self.placed.remove(&addr)?;
+        gone: Vec<Mapping<hipMemGenericAllocationHandle_t>>,
+    ) -> Result<(), DeviceError> {
         let mut result = Ok(());
-        for b in used {
-            let Some(m) = self.maps.get_mut(&b) else {
-                continue;
-            };
-            m.users -= 1;
-            if m.users > 0 {
-                continue;
-            }
-            let Some(m) = self.maps.remove(&b) else {
-                continue;
-            };
+        for m in gone {
             // SAFETY: a mapping and handle made by `map`, used by no one now.
-            let code = unsafe { (api.hipMemUnmap)(b as *mut c_void, m.len as usize) };
+            let code = unsafe { (api.hipMemUnmap)(m.start as *mut c_void, m.len as usize) };
             // SAFETY: as above; released after its unmap.
             let released = unsafe { (api.hipMemRelease)(m.handle) };
             if result.is_ok() {
@@ -259,16 +160,53 @@ impl Placer {
                 };
             }
         }
-        Some(result)
+        result
+    }
+
+    /// Backs `[addr, addr + size)` at that address (granules a neighbour
+    /// mapped are shared); `None` when its granules are not all reserved.
+    /// Returns what must be zeroed.
+    pub fn alloc_at(
+        &mut self,
+        api: &VmmApi,
+        addr: u64,
+        size: u64,
+    ) -> Result<Option<Plan>, DeviceError> {
+        let Some(plan) = self.map.plan(addr, size) else {
+            return Ok(None);
+        };
+        let mut handles = Vec::with_capacity(plan.gaps.len());
+        for &(start, len) in &plan.gaps {
+            match self.map(api, start, len) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    let made = plan
+                        .gaps
+                        .iter()
+                        .zip(&handles)
+                        .map(|(&(start, len), &handle)| Mapping { start, len, handle })
+                        .collect();
+                    let _ = Self::unmap(api, made);
+                    return Err(e);
+                }
+            }
+        }
+        self.map.commit(addr, plan.clone(), &handles);
+        Ok(Some(plan))
+    }
+
+    /// Frees the allocation placed at `addr`, unmapping what no one else
+    /// uses; `None` when nothing was placed there.
+    pub fn free(&mut self, api: &VmmApi, addr: u64) -> Option<Result<(), DeviceError>> {
+        let gone = self.map.free(addr)?;
+        Some(Self::unmap(api, gone))
     }
 
     /// Frees every placed allocation and reservation (the device goes away).
     pub fn release_all(&mut self, api: &VmmApi) {
-        let addrs: Vec<u64> = self.placed.keys().copied().collect();
-        for a in addrs {
-            let _ = self.free(api, a);
-        }
-        for (b, s) in std::mem::take(&mut self.reserved) {
+        let (maps, reserved) = self.map.drain();
+        let _ = Self::unmap(api, maps);
+        for (b, s) in reserved {
             // SAFETY: our reservation, nothing mapped in it any more.
             unsafe { (api.hipMemAddressFree)(b as *mut c_void, s as usize) };
         }

@@ -168,7 +168,7 @@ impl Placement {
         match dev.alloc_at(base, size, mem) {
             Ok(Some(live)) => Placed::At(live),
             Ok(None) => Placed::Fallback(
-                "the device could not map it there (a granule it needs is in use)".into(),
+                "the device could not map it at that address (a granule it needs is in use)".into(),
             ),
             Err(e) => Placed::Fallback(e.to_string()),
         }

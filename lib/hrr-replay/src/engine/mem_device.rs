@@ -164,7 +164,13 @@ impl Device for MemDevice {
     }
     fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
         let end = base + size;
-        if self.taken.iter().any(|&(b, s)| b < end && base < b + s) {
+        // Neither what something else holds nor what is reserved already.
+        let reserved = self
+            .place_reserved
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, &e)| e > base);
+        if reserved || self.taken.iter().any(|&(b, s)| b < end && base < b + s) {
             return Ok(false);
         }
         self.place_reserved.insert(base, end);

@@ -120,3 +120,29 @@ fn a_taken_range_falls_back_to_translation() {
     );
     assert!(err.contains(&note), "no {note:?} in:\n{err}");
 }
+
+/// A materialised region segment is placed as well: the seed's hidden HSA
+/// segment, declared by its sidecar, lands at its recorded base.
+#[test]
+fn a_materialised_segment_is_placed() {
+    let p = Pipeline::new("hidden_segment")
+        .capture()
+        .sidecar_from_log()
+        .play()
+        .stdout_has("region segs : 1 materialised");
+    let out = p.last_stdout();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("placement : "))
+        .unwrap_or_else(|| panic!("no placement line:\n{out}"));
+    let (placed, of) = parse(line);
+    assert!(of >= 1 && placed == of, "{line}\n{}", p.last_stderr());
+    // Without placement the segment is still materialised, elsewhere.
+    p.play_cmd(&["--no-placement"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("region segs : 1 materialised"))
+        .stdout(predicate::str::contains(format!(
+            "placement : 0 of {of} allocations"
+        )));
+}

@@ -30,12 +30,20 @@ use crate::region_timeline::RegionTimeline;
 use hrr_core::archive::Archive;
 use hrr_core::event::{MemKind, Op};
 use hrr_core::event_reader::ReadOptions;
+use hrr_core::region_record::{RegionKind, RegionOp};
 
 /// The recorded `(base, size)` of every device allocation of the archive
 /// (successful `alloc` events) and every declared region segment. A read
 /// error ends the scan with what was found: the replay reports it.
 pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> Vec<(u64, u64)> {
-    let mut ranges: Vec<(u64, u64)> = regions.segments().map(|s| (s.base, s.size)).collect();
+    // Every segment the sidecars ever declare (the timeline's live set is
+    // still empty before replay).
+    let mut ranges: Vec<(u64, u64)> = regions
+        .records()
+        .iter()
+        .filter(|r| r.op == RegionOp::Add && r.kind == RegionKind::Segment)
+        .map(|r| (r.base, r.size))
+        .collect();
     if let Ok(events) = archive.events(read) {
         for e in events {
             let Ok(e) = e else { break };
@@ -293,6 +301,22 @@ mod tests {
             assert!(s.placement.fallbacks.is_empty());
             assert!(dev.place_reserved.is_empty());
         }
+    }
+
+    #[test]
+    fn the_plan_holds_device_allocations_and_declared_segments() {
+        let t = tempfile::tempdir().unwrap();
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .segment(0x7e00_0000_0000, 0x4_0000, 5)
+            .alloc(A, 0x400)
+            .alloc_mem(B, 0x100, MemKind::Pinned)
+            .alloc(C, 0x100)
+            .ret(1);
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let regions = crate::engine::load_regions(&archive, true, &mut Vec::new()).unwrap();
+        let ranges = plan(&archive, ReadOptions::default(), &regions);
+        // Not the pinned allocation, nor the one that failed at capture.
+        assert_eq!(ranges, [(0x7e00_0000_0000, 0x4_0000), (A, 0x400)]);
     }
 
     #[test]

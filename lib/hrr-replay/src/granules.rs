@@ -12,7 +12,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-/// One mapping: whole granules backed by one physical allocation `H`.
+/// One mapping: whole granules, and what the backend keeps of it (`H`: its
+/// physical allocation's handle, say).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mapping<H> {
     pub start: u64,

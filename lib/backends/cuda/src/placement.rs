@@ -140,10 +140,15 @@ impl Placer {
             }
             return Err(e.into());
         }
+        // The handle is not needed any more: the memory lives while it is
+        // mapped and is freed with the unmap.
+        // SAFETY: the handle just mapped; its mapping keeps the memory.
+        unsafe { (c.release)(h) };
         Ok(h)
     }
 
-    /// Unmaps and releases mappings no allocation uses any more.
+    /// Unmaps mappings no allocation uses any more (their memory goes
+    /// with them: its handle was released when it was mapped).
     fn unmap(
         drv: &CudaDriver,
         c: &Calls,
@@ -151,15 +156,10 @@ impl Placer {
     ) -> Result<(), DeviceError> {
         let mut result = Ok(());
         for m in gone {
-            // SAFETY: a mapping and handle made by `map`, used by no one now.
-            let unmapped = unsafe { (c.unmap)(m.start, m.len as usize) };
-            // SAFETY: as above; released after its unmap.
-            let released = unsafe { (c.release)(m.handle) };
+            // SAFETY: a mapping made by `map`, used by no one now.
+            let code = unsafe { (c.unmap)(m.start, m.len as usize) };
             if result.is_ok() {
-                result = drv
-                    .check("cuMemUnmap", unmapped)
-                    .and_then(|()| drv.check("cuMemRelease", released))
-                    .map_err(DeviceError::from);
+                result = drv.check("cuMemUnmap", code).map_err(DeviceError::from);
             }
         }
         result

@@ -85,7 +85,7 @@ done
 
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
-    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded)
+    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -376,6 +376,21 @@ check_cublas() {
 }
 CHECK=check_cublas
 run_case cublas_sgemm cublas_sgemm
+
+# Pointer tables in device memory: right only with every allocation at its
+# recorded address; pure translation (--no-placement) must fail.
+check_placement() {
+    local line rc
+    line=$(grep -m1 '^placement' "$LOG/$1.play.log")
+    [[ "$line" =~ ^placement\ :\ ([0-9]+)\ of\ ([0-9]+)\  ]] &&
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[2]}" -gt 0 ] ||
+        { echo "not every allocation placed: $line"; return 1; }
+    timeout "$T" "$BIN/hrr-play" "$2" --backend cuda --no-placement >"$LOG/$1.noplace.log" 2>&1
+    rc=$?
+    [ "$rc" = 1 ] || { echo "--no-placement must fail (exit 1), got exit $rc: $(tail -n 1 "$LOG/$1.noplace.log")"; return 1; }
+}
+CHECK=check_placement
+run_case ptr_table ptr_table
 
 # --- PyTorch --------------------------------------------------------------
 # torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same

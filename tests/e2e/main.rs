@@ -12,6 +12,7 @@ mod extract;
 mod hip_backend;
 mod hostile;
 mod hsa_regions;
+mod placement;
 mod replay_diff;
 mod seed;
 mod unrecorded;

@@ -53,6 +53,10 @@ pub struct Args {
     /// Ignore region sidecars: nothing is materialised.
     #[arg(long)]
     pub no_regions: bool,
+    /// Translate every allocation instead of mapping it at its recorded
+    /// address (pointers stored inside device memory then go stale).
+    #[arg(long)]
+    pub no_placement: bool,
     /// A region sidecar that does not parse is fatal.
     #[arg(long)]
     pub regions_strict: bool,

@@ -15,11 +15,14 @@ use hrr_core::manifest::{ArchiveKind, UnrecordedCalls};
 use hrr_replay::compare::{DType, Tolerance};
 use hrr_replay::engine::watchdog::{self, FINAL_SYNC, Progress};
 use hrr_replay::engine::{
-    self, AddressSpace, PinnedHost, ReplayError, ReplayOptions, ReplaySummary, Replayer,
+    self, AddressSpace, PinnedHost, Placement, ReplayError, ReplayOptions, ReplaySummary, Replayer,
 };
 
 use crate::args::{self, Args};
 use crate::info;
+
+/// Fallback notes printed one by one; the rest are counted.
+const FALLBACK_NOTES: usize = 20;
 
 pub fn run(args: &Args) -> Result<ExitCode> {
     if args.repair {
@@ -69,12 +72,29 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let platform = archive.manifest().platform;
+    // The recorded ranges, found before the device exists, are reserved as
+    // soon as it does: before anything else of this process allocates.
+    let ranges = if args.no_placement {
+        Vec::new()
+    } else {
+        let regions = engine::load_regions(&archive, false, &mut Vec::new()).unwrap_or_default();
+        engine::placement_plan(&archive, read, &regions)
+    };
     let mut dev = args.device.open(platform)?;
+    let placement = if args.no_placement {
+        Placement::off()
+    } else {
+        Placement::reserve(dev.as_mut(), &ranges)
+    };
+    drop(ranges);
     eprintln!(
         "hrr-play: replaying {} on {}",
         args.archive.display(),
         dev.name()
     );
+    if let Some(why) = placement.unable() {
+        eprintln!("hrr-play: note: placement: {why}; every allocation is translated");
+    }
 
     let mut out = match &args.output {
         Some(path) => Some(
@@ -123,6 +143,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let space = AddressSpace {
             regions,
             regions_enabled: opts.regions,
+            placement: placement.clone(),
             ..AddressSpace::default()
         };
         // Only the first iteration writes the replay archive.
@@ -157,6 +178,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
     for w in &summary.warnings {
         eprintln!("hrr-play: warning: {w}");
+    }
+    // Each allocation that could not be placed, once (the first replay's
+    // list: later loops place the same way).
+    for note in summary.placement.fallbacks.iter().take(FALLBACK_NOTES) {
+        eprintln!("hrr-play: note: placement: {note}");
+    }
+    if summary.placement.fallbacks.len() > FALLBACK_NOTES {
+        eprintln!(
+            "hrr-play: note: placement: {} more allocations translated, not placed",
+            summary.placement.fallbacks.len() - FALLBACK_NOTES
+        );
     }
     let code = match &error {
         Some(e @ ReplayError::Fatal { .. }) => {

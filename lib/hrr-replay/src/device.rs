@@ -241,6 +241,33 @@ pub trait Device {
         let _ = (ptr, size);
         Err(unsupported("mem_unmap"))
     }
+    // Placement: allocations at their recorded addresses, so that pointers
+    // stored inside device memory (tables a kernel reads) stay valid. The
+    // engine reserves every recorded range once, before replaying, and then
+    // asks for each allocation at its address; whatever a backend cannot
+    // place is translated as before. Backends without it place nothing (the
+    // defaults).
+
+    /// The granularity placement works in (reservations and mappings are
+    /// whole granules), or `None` when this backend cannot place at all.
+    fn placement_granularity(&mut self) -> Option<u64> {
+        None
+    }
+    /// Reserves `[base, base + size)` (granule-aligned) for later
+    /// [`Device::alloc_at`], so that nothing else is put there; `false` when
+    /// the range is not available. Reservations last as long as the device.
+    fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
+        let _ = (base, size);
+        Ok(false)
+    }
+    /// A zero-filled allocation of `size` bytes at exactly `addr`, inside a
+    /// range [`Device::reserve_at`] reserved; `None` when it cannot be made
+    /// there (a granule it needs is in use). [`Device::free`] frees it.
+    fn alloc_at(&mut self, addr: u64, size: u64, mem: MemKind) -> Result<Option<u64>, DeviceError> {
+        let _ = (addr, size, mem);
+        Ok(None)
+    }
+
     /// Address and size of global variable `name` of a loaded module.
     fn global(&mut self, module: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
         let _ = (module, name);

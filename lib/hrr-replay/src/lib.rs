@@ -2,7 +2,9 @@
 //! dispatches its events onto any [`device::Device`] (the HIP and CUDA backends,
 //! or a test device), translating recorded addresses through [`alloc_map`],
 //! handles through [`handle_map`], and declared memory through
-//! [`region_timeline`]; [`compare`] judges each D2H result.
+//! [`region_timeline`]; [`compare`] judges each D2H result. Allocations are
+//! placed at their recorded addresses where the device can
+//! (`engine::Placement`; backends keep their mappings with [`granules`]).
 
 pub mod alloc_map;
 pub mod compare;
@@ -10,6 +12,7 @@ pub mod device;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod granules;
 pub mod handle_map;
 pub mod region_segments;
 pub mod region_timeline;

@@ -27,6 +27,7 @@ use crate::ffi::{
 };
 use crate::kernarg::Kernarg;
 use crate::pinned::{PinnedBuffer, PinnedRanges};
+use crate::placement::Placer;
 use crate::staging::{Staging, StagingConfig};
 
 thread_local! {
@@ -49,6 +50,8 @@ pub struct CudaDevice {
     shmem_opt_in: HashMap<Handle, u32>,
     /// Physical handles already zero-filled at a first mapping.
     zeroed: HashSet<Handle>,
+    /// Placement state, made on first use; `None` inside: cannot place.
+    placer: Option<Option<Placer>>,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -142,6 +145,7 @@ impl CudaDevice {
             pinned: Arc::default(),
             shmem_opt_in: HashMap::new(),
             zeroed: HashSet::new(),
+            placer: None,
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
@@ -256,6 +260,9 @@ impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.bind();
         self.staging.release(self.drv);
+        if let Some(Some(p)) = self.placer.as_mut() {
+            p.release_all(self.drv);
+        }
         // SAFETY: matched with the retain in `with_driver`; queued work is
         // drained first so that release never races a running kernel.
         unsafe {
@@ -321,7 +328,70 @@ impl Device for CudaDevice {
         }
     }
 
+    fn placement_granularity(&mut self) -> Option<u64> {
+        if self.placer.is_none() {
+            let placer = self
+                .bind()
+                .ok()
+                .and_then(|()| Placer::new(self.drv, self.dev));
+            self.placer = Some(placer);
+        }
+        self.placer
+            .as_ref()
+            .and_then(|p| p.as_ref())
+            .map(Placer::granularity)
+    }
+
+    fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
+        self.bind()?;
+        let drv = self.drv;
+        Ok(match self.placer.as_mut() {
+            Some(Some(p)) => p.reserve_at(drv, base, size),
+            _ => false,
+        })
+    }
+
+    fn alloc_at(&mut self, addr: u64, size: u64, mem: MemKind) -> Result<Option<u64>, DeviceError> {
+        if mem != MemKind::Device {
+            return Ok(None);
+        }
+        self.bind()?;
+        let (drv, dev) = (self.drv, self.dev);
+        let Some(Some(placer)) = self.placer.as_mut() else {
+            return Ok(None);
+        };
+        let Some(plan) = placer.alloc_at(drv, dev, addr, size)? else {
+            return Ok(None);
+        };
+        // Replay promises zero-filled memory: fresh granules and the bytes
+        // a freed neighbour left in shared ones.
+        let mut zeroed = Ok(());
+        for (b, e) in plan.reused.iter().chain(&plan.fresh) {
+            // SAFETY: `[b, e)` lies in read-write mappings of this context.
+            let code = unsafe { (drv.api().cuMemsetD8)(*b, 0, (e - b) as usize) };
+            zeroed = drv.check("cuMemsetD8_v2", code).map_err(DeviceError::from);
+            if zeroed.is_err() {
+                let _ = placer.free(drv, addr);
+                break;
+            }
+        }
+        zeroed.map(|()| Some(addr))
+    }
+
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
+        if let Some(Some(placer)) = self.placer.as_ref()
+            && placer.is_placed(p)
+        {
+            // As cuMemFree does: work still using the memory finishes first.
+            self.bind()?;
+            // SAFETY: the context is current.
+            let code = unsafe { (self.drv.api().cuCtxSynchronize)() };
+            self.drv.check("cuCtxSynchronize", code)?;
+            let drv = self.drv;
+            if let Some(Some(placer)) = self.placer.as_mut() {
+                return placer.free(drv, p).unwrap_or(Ok(()));
+            }
+        }
         match mem {
             MemKind::Device | MemKind::Managed => {
                 // SAFETY: `p` came from cuMemAlloc/cuMemAllocManaged in `alloc`.

@@ -24,6 +24,8 @@ pub const MAX_PARAMS: usize = 32764;
 /// `libcuda.so.1`, loaded, with its entry points resolved.
 pub struct CudaDriver {
     api: CudaApi,
+    /// `cuMemGetAllocationGranularity`, when the driver has it (placement).
+    granularity: Option<ffi::CuMemGetAllocationGranularity>,
     path: String,
     // Never dlclose'd: the driver starts threads and registers atexit work
     // that must not outlive its code. The process keeps it to the end.
@@ -76,8 +78,16 @@ impl CudaDriver {
             path: path.into(),
             symbol,
         })?;
+        // SAFETY: the exported function of this name has the signature
+        // `ffi::CuMemGetAllocationGranularity` declares.
+        let granularity = unsafe {
+            lib.get::<ffi::CuMemGetAllocationGranularity>(b"cuMemGetAllocationGranularity\0")
+        }
+        .ok()
+        .map(|f| *f);
         Ok(CudaDriver {
             api,
+            granularity,
             path: path.into(),
             _lib: ManuallyDrop::new(lib),
         })
@@ -86,6 +96,11 @@ impl CudaDriver {
     /// The entry points.
     pub fn api(&self) -> &CudaApi {
         &self.api
+    }
+
+    /// `cuMemGetAllocationGranularity`, where the driver exports it.
+    pub fn granularity_fn(&self) -> Option<ffi::CuMemGetAllocationGranularity> {
+        self.granularity
     }
 
     /// The library's path.

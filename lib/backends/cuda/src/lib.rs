@@ -83,6 +83,7 @@ pub mod error;
 pub mod ffi;
 pub mod kernarg;
 pub mod pinned;
+mod placement;
 pub mod staging;
 
 pub use device::{CudaDevice, sm_target};

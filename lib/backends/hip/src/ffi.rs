@@ -75,3 +75,40 @@ hip_api_table!(
     hipModuleGetFunction,
     hipModuleLaunchKernel,
 );
+
+/// `VmmApi { NAME: fns::NAME, … }`: entry points a runtime may lack (virtual
+/// memory management came late to HIP); loaded all or none.
+macro_rules! hip_api_optional {
+    ($($name:ident),* $(,)?) => {
+        /// HIP's virtual memory management, for placement.
+        #[allow(non_snake_case)]
+        pub struct VmmApi {
+            $(pub $name: fns::$name,)*
+        }
+
+        impl VmmApi {
+            /// Every entry point, or `None` when `lib` lacks one.
+            pub fn load(lib: &libloading::Library) -> Option<VmmApi> {
+                Some(VmmApi {
+                    $(
+                        // SAFETY: as in `HipApi::load`: the symbol is the HIP
+                        // entry point the table declares with this type.
+                        $name: *unsafe { lib.get::<fns::$name>(concat!(stringify!($name), "\0").as_bytes()) }.ok()?,
+                    )*
+                })
+            }
+        }
+    };
+}
+
+hip_api_optional!(
+    hipRuntimeGetVersion,
+    hipMemGetAllocationGranularity,
+    hipMemAddressReserve,
+    hipMemAddressFree,
+    hipMemCreate,
+    hipMemRelease,
+    hipMemMap,
+    hipMemUnmap,
+    hipMemSetAccess,
+);

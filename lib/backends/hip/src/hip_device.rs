@@ -7,12 +7,15 @@ use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch};
 
 use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
+use crate::placement::Placer;
 use crate::runtime::HipRuntime;
 
 /// The replay engine's [`Device`] over a loaded HIP runtime.
 pub struct HipDevice {
     rt: HipRuntime,
     target: String,
+    /// Placement state, made on first use; `None` inside: cannot place.
+    placer: Option<Option<Placer>>,
 }
 
 impl HipDevice {
@@ -26,7 +29,20 @@ impl HipDevice {
                 String::new()
             }
         });
-        HipDevice { rt, target }
+        HipDevice {
+            rt,
+            target,
+            placer: None,
+        }
+    }
+
+    /// The placement state, made on first use (`None`: the runtime lacks
+    /// virtual memory management, or it does not work).
+    fn placer(&mut self) -> Option<&mut Placer> {
+        let rt = &self.rt;
+        self.placer
+            .get_or_insert_with(|| rt.vmm.as_ref().and_then(Placer::new))
+            .as_mut()
     }
 
     fn check(&self, call: &'static str, code: HipError) -> Result<(), DeviceError> {
@@ -139,7 +155,67 @@ impl Device for HipDevice {
         Ok(p as u64)
     }
 
+    fn placement_granularity(&mut self) -> Option<u64> {
+        self.placer().map(|p| p.granularity())
+    }
+
+    fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
+        let Some(api) = self.rt.vmm.as_ref() else {
+            return Ok(false);
+        };
+        let Some(Some(placer)) = self.placer.as_mut() else {
+            return Ok(false);
+        };
+        Ok(placer.reserve_at(api, base, size))
+    }
+
+    fn alloc_at(&mut self, addr: u64, size: u64, mem: MemKind) -> Result<Option<u64>, DeviceError> {
+        let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut()) else {
+            return Ok(None);
+        };
+        if mem != MemKind::Device {
+            return Ok(None);
+        }
+        let Some(plan) = placer.alloc_at(api, addr, size)? else {
+            return Ok(None);
+        };
+        // Replay promises zero-filled memory. Memory mapped for it is zero on
+        // the CPU runtime (a fresh memfd: filling it would commit every page);
+        // a GPU's need not be, and a shared granule holds what a freed
+        // neighbour left.
+        let mut ranges = plan.reused;
+        if !self.rt.is_cpu() {
+            ranges.extend(plan.fresh);
+        }
+        let mut zeroed = Ok(());
+        for (b, e) in ranges {
+            // SAFETY: `[b, e)` lies in read-write mappings just made or shared.
+            let code = unsafe { (self.rt.api.hipMemset)(ptr(b), 0, (e - b) as usize) };
+            zeroed = self.check("hipMemset", code);
+            if zeroed.is_err() {
+                break;
+            }
+        }
+        if zeroed.is_err()
+            && let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut())
+        {
+            let _ = placer.free(api, addr);
+        }
+        zeroed.map(|()| Some(addr))
+    }
+
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
+        if let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut())
+            && placer.is_placed(p)
+        {
+            // As hipFree does: work still using the memory finishes first.
+            // SAFETY: a plain HIP call.
+            let code = unsafe { (self.rt.api.hipDeviceSynchronize)() };
+            if code != ffi::err::SUCCESS {
+                return self.check("hipDeviceSynchronize", code);
+            }
+            return placer.free(api, p).unwrap_or(Ok(()));
+        }
         // SAFETY: `p` was returned by the matching allocator in `alloc`.
         let (call, code) = unsafe {
             match mem {
@@ -434,5 +510,14 @@ impl Device for HipDevice {
             }
             e
         })
+    }
+}
+
+impl Drop for HipDevice {
+    /// Placed memory and reservations go back before the runtime is unloaded.
+    fn drop(&mut self) {
+        if let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut()) {
+            placer.release_all(api);
+        }
     }
 }

@@ -7,6 +7,7 @@
 mod ffi;
 mod hip_device;
 mod host_buffer;
+mod placement;
 mod runtime;
 
 pub use ffi::MissingSymbol;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::{HipApi, MissingSymbol};
+use crate::ffi::{HipApi, MissingSymbol, VmmApi};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -88,6 +88,8 @@ impl LoaderError {
 /// A HIP runtime, loaded and initialised on device 0.
 pub struct HipRuntime {
     pub(crate) api: HipApi,
+    /// Virtual memory management, where the runtime has it.
+    pub(crate) vmm: Option<VmmApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -158,8 +160,10 @@ impl HipRuntime {
             });
         }
         let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
+        let vmm = VmmApi::load(&lib);
         Ok(HipRuntime {
             api,
+            vmm,
             path: shown,
             is_cpu,
             _lib: lib,

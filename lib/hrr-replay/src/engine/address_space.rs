@@ -6,9 +6,14 @@
 //! arguments. Host operands never come here: materialisation has side effects
 //! (a new allocation, a counted segment), so a host pointer value that happens
 //! to fall inside a declared segment must not trigger it.
+//!
+//! It also makes the replay's allocations ([`AddressSpace::allocate`]): at
+//! their recorded addresses where [`Placement`] can, elsewhere otherwise, and
+//! counts which.
 
 use crate::alloc_map::{Alloc, AllocMap, AllocMapError};
 use crate::device::{Device, DeviceError};
+use crate::engine::placement::{Placed, Placement};
 use crate::region_timeline::{RegionClass, RegionTimeline};
 use hrr_core::event::MemKind;
 
@@ -21,6 +26,25 @@ pub struct AddressSpace {
     pub regions: RegionTimeline,
     /// Whether declared regions may be materialised (`--no-regions` clears it).
     pub regions_enabled: bool,
+    /// Reserved recorded ranges; [`Placement::off`] translates everything.
+    pub placement: Placement,
+    /// What placement did in this replay.
+    pub placed: PlacementCount,
+}
+
+/// Allocations placed at their recorded addresses, of those placement
+/// applies to (device allocations and materialised segments).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PlacementCount {
+    /// Allocations at their recorded addresses.
+    pub placed: u64,
+    /// Allocations placement applies to.
+    pub allocations: u64,
+    /// Whether placement was asked for (`--no-placement` clears it).
+    pub enabled: bool,
+    /// One line per allocation that fell back to translation, with why.
+    #[serde(skip)]
+    pub fallbacks: Vec<String>,
 }
 
 /// A device operand that could not be translated, with what replay knows of it.
@@ -70,10 +94,19 @@ impl AddressSpace {
             });
         }
         let allocs = &mut self.allocs;
+        let (placement, placed) = (&self.placement, &mut self.placed);
         let outcome = self
             .regions
             .materialise_for(addr, |seg| -> Result<u64, MaterialiseError> {
-                let live = dev.alloc(seg.size, MemKind::Device)?;
+                let live = Self::allocate_in(
+                    placement,
+                    placed,
+                    dev,
+                    seg.base,
+                    seg.size,
+                    MemKind::Device,
+                    || format!("segment {:#x}+{}", seg.base, seg.size),
+                )?;
                 let alloc = Alloc {
                     base: seg.base,
                     size: seg.size,
@@ -104,6 +137,59 @@ impl AddressSpace {
                 class,
                 materialise_error: None,
             }),
+        }
+    }
+
+    /// Memory for the allocation recorded at `[base, base + size)`: at that
+    /// address when placement can, else wherever the device puts it. `what`
+    /// names it in a fallback note.
+    pub fn allocate(
+        &mut self,
+        dev: &mut dyn Device,
+        base: u64,
+        size: u64,
+        mem: MemKind,
+        what: impl FnOnce() -> String,
+    ) -> Result<u64, DeviceError> {
+        Self::allocate_in(
+            &self.placement,
+            &mut self.placed,
+            dev,
+            base,
+            size,
+            mem,
+            what,
+        )
+    }
+
+    fn allocate_in(
+        placement: &Placement,
+        count: &mut PlacementCount,
+        dev: &mut dyn Device,
+        base: u64,
+        size: u64,
+        mem: MemKind,
+        what: impl FnOnce() -> String,
+    ) -> Result<u64, DeviceError> {
+        count.enabled = placement.enabled();
+        if mem == MemKind::Device {
+            count.allocations += 1;
+        }
+        match placement.place(dev, base, size, mem) {
+            Placed::At(live) => {
+                // A backend that mapped it elsewhere is still right: translated.
+                if live == base {
+                    count.placed += 1;
+                }
+                Ok(live)
+            }
+            Placed::Fallback(why) => {
+                count
+                    .fallbacks
+                    .push(format!("{}: translated, not placed: {why}", what()));
+                dev.alloc(size, mem)
+            }
+            Placed::Off => dev.alloc(size, mem),
         }
     }
 

@@ -8,6 +8,9 @@
 //! physical allocations (`mem_create`) are mapped into it piece by piece,
 //! and an access must lie in mapped pieces (it may span several, as the
 //! reservation's addresses are contiguous).
+//! Placement works when `granularity` is set: `reserve_at` refuses ranges
+//! that touch `taken` (memory something else holds), and `alloc_at` refuses
+//! a granule another placed allocation holds.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -44,6 +47,14 @@ pub struct MemDevice {
     pub mapped: BTreeMap<u64, (u64, Handle, u64)>,
     /// Globals of `global`: name → (address, size); backed by `mem`.
     pub globals: HashMap<String, (u64, u64)>,
+    /// Placement granularity; `None`: this device cannot place.
+    pub granularity: Option<u64>,
+    /// Ranges `(base, size)` held by something else: not reservable.
+    pub taken: Vec<(u64, u64)>,
+    /// Placement reservations: base → end.
+    pub place_reserved: BTreeMap<u64, u64>,
+    /// Placed allocations: address → granule-rounded (start, end) they hold.
+    pub placed: BTreeMap<u64, (u64, u64)>,
 }
 
 struct Buffer(Vec<u8>);
@@ -152,7 +163,42 @@ impl Device for MemDevice {
         self.allocated += size;
         Ok(p)
     }
+    fn placement_granularity(&mut self) -> Option<u64> {
+        self.granularity
+    }
+    fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
+        let end = base + size;
+        // Neither what something else holds nor what is reserved already.
+        let reserved = self
+            .place_reserved
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, &e)| e > base);
+        if reserved || self.taken.iter().any(|&(b, s)| b < end && base < b + s) {
+            return Ok(false);
+        }
+        self.place_reserved.insert(base, end);
+        Ok(true)
+    }
+    fn alloc_at(&mut self, addr: u64, size: u64, _: MemKind) -> Result<Option<u64>, DeviceError> {
+        let g = self.granularity.unwrap_or(1);
+        let (start, end) = (addr / g * g, (addr + size.max(1)).next_multiple_of(g));
+        let inside = self
+            .place_reserved
+            .range(..=start)
+            .next_back()
+            .is_some_and(|(_, &e)| end <= e);
+        let shared = self.placed.values().any(|&(b, e)| b < end && start < e);
+        if !inside || shared {
+            return Ok(None);
+        }
+        self.placed.insert(addr, (start, end));
+        self.mem.insert(addr, vec![0; size as usize]);
+        self.allocated += size;
+        Ok(Some(addr))
+    }
     fn free(&mut self, ptr: u64, _: MemKind) -> Result<(), DeviceError> {
+        self.placed.remove(&ptr);
         if let Some(v) = self.mem.remove(&ptr) {
             self.allocated -= v.len() as u64;
         }

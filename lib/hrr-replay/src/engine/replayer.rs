@@ -232,6 +232,8 @@ impl<'a> Replayer<'a> {
         }
         self.summary.region_segs_materialised = self.space.regions.materialised();
         self.summary.region_segs_failed = self.space.regions.failed();
+        self.summary.placement = std::mem::take(&mut self.space.placed);
+        self.summary.placement.enabled = self.space.placement.enabled();
         self.summary.wall_ms = start.elapsed().as_secs_f64() * 1e3;
         let mut timings: Vec<KernelTiming> = self.timings.drain().map(|(_, t)| t).collect();
         timings.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms));
@@ -380,8 +382,10 @@ impl<'a> Replayer<'a> {
         match &e.op {
             Op::Alloc { ptr, size, mem } => {
                 let live = self
-                    .dev
-                    .alloc(*size, *mem)
+                    .space
+                    .allocate(self.dev, ptr.0, *size, *mem, || {
+                        format!("event {} ({}): {:#x}+{size}", e.seq, e.api, ptr.0)
+                    })
                     .map_err(|err| Self::dev_err(e, err))?;
                 let alloc = Alloc {
                     base: ptr.0,

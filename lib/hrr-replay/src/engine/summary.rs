@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::engine::address_space::PlacementCount;
+
 /// One D2H whose bytes differ beyond tolerance.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct D2hMismatch {
@@ -85,6 +87,8 @@ pub struct ReplaySummary {
     pub region_segs_materialised: u64,
     /// Declared segments that could not be backed.
     pub region_segs_failed: u64,
+    /// Allocations placed at their recorded addresses.
+    pub placement: PlacementCount,
     /// Argument words the capture did not mark that replay recognised as
     /// pointers (into declared regions, or recorded allocations).
     pub declared_ptrs: u64,
@@ -157,6 +161,11 @@ impl fmt::Display for ReplaySummary {
             write!(f, ", {} failed", self.region_segs_failed)?;
         }
         writeln!(f)?;
+        writeln!(
+            f,
+            "placement : {} of {} allocations at recorded addresses",
+            self.placement.placed, self.placement.allocations
+        )?;
         writeln!(
             f,
             "d2h : {} pass ({} exact, {} within tolerance), {} fail",

@@ -13,6 +13,11 @@
 //! one needs to fill them), and a zero fill of whole pages inside the device
 //! reservation ([`raw_fill`], e.g. `hipMemset(p, 0, n)`) drops the pages
 //! (`MADV_DONTNEED`) instead of writing them.
+//!
+//! Memory at an address of the caller's choosing (HIP's virtual memory
+//! management) is [`vmm`]'s.
+
+mod vmm;
 
 use crate::addr_map::{AddressMap, Found};
 use crate::ffi::HipError;
@@ -35,6 +40,8 @@ pub enum DevKind {
     Managed,
     /// hsa_amd_memory_pool_allocate from the GPU pool: never crosses the HIP API.
     Hsa,
+    /// hipMemMap of a hipMemCreate allocation, made accessible (hipMemSetAccess).
+    Mapped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +113,7 @@ pub struct Memory {
     alloc: RangeAllocator,
     dev: AddressMap<DevAlloc>,
     host: AddressMap<HostAlloc>,
+    vmm: vmm::Vmm,
 }
 
 fn page_size() -> usize {
@@ -165,6 +173,7 @@ impl Memory {
                     alloc: RangeAllocator::new(len as u64, DEVICE_ALIGN),
                     dev: AddressMap::new(),
                     host: AddressMap::new(),
+                    vmm: vmm::Vmm::default(),
                 });
             }
             if len <= 256 << 20 {
@@ -382,15 +391,31 @@ impl Memory {
         Class::Unknown
     }
 
-    /// Is `[addr, addr+len)` inside one live device allocation?
+    /// Is `[addr, addr+len)` inside one live device allocation, or inside
+    /// adjacent accessible mappings (contiguous addresses, as on a GPU)?
     pub fn device_span(&self, addr: usize, len: usize) -> bool {
-        self.dev.find_span(addr, len).is_some()
+        self.dev.find_span(addr, len).is_some() || self.mapped_span(addr, len)
+    }
+
+    /// Whether accessible mappings cover `[addr, addr+len)` without a gap.
+    fn mapped_span(&self, addr: usize, len: usize) -> bool {
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
+        let mut at = addr;
+        while at < end {
+            match self.dev.find(at) {
+                Some(f) if f.value.kind == DevKind::Mapped => at = f.base + f.size,
+                _ => return false,
+            }
+        }
+        len > 0
     }
 
     /// Is `[addr, addr+len)` memory the device may touch: a live device allocation
     /// or a tracked host allocation (pinned, registered, HSA host pool)?
     pub fn device_accessible(&self, addr: usize, len: usize) -> bool {
-        self.dev.find_span(addr, len).is_some() || self.host.find_span(addr, len).is_some()
+        self.device_span(addr, len) || self.host.find_span(addr, len).is_some()
     }
 
     /// A host operand: anything outside the reservation (we cannot check it), or a
@@ -438,6 +463,7 @@ impl Drop for Memory {
                 unsafe { libc::munmap(base as *mut libc::c_void, e.value.mapped) };
             }
         }
+        self.vmm_drop();
         unregister_reservation(self.base);
         // SAFETY: the reservation created in `new`; nothing refers to it any more.
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };

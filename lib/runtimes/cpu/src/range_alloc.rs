@@ -93,6 +93,36 @@ impl RangeAllocator {
         Some(at)
     }
 
+    /// Takes exactly `[start, start + rounded(size))` out of the free set (an
+    /// address asked for by the caller); `false`, and nothing taken, when
+    /// any of it is in use, unaligned or out of range.
+    pub fn take(&mut self, start: u64, size: u64) -> bool {
+        let Some(need) = self.rounded(size) else {
+            return false;
+        };
+        let Some(end) = start.checked_add(need) else {
+            return false;
+        };
+        if !start.is_multiple_of(self.align) || end > self.capacity {
+            return false;
+        }
+        let Some((fs, fl)) = self.free.range(..=start).next_back().map(|(&s, &l)| (s, l)) else {
+            return false;
+        };
+        if fs + fl < end {
+            return false;
+        }
+        self.free.remove(&fs);
+        if start > fs {
+            self.free.insert(fs, start - fs);
+        }
+        if fs + fl > end {
+            self.free.insert(end, fs + fl - end);
+        }
+        self.free_bytes -= need;
+        true
+    }
+
     /// Returns `[start, start + rounded(size))` to the free set, coalescing neighbours.
     pub fn free(&mut self, start: u64, size: u64) -> Result<(), FreeError> {
         let len = self.rounded(size).ok_or(FreeError::OutOfRange)?;

@@ -25,6 +25,7 @@ mod errors;
 mod events;
 mod modules;
 mod streams;
+mod vmm;
 
 use ::hip_api::types::*;
 use ::hip_api::{args, fns};
@@ -110,4 +111,8 @@ exports! {
         hipExtLaunchKernel, hipLaunchCooperativeKernel,
     ]
     errors: [hipGetLastError, hipPeekAtLastError, hipGetErrorString, hipGetErrorName]
+    vmm: [
+        hipMemGetAllocationGranularity, hipMemAddressReserve, hipMemAddressFree, hipMemCreate,
+        hipMemRelease, hipMemMap, hipMemUnmap, hipMemSetAccess,
+    ]
 }

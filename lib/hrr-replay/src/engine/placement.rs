@@ -1,0 +1,346 @@
+//! `Placement`: replay at the recorded addresses.
+//!
+//! Translation rewrites every pointer replay can see (operands, kernel
+//! arguments, pointers in by-value structs), but not pointers the program
+//! stored *inside* device memory: a table of device pointers copied to the
+//! GPU, or one a kernel builds. Those stay valid only when each allocation
+//! lives at its recorded address. So, before replaying, [`plan`] scans the
+//! archive for device allocations and declared region segments and
+//! [`Placement::reserve`] reserves their address ranges on the device
+//! (rounded out to its granularity, overlapping ones merged): from then on
+//! neither the runtime nor `hrr-play` can put anything else there. Each
+//! allocation is then made at its recorded address ([`Placement::place`])
+//! where the device can; where it cannot (the range was taken before it could
+//! be reserved, a granule it needs is held by a neighbour) it falls back to an
+//! ordinary allocation and translation, with the reason.
+//!
+//! A placed allocation is an ordinary entry of the allocation map whose live
+//! address is its recorded one: translation stays the rule (it is the
+//! identity there), so a replay that places some allocations and translates
+//! others is correct wherever pure translation was.
+//!
+//! Placed are device allocations (`MemKind::Device`) and materialised
+//! segments; host, pinned and managed memory, module globals and virtual
+//! memory reservations are always translated.
+
+use std::collections::BTreeMap;
+
+use crate::device::Device;
+use crate::region_timeline::RegionTimeline;
+use hrr_core::archive::Archive;
+use hrr_core::event::{MemKind, Op};
+use hrr_core::event_reader::ReadOptions;
+use hrr_core::region_record::{RegionKind, RegionOp};
+
+/// The recorded `(base, size)` of every device allocation of the archive
+/// (successful `alloc` events) and every declared region segment. A read
+/// error ends the scan with what was found: the replay reports it.
+pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> Vec<(u64, u64)> {
+    // Every segment the sidecars ever declare (the timeline's live set is
+    // still empty before replay).
+    let mut ranges: Vec<(u64, u64)> = regions
+        .records()
+        .iter()
+        .filter(|r| r.op == RegionOp::Add && r.kind == RegionKind::Segment)
+        .map(|r| (r.base, r.size))
+        .collect();
+    if let Ok(events) = archive.events(read) {
+        for e in events {
+            let Ok(e) = e else { break };
+            if let Op::Alloc {
+                ptr,
+                size,
+                mem: MemKind::Device,
+            } = e.op
+                && e.ret == 0
+                && ptr.0 != 0
+            {
+                ranges.push((ptr.0, size));
+            }
+        }
+    }
+    ranges
+}
+
+/// Where placement stands for one device: the recorded ranges it reserved.
+/// Cloned into each replay (`--loop`): reservations last as long as the device.
+#[derive(Debug, Clone, Default)]
+pub struct Placement {
+    enabled: bool,
+    /// Reserved ranges, disjoint: base → end.
+    reserved: BTreeMap<u64, u64>,
+    /// Granule-rounded ranges the device refused to reserve.
+    refused: u64,
+    /// Why nothing can be placed at all, when so (said once, not per allocation).
+    unable: Option<String>,
+}
+
+/// What [`Placement::place`] did with one allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placed {
+    /// At its recorded address, which is its live address.
+    At(u64),
+    /// Not placed, for this reason: allocate and translate as usual.
+    Fallback(String),
+    /// Placement is off (`--no-placement`) or the device cannot place:
+    /// allocate and translate, nothing to say per allocation.
+    Off,
+}
+
+impl Placement {
+    /// Pure translation (`--no-placement`).
+    pub fn off() -> Placement {
+        Placement::default()
+    }
+
+    /// Reserves `ranges` (recorded `(base, size)`, see [`plan`]) on `dev`,
+    /// rounded out to its granularity; overlapping ranges are reserved as one.
+    pub fn reserve(dev: &mut dyn Device, ranges: &[(u64, u64)]) -> Placement {
+        let Some(g) = dev.placement_granularity().filter(|g| g.is_power_of_two()) else {
+            return Placement {
+                enabled: true,
+                unable: Some(format!(
+                    "{} cannot map memory at a requested address",
+                    dev.name()
+                )),
+                ..Placement::default()
+            };
+        };
+        let mut rounded: Vec<(u64, u64)> = ranges
+            .iter()
+            .filter_map(|&(base, size)| {
+                let end = base.checked_add(size.max(1))?.checked_add(g - 1)? & !(g - 1);
+                Some((base & !(g - 1), end))
+            })
+            .collect();
+        rounded.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(rounded.len());
+        for (b, e) in rounded {
+            match merged.last_mut() {
+                Some(last) if b < last.1 => last.1 = last.1.max(e),
+                _ => merged.push((b, e)),
+            }
+        }
+        let mut p = Placement {
+            enabled: true,
+            ..Placement::default()
+        };
+        for (b, e) in merged {
+            match dev.reserve_at(b, e - b) {
+                Ok(true) => {
+                    p.reserved.insert(b, e);
+                }
+                Ok(false) | Err(_) => p.refused += 1,
+            }
+        }
+        p
+    }
+
+    /// Whether placement was asked for (it may still place nothing).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Granule-rounded recorded ranges the device refused to reserve.
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// Why no allocation can be placed, when none can.
+    pub fn unable(&self) -> Option<&str> {
+        self.unable.as_deref()
+    }
+
+    /// Whether `[base, base + size)` lies inside one reserved range.
+    fn reserved_for(&self, base: u64, size: u64) -> bool {
+        let Some(end) = base.checked_add(size.max(1)) else {
+            return false;
+        };
+        self.reserved
+            .range(..=base)
+            .next_back()
+            .is_some_and(|(_, &e)| end <= e)
+    }
+
+    /// Makes the allocation recorded at `[base, base + size)` at that address
+    /// when it can. Only device memory is placed.
+    pub fn place(&self, dev: &mut dyn Device, base: u64, size: u64, mem: MemKind) -> Placed {
+        if !self.enabled || self.unable.is_some() || mem != MemKind::Device {
+            return Placed::Off;
+        }
+        if !self.reserved_for(base, size) {
+            return Placed::Fallback(
+                "its recorded range was taken before replay could reserve it".into(),
+            );
+        }
+        match dev.alloc_at(base, size, mem) {
+            Ok(Some(live)) => Placed::At(live),
+            Ok(None) => Placed::Fallback(
+                "the device could not map it at that address (a granule it needs is in use)".into(),
+            ),
+            Err(e) => Placed::Fallback(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mem_device::MemDevice;
+    use crate::engine::{AddressSpace, PinnedHost, ReplayOptions, Replayer};
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::{ArchiveBuilder, ptr_arg};
+
+    const A: u64 = 0x7f00_0000_0000;
+    const B: u64 = 0x7f00_0010_0000;
+    /// Shares A's 4 KiB granule.
+    const C: u64 = A + 0x400;
+
+    /// Three allocations, a launch taking each as a pointer argument, and a
+    /// D2H of each (zero-filled): placed or translated, replay is correct.
+    fn archive() -> ArchiveBuilder {
+        ArchiveBuilder::new(Platform::Cpu)
+            .alloc(A, 0x400)
+            .alloc(B, 0x2000)
+            .alloc(C, 0x100)
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![ptr_arg(A + 8), ptr_arg(B), ptr_arg(C)],
+            )
+            .d2h(A, &[0; 0x400])
+            .d2h(B, &[0; 0x2000])
+            .d2h(C, &[0; 0x100])
+    }
+
+    fn replay(dev: &mut MemDevice, place: bool) -> crate::engine::ReplaySummary {
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(archive().write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let regions = RegionTimeline::default();
+        let ranges = plan(&archive, ReadOptions::default(), &regions);
+        let placement = if place {
+            Placement::reserve(dev, &ranges)
+        } else {
+            Placement::off()
+        };
+        let space = AddressSpace {
+            placement,
+            ..AddressSpace::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        let opts = ReplayOptions::default();
+        let (s, e) = Replayer::new(dev, &archive, &opts, space, None, &mut pinned).run(|_| {});
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.d2h_exact, s.d2h_fail), (3, 0), "{s:?}");
+        s
+    }
+
+    fn words(launch: &[u8]) -> Vec<u64> {
+        launch
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn placed_allocations_translate_to_themselves() {
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        dev.granularity = Some(0x1000);
+        let s = replay(&mut dev, true);
+        // C shares A's granule: only A can have it.
+        assert_eq!((s.placement.placed, s.placement.allocations), (2, 3));
+        assert!(s.placement.enabled);
+        assert_eq!(
+            s.placement.fallbacks.len(),
+            1,
+            "{:?}",
+            s.placement.fallbacks
+        );
+        assert!(
+            s.placement.fallbacks[0].contains("0x7f0000000400+256: translated, not placed"),
+            "{:?}",
+            s.placement.fallbacks
+        );
+        let w = words(&dev.launches[0]);
+        assert_eq!(&w[..2], &[A + 8, B], "placed: the recorded addresses");
+        assert_ne!(w[2], C, "C was translated");
+    }
+
+    #[test]
+    fn a_taken_range_falls_back_to_translation() {
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        dev.granularity = Some(0x1000);
+        dev.taken = vec![(B + 0x1000, 1)];
+        let s = replay(&mut dev, true);
+        assert_eq!((s.placement.placed, s.placement.allocations), (1, 3));
+        assert!(
+            s.placement.fallbacks.iter().any(|f| f.contains(
+                "0x7f0000100000+8192: translated, not placed: its recorded \
+                                    range was taken"
+            )),
+            "{:?}",
+            s.placement.fallbacks
+        );
+        let w = words(&dev.launches[0]);
+        assert_eq!(w[0], A + 8);
+        assert_ne!(w[1], B, "B was translated, and its argument with it");
+    }
+
+    #[test]
+    fn off_or_unable_translates_everything_quietly() {
+        for (granularity, place) in [(Some(0x1000), false), (None, true)] {
+            let mut dev = MemDevice::new(false);
+            dev.accept_code = true;
+            dev.granularity = granularity;
+            let s = replay(&mut dev, place);
+            assert_eq!((s.placement.placed, s.placement.allocations), (0, 3));
+            assert!(s.placement.fallbacks.is_empty());
+            assert!(dev.place_reserved.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_plan_holds_device_allocations_and_declared_segments() {
+        let t = tempfile::tempdir().unwrap();
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .segment(0x7e00_0000_0000, 0x4_0000, 5)
+            .alloc(A, 0x400)
+            .alloc_mem(B, 0x100, MemKind::Pinned)
+            .alloc(C, 0x100)
+            .ret(1);
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let regions = crate::engine::load_regions(&archive, true, &mut Vec::new()).unwrap();
+        let ranges = plan(&archive, ReadOptions::default(), &regions);
+        // Not the pinned allocation, nor the one that failed at capture.
+        assert_eq!(ranges, [(0x7e00_0000_0000, 0x4_0000), (A, 0x400)]);
+    }
+
+    #[test]
+    fn overlapping_ranges_are_reserved_once_rounded_to_granules() {
+        let mut dev = MemDevice::new(false);
+        dev.granularity = Some(0x1000);
+        let p = Placement::reserve(
+            &mut dev,
+            &[
+                (0x1_0010, 0x10),
+                (0x1_0f00, 0x200),
+                (0x3_0000, 0),
+                (0x5_0000, 0x1000),
+            ],
+        );
+        assert_eq!(p.refused(), 0);
+        let got: Vec<(u64, u64)> = dev.place_reserved.iter().map(|(&b, &e)| (b, e)).collect();
+        assert_eq!(
+            got,
+            [
+                (0x1_0000, 0x1_2000),
+                (0x3_0000, 0x3_1000),
+                (0x5_0000, 0x5_1000)
+            ]
+        );
+    }
+}

@@ -444,6 +444,85 @@ if [ -f "$LOG/torch_matmul.cap.stderr" ]; then
     echo "  routes: cudaGetDriverEntryPoint answers already routed by cuGetProcAddress: $(grep -c 'already this library' "$LOG/torch_matmul.cap.stderr"), routed by its own wrapper: $(grep -c 'routed here' "$LOG/torch_matmul.cap.stderr"); counted (stubs) lookups: $(grep -c 'is not recorded; its calls are counted' "$LOG/torch_matmul.cap.stderr")"
 fi
 torch_case torch_train train.py
+
+# --- case: one kernel of a PyTorch capture extracted and replayed alone ---
+# The middle launch of the training step's capture (cuBLAS or elementwise,
+# whichever it is): hrr-extract replays up to it on the GPU, snapshots what it
+# reaches, and writes an archive that must replay byte-exact on its own, and
+# benchmark with --loop/--timing.
+extract_case() {
+    local src=$1 case=$2 arc out seqs n seq
+    want "$case" || return 0
+    arc=$WORK/$src.hrr
+    out=$WORK/$case.hrr
+    if [ ! -f "$arc/manifest.json" ]; then
+        fail "$case" "no $src capture to extract from"
+        return 1
+    fi
+    seqs=$(grep -E '"op":"launch"' "$arc/events.ndjson" | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+    n=$(echo "$seqs" | grep -c .)
+    if [ "$n" -lt 1 ]; then
+        fail "$case" "$src has no launch"
+        return 1
+    fi
+    seq=$(echo "$seqs" | sed -n "$(( (n + 1) / 2 ))p")
+    rm -rf "$out"
+    timeout "$T" "$BIN/hrr-extract" "$arc" --launch "$seq" -o "$out" --backend cuda >"$LOG/$case.extract.log" 2>&1
+    local rc=$?
+    if [ "$rc" != 0 ]; then
+        fail "$case" "hrr-extract --launch $seq exit $rc: $(grep -m1 -E 'error|fatal' "$LOG/$case.extract.log" || tail -n 1 "$LOG/$case.extract.log")"
+        return 1
+    fi
+    timeout "$T" "$BIN/hrr-play" "$out" --backend cuda >"$LOG/$case.play.log" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] || ! grep -q '^PASS' "$LOG/$case.play.log"; then
+        fail "$case" "replay of the extracted launch $seq exit $rc: $(grep -m1 -E 'fatal|error|FAIL' "$LOG/$case.play.log" || tail -n 1 "$LOG/$case.play.log")"
+        return 1
+    fi
+    timeout "$T" "$BIN/hrr-play" "$out" --backend cuda --loop 20 --timing >"$LOG/$case.loop.log" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ]; then
+        fail "$case" "--loop 20 --timing exit $rc: $(tail -n 1 "$LOG/$case.loop.log")"
+        return 1
+    fi
+    pass "$case"
+    echo "  launch $seq of $n ($(grep -m1 -o '"name":"[^"]*"' <(grep "^{\"seq\":$seq," "$arc/events.ndjson") | cut -c9-70)): $(grep -m1 '^d2h' "$LOG/$case.play.log"); $(du -sh "$out" | cut -f1) archive; $(grep -m1 -iE 'launch|kernel' "$LOG/$case.loop.log")"
+}
+extract_case torch_train torch_extract
+extract_case cublas_sgemm cublas_extract
+
+# --- case: the training step's capture and its timed replay as Perfetto JSON ---
+case=torch_trace
+if want "$case"; then
+    arc=$WORK/torch_train.hrr
+    rep=$WORK/torch_trace.replay.hrr
+    rm -rf "$rep"
+    if [ ! -f "$arc/manifest.json" ]; then
+        fail "$case" "no torch_train capture"
+    elif ! timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --timing -o "$rep" >"$LOG/$case.play.log" 2>&1; then
+        fail "$case" "timed replay failed: $(grep -m1 -E 'fatal|error|FAIL' "$LOG/$case.play.log")"
+    elif ! timeout "$T" "$BIN/hrr-trace" "$arc" -o "$WORK/$case.cap.json" 2>"$LOG/$case.trace.log" ||
+        ! timeout "$T" "$BIN/hrr-trace" "$rep" -o "$WORK/$case.replay.json" 2>>"$LOG/$case.trace.log"; then
+        fail "$case" "hrr-trace failed: $(tail -n 1 "$LOG/$case.trace.log")"
+    elif ! why=$("$PYTHON" - "$WORK/$case.cap.json" "$WORK/$case.replay.json" <<'PY' 2>&1
+import json, sys
+out = []
+for path in sys.argv[1:]:
+    ev = json.load(open(path))["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    timed = [e for e in kernels if e.get("args", {}).get("timing") == "device"]
+    assert kernels, f"{path}: no kernel slices"
+    out.append(f"{len(ev)} events, {len(kernels)} kernels, {len(timed)} with device time")
+assert "0 with device time" not in out[1], "the timed replay's kernels carry no device time"
+print("; ".join(out))
+PY
+    ); then
+        fail "$case" "$why"
+    else
+        pass "$case"
+        echo "  capture / timed replay: $why"
+    fi
+fi
 check_expandable() {
     local v m
     v=$(events_with "$2" '"op":"va_reserve"')

@@ -7,7 +7,7 @@
 #   scripts/gpu-prepare.sh --build    # build the release binaries first
 #
 # Result (.gpu/ is git-ignored; carry it to the GPU machine):
-#   .gpu/bin/{hrr-cap,hrr-play,hrr-sidecar,hrr-diff,libhrr_intercept.so}
+#   .gpu/bin/{hrr-cap,hrr-play,hrr-sidecar,hrr-diff,hrr-extract,hrr-trace,libhrr_intercept.so}
 #   .gpu/bin/hrr-cuda-gpu-tests       (lib/backends/cuda/tests/gpu.rs, release)
 #   .gpu/hip-include/hip/...          (copy of /usr/include/hip, symlinks resolved)
 #   .gpu/MANIFEST                     (commit, date, sizes, sha256)
@@ -23,11 +23,11 @@ for a in "$@"; do
     esac
 done
 
-bins=(hrr-cap hrr-play hrr-sidecar hrr-diff)
+bins=(hrr-cap hrr-play hrr-sidecar hrr-diff hrr-extract hrr-trace)
 lib=libhrr_intercept.so
 
 if [ "$build" = 1 ]; then
-    cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-capture
+    cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-extract -p hrr-trace -p hrr-capture
 fi
 
 rm -rf .gpu/bin .gpu/hip-include

@@ -137,6 +137,7 @@ macro_rules! cuda_fn {
     (cuCtxGetDevice, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxGetDevice(device: *mut CUdevice) -> CUresult } };
     (cuPointerGetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuPointerGetAttribute(data: *mut c_void, attribute: c_int, ptr: CUdeviceptr) -> CUresult } };
     (cuMemGetAddressRange_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemGetAddressRange_v2(pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) -> CUresult } };
+    (cuMemGetAllocationGranularity, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const CUmemAllocationProp, option: c_int) -> CUresult } };
     (cuFuncGetParamInfo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncGetParamInfo(func: CUfunction, index: usize, offset: *mut usize, size: *mut usize) -> CUresult } };
     (cuKernelGetParamInfo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuKernelGetParamInfo(kernel: CUkernel, index: usize, offset: *mut usize, size: *mut usize) -> CUresult } };
     (cuFuncGetName, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncGetName(name: *mut *const c_char, func: CUfunction) -> CUresult } };
@@ -175,7 +176,7 @@ macro_rules! cuda_fns {
             cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D32_v2 cuGraphLaunch cuLaunchHostFunc
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
-            cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName
+            cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName
             cuFuncGetModule cuKernelGetLibrary cuFuncSetAttribute cuEventElapsedTime cuEventElapsedTime_v2
         }
     };

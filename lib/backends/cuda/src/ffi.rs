@@ -41,12 +41,9 @@ pub use cuda_api::{
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
 
-/// `CUresult cuMemGetAllocationGranularity(size_t *granularity,
-/// const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)`
-/// (CUDA 10.2). A query the capture library has no wrapper for, so not a
-/// line of `cuda-api`'s table: declared here, resolved by [`crate::driver`].
-pub type CuMemGetAllocationGranularity =
-    unsafe extern "C" fn(*mut usize, *const CUmemAllocationProp, c_int) -> CUresult;
+/// `cuMemGetAllocationGranularity` (CUDA 10.2), as `cuda-api`'s table
+/// declares it; resolved on its own by [`crate::driver`] (placement only).
+pub type CuMemGetAllocationGranularity = cuda_api::fns::cuMemGetAllocationGranularity;
 /// `cuMemAllocManaged` flag: memory accessible from any stream on any device.
 pub const CU_MEM_ATTACH_GLOBAL: c_uint = 0x1;
 /// `cuStreamCreate` flag: the legacy (blocking) behaviour `cudaStreamCreate` has.

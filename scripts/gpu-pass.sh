@@ -486,7 +486,7 @@ extract_case() {
         return 1
     fi
     pass "$case"
-    echo "  launch $seq of $n ($(grep -m1 -o '"name":"[^"]*"' <(grep "^{\"seq\":$seq," "$arc/events.ndjson") | cut -c9-70)): $(grep -m1 '^d2h' "$LOG/$case.play.log"); $(du -sh "$out" | cut -f1) archive; $(grep -m1 -iE 'launch|kernel' "$LOG/$case.loop.log")"
+    echo "  seq $seq, launch $(( (n + 1) / 2 )) of $n ($(grep -m1 -o '"name":"[^"]*"' <(grep "^{\"seq\":$seq," "$arc/events.ndjson") | cut -c9-70)): $(grep -m1 '^d2h' "$LOG/$case.play.log"); $(du -sh "$out" | cut -f1) archive; $(grep -m1 -iE 'launch|kernel' "$LOG/$case.loop.log")"
 }
 extract_case torch_train torch_extract
 extract_case cublas_sgemm cublas_extract

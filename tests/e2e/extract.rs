@@ -186,7 +186,7 @@ fn an_extracted_launch_replays_alone_byte_exact() {
         .args(["--backend", "cpu", "g1.hrr", "--loop", "5", "--timing"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("kernel : gather x1"))
+        .stdout(predicate::str::contains("kernel : gather x5"))
         .stdout(predicate::str::contains("loop : 5 iterations"))
         .stdout(predicate::str::contains("PASS"));
 

@@ -15,7 +15,8 @@ use hrr_core::manifest::{ArchiveKind, UnrecordedCalls};
 use hrr_replay::compare::{DType, Tolerance};
 use hrr_replay::engine::watchdog::{self, FINAL_SYNC, Progress};
 use hrr_replay::engine::{
-    self, AddressSpace, PinnedHost, Placement, ReplayError, ReplayOptions, ReplaySummary, Replayer,
+    self, AddressSpace, KernelTiming, PinnedHost, Placement, ReplayError, ReplayOptions,
+    ReplaySummary, Replayer,
 };
 
 use crate::args::{self, Args};
@@ -153,6 +154,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let (mut s, e) = replayer.run(|n| bar.set(done + n));
         s.warnings.splice(0..0, warnings);
         iteration_ms.push(s.wall_ms);
+        // Kernel times add up over the loops (`--loop N --timing` is a
+        // benchmark: each kernel's mean is over all N iterations).
+        let mut kernels = std::mem::take(&mut summary.kernels);
+        merge_kernel_timings(&mut kernels, std::mem::take(&mut s.kernels));
+        s.kernels = kernels;
         summary = s;
         if e.is_some() {
             error = e;
@@ -401,4 +407,19 @@ fn report(
     write!(out, "{s}")?;
     writeln!(out, "{}", verdict.line(s))?;
     Ok(())
+}
+
+/// Adds `more` kernel timings into `into`, kernel by kernel (by name, in the
+/// order they first appeared).
+fn merge_kernel_timings(into: &mut Vec<KernelTiming>, more: Vec<KernelTiming>) {
+    for k in more {
+        match into.iter_mut().find(|t| t.name == k.name) {
+            Some(t) => {
+                t.launches += k.launches;
+                t.total_ms += k.total_ms;
+                t.max_ms = t.max_ms.max(k.max_ms);
+            }
+            None => into.push(k),
+        }
+    }
 }

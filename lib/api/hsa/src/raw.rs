@@ -106,51 +106,79 @@ pub type hsa_agent_callback_t =
 pub type hsa_pool_callback_t =
     unsafe extern "C" fn(memory_pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t;
 
-/// `hsa_status_t hsa_init(void)`.
-pub type PFN_hsa_init = unsafe extern "C" fn() -> hsa_status_t;
-/// `hsa_status_t hsa_shut_down(void)`.
-pub type PFN_hsa_shut_down = unsafe extern "C" fn() -> hsa_status_t;
-/// `hsa_status_t hsa_status_string(hsa_status_t status, const char **status_string)`.
-pub type PFN_hsa_status_string =
-    unsafe extern "C" fn(status: hsa_status_t, status_string: *mut *const c_char) -> hsa_status_t;
-/// `hsa_status_t hsa_iterate_agents(callback, void *data)`.
-pub type PFN_hsa_iterate_agents =
-    unsafe extern "C" fn(callback: Option<hsa_agent_callback_t>, data: *mut c_void) -> hsa_status_t;
-/// `hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value)`.
-pub type PFN_hsa_agent_get_info = unsafe extern "C" fn(
-    agent: hsa_agent_t,
-    attribute: hsa_agent_info_t,
-    value: *mut c_void,
-) -> hsa_status_t;
-/// `hsa_status_t hsa_amd_agent_iterate_memory_pools(hsa_agent_t agent, callback, void *data)`.
-pub type PFN_hsa_amd_agent_iterate_memory_pools = unsafe extern "C" fn(
-    agent: hsa_agent_t,
-    callback: Option<hsa_pool_callback_t>,
-    data: *mut c_void,
-) -> hsa_status_t;
-/// `hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t, hsa_amd_memory_pool_info_t, void *value)`.
-pub type PFN_hsa_amd_memory_pool_get_info = unsafe extern "C" fn(
-    memory_pool: hsa_amd_memory_pool_t,
-    attribute: hsa_amd_memory_pool_info_t,
-    value: *mut c_void,
-) -> hsa_status_t;
-/// `hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t, size_t size, uint32_t flags, void **ptr)`.
-pub type PFN_hsa_amd_memory_pool_allocate = unsafe extern "C" fn(
-    memory_pool: hsa_amd_memory_pool_t,
-    size: usize,
-    flags: u32,
-    ptr: *mut *mut c_void,
-) -> hsa_status_t;
-/// `hsa_status_t hsa_amd_memory_pool_free(void *ptr)`.
-pub type PFN_hsa_amd_memory_pool_free = unsafe extern "C" fn(ptr: *mut c_void) -> hsa_status_t;
-/// `hsa_status_t hsa_amd_agents_allow_access(uint32_t num_agents, const hsa_agent_t *agents,
-/// const uint32_t *flags, const void *ptr)`.
-pub type PFN_hsa_amd_agents_allow_access = unsafe extern "C" fn(
-    num_agents: u32,
-    agents: *const hsa_agent_t,
-    flags: *const u32,
-    ptr: *const c_void,
-) -> hsa_status_t;
+/// The HSA table's lookup: `hsa_fn!(NAME, CALLBACK, [EXTRA…])` expands to
+/// `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> RET }`, the entry point's C
+/// signature as `hsa.h` / `hsa_ext_amd.h` declare it (parameter names
+/// included). Every signature of the subset hrr uses is written here once:
+/// hsa-sys's loader, the CPU runtime's exports and the capture library's
+/// exports are generated from it (`api_table`'s callbacks), and `abi/`
+/// checks each line against bindgen of Debian's headers. Types resolve where
+/// it expands (`hsa_sys::raw::*` in scope).
+#[macro_export]
+macro_rules! hsa_fn {
+    (hsa_init, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_init() -> hsa_status_t } };
+    (hsa_shut_down, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_shut_down() -> hsa_status_t } };
+    (hsa_status_string, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_status_string(status: hsa_status_t, status_string: *mut *const c_char) -> hsa_status_t } };
+    (hsa_iterate_agents, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_iterate_agents(callback: Option<hsa_agent_callback_t>, data: *mut c_void) -> hsa_status_t } };
+    (hsa_agent_get_info, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_agent_get_info(agent: hsa_agent_t, attribute: hsa_agent_info_t, value: *mut c_void) -> hsa_status_t } };
+    (hsa_amd_agent_iterate_memory_pools, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, callback: Option<hsa_pool_callback_t>, data: *mut c_void) -> hsa_status_t } };
+    (hsa_amd_memory_pool_get_info, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_amd_memory_pool_get_info(memory_pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t } };
+    (hsa_amd_memory_pool_allocate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_amd_memory_pool_allocate(memory_pool: hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t } };
+    (hsa_amd_memory_pool_free, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t } };
+    (hsa_amd_agents_allow_access, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t } };
+}
+
+/// The HSA table's list: `hsa_fns!(CALLBACK, [EXTRA…])` expands to
+/// `CALLBACK! { EXTRA… NAME NAME … }`, every entry.
+#[macro_export]
+macro_rules! hsa_fns {
+    ($cb:path, [$($x:tt)*]) => {
+        $cb! {
+            $($x)*
+            hsa_init hsa_shut_down hsa_status_string hsa_iterate_agents hsa_agent_get_info
+            hsa_amd_agent_iterate_memory_pools hsa_amd_memory_pool_get_info
+            hsa_amd_memory_pool_allocate hsa_amd_memory_pool_free hsa_amd_agents_allow_access
+        }
+    };
+}
+
+/// `fns::NAME`: each entry point's function type, from the table.
+pub mod fns {
+    use super::*;
+    crate::hsa_fns!(api_table::for_each, [crate::hsa_fn, api_table::fn_type, []]);
+}
+
+/// `args::NAME`: each entry point's parameters as a struct (named as in the
+/// header), implementing [`api_table::Entry`].
+#[allow(unsafe_code)]
+pub mod args {
+    use super::*;
+    crate::hsa_fns!(
+        api_table::for_each,
+        [crate::hsa_fn, api_table::entry_struct, []]
+    );
+}
+
+/// `hsa_init`'s type (the table's, under the name the loader uses).
+pub type PFN_hsa_init = fns::hsa_init;
+/// `hsa_shut_down`'s type.
+pub type PFN_hsa_shut_down = fns::hsa_shut_down;
+/// `hsa_status_string`'s type.
+pub type PFN_hsa_status_string = fns::hsa_status_string;
+/// `hsa_iterate_agents`'s type.
+pub type PFN_hsa_iterate_agents = fns::hsa_iterate_agents;
+/// `hsa_agent_get_info`'s type.
+pub type PFN_hsa_agent_get_info = fns::hsa_agent_get_info;
+/// `hsa_amd_agent_iterate_memory_pools`'s type.
+pub type PFN_hsa_amd_agent_iterate_memory_pools = fns::hsa_amd_agent_iterate_memory_pools;
+/// `hsa_amd_memory_pool_get_info`'s type.
+pub type PFN_hsa_amd_memory_pool_get_info = fns::hsa_amd_memory_pool_get_info;
+/// `hsa_amd_memory_pool_allocate`'s type.
+pub type PFN_hsa_amd_memory_pool_allocate = fns::hsa_amd_memory_pool_allocate;
+/// `hsa_amd_memory_pool_free`'s type.
+pub type PFN_hsa_amd_memory_pool_free = fns::hsa_amd_memory_pool_free;
+/// `hsa_amd_agents_allow_access`'s type.
+pub type PFN_hsa_amd_agents_allow_access = fns::hsa_amd_agents_allow_access;
 
 /// The entry points, resolved from one library. Plain function pointers: they
 /// stay valid only while the library they came from is loaded ([`crate::Hsa`]

@@ -1,8 +1,7 @@
 //! HSA pool allocations, for the built-in region producer
 //! (`hrr-cap --hsa-regions`, see `hsa::regions`): `hsa_amd_memory_pool_allocate`
-//! and `hsa_amd_memory_pool_free`, with the signatures of Debian's
-//! `hsa/hsa_ext_amd.h` (ROCm 5.2; the types are `hsa_sys::raw`'s, which are
-//! checked against that header).
+//! and `hsa_amd_memory_pool_free`, generated from hsa-sys's signature table
+//! (`hsa_sys::hsa_fn!`, checked against Debian's `hsa/hsa_ext_amd.h`, ROCm 5.2).
 //!
 //! - **Off** (no `HRR_HSA_REGIONS`, the default): each is a jump to the next
 //!   definition. Nothing else runs: no recorder is created, no HSA query is
@@ -28,8 +27,8 @@ use hsa_sys::raw::{
     HSA_DEVICE_TYPE_GPU, HSA_STATUS_ERROR, HSA_STATUS_INFO_BREAK, HSA_STATUS_SUCCESS,
     PFN_hsa_agent_get_info, PFN_hsa_amd_agent_iterate_memory_pools,
     PFN_hsa_amd_memory_pool_allocate, PFN_hsa_amd_memory_pool_free,
-    PFN_hsa_amd_memory_pool_get_info, PFN_hsa_iterate_agents, hsa_agent_t, hsa_amd_memory_pool_t,
-    hsa_status_t,
+    PFN_hsa_amd_memory_pool_get_info, PFN_hsa_iterate_agents, args, fns, hsa_agent_t,
+    hsa_amd_memory_pool_t, hsa_status_t,
 };
 
 use crate::hsa::regions::{self, PoolClass, UnplacedPool};
@@ -47,6 +46,29 @@ fn missing(api: &str) -> hsa_status_t {
     HSA_STATUS_ERROR
 }
 
+/// Callback of the table's lookup: the exported definition of one entry
+/// point (its C signature is hsa-sys's table line), handing its arguments to
+/// `HANDLER` as the table's argument struct.
+macro_rules! export {
+    ($handler:ident $name:ident ($($p:ident : $t:ty),* $(,)?) -> $r:ty) => {
+        #[doc = concat!("`", stringify!($name), "`: see [`", stringify!($handler), "`].")]
+        ///
+        /// # Safety
+        /// The HSA API's contract for this entry point.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($p: $t),*) -> $r {
+            // SAFETY: the application's arguments, under the contract the
+            // handler has.
+            unsafe { $handler(args::$name { $($p),* }) }
+        }
+        // The export has exactly the table's type.
+        const _: fns::$name = $name;
+    };
+}
+
+hsa_sys::hsa_fn! { hsa_amd_memory_pool_allocate, export, [allocate] }
+hsa_sys::hsa_fn! { hsa_amd_memory_pool_free, export, [free] }
+
 /// `hsa_amd_memory_pool_allocate`: forwarded to the real one; with the
 /// producer on, a successful first-level allocation from a GPU agent's
 /// global pool is recorded as a segment `add`.
@@ -54,13 +76,14 @@ fn missing(api: &str) -> hsa_status_t {
 /// # Safety
 /// The HSA API's contract: `ptr` is null or valid for writing one pointer,
 /// and `memory_pool` is a pool of the runtime the call is forwarded to.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
-    memory_pool: hsa_amd_memory_pool_t,
-    size: usize,
-    flags: u32,
-    ptr: *mut *mut c_void,
-) -> hsa_status_t {
+#[inline(always)]
+unsafe fn allocate(a: args::hsa_amd_memory_pool_allocate) -> hsa_status_t {
+    let args::hsa_amd_memory_pool_allocate {
+        memory_pool,
+        size,
+        flags,
+        ptr,
+    } = a;
     const API: &str = "hsa_amd_memory_pool_allocate";
     let Some(f) = real!(hsa_amd_memory_pool_allocate: PFN_hsa_amd_memory_pool_allocate) else {
         return missing(API);
@@ -94,8 +117,9 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
 /// # Safety
 /// The HSA API's contract: `ptr` is null or an address the runtime's pool
 /// allocation returned.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
+#[inline(always)]
+unsafe fn free(a: args::hsa_amd_memory_pool_free) -> hsa_status_t {
+    let args::hsa_amd_memory_pool_free { ptr } = a;
     const API: &str = "hsa_amd_memory_pool_free";
     let Some(f) = real!(hsa_amd_memory_pool_free: PFN_hsa_amd_memory_pool_free) else {
         return missing(API);

@@ -9,7 +9,7 @@
 // Each item is a C header's, under its C name, and documented there.
 #![allow(missing_docs)]
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 pub use hip_api::*;
 
@@ -43,8 +43,10 @@ pub use hrr_codeobj::hipf::MAGIC as HIPF_MAGIC;
 
 // ---------------------------------------------------------------- HSA
 
-/// `hsa_status_t`.
-pub type HsaStatus = c_int;
+/// `hsa_status_t`, and the other HSA types: hsa-sys's, the table's.
+pub use hsa_sys::raw::{
+    hsa_agent_t as HsaAgent, hsa_amd_memory_pool_t as HsaMemoryPool, hsa_status_t as HsaStatus,
+};
 pub mod hsa_status {
     use super::HsaStatus;
     pub const SUCCESS: HsaStatus = 0;
@@ -58,26 +60,12 @@ pub mod hsa_status {
     pub const ERROR_INVALID_MEMORY_POOL: HsaStatus = 40;
 }
 
-/// `hsa_agent_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HsaAgent {
-    pub handle: u64,
-}
-
-/// `hsa_amd_memory_pool_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HsaMemoryPool {
-    pub handle: u64,
-}
-
 /// `hsa_agent_info_t` values answered.
 pub mod hsa_agent_info {
-    pub const NAME: i32 = 0;
-    pub const VENDOR_NAME: i32 = 1;
-    pub const NODE: i32 = 16;
-    pub const DEVICE: i32 = 17;
+    pub const NAME: u32 = 0;
+    pub const VENDOR_NAME: u32 = 1;
+    pub const NODE: u32 = 16;
+    pub const DEVICE: u32 = 17;
 }
 /// `hsa_device_type_t`.
 pub const HSA_DEVICE_TYPE_CPU: u32 = 0;
@@ -85,14 +73,14 @@ pub const HSA_DEVICE_TYPE_GPU: u32 = 1;
 
 /// `hsa_amd_memory_pool_info_t` values answered.
 pub mod hsa_pool_info {
-    pub const SEGMENT: i32 = 0;
-    pub const GLOBAL_FLAGS: i32 = 1;
-    pub const SIZE: i32 = 2;
-    pub const RUNTIME_ALLOC_ALLOWED: i32 = 5;
-    pub const RUNTIME_ALLOC_GRANULE: i32 = 6;
-    pub const RUNTIME_ALLOC_ALIGNMENT: i32 = 7;
-    pub const ACCESSIBLE_BY_ALL: i32 = 15;
-    pub const ALLOC_MAX_SIZE: i32 = 16;
+    pub const SEGMENT: u32 = 0;
+    pub const GLOBAL_FLAGS: u32 = 1;
+    pub const SIZE: u32 = 2;
+    pub const RUNTIME_ALLOC_ALLOWED: u32 = 5;
+    pub const RUNTIME_ALLOC_GRANULE: u32 = 6;
+    pub const RUNTIME_ALLOC_ALIGNMENT: u32 = 7;
+    pub const ACCESSIBLE_BY_ALL: u32 = 15;
+    pub const ALLOC_MAX_SIZE: u32 = 16;
 }
 /// `HSA_AMD_SEGMENT_GLOBAL`.
 pub const HSA_AMD_SEGMENT_GLOBAL: u32 = 0;
@@ -100,8 +88,3 @@ pub const HSA_AMD_SEGMENT_GLOBAL: u32 = 0;
 pub const HSA_POOL_FLAG_KERNARG_INIT: u32 = 1;
 pub const HSA_POOL_FLAG_FINE_GRAINED: u32 = 2;
 pub const HSA_POOL_FLAG_COARSE_GRAINED: u32 = 4;
-
-/// `hsa_status_t (*)(hsa_agent_t, void*)`.
-pub type HsaAgentCallback = Option<unsafe extern "C" fn(HsaAgent, *mut c_void) -> HsaStatus>;
-/// `hsa_status_t (*)(hsa_amd_memory_pool_t, void*)`.
-pub type HsaPoolCallback = Option<unsafe extern "C" fn(HsaMemoryPool, *mut c_void) -> HsaStatus>;

@@ -1,19 +1,16 @@
-//! The exported HSA subset (`hsa/hsa.h`, `hsa/hsa_ext_amd.h`): a CPU agent and a
-//! GPU agent, one memory pool each. GPU-pool memory is device memory from the same
-//! reservation as hipMalloc (valid in copies, never seen by the HIP API); CPU-pool
-//! memory is host memory. `hsa_init`/`hsa_shut_down` are reference counted.
-//!
-//! Safety contract of every export: that of the HSA API it implements.
+//! The implementations behind the generated HSA exports (`super`), one per
+//! table entry, each taking the entry's argument struct.
+
 #![allow(clippy::missing_safety_doc)]
 
 use crate::error::guard_hsa;
 use crate::ffi::{
-    self, HsaAgent, HsaAgentCallback, HsaMemoryPool, HsaPoolCallback, HsaStatus, hsa_agent_info,
-    hsa_pool_info, hsa_status,
+    self, HsaAgent, HsaMemoryPool, HsaStatus, hsa_agent_info, hsa_pool_info, hsa_status,
 };
 use crate::memory::{Class, DevKind, HostKind};
 use crate::runtime::{lock, rt};
-use std::ffi::{c_char, c_int, c_void};
+use hsa_sys::raw::args;
+use std::ffi::{c_char, c_void};
 
 pub const CPU_AGENT: HsaAgent = HsaAgent {
     handle: 0x4870_0001,
@@ -70,8 +67,8 @@ fn physical_memory() -> usize {
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_init() -> HsaStatus {
+pub(super) unsafe fn hsa_init(a: args::hsa_init) -> HsaStatus {
+    let _ = a;
     guard_hsa(|| {
         let rt = rt().map_err(|_| hsa_status::ERROR_OUT_OF_RESOURCES)?;
         *lock(&rt.hsa_refs) += 1;
@@ -79,8 +76,8 @@ pub unsafe extern "C" fn hsa_init() -> HsaStatus {
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_shut_down() -> HsaStatus {
+pub(super) unsafe fn hsa_shut_down(a: args::hsa_shut_down) -> HsaStatus {
+    let _ = a;
     guard_hsa(|| {
         let rt = initialized()?;
         let mut r = lock(&rt.hsa_refs);
@@ -92,11 +89,11 @@ pub unsafe extern "C" fn hsa_shut_down() -> HsaStatus {
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_status_string(
-    status: HsaStatus,
-    out: *mut *const c_char,
-) -> HsaStatus {
+pub(super) unsafe fn hsa_status_string(a: args::hsa_status_string) -> HsaStatus {
+    let args::hsa_status_string {
+        status,
+        status_string: out,
+    } = a;
     guard_hsa(|| {
         let s = match status {
             hsa_status::SUCCESS => c"HSA_STATUS_SUCCESS: The function has been executed successfully.",
@@ -115,11 +112,8 @@ pub unsafe extern "C" fn hsa_status_string(
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_iterate_agents(
-    callback: HsaAgentCallback,
-    data: *mut c_void,
-) -> HsaStatus {
+pub(super) unsafe fn hsa_iterate_agents(a: args::hsa_iterate_agents) -> HsaStatus {
+    let args::hsa_iterate_agents { callback, data } = a;
     guard_hsa(|| {
         initialized()?;
         let cb = callback.ok_or(hsa_status::ERROR_INVALID_ARGUMENT)?;
@@ -134,12 +128,12 @@ pub unsafe extern "C" fn hsa_iterate_agents(
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_agent_get_info(
-    agent: HsaAgent,
-    attribute: c_int,
-    value: *mut c_void,
-) -> HsaStatus {
+pub(super) unsafe fn hsa_agent_get_info(a: args::hsa_agent_get_info) -> HsaStatus {
+    let args::hsa_agent_get_info {
+        agent,
+        attribute,
+        value,
+    } = a;
     guard_hsa(|| {
         initialized()?;
         let gpu = match agent {
@@ -173,12 +167,14 @@ pub unsafe extern "C" fn hsa_agent_get_info(
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
-    agent: HsaAgent,
-    callback: HsaPoolCallback,
-    data: *mut c_void,
+pub(super) unsafe fn hsa_amd_agent_iterate_memory_pools(
+    a: args::hsa_amd_agent_iterate_memory_pools,
 ) -> HsaStatus {
+    let args::hsa_amd_agent_iterate_memory_pools {
+        agent,
+        callback,
+        data,
+    } = a;
     guard_hsa(|| {
         initialized()?;
         let cb = callback.ok_or(hsa_status::ERROR_INVALID_ARGUMENT)?;
@@ -192,12 +188,14 @@ pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
-    pool: HsaMemoryPool,
-    attribute: c_int,
-    value: *mut c_void,
+pub(super) unsafe fn hsa_amd_memory_pool_get_info(
+    a: args::hsa_amd_memory_pool_get_info,
 ) -> HsaStatus {
+    let args::hsa_amd_memory_pool_get_info {
+        memory_pool: pool,
+        attribute,
+        value,
+    } = a;
     guard_hsa(|| {
         let rt = initialized()?;
         let gpu = match pool {
@@ -236,13 +234,15 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
-    pool: HsaMemoryPool,
-    size: usize,
-    _flags: u32,
-    ptr: *mut *mut c_void,
+pub(super) unsafe fn hsa_amd_memory_pool_allocate(
+    a: args::hsa_amd_memory_pool_allocate,
 ) -> HsaStatus {
+    let args::hsa_amd_memory_pool_allocate {
+        memory_pool: pool,
+        size,
+        flags: _,
+        ptr,
+    } = a;
     guard_hsa(|| {
         let rt = initialized()?;
         if ptr.is_null() {
@@ -262,8 +262,8 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> HsaStatus {
+pub(super) unsafe fn hsa_amd_memory_pool_free(a: args::hsa_amd_memory_pool_free) -> HsaStatus {
+    let args::hsa_amd_memory_pool_free { ptr } = a;
     guard_hsa(|| {
         let rt = initialized()?;
         if ptr.is_null() {
@@ -279,13 +279,15 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> HsaStatus
     })
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_agents_allow_access(
-    num_agents: u32,
-    agents: *const HsaAgent,
-    _flags: *const u32,
-    ptr: *const c_void,
+pub(super) unsafe fn hsa_amd_agents_allow_access(
+    a: args::hsa_amd_agents_allow_access,
 ) -> HsaStatus {
+    let args::hsa_amd_agents_allow_access {
+        num_agents,
+        agents,
+        flags: _,
+        ptr,
+    } = a;
     guard_hsa(|| {
         let rt = initialized()?;
         if num_agents == 0 || agents.is_null() || ptr.is_null() {

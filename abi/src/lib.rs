@@ -135,11 +135,6 @@ table_structs!(
     hipIpcEventHandle_t => "hipIpcEventHandle_t" [64, 1],
     hipChannelFormatDesc => "hipChannelFormatDesc" [20, 4],
 );
-#[cfg(feature = "cpu")]
-abi_struct!(
-    hrr_hip_cpu::ffi::HsaAgent => "hsa_agent_t" [8, 8],
-    hrr_hip_cpu::ffi::HsaMemoryPool => "hsa_amd_memory_pool_t" [8, 8],
-);
 
 // ------------------------------------------------------------ the HIP table
 

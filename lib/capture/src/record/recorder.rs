@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::interpose::config::{Config, ConfigError, detect_platform};
 use crate::interpose::sys;
 use crate::record::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
-use crate::record::kernel_args::ArgValues;
+use crate::record::kernel_args::{ArgLayout, ArgValues};
 use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
 use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
@@ -508,48 +508,24 @@ impl Recorder {
         values: &ArgValues<'_, '_>,
         slot: Option<Slot<'_>>,
     ) {
-        let empty;
-        let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
-            Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
-            Some((k, Err(e))) => {
-                self.warn(&format!(
-                    "{api}: kernel {}: cannot read its code object: {e}",
-                    k.name
-                ));
-                empty = BlobHex::of(&self.empty_blob());
-                (k.name.as_str(), &empty, None)
-            }
-            None => {
-                self.warn(&format!("{api}: launch of unregistered function {func:#x}"));
-                empty = BlobHex::of(&self.empty_blob());
-                ("<unknown>", &empty, None)
-            }
-        };
-        let k = LaunchRef {
-            name,
-            code,
-            func: Some(func),
-            grid: dims.grid,
-            block: dims.block,
-            shmem: dims.shmem,
-            stream: dims.stream,
-        };
-        with_scratch(|s| {
-            let b = &mut s.body;
-            event_line::encode_launch_scanned_cached(
-                b,
-                &mut s.heads,
-                sys::gettid(),
-                api,
-                i64::from(ret),
-                &k,
-                values.args(layout),
-                &self.allocs,
-            );
-            self.sink.append(b);
-            if let Some(slot) = slot {
-                slot.keep(values, b);
-            }
+        self.launch_head(api, kernel, load, func, dims, |k, layout| {
+            with_scratch(|s| {
+                let b = &mut s.body;
+                event_line::encode_launch_scanned_cached(
+                    b,
+                    &mut s.heads,
+                    sys::gettid(),
+                    api,
+                    i64::from(ret),
+                    k,
+                    values.args(layout),
+                    &self.allocs,
+                );
+                self.sink.append(b);
+                if let Some(slot) = slot {
+                    slot.keep(values, b);
+                }
+            })
         });
     }
 
@@ -568,6 +544,36 @@ impl Recorder {
         values: &ArgValues<'_, '_>,
         attrs: &[hrr_core::LaunchAttr],
     ) {
+        self.launch_head(api, kernel, load, func, dims, |k, layout| {
+            with_body(|b| {
+                event_line::encode_launch_scanned_attrs(
+                    b,
+                    sys::gettid(),
+                    api,
+                    i64::from(ret),
+                    k,
+                    values.args(layout),
+                    &self.allocs.view(),
+                    attrs.iter().map(|a| (a.id, &a.hex.0[..])),
+                );
+                self.sink.append(b);
+            })
+        });
+    }
+
+    /// The launch's head fields (its kernel's name and code, or the empty
+    /// code blob with a warning when it has none), handed to `encode` with
+    /// the kernel's argument layout.
+    #[inline(always)]
+    fn launch_head<R>(
+        &self,
+        api: &str,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        func: u64,
+        dims: &LaunchDims,
+        encode: impl FnOnce(&LaunchRef<'_>, Option<&ArgLayout>) -> R,
+    ) -> R {
         let empty;
         let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
             Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
@@ -594,19 +600,7 @@ impl Recorder {
             shmem: dims.shmem,
             stream: dims.stream,
         };
-        with_body(|b| {
-            event_line::encode_launch_scanned_attrs(
-                b,
-                sys::gettid(),
-                api,
-                i64::from(ret),
-                &k,
-                values.args(layout),
-                &self.allocs.view(),
-                attrs.iter().map(|a| (a.id, &a.hex.0[..])),
-            );
-            self.sink.append(b);
-        });
+        encode(&k, layout)
     }
 
     /// `cuMemAddressReserve`: the range is device memory for pointer

@@ -43,6 +43,37 @@ fn a_table_built_by_a_kernel_needs_placement() {
     with_and_without("b", 4);
 }
 
+/// The capture notes the address arenas the process reserves (here one the
+/// program makes itself, as the CUDA driver makes its own) in the
+/// manifest's `va_arenas`, for a replay to reserve its driver's at the same
+/// bases; a replay archive has none.
+#[test]
+fn address_arenas_are_noted_in_the_manifest() {
+    let p = Pipeline::new("ptr_placed").arg("r").capture();
+    let log = p.app_log();
+    let base = log
+        .lines()
+        .find_map(|l| l.strip_prefix("ptr_placed: arena "))
+        .unwrap_or_else(|| panic!("no arena line:\n{log}"))
+        .trim()
+        .to_owned();
+    let m = manifest(&p.cap());
+    let arenas = m["va_arenas"].as_array().unwrap_or_else(|| panic!("{m}"));
+    assert!(
+        arenas
+            .iter()
+            .any(|a| a["base"] == base.as_str() && a["size"] == 512u64 << 20),
+        "{base} not in {m}"
+    );
+    let p = p.play();
+    assert!(manifest(&p.replay()).get("va_arenas").is_none());
+}
+
+fn manifest(archive: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(archive.join("manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 /// The plain summary line, and `--no-placement` saying 0 of A.
 #[test]
 fn summary_line_with_and_without_placement() {

@@ -5,7 +5,11 @@
  *     writes it, reversed, to a second table another kernel reads.
  * Replay is right only when every allocation is at its recorded address.
  * Buffers are small (not page multiples), so neighbours share pages.
- * Usage: ptr_placed [a|b] (both when no argument). */
+ * (r) reserves an address arena as the CUDA driver does (512 MiB,
+ *     PROT_NONE, no hint) and prints its base: the capture notes it.
+ * Usage: ptr_placed [a|b|r] (a and b when no argument). */
+#include <sys/mman.h>
+
 #include "hrr_workload.h"
 
 #define N 300
@@ -34,6 +38,11 @@ int main(int argc, char **argv) {
     for (int t = 0; t < T; t++) {
         for (int i = 0; i < N; i++) host[t][i] = (float)(t * 1000 + i);
         hsrc[t] = host[t];
+    }
+    if (strchr(part, 'r')) {
+        void *arena = mmap(NULL, 512UL << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        EXPECT(arena != MAP_FAILED, "mmap of an arena failed");
+        printf("ptr_placed: arena %p\n", arena);
     }
     if (strchr(part, 'a')) part_a(gather);
     if (strchr(part, 'b')) part_b(gather, build);

@@ -99,7 +99,7 @@ pub fn run(args: &Args) -> Result<(), ExtractError> {
         return Err(ExtractError::OutputExists(out.clone()));
     }
     let platform = archive.manifest().platform;
-    let mut dev = args.device.open(platform)?;
+    let mut dev = args.device.open(platform, &[])?;
     let device_name = dev.name();
     eprintln!(
         "hrr-extract: replaying {} on {device_name} up to {selector}",

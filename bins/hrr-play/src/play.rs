@@ -81,7 +81,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let regions = engine::load_regions(&archive, false, &mut Vec::new()).unwrap_or_default();
         engine::placement_plan(&archive, read, &regions)
     };
-    let mut dev = args.device.open(platform)?;
+    let arenas = if args.no_placement {
+        &[][..]
+    } else {
+        &archive.manifest().va_arenas[..]
+    };
+    let mut dev = args.device.open(platform, arenas)?;
     let placement = if args.no_placement {
         Placement::off()
     } else {
@@ -187,6 +192,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // Each allocation that could not be placed, once (the first replay's
     // list: later loops place the same way).
+    if let Some(note) = hrr_cli::backend::arena_note(arenas.len()) {
+        eprintln!("hrr-play: note: placement: {note}");
+    }
     for note in summary.placement.fallbacks.iter().take(FALLBACK_NOTES) {
         eprintln!("hrr-play: note: placement: {note}");
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 use hrr_backend_hip::{HipDevice, HipRuntime, RuntimeLocation};
-use hrr_core::manifest::Platform;
+use hrr_core::manifest::{Platform, VaArena};
 use hrr_replay::device::Device;
 
 /// Which runtime a replay runs on (`--backend`).
@@ -65,8 +65,16 @@ impl BackendArgs {
         }
     }
 
-    /// Opens the backend chosen for an archive of `platform`.
-    pub fn open(&self, platform: Platform) -> Result<Box<dyn Device>, OpenError> {
+    /// Opens the backend chosen for an archive of `platform`. `arenas` are
+    /// the capture's driver address arenas (`Manifest::va_arenas`; empty
+    /// without placement): the CUDA driver's own are reserved at those
+    /// bases where free (see `hrr-va-arenas`), so that its allocator hands
+    /// the replay the recorded addresses.
+    pub fn open(
+        &self,
+        platform: Platform,
+        arenas: &[VaArena],
+    ) -> Result<Box<dyn Device>, OpenError> {
         match self.resolve(platform) {
             backend @ (Backend::Cpu | Backend::Hip) => {
                 let loc = if backend == Backend::Cpu {
@@ -81,10 +89,37 @@ impl BackendArgs {
                 let rt = HipRuntime::load(&loc).map_err(OpenError::Hip)?;
                 Ok(Box::new(HipDevice::new(rt, self.target.clone())))
             }
-            Backend::Cuda => Ok(Box::new(
-                hrr_backend_cuda::CudaDevice::open(0).map_err(OpenError::Cuda)?,
-            )),
+            Backend::Cuda => {
+                // Before the driver starts: it reserves its arenas then.
+                let plan: Vec<_> = arenas
+                    .iter()
+                    .map(|a| hrr_va_arenas::Arena {
+                        base: a.base.0,
+                        size: a.size,
+                    })
+                    .collect();
+                hrr_va_arenas::steer(&plan);
+                Ok(Box::new(
+                    hrr_backend_cuda::CudaDevice::open(0).map_err(OpenError::Cuda)?,
+                ))
+            }
             Backend::Auto => unreachable!("resolve never returns Auto"),
         }
     }
+}
+
+/// What steering the driver's address arenas did, for a note after the
+/// replay: `None` when no arena was planned or reserved.
+pub fn arena_note(planned: usize) -> Option<String> {
+    let (steered, missed) = hrr_va_arenas::steering();
+    (planned > 0 && steered + missed > 0).then(|| {
+        format!(
+            "{steered} of {planned} driver address arenas reserved at their recorded bases{}",
+            if missed > 0 {
+                format!(" ({missed} taken by something else in this process)")
+            } else {
+                String::new()
+            }
+        )
+    })
 }

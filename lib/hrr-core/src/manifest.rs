@@ -107,9 +107,25 @@ pub struct Manifest {
     /// Omitted when there were none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unrecorded: BTreeMap<String, u64>,
+    /// Captures: the address arenas the process reserved (large anonymous
+    /// `PROT_NONE` reservations with no address hint, in the order made:
+    /// the GPU driver's, out of which it hands out device addresses). A
+    /// replay reserves its own driver's arenas at the same bases where it
+    /// can, so that allocations return their recorded addresses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub va_arenas: Vec<VaArena>,
     /// Fields this version does not know, preserved verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// One entry of [`Manifest::va_arenas`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VaArena {
+    /// Where the reservation started.
+    pub base: crate::Addr,
+    /// Its length in bytes.
+    pub size: u64,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -247,6 +263,7 @@ impl Manifest {
             replay_of: None,
             repaired: false,
             unrecorded: BTreeMap::new(),
+            va_arenas: Vec::new(),
             extra: Map::new(),
         }
     }

@@ -742,6 +742,13 @@ impl Recorder {
         }
         m.unrecorded = crate::record::unrecorded::snapshot();
         m.extra.extend(crate::record::unrecorded::manifest_fields());
+        m.va_arenas = hrr_va_arenas::noted()
+            .into_iter()
+            .map(|a| hrr_core::manifest::VaArena {
+                base: hrr_core::Addr(a.base),
+                size: a.size,
+            })
+            .collect();
         // On a full disk the atomic replace (a new file) can fail where
         // rewriting the existing manifest's block does not.
         if let Err(e) = m.write_atomic(&self.dir)

@@ -184,10 +184,18 @@ impl AddressSpace {
                 Ok(live)
             }
             Placed::Fallback(why) => {
-                count
-                    .fallbacks
-                    .push(format!("{}: translated, not placed: {why}", what()));
-                dev.alloc(size, mem)
+                let live = dev.alloc(size, mem)?;
+                // The runtime's own allocator may give the recorded address
+                // back (the CUDA driver does, in arenas reserved at their
+                // recorded bases): placed all the same.
+                if live == base {
+                    count.placed += 1;
+                } else {
+                    count
+                        .fallbacks
+                        .push(format!("{}: translated, not placed: {why}", what()));
+                }
+                Ok(live)
             }
             Placed::Off => dev.alloc(size, mem),
         }

@@ -291,6 +291,50 @@ mod tests {
     }
 
     #[test]
+    fn an_allocator_that_gives_the_recorded_address_back_counts_as_placed() {
+        // The device's own allocator starts at 0x1000_0000 and rounds to
+        // 4 KiB: recorded there, the allocations come back at their
+        // recorded addresses although their ranges could not be reserved
+        // (as the CUDA driver's allocator does in arenas at their recorded
+        // bases).
+        const P: u64 = 0x1000_0000;
+        let t = tempfile::tempdir().unwrap();
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(P, 0x400)
+            .alloc(P + 0x1000, 0x100)
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![ptr_arg(P), ptr_arg(P + 0x1000)],
+            )
+            .d2h(P, &[0; 0x400]);
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        dev.granularity = Some(0x1000);
+        dev.taken = vec![(P, 0x2000)];
+        let regions = RegionTimeline::default();
+        let ranges = plan(&archive, ReadOptions::default(), &regions);
+        let space = AddressSpace {
+            placement: Placement::reserve(&mut dev, &ranges),
+            ..AddressSpace::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        let opts = ReplayOptions::default();
+        let (s, e) = Replayer::new(&mut dev, &archive, &opts, space, None, &mut pinned).run(|_| {});
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.placement.placed, s.placement.allocations), (2, 2));
+        assert!(
+            s.placement.fallbacks.is_empty(),
+            "{:?}",
+            s.placement.fallbacks
+        );
+        assert_eq!(&words(&dev.launches[0])[..2], &[P, P + 0x1000]);
+    }
+
+    #[test]
     fn off_or_unable_translates_everything_quietly() {
         for (granularity, place) in [(Some(0x1000), false), (None, true)] {
             let mut dev = MemDevice::new(false);

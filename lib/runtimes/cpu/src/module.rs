@@ -48,7 +48,24 @@ pub struct Function {
 pub struct Module {
     /// Its kernels, by name.
     pub functions: HashMap<String, Arc<Function>>,
-    _lib: Arc<LoadedLib>,
+    /// Its global variables, by name: sizes from the ELF's dynamic symbol
+    /// table (the dynamic loader gives only addresses).
+    pub globals: HashMap<String, usize>,
+    lib: Arc<LoadedLib>,
+}
+
+impl Module {
+    /// Address and size of global variable `name` (`hipModuleGetGlobal`).
+    pub fn global(&self, name: &str) -> Result<(usize, usize), HipError> {
+        let size = *self.globals.get(name).ok_or(err::NOT_FOUND)?;
+        let sym = CString::new(name).map_err(|_| err::NOT_FOUND)?;
+        let lib = self.lib.lib.as_ref().ok_or(err::UNKNOWN)?;
+        // SAFETY: only the symbol's address is taken (as a raw pointer), never
+        // read through here; it lives as long as the library, which `self` holds.
+        let p = unsafe { lib.get::<*mut u8>(sym.as_bytes_with_nul()) }
+            .map_err(|_| err::NOT_FOUND)?;
+        Ok((p.into_raw() as usize, size))
+    }
 }
 
 fn os_err(what: &str) -> HipError {
@@ -126,6 +143,11 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
         Err(e) => return Err(fail("module load", &e)),
     }
     let kernels = elf_kernels(&elf)?;
+    let globals = cpu::global_variables(&elf)
+        .map_err(|e| fail("module load", &e))?
+        .into_iter()
+        .map(|(n, size)| (n, size as usize))
+        .collect();
     let name = CString::new("hrr-cpu-code-object").map_err(|_| err::UNKNOWN)?;
     // SAFETY: memfd_create with a valid NUL-terminated name; returns a new fd or -1.
     let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
@@ -179,7 +201,8 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
     }
     Ok(Module {
         functions,
-        _lib: lib,
+        globals,
+        lib,
     })
 }
 

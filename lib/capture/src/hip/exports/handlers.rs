@@ -39,9 +39,13 @@ pub use super::memory::{
     hipMemcpyWithStream, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async, hipMemsetD16,
     hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
 };
+pub use super::vmm::{
+    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemMap, hipMemRelease,
+    hipMemSetAccess, hipMemUnmap,
+};
 pub use super::module::{
     __hipRegisterFatBinary, __hipRegisterFunction, __hipUnregisterFatBinary, hipModuleGetFunction,
-    hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
+    hipModuleGetGlobal, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
 };
 pub use super::proc_address::hipGetProcAddress;
 pub use super::sync::{
@@ -86,7 +90,7 @@ query_handlers! { args;
     hipCtxGetCurrent, hipCtxGetDevice, hipCtxGetApiVersion, hipCtxGetCacheConfig,
     hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
     // Kernels, symbols, occupancy.
-    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetGlobal, hipModuleGetTexRef,
+    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetTexRef,
     hipGetSymbolAddress, hipGetSymbolSize, hipModuleOccupancyMaxPotentialBlockSize,
     hipModuleOccupancyMaxPotentialBlockSizeWithFlags,
     hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
@@ -185,9 +189,8 @@ unrecorded_handlers! { args;
     hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent,
     hipGraphExecEventRecordNodeSetEvent, hipGraphAddEventWaitNode, hipGraphEventWaitNodeSetEvent,
     hipGraphExecEventWaitNodeSetEvent,
-    // Virtual memory.
-    hipMemAddressReserve, hipMemAddressFree, hipMemCreate, hipMemRelease, hipMemMap,
-    hipMemMapArrayAsync, hipMemUnmap, hipMemSetAccess, hipMemImportFromShareableHandle,
+    // Virtual memory the format has no op for.
+    hipMemMapArrayAsync, hipMemImportFromShareableHandle,
     // Graphics interop.
     hipGraphicsGLRegisterBuffer, hipGraphicsGLRegisterImage, hipGraphicsMapResources,
     hipGraphicsUnmapResources, hipGraphicsUnregisterResource,

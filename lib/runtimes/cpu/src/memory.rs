@@ -442,7 +442,9 @@ impl Memory {
             kind: DevKind::Global,
             flags: 0,
         };
-        self.dev.insert(ptr, size.max(1), v).map_err(|_| err::UNKNOWN)
+        self.dev
+            .insert(ptr, size.max(1), v)
+            .map_err(|_| err::UNKNOWN)
     }
 
     /// Forgets a global variable registered by [`Memory::register_global`]

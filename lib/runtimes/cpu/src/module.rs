@@ -62,8 +62,8 @@ impl Module {
         let lib = self.lib.lib.as_ref().ok_or(err::UNKNOWN)?;
         // SAFETY: only the symbol's address is taken (as a raw pointer), never
         // read through here; it lives as long as the library, which `self` holds.
-        let p = unsafe { lib.get::<*mut u8>(sym.as_bytes_with_nul()) }
-            .map_err(|_| err::NOT_FOUND)?;
+        let p =
+            unsafe { lib.get::<*mut u8>(sym.as_bytes_with_nul()) }.map_err(|_| err::NOT_FOUND)?;
         Ok((p.into_raw() as usize, size))
     }
 }

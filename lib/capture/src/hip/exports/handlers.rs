@@ -39,10 +39,6 @@ pub use super::memory::{
     hipMemcpyWithStream, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async, hipMemsetD16,
     hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
 };
-pub use super::vmm::{
-    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemMap, hipMemRelease,
-    hipMemSetAccess, hipMemUnmap,
-};
 pub use super::module::{
     __hipRegisterFatBinary, __hipRegisterFunction, __hipUnregisterFatBinary, hipModuleGetFunction,
     hipModuleGetGlobal, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
@@ -53,6 +49,10 @@ pub use super::sync::{
     hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
     hipSetDevice, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
     hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
+};
+pub use super::vmm::{
+    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemMap, hipMemRelease,
+    hipMemSetAccess, hipMemUnmap,
 };
 
 // ---------------------------------------------------------------- query

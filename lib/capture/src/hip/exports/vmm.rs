@@ -117,4 +117,3 @@ pub unsafe fn hipMemSetAccess(
     // SAFETY: the export's contract: the application's arguments.
     unsafe { intercept(real, a, Order::Free, record) }
 }
-

@@ -4,13 +4,18 @@
 //! ```text
 //! module_load, function      the original's, code object copied
 //! stream_create              when the launch ran on a created stream
+//! va_reserve                 each reservation the launch reaches (address space only)
+//! mem_create, mem_map,       the physical allocations behind each reachable run of
+//!   mem_access               adjacent mappings, mapped at the recorded offsets
 //! alloc ×k                   each reachable allocation, recorded base and size
-//! memcpy h2d ×k              its contents just before the launch (all-zero ones omitted:
-//!                            replay zero-fills allocations)
+//! global ×g                  the source's event of each reachable module global (those
+//!                            of the launched kernel's module always: read by name)
+//! memcpy h2d ×k              contents just before the launch (all-zero allocations
+//!                            omitted: replay zero-fills them)
 //! relocate ×r                pointer words an earlier kernel stored (see reach.rs)
 //! launch                     the original event, same arguments
 //! device_sync
-//! memcpy d2h ×m              each reachable allocation after the launch, as expected bytes;
+//! memcpy d2h ×m              each reachable piece of memory after the launch, as expected bytes;
 //!                            pointer words are left out of the checks (addresses of one
 //!                            replay, not results)
 //! ```
@@ -417,7 +422,7 @@ struct Snap {
     at: usize,
     depth: u32,
     /// Contents before the launch (pointer words as recorded addresses);
-    /// `None` when all zero.
+    /// `None` for an allocation that is all zero.
     before: Option<BlobId>,
     /// Offsets of live pointer words, relocated at replay.
     relocs: Vec<u64>,
@@ -579,7 +584,10 @@ impl Extraction<'_> {
                 }
                 index.to_recorded(&mut bytes, &words);
             }
-            let before = if bytes.iter().all(|&b| b == 0) {
+            // Replay zero-fills allocations; a global starts at its initial
+            // value and a physical allocation's contents are undefined.
+            let zero_filled = matches!(memory[i], Memory::Alloc { .. });
+            let before = if zero_filled && bytes.iter().all(|&b| b == 0) {
                 None
             } else {
                 Some(self.put(&bytes)?)

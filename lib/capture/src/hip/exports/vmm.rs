@@ -6,7 +6,7 @@
 use hip_api::args;
 use hrr_core::{Addr, MemKind, Op};
 
-use super::{Order, intercept, out, out_addr};
+use super::{Order, intercept, out_addr};
 use crate::hip::types::HipError;
 use crate::interpose::real_fn::Real;
 use crate::record::recorder::Recorder;
@@ -42,7 +42,7 @@ pub unsafe fn hipMemCreate(
 ) -> HipError {
     let record = |r: &Recorder, api, ret| {
         // SAFETY: read only after success, when the runtime wrote *handle.
-        let h = unsafe { out(ret, a.handle.cast::<usize>().cast_const()) } as u64;
+        let h = unsafe { out_addr(ret, a.handle) };
         // Device memory: the property struct's layout changed between ROCm
         // releases, and HIP's physical allocations are device-located.
         let op = Op::MemCreate {

@@ -260,13 +260,19 @@ mod tests {
 
     /// A real CPU code object (tests/workloads/kernels/fill.c, built with gcc).
     fn fill_so() -> Vec<u8> {
+        kernel_so("fill")
+    }
+
+    /// tests/workloads/kernels/NAME.c, built with gcc.
+    fn kernel_so(name: &str) -> Vec<u8> {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/workloads");
-        let t = std::env::temp_dir().join(format!("hrr-module-test-{}.so", std::process::id()));
+        let t =
+            std::env::temp_dir().join(format!("hrr-module-test-{name}-{}.so", std::process::id()));
         let ok = std::process::Command::new("gcc")
             .args(["-shared", "-fPIC", "-O2", "-I"])
             .arg(root.join("include"))
-            .arg(root.join("kernels/fill.c"))
+            .arg(root.join(format!("kernels/{name}.c")))
             .arg("-o")
             .arg(&t)
             .status()
@@ -276,6 +282,26 @@ mod tests {
         let so = std::fs::read(&t).unwrap();
         let _ = std::fs::remove_file(&t);
         so
+    }
+
+    #[test]
+    fn globals_are_the_exported_data_symbols_of_each_load() {
+        let so = kernel_so("globals");
+        let (a, b) = (load_image(&so).unwrap(), load_image(&so).unwrap());
+        assert_eq!(a.globals.get("g_acc"), Some(&1024));
+        assert_eq!(a.globals.get("g_scale"), Some(&4));
+        assert!(
+            !a.globals.contains_key("accumulate"),
+            "functions are not globals"
+        );
+        assert_eq!(a.global("no_such").err(), Some(err::NOT_FOUND));
+        let (pa, size) = a.global("g_acc").unwrap();
+        let (pb, _) = b.global("g_acc").unwrap();
+        assert_eq!(size, 1024);
+        assert_ne!(pa, pb, "each load has its own copy");
+        // SAFETY: g_acc is 256 floats of the loaded library, alive with `a`.
+        let first = unsafe { (pa as *const f32).read() };
+        assert_eq!(first, 1.0, "its initial value");
     }
 
     #[test]

@@ -2,14 +2,15 @@
 //! `interpose::exports`): the export `NAME` calls `handlers::NAME`.
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
-//!   [`super::sync`], [`super::module`], [`super::launch`] (and
+//!   [`super::sync`], [`super::module`], [`super::launch`], [`super::vmm`] (and
 //!   `hipGetProcAddress`, which hands out the wrappers);
 //! * **query**: changes nothing the device computes — reads state, converts,
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.
 //!   Forwarded, not recorded, by design;
 //! * **unrecorded**: changes device memory, code, or objects later work
-//!   depends on (graphs, 2D/3D/array/symbol/peer copies, pools, virtual
-//!   memory, textures, interop, contexts, per-thread-stream variants…), in
+//!   depends on (graphs, 2D/3D/array/symbol/peer copies, pools, array
+//!   mappings and imported handles of virtual memory, textures, interop,
+//!   contexts, per-thread-stream variants…), in
 //!   a way the archive format does not record yet. Forwarded, and every
 //!   first-level call counted: the manifest's `unrecorded`, `hrr-cap`'s and
 //!   `hrr-play`'s `unrecorded : N calls` line, `hrr-play --strict`.

@@ -517,7 +517,7 @@ impl Extraction<'_> {
                         archive: self.path.clone(),
                         seq: launch.seq,
                         what: format!("a module global at {:#x}+{}", a.base, a.size),
-                        why: "its global event is not among the module's",
+                        why: "no global event of a loaded module names it, so it cannot be resolved by name",
                     });
                 };
                 regions.push((r, Memory::Global(Box::new(e.clone()))));

@@ -450,8 +450,11 @@ torch_case torch_train train.py
 # whichever it is): hrr-extract replays up to it on the GPU, snapshots what it
 # reaches, and writes an archive that must replay byte-exact on its own, and
 # benchmark with --loop/--timing.
+# extract_case SRC CASE [NAME_RE [OPS]]: extracts the middle launch of SRC's
+# capture (of those whose kernel name matches NAME_RE, when given), replays
+# it alone; the extracted archive must hold an event of each of OPS.
 extract_case() {
-    local src=$1 case=$2 arc out seqs n seq
+    local src=$1 case=$2 pick=${3:-} need=${4:-} arc out seqs n seq
     want "$case" || return 0
     arc=$WORK/$src.hrr
     out=$WORK/$case.hrr
@@ -459,10 +462,12 @@ extract_case() {
         fail "$case" "no $src capture to extract from"
         return 1
     fi
-    seqs=$(grep -E '"op":"launch"' "$arc/events.ndjson" | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+    seqs=$(grep -E '"op":"launch"' "$arc/events.ndjson" |
+        { if [ -n "$pick" ]; then grep -iE "\"name\":\"[^\"]*($pick)"; else cat; fi; } |
+        sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
     n=$(echo "$seqs" | grep -c .)
     if [ "$n" -lt 1 ]; then
-        fail "$case" "$src has no launch"
+        fail "$case" "$src has no launch${pick:+ of a kernel matching $pick}"
         return 1
     fi
     seq=$(echo "$seqs" | sed -n "$(( (n + 1) / 2 ))p")
@@ -473,6 +478,13 @@ extract_case() {
         fail "$case" "hrr-extract --launch $seq exit $rc: $(grep -m1 -E 'error|fatal' "$LOG/$case.extract.log" || tail -n 1 "$LOG/$case.extract.log")"
         return 1
     fi
+    local op
+    for op in $need; do
+        if ! grep -q "\"op\":\"$op\"" "$out/events.ndjson"; then
+            fail "$case" "the extracted launch $seq holds no $op event"
+            return 1
+        fi
+    done
     timeout "$T" "$BIN/hrr-play" "$out" --backend cuda >"$LOG/$case.play.log" 2>&1
     rc=$?
     if [ "$rc" != 0 ] || ! grep -q '^PASS' "$LOG/$case.play.log"; then
@@ -490,6 +502,8 @@ extract_case() {
 }
 extract_case torch_train torch_extract
 extract_case cublas_sgemm cublas_extract
+# Its one launch: a buffer across two mapped pieces, and a module global.
+extract_case driver_vmm driver_vmm_extract '' 'mem_map global'
 
 # --- case: the training step's capture and its timed replay as Perfetto JSON ---
 case=torch_trace
@@ -532,6 +546,9 @@ check_expandable() {
 }
 CHECK=check_expandable
 torch_case torch_expandable expandable.py
+# A matmul of that capture: its tensors are mapped virtual memory (and
+# cuBLAS kernels read module globals), recreated by the extracted archive.
+extract_case torch_expandable torch_expandable_extract 'gemm' 'va_reserve mem_map'
 check_compiled() {
     local m
     m=$(events_with "$2" '"op":"module_load"')

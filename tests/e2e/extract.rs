@@ -382,3 +382,156 @@ fn progress_only_on_a_terminal_and_never_with_json() {
         let _ = std::fs::remove_dir_all(p.path(&out_dir));
     }
 }
+
+/// The bytes of blob `id` of an archive.
+fn blob(archive: &Path, id: &Value) -> Vec<u8> {
+    std::fs::read(blob_path(archive, id.as_str().unwrap())).unwrap()
+}
+
+/// Little-endian f32s.
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Memory from hipMemAddressReserve / hipMemCreate / hipMemMap /
+/// hipMemSetAccess (PyTorch's expandable segments): the launch reads a
+/// pointer table stored in mapped memory and writes results there. The
+/// extracted archive recreates the reservation and the pieces the launch
+/// reaches, nothing else, and replays alone byte-exact.
+#[test]
+fn a_launch_on_mapped_virtual_memory_is_extracted() {
+    let p = Pipeline::new("vmm_table").capture().play();
+    assert!(p.app_log().contains("vmm_table: OK"), "{}", p.app_log());
+    let cap = p.cap();
+    let before = hashes(&cap);
+    let ev = read_events(&cap);
+    let reserve = ev.iter().find(|e| e["op"] == "va_reserve").unwrap();
+    assert_eq!(reserve["api"], "hipMemAddressReserve");
+    let maps: Vec<u64> = ev
+        .iter()
+        .filter(|e| e["op"] == "mem_map")
+        .map(|e| addr(e, "ptr"))
+        .collect();
+    assert_eq!(maps.len(), 4, "four pieces mapped at capture");
+    let combines = launches(&cap, "combine");
+    assert_eq!(combines.len(), 3);
+
+    // The middle one: its inputs are what earlier launches left.
+    let seq = combines[1].to_string();
+    let a = extract(&p, &["--launch", &seq, "-o", "v1.hrr"]).success();
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(stdout.contains("2 pointer words relocated"), "{stdout}");
+    let x = p.path("v1.hrr");
+    let xev = read_events(&x);
+    let ops: Vec<&str> = xev.iter().map(|e| e["op"].as_str().unwrap()).collect();
+    assert_eq!(ops.iter().filter(|o| **o == "va_reserve").count(), 1);
+    assert!(!ops.contains(&"alloc"), "{ops:?}");
+    let xres = xev.iter().find(|e| e["op"] == "va_reserve").unwrap();
+    assert_eq!(
+        (addr(xres, "ptr"), &xres["size"]),
+        (addr(reserve, "ptr"), &reserve["size"])
+    );
+    // Pieces 0 and 1 (the table, a, and b across both) and 2 (out); not
+    // the unrelated piece 3.
+    let xmaps: Vec<u64> = xev
+        .iter()
+        .filter(|e| e["op"] == "mem_map")
+        .map(|e| addr(e, "ptr"))
+        .collect();
+    assert_eq!(xmaps, maps[..3]);
+    assert_eq!(ops.iter().filter(|o| **o == "mem_create").count(), 3);
+    assert_eq!(ops.iter().filter(|o| **o == "mem_access").count(), 3);
+    let relocs: Vec<&Value> = xev.iter().filter(|e| e["op"] == "relocate").collect();
+    assert_eq!(relocs.len(), 1);
+    assert_eq!(addr(relocs[0], "dst"), maps[0], "the table at the start");
+    // A 1 GiB reservation, three 4-granule pieces: kilobytes, not a GiB.
+    let stored: u64 = hashes(&x)
+        .keys()
+        .map(|f| std::fs::metadata(x.join(f)).unwrap().len())
+        .sum();
+    assert!(stored < 1 << 20, "{stored} bytes stored");
+
+    // Expected bytes: out after the launch is what the application read.
+    let app_read = ev
+        .iter()
+        .filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h")
+        .nth(1)
+        .expect("round 1's read-back");
+    let check = xev
+        .iter()
+        .find(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && addr(e, "src") == maps[2])
+        .expect("out is checked");
+    let want = blob(&cap, &app_read["blob"]);
+    assert_eq!(&blob(&x, &check["blob"])[..want.len()], &want[..]);
+    plays_exact(&p, "v1.hrr");
+
+    // The original is untouched, and not needed.
+    assert_eq!(hashes(&cap), before, "extraction changed the source");
+    std::fs::remove_dir_all(&cap).unwrap();
+    plays_exact(&p, "v1.hrr");
+}
+
+/// A kernel reading and writing module globals by name: the extracted
+/// archive carries the globals' values at that launch (a fresh load of the
+/// module would start from their initial values and compute something
+/// else), and checks them after it.
+#[test]
+fn module_globals_are_extracted_with_their_values_at_the_launch() {
+    let p = Pipeline::new("module_global").capture().play();
+    assert!(p.app_log().contains("module_global: OK"), "{}", p.app_log());
+    let cap = p.cap();
+    let before = hashes(&cap);
+    let ev = read_events(&cap);
+    let globals: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["op"] == "global" && e["ret"] == 0)
+        .collect();
+    assert_eq!(globals.len(), 2, "hipModuleGetGlobal is recorded");
+    let g =
+        |name: &str| -> u64 { addr(globals.iter().find(|e| e["name"] == name).unwrap(), "ptr") };
+    let (acc, scale) = (g("g_acc"), g("g_scale"));
+
+    extract(&p, &["--kernel", "accumulate#1", "-o", "a1.hrr"]).success();
+    let x = p.path("a1.hrr");
+    let xev = read_events(&x);
+    let xg: Vec<&Value> = xev.iter().filter(|e| e["op"] == "global").collect();
+    assert_eq!(xg.len(), 2);
+    assert!(xg.iter().all(|e| e["api"] == "hipModuleGetGlobal"));
+    let upload = |at: u64| {
+        let e = xev
+            .iter()
+            .find(|e| e["op"] == "memcpy" && e["dir"] == "h2d" && addr(e, "dst") == at)
+            .unwrap_or_else(|| panic!("global {at:#x} is uploaded"));
+        floats(&blob(&x, &e["blob"]))
+    };
+    // After round 0: g_acc = 1 + i, g_scale = 3 (the host's).
+    let want: Vec<f32> = (0..256).map(|i| 1.0 + i as f32).collect();
+    assert_eq!(upload(acc), want);
+    assert_eq!(upload(scale), [3.0]);
+    for at in [acc, scale] {
+        assert!(
+            xev.iter()
+                .any(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && addr(e, "src") == at),
+            "global {at:#x} is checked after the launch"
+        );
+    }
+    // The launch's output check is what the application read in round 1.
+    let app_read = ev
+        .iter()
+        .filter(|e| e["op"] == "memcpy" && e["dir"] == "d2h")
+        .nth(1)
+        .unwrap();
+    assert!(
+        xev.iter()
+            .any(|e| e["op"] == "memcpy" && e["dir"] == "d2h" && e["blob"] == app_read["blob"]),
+        "expected bytes = the application's"
+    );
+    plays_exact(&p, "a1.hrr");
+
+    assert_eq!(hashes(&cap), before, "extraction changed the source");
+    std::fs::remove_dir_all(&cap).unwrap();
+    plays_exact(&p, "a1.hrr");
+}

@@ -4,13 +4,18 @@
 //! ```text
 //! module_load, function      the original's, code object copied
 //! stream_create              when the launch ran on a created stream
+//! va_reserve                 each reservation the launch reaches (address space only)
+//! mem_create, mem_map,       the physical allocations behind each reachable run of
+//!   mem_access               adjacent mappings, mapped at the recorded offsets
 //! alloc ×k                   each reachable allocation, recorded base and size
-//! memcpy h2d ×k              its contents just before the launch (all-zero ones omitted:
-//!                            replay zero-fills allocations)
+//! global ×g                  the source's event of each reachable module global (those
+//!                            of the launched kernel's module always: read by name)
+//! memcpy h2d ×k              contents just before the launch (all-zero allocations
+//!                            omitted: replay zero-fills them)
 //! relocate ×r                pointer words an earlier kernel stored (see reach.rs)
 //! launch                     the original event, same arguments
 //! device_sync
-//! memcpy d2h ×m              each reachable allocation after the launch, as expected bytes;
+//! memcpy d2h ×m              each reachable piece of memory after the launch, as expected bytes;
 //!                            pointer words are left out of the checks (addresses of one
 //!                            replay, not results)
 //! ```
@@ -29,10 +34,10 @@ use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::event::{Dir, Event, MemKind, Op, encode_relocations};
 use hrr_core::hex::{Addr, BlobId};
 use hrr_core::manifest::ArchiveKind;
-use hrr_replay::alloc_map::Alloc;
 use hrr_replay::device::Device;
 use hrr_replay::engine::{
-    self, AddressSpace, PauseHook, Paused, PinnedHost, ReplayOptions, Replayer,
+    self, AddressSpace, Mapped, PauseHook, Paused, PinnedHost, ReplayOptions, Replayer,
+    VirtualMemory,
 };
 use serde::Serialize;
 
@@ -57,6 +62,9 @@ pub struct Reached {
     pub base: u64,
     pub size: u64,
     pub mem: MemKind,
+    /// `alloc`, `mapped` (adjacent mappings of a virtual-memory
+    /// reservation) or `global` (a module's global variable).
+    pub kind: &'static str,
     /// Hops of stored pointers from the launch's arguments (0: an argument).
     pub depth: u32,
     /// Materialised from a declared region segment rather than allocated.
@@ -174,6 +182,7 @@ fn extract(
         launches: LaunchCounts::default(),
         modules: HashMap::new(),
         functions: HashMap::new(),
+        globals: HashMap::new(),
         started: None,
         outcome: None,
     };
@@ -279,6 +288,9 @@ struct Extraction<'a> {
     /// by (module, name): the extracted archive repeats them.
     modules: HashMap<BlobId, Event>,
     functions: HashMap<(u64, String), Event>,
+    /// The `global` events of modules still loaded, by recorded address:
+    /// the extracted archive repeats those the launch reaches.
+    globals: HashMap<u64, Event>,
     /// When the pause came.
     started: Option<Instant>,
     outcome: Option<Result<Extracted, ExtractError>>,
@@ -293,6 +305,13 @@ impl PauseHook for Extraction<'_> {
             }
             Op::Function { module, name, .. } => {
                 self.functions.insert((module.0, name.clone()), e.clone());
+            }
+            Op::Global { ptr, .. } if e.ret == 0 && ptr.0 != 0 => {
+                self.globals.insert(ptr.0, e.clone());
+            }
+            Op::ModuleUnload { module } => {
+                self.globals
+                    .retain(|_, g| !matches!(g.op, Op::Global { module: m, .. } if m == *module));
             }
             _ => {}
         }
@@ -327,15 +346,83 @@ impl PauseHook for Extraction<'_> {
     }
 }
 
+/// What one region of the [`Index`] is, and how the extracted archive
+/// recreates it.
+#[derive(Clone, Debug)]
+enum Memory {
+    /// An allocation (or a materialised region segment): an `alloc`.
+    Alloc { mem: MemKind, materialised: bool },
+    /// Adjacent mappings of one virtual-memory reservation: a buffer may
+    /// span pieces mapped next to each other, so they are reached together.
+    /// Recreated by `va_reserve` of the reservation, `mem_create` of the
+    /// physical allocations, `mem_map` at the same offsets, `mem_access`.
+    Mapped {
+        reservation: (u64, u64),
+        maps: Vec<Mapped>,
+    },
+    /// A module's global variable: its `global` event, which the replay
+    /// resolves by name in its own load of the module.
+    Global(Box<Event>),
+}
+
+impl Memory {
+    fn kind(&self) -> &'static str {
+        match self {
+            Memory::Alloc { .. } => "alloc",
+            Memory::Mapped { .. } => "mapped",
+            Memory::Global(_) => "global",
+        }
+    }
+    fn mem(&self) -> MemKind {
+        match self {
+            Memory::Alloc { mem, .. } => *mem,
+            Memory::Mapped { maps, .. } => maps[0].mem,
+            Memory::Global(_) => MemKind::Device,
+        }
+    }
+}
+
+/// The mapped runs of the reservation at recorded `[base, base + size)`:
+/// maximal sequences of mappings each starting where the previous ends.
+fn mapped_runs(base: u64, size: u64, vmm: &VirtualMemory) -> Vec<(Region, Memory)> {
+    let mut maps: Vec<Mapped> = vmm
+        .mappings()
+        .filter(|m| m.va >= base && m.va - base < size)
+        .copied()
+        .collect();
+    maps.sort_by_key(|m| m.va);
+    let mut runs: Vec<(Region, Memory)> = Vec::new();
+    for m in maps {
+        if let Some((r, Memory::Mapped { maps, .. })) = runs.last_mut()
+            && r.base + r.size == m.va
+            && r.live + r.size == m.live
+        {
+            r.size += m.size;
+            maps.push(m);
+            continue;
+        }
+        runs.push((
+            Region {
+                base: m.va,
+                size: m.size,
+                live: m.live,
+            },
+            Memory::Mapped {
+                reservation: (base, size),
+                maps: vec![m],
+            },
+        ));
+    }
+    runs
+}
+
 /// A reachable allocation while it is being written.
 struct Snap {
     /// Index in the `Index`.
     at: usize,
-    mem: MemKind,
-    materialised: bool,
     depth: u32,
     /// Contents before the launch (pointer words as recorded addresses);
-    /// `None` when all zero.
+    /// `None` for an allocation that is all zero.
     before: Option<BlobId>,
     /// Offsets of live pointer words, relocated at replay.
     relocs: Vec<u64>,
@@ -409,61 +496,73 @@ impl Extraction<'_> {
         let pointers = p.launch_pointers().map_err(replay_err)?;
         sync(p.device())?;
 
-        // Every allocation live now, by recorded and live address. CUDA
-        // virtual-memory reservations (mostly unmapped address space) and
-        // module globals (the module's memory) are not allocations an
-        // archive can recreate with `alloc`: left out, and refused below if
-        // an argument points into one.
-        let (allocs, other): (Vec<_>, Vec<_>) = p
-            .space()
-            .allocs
-            .iter()
-            .copied()
-            .partition(|a| !p.is_reservation(a.base) && !p.is_global(a.base));
-        let index = Index::new(
-            allocs
-                .iter()
-                .map(|a| Region {
-                    base: a.base,
-                    size: a.size,
-                    live: a.live,
-                })
-                .collect(),
-        );
+        // Every piece of memory live now, by recorded and live address:
+        // allocations; the mapped parts of virtual-memory reservations, in
+        // runs of adjacent mappings (a reservation itself is address space,
+        // mostly unmapped: never read whole); module globals.
+        let mut regions: Vec<(Region, Memory)> = Vec::new();
+        let mut reservations = Vec::new();
+        for a in p.space().allocs.iter() {
+            let r = Region {
+                base: a.base,
+                size: a.size,
+                live: a.live,
+            };
+            if p.is_reservation(a.base) {
+                reservations.push((a.base, a.size));
+                regions.extend(mapped_runs(a.base, a.size, p.vmm()));
+            } else if p.is_global(a.base) {
+                let Some(e) = self.globals.get(&a.base) else {
+                    return Err(ExtractError::Unsupported {
+                        archive: self.path.clone(),
+                        seq: launch.seq,
+                        what: format!("a module global at {:#x}+{}", a.base, a.size),
+                        why: "no global event of a loaded module names it, so it cannot be resolved by name",
+                    });
+                };
+                regions.push((r, Memory::Global(Box::new(e.clone()))));
+            } else {
+                let m = Memory::Alloc {
+                    mem: a.mem,
+                    materialised: a.materialised,
+                };
+                regions.push((r, m));
+            }
+        }
+        regions.sort_by_key(|(r, _)| r.base);
+        let (regions, memory): (Vec<Region>, Vec<Memory>) = regions.into_iter().unzip();
+        let index = Index::new(regions);
 
-        // Breadth-first from the argument allocations through stored pointers.
+        // Breadth-first from the argument allocations, and the globals of
+        // the kernel's module (read by name, not through an argument),
+        // through stored pointers.
         let mut depth: Vec<Option<u32>> = vec![None; index.len()];
         let mut queue = VecDeque::new();
+        let mut seed = |i: usize| {
+            if depth[i].is_none() {
+                depth[i] = Some(0);
+                queue.push_back(i);
+            }
+        };
+        // Reservations an argument points into, mapped there or not: the
+        // extracted archive reserves them so that the argument translates.
+        let mut reserved: BTreeSet<(u64, u64)> = BTreeSet::new();
         for lp in &pointers {
             if let Some(i) = index.for_argument(lp.value) {
-                if depth[i].is_none() {
-                    depth[i] = Some(0);
-                    queue.push_back(i);
-                }
-                continue;
+                seed(i);
             }
-            let inside = |a: &&Alloc| lp.value >= a.base && lp.value <= a.base + a.size;
-            if let Some(a) = other.iter().find(inside) {
-                let (what, why) = if p.is_reservation(a.base) {
-                    (
-                        "a CUDA virtual-memory reservation",
-                        "extracting launches on mapped virtual memory (cuMemMap) is not supported",
-                    )
-                } else {
-                    (
-                        "a module global",
-                        "extracting launches on module globals (cuModuleGetGlobal) is not supported",
-                    )
-                };
-                return Err(ExtractError::Unsupported {
-                    archive: self.path.clone(),
-                    seq: launch.seq,
-                    what: format!(
-                        "{what} at {:#x}+{} (argument {} holds {:#x})",
-                        a.base, a.size, lp.arg, lp.value
-                    ),
-                    why,
-                });
+            if let Some(&r) = reservations
+                .iter()
+                .find(|(b, s)| lp.value >= *b && lp.value <= b + s)
+            {
+                reserved.insert(r);
+            }
+        }
+        for (i, m) in memory.iter().enumerate() {
+            if let Memory::Global(g) = m
+                && matches!(&g.op, Op::Global { code: c, .. } if c == code)
+            {
+                seed(i);
             }
         }
         let mut snaps = Vec::new();
@@ -485,15 +584,16 @@ impl Extraction<'_> {
                 }
                 index.to_recorded(&mut bytes, &words);
             }
-            let before = if bytes.iter().all(|&b| b == 0) {
+            // Replay zero-fills allocations; a global starts at its initial
+            // value and a physical allocation's contents are undefined.
+            let zero_filled = matches!(memory[i], Memory::Alloc { .. });
+            let before = if zero_filled && bytes.iter().all(|&b| b == 0) {
                 None
             } else {
                 Some(self.put(&bytes)?)
             };
             snaps.push(Snap {
                 at: i,
-                mem: allocs[i].mem,
-                materialised: allocs[i].materialised,
                 depth: d,
                 before,
                 relocs,
@@ -537,12 +637,20 @@ impl Extraction<'_> {
                     checked += len;
                 }
             }
+            let m = &memory[s.at];
             reached.push(Reached {
                 base: r.base,
                 size: r.size,
-                mem: s.mem,
+                mem: m.mem(),
+                kind: m.kind(),
                 depth: s.depth,
-                materialised: s.materialised,
+                materialised: matches!(
+                    m,
+                    Memory::Alloc {
+                        materialised: true,
+                        ..
+                    }
+                ),
                 relocated: s.relocs.len() as u64,
                 checked,
             });
@@ -581,16 +689,86 @@ impl Extraction<'_> {
         if stream.0 != 0 {
             push(API, Op::StreamCreate { stream: *stream });
         }
+        // Virtual memory: each reservation once, then the reached runs'
+        // physical allocations (one `mem_create` per recorded handle, made
+        // again where the handle was reused) mapped at their offsets.
         for s in &snaps {
-            let r = index.get(s.at);
+            if let Memory::Mapped { reservation, .. } = &memory[s.at] {
+                reserved.insert(*reservation);
+            }
+        }
+        for &(base, size) in &reserved {
             push(
                 API,
-                Op::Alloc {
-                    ptr: Addr(r.base),
-                    size: r.size,
-                    mem: s.mem,
+                Op::VaReserve {
+                    ptr: Addr(base),
+                    size,
                 },
             );
+        }
+        let mut created: HashMap<u64, (u64, MemKind)> = HashMap::new();
+        for s in &snaps {
+            let Memory::Mapped { maps, .. } = &memory[s.at] else {
+                continue;
+            };
+            for m in maps {
+                let physical = (m.physical_size, m.mem);
+                if created.get(&m.handle) != Some(&physical) {
+                    created.insert(m.handle, physical);
+                    push(
+                        API,
+                        Op::MemCreate {
+                            handle: Addr(m.handle),
+                            size: m.physical_size,
+                            mem: m.mem,
+                        },
+                    );
+                }
+                push(
+                    API,
+                    Op::MemMap {
+                        ptr: Addr(m.va),
+                        size: m.size,
+                        offset: m.offset,
+                        handle: Addr(m.handle),
+                    },
+                );
+                push(
+                    API,
+                    Op::MemAccess {
+                        ptr: Addr(m.va),
+                        size: m.size,
+                    },
+                );
+            }
+        }
+        for s in &snaps {
+            let r = index.get(s.at);
+            match &memory[s.at] {
+                Memory::Alloc { mem, .. } => push(
+                    API,
+                    Op::Alloc {
+                        ptr: Addr(r.base),
+                        size: r.size,
+                        mem: *mem,
+                    },
+                ),
+                // The variable of the replay's own load of the module.
+                Memory::Global(g) => {
+                    if let Op::Global { code: c, .. } = &g.op
+                        && c != code
+                    {
+                        let bytes = self
+                            .archive
+                            .blobs()
+                            .get(c)
+                            .map_err(|source| ExtractError::Code { seq: g.seq, source })?;
+                        self.put(&bytes)?;
+                    }
+                    push(&g.api, g.op.clone());
+                }
+                Memory::Mapped { .. } => {}
+            }
         }
         for s in &snaps {
             let r = index.get(s.at);
@@ -810,54 +988,240 @@ mod tests {
         );
     }
 
+    /// The events of an archive.
+    fn events_of(path: &Path) -> Vec<Event> {
+        Archive::open(path)
+            .unwrap()
+            .events(ReadOptions::default())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| !matches!(e.op, Op::Eof { .. }))
+            .collect()
+    }
+
+    /// Replays an archive on `dev`: (D2H exact, D2H failed).
+    fn replay_on(path: &Path, dev: &mut MemDevice) -> (u64, u64) {
+        let archive = Archive::open(path).unwrap();
+        let opts = ReplayOptions::default();
+        let mut pinned = PinnedHost::new(0);
+        let (s, e) = Replayer::new(
+            dev,
+            &archive,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        )
+        .run(|_| {});
+        assert!(e.is_none(), "{}", chain(&e.unwrap()));
+        (s.d2h_exact, s.d2h_fail)
+    }
+
+    fn vmm_event(b: ArchiveBuilder, api: &str, op: Op) -> ArchiveBuilder {
+        b.event(api, op, vec![])
+    }
+
+    /// A 2 GiB reservation with two adjacent pieces mapped at its start (a
+    /// buffer spans them) and a third far away; the launch reaches the
+    /// first two only.
     #[test]
-    fn a_launch_on_mapped_virtual_memory_is_refused_by_name() {
-        let b = ArchiveBuilder::new(Platform::Nvidia)
-            .event(
-                "cuMemAddressReserve",
-                Op::VaReserve {
-                    ptr: Addr(VA),
-                    size: 16 * CHUNK,
-                },
-                vec![],
-            )
-            .event(
+    fn a_launch_on_mapped_virtual_memory_recreates_what_it_reaches() {
+        let data: Vec<u8> = (0..2 * CHUNK).map(|i| (i % 251) as u8 + 1).collect();
+        let mut b = ArchiveBuilder::new(Platform::Nvidia);
+        b = vmm_event(
+            b,
+            "cuMemAddressReserve",
+            Op::VaReserve {
+                ptr: Addr(VA),
+                size: 1 << 31,
+            },
+        );
+        for (k, (h, at)) in [(0xa1, 0), (0xa2, CHUNK), (0xa3, 1 << 30)]
+            .into_iter()
+            .enumerate()
+        {
+            b = vmm_event(
+                b,
                 "cuMemCreate",
                 Op::MemCreate {
-                    handle: Addr(0xa1),
+                    handle: Addr(h),
                     size: CHUNK,
                     mem: MemKind::Device,
                 },
-                vec![],
-            )
-            .event(
+            );
+            b = vmm_event(
+                b,
                 "cuMemMap",
                 Op::MemMap {
-                    ptr: Addr(VA),
+                    ptr: Addr(VA + at),
                     size: CHUNK,
                     offset: 0,
-                    handle: Addr(0xa1),
+                    handle: Addr(h),
                 },
-                vec![],
-            )
+            );
+            if k == 0 {
+                // Released while mapped: its memory lives on in the mapping.
+                b = vmm_event(b, "cuMemRelease", Op::MemRelease { handle: Addr(h) });
+            }
+        }
+        let b = b
+            .h2d(VA, &data)
+            .h2d(VA + (1 << 30), &[9; 64])
             .event(
                 "cuLaunchKernel",
                 launch(vec![ptr_arg(VA + 16)], vec![]),
                 vec![b"code".to_vec()],
-            );
+            )
+            .d2h(VA, &data);
         let (t, r) = extract_k(b);
-        let e = r.expect_err("a reservation cannot be extracted");
-        let msg = chain(&e).to_string();
-        assert!(matches!(e, ExtractError::Unsupported { .. }), "{msg}");
-        assert!(
-            msg.contains(
-                "launch 3 reaches a CUDA virtual-memory reservation at 0x7f1000000000+65536 \
-                 (argument 0 holds 0x7f1000000010); extracting launches on mapped virtual \
-                 memory (cuMemMap) is not supported"
-            ),
-            "{msg}"
+        let s = r.unwrap_or_else(|e| panic!("{}", chain(&e)));
+        assert_eq!(s.allocations.len(), 1, "{:?}", s.allocations);
+        let a = &s.allocations[0];
+        assert_eq!((a.base, a.size, a.kind), (VA, 2 * CHUNK, "mapped"));
+        assert_eq!(a.checked, 2 * CHUNK);
+        let out = t.path().join("x.hrr");
+        let ops: Vec<Op> = events_of(&out).into_iter().map(|e| e.op).collect();
+        let names: Vec<&str> = ops.iter().map(Op::name).collect();
+        assert_eq!(
+            names,
+            [
+                "va_reserve",
+                "mem_create",
+                "mem_map",
+                "mem_access",
+                "mem_create",
+                "mem_map",
+                "mem_access",
+                "memcpy",
+                "launch",
+                "device_sync",
+                "memcpy"
+            ]
         );
-        assert_eq!(e.exit_code(), 2);
-        drop(t);
+        assert!(matches!(ops[0], Op::VaReserve { ptr: Addr(VA), size } if size == 1 << 31));
+        assert!(matches!(
+            ops[5],
+            Op::MemMap { ptr: Addr(p), size: CHUNK, offset: 0, handle: Addr(0xa2) } if p == VA + CHUNK
+        ));
+        assert!(matches!(
+            ops[7],
+            Op::Memcpy { dir: Dir::H2d, dst: Addr(VA), size, .. } if size == 2 * CHUNK
+        ));
+        // The reservation is address space: the archive holds what is mapped
+        // and reached, not 2 GiB.
+        let blob_bytes: u64 = walk(&out.join("blobs"));
+        assert!(blob_bytes < 4 * 2 * CHUNK, "{blob_bytes} bytes of blobs");
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        assert_eq!(replay_on(&out, &mut dev), (1, 0));
+    }
+
+    fn walk(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p)
+                } else {
+                    p.metadata().unwrap().len()
+                }
+            })
+            .sum()
+    }
+
+    /// A global of the launched kernel's module, which the kernel reads by
+    /// name (no argument points to it), and a global an argument points to.
+    #[test]
+    fn module_globals_travel_with_their_values_at_the_launch() {
+        const G: u64 = 0x7f55_0000_1000;
+        const H: u64 = 0x7f55_0000_2000;
+        let code = b"code".to_vec();
+        let global = |name: &str, ptr: u64| Op::Global {
+            module: Addr(0x99),
+            name: name.into(),
+            code: BlobId::of(&code),
+            ptr: Addr(ptr),
+            size: 64,
+        };
+        let b = ArchiveBuilder::new(Platform::Nvidia)
+            .module_load(0x99, &code)
+            .event(
+                "cuModuleGetGlobal_v2",
+                global("counter", G),
+                vec![code.clone()],
+            )
+            .event(
+                "cuModuleGetGlobal_v2",
+                global("table", H),
+                vec![code.clone()],
+            )
+            .alloc(BUF, 64)
+            .h2d(G, &[5; 64])
+            .h2d(H, &[6; 64])
+            .event(
+                "cuLaunchKernel",
+                launch(vec![ptr_arg(BUF)], vec![]),
+                vec![code.clone()],
+            );
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        for n in ["counter", "table"] {
+            let live = dev.alloc(64, MemKind::Device).unwrap();
+            dev.globals.insert(n.into(), (live, 64));
+        }
+        let t = tempfile::tempdir().unwrap();
+        let cap = b.write(t.path().join("cap.hrr")).unwrap();
+        let out = t.path().join("x.hrr");
+        let args = Args::parse_from([
+            "hrr-extract".as_ref(),
+            cap.as_os_str(),
+            "--kernel".as_ref(),
+            "k".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]);
+        let archive = Archive::open(&cap).unwrap();
+        let selector = args.selector().unwrap();
+        let s = extract(&args, &archive, &selector, &mut dev, &out, "mem")
+            .unwrap_or_else(|e| panic!("{}", chain(&e)));
+        let kinds: Vec<(u64, &str)> = s.allocations.iter().map(|a| (a.base, a.kind)).collect();
+        assert_eq!(kinds, [(BUF, "alloc"), (G, "global"), (H, "global")]);
+        let ev = events_of(&out);
+        let globals: Vec<&Event> = ev.iter().filter(|e| e.op.name() == "global").collect();
+        assert_eq!(globals.len(), 2);
+        assert!(globals.iter().all(|e| e.api == "cuModuleGetGlobal_v2"));
+        for g in [G, H] {
+            let fill = if g == G { 5 } else { 6 };
+            let up = ev
+                .iter()
+                .find(|e| matches!(e.op, Op::Memcpy { dir: Dir::H2d, dst: Addr(d), .. } if d == g))
+                .expect("the global's value at the launch is uploaded");
+            let Op::Memcpy { blob: Some(id), .. } = up.op else {
+                panic!()
+            };
+            assert_eq!(
+                Archive::open(&out)
+                    .unwrap()
+                    .blobs()
+                    .get(&id)
+                    .unwrap()
+                    .to_vec(),
+                [fill; 64]
+            );
+            assert!(
+                ev.iter().any(
+                    |e| matches!(e.op, Op::Memcpy { dir: Dir::D2h, src: Addr(x), .. } if x == g)
+                ),
+                "global {g:#x} is checked after the launch"
+            );
+        }
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        for n in ["counter", "table"] {
+            let live = dev.alloc(64, MemKind::Device).unwrap();
+            dev.globals.insert(n.into(), (live, 64));
+        }
+        assert_eq!(replay_on(&out, &mut dev), (3, 0));
     }
 }

@@ -16,7 +16,7 @@
 //! also be written AMDGPU-style with a leading dot (`.name`), and the kernel
 //! list may be called `amdhsa.kernels`.
 
-use object::{Object, ObjectSection};
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 use serde_json::Value;
 
 use crate::error::{CodeObjError, Result};
@@ -55,6 +55,26 @@ pub fn metadata_section(elf: &[u8]) -> Result<Option<&[u8]>> {
     sec.data().map(Some).map_err(|e| CodeObjError::Elf {
         what: format!("section {SECTION}: {e}"),
     })
+}
+
+/// The global variables a CPU code object exports (its `__device__`
+/// variables: defined data symbols of the dynamic symbol table), by name,
+/// with their sizes. `hipModuleGetGlobal` finds a variable's address with
+/// the dynamic loader; its size is only here.
+pub fn global_variables(elf: &[u8]) -> Result<Vec<(String, u64)>> {
+    let file = object::File::parse(elf).map_err(crate::elf::elf_err)?;
+    let mut out = Vec::new();
+    for sym in file.dynamic_symbols() {
+        if sym.kind() != SymbolKind::Data || sym.is_undefined() || !sym.is_global() {
+            continue;
+        }
+        if let Ok(name) = sym.name()
+            && !name.is_empty()
+        {
+            out.push((name.to_string(), sym.size()));
+        }
+    }
+    Ok(out)
 }
 
 /// Kernel metadata of a CPU code object.

@@ -3,11 +3,11 @@
 use std::ffi::{CStr, CString, c_char, c_void};
 
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch};
+use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, unsupported};
 
 use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
-use crate::placement::Placer;
+use crate::placement::{Placer, access_desc};
 use crate::runtime::HipRuntime;
 
 /// The replay engine's [`Device`] over a loaded HIP runtime.
@@ -63,6 +63,13 @@ impl HipDevice {
             code: i64::from(code),
             message: msg,
         })
+    }
+}
+
+impl HipDevice {
+    /// The virtual memory entry points, or why replay cannot use them.
+    fn vmm(&self, call: &'static str) -> Result<&ffi::VmmApi, DeviceError> {
+        self.rt.vmm.as_ref().ok_or_else(|| unsupported(call))
     }
 }
 
@@ -469,6 +476,87 @@ impl Device for HipDevice {
         let code = unsafe { (self.rt.api.hipModuleGetFunction)(&mut f, ptr(m), cname.as_ptr()) };
         self.check("hipModuleGetFunction", code)?;
         Ok(f as u64)
+    }
+
+    fn va_reserve(&mut self, size: u64) -> Result<u64, DeviceError> {
+        let api = self.vmm("hipMemAddressReserve")?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; no address asked for.
+        let code = unsafe {
+            (api.hipMemAddressReserve)(&mut p, size as usize, 0, std::ptr::null_mut(), 0)
+        };
+        self.check("hipMemAddressReserve", code)?;
+        Ok(p as u64)
+    }
+
+    fn va_free(&mut self, p: u64, size: u64) -> Result<(), DeviceError> {
+        let api = self.vmm("hipMemAddressFree")?;
+        // SAFETY: a reservation va_reserve made, of this size.
+        let code = unsafe { (api.hipMemAddressFree)(ptr(p), size as usize) };
+        self.check("hipMemAddressFree", code)
+    }
+
+    fn mem_create(&mut self, size: u64, mem: MemKind) -> Result<Handle, DeviceError> {
+        if mem != MemKind::Device {
+            return Err(DeviceError::Call {
+                call: "hipMemCreate",
+                code: -1,
+                message: format!("{mem:?} physical memory is not supported by this backend"),
+            });
+        }
+        let prop = *self
+            .placer()
+            .ok_or_else(|| unsupported("hipMemCreate"))?
+            .prop();
+        let api = self.vmm("hipMemCreate")?;
+        let mut h: hip_api::types::hipMemGenericAllocationHandle_t = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; `prop` is a hipMemAllocationProp's bytes.
+        let code = unsafe { (api.hipMemCreate)(&mut h, size as usize, prop.as_ptr().cast(), 0) };
+        self.check("hipMemCreate", code)?;
+        Ok(h as u64)
+    }
+
+    fn mem_release(&mut self, h: Handle) -> Result<(), DeviceError> {
+        let api = self.vmm("hipMemRelease")?;
+        // SAFETY: a handle mem_create made.
+        let code = unsafe { (api.hipMemRelease)(ptr(h)) };
+        self.check("hipMemRelease", code)
+    }
+
+    fn mem_map(&mut self, p: u64, size: u64, offset: u64, h: Handle) -> Result<(), DeviceError> {
+        let api = self.vmm("hipMemMap")?;
+        // SAFETY: `p` lies in a reservation va_reserve made (the engine
+        // checks), `h` is a handle mem_create made.
+        let code = unsafe { (api.hipMemMap)(ptr(p), size as usize, offset as usize, ptr(h), 0) };
+        self.check("hipMemMap", code)?;
+        let desc = access_desc();
+        // SAFETY: the mapping just made; `desc` is one hipMemAccessDesc.
+        let code = unsafe { (api.hipMemSetAccess)(ptr(p), size as usize, desc.as_ptr().cast(), 1) };
+        self.check("hipMemSetAccess", code)
+    }
+
+    fn mem_unmap(&mut self, p: u64, size: u64) -> Result<(), DeviceError> {
+        let api = self.vmm("hipMemUnmap")?;
+        // SAFETY: a mapping mem_map made, of this size.
+        let code = unsafe { (api.hipMemUnmap)(ptr(p), size as usize) };
+        self.check("hipMemUnmap", code)
+    }
+
+    fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
+        let f = self
+            .rt
+            .get_global
+            .ok_or_else(|| unsupported("hipModuleGetGlobal"))?;
+        let cname = CString::new(name).map_err(|_| DeviceError::Call {
+            call: "hipModuleGetGlobal",
+            code: -1,
+            message: format!("global name {name:?} contains NUL"),
+        })?;
+        let (mut p, mut size): (hip_api::types::hipDeviceptr_t, usize) = (std::ptr::null_mut(), 0);
+        // SAFETY: valid out-pointers, a live module, a NUL-terminated name.
+        let code = unsafe { f(&mut p, &mut size, ptr(m), cname.as_ptr()) };
+        self.check("hipModuleGetGlobal", code)?;
+        Ok((p as u64, size as u64))
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {

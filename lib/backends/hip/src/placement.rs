@@ -39,6 +39,14 @@ fn allocation_prop(version: i32) -> [u8; 32] {
     p
 }
 
+/// One `hipMemAccessDesc`: device 0 may read and write.
+pub(crate) fn access_desc() -> [u8; 12] {
+    let mut desc = [0u8; 12];
+    desc[0..4].copy_from_slice(&LOCATION_DEVICE.to_ne_bytes());
+    desc[8..12].copy_from_slice(&ACCESS_READ_WRITE.to_ne_bytes());
+    desc
+}
+
 /// A HIP device's placement state: the calls; the bookkeeping is
 /// [`Granules`]'.
 pub(crate) struct Placer {
@@ -73,6 +81,11 @@ impl Placer {
             prop,
             map: Granules::new(g),
         })
+    }
+
+    /// The `hipMemAllocationProp` of device memory, in the runtime's layout.
+    pub fn prop(&self) -> &[u8; 32] {
+        &self.prop
     }
 
     pub fn granularity(&self) -> u64 {
@@ -125,9 +138,7 @@ impl Placer {
             unsafe { (api.hipMemRelease)(h) };
             return Err(err("hipMemMap", code));
         }
-        let mut desc = [0u8; 12];
-        desc[0..4].copy_from_slice(&LOCATION_DEVICE.to_ne_bytes());
-        desc[8..12].copy_from_slice(&ACCESS_READ_WRITE.to_ne_bytes());
+        let desc = access_desc();
         // SAFETY: the mapping just made; `desc` is one hipMemAccessDesc.
         let code = unsafe { (api.hipMemSetAccess)(va, len as usize, desc.as_ptr().cast(), 1) };
         if code != 0 {

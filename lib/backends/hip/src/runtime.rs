@@ -90,6 +90,8 @@ pub struct HipRuntime {
     pub(crate) api: HipApi,
     /// Virtual memory management, where the runtime has it.
     pub(crate) vmm: Option<VmmApi>,
+    /// `hipModuleGetGlobal`, where the runtime exports it.
+    pub(crate) get_global: Option<crate::ffi::fns::hipModuleGetGlobal>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -161,9 +163,16 @@ impl HipRuntime {
         }
         let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
         let vmm = VmmApi::load(&lib);
+        // SAFETY: the symbol, where present, is HIP's hipModuleGetGlobal,
+        // whose C signature is the table's type.
+        let get_global =
+            unsafe { lib.get::<crate::ffi::fns::hipModuleGetGlobal>(b"hipModuleGetGlobal\0") }
+                .ok()
+                .map(|f| *f);
         Ok(HipRuntime {
             api,
             vmm,
+            get_global,
             path: shown,
             is_cpu,
             _lib: lib,

@@ -664,6 +664,11 @@ impl Recorder {
         );
     }
 
+    /// The code object blob of a loaded module (`None`: never seen).
+    pub fn module_code(&self, module: u64) -> Option<BlobId> {
+        self.code.module(module).map(|m| m.code)
+    }
+
     /// Forgets device memory that was not an allocation (a module's
     /// globals, when it is unloaded).
     pub fn forget_memory(&self, ptr: u64) {

@@ -156,6 +156,15 @@ pub enum EventFailure {
         #[source]
         source: CodeError,
     },
+    /// The backend could not find a module's global variable by its name.
+    #[error("global {name}: not found in its module")]
+    GlobalLookup {
+        /// The variable's name.
+        name: String,
+        /// The backend's error.
+        #[source]
+        source: DeviceError,
+    },
     /// A `relocate` event's blob is not a whole number of offsets.
     #[error("relocate blob {id} holds {len} bytes, not a whole number of offsets")]
     RelocateBlob {

@@ -25,7 +25,7 @@ pub use pinned_host::PinnedHost;
 pub use placement::{Placed, Placement, plan as placement_plan};
 pub use replayer::{LaunchPointer, PauseHook, Paused, Replayer};
 pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
-pub use virtual_memory::VirtualMemory;
+pub use virtual_memory::{Mapped, Physical, VirtualMemory};
 
 use crate::region_timeline::RegionTimeline;
 use hrr_core::archive::Archive;

@@ -842,10 +842,15 @@ impl<'a> Replayer<'a> {
                     },
                 )
             })?;
-        let (live, live_size) = self
-            .dev
-            .global(m, name)
-            .map_err(|err| Self::dev_err(e, err))?;
+        let (live, live_size) = self.dev.global(m, name).map_err(|source| {
+            Self::fatal(
+                e,
+                EventFailure::GlobalLookup {
+                    name: name.to_owned(),
+                    source,
+                },
+            )
+        })?;
         if live_size != size {
             return Err(Self::fatal(
                 e,
@@ -1537,11 +1542,19 @@ mod tests {
         let mut dev = MemDevice::new(false);
         let live = dev.alloc(128, MemKind::Device).unwrap();
         dev.globals.insert("table".into(), (live, 128));
-        let (_, e) = replay_result(b, &mut dev);
+        let (_, e) = replay_result(b.clone(), &mut dev);
         assert!(
             chain(&e.unwrap())
                 .to_string()
                 .contains("128 bytes at replay, 256 at capture")
+        );
+        // A backend that cannot find it by name stops the replay, naming it.
+        let (_, e) = replay_result(b, &mut MemDevice::new(false));
+        let msg = chain(&e.unwrap()).to_string();
+        assert!(
+            msg.contains("event 1 (cuModuleGetGlobal_v2)")
+                && msg.contains("global table: not found in its module"),
+            "{msg}"
         );
     }
 }

@@ -63,6 +63,37 @@ pub enum VmmError {
     },
 }
 
+/// A recorded physical allocation (`mem_create`) and the replay's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Physical {
+    /// The replay's handle.
+    pub live: Handle,
+    /// Its size.
+    pub size: u64,
+    /// Where its memory lives.
+    pub mem: MemKind,
+}
+
+/// A live mapping (`mem_map`), by recorded address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapped {
+    /// The recorded address of its first byte.
+    pub va: u64,
+    /// The replay's address of it.
+    pub live: u64,
+    /// Its length.
+    pub size: u64,
+    /// The recorded physical handle mapped there.
+    pub handle: u64,
+    /// The offset into it of the mapping's first byte.
+    pub offset: u64,
+    /// The physical allocation's size and kind when it was mapped (it may
+    /// be released while mapped: its memory lives as long as the mapping).
+    pub physical_size: u64,
+    /// Where its memory lives.
+    pub mem: MemKind,
+}
+
 /// The recorded reservations, physical allocations and mappings, and their
 /// replay counterparts.
 #[derive(Debug, Default)]
@@ -70,9 +101,9 @@ pub struct VirtualMemory {
     /// Recorded base → (replay base, size).
     reservations: HashMap<u64, (u64, u64)>,
     /// Recorded physical handle → the replay's.
-    handles: HashMap<u64, Handle>,
-    /// Recorded mapped address → (replay address, size).
-    mappings: BTreeMap<u64, (u64, u64)>,
+    handles: HashMap<u64, Physical>,
+    /// Recorded mapped address → the mapping.
+    mappings: BTreeMap<u64, Mapped>,
 }
 
 impl VirtualMemory {
@@ -80,6 +111,21 @@ impl VirtualMemory {
     /// [`VirtualMemory::free`], never as an allocation).
     pub fn is_reservation(&self, base: u64) -> bool {
         self.reservations.contains_key(&base)
+    }
+
+    /// The size of the reservation at recorded `base`.
+    pub fn reservation(&self, base: u64) -> Option<u64> {
+        self.reservations.get(&base).map(|&(_, size)| size)
+    }
+
+    /// The live mappings, by recorded address.
+    pub fn mappings(&self) -> impl Iterator<Item = &Mapped> {
+        self.mappings.values()
+    }
+
+    /// The live physical allocation recorded as `handle`.
+    pub fn physical(&self, handle: u64) -> Option<&Physical> {
+        self.handles.get(&handle)
     }
 
     /// Replays `va_reserve`: a range of the same size, entered as one allocation.
@@ -129,10 +175,10 @@ impl VirtualMemory {
         size: u64,
         mem: MemKind,
     ) -> Result<(), VmmError> {
-        let h = dev.mem_create(size, mem)?;
-        if let Some(old) = self.handles.insert(handle, h) {
+        let live = dev.mem_create(size, mem)?;
+        if let Some(old) = self.handles.insert(handle, Physical { live, size, mem }) {
             // The capture's handle was reused without a release we saw.
-            let _ = dev.mem_release(old);
+            let _ = dev.mem_release(old.live);
         }
         Ok(())
     }
@@ -146,7 +192,7 @@ impl VirtualMemory {
                 op: "mem_release",
                 handle,
             })?;
-        Ok(dev.mem_release(h)?)
+        Ok(dev.mem_release(h.live)?)
     }
 
     /// Maps `size` bytes of recorded `handle` at recorded `va`, which must
@@ -161,12 +207,21 @@ impl VirtualMemory {
         handle: u64,
     ) -> Result<(), VmmError> {
         let live = self.inside_reservation(space, va, size)?;
-        let h = *self.handles.get(&handle).ok_or(VmmError::UnknownHandle {
+        let h = self.handles.get(&handle).ok_or(VmmError::UnknownHandle {
             op: "mem_map",
             handle,
         })?;
-        dev.mem_map(live, size, offset, h)?;
-        self.mappings.insert(va, (live, size));
+        dev.mem_map(live, size, offset, h.live)?;
+        let m = Mapped {
+            va,
+            live,
+            size,
+            handle,
+            offset,
+            physical_size: h.size,
+            mem: h.mem,
+        };
+        self.mappings.insert(va, m);
         Ok(())
     }
 
@@ -208,11 +263,11 @@ impl VirtualMemory {
 
     /// Unmaps, releases and frees everything left (end of a replay).
     pub fn teardown(&mut self, dev: &mut dyn Device) {
-        for (_, (live, size)) in std::mem::take(&mut self.mappings) {
-            let _ = dev.mem_unmap(live, size);
+        for (_, m) in std::mem::take(&mut self.mappings) {
+            let _ = dev.mem_unmap(m.live, m.size);
         }
         for (_, h) in self.handles.drain() {
-            let _ = dev.mem_release(h);
+            let _ = dev.mem_release(h.live);
         }
         for (_, (live, size)) in self.reservations.drain() {
             let _ = dev.va_free(live, size);

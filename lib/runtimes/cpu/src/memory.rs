@@ -42,6 +42,9 @@ pub enum DevKind {
     Hsa,
     /// hipMemMap of a hipMemCreate allocation, made accessible (hipMemSetAccess).
     Mapped,
+    /// A module's global variable (`hipModuleGetGlobal`): memory of the
+    /// loaded code object, device memory while the module is loaded.
+    Global,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,6 +428,32 @@ impl Memory {
         let Some(end) = end else { return false };
         let touches_reservation = addr < self.base + self.len && end > self.base;
         !touches_reservation || self.device_span(addr, len)
+    }
+
+    /// Tracks a module's global variable as device memory (copies and
+    /// memsets accept it); looking it up again is not an error.
+    pub fn register_global(&mut self, ptr: usize, size: usize) -> Result<(), HipError> {
+        match self.dev.find(ptr) {
+            Some(f) if f.base == ptr && f.value.kind == DevKind::Global => return Ok(()),
+            Some(_) => return Err(err::UNKNOWN),
+            None => {}
+        }
+        let v = DevAlloc {
+            kind: DevKind::Global,
+            flags: 0,
+        };
+        self.dev
+            .insert(ptr, size.max(1), v)
+            .map_err(|_| err::UNKNOWN)
+    }
+
+    /// Forgets a global variable registered by [`Memory::register_global`]
+    /// (its module is being unloaded).
+    pub fn unregister_global(&mut self, ptr: usize) {
+        if matches!(self.dev.find(ptr), Some(f) if f.base == ptr && f.value.kind == DevKind::Global)
+        {
+            self.dev.remove(ptr);
+        }
     }
 
     /// Frees device and managed allocations and pinned host memory (hipDeviceReset).

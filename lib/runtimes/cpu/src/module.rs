@@ -48,7 +48,24 @@ pub struct Function {
 pub struct Module {
     /// Its kernels, by name.
     pub functions: HashMap<String, Arc<Function>>,
-    _lib: Arc<LoadedLib>,
+    /// Its global variables, by name: sizes from the ELF's dynamic symbol
+    /// table (the dynamic loader gives only addresses).
+    pub globals: HashMap<String, usize>,
+    lib: Arc<LoadedLib>,
+}
+
+impl Module {
+    /// Address and size of global variable `name` (`hipModuleGetGlobal`).
+    pub fn global(&self, name: &str) -> Result<(usize, usize), HipError> {
+        let size = *self.globals.get(name).ok_or(err::NOT_FOUND)?;
+        let sym = CString::new(name).map_err(|_| err::NOT_FOUND)?;
+        let lib = self.lib.lib.as_ref().ok_or(err::UNKNOWN)?;
+        // SAFETY: only the symbol's address is taken (as a raw pointer), never
+        // read through here; it lives as long as the library, which `self` holds.
+        let p =
+            unsafe { lib.get::<*mut u8>(sym.as_bytes_with_nul()) }.map_err(|_| err::NOT_FOUND)?;
+        Ok((p.into_raw() as usize, size))
+    }
 }
 
 fn os_err(what: &str) -> HipError {
@@ -126,6 +143,11 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
         Err(e) => return Err(fail("module load", &e)),
     }
     let kernels = elf_kernels(&elf)?;
+    let globals = cpu::global_variables(&elf)
+        .map_err(|e| fail("module load", &e))?
+        .into_iter()
+        .map(|(n, size)| (n, size as usize))
+        .collect();
     let name = CString::new("hrr-cpu-code-object").map_err(|_| err::UNKNOWN)?;
     // SAFETY: memfd_create with a valid NUL-terminated name; returns a new fd or -1.
     let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
@@ -179,7 +201,8 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
     }
     Ok(Module {
         functions,
-        _lib: lib,
+        globals,
+        lib,
     })
 }
 
@@ -237,13 +260,19 @@ mod tests {
 
     /// A real CPU code object (tests/workloads/kernels/fill.c, built with gcc).
     fn fill_so() -> Vec<u8> {
+        kernel_so("fill")
+    }
+
+    /// tests/workloads/kernels/NAME.c, built with gcc.
+    fn kernel_so(name: &str) -> Vec<u8> {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/workloads");
-        let t = std::env::temp_dir().join(format!("hrr-module-test-{}.so", std::process::id()));
+        let t =
+            std::env::temp_dir().join(format!("hrr-module-test-{name}-{}.so", std::process::id()));
         let ok = std::process::Command::new("gcc")
             .args(["-shared", "-fPIC", "-O2", "-I"])
             .arg(root.join("include"))
-            .arg(root.join("kernels/fill.c"))
+            .arg(root.join(format!("kernels/{name}.c")))
             .arg("-o")
             .arg(&t)
             .status()
@@ -253,6 +282,26 @@ mod tests {
         let so = std::fs::read(&t).unwrap();
         let _ = std::fs::remove_file(&t);
         so
+    }
+
+    #[test]
+    fn globals_are_the_exported_data_symbols_of_each_load() {
+        let so = kernel_so("globals");
+        let (a, b) = (load_image(&so).unwrap(), load_image(&so).unwrap());
+        assert_eq!(a.globals.get("g_acc"), Some(&1024));
+        assert_eq!(a.globals.get("g_scale"), Some(&4));
+        assert!(
+            !a.globals.contains_key("accumulate"),
+            "functions are not globals"
+        );
+        assert_eq!(a.global("no_such").err(), Some(err::NOT_FOUND));
+        let (pa, size) = a.global("g_acc").unwrap();
+        let (pb, _) = b.global("g_acc").unwrap();
+        assert_eq!(size, 1024);
+        assert_ne!(pa, pb, "each load has its own copy");
+        // SAFETY: g_acc is 256 floats of the loaded library, alive with `a`.
+        let first = unsafe { (pa as *const f32).read() };
+        assert_eq!(first, 1.0, "its initial value");
     }
 
     #[test]

@@ -357,7 +357,28 @@ impl Runtime {
         for func in m.functions.values() {
             f.remove(&(Arc::as_ptr(func) as usize));
         }
+        drop(f);
+        // Its globals stop being device memory with it (only those looked up
+        // were registered; forgetting the others changes nothing).
+        let mut mem = self.mem();
+        for name in m.globals.keys() {
+            if let Ok((p, _)) = m.global(name) {
+                mem.unregister_global(p);
+            }
+        }
         Ok(())
+    }
+
+    /// `hipModuleGetGlobal`: the variable's address and size; from now on
+    /// it is device memory for copies and memsets.
+    pub fn get_global(&self, module: usize, name: &str) -> Result<(usize, usize), HipError> {
+        let m = lock(&self.modules)
+            .get(&module)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)?;
+        let (p, size) = m.global(name)?;
+        self.mem().register_global(p, size)?;
+        Ok((p, size))
     }
 
     /// `hipModuleGetFunction`.

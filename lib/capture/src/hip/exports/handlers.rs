@@ -2,14 +2,15 @@
 //! `interpose::exports`): the export `NAME` calls `handlers::NAME`.
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
-//!   [`super::sync`], [`super::module`], [`super::launch`] (and
+//!   [`super::sync`], [`super::module`], [`super::launch`], [`super::vmm`] (and
 //!   `hipGetProcAddress`, which hands out the wrappers);
 //! * **query**: changes nothing the device computes — reads state, converts,
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.
 //!   Forwarded, not recorded, by design;
 //! * **unrecorded**: changes device memory, code, or objects later work
-//!   depends on (graphs, 2D/3D/array/symbol/peer copies, pools, virtual
-//!   memory, textures, interop, contexts, per-thread-stream variants…), in
+//!   depends on (graphs, 2D/3D/array/symbol/peer copies, pools, array
+//!   mappings and imported handles of virtual memory, textures, interop,
+//!   contexts, per-thread-stream variants…), in
 //!   a way the archive format does not record yet. Forwarded, and every
 //!   first-level call counted: the manifest's `unrecorded`, `hrr-cap`'s and
 //!   `hrr-play`'s `unrecorded : N calls` line, `hrr-play --strict`.
@@ -41,7 +42,7 @@ pub use super::memory::{
 };
 pub use super::module::{
     __hipRegisterFatBinary, __hipRegisterFunction, __hipUnregisterFatBinary, hipModuleGetFunction,
-    hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
+    hipModuleGetGlobal, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
 };
 pub use super::proc_address::hipGetProcAddress;
 pub use super::sync::{
@@ -49,6 +50,10 @@ pub use super::sync::{
     hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
     hipSetDevice, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
     hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
+};
+pub use super::vmm::{
+    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemMap, hipMemRelease,
+    hipMemSetAccess, hipMemUnmap,
 };
 
 // ---------------------------------------------------------------- query
@@ -86,7 +91,7 @@ query_handlers! { args;
     hipCtxGetCurrent, hipCtxGetDevice, hipCtxGetApiVersion, hipCtxGetCacheConfig,
     hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
     // Kernels, symbols, occupancy.
-    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetGlobal, hipModuleGetTexRef,
+    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetTexRef,
     hipGetSymbolAddress, hipGetSymbolSize, hipModuleOccupancyMaxPotentialBlockSize,
     hipModuleOccupancyMaxPotentialBlockSizeWithFlags,
     hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
@@ -185,9 +190,8 @@ unrecorded_handlers! { args;
     hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent,
     hipGraphExecEventRecordNodeSetEvent, hipGraphAddEventWaitNode, hipGraphEventWaitNodeSetEvent,
     hipGraphExecEventWaitNodeSetEvent,
-    // Virtual memory.
-    hipMemAddressReserve, hipMemAddressFree, hipMemCreate, hipMemRelease, hipMemMap,
-    hipMemMapArrayAsync, hipMemUnmap, hipMemSetAccess, hipMemImportFromShareableHandle,
+    // Virtual memory the format has no op for.
+    hipMemMapArrayAsync, hipMemImportFromShareableHandle,
     // Graphics interop.
     hipGraphicsGLRegisterBuffer, hipGraphicsGLRegisterImage, hipGraphicsMapResources,
     hipGraphicsUnmapResources, hipGraphicsUnregisterResource,

@@ -32,6 +32,7 @@ pub mod memory;
 pub mod module;
 pub mod proc_address;
 pub mod sync;
+pub mod vmm;
 
 use std::ffi::{CStr, c_char, c_void};
 

@@ -2,13 +2,15 @@
 //! (`__hipPushCallConfiguration` / `__hipPopCallConfiguration` are queries:
 //! the launch that pops the configuration carries it.)
 
+use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::sync::{Mutex, PoisonError};
 
 use api_table::Entry;
 use hip_api::args;
 use hrr_codeobj::hipf;
 
-use super::{Order, bytes, c_str, intercept, out_addr};
+use super::{Order, bytes, c_str, intercept, out, out_addr};
 use crate::hip::types::{HipError, HipModule};
 use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
@@ -94,7 +96,16 @@ pub unsafe fn hipModuleUnload(
     real: &'static Real<args::hipModuleUnload>,
     a: args::hipModuleUnload,
 ) -> HipError {
-    let record = |r: &Recorder, api, ret| r.module_unload(api, ret, a.module as u64);
+    let record = |r: &Recorder, api, ret| {
+        if ret == 0 {
+            // Its globals stop being device memory with it.
+            let gone = globals().remove(&(a.module as u64)).unwrap_or_default();
+            for p in gone {
+                r.forget_memory(p);
+            }
+        }
+        r.module_unload(api, ret, a.module as u64)
+    };
     // SAFETY: the export's contract: the application's arguments.
     unsafe { intercept(real, a, Order::Lifecycle, record) }
 }
@@ -109,6 +120,70 @@ pub unsafe fn hipModuleGetFunction(
         // application passed (the runtime read it).
         let (func, name) = unsafe { (out_addr(ret, a.function), c_str(a.kname)) };
         r.get_function(api, ret, func, a.module as u64, &name)
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Lifecycle, record) }
+}
+
+/// The globals looked up in each module (module handle → addresses), to
+/// forget when it is unloaded.
+fn globals() -> std::sync::MutexGuard<'static, BTreeMap<u64, Vec<u64>>> {
+    static GLOBALS: Mutex<BTreeMap<u64, Vec<u64>>> = Mutex::new(BTreeMap::new());
+    GLOBALS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `hipModuleGetGlobal`: recorded as a `global` event (the module's code,
+/// the variable's name, recorded address and size), so replay maps the
+/// recorded address to its own copy of the variable, and the address is
+/// device memory from now on (copies to it are H2D).
+#[inline]
+pub unsafe fn hipModuleGetGlobal(
+    real: &'static Real<args::hipModuleGetGlobal>,
+    a: args::hipModuleGetGlobal,
+) -> HipError {
+    let record = |r: &Recorder, api, ret| {
+        // SAFETY: out-parameters read only after success (either may be
+        // null); name is the C string the runtime just looked up.
+        let (ptr, size, name) = unsafe {
+            (
+                out(ret, a.dptr.cast::<usize>().cast_const()) as u64,
+                out(ret, a.bytes.cast_const()) as u64,
+                c_str(a.name),
+            )
+        };
+        let module = a.hmod as u64;
+        // A program may pass no size pointer: replay maps by size, so the
+        // runtime is asked for it.
+        let size = match (ret, size, real.get()) {
+            (0, 0, Some(f)) => {
+                let mut n = 0usize;
+                let q = args::hipModuleGetGlobal {
+                    dptr: std::ptr::null_mut(),
+                    bytes: &mut n,
+                    hmod: a.hmod,
+                    name: a.name,
+                };
+                // SAFETY: the lookup that just succeeded, with our own
+                // out-parameter for the size.
+                unsafe { q.call(f) };
+                n as u64
+            }
+            _ => size,
+        };
+        let code = r.module_code(module).unwrap_or_else(|| {
+            r.warn(&format!(
+                "{api}: global {name} of module {module:#x}, which was never seen"
+            ));
+            r.empty_code()
+        });
+        if ret == 0 && ptr != 0 {
+            let mut g = globals();
+            let list = g.entry(module).or_default();
+            if !list.contains(&ptr) {
+                list.push(ptr);
+            }
+        }
+        r.global(api, ret, module, &name, code, ptr, size)
     };
     // SAFETY: the export's contract: the application's arguments.
     unsafe { intercept(real, a, Order::Lifecycle, record) }

@@ -67,6 +67,12 @@ impl<'p, 'a> Paused<'p, 'a> {
         self.r.vmm.is_reservation(base)
     }
 
+    /// The replay's virtual memory: reservations, physical allocations and
+    /// what is mapped where.
+    pub fn vmm(&self) -> &crate::engine::VirtualMemory {
+        &self.r.vmm
+    }
+
     /// Whether the allocation at recorded `base` is a module's global
     /// variable (`global`): the module's memory, not an allocation.
     pub fn is_global(&self, base: u64) -> bool {

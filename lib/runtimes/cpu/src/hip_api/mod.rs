@@ -102,7 +102,7 @@ exports! {
     ]
     modules: [
         hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
-        hipModuleGetFunction, hipModuleLaunchKernel, hipExtModuleLaunchKernel,
+        hipModuleGetFunction, hipModuleGetGlobal, hipModuleLaunchKernel, hipExtModuleLaunchKernel,
         _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
     ]
     compiler: [

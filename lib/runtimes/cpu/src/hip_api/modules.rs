@@ -88,6 +88,36 @@ pub(super) unsafe fn hipModuleGetFunction(a: args::hipModuleGetFunction) -> HipE
     })
 }
 
+pub(super) unsafe fn hipModuleGetGlobal(a: args::hipModuleGetGlobal) -> HipError {
+    let args::hipModuleGetGlobal {
+        dptr,
+        bytes,
+        hmod,
+        name,
+    } = a;
+
+    guard(|| {
+        if name.is_null() || (dptr.is_null() && bytes.is_null()) {
+            return Err(err::INVALID_VALUE);
+        }
+        // SAFETY: HIP contract: a NUL-terminated variable name.
+        let name = unsafe { CStr::from_ptr(name) }
+            .to_str()
+            .map_err(|_| err::NOT_FOUND)?;
+        let (p, size) = rt()?.get_global(hmod as usize, name)?;
+        // Either out-parameter may be null (HIP writes the ones given).
+        if !dptr.is_null() {
+            // SAFETY: HIP contract for the out-parameter (checked non-null).
+            unsafe { put(dptr, p as ::hip_api::types::hipDeviceptr_t) }?;
+        }
+        if !bytes.is_null() {
+            // SAFETY: as above.
+            unsafe { put(bytes, size) }?;
+        }
+        Ok(())
+    })
+}
+
 /// Packs a kernel's argument segment from `kernelParams` or `extra`.
 ///
 /// # Safety

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::{HipApi, MissingSymbol, VmmApi};
+use crate::ffi::{GraphApi, HipApi, MissingSymbol, VmmApi};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -90,6 +90,8 @@ pub struct HipRuntime {
     pub(crate) api: HipApi,
     /// Virtual memory management, where the runtime has it.
     pub(crate) vmm: Option<VmmApi>,
+    /// The graph API, where the runtime has it.
+    pub(crate) graphs: Option<GraphApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -161,9 +163,11 @@ impl HipRuntime {
         }
         let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
         let vmm = VmmApi::load(&lib);
+        let graphs = GraphApi::load(&lib);
         Ok(HipRuntime {
             api,
             vmm,
+            graphs,
             path: shown,
             is_cpu,
             _lib: lib,

@@ -134,46 +134,61 @@ impl HipDevice {
                         sharedMemBytes: l.shmem,
                     };
                     // The runtime copies the argument buffer when adding the node.
-                    ("hipGraphAddKernelNode", unsafe {
-                        (api.hipGraphAddKernelNode)(&mut node, graph, dp, dn, &p)
-                    })
+                    {
+                        // SAFETY: see the comment above the match.
+                        let code =
+                            unsafe { (api.hipGraphAddKernelNode)(&mut node, graph, dp, dn, &p) };
+                        ("hipGraphAddKernelNode", code)
+                    }
                 }
-                NodeSpec::H2d { dst, src } => ("hipGraphAddMemcpyNode1D", unsafe {
-                    (api.hipGraphAddMemcpyNode1D)(
-                        &mut node,
-                        graph,
-                        dp,
-                        dn,
-                        ptr(*dst),
-                        src.addr().cast_const().cast(),
-                        src.len(),
-                        ffi::MEMCPY_HOST_TO_DEVICE,
-                    )
-                }),
-                NodeSpec::D2h { dst, src } => ("hipGraphAddMemcpyNode1D", unsafe {
-                    (api.hipGraphAddMemcpyNode1D)(
-                        &mut node,
-                        graph,
-                        dp,
-                        dn,
-                        dst.addr().cast(),
-                        ptr(*src).cast_const(),
-                        dst.len(),
-                        ffi::MEMCPY_DEVICE_TO_HOST,
-                    )
-                }),
-                NodeSpec::D2d { dst, src, size } => ("hipGraphAddMemcpyNode1D", unsafe {
-                    (api.hipGraphAddMemcpyNode1D)(
-                        &mut node,
-                        graph,
-                        dp,
-                        dn,
-                        ptr(*dst),
-                        ptr(*src).cast_const(),
-                        *size as usize,
-                        ffi::MEMCPY_DEVICE_TO_DEVICE,
-                    )
-                }),
+                NodeSpec::H2d { dst, src } => {
+                    // SAFETY: see the comment above the match.
+                    let code = unsafe {
+                        (api.hipGraphAddMemcpyNode1D)(
+                            &mut node,
+                            graph,
+                            dp,
+                            dn,
+                            ptr(*dst),
+                            src.addr().cast_const().cast(),
+                            src.len(),
+                            ffi::MEMCPY_HOST_TO_DEVICE,
+                        )
+                    };
+                    ("hipGraphAddMemcpyNode1D", code)
+                }
+                NodeSpec::D2h { dst, src } => {
+                    // SAFETY: see the comment above the match.
+                    let code = unsafe {
+                        (api.hipGraphAddMemcpyNode1D)(
+                            &mut node,
+                            graph,
+                            dp,
+                            dn,
+                            dst.addr().cast(),
+                            ptr(*src).cast_const(),
+                            dst.len(),
+                            ffi::MEMCPY_DEVICE_TO_HOST,
+                        )
+                    };
+                    ("hipGraphAddMemcpyNode1D", code)
+                }
+                NodeSpec::D2d { dst, src, size } => {
+                    // SAFETY: see the comment above the match.
+                    let code = unsafe {
+                        (api.hipGraphAddMemcpyNode1D)(
+                            &mut node,
+                            graph,
+                            dp,
+                            dn,
+                            ptr(*dst),
+                            ptr(*src).cast_const(),
+                            *size as usize,
+                            ffi::MEMCPY_DEVICE_TO_DEVICE,
+                        )
+                    };
+                    ("hipGraphAddMemcpyNode1D", code)
+                }
                 NodeSpec::Memset { dst, value, size } => {
                     let p = hipMemsetParams {
                         dst: ptr(*dst),
@@ -183,19 +198,32 @@ impl HipDevice {
                         value: u32::from(*value),
                         width: *size as usize,
                     };
-                    ("hipGraphAddMemsetNode", unsafe {
-                        (api.hipGraphAddMemsetNode)(&mut node, graph, dp, dn, &p)
-                    })
+                    {
+                        // SAFETY: see the comment above the match.
+                        let code =
+                            unsafe { (api.hipGraphAddMemsetNode)(&mut node, graph, dp, dn, &p) };
+                        ("hipGraphAddMemsetNode", code)
+                    }
                 }
-                NodeSpec::Empty => ("hipGraphAddEmptyNode", unsafe {
-                    (api.hipGraphAddEmptyNode)(&mut node, graph, dp, dn)
-                }),
-                NodeSpec::EventRecord(e) => ("hipGraphAddEventRecordNode", unsafe {
-                    (api.hipGraphAddEventRecordNode)(&mut node, graph, dp, dn, ptr(*e))
-                }),
-                NodeSpec::EventWait(e) => ("hipGraphAddEventWaitNode", unsafe {
-                    (api.hipGraphAddEventWaitNode)(&mut node, graph, dp, dn, ptr(*e))
-                }),
+                NodeSpec::Empty => {
+                    // SAFETY: see the comment above the match.
+                    let code = unsafe { (api.hipGraphAddEmptyNode)(&mut node, graph, dp, dn) };
+                    ("hipGraphAddEmptyNode", code)
+                }
+                NodeSpec::EventRecord(e) => {
+                    // SAFETY: see the comment above the match.
+                    let code = unsafe {
+                        (api.hipGraphAddEventRecordNode)(&mut node, graph, dp, dn, ptr(*e))
+                    };
+                    ("hipGraphAddEventRecordNode", code)
+                }
+                NodeSpec::EventWait(e) => {
+                    // SAFETY: see the comment above the match.
+                    let code = unsafe {
+                        (api.hipGraphAddEventWaitNode)(&mut node, graph, dp, dn, ptr(*e))
+                    };
+                    ("hipGraphAddEventWaitNode", code)
+                }
             };
             self.check(call, code)?;
             made.push(node);

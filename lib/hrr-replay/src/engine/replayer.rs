@@ -249,6 +249,7 @@ impl<'a> Replayer<'a> {
     /// Frees what the replay allocated, so `--loop` starts clean.
     fn teardown(&mut self) {
         let _ = self.dev.device_sync();
+        self.release_graphs();
         for a in self.space.allocs.iter().copied().collect::<Vec<Alloc>>() {
             if self.vmm.is_reservation(a.base) || self.globals.contains_key(&a.base) {
                 continue;

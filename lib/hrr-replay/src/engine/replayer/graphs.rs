@@ -81,6 +81,15 @@ impl Replayer<'_> {
         Ok(())
     }
 
+    /// Releases every graph the device built (teardown: `--loop` starts clean).
+    pub(super) fn release_graphs(&mut self) {
+        for (_, st) in self.graphs.execs.drain() {
+            if let Some(id) = st.launched {
+                let _ = self.dev.graph_release(id);
+            }
+        }
+    }
+
     fn release_graph(&mut self, e: &Event, old: ExecState) -> Result<(), ReplayError> {
         if let Some(id) = old.launched {
             self.dev
@@ -420,4 +429,192 @@ fn spec_id(exec: u64, nodes: &[GraphNodeSpec<'_>]) -> u64 {
         }
     }
     h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::address_space::AddressSpace;
+    use crate::engine::mem_device::MemDevice;
+    use crate::engine::options::ReplayOptions;
+    use crate::engine::pinned_host::PinnedHost;
+    use crate::engine::summary::ReplaySummary;
+    use hrr_core::archive::Archive;
+    use hrr_core::error_chain::chain;
+    use hrr_core::graph::GraphNode;
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::{ArchiveBuilder, ptr_arg};
+
+    const DEV: u64 = 0x7f00_0000_0000;
+    const EXEC: Addr = Addr(0xe0);
+
+    fn node(op: NodeOp, deps: &[u32]) -> GraphNode {
+        GraphNode {
+            op,
+            deps: deps.to_vec(),
+        }
+    }
+
+    /// Upload 16 bytes, a kernel given the buffer, download them.
+    fn graph(kernel_ptr: u64) -> Vec<GraphNode> {
+        vec![
+            node(
+                NodeOp::Memcpy {
+                    dir: Dir::H2d,
+                    dst: Addr(DEV),
+                    src: Addr(0x1000),
+                    size: 16,
+                },
+                &[],
+            ),
+            node(
+                NodeOp::Kernel {
+                    name: "k".into(),
+                    code: BlobId::of(b"code"),
+                    func: None,
+                    grid: [1, 1, 1],
+                    block: [1, 1, 1],
+                    shmem: 0,
+                    args: vec![ptr_arg(kernel_ptr)],
+                },
+                &[0],
+            ),
+            node(
+                NodeOp::Memcpy {
+                    dir: Dir::D2h,
+                    dst: Addr(0x2000),
+                    src: Addr(DEV),
+                    size: 16,
+                },
+                &[1],
+            ),
+        ]
+    }
+
+    fn archive(nodes: Vec<GraphNode>, data: &[u8], expected: &[u8]) -> ArchiveBuilder {
+        ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 4096)
+            .event(
+                "hipModuleLoadData",
+                Op::ModuleLoad {
+                    module: Addr(1),
+                    code: BlobId::of(b"code"),
+                },
+                vec![b"code".to_vec()],
+            )
+            .event(
+                "hipGraphInstantiate",
+                Op::GraphExec {
+                    exec: EXEC,
+                    graph: Addr(0xa0),
+                    nodes,
+                },
+                vec![],
+            )
+            .event(
+                "hipGraphLaunch",
+                Op::GraphLaunch {
+                    exec: EXEC,
+                    stream: Addr(0),
+                    blobs: vec![
+                        NodeBlob {
+                            node: 0,
+                            blob: BlobId::of(data),
+                        },
+                        NodeBlob {
+                            node: 2,
+                            blob: BlobId::of(expected),
+                        },
+                    ],
+                },
+                vec![data.to_vec(), expected.to_vec()],
+            )
+    }
+
+    fn run(b: ArchiveBuilder, no_graphs: bool) -> (MemDevice, ReplaySummary, Option<String>) {
+        let t = tempfile::tempdir().unwrap();
+        let a = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        let opts = ReplayOptions {
+            no_graphs,
+            ..ReplayOptions::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        let (s, e) = Replayer::new(
+            &mut dev,
+            &a,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        )
+        .run(|_| {});
+        (dev, s, e.map(|e| chain(&e).to_string()))
+    }
+
+    #[test]
+    fn a_graph_uploads_its_launch_bytes_translates_and_checks_its_d2h_nodes() {
+        let data: Vec<u8> = (0..16).collect();
+        for no_graphs in [false, true] {
+            let (dev, s, e) = run(archive(graph(DEV + 8), &data, &data), no_graphs);
+            assert_eq!(e, None);
+            assert_eq!((s.d2h_exact, s.d2h_fail, s.launches), (1, 0, 1));
+            // The kernel got the live address of the recorded one.
+            assert_eq!(dev.launches, [(0x1000_0000u64 + 8).to_le_bytes().to_vec()]);
+        }
+        // Bytes that differ from what the capture read back fail the check.
+        let (_, s, e) = run(archive(graph(DEV), &data, &[9; 16]), false);
+        assert_eq!(e, None);
+        assert_eq!(s.d2h_fail, 1);
+    }
+
+    #[test]
+    fn an_untranslatable_kernel_node_pointer_is_fatal() {
+        let data = [1u8; 16];
+        let (dev, _, e) = run(archive(graph(0x5000_0000), &data, &data), false);
+        let e = e.expect("fatal");
+        assert!(
+            e.contains("event 3 (hipGraphLaunch)") && e.contains("not mapped"),
+            "{e}"
+        );
+        assert!(dev.launches.is_empty(), "nothing ran");
+    }
+
+    #[test]
+    fn bad_graphs_are_errors_naming_the_event_and_why() {
+        let data = [1u8; 16];
+        let mut nodes = graph(DEV);
+        nodes[0].deps = vec![2];
+        let (_, _, e) = run(archive(nodes, &data, &data), false);
+        let e = e.expect("fatal");
+        assert!(
+            e.contains("event 2 (hipGraphInstantiate)")
+                && e.contains("node 0 depends on node 2, which does not come before it"),
+            "{e}"
+        );
+        let mut nodes = graph(DEV);
+        nodes[1].op = NodeOp::Unsupported {
+            what: "a copy from or to an array".into(),
+        };
+        let (_, _, e) = run(archive(nodes, &data, &data), false);
+        assert!(
+            e.expect("fatal")
+                .contains("node 1 (a copy from or to an array) was not recorded"),
+        );
+        let b = ArchiveBuilder::new(Platform::Cpu).event(
+            "hipGraphLaunch",
+            Op::GraphLaunch {
+                exec: EXEC,
+                stream: Addr(0),
+                blobs: vec![],
+            },
+            vec![],
+        );
+        let (_, _, e) = run(b, false);
+        assert!(
+            e.expect("fatal")
+                .contains("executable graph 0xe0 was never instantiated")
+        );
+    }
 }

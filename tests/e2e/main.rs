@@ -9,6 +9,7 @@ mod direct;
 mod durability;
 mod engine;
 mod extract;
+mod graphs;
 mod hip_backend;
 mod hostile;
 mod hsa_regions;

@@ -23,6 +23,7 @@ use hrr_core::archive::{Archive, ArchiveError};
 use hrr_core::blob_store::BlobError;
 use hrr_core::event::{Dir, Op};
 use hrr_core::event_reader::{ReadError, ReadOptions};
+use hrr_core::graph::NodeOp;
 use hrr_core::hex::BlobId;
 use hrr_replay::compare::{Comparison, DType, Tolerance, Verdict, compare};
 
@@ -37,6 +38,9 @@ pub struct D2hEntry {
     pub size: u64,
     /// The bytes' blob, when recorded.
     pub blob: Option<BlobId>,
+    /// For a graph launch's device-to-host node: the node's index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
 }
 
 /// A pair of D2H events whose bytes differ beyond the tolerance.
@@ -46,6 +50,9 @@ pub struct Mismatch {
     pub seq: u64,
     /// A's entry point.
     pub api: String,
+    /// For a graph launch's device-to-host node: the node's index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
     /// Bytes of A's blob.
     pub size: u64,
     /// Bytes of B's blob, when it differs from `size`.
@@ -65,7 +72,11 @@ pub struct Mismatch {
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seq {} {}: size {}", self.seq, self.api, self.size)?;
+        write!(f, "seq {} {}", self.seq, self.api)?;
+        if let Some(n) = self.node {
+            write!(f, " node {n}")?;
+        }
+        write!(f, ": size {}", self.size)?;
         if let Some(b) = self.size_b {
             write!(f, " vs {b}")?;
         }
@@ -209,10 +220,10 @@ pub fn diff_with_progress(
             (None, None) => break,
             (Some(_), None) => report.only_in_a.push(ia.next().expect("peeked")),
             (None, Some(_)) => report.only_in_b.push(ib.next().expect("peeked")),
-            (Some(x), Some(y)) if x.seq < y.seq => {
+            (Some(x), Some(y)) if (x.seq, x.node) < (y.seq, y.node) => {
                 report.only_in_a.push(ia.next().expect("peeked"))
             }
-            (Some(x), Some(y)) if x.seq > y.seq => {
+            (Some(x), Some(y)) if (x.seq, x.node) > (y.seq, y.node) => {
                 report.only_in_b.push(ib.next().expect("peeked"))
             }
             (Some(_), Some(_)) => {
@@ -272,6 +283,7 @@ fn compare_pair(
             report.mismatches.push(Mismatch {
                 seq: x.seq,
                 api: x.api,
+                node: x.node,
                 size: c.expected_size,
                 size_b: (c.actual_size != c.expected_size).then_some(c.actual_size),
                 first_diff: c.first_diff,
@@ -301,12 +313,55 @@ fn d2h_entries(
     let mut reader = archive.events(ReadOptions::default())?;
     let mut out = Vec::new();
     let mut n = 0u64;
+    // Device-to-host nodes of each executable graph (capture archives hold
+    // the topologies; a replay archive's graph launches hold only those).
+    let mut graph_d2h: std::collections::HashMap<u64, std::collections::HashMap<u32, u64>> =
+        Default::default();
     while let Some(event) = reader.next() {
         n += 1;
         if n.is_multiple_of(1024) {
             progress(reader.bytes_read(), total);
         }
         let event = event?;
+        match &event.op {
+            Op::GraphExec { exec, nodes, .. } => {
+                let d2h = nodes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, n)| match n.op {
+                        NodeOp::Memcpy {
+                            dir: Dir::D2h,
+                            size,
+                            ..
+                        } => Some((i as u32, size)),
+                        _ => None,
+                    })
+                    .collect();
+                graph_d2h.insert(exec.0, d2h);
+                continue;
+            }
+            Op::GraphLaunch { exec, blobs, .. } => {
+                let known = graph_d2h.get(&exec.0);
+                for b in blobs {
+                    let size = match known {
+                        Some(d2h) => match d2h.get(&b.node) {
+                            Some(size) => *size,
+                            None => continue, // a host-to-device node's source
+                        },
+                        None => archive.blobs().size(&b.blob).unwrap_or(0),
+                    };
+                    out.push(D2hEntry {
+                        seq: event.seq,
+                        api: event.api.clone(),
+                        size,
+                        blob: Some(b.blob),
+                        node: Some(b.node),
+                    });
+                }
+                continue;
+            }
+            _ => {}
+        }
         if let Op::Memcpy {
             dir: Dir::D2h,
             size,
@@ -319,12 +374,13 @@ fn d2h_entries(
                 api: event.api,
                 size,
                 blob,
+                node: None,
             });
         }
     }
     progress(reader.bytes_read(), total);
     warnings.extend(reader.warnings().iter().map(|w| w.to_string()));
-    out.sort_by_key(|e| e.seq);
+    out.sort_by_key(|e| (e.seq, e.node));
     Ok(out)
 }
 

@@ -57,6 +57,10 @@ pub struct Args {
     /// address (pointers stored inside device memory then go stale).
     #[arg(long)]
     pub no_placement: bool,
+    /// Replay GPU graphs node by node, in dependency order, instead of
+    /// through the device's graph API (for debugging).
+    #[arg(long)]
+    pub no_graphs: bool,
     /// A region sidecar that does not parse is fatal.
     #[arg(long)]
     pub regions_strict: bool,

@@ -51,6 +51,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         continue_on_error: args.continue_on_error,
         kernel_filter: args.kernel_filter.clone(),
         timing: args.timing,
+        no_graphs: args.no_graphs,
         progress: progress.clone(),
     };
     let incomplete = archive.incomplete_reason();

@@ -615,6 +615,17 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::Relocate { dst, size, .. } => {
             o.addr("dst", dst.0).u64("size", *size);
         }
+        Op::GraphExec { exec, graph, nodes } => {
+            o.addr("exec", exec.0)
+                .addr("graph", graph.0)
+                .u64("nodes", nodes.len() as u64);
+        }
+        Op::GraphLaunch { exec, stream, .. } => {
+            o.addr("exec", exec.0).addr("stream", stream.0);
+        }
+        Op::GraphExecDestroy { exec } => {
+            o.addr("exec", exec.0);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::graph::{GraphNode, NodeBlob};
 use crate::hex::{Addr, BlobId, HexBytes};
 
 /// Direction of a copy, resolved at capture time.
@@ -369,6 +370,36 @@ pub enum Op {
         /// The offsets, as [`encode_relocations`] writes them.
         blob: BlobId,
     },
+    // ------------------------------------------------------------ graphs
+    // (their node types: `crate::graph`)
+    /// A graph instantiated (`hipGraphInstantiate`), or an executable
+    /// graph's parameters changed (`hipGraphExecUpdate`,
+    /// `hipGraphExec*NodeSetParams`): the executable graph's whole
+    /// topology as it now stands.
+    GraphExec {
+        /// The executable graph's handle.
+        exec: Addr,
+        /// The graph it was made or updated from (0 when a node setter changed it).
+        graph: Addr,
+        /// Its nodes, dependencies first.
+        nodes: Vec<GraphNode>,
+    },
+    /// An executable graph launched on a stream, with the bytes its `h2d`
+    /// nodes read from host memory at this launch and the bytes its `d2h`
+    /// nodes wrote to host memory (the expected results).
+    GraphLaunch {
+        /// The executable graph.
+        exec: Addr,
+        /// The stream (0: the default stream).
+        stream: Addr,
+        /// One blob per host copy node, by node index.
+        blobs: Vec<NodeBlob>,
+    },
+    /// An executable graph destroyed.
+    GraphExecDestroy {
+        /// Its handle.
+        exec: Addr,
+    },
     /// The end of a complete capture.
     Eof {
         /// Events recorded before it.
@@ -412,6 +443,9 @@ impl Op {
             Op::MemAccess { .. } => "mem_access",
             Op::Global { .. } => "global",
             Op::Relocate { .. } => "relocate",
+            Op::GraphExec { .. } => "graph_exec",
+            Op::GraphLaunch { .. } => "graph_launch",
+            Op::GraphExecDestroy { .. } => "graph_exec_destroy",
             Op::Eof { .. } => "eof",
         }
     }
@@ -483,6 +517,12 @@ impl fmt::Display for Event {
                 "launch {name} grid={grid:?} block={block:?} shmem={shmem} stream={stream}"
             ),
             Op::Relocate { dst, size, .. } => write!(f, "relocate dst={dst} size={size}"),
+            Op::GraphExec { exec, nodes, .. } => {
+                write!(f, "graph_exec {exec} nodes={}", nodes.len())
+            }
+            Op::GraphLaunch { exec, stream, .. } => {
+                write!(f, "graph_launch {exec} stream={stream}")
+            }
             other => write!(f, "{}", other.name()),
         }?;
         if self.ret != 0 {

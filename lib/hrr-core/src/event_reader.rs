@@ -555,7 +555,7 @@ mod tests {
     #[test]
     fn unknown_op_warns_or_fails_when_strict() {
         let text = format!(
-            "{}{{\"seq\":2,\"api\":\"hipX\",\"op\":\"graph_launch\"}}\n{}",
+            "{}{{\"seq\":2,\"api\":\"hipX\",\"op\":\"future_op\"}}\n{}",
             line(1),
             line(3)
         );
@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(w.len(), 1);
         assert_eq!(
             w[0].to_string(),
-            "events.ndjson:2: unknown op `graph_launch` skipped (written by a newer hrr?)"
+            "events.ndjson:2: unknown op `future_op` skipped (written by a newer hrr?)"
         );
         let (got, _) = read(&text, ReadOptions::strict());
         assert_eq!(got.len(), 2);
@@ -572,7 +572,7 @@ mod tests {
             got[1]
                 .as_ref()
                 .unwrap_err()
-                .contains("unknown op `graph_launch` (strict mode)")
+                .contains("unknown op `future_op` (strict mode)")
         );
     }
 

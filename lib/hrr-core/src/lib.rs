@@ -13,6 +13,7 @@ pub mod event;
 pub mod event_reader;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod graph;
 pub mod hex;
 pub mod hrrr;
 pub mod manifest;

@@ -5,6 +5,8 @@
 
 use hrr_core::event::{LaunchAttr, MemKind};
 
+use crate::graph::GraphSpec;
+
 /// A failed runtime call.
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
@@ -266,6 +268,21 @@ pub trait Device {
     fn alloc_at(&mut self, addr: u64, size: u64, mem: MemKind) -> Result<Option<u64>, DeviceError> {
         let _ = (addr, size, mem);
         Ok(None)
+    }
+
+    // Graphs (`crate::graph`). The default runs the nodes one by one in
+    // dependency order on the stream; backends with a graph API build the
+    // graph once per `id` and launch it.
+
+    /// Launches graph `g` on `stream`; its `D2h` nodes' host ranges hold
+    /// their bytes once `stream` has been synchronised.
+    fn graph_launch(&mut self, g: &GraphSpec<'_>, stream: Handle) -> Result<(), DeviceError> {
+        crate::graph::run_in_order(self, g, stream)
+    }
+    /// Forgets graph `id`: it will not be launched again.
+    fn graph_release(&mut self, id: u64) -> Result<(), DeviceError> {
+        let _ = id;
+        Ok(())
     }
 
     /// Address and size of global variable `name` of a loaded module.

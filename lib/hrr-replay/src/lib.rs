@@ -13,6 +13,7 @@ pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod granules;
+pub mod graph;
 pub mod handle_map;
 pub mod region_segments;
 pub mod region_timeline;

@@ -49,6 +49,7 @@
 pub mod attr;
 mod device_prop;
 pub mod err;
+pub mod graph;
 mod handles;
 mod launch;
 mod memory;

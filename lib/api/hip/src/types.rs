@@ -141,6 +141,10 @@ pub struct hipChannelFormatDesc {
 
 pub type hipDeviceProp_t = crate::HipDeviceProp;
 pub type hipPointerAttribute_t = crate::HipPointerAttribute;
+/// The graph API's parameter structs, with their layouts.
+pub use crate::graph::{
+    hipHostFn_t, hipHostNodeParams, hipKernelNodeParams, hipMemcpy3DParms, hipMemsetParams, hipPos,
+};
 
 /// Declares structs that are only ever behind a pointer, without a layout.
 macro_rules! opaque {
@@ -166,10 +170,6 @@ opaque!(
     hipResourceViewDesc,
     hipTextureDesc,
     hip_Memcpy2D,
-    hipMemcpy3DParms,
-    hipMemsetParams,
-    hipKernelNodeParams,
-    hipHostNodeParams,
     hipMemAccessDesc,
     hipMemAllocationProp,
     hipMemLocation,

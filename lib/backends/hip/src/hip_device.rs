@@ -16,6 +16,8 @@ pub struct HipDevice {
     target: String,
     /// Placement state, made on first use; `None` inside: cannot place.
     placer: Option<Option<Placer>>,
+    /// Graphs built from the engine's specs.
+    pub(crate) graphs: crate::graphs::Built,
 }
 
 impl HipDevice {
@@ -33,6 +35,7 @@ impl HipDevice {
             rt,
             target,
             placer: None,
+            graphs: Default::default(),
         }
     }
 
@@ -45,7 +48,12 @@ impl HipDevice {
             .as_mut()
     }
 
-    fn check(&self, call: &'static str, code: HipError) -> Result<(), DeviceError> {
+    /// The loaded runtime.
+    pub(crate) fn runtime(&self) -> &HipRuntime {
+        &self.rt
+    }
+
+    pub(crate) fn check(&self, call: &'static str, code: HipError) -> Result<(), DeviceError> {
         if code == ffi::err::SUCCESS {
             return Ok(());
         }
@@ -557,6 +565,18 @@ impl Device for HipDevice {
         let code = unsafe { f(&mut p, &mut size, ptr(m), cname.as_ptr()) };
         self.check("hipModuleGetGlobal", code)?;
         Ok((p as u64, size as u64))
+    }
+
+    fn graph_launch(
+        &mut self,
+        g: &hrr_replay::graph::GraphSpec<'_>,
+        stream: Handle,
+    ) -> Result<(), DeviceError> {
+        self.launch_graph(g, stream)
+    }
+
+    fn graph_release(&mut self, id: u64) -> Result<(), DeviceError> {
+        self.release_graph(id)
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {

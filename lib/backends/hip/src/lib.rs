@@ -5,6 +5,7 @@
 //! without ROCm never need the library at link time.
 
 mod ffi;
+mod graphs;
 mod hip_device;
 mod host_buffer;
 mod placement;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::{HipApi, MissingSymbol, VmmApi};
+use crate::ffi::{GraphApi, HipApi, MissingSymbol, VmmApi};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -92,6 +92,8 @@ pub struct HipRuntime {
     pub(crate) vmm: Option<VmmApi>,
     /// `hipModuleGetGlobal`, where the runtime exports it.
     pub(crate) get_global: Option<crate::ffi::fns::hipModuleGetGlobal>,
+    /// The graph API, where the runtime has it.
+    pub(crate) graphs: Option<GraphApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -169,10 +171,12 @@ impl HipRuntime {
             unsafe { lib.get::<crate::ffi::fns::hipModuleGetGlobal>(b"hipModuleGetGlobal\0") }
                 .ok()
                 .map(|f| *f);
+        let graphs = GraphApi::load(&lib);
         Ok(HipRuntime {
             api,
             vmm,
             get_global,
+            graphs,
             path: shown,
             is_cpu,
             _lib: lib,

@@ -603,6 +603,43 @@ impl Recorder {
         encode(&k, layout)
     }
 
+    /// A launch as a graph's kernel node holds it: the `launch` op the
+    /// same launch would record (name, code object written, arguments read
+    /// with the kernel's layout, pointers marked), not appended.
+    pub fn launch_op(
+        &self,
+        api: &str,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_, '_>,
+    ) -> Option<Op> {
+        let body = self.launch_head(api, kernel, load, func, dims, |k, layout| {
+            let mut b = Vec::new();
+            event_line::encode_launch_scanned_attrs(
+                &mut b,
+                0,
+                api,
+                0,
+                k,
+                values.args(layout),
+                &self.allocs.view(),
+                std::iter::empty(),
+            );
+            b
+        });
+        // Parsed back: the one encoding of launch arguments stays the only one.
+        hrr_core::Event::parse(&encode::line(0, 0, &body))
+            .ok()
+            .map(|e| e.op)
+    }
+
+    /// Stores `bytes` as a blob (`what` names it in a warning if it cannot be).
+    pub fn blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
+        self.put_blob(what, bytes)
+    }
+
     /// `cuMemAddressReserve`: the range is device memory for pointer
     /// scanning and copy directions (what is mapped into it is).
     pub fn va_reserve(&self, api: &str, ret: i32, ptr: u64, size: u64) {

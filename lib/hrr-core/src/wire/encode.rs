@@ -317,6 +317,34 @@ impl<'a> EventLine<'a> {
         self.buf.extend_from_slice(b"\",\"ptrs\":[");
     }
 
+    /// `"nodes":[…]` of a `graph_exec` event. Topologies are written once
+    /// per instantiation, off any hot path: through serde, which is the
+    /// reference form by construction.
+    pub fn nodes(&mut self, nodes: &[crate::graph::GraphNode]) -> &mut Self {
+        self.key("nodes");
+        // Serialising plain values into a Vec cannot fail.
+        serde_json::to_writer(&mut *self.buf, nodes).expect("graph nodes serialise");
+        self
+    }
+
+    /// `"blobs":[{"node":N,"blob":"…"},…]` of a `graph_launch` event.
+    pub fn node_blobs(&mut self, blobs: &[crate::graph::NodeBlob]) -> &mut Self {
+        self.key("blobs");
+        self.buf.push(b'[');
+        for (i, b) in blobs.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            self.buf.extend_from_slice(b"{\"node\":");
+            push_u64(self.buf, u64::from(b.node));
+            self.buf.extend_from_slice(b",\"blob\":\"");
+            self.buf.extend_from_slice(&BlobHex::of(&b.blob).0);
+            self.buf.extend_from_slice(b"\"}");
+        }
+        self.buf.push(b']');
+        self
+    }
+
     /// Closes the object and the line.
     #[inline]
     pub fn end(self) {
@@ -591,6 +619,22 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         }
         Op::Relocate { dst, size, blob } => {
             l.num("size", *size).addr("dst", dst.0).blob("blob", blob);
+        }
+        Op::GraphExec { exec, graph, nodes } => {
+            l.addr("exec", exec.0).addr("graph", graph.0).nodes(nodes);
+        }
+        Op::GraphLaunch {
+            exec,
+            stream,
+            blobs,
+        } => {
+            l.addr("stream", stream.0).addr("exec", exec.0);
+            if !blobs.is_empty() {
+                l.node_blobs(blobs);
+            }
+        }
+        Op::GraphExecDestroy { exec } => {
+            l.addr("exec", exec.0);
         }
         Op::Eof { events } => {
             l.num("events", *events);
@@ -1040,6 +1084,28 @@ mod tests {
                 size: 24,
                 blob: BlobId::of(b"offsets"),
             },
+            Op::GraphExec {
+                exec: s,
+                graph: a,
+                nodes: crate::graph::tests::sample_nodes(),
+            },
+            Op::GraphLaunch {
+                exec: s,
+                stream: Addr(0),
+                blobs: vec![],
+            },
+            Op::GraphLaunch {
+                exec: s,
+                stream: a,
+                blobs: vec![
+                    crate::graph::NodeBlob { node: 1, blob: b },
+                    crate::graph::NodeBlob {
+                        node: 7,
+                        blob: BlobId::of(b"d2h"),
+                    },
+                ],
+            },
+            Op::GraphExecDestroy { exec: s },
             Op::Eof { events: 42 },
         ]
     }

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
+use crate::graph::{GraphNode, NodeBlob};
 use crate::hex::{Addr, BlobId};
 
 /// Why a line could not become an [`Event`].
@@ -133,6 +134,18 @@ pub struct Wire<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// `launch`: CUDA launch attributes (omitted when none).
     pub attrs: Option<Vec<LaunchAttr>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Graph ops: the executable graph.
+    pub exec: Option<Addr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `graph_exec`: the graph it was made from.
+    pub graph: Option<Addr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `graph_exec`: the nodes.
+    pub nodes: Option<Vec<GraphNode>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `graph_launch`: the host copy nodes' blobs.
+    pub blobs: Option<Vec<NodeBlob>>,
 }
 
 impl Wire<'_> {
@@ -293,6 +306,17 @@ impl Event {
                 size: req!(size),
                 blob: req!(blob),
             },
+            "graph_exec" => Op::GraphExec {
+                exec: req!(exec),
+                graph: w.graph.unwrap_or(Addr(0)),
+                nodes: req!(nodes),
+            },
+            "graph_launch" => Op::GraphLaunch {
+                exec: req!(exec),
+                stream: w.stream.unwrap_or(Addr(0)),
+                blobs: w.blobs.take().unwrap_or_default(),
+            },
+            "graph_exec_destroy" => Op::GraphExecDestroy { exec: req!(exec) },
             "eof" => Op::Eof {
                 events: req!(events),
             },
@@ -456,6 +480,21 @@ impl Event {
                 w.dst = Some(*dst);
                 w.blob = Some(*blob);
             }
+            Op::GraphExec { exec, graph, nodes } => {
+                w.exec = Some(*exec);
+                w.graph = Some(*graph);
+                w.nodes = Some(nodes.clone());
+            }
+            Op::GraphLaunch {
+                exec,
+                stream,
+                blobs,
+            } => {
+                w.stream = Some(*stream);
+                w.exec = Some(*exec);
+                w.blobs = (!blobs.is_empty()).then(|| blobs.clone());
+            }
+            Op::GraphExecDestroy { exec } => w.exec = Some(*exec),
             Op::Eof { events } => w.events = Some(*events),
         }
         w

@@ -28,7 +28,8 @@ use crate::wire::Wire;
 const WIRE_KEYS: &[&str] = &[
     "seq", "t", "tid", "api", "op", "ret", "ptr", "size", "mem", "dir", "dst", "src", "value",
     "width", "stream", "blob", "module", "code", "name", "func", "grid", "block", "shmem", "args",
-    "event", "device", "events", "dev_t", "dev_ns", "ctx", "handle", "offset", "attrs",
+    "event", "device", "events", "dev_t", "dev_ns", "ctx", "handle", "offset", "attrs", "exec",
+    "graph", "nodes", "blobs",
 ];
 /// Keys of [`KernelArg`] the scanner fills in.
 const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
@@ -528,6 +529,16 @@ impl<'a> Cursor<'a> {
                     c.array(|c| c.launch_attr().map(|a| attrs.push(a)))?;
                     w.attrs = Some(attrs);
                 }
+                "exec" => {
+                    once!(seen, 33);
+                    w.exec = Some(c.addr()?);
+                }
+                "graph" => {
+                    once!(seen, 34);
+                    w.graph = Some(c.addr()?);
+                }
+                // Graph topologies and launch blobs are rare: serde reads them.
+                "nodes" | "blobs" => return None,
                 _ => c.skip(1)?,
             }
             Some(())
@@ -732,6 +743,12 @@ mod tests {
                 }
             ),
             any::<u64>().prop_map(|events| Op::Eof { events }),
+            addr().prop_map(|exec| Op::GraphExecDestroy { exec }),
+            (addr(), addr()).prop_map(|(exec, stream)| Op::GraphLaunch {
+                exec,
+                stream,
+                blobs: vec![]
+            }),
         ]
     }
 

@@ -92,6 +92,10 @@ pub enum EventFailure {
     /// The event names an event no earlier event created.
     #[error("event {0} was never created")]
     UnknownEvent(Addr),
+    /// A graph that cannot be rebuilt as recorded (its topology, a node, a
+    /// launch's blobs).
+    #[error("graph: {0}")]
+    Graph(String),
     /// A host-to-device copy recorded without its bytes.
     #[error("h2d memcpy has no source blob")]
     NoSourceBlob,

@@ -23,6 +23,9 @@ pub struct ReplayOptions {
     pub kernel_filter: Option<String>,
     /// Synchronise after every launch and time it.
     pub timing: bool,
+    /// Graphs run node by node in dependency order instead of through the
+    /// device's graph API (`--no-graphs`, for debugging).
+    pub no_graphs: bool,
     /// Where the replayer marks each event it starts, for a watchdog.
     pub progress: Option<Arc<Progress>>,
 }

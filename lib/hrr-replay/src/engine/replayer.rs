@@ -1,5 +1,6 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
+mod graphs;
 mod pause;
 mod relocate;
 
@@ -65,6 +66,8 @@ pub struct Replayer<'a> {
     dropped_attrs: std::collections::BTreeSet<u32>,
     /// Where to pause, if anywhere (see [`Replayer::pause_with`]).
     pause: Option<&'a mut dyn PauseHook>,
+    /// Executable graphs (`graph_exec`), by recorded handle.
+    graphs: graphs::Graphs,
 }
 
 impl<'a> Replayer<'a> {
@@ -98,6 +101,7 @@ impl<'a> Replayer<'a> {
             globals: HashMap::new(),
             dropped_attrs: Default::default(),
             pause: None,
+            graphs: Default::default(),
         }
     }
 
@@ -245,6 +249,7 @@ impl<'a> Replayer<'a> {
     /// Frees what the replay allocated, so `--loop` starts clean.
     fn teardown(&mut self) {
         let _ = self.dev.device_sync();
+        self.release_graphs();
         for a in self.space.allocs.iter().copied().collect::<Vec<Alloc>>() {
             if self.vmm.is_reservation(a.base) || self.globals.contains_key(&a.base) {
                 continue;
@@ -637,6 +642,13 @@ impl<'a> Replayer<'a> {
                 }
             }
             Op::Relocate { dst, size, blob } => self.relocate(e, *dst, *size, *blob)?,
+            Op::GraphExec { exec, nodes, .. } => self.graph_exec(e, *exec, nodes)?,
+            Op::GraphLaunch {
+                exec,
+                stream,
+                blobs,
+            } => self.graph_launch(e, *exec, *stream, blobs)?,
+            Op::GraphExecDestroy { exec } => self.graph_exec_destroy(e, *exec)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }
@@ -774,6 +786,17 @@ impl<'a> Replayer<'a> {
             }
             out.append_timed(&rec, dev_time)?;
         }
+        self.check_bytes(e, blob, actual)
+    }
+
+    /// Compares bytes a D2H read (a copy, a graph's node) against the
+    /// expected blob, counting the verdict.
+    fn check_bytes(
+        &mut self,
+        e: &Event,
+        blob: Option<hrr_core::hex::BlobId>,
+        actual: &[u8],
+    ) -> Result<(), ReplayError> {
         let Some(id) = blob else {
             self.summary.d2h_unchecked += 1;
             return Ok(());

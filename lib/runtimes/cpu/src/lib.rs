@@ -24,6 +24,7 @@ pub mod error;
 pub mod exec;
 pub mod fault;
 pub mod ffi;
+pub mod graph;
 // The HIP C API: every export is documented by hip_runtime_api.h, whose
 // names it keeps (the module is being rewritten; its own docs come with that).
 #[allow(missing_docs)]

@@ -76,6 +76,8 @@ pub struct Runtime {
     host_fns: RwLock<HashMap<usize, Arc<HostFn>>>,
     /// `hsa_init` calls not yet shut down.
     pub hsa_refs: Mutex<u32>,
+    /// Graphs, nodes, executable graphs and stream captures (`graph.rs`).
+    pub(crate) graphs: crate::graph::Registry,
 }
 
 static RUNTIME: OnceLock<Result<Runtime, HipError>> = OnceLock::new();
@@ -104,6 +106,7 @@ impl Runtime {
             fatbins: Mutex::new(HashMap::new()),
             host_fns: RwLock::new(HashMap::new()),
             hsa_refs: Mutex::new(0),
+            graphs: Default::default(),
         })
     }
 
@@ -148,6 +151,12 @@ impl Runtime {
     /// Runs `op` on `target`: at once on the null streams (the legacy one
     /// waits for blocking streams first), else queued.
     pub fn submit(&self, target: &Target, op: Op) -> Result<(), HipError> {
+        // Stream capture: work issued to a capturing stream becomes a node
+        // of its graph instead of running (one atomic load when none is).
+        let op = match self.capture_op(target, op)? {
+            Some(op) => op,
+            None => return Ok(()),
+        };
         match target {
             Target::Legacy => {
                 let e = self.sync_streams(true);
@@ -179,6 +188,9 @@ impl Runtime {
 
     /// `hipStreamSynchronize`.
     pub fn stream_synchronize(&self, h: usize) -> Result<(), HipError> {
+        if self.is_capturing(h) {
+            return Err(err::STREAM_CAPTURE_UNSUPPORTED);
+        }
         let e = match self.target(h)? {
             Target::Legacy => self.sync_streams(true),
             Target::PerThread => err::SUCCESS,
@@ -236,6 +248,9 @@ impl Runtime {
     pub fn record_event(&self, ev: usize, stream: usize) -> Result<(), HipError> {
         let event = self.event(ev)?;
         let target = self.target(stream)?;
+        if self.capture_event(stream, crate::graph::NodeKind::EventRecord(ev))? {
+            return Ok(());
+        }
         let generation = event.begin_record();
         self.submit(&target, Op::record(event, generation))
     }
@@ -244,6 +259,9 @@ impl Runtime {
     pub fn stream_wait_event(&self, stream: usize, ev: usize) -> Result<(), HipError> {
         let event = self.event(ev)?;
         let target = self.target(stream)?;
+        if self.capture_event(stream, crate::graph::NodeKind::EventWait(ev))? {
+            return Ok(());
+        }
         let generation = event.latest();
         if generation == 0 {
             return Ok(());
@@ -411,7 +429,7 @@ impl Runtime {
         block: Dim3,
         shmem: usize,
         args: KernArgs,
-        stream: usize,
+        (handle, stream): (usize, usize),
     ) -> Result<(), HipError> {
         let target = self.target(stream)?;
         let sane = |d: Dim3, max: u64| d.volume().is_some_and(|n| n > 0 && n <= max);
@@ -433,6 +451,7 @@ impl Runtime {
         let op = unsafe {
             Op::launch(LaunchOp {
                 func,
+                handle,
                 grid,
                 block,
                 shmem,

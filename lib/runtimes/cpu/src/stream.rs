@@ -17,6 +17,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct LaunchOp {
     /// The kernel.
     pub func: Arc<Function>,
+    /// The handle the application named it by (a `hipFunction_t`, or a
+    /// registered host stub's address), which a captured launch's graph
+    /// node reports back.
+    pub handle: usize,
     /// Grid dimensions, in blocks.
     pub grid: Dim3,
     /// Block dimensions, in threads.
@@ -54,6 +58,49 @@ enum Kind {
         event: Arc<Event>,
         generation: u64,
     },
+    Host {
+        func: unsafe extern "C" fn(*mut std::ffi::c_void),
+        data: usize,
+    },
+}
+
+/// What a stream op is, handed to stream capture, which turns it into a
+/// graph node instead of running it.
+// Moved once per captured op: the inline launch is fine, as in `Kind`.
+#[allow(clippy::large_enum_variant)]
+pub enum Captured {
+    /// A copy.
+    Copy {
+        /// Destination.
+        dst: usize,
+        /// Source.
+        src: usize,
+        /// Bytes.
+        len: usize,
+    },
+    /// A fill.
+    Fill {
+        /// Destination.
+        dst: usize,
+        /// Pattern.
+        value: u32,
+        /// Elements.
+        count: usize,
+        /// Element width in bytes.
+        width: u8,
+    },
+    /// A launch.
+    Launch(LaunchOp),
+    /// A host function.
+    Host {
+        /// The function.
+        func: unsafe extern "C" fn(*mut std::ffi::c_void),
+        /// Its argument.
+        data: usize,
+    },
+    /// An event record or wait (captured by the callers, before they
+    /// touch the event: nothing of these reaches capture).
+    Event,
 }
 
 impl Op {
@@ -98,6 +145,35 @@ impl Op {
         Op(Kind::Wait { event, generation })
     }
 
+    /// A host function called with `data` (`hipLaunchHostFunc`, a graph's host node).
+    ///
+    /// # Safety
+    /// `func` must be callable with `data` when the op runs (the application's contract).
+    pub unsafe fn host(func: unsafe extern "C" fn(*mut std::ffi::c_void), data: usize) -> Op {
+        Op(Kind::Host { func, data })
+    }
+
+    /// The op as stream capture records it.
+    pub fn into_captured(self) -> Captured {
+        match self.0 {
+            Kind::Copy { dst, src, len } => Captured::Copy { dst, src, len },
+            Kind::Fill {
+                dst,
+                value,
+                count,
+                width,
+            } => Captured::Fill {
+                dst,
+                value,
+                count,
+                width,
+            },
+            Kind::Launch(l) => Captured::Launch(l),
+            Kind::Host { func, data } => Captured::Host { func, data },
+            Kind::Record { .. } | Kind::Wait { .. } => Captured::Event,
+        }
+    }
+
     /// Performs the op, except that an event record is handed back for the caller
     /// to complete once its own bookkeeping shows the op done.
     fn run_deferring_record(&self, pool: &Pool) -> Result<Option<(&Arc<Event>, u64)>, HipError> {
@@ -140,6 +216,8 @@ impl Op {
             }
             Kind::Record { event, generation } => event.complete(*generation),
             Kind::Wait { event, generation } => event.wait_for(*generation),
+            // SAFETY: callable with `data` (contract of Op::host).
+            Kind::Host { func, data } => unsafe { func(*data as *mut std::ffi::c_void) },
         }
         Ok(())
     }

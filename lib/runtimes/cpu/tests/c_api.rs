@@ -210,3 +210,22 @@ fn c_kernels_module_and_fatbinary_paths() {
     assert_clean(&out, "launch");
     assert!(out.contains("launch overhead:"), "{out}");
 }
+
+#[test]
+fn c_graphs_captured_and_built() {
+    require_headers();
+    let lib = lib_dir();
+    let dir = work_dir("graph");
+    let so = dir.join("kernels.so");
+    run(Command::new("gcc")
+        .args(["-O2", "-shared", "-fPIC", "-Wall", "-Werror"])
+        .arg("-I")
+        .arg(workspace_include())
+        .arg(crate_dir().join("tests/c/kernels.c"))
+        .arg("-o")
+        .arg(&so));
+    let exe = dir.join("graph");
+    compile_program(&exe, &[crate_dir().join("tests/c/graph.c")], &lib);
+    let out = run_program(&exe, &[&so]);
+    assert_clean(&out, "graph");
+}

@@ -2,8 +2,8 @@
 //! `interpose::exports`): the export `NAME` calls `handlers::NAME`.
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
-//!   [`super::sync`], [`super::module`], [`super::launch`], [`super::vmm`] (and
-//!   `hipGetProcAddress`, which hands out the wrappers);
+//!   [`super::sync`], [`super::module`], [`super::launch`], [`super::vmm`],
+//!   [`super::graph`] (and `hipGetProcAddress`, which hands out the wrappers);
 //! * **query**: changes nothing the device computes — reads state, converts,
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.
 //!   Forwarded, not recorded, by design;
@@ -26,6 +26,11 @@ use crate::interpose::exports::{query_handlers, unrecorded_handlers};
 
 // ---------------------------------------------------------------- recorded
 
+pub use super::graph::{
+    hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphExecMemcpyNodeSetParams1D,
+    hipGraphExecMemsetNodeSetParams, hipGraphExecUpdate, hipGraphInstantiate,
+    hipGraphInstantiateWithFlags, hipGraphLaunch, hipStreamBeginCapture, hipStreamEndCapture,
+};
 pub use super::launch::{
     _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
     _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_,
@@ -118,6 +123,15 @@ query_handlers! { args;
     hipGraphHostNodeGetParams, hipGraphChildGraphNodeGetGraph, hipGraphEventRecordNodeGetEvent,
     hipGraphEventWaitNodeGetEvent, hipGLGetDevices, hipGraphicsSubResourceGetMappedArray,
     hipGraphicsResourceGetMappedPointer,
+    // Building graphs: nothing reaches the device until the graph is
+    // instantiated, which records it as it then stands (`super::graph`).
+    hipGraphCreate, hipGraphDestroy, hipGraphClone, hipGraphAddDependencies,
+    hipGraphRemoveDependencies, hipGraphDestroyNode, hipGraphAddKernelNode,
+    hipGraphKernelNodeSetParams, hipGraphAddMemcpyNode, hipGraphMemcpyNodeSetParams,
+    hipGraphAddMemcpyNode1D, hipGraphMemcpyNodeSetParams1D, hipGraphAddMemsetNode,
+    hipGraphMemsetNodeSetParams, hipGraphAddChildGraphNode, hipGraphAddEmptyNode,
+    hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent, hipGraphAddEventWaitNode,
+    hipGraphEventWaitNodeSetEvent, hipStreamUpdateCaptureDependencies,
     // Tooling.
     hipProfilerStart, hipProfilerStop, hipRegisterApiCallback, hipRemoveApiCallback,
     hipRegisterActivityCallback, hipRemoveActivityCallback,
@@ -136,8 +150,7 @@ unrecorded_handlers! { args;
     hipDeviceDisablePeerAccess,
     // Streams: host callbacks, memory-value waits and writes, capture.
     hipStreamAddCallback, hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
-    hipStreamWriteValue64, hipStreamAttachMemAsync, hipStreamBeginCapture, hipStreamEndCapture,
-    hipStreamUpdateCaptureDependencies,
+    hipStreamWriteValue64, hipStreamAttachMemAsync,
     // Memory placement hints and pools.
     hipMemPrefetchAsync, hipMemAdvise, hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo,
     hipMemPoolSetAttribute, hipMemPoolSetAccess, hipMallocFromPoolAsync,
@@ -174,22 +187,14 @@ unrecorded_handlers! { args;
     hipTexRefSetMipmapLevelBias, hipTexRefSetMipmapLevelClamp, hipTexRefSetMipmappedArray,
     _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
     _Z23hipDestroySurfaceObjectP13__hip_surface,
-    // Graphs.
-    hipGraphCreate, hipGraphDestroy, hipGraphClone, hipGraphAddDependencies,
-    hipGraphRemoveDependencies, hipGraphDestroyNode, hipGraphInstantiate,
-    hipGraphInstantiateWithFlags, hipGraphLaunch, hipGraphExecDestroy, hipGraphExecUpdate,
-    hipGraphAddKernelNode, hipGraphKernelNodeSetParams, hipGraphExecKernelNodeSetParams,
-    hipGraphAddMemcpyNode, hipGraphMemcpyNodeSetParams, hipGraphExecMemcpyNodeSetParams,
-    hipGraphAddMemcpyNode1D, hipGraphMemcpyNodeSetParams1D, hipGraphExecMemcpyNodeSetParams1D,
+    // Graphs: host nodes (not replayable), copies the format has no op for
+    // (symbols, 3D), and executable-graph setters not recorded yet.
+    hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
     hipGraphAddMemcpyNodeFromSymbol, hipGraphMemcpyNodeSetParamsFromSymbol,
     hipGraphExecMemcpyNodeSetParamsFromSymbol, hipGraphAddMemcpyNodeToSymbol,
     hipGraphMemcpyNodeSetParamsToSymbol, hipGraphExecMemcpyNodeSetParamsToSymbol,
-    hipGraphAddMemsetNode, hipGraphMemsetNodeSetParams, hipGraphExecMemsetNodeSetParams,
-    hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
-    hipGraphAddChildGraphNode, hipGraphExecChildGraphNodeSetParams, hipGraphAddEmptyNode,
-    hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent,
-    hipGraphExecEventRecordNodeSetEvent, hipGraphAddEventWaitNode, hipGraphEventWaitNodeSetEvent,
-    hipGraphExecEventWaitNodeSetEvent,
+    hipGraphExecMemcpyNodeSetParams, hipGraphExecChildGraphNodeSetParams,
+    hipGraphExecEventRecordNodeSetEvent, hipGraphExecEventWaitNodeSetEvent,
     // Virtual memory the format has no op for.
     hipMemMapArrayAsync, hipMemImportFromShareableHandle,
     // Graphics interop.

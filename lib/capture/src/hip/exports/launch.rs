@@ -27,7 +27,7 @@ use crate::record::recorder::{LaunchDims, Recorder};
 /// # Safety
 /// The launch succeeded with this `extra`, so it is a well-formed array the
 /// runtime just walked.
-unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'static, 'a> {
+pub(super) unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'static, 'a> {
     let (mut buf, mut size): (*const c_void, *const usize) = (std::ptr::null(), std::ptr::null());
     // A well-formed array is short; the bound only stops a corrupt one.
     for i in (0..64).step_by(2) {
@@ -49,7 +49,7 @@ unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'static, 'a> {
 }
 
 /// Reads a registered fat binary's bundle for its first launch.
-fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
+pub(super) fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
     // SAFETY: FatBin::module only calls this while the fat binary is
     // registered, and its bundle lies in the application's loaded image.
     r.load_bundle(unsafe { bytes(f.addr as *const c_void, f.len) })
@@ -66,6 +66,10 @@ fn record_module_launch(
     extra: *mut *mut c_void,
 ) {
     g.run(|r| {
+        if super::graph::captured(dims.stream) {
+            // Captured into a graph, not run: recorded when the graph is.
+            return;
+        }
         let in_full = |slot: Option<Slot<'_>>| {
             r.code().with_function(func as u64, |kernel| {
                 record_module_launch_of(r, api, ret, kernel, func, dims, kernel_params, extra, slot)
@@ -246,6 +250,10 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
     let ret = unsafe { a.call(f) };
     if let Some(g) = g {
         g.run(|r| {
+            if super::graph::captured(dims.stream) {
+                // Captured into a graph, not run: recorded when the graph is.
+                return;
+            }
             let in_full = |slot: Option<Slot<'_>>| {
                 r.code().with_stub(function_address as u64, |kernel| {
                     let layout = kernel

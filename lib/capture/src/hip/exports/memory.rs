@@ -35,7 +35,7 @@ pub fn runtime_says_device(p: u64) -> bool {
 
 /// Waits for `stream` through the real runtime (an async D2H's result is
 /// read only once it has landed).
-fn sync_stream(stream: HipStream) {
+pub(super) fn sync_stream(stream: HipStream) {
     static REAL: Real<args::hipStreamSynchronize> = Real::new();
     if let Some(f) = REAL.get() {
         // SAFETY: the application's own stream handle, just used successfully.
@@ -166,6 +166,10 @@ unsafe fn copy<A: Entry<Ret = HipError>>(
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
     g.run(|r| {
+        if stream.is_some_and(|s| super::graph::captured(s as u64)) {
+            // Captured into a graph, not run: recorded when the graph is.
+            return;
+        }
         let c = Copy {
             dir,
             dst: dst as u64,
@@ -235,6 +239,10 @@ macro_rules! memsets {
             // SAFETY: the export's contract: the application's arguments.
             unsafe {
                 intercept(real, $a, Order::Free, |r, api, ret| {
+                    if stream.is_some_and(|s| super::graph::captured(s as u64)) {
+                        // Captured into a graph, not run.
+                        return;
+                    }
                     let size = (count as u64).saturating_mul(u64::from(width));
                     r.memset(api, ret, dst as u64, value, size, width, stream.map(|s| s as u64))
                 })

@@ -26,6 +26,7 @@
 //! binds to this definition (`abi/tests/symbol_versions.rs`).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+mod graph;
 mod handlers;
 pub mod launch;
 pub mod memory;

@@ -10,6 +10,17 @@ use crate::hip::types::HipError;
 use crate::interpose::real_fn::Real;
 use crate::record::recorder::Recorder;
 
+/// Stream work a capture took into a graph: not run, so not recorded.
+#[inline(always)]
+fn captured(op: &Op) -> bool {
+    match op {
+        Op::EventRecord { stream, .. } | Op::StreamWaitEvent { stream, .. } => {
+            super::graph::captured(stream.0)
+        }
+        _ => false,
+    }
+}
+
 fn a(p: *mut std::ffi::c_void) -> Addr {
     Addr(p as u64)
 }
@@ -66,7 +77,14 @@ macro_rules! ops {
         #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, $a: args::$name) -> HipError {
             // SAFETY: the export's contract: the application's arguments.
-            unsafe { intercept(real, $a, Order::$order, |r, api, ret| r.op(api, ret, &$op)) }
+            unsafe {
+                intercept(real, $a, Order::$order, |r, api, ret| {
+                    let op = $op;
+                    if !captured(&op) {
+                        r.op(api, ret, &op)
+                    }
+                })
+            }
         }
     )*};
 }

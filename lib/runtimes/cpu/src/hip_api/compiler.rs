@@ -117,7 +117,16 @@ pub(super) unsafe fn hipLaunchKernel(a: args::hipLaunchKernel) -> HipError {
         // SAFETY: HIP contract: args[i] points at argument i.
         let ka = unsafe { pack_args(&func, args, std::ptr::null_mut()) }?;
         // SAFETY: `ka` was packed per the kernel's own metadata.
-        unsafe { rt.launch(func, num_blocks, dim_blocks, shared, ka, stream as usize) }
+        unsafe {
+            rt.launch(
+                func,
+                num_blocks,
+                dim_blocks,
+                shared,
+                ka,
+                (function_address as usize, stream as usize),
+            )
+        }
     })
 }
 
@@ -145,7 +154,16 @@ pub(super) unsafe fn hipExtLaunchKernel(a: args::hipExtLaunchKernel) -> HipError
             rt.record_event(start_event as usize, stream as usize)?;
         }
         // SAFETY: `ka` was packed per the kernel's own metadata.
-        unsafe { rt.launch(func, num_blocks, dim_blocks, shared, ka, stream as usize) }?;
+        unsafe {
+            rt.launch(
+                func,
+                num_blocks,
+                dim_blocks,
+                shared,
+                ka,
+                (function_address as usize, stream as usize),
+            )
+        }?;
         if !stop_event.is_null() {
             rt.record_event(stop_event as usize, stream as usize)?;
         }
@@ -170,6 +188,15 @@ pub(super) unsafe fn hipLaunchCooperativeKernel(a: args::hipLaunchCooperativeKer
         // SAFETY: HIP contract: kernelParams[i] points at argument i.
         let ka = unsafe { pack_args(&func, params, std::ptr::null_mut()) }?;
         // SAFETY: `ka` was packed per the kernel's own metadata.
-        unsafe { rt.launch(func, grid, block, shared as usize, ka, stream as usize) }
+        unsafe {
+            rt.launch(
+                func,
+                grid,
+                block,
+                shared as usize,
+                ka,
+                (f as usize, stream as usize),
+            )
+        }
     })
 }

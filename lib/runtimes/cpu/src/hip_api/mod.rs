@@ -23,6 +23,7 @@ mod copy;
 mod device;
 mod errors;
 mod events;
+mod graphs;
 mod modules;
 mod streams;
 mod vmm;
@@ -111,6 +112,19 @@ exports! {
         hipExtLaunchKernel, hipLaunchCooperativeKernel,
     ]
     errors: [hipGetLastError, hipPeekAtLastError, hipGetErrorString, hipGetErrorName]
+    graphs: [
+        hipStreamBeginCapture, hipStreamEndCapture, hipStreamIsCapturing, hipStreamGetCaptureInfo,
+        hipStreamGetCaptureInfo_v2, hipGraphCreate, hipGraphDestroy, hipGraphAddKernelNode,
+        hipGraphAddMemcpyNode, hipGraphAddMemcpyNode1D, hipGraphAddMemsetNode, hipGraphAddEmptyNode,
+        hipGraphAddHostNode, hipGraphAddEventRecordNode, hipGraphAddEventWaitNode,
+        hipGraphAddChildGraphNode, hipGraphAddDependencies, hipGraphGetNodes, hipGraphGetRootNodes,
+        hipGraphNodeGetDependencies, hipGraphNodeGetType, hipGraphKernelNodeGetParams,
+        hipGraphKernelNodeSetParams, hipGraphMemcpyNodeGetParams, hipGraphMemsetNodeGetParams,
+        hipGraphHostNodeGetParams, hipGraphChildGraphNodeGetGraph, hipGraphEventRecordNodeGetEvent,
+        hipGraphEventWaitNodeGetEvent, hipGraphInstantiate, hipGraphInstantiateWithFlags,
+        hipGraphLaunch, hipGraphExecDestroy, hipGraphExecUpdate, hipGraphExecKernelNodeSetParams,
+        hipGraphExecMemcpyNodeSetParams1D, hipGraphExecMemsetNodeSetParams,
+    ]
     vmm: [
         hipMemGetAllocationGranularity, hipMemAddressReserve, hipMemAddressFree, hipMemCreate,
         hipMemRelease, hipMemMap, hipMemUnmap, hipMemSetAccess,

@@ -221,7 +221,16 @@ pub(super) unsafe fn hipModuleLaunchKernel(a: args::hipModuleLaunchKernel) -> Hi
             Dim3::new(block_x, block_y, block_z),
         );
         // SAFETY: `args` was packed per the kernel's own metadata.
-        unsafe { rt.launch(func, grid, block, shared as usize, args, stream as usize) }
+        unsafe {
+            rt.launch(
+                func,
+                grid,
+                block,
+                shared as usize,
+                args,
+                (f as usize, stream as usize),
+            )
+        }
     })
 }
 
@@ -300,7 +309,16 @@ unsafe fn ext_module_launch(
             rt.record_event(start_event as usize, stream as usize)?;
         }
         // SAFETY: `args` was packed per the kernel's own metadata.
-        unsafe { rt.launch(func, grid, block, shared, args, stream as usize) }?;
+        unsafe {
+            rt.launch(
+                func,
+                grid,
+                block,
+                shared,
+                args,
+                (f as usize, stream as usize),
+            )
+        }?;
         if !stop_event.is_null() {
             rt.record_event(stop_event as usize, stream as usize)?;
         }

@@ -67,6 +67,7 @@ macro_rules! collect {
 }
 
 /// Every line of both tables, driver first.
+#[allow(clippy::vec_init_then_push)] // one push per table line, by macro
 fn tables() -> Vec<Decl> {
     let mut v = Vec::new();
     cuda_api::cuda_fns!(api_table::for_each, [cuda_api::cuda_fn, collect, [[v "driver"]]]);

@@ -8,19 +8,24 @@
 //! "cuGetProcAddress_v2")` was routed, so their answers are routed already.
 //! They are wrapped as well, mapping the answer through the same table
 //! (an answer that is a wrapper already stays as it is), for a runtime that
-//! would look the driver up some other way.
+//! would look the driver up some other way: their exports are generated
+//! from `cuda-api`'s runtime table (`cuda::exports`), their handlers are
+//! here.
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{CStr, c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 
+use api_table::Entry;
+use cuda_api::runtime::args as rt;
+use cuda_api::runtime::types::cudaError_t;
 use cuda_api::{CUDA_SUCCESS, CUresult, cuuint64_t};
 
 use super::api::{Sym, missing};
 use super::libcuda;
 use super::routes::Route;
-use crate::cuda::ffi::cuda_real;
 use crate::cuda::log::diag;
+use crate::interpose::real_fn::Real;
 use crate::interpose::count_stubs;
 use crate::record::unrecorded;
 
@@ -132,55 +137,38 @@ pub unsafe extern "C" fn cuGetProcAddress(
     ret
 }
 
-/// `cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-/// unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cudaGetDriverEntryPoint(
-    symbol: *const c_char,
-    func: *mut *mut c_void,
-    flags: c_ulonglong,
-    status: *mut c_int,
-) -> c_int {
-    type F =
-        unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_ulonglong, *mut c_int) -> c_int;
-    let Some(real) = cuda_real!(cudaGetDriverEntryPoint: F) else {
+/// `cudaGetDriverEntryPoint`'s handler (the export is generated from the
+/// runtime table, `cuda::exports`): forwarded, a successful answer routed.
+pub unsafe fn cudaGetDriverEntryPoint(
+    real: &'static Real<rt::cudaGetDriverEntryPoint>,
+    a: rt::cudaGetDriverEntryPoint,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
         return crate::cuda::ffi::missing("cudaGetDriverEntryPoint");
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, func, flags, status) };
+    // SAFETY: the export's contract: `a` holds the application's arguments.
+    let ret = unsafe { a.call(f) };
     if ret == 0 {
         // SAFETY: the runtime accepted them: a C string and a written pointer.
-        unsafe { route_answer(symbol, func, "cudaGetDriverEntryPoint") };
+        unsafe { route_answer(a.symbol, a.func, "cudaGetDriverEntryPoint") };
     }
     ret
 }
 
-/// `cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void
-/// **funcPtr, unsigned int cudaVersion, unsigned long long flags,
-/// cudaDriverEntryPointQueryResult *driverStatus)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
-    symbol: *const c_char,
-    func: *mut *mut c_void,
-    cuda_version: c_uint,
-    flags: c_ulonglong,
-    status: *mut c_int,
-) -> c_int {
-    type F = unsafe extern "C" fn(
-        *const c_char,
-        *mut *mut c_void,
-        c_uint,
-        c_ulonglong,
-        *mut c_int,
-    ) -> c_int;
-    let Some(real) = cuda_real!(cudaGetDriverEntryPointByVersion: F) else {
+/// `cudaGetDriverEntryPointByVersion`'s handler: as
+/// [`cudaGetDriverEntryPoint`].
+pub unsafe fn cudaGetDriverEntryPointByVersion(
+    real: &'static Real<rt::cudaGetDriverEntryPointByVersion>,
+    a: rt::cudaGetDriverEntryPointByVersion,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
         return crate::cuda::ffi::missing("cudaGetDriverEntryPointByVersion");
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, func, cuda_version, flags, status) };
+    // SAFETY: the export's contract: `a` holds the application's arguments.
+    let ret = unsafe { a.call(f) };
     if ret == 0 {
         // SAFETY: as in cudaGetDriverEntryPoint.
-        unsafe { route_answer(symbol, func, "cudaGetDriverEntryPointByVersion") };
+        unsafe { route_answer(a.symbol, a.func, "cudaGetDriverEntryPointByVersion") };
     }
     ret
 }

@@ -6,8 +6,11 @@
 // hand from CUDA 13.0's cuda.h: the exported, versioned name (`cuda.h`'s
 // macros map `cuMemAlloc` to `cuMemAlloc_v2`, and to `_ptds`/`_ptsz` under
 // per-thread default streams); parameter names are hrr's (the header's
-// where short). Type names are `types`'.
-// 132 entry points.
+// where short). Type names are `types`', the header's C names, so that
+// `cuda-c-decls` can redeclare every line in C after `cuda.h`:
+// `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
+// line whose signature differs from the prototype fails there.
+// 133 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.

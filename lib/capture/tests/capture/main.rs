@@ -3,6 +3,7 @@
 //! their archives are read back with hrr-core.
 
 mod driver;
+mod runtime;
 mod harness;
 
 use std::collections::{BTreeMap, HashMap};

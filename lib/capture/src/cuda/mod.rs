@@ -90,11 +90,19 @@ mod tests {
 
     #[test]
     fn every_runtime_table_entry_is_exported_or_an_own_call() {
-        let mut ours: Vec<&str> = EXPORTED.iter().chain(super::OWN_CALLS_ONLY).copied().collect();
+        let mut ours: Vec<&str> = EXPORTED
+            .iter()
+            .chain(super::OWN_CALLS_ONLY)
+            .copied()
+            .collect();
         ours.sort_unstable();
         let n = ours.len();
         ours.dedup();
-        assert_eq!(ours.len(), n, "a name is both exported and an own call, or listed twice");
+        assert_eq!(
+            ours.len(),
+            n,
+            "a name is both exported and an own call, or listed twice"
+        );
         let mut table = cuda_api::runtime::CUDART_FNS.to_vec();
         table.sort_unstable();
         assert_eq!(ours, table);

@@ -3,8 +3,8 @@
 //! their archives are read back with hrr-core.
 
 mod driver;
-mod runtime;
 mod harness;
+mod runtime;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};

@@ -28,7 +28,8 @@ fn runtime_calls_are_one_event_each_and_leave_the_applications_state_alone() {
     assert!(stdout.contains("pending=1\n"), "{stdout}");
     // cudaErrorNotSupported, said once.
     assert!(stdout.contains("managed=801\n"), "{stdout}");
-    let said = "hrr-intercept: cudaMallocManaged: not defined by any library after the interposer\n";
+    let said =
+        "hrr-intercept: cudaMallocManaged: not defined by any library after the interposer\n";
     assert_eq!(stderr.matches(said).count(), 1, "{stderr}");
 
     let c = Captured::open(&dir);
@@ -64,21 +65,44 @@ fn runtime_calls_are_one_event_each_and_leave_the_applications_state_alone() {
         ]
     );
     let ev = |i: usize| &c.events[i].op;
-    let Op::Alloc { mem: MemKind::Pinned, size: 64, .. } = ev(0) else {
+    let Op::Alloc {
+        mem: MemKind::Pinned,
+        size: 64,
+        ..
+    } = ev(0)
+    else {
         panic!("{:?}", ev(0));
     };
     let Op::StreamCreate { stream } = *ev(1) else {
         panic!("{:?}", ev(1));
     };
-    let Op::Alloc { ptr: d, size: 64, mem: MemKind::Device } = *ev(3) else {
+    let Op::Alloc {
+        ptr: d,
+        size: 64,
+        mem: MemKind::Device,
+    } = *ev(3)
+    else {
         panic!("{:?}", ev(3));
     };
     assert_eq!(
         *ev(4),
-        Op::Memset { dst: d, value: 0x5a, size: 64, width: 1, stream: Some(stream) }
+        Op::Memset {
+            dst: d,
+            value: 0x5a,
+            size: 64,
+            width: 1,
+            stream: Some(stream)
+        }
     );
     // Direction from the recorder's allocations; the default stream is 0x0.
-    let Op::Memcpy { dir: Dir::D2h, src, size: 64, stream: Some(Addr(0)), blob: Some(b), .. } = ev(5)
+    let Op::Memcpy {
+        dir: Dir::D2h,
+        src,
+        size: 64,
+        stream: Some(Addr(0)),
+        blob: Some(b),
+        ..
+    } = ev(5)
     else {
         panic!("{:?}", ev(5));
     };
@@ -86,14 +110,30 @@ fn runtime_calls_are_one_event_each_and_leave_the_applications_state_alone() {
     assert_eq!(c.blob(b), vec![0x5a; 64]);
     // Host to host after the runtime's pointer queries failed.
     for i in [12, 14] {
-        let Op::Memcpy { dir: Dir::H2h, stream: None, blob: None, .. } = ev(i) else {
+        let Op::Memcpy {
+            dir: Dir::H2h,
+            stream: None,
+            blob: None,
+            ..
+        } = ev(i)
+        else {
             panic!("{:?}", ev(i));
         };
     }
     assert_eq!(*ev(11), Op::SetDevice { device: 0 });
     assert_eq!(*ev(13), Op::SetDevice { device: 7 });
-    assert_eq!(*ev(15), Op::Free { ptr: d, mem: Some(MemKind::Device) });
-    let Op::Free { mem: Some(MemKind::Pinned), .. } = ev(18) else {
+    assert_eq!(
+        *ev(15),
+        Op::Free {
+            ptr: d,
+            mem: Some(MemKind::Device)
+        }
+    );
+    let Op::Free {
+        mem: Some(MemKind::Pinned),
+        ..
+    } = ev(18)
+    else {
         panic!("{:?}", ev(18));
     };
 }

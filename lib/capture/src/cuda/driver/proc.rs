@@ -14,19 +14,20 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_void};
 
 use api_table::Entry;
 use cuda_api::runtime::args as rt;
 use cuda_api::runtime::types::cudaError_t;
-use cuda_api::{CUDA_SUCCESS, CUresult, cuuint64_t};
+use cuda_api::types::*;
+use cuda_api::{CUDA_SUCCESS, CUresult};
 
 use super::api::{Sym, missing};
 use super::libcuda;
 use super::routes::Route;
 use crate::cuda::log::diag;
-use crate::interpose::real_fn::Real;
 use crate::interpose::count_stubs;
+use crate::interpose::real_fn::Real;
 use crate::record::unrecorded;
 
 /// What the program gets for `name`, answered `real`, routed `route`.
@@ -91,48 +92,57 @@ unsafe fn route_answer(symbol: *const c_char, pfn: *mut *mut c_void, via: &str) 
     unsafe { *pfn = routed };
 }
 
-/// `CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
-/// cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuGetProcAddress_v2(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    cuda_version: c_int,
-    flags: cuuint64_t,
-    status: *mut c_int,
-) -> CUresult {
-    let Some(real) =
-        super::api::real::<cuda_api::args::cuGetProcAddress_v2>(Sym::cuGetProcAddress_v2)
-    else {
-        return missing("cuGetProcAddress_v2");
+/// The driver table's callback for the two lookups: the export, with the
+/// table line's parameters, hands them to [`lookup`].
+macro_rules! lookup_export {
+    ($name:ident ( $($p:ident : $t:ty),* $(,)? ) -> $r:ty) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($p: $t),*) -> $r {
+            // SAFETY: the application's arguments, under the C contract.
+            unsafe { lookup(Sym::$name, cuda_api::args::$name { $($p),* }) }
+        }
+        // The export has exactly the table's type.
+        const _: cuda_api::fns::$name = $name;
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, pfn, cuda_version, flags, status) };
-    if ret == CUDA_SUCCESS {
-        // SAFETY: the driver accepted them: a C string and a written pfn.
-        unsafe { route_answer(symbol, pfn, "cuGetProcAddress_v2") };
+}
+// `CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
+// cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)`.
+cuda_api::cuda_fn!(cuGetProcAddress_v2, lookup_export, []);
+// `CUresult cuGetProcAddress(const char *symbol, void **pfn, int
+// cudaVersion, cuuint64_t flags)` (CUDA 11.3's, still exported).
+cuda_api::cuda_fn!(cuGetProcAddress, lookup_export, []);
+
+/// The symbol asked for and where the answer goes, of a lookup's arguments.
+trait Lookup: Entry<Ret = CUresult> {
+    fn symbol_and_pfn(&self) -> (*const c_char, *mut *mut c_void);
+}
+impl Lookup for cuda_api::args::cuGetProcAddress_v2 {
+    fn symbol_and_pfn(&self) -> (*const c_char, *mut *mut c_void) {
+        (self.symbol, self.pfn)
     }
-    ret
+}
+impl Lookup for cuda_api::args::cuGetProcAddress {
+    fn symbol_and_pfn(&self) -> (*const c_char, *mut *mut c_void) {
+        (self.symbol, self.pfn)
+    }
 }
 
-/// `CUresult cuGetProcAddress(const char *symbol, void **pfn, int
-/// cudaVersion, cuuint64_t flags)` (CUDA 11.3's, still exported).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    cuda_version: c_int,
-    flags: cuuint64_t,
-) -> CUresult {
-    let Some(real) = super::api::real::<cuda_api::args::cuGetProcAddress>(Sym::cuGetProcAddress)
-    else {
-        return missing("cuGetProcAddress");
+/// Forwards a lookup to the driver's function (`sym`), then routes a
+/// successful answer.
+///
+/// # Safety
+/// `a` holds the application's arguments for lookup `A`, valid under its C
+/// contract.
+unsafe fn lookup<A: Lookup>(sym: Sym, a: A) -> CUresult {
+    let Some(real) = super::api::real::<A>(sym) else {
+        return missing(A::NAME);
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, pfn, cuda_version, flags) };
+    let (symbol, pfn) = a.symbol_and_pfn();
+    // SAFETY: per this function's contract, forwarded unchanged.
+    let ret = unsafe { a.call(real) };
     if ret == CUDA_SUCCESS {
-        // SAFETY: as in cuGetProcAddress_v2.
-        unsafe { route_answer(symbol, pfn, "cuGetProcAddress") };
+        // SAFETY: the driver accepted them: a C string and a written pfn.
+        unsafe { route_answer(symbol, pfn, A::NAME) };
     }
     ret
 }
@@ -172,7 +182,3 @@ pub unsafe fn cudaGetDriverEntryPointByVersion(
     }
     ret
 }
-
-// The lookups have exactly the table's types.
-const _: cuda_api::fns::cuGetProcAddress = cuGetProcAddress;
-const _: cuda_api::fns::cuGetProcAddress_v2 = cuGetProcAddress_v2;

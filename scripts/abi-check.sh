@@ -12,6 +12,11 @@
 #   5. C side                                      tests/abi/check-c.sh (layouts, workloads linked to
 #                                                  the real ROCm, hipcc gfx90a build, host IR)
 #   6. hsa-sys vs the C headers                    cargo test -p hsa-sys --test c_layout
+#   7. the CUDA tables vs CUDA 13.0's headers      cuda-api's cuda-c-decls, compiled by
+#                                                  scripts/cuda-header-check.sh against the
+#                                                  headers of PyPI's nvidia-cuda-runtime and
+#                                                  nvidia-cuda-crt wheels (pinned; fetched once
+#                                                  into ~/.cache/hrr, or $HRR_CACHE)
 #
 # Exit: 0 when every step passed; 1 when any failed; 0 with a SKIP line when a
 # required Debian package is missing (set HRR_ABI_REQUIRE=1 to make that fatal).
@@ -144,6 +149,22 @@ if cargo test -p hsa-sys --test c_layout 2>&1 | tail -4 | tee "$log_dir/hsa-sys.
 else
     cat "$log_dir/hsa-sys.log"
     ko "cargo test -p hsa-sys --test c_layout"
+fi
+
+# ------------------------------------------------------------ 7
+step "7. the CUDA signature tables (cuda-api: driver and runtime) against CUDA 13.0's headers"
+decls="$abi_target/cuda-decls.c"
+names="$abi_target/cuda-names.txt"
+if ! cargo run -q -p cuda-api --bin cuda-c-decls >"$decls" 2>"$log_dir/cuda-decls.log" ||
+    ! cargo run -q -p cuda-api --bin cuda-c-decls -- --names >"$names" 2>>"$log_dir/cuda-decls.log"; then
+    cat "$log_dir/cuda-decls.log"
+    ko "cuda-c-decls failed (see $log_dir/cuda-decls.log)"
+elif scripts/cuda-header-check.sh "$decls" "$names" >"$log_dir/cuda-headers.log" 2>&1; then
+    grep -E '^cuda-header-check: ' "$log_dir/cuda-headers.log" | sed 's/^/    /'
+    ok "every CUDA table line (cu*, cuda*, __cuda*) redeclared in C agrees with CUDA 13.0's prototype"
+else
+    tail -40 "$log_dir/cuda-headers.log"
+    ko "the CUDA tables against CUDA's headers (see $log_dir/cuda-headers.log)"
 fi
 
 echo

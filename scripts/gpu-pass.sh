@@ -135,6 +135,28 @@ else
     fail backend "$BIN/hrr-cuda-gpu-tests missing"
 fi
 
+# --- case: cuda-api's tables against this machine's CUDA headers ------------
+# The C file gpu-prepare.sh generated, compiled with gcc and nvcc: nvcc also
+# declares the compiler ABI's __cudaGetKernel and __cudaLaunchKernel.
+if want cuda_headers; then
+    case=cuda_headers
+    inc=""
+    for d in "${CUDA_HOME:-/nonexistent}/include" /usr/local/cuda/include; do
+        if [ -f "$d/cuda_runtime_api.h" ]; then inc=$d; break; fi
+    done
+    if [ ! -s .gpu/cuda-check/decls.c ] || [ ! -s .gpu/cuda-check/names.txt ]; then
+        fail "$case" ".gpu/cuda-check/ missing (run scripts/gpu-prepare.sh)"
+    elif [ -z "$inc" ]; then
+        fail "$case" "no cuda_runtime_api.h in \$CUDA_HOME/include or /usr/local/cuda/include"
+    elif timeout "$T" scripts/cuda-header-check.sh .gpu/cuda-check/decls.c .gpu/cuda-check/names.txt \
+        --include "$inc" --nvcc "$(command -v "$NVCC" || echo "$NVCC")" >"$LOG/$case.log" 2>&1; then
+        grep -m1 'table lines met' "$LOG/$case.log"
+        pass "$case"
+    else
+        fail "$case" "$(grep -m1 -E 'error:|FAIL' "$LOG/$case.log")"
+    fi
+fi
+
 # --- the pipeline, one workload -------------------------------------------
 # run_case WORKLOAD CASE [ARGS...]: plain run, capture, (sidecar), play, diff
 # of the built workload $WORK/WORKLOAD. run_exe CASE EXE [ARGS...]: the same

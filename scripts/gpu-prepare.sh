@@ -10,6 +10,8 @@
 #   .gpu/bin/{hrr-cap,hrr-play,hrr-sidecar,hrr-diff,hrr-extract,hrr-trace,libhrr_intercept.so}
 #   .gpu/bin/hrr-cuda-gpu-tests       (lib/backends/cuda/tests/gpu.rs, release)
 #   .gpu/hip-include/hip/...          (copy of /usr/include/hip, symlinks resolved)
+#   .gpu/cuda-check/{decls.c,names.txt} (cuda-api's tables as C, for
+#                                      scripts/cuda-header-check.sh)
 #   .gpu/MANIFEST                     (commit, date, sizes, sha256)
 set -euo pipefail
 
@@ -30,8 +32,8 @@ if [ "$build" = 1 ]; then
     cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-extract -p hrr-trace -p hrr-capture
 fi
 
-rm -rf .gpu/bin .gpu/hip-include
-mkdir -p .gpu/bin .gpu/hip-include
+rm -rf .gpu/bin .gpu/hip-include .gpu/cuda-check
+mkdir -p .gpu/bin .gpu/hip-include .gpu/cuda-check
 
 missing=0
 for f in "${bins[@]}" "$lib"; do
@@ -64,6 +66,14 @@ if [ -d /usr/include/hip ]; then
     dpkg-query -W -f='${Package} ${Version}\n' libamdhip64-dev >.gpu/hip-include/VERSION 2>/dev/null || true
 else
     echo "gpu-prepare: /usr/include/hip is missing (apt-get install libamdhip64-dev); hip_on_nvidia will be skipped" >&2
+fi
+
+# The CUDA tables as C redeclarations (the GPU machine has CUDA's headers,
+# gcc and nvcc, but no Rust to generate them).
+if ! cargo run -q -p cuda-api --bin cuda-c-decls >.gpu/cuda-check/decls.c ||
+    ! cargo run -q -p cuda-api --bin cuda-c-decls -- --names >.gpu/cuda-check/names.txt; then
+    echo "gpu-prepare: cuda-c-decls failed" >&2
+    missing=1
 fi
 
 {

@@ -14,11 +14,18 @@
 //! struct. The capture library generates its wrappers from it, the replay
 //! backend types its loaded entry points with it.
 //!
+//! The runtime's (`libcudart`, the `cuda*` and compiler-ABI `__cuda*`
+//! entry points the capture library exports or calls) are a second table
+//! of the same shape, [`runtime`] ([`cudart_fn!`], [`cudart_fns!`]).
+//! Both are checked against CUDA's own headers by redeclaring every line in
+//! C (`cuda-c-decls`, run by `scripts/abi-check.sh`).
+//!
 //! `no_std`: plain data and macros, nothing to link.
 #![no_std]
 #![deny(unsafe_code)]
 #![allow(non_camel_case_types)]
 
+pub mod runtime;
 mod table;
 pub mod types;
 

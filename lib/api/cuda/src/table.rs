@@ -6,8 +6,11 @@
 // hand from CUDA 13.0's cuda.h: the exported, versioned name (`cuda.h`'s
 // macros map `cuMemAlloc` to `cuMemAlloc_v2`, and to `_ptds`/`_ptsz` under
 // per-thread default streams); parameter names are hrr's (the header's
-// where short). Type names are `types`'.
-// 132 entry points.
+// where short). Type names are `types`', the header's C names, so that
+// `cuda-c-decls` can redeclare every line in C after `cuda.h`:
+// `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
+// line whose signature differs from the prototype fails there.
+// 133 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -17,8 +20,8 @@ macro_rules! cuda_fn {
     (cuDevicePrimaryCtxRetain, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult } };
     (cuDevicePrimaryCtxRelease_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult } };
-    (cuCtxCreate_v3, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v3(pctx: *mut CUcontext, params: *mut c_void, num_params: c_int, flags: c_uint, dev: CUdevice) -> CUresult } };
-    (cuCtxCreate_v4, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut c_void, flags: c_uint, dev: CUdevice) -> CUresult } };
+    (cuCtxCreate_v3, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v3(pctx: *mut CUcontext, params: *mut CUexecAffinityParam, num_params: c_int, flags: c_uint, dev: CUdevice) -> CUresult } };
+    (cuCtxCreate_v4, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: CUdevice) -> CUresult } };
     (cuCtxDestroy_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxDestroy_v2(ctx: CUcontext) -> CUresult } };
     (cuCtxSetCurrent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxSetCurrent(ctx: CUcontext) -> CUresult } };
     (cuCtxPushCurrent_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult } };
@@ -81,11 +84,11 @@ macro_rules! cuda_fn {
     (cuModuleLoad, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CUresult } };
     (cuModuleLoadData, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CUresult } };
     (cuModuleLoadFatBinary, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleLoadFatBinary(module: *mut CUmodule, image: *const c_void) -> CUresult } };
-    (cuModuleLoadDataEx, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleLoadDataEx(module: *mut CUmodule, image: *const c_void, n: c_uint, options: *mut c_int, values: *mut *mut c_void) -> CUresult } };
-    (cuLibraryLoadData, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryLoadData(lib: *mut CUlibrary, code: *const c_void, jit_options: *mut c_int, jit_values: *mut *mut c_void, n_jit: c_uint, lib_options: *mut c_int, lib_values: *mut *mut c_void, n_lib: c_uint) -> CUresult } };
-    (cuLibraryLoadFromFile, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryLoadFromFile(lib: *mut CUlibrary, fname: *const c_char, jit_options: *mut c_int, jit_values: *mut *mut c_void, n_jit: c_uint, lib_options: *mut c_int, lib_values: *mut *mut c_void, n_lib: c_uint) -> CUresult } };
+    (cuModuleLoadDataEx, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleLoadDataEx(module: *mut CUmodule, image: *const c_void, n: c_uint, options: *mut CUjit_option, values: *mut *mut c_void) -> CUresult } };
+    (cuLibraryLoadData, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryLoadData(lib: *mut CUlibrary, code: *const c_void, jit_options: *mut CUjit_option, jit_values: *mut *mut c_void, n_jit: c_uint, lib_options: *mut CUlibraryOption, lib_values: *mut *mut c_void, n_lib: c_uint) -> CUresult } };
+    (cuLibraryLoadFromFile, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryLoadFromFile(lib: *mut CUlibrary, fname: *const c_char, jit_options: *mut CUjit_option, jit_values: *mut *mut c_void, n_jit: c_uint, lib_options: *mut CUlibraryOption, lib_values: *mut *mut c_void, n_lib: c_uint) -> CUresult } };
     (cuModuleUnload, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleUnload(module: CUmodule) -> CUresult } };
-    (cuLibraryUnload, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryUnload(module: CUmodule) -> CUresult } };
+    (cuLibraryUnload, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryUnload(module: CUlibrary) -> CUresult } };
     (cuModuleGetFunction, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuModuleGetFunction(func: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult } };
     (cuLibraryGetKernel, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLibraryGetKernel(kernel: *mut CUkernel, lib: CUlibrary, name: *const c_char) -> CUresult } };
     (cuKernelGetFunction, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuKernelGetFunction(func: *mut CUfunction, kernel: CUkernel) -> CUresult } };
@@ -112,17 +115,17 @@ macro_rules! cuda_fn {
     (cuEventRecordWithFlags, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuEventRecordWithFlags(event: CUevent, stream: CUstream, flags: c_uint) -> CUresult } };
     (cuEventRecordWithFlags_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuEventRecordWithFlags_ptsz(event: CUevent, stream: CUstream, flags: c_uint) -> CUresult } };
     (cuEventSynchronize, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuEventSynchronize(event: CUevent) -> CUresult } };
-    (cuGetExportTable, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetExportTable(table: *mut *const c_void, id: *const c_void) -> CUresult } };
-    (cuMemcpy2D_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2D_v2(copy: *const c_void) -> CUresult } };
-    (cuMemcpy2DUnaligned_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DUnaligned_v2(copy: *const c_void) -> CUresult } };
-    (cuMemcpy3D_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3D_v2(copy: *const c_void) -> CUresult } };
-    (cuMemcpy2DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DAsync_v2(copy: *const c_void, stream: CUstream) -> CUresult } };
-    (cuMemcpy3DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3DAsync_v2(copy: *const c_void, stream: CUstream) -> CUresult } };
+    (cuGetExportTable, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetExportTable(table: *mut *const c_void, id: *const CUuuid) -> CUresult } };
+    (cuMemcpy2D_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2D_v2(copy: *const CUDA_MEMCPY2D) -> CUresult } };
+    (cuMemcpy2DUnaligned_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DUnaligned_v2(copy: *const CUDA_MEMCPY2D) -> CUresult } };
+    (cuMemcpy3D_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3D_v2(copy: *const CUDA_MEMCPY3D) -> CUresult } };
+    (cuMemcpy2DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, stream: CUstream) -> CUresult } };
+    (cuMemcpy3DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult } };
     (cuMemsetD2D8_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CUresult } };
     (cuMemsetD2D32_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize) -> CUresult } };
-    (cuGraphLaunch, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch(exec: *mut c_void, stream: CUstream) -> CUresult } };
-    (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: *mut c_void, data: *mut c_void) -> CUresult } };
-    (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: c_int) -> CUresult } };
+    (cuGraphLaunch, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult } };
+    (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
+    (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
     (cuGetProcAddress, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: cuuint64_t) -> CUresult } };
     (cuGetProcAddress_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetProcAddress_v2(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: cuuint64_t, status: *mut CUdriverProcAddressQueryResult) -> CUresult } };
     (cuInit, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuInit(flags: c_uint) -> CUresult } };
@@ -132,19 +135,19 @@ macro_rules! cuda_fn {
     (cuDeviceGetCount, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceGetCount(count: *mut c_int) -> CUresult } };
     (cuDeviceGet, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult } };
     (cuDeviceGetName, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult } };
-    (cuDeviceGetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev: CUdevice) -> CUresult } };
+    (cuDeviceGetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceGetAttribute(pi: *mut c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult } };
     (cuCtxGetCurrent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult } };
     (cuCtxGetDevice, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxGetDevice(device: *mut CUdevice) -> CUresult } };
-    (cuPointerGetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuPointerGetAttribute(data: *mut c_void, attribute: c_int, ptr: CUdeviceptr) -> CUresult } };
+    (cuPointerGetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuPointerGetAttribute(data: *mut c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult } };
     (cuMemGetAddressRange_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemGetAddressRange_v2(pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) -> CUresult } };
-    (cuMemGetAllocationGranularity, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const CUmemAllocationProp, option: c_int) -> CUresult } };
+    (cuMemGetAllocationGranularity, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemGetAllocationGranularity(granularity: *mut usize, prop: *const CUmemAllocationProp, option: CUmemAllocationGranularity_flags) -> CUresult } };
     (cuFuncGetParamInfo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncGetParamInfo(func: CUfunction, index: usize, offset: *mut usize, size: *mut usize) -> CUresult } };
     (cuKernelGetParamInfo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuKernelGetParamInfo(kernel: CUkernel, index: usize, offset: *mut usize, size: *mut usize) -> CUresult } };
     (cuFuncGetName, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncGetName(name: *mut *const c_char, func: CUfunction) -> CUresult } };
     (cuKernelGetName, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuKernelGetName(name: *mut *const c_char, kernel: CUkernel) -> CUresult } };
     (cuFuncGetModule, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncGetModule(module: *mut CUmodule, func: CUfunction) -> CUresult } };
     (cuKernelGetLibrary, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuKernelGetLibrary(lib: *mut CUlibrary, kernel: CUkernel) -> CUresult } };
-    (cuFuncSetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncSetAttribute(func: CUfunction, attrib: c_int, value: c_int) -> CUresult } };
+    (cuFuncSetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuFuncSetAttribute(func: CUfunction, attrib: CUfunction_attribute, value: c_int) -> CUresult } };
     (cuEventElapsedTime, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuEventElapsedTime(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult } };
     (cuEventElapsedTime_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuEventElapsedTime_v2(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult } };
 }

@@ -2,10 +2,12 @@
 //! as `cuda.h` spells it, so that a table line reads like the header.
 //! Consumers that expand table entries glob-import this module.
 //!
-//! C enums are `c_int`; opaque handles `*mut c_void`; structs passed by
-//! pointer that a consumer reads have their real layout (asserted in the
-//! crate root), the others are passed as `*mut c_void` / `*const c_void` in
-//! the table.
+//! C enums are `c_int` aliases named as the header names them; opaque
+//! handles `*mut c_void` aliases; structs passed by pointer that a consumer
+//! reads have their real layout (asserted in the crate root), the others are
+//! opaque `#[repr(C)]` structs that only travel behind a pointer. Every
+//! parameter type of the table is a C type name, so the table can be
+//! redeclared in C after `#include <cuda.h>` (`cuda-c-decls`).
 #![allow(non_camel_case_types)]
 
 pub use core::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
@@ -18,3 +20,45 @@ pub use crate::{
 
 /// `CUdriverProcAddressQueryResult` (a C enum).
 pub type CUdriverProcAddressQueryResult = c_int;
+
+/// `CUdevice_attribute` (a C enum).
+pub type CUdevice_attribute = c_int;
+/// `CUpointer_attribute` (a C enum).
+pub type CUpointer_attribute = c_int;
+/// `CUfunction_attribute` (a C enum).
+pub type CUfunction_attribute = c_int;
+/// `CUmemAllocationGranularity_flags` (a C enum).
+pub type CUmemAllocationGranularity_flags = c_int;
+/// `CUjit_option` (a C enum).
+pub type CUjit_option = c_int;
+/// `CUlibraryOption` (a C enum).
+pub type CUlibraryOption = c_int;
+/// `CUstreamCaptureMode` (a C enum).
+pub type CUstreamCaptureMode = c_int;
+/// `CUgraphExec` (an opaque handle).
+pub type CUgraphExec = *mut c_void;
+/// `CUhostFn`: `void (*)(void *userData)`, nullable.
+pub type CUhostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// Declares structs the table only passes by pointer: opaque here.
+macro_rules! opaque {
+    ($($(#[$m:meta])* $name:ident;)*) => {$(
+        $(#[$m])*
+        #[repr(C)]
+        pub struct $name {
+            _opaque: [u8; 0],
+        }
+    )*};
+}
+opaque! {
+    /// `CUDA_MEMCPY2D` (`CUDA_MEMCPY2D_v2`), only passed on.
+    CUDA_MEMCPY2D;
+    /// `CUDA_MEMCPY3D` (`CUDA_MEMCPY3D_v2`), only passed on.
+    CUDA_MEMCPY3D;
+    /// `CUexecAffinityParam`, only passed on.
+    CUexecAffinityParam;
+    /// `CUctxCreateParams`, only passed on.
+    CUctxCreateParams;
+    /// `CUuuid` (`struct CUuuid_st { char bytes[16]; }`), only passed on.
+    CUuuid;
+}

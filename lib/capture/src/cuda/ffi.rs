@@ -1,11 +1,14 @@
 //! The shape every CUDA wrapper shares, and the calls the recorder makes
 //! into the CUDA runtime and driver on its own behalf.
 //!
-//! Mirrors `exports/mod.rs` (the HIP family): resolve the next definition
-//! once ([`cuda_real!`]), forward the application's arguments unchanged,
-//! return exactly what the runtime returned, and — only on a first-level
-//! call with recording on (`Guard`) — read what the call produced and hand
-//! plain values to the `Recorder`. Two CUDA-specific rules:
+//! The wrappers themselves are generated from `cuda-api`'s runtime table
+//! (`cuda::exports`), like the HIP family's: resolve the next definition
+//! once (`Real<args::NAME>`), forward the application's arguments
+//! unchanged, return exactly what the runtime returned, and — only on a
+//! first-level call with recording on (`Guard`, through [`enter`]) — read
+//! what the call produced and hand plain values to the `Recorder`. The
+//! recorder's own runtime calls here go through the same table's
+//! `Real<args::NAME>`. Two CUDA-specific rules:
 //!
 //! - **The application's error state is left alone.** CUDA keeps a per-thread
 //!   "last error" that *successful* calls do not clear, and workloads check
@@ -22,14 +25,15 @@ use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use api_table::Entry;
+use cuda_api::runtime::args;
+
 use super::types::{self as cu, CudaError, CudaKernel, CudaStream};
 use crate::interpose::guard::Guard;
-use crate::record::recorder::Recorder;
+use crate::interpose::real_fn::Real;
 
-// The HIP family's shape serves CUDA unchanged: symbol resolution, the
-// lifecycle order, and reading out-parameters and arguments (both runtimes
-// report success as 0).
-pub(crate) use crate::hip::exports::real as cuda_real;
+// The HIP family's shape serves CUDA unchanged: the lifecycle order, and
+// reading out-parameters and arguments (both runtimes report success as 0).
 pub use crate::hip::exports::{Order, bytes, c_str, out, out_addr};
 
 /// What a wrapper returns when no later library defines the function.
@@ -102,31 +106,6 @@ pub fn enter(api: &'static str) -> Option<Guard> {
     Guard::enter(api)
 }
 
-/// Forwards through `call` and, on a first-level call, records with `record`.
-pub fn intercept<F: Copy>(
-    api: &'static str,
-    real: Option<F>,
-    order: Order,
-    call: impl FnOnce(F) -> CudaError,
-    record: impl FnOnce(&'static Recorder, CudaError),
-) -> CudaError {
-    let Some(f) = real else {
-        return missing(api);
-    };
-    let Some(g) = enter(api) else {
-        return call(f);
-    };
-    let held = if order == Order::Lifecycle {
-        g.run(|r| r.lifecycle())
-    } else {
-        None
-    };
-    let ret = call(f);
-    g.run(|r| record(r, ret));
-    drop(held);
-    ret
-}
-
 // ---------------------------------------------------------------- runtime queries
 
 /// Runs a runtime call made on the recorder's behalf (`f` returns its value
@@ -134,30 +113,37 @@ pub fn intercept<F: Copy>(
 /// in the application's `cudaGetLastError`: cleared unless an error of the
 /// application's was already pending (which is then left as it is).
 pub fn quietly<T>(f: impl FnOnce() -> (T, CudaError)) -> T {
-    type Q = unsafe extern "C" fn() -> CudaError;
-    let peek = cuda_real!(cudaPeekAtLastError: Q);
+    static PEEK: Real<args::cudaPeekAtLastError> = Real::new();
+    static CLEAR: Real<args::cudaGetLastError> = Real::new();
     // SAFETY: cudaPeekAtLastError takes nothing and only reads the state.
-    let before = peek.map_or(cu::SUCCESS, |p| unsafe { p() });
+    let before = PEEK.get().map_or(cu::SUCCESS, |p| unsafe {
+        args::cudaPeekAtLastError {}.call(p)
+    });
     let (v, ret) = f();
     if ret != cu::SUCCESS
         && before == cu::SUCCESS
-        && let Some(clear) = cuda_real!(cudaGetLastError: Q)
+        && let Some(clear) = CLEAR.get()
     {
         // SAFETY: as above; it resets the calling thread's last error.
-        unsafe { clear() };
+        unsafe { args::cudaGetLastError {}.call(clear) };
     }
     v
 }
 
 /// The runtime's `cudaMemoryType` of `p` (`None`: the query failed).
 pub fn pointer_type(p: u64) -> Option<c_int> {
-    type F = unsafe extern "C" fn(*mut c_void, *const c_void) -> CudaError;
-    let f = cuda_real!(cudaPointerGetAttributes: F)?;
+    static REAL: Real<args::cudaPointerGetAttributes> = Real::new();
+    let f = REAL.get()?;
     let mut buf = cu::PointerAttributesBuf::default();
+    let a = args::cudaPointerGetAttributes {
+        attributes: buf.0.as_mut_ptr().cast(),
+        ptr: p as *const c_void,
+    };
     let ret = quietly(|| {
-        // SAFETY: buf is 256 zeroed bytes of ours, larger than the struct;
-        // the runtime only looks `p` up, never dereferences it.
-        let r = unsafe { f(buf.0.as_mut_ptr().cast(), p as *const c_void) };
+        // SAFETY: `attributes` is 256 zeroed, 8-aligned bytes of ours,
+        // larger than the struct; the runtime only looks `p` up, never
+        // dereferences it.
+        let r = unsafe { a.call(f) };
         (r, r)
     });
     (ret == cu::SUCCESS).then(|| buf.memory_type())
@@ -166,12 +152,15 @@ pub fn pointer_type(p: u64) -> Option<c_int> {
 /// Waits for `stream` (a handle, as an address) through the real runtime
 /// (an async D2H's result is read only once it has landed).
 pub fn sync_stream(stream: u64) {
-    type F = unsafe extern "C" fn(CudaStream) -> CudaError;
-    if let Some(f) = cuda_real!(cudaStreamSynchronize: F) {
+    static REAL: Real<args::cudaStreamSynchronize> = Real::new();
+    if let Some(f) = REAL.get() {
         quietly(|| {
+            let a = args::cudaStreamSynchronize {
+                stream: stream as CudaStream,
+            };
             // SAFETY: the application's own stream handle, just used
             // successfully; the runtime treats it as an opaque handle.
-            let r = unsafe { f(stream as CudaStream) };
+            let r = unsafe { a.call(f) };
             ((), r)
         });
     }
@@ -180,14 +169,19 @@ pub fn sync_stream(stream: u64) {
 /// The real `__cudaGetKernel(&k, hostFun)`: the `cudaKernel_t` of a
 /// registered host stub (0 when it fails).
 pub fn kernel_of_host_fun(host_fun: u64) -> u64 {
-    type F = unsafe extern "C" fn(*mut CudaKernel, *const c_void) -> CudaError;
-    let Some(f) = cuda_real!(__cudaGetKernel: F) else {
+    static REAL: Real<args::__cudaGetKernel> = Real::new();
+    let Some(f) = REAL.get() else {
         return 0;
     };
     let mut k: CudaKernel = std::ptr::null_mut();
+    let a = args::__cudaGetKernel {
+        kernel: &mut k,
+        host_fun: host_fun as *const c_void,
+    };
     let ret = quietly(|| {
-        // SAFETY: k is ours; host_fun is a stub the runtime registered.
-        let r = unsafe { f(&mut k, host_fun as *const c_void) };
+        // SAFETY: `kernel` points at k, ours; host_fun is a stub the
+        // runtime registered.
+        let r = unsafe { a.call(f) };
         (r, r)
     });
     if ret == cu::SUCCESS { k as u64 } else { 0 }

@@ -1,15 +1,17 @@
 //! C types and constants of the CUDA runtime API (CUDA 13.0,
 //! `cuda_runtime_api.h` / `driver_types.h` / `vector_types.h`) and the few
 //! driver API ones (`cuda.h`) that the CUDA wrappers take, pass on or query.
-//! Enums are C `int`s; handles are opaque pointers. Layouts are asserted at
+//! Enums are C `int`s; handles are opaque pointers. The types of the
+//! runtime's signatures are `cuda-api`'s (`cuda_api::runtime::types`), named
+//! here as the wrappers have always named them. Layouts are asserted at
 //! compile time.
 
 #![deny(unsafe_code)]
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::c_int;
 
 /// `cudaError_t`.
-pub type CudaError = c_int;
+pub type CudaError = cuda_api::runtime::types::cudaError_t;
 pub const SUCCESS: CudaError = 0;
 /// `cudaErrorInvalidValue`.
 pub const ERROR_INVALID_VALUE: CudaError = 1;
@@ -18,9 +20,9 @@ pub const ERROR_INVALID_VALUE: CudaError = 1;
 pub const ERROR_NOT_SUPPORTED: CudaError = 801;
 
 /// `cudaStream_t`, `cudaEvent_t`, `cudaKernel_t` (= the driver's `CUkernel`).
-pub type CudaStream = *mut c_void;
-pub type CudaEvent = *mut c_void;
-pub type CudaKernel = *mut c_void;
+pub type CudaStream = cuda_api::runtime::types::cudaStream_t;
+pub type CudaEvent = cuda_api::runtime::types::cudaEvent_t;
+pub type CudaKernel = cuda_api::runtime::types::cudaKernel_t;
 
 /// `cudaStreamLegacy` and `cudaStreamPerThread`: special handles that name
 /// a default stream.
@@ -39,7 +41,7 @@ pub fn stream_id(s: u64) -> u64 {
 }
 
 /// `cudaMemcpyKind`.
-pub type MemcpyKind = c_int;
+pub type MemcpyKind = cuda_api::runtime::types::cudaMemcpyKind;
 pub const MEMCPY_HOST_TO_HOST: MemcpyKind = 0;
 pub const MEMCPY_HOST_TO_DEVICE: MemcpyKind = 1;
 pub const MEMCPY_DEVICE_TO_HOST: MemcpyKind = 2;
@@ -64,18 +66,10 @@ pub fn memory_type_is_device(t: c_int) -> Option<bool> {
     }
 }
 
-/// `cudaPointerAttributes` as CUDA 11–13 lay it out:
-/// `{ enum cudaMemoryType type; int device; void *devicePointer; void *hostPointer; }`.
-/// The runtime is handed a larger zeroed buffer ([`PointerAttributesBuf`])
-/// so that fields a later version appends cannot overrun it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct PointerAttributes {
-    pub memory_type: c_int,
-    pub device: c_int,
-    pub device_pointer: *mut c_void,
-    pub host_pointer: *mut c_void,
-}
+/// `cudaPointerAttributes` (`cuda-api`'s runtime types). The runtime is
+/// handed a larger zeroed buffer ([`PointerAttributesBuf`]) so that fields
+/// a later version appends cannot overrun it.
+pub type PointerAttributes = cuda_api::runtime::types::cudaPointerAttributes;
 
 /// Zeroed, 8-aligned storage for a `cudaPointerAttributes` (256 bytes, room
 /// for any reserved tail).
@@ -95,33 +89,9 @@ impl PointerAttributesBuf {
     }
 }
 
-/// `dim3`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Dim3 {
-    pub x: c_uint,
-    pub y: c_uint,
-    pub z: c_uint,
-}
-
-impl Dim3 {
-    pub fn to_array(self) -> [u32; 3] {
-        [self.x, self.y, self.z]
-    }
-}
-
-/// `cudaLaunchConfig_t` (`struct cudaLaunchConfig_st`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct LaunchConfig {
-    pub grid_dim: Dim3,
-    pub block_dim: Dim3,
-    pub dynamic_smem_bytes: usize,
-    pub stream: CudaStream,
-    /// `cudaLaunchAttribute *`.
-    pub attrs: *mut c_void,
-    pub num_attrs: c_uint,
-}
+/// `dim3` and `cudaLaunchConfig_t`, as the runtime table declares them.
+pub type Dim3 = cuda_api::runtime::types::dim3;
+pub type LaunchConfig = cuda_api::runtime::types::cudaLaunchConfig_t;
 
 /// `CUresult` (driver API).
 pub type CuResult = c_int;

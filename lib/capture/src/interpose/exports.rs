@@ -35,8 +35,10 @@
 //! NAME in module handlers`), nor does one with two (`NAME is defined
 //! multiple times`): a new table entry must be classified.
 //!
-//! Family-agnostic: a family with a table of its own (CUDA's) uses the same
-//! three macros with its `args`/`fns`/`handlers`.
+//! Family-agnostic: the CUDA runtime's exports (`cuda::exports`) are
+//! generated the same way from `cuda-api`'s runtime table, with its
+//! `args`/`fns` and a `handlers` module of hand-written handlers (which
+//! answer a missing function with CUDA's own `ffi::missing`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

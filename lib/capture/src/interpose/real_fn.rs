@@ -198,8 +198,8 @@ macro_rules! real {
         );
         REAL.get().map(|p| {
             // SAFETY: the address was looked up under this function's C name,
-            // and `$ty` is that function's signature in its runtime's header
-            // (HIP's, or CUDA's for the CUDA family).
+            // and `$ty` is that function's signature in its header (the
+            // table-generated families use `Real<A>` instead).
             unsafe { ::std::mem::transmute::<*mut ::std::ffi::c_void, $ty>(p) }
         })
     }};

@@ -4,6 +4,7 @@
 
 mod driver;
 mod harness;
+mod runtime;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};

@@ -146,7 +146,8 @@ macro_rules! driver_wrapper {
 use driver_wrapper;
 
 driver_api! {
-    // Hand-written (`proc`): the lookups themselves.
+    // In `proc` (exports generated from their table lines, handlers that
+    // route the answer): the lookups themselves.
     manual [cuGetProcAddress, cuGetProcAddress_v2];
 
 

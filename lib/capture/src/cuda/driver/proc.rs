@@ -8,20 +8,26 @@
 //! "cuGetProcAddress_v2")` was routed, so their answers are routed already.
 //! They are wrapped as well, mapping the answer through the same table
 //! (an answer that is a wrapper already stays as it is), for a runtime that
-//! would look the driver up some other way.
+//! would look the driver up some other way: their exports are generated
+//! from `cuda-api`'s runtime table (`cuda::exports`), their handlers are
+//! here.
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
-use std::ffi::{CStr, c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::ffi::{CStr, c_char, c_void};
 
-use cuda_api::{CUDA_SUCCESS, CUresult, cuuint64_t};
+use api_table::Entry;
+use cuda_api::runtime::args as rt;
+use cuda_api::runtime::types::cudaError_t;
+use cuda_api::types::*;
+use cuda_api::{CUDA_SUCCESS, CUresult};
 
 use super::api::{Sym, missing};
 use super::libcuda;
 use super::routes::Route;
-use crate::cuda::ffi::cuda_real;
 use crate::cuda::log::diag;
 use crate::interpose::count_stubs;
+use crate::interpose::real_fn::Real;
 use crate::record::unrecorded;
 
 /// What the program gets for `name`, answered `real`, routed `route`.
@@ -86,105 +92,93 @@ unsafe fn route_answer(symbol: *const c_char, pfn: *mut *mut c_void, via: &str) 
     unsafe { *pfn = routed };
 }
 
-/// `CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
-/// cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuGetProcAddress_v2(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    cuda_version: c_int,
-    flags: cuuint64_t,
-    status: *mut c_int,
-) -> CUresult {
-    let Some(real) =
-        super::api::real::<cuda_api::args::cuGetProcAddress_v2>(Sym::cuGetProcAddress_v2)
-    else {
-        return missing("cuGetProcAddress_v2");
+/// The driver table's callback for the two lookups: the export, with the
+/// table line's parameters, hands them to [`lookup`].
+macro_rules! lookup_export {
+    ($name:ident ( $($p:ident : $t:ty),* $(,)? ) -> $r:ty) => {
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($p: $t),*) -> $r {
+            // SAFETY: the application's arguments, under the C contract.
+            unsafe { lookup(Sym::$name, cuda_api::args::$name { $($p),* }) }
+        }
+        // The export has exactly the table's type.
+        const _: cuda_api::fns::$name = $name;
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, pfn, cuda_version, flags, status) };
+}
+// `CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
+// cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)`.
+cuda_api::cuda_fn!(cuGetProcAddress_v2, lookup_export, []);
+// `CUresult cuGetProcAddress(const char *symbol, void **pfn, int
+// cudaVersion, cuuint64_t flags)` (CUDA 11.3's, still exported).
+cuda_api::cuda_fn!(cuGetProcAddress, lookup_export, []);
+
+/// The symbol asked for and where the answer goes, of a lookup's arguments.
+trait Lookup: Entry<Ret = CUresult> {
+    fn symbol_and_pfn(&self) -> (*const c_char, *mut *mut c_void);
+}
+impl Lookup for cuda_api::args::cuGetProcAddress_v2 {
+    fn symbol_and_pfn(&self) -> (*const c_char, *mut *mut c_void) {
+        (self.symbol, self.pfn)
+    }
+}
+impl Lookup for cuda_api::args::cuGetProcAddress {
+    fn symbol_and_pfn(&self) -> (*const c_char, *mut *mut c_void) {
+        (self.symbol, self.pfn)
+    }
+}
+
+/// Forwards a lookup to the driver's function (`sym`), then routes a
+/// successful answer.
+///
+/// # Safety
+/// `a` holds the application's arguments for lookup `A`, valid under its C
+/// contract.
+unsafe fn lookup<A: Lookup>(sym: Sym, a: A) -> CUresult {
+    let Some(real) = super::api::real::<A>(sym) else {
+        return missing(A::NAME);
+    };
+    let (symbol, pfn) = a.symbol_and_pfn();
+    // SAFETY: per this function's contract, forwarded unchanged.
+    let ret = unsafe { a.call(real) };
     if ret == CUDA_SUCCESS {
         // SAFETY: the driver accepted them: a C string and a written pfn.
-        unsafe { route_answer(symbol, pfn, "cuGetProcAddress_v2") };
+        unsafe { route_answer(symbol, pfn, A::NAME) };
     }
     ret
 }
 
-/// `CUresult cuGetProcAddress(const char *symbol, void **pfn, int
-/// cudaVersion, cuuint64_t flags)` (CUDA 11.3's, still exported).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    cuda_version: c_int,
-    flags: cuuint64_t,
-) -> CUresult {
-    let Some(real) = super::api::real::<cuda_api::args::cuGetProcAddress>(Sym::cuGetProcAddress)
-    else {
-        return missing("cuGetProcAddress");
-    };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, pfn, cuda_version, flags) };
-    if ret == CUDA_SUCCESS {
-        // SAFETY: as in cuGetProcAddress_v2.
-        unsafe { route_answer(symbol, pfn, "cuGetProcAddress") };
-    }
-    ret
-}
-
-/// `cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-/// unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cudaGetDriverEntryPoint(
-    symbol: *const c_char,
-    func: *mut *mut c_void,
-    flags: c_ulonglong,
-    status: *mut c_int,
-) -> c_int {
-    type F =
-        unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_ulonglong, *mut c_int) -> c_int;
-    let Some(real) = cuda_real!(cudaGetDriverEntryPoint: F) else {
+/// `cudaGetDriverEntryPoint`'s handler (the export is generated from the
+/// runtime table, `cuda::exports`): forwarded, a successful answer routed.
+pub unsafe fn cudaGetDriverEntryPoint(
+    real: &'static Real<rt::cudaGetDriverEntryPoint>,
+    a: rt::cudaGetDriverEntryPoint,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
         return crate::cuda::ffi::missing("cudaGetDriverEntryPoint");
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, func, flags, status) };
+    // SAFETY: the export's contract: `a` holds the application's arguments.
+    let ret = unsafe { a.call(f) };
     if ret == 0 {
         // SAFETY: the runtime accepted them: a C string and a written pointer.
-        unsafe { route_answer(symbol, func, "cudaGetDriverEntryPoint") };
+        unsafe { route_answer(a.symbol, a.func, "cudaGetDriverEntryPoint") };
     }
     ret
 }
 
-/// `cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void
-/// **funcPtr, unsigned int cudaVersion, unsigned long long flags,
-/// cudaDriverEntryPointQueryResult *driverStatus)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
-    symbol: *const c_char,
-    func: *mut *mut c_void,
-    cuda_version: c_uint,
-    flags: c_ulonglong,
-    status: *mut c_int,
-) -> c_int {
-    type F = unsafe extern "C" fn(
-        *const c_char,
-        *mut *mut c_void,
-        c_uint,
-        c_ulonglong,
-        *mut c_int,
-    ) -> c_int;
-    let Some(real) = cuda_real!(cudaGetDriverEntryPointByVersion: F) else {
+/// `cudaGetDriverEntryPointByVersion`'s handler: as
+/// [`cudaGetDriverEntryPoint`].
+pub unsafe fn cudaGetDriverEntryPointByVersion(
+    real: &'static Real<rt::cudaGetDriverEntryPointByVersion>,
+    a: rt::cudaGetDriverEntryPointByVersion,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
         return crate::cuda::ffi::missing("cudaGetDriverEntryPointByVersion");
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { real(symbol, func, cuda_version, flags, status) };
+    // SAFETY: the export's contract: `a` holds the application's arguments.
+    let ret = unsafe { a.call(f) };
     if ret == 0 {
         // SAFETY: as in cudaGetDriverEntryPoint.
-        unsafe { route_answer(symbol, func, "cudaGetDriverEntryPointByVersion") };
+        unsafe { route_answer(a.symbol, a.func, "cudaGetDriverEntryPointByVersion") };
     }
     ret
 }
-
-// The lookups have exactly the table's types.
-const _: cuda_api::fns::cuGetProcAddress = cuGetProcAddress;
-const _: cuda_api::fns::cuGetProcAddress_v2 = cuGetProcAddress_v2;

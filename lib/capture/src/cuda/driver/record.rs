@@ -17,7 +17,7 @@ use hrr_core::{Addr, BlobId, Dir, HexBytes, LaunchAttr, MemKind, Op};
 
 use super::code::{self, FnKind};
 use super::{code as driver_code, libcuda};
-use crate::cuda::exports_launch::{ArgSource, record_kernel_launch};
+use crate::cuda::exports::launch::{ArgSource, record_kernel_launch};
 use crate::cuda::ffi::{bytes, c_str, recording_wanted};
 use crate::cuda::log::diag;
 use crate::cuda::registry::{self, Fatbin};

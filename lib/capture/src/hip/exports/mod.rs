@@ -52,9 +52,6 @@ use crate::record::recorder::Recorder;
 
 pub use proc_address::EXPORTED;
 
-// The CUDA family resolves its symbols the same way.
-pub(crate) use crate::interpose::real_fn::real;
-
 // Every table entry, exported: `hipMalloc(ptr, size)` → `handlers::hipMalloc`.
 hip_api::hip_fns!(
     api_table::for_each,

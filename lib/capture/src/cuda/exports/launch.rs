@@ -17,27 +17,32 @@
 //! `ptrs` found by scanning against the live allocations). See
 //! `registry` and `layout`. A successful launch that repeats the thread's
 //! previous one in every input appends the line kept from it instead
-//! (`launch_memo`).
+//! (`launch_memo`). Handlers of the runtime table's entries (signatures:
+//! `cuda_api::cudart_fn!`).
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hrr_core::{Addr, Op};
 
-use super::ffi::{self, bytes, c_str, cuda_real, enter, missing, recording_wanted};
-use super::layout;
-use super::log::diag;
-use super::registry::{self, CudaKernel, Resolved};
-use super::types::{
-    self as cu, CudaError, CudaKernel as CuKernel, CudaStream, Dim3, LaunchConfig, stream_id,
-};
+use api_table::Entry;
+use cuda_api::runtime::args;
+use cuda_api::runtime::types::*;
+
+use super::cuda_handlers;
+use crate::cuda::ffi::{self, bytes, c_str, enter, missing, recording_wanted};
+use crate::cuda::layout;
+use crate::cuda::log::diag;
+use crate::cuda::registry::{self, CudaKernel, Resolved};
+use crate::cuda::types::{self as cu, CudaError, CudaStream, Dim3, stream_id};
 use crate::hip::exports::{record_memoised, with_params};
 use crate::interpose::guard::Guard;
+use crate::interpose::real_fn::Real;
 use crate::record::code_objects::{FatBin, Kernel, Module, Source};
 use crate::record::kernel_args::ArgValues;
 use crate::record::launch_memo::{LaunchKey, Slot};
@@ -56,15 +61,19 @@ fn bookkeeping(api: &str, f: impl FnOnce()) {
 
 // ---------------------------------------------------------------- registration
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut *mut c_void {
-    type F = unsafe extern "C" fn(*mut c_void) -> *mut *mut c_void;
-    let Some(f) = cuda_real!(__cudaRegisterFatBinary: F) else {
+/// `__cudaRegisterFatBinary`: forwarded; the fat binary is located for the
+/// registry (its kernels' code) when recording is wanted.
+pub unsafe fn __cudaRegisterFatBinary(
+    real: &'static Real<args::__cudaRegisterFatBinary>,
+    a: args::__cudaRegisterFatBinary,
+) -> *mut *mut c_void {
+    let Some(f) = real.get() else {
         missing("__cudaRegisterFatBinary");
         return std::ptr::null_mut();
     };
-    // SAFETY: the application's argument, forwarded unchanged.
-    let handle = unsafe { f(fat_cubin) };
+    let fat_cubin = a.fat_cubin;
+    // SAFETY: the export's contract: `a` holds the application's argument.
+    let handle = unsafe { a.call(f) };
     if !handle.is_null() && recording_wanted() {
         bookkeeping("__cudaRegisterFatBinary", || {
             // SAFETY: a non-null handle means the runtime accepted the
@@ -88,105 +97,80 @@ pub unsafe extern "C" fn __cudaRegisterFatBinary(fat_cubin: *mut c_void) -> *mut
     handle
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __cudaRegisterFatBinaryEnd(handle: *mut *mut c_void) {
-    match cuda_real!(__cudaRegisterFatBinaryEnd: unsafe extern "C" fn(*mut *mut c_void)) {
-        // SAFETY: the application's argument, forwarded unchanged.
-        Some(f) => unsafe { f(handle) },
+/// `__cudaRegisterFatBinaryEnd`: forwarded.
+pub unsafe fn __cudaRegisterFatBinaryEnd(
+    real: &'static Real<args::__cudaRegisterFatBinaryEnd>,
+    a: args::__cudaRegisterFatBinaryEnd,
+) {
+    match real.get() {
+        // SAFETY: the export's contract: `a` holds the application's argument.
+        Some(f) => unsafe { a.call(f) },
         None => {
             missing("__cudaRegisterFatBinaryEnd");
         }
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __cudaUnregisterFatBinary(handle: *mut *mut c_void) {
-    let Some(f) = cuda_real!(__cudaUnregisterFatBinary: unsafe extern "C" fn(*mut *mut c_void))
-    else {
+/// `__cudaUnregisterFatBinary`: the registry forgets the fat binary, then
+/// the call is forwarded.
+pub unsafe fn __cudaUnregisterFatBinary(
+    real: &'static Real<args::__cudaUnregisterFatBinary>,
+    a: args::__cudaUnregisterFatBinary,
+) {
+    let Some(f) = real.get() else {
         missing("__cudaUnregisterFatBinary");
         return;
     };
     if recording_wanted() {
         // Before the call: afterwards the fat binary's memory may be gone.
         bookkeeping("__cudaUnregisterFatBinary", || {
-            registry::global().remove_fatbin(handle as u64);
+            registry::global().remove_fatbin(a.handle as u64);
         });
     }
-    // SAFETY: the application's argument, forwarded unchanged.
-    unsafe { f(handle) };
+    // SAFETY: the export's contract: `a` holds the application's argument.
+    unsafe { a.call(f) };
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __cudaRegisterFunction(
-    handle: *mut *mut c_void,
-    host_fun: *const c_char,
-    device_fun: *mut c_char,
-    device_name: *const c_char,
-    thread_limit: c_int,
-    tid: *mut c_void,
-    bid: *mut c_void,
-    block_dim: *mut Dim3,
-    grid_dim: *mut Dim3,
-    w_size: *mut c_int,
+/// `__cudaRegisterFunction`: forwarded; the kernel's host stub and device
+/// name are kept in the registry.
+pub unsafe fn __cudaRegisterFunction(
+    real: &'static Real<args::__cudaRegisterFunction>,
+    a: args::__cudaRegisterFunction,
 ) {
-    type F = unsafe extern "C" fn(
-        *mut *mut c_void,
-        *const c_char,
-        *mut c_char,
-        *const c_char,
-        c_int,
-        *mut c_void,
-        *mut c_void,
-        *mut Dim3,
-        *mut Dim3,
-        *mut c_int,
-    );
-    let Some(f) = cuda_real!(__cudaRegisterFunction: F) else {
+    let Some(f) = real.get() else {
         missing("__cudaRegisterFunction");
         return;
     };
-    // SAFETY: the application's arguments, forwarded unchanged.
-    unsafe {
-        f(
-            handle,
-            host_fun,
-            device_fun,
-            device_name,
-            thread_limit,
-            tid,
-            bid,
-            block_dim,
-            grid_dim,
-            w_size,
-        )
-    };
+    // SAFETY: the export's contract: `a` holds the application's arguments.
+    unsafe { a.call(f) };
     if recording_wanted() {
         bookkeeping("__cudaRegisterFunction", || {
             // SAFETY: the kernel's C string names the runtime just read.
             let name = unsafe {
-                c_str(if device_name.is_null() {
-                    device_fun
+                c_str(if a.device_name.is_null() {
+                    a.device_fun
                 } else {
-                    device_name
+                    a.device_name
                 })
             };
-            registry::global().add_function(handle as u64, host_fun as u64, &name);
+            registry::global().add_function(a.handle as u64, a.host_fun as u64, &name);
         });
     }
 }
 
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __cudaGetKernel(
-    kernel: *mut CuKernel,
-    host_fun: *const c_void,
-) -> CudaError {
-    type F = unsafe extern "C" fn(*mut CuKernel, *const c_void) -> CudaError;
-    let Some(f) = cuda_real!(__cudaGetKernel: F) else {
+/// `__cudaGetKernel`: forwarded; the `cudaKernel_t` is bound to its
+/// registered kernel, and recorded as a `function` event.
+pub unsafe fn __cudaGetKernel(
+    real: &'static Real<args::__cudaGetKernel>,
+    a: args::__cudaGetKernel,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
         return missing("__cudaGetKernel");
     };
+    let (kernel, host_fun) = (a.kernel, a.host_fun);
     let g = enter("__cudaGetKernel");
-    // SAFETY: the application's arguments, forwarded unchanged.
-    let ret = unsafe { f(kernel, host_fun) };
+    // SAFETY: the export's contract: `a` holds the application's arguments.
+    let ret = unsafe { a.call(f) };
     // SAFETY: read only after success, when the runtime wrote *kernel.
     let h = unsafe { ffi::out_addr(ret, kernel) };
     let mut found = None;
@@ -500,91 +484,111 @@ fn record_any_launch(
     unsafe { record_memoised(r, key, args, in_full) };
 }
 
-/// `$name(kernel, grid, block, args, shmem, stream)`: the `<<<>>>` entry
-/// points (`kernel` a `cudaKernel_t`) and the explicit API's (`kernel` a
-/// host stub or a `cudaKernel_t`) share a shape.
-macro_rules! launch_fn {
-    ($name:ident, $kernel:ty, $named:expr) => {
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(
-            kernel: $kernel,
-            grid: Dim3,
-            block: Dim3,
-            args: *mut *mut c_void,
-            shmem: usize,
-            stream: CudaStream,
-        ) -> CudaError {
-            type F = unsafe extern "C" fn($kernel, Dim3, Dim3, *mut *mut c_void, usize, CudaStream) -> CudaError;
-            let Some(f) = cuda_real!($name: F) else {
-                return missing(stringify!($name));
-            };
-            let g = enter(stringify!($name));
-            // SAFETY: the application's arguments, forwarded unchanged.
-            let ret = unsafe { f(kernel, grid, block, args, shmem, stream) };
-            if let Some(g) = g {
-                g.run(|r| {
-                    let d = dims(grid, block, shmem, stream);
-                    let (api, h) = (stringify!($name), kernel as u64);
-                    record_any_launch(r, &g, api, ret, $named, h, d, args)
-                });
-            }
-            ret
-        }
+/// A `(kernel, grid, block, args, shmem, stream)` launch: the `<<<>>>`
+/// entry points (`kernel` a `cudaKernel_t`) and the explicit API's (`func`,
+/// a host stub or a `cudaKernel_t`) share a shape.
+///
+/// # Safety
+/// `a` holds the application's arguments for entry point `A`, valid under
+/// its C contract; the others are its launch's.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn launch<A: Entry<Ret = cudaError_t>>(
+    real: &Real<A>,
+    a: A,
+    named: Named,
+    func: u64,
+    grid: dim3,
+    block: dim3,
+    args: *mut *mut c_void,
+    shmem: usize,
+    stream: cudaStream_t,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
+        return missing(A::NAME);
     };
+    let g = enter(A::NAME);
+    // SAFETY: per this function's contract.
+    let ret = unsafe { a.call(f) };
+    if let Some(g) = g {
+        g.run(|r| {
+            let d = dims(grid, block, shmem, stream);
+            record_any_launch(r, &g, A::NAME, ret, named, func, d, args)
+        });
+    }
+    ret
 }
-launch_fn!(__cudaLaunchKernel, CuKernel, Named::Handle);
-launch_fn!(__cudaLaunchKernel_ptsz, CuKernel, Named::Handle);
-launch_fn!(cudaLaunchKernel, *const c_void, Named::Func);
-launch_fn!(cudaLaunchKernel_ptsz, *const c_void, Named::Func);
 
-macro_rules! launch_ex_fn {
-    ($name:ident) => {
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(
-            config: *const LaunchConfig,
-            func: *const c_void,
-            args: *mut *mut c_void,
-        ) -> CudaError {
-            type F = unsafe extern "C" fn(*const LaunchConfig, *const c_void, *mut *mut c_void) -> CudaError;
-            let Some(f) = cuda_real!($name: F) else {
-                return missing(stringify!($name));
-            };
-            let g = enter(stringify!($name));
-            // SAFETY: the application's arguments, forwarded unchanged.
-            let ret = unsafe { f(config, func, args) };
-            if let Some(g) = g {
-                // SAFETY: the runtime just read the configuration (null only
-                // on a failed call).
-                let c = unsafe { config.as_ref() }.copied();
-                let d = c.map_or(
-                    dims(Dim3::default(), Dim3::default(), 0, std::ptr::null_mut()),
-                    |c| dims(c.grid_dim, c.block_dim, c.dynamic_smem_bytes, c.stream),
-                );
-                // `cudaLaunchAttribute` is laid out as the driver's
-                // `CUlaunchAttribute` (id, padding, 64-byte value union).
-                // SAFETY: the runtime just read `num_attrs` attributes.
-                let attrs = c.map_or_else(Vec::new, |c| unsafe {
-                    super::driver::record::attributes(c.attrs.cast(), c.num_attrs)
-                });
-                g.run(|r| {
-                    let (api, h) = (stringify!($name), func as u64);
-                    if attrs.is_empty() {
-                        return record_any_launch(r, &g, api, ret, Named::Func, h, d, args);
-                    }
-                    // With attributes: in full (the memo's key has none).
-                    let k = kernel_of_func(h);
-                    // SAFETY: the runtime accepted this launch with these args.
-                    unsafe {
-                        record_kernel_launch(
-                            r, api, ret, k.as_deref(), h, d, ArgSource::Params(args), None,
-                            driver_layout, &attrs,
-                        )
-                    }
-                });
-            }
-            ret
-        }
-    };
+cuda_handlers! {
+    [__cudaLaunchKernel, __cudaLaunchKernel_ptsz] |real, a, api| {
+        // SAFETY: the export's contract: `a` holds the application's arguments.
+        unsafe { launch(real, a, Named::Handle, a.kernel as u64, a.grid, a.block, a.args, a.shmem, a.stream) }
+    }
+    [cudaLaunchKernel, cudaLaunchKernel_ptsz] |real, a, api| {
+        // SAFETY: as above.
+        unsafe { launch(real, a, Named::Func, a.func as u64, a.grid, a.block, a.args, a.shmem, a.stream) }
+    }
+    [cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz] |real, a, api| {
+        // SAFETY: as above.
+        unsafe { launch_ex(real, a, a.config, a.func, a.args) }
+    }
 }
-launch_ex_fn!(cudaLaunchKernelExC);
-launch_ex_fn!(cudaLaunchKernelExC_ptsz);
+
+/// `cudaLaunchKernelExC(config, func, args)`: the configuration's launch
+/// attributes recorded with it.
+///
+/// # Safety
+/// As [`launch`].
+unsafe fn launch_ex<A: Entry<Ret = cudaError_t>>(
+    real: &Real<A>,
+    a: A,
+    config: *const cudaLaunchConfig_t,
+    func: *const c_void,
+    args: *mut *mut c_void,
+) -> cudaError_t {
+    let Some(f) = real.get() else {
+        return missing(A::NAME);
+    };
+    let g = enter(A::NAME);
+    // SAFETY: per this function's contract.
+    let ret = unsafe { a.call(f) };
+    if let Some(g) = g {
+        // SAFETY: the runtime just read the configuration (null only
+        // on a failed call).
+        let c = unsafe { config.as_ref() }.copied();
+        let d = c.map_or(
+            dims(dim3::default(), dim3::default(), 0, std::ptr::null_mut()),
+            |c| dims(c.grid_dim, c.block_dim, c.dynamic_smem_bytes, c.stream),
+        );
+        // `cudaLaunchAttribute` is laid out as the driver's
+        // `CUlaunchAttribute` (id, padding, 64-byte value union).
+        // SAFETY: the runtime just read `num_attrs` attributes.
+        let attrs = c.map_or_else(Vec::new, |c| unsafe {
+            crate::cuda::driver::record::attributes(c.attrs.cast(), c.num_attrs)
+        });
+        g.run(|r| {
+            let (api, h) = (A::NAME, func as u64);
+            if attrs.is_empty() {
+                return record_any_launch(r, &g, api, ret, Named::Func, h, d, args);
+            }
+            // With attributes: in full (the memo's key has none).
+            let k = kernel_of_func(h);
+            // SAFETY: the runtime accepted this launch with these args.
+            unsafe {
+                record_kernel_launch(
+                    r,
+                    api,
+                    ret,
+                    k.as_deref(),
+                    h,
+                    d,
+                    ArgSource::Params(args),
+                    None,
+                    driver_layout,
+                    &attrs,
+                )
+            }
+        });
+    }
+    ret
+}

@@ -211,10 +211,11 @@ impl EventReader<MappedEvents> {
     pub fn open_mapped(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
         let file = open_events(path)?;
-        // SAFETY: a regular file mapped read-only; archives are not truncated
-        // once written (the blob store maps blobs on the same ground), and
-        // the mapping's length is fixed here, so a writer appending to an
-        // unfinished archive changes nothing we read.
+        // SAFETY: a regular file mapped read-only. No hrr tool shrinks an
+        // events file in place (writers append; `hrr-play --repair` writes
+        // a copy and renames it over), the blob store maps blobs on the same
+        // ground, and the mapping's length is fixed here, so a writer
+        // appending to an unfinished archive changes nothing we read.
         let map = unsafe { Mmap::map(&file) }.map_err(|source| ReadError::Open {
             path: path.to_path_buf(),
             source,

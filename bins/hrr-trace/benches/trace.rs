@@ -57,6 +57,19 @@ fn bench(c: &mut Criterion) {
             assert_eq!(n, events + 1);
         })
     });
+    g.bench_function(
+        "EventReader alone, mapped (what write_trace reads with)",
+        |b| {
+            b.iter(|| {
+                let mut n = 0u64;
+                for e in archive.events_mapped(ReadOptions::default()).unwrap() {
+                    e.unwrap();
+                    n += 1;
+                }
+                assert_eq!(n, events + 1);
+            })
+        },
+    );
     g.finish();
 }
 

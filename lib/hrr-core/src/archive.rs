@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::archive_writer::{ArchiveWriter, EVENTS_FILE, REGIONS_DIR, WriteError};
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
 use crate::event::Op;
-use crate::event_reader::{EventReader, ReadError, ReadOptions, Warning};
+use crate::event_reader::{EventReader, MappedEvents, ReadError, ReadOptions, Warning};
 use crate::hex::BlobId;
 use crate::manifest::{Manifest, ManifestError};
 use crate::region_record::{RegionError, RegionStream, load_region_file};
@@ -199,6 +199,15 @@ impl Archive {
     /// A fresh streaming reader over the events.
     pub fn events(&self, options: ReadOptions) -> Result<EventReader, ArchiveError> {
         Ok(EventReader::open(self.events_path(), options)?)
+    }
+
+    /// The same reader over a memory map of the events: faster, for readers
+    /// that must be (see [`EventReader::open_mapped`]).
+    pub fn events_mapped(
+        &self,
+        options: ReadOptions,
+    ) -> Result<EventReader<MappedEvents>, ArchiveError> {
+        Ok(EventReader::open_mapped(self.events_path(), options)?)
     }
 
     /// Its blob store.

@@ -22,11 +22,17 @@
 //!   endless line cannot take all memory; the events file itself must be a
 //!   regular file (a FIFO would block the reader for ever).
 //!
+//! [`EventReader::open_mapped`] reads the file through a memory map instead
+//! ([`MappedEvents`]): every line is then parsed where it lies in the page
+//! cache, without the kernel's copy into a buffer, for readers that must go
+//! fast (`hrr-trace`); the same limits and errors apply.
 
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+
+use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::event::{DevTime, Event};
 use crate::wire::{EventError, Wire};
@@ -167,24 +173,116 @@ pub const MAX_LINE: u64 = 16 << 20;
 /// Read buffer size: large enough that a syscall is amortised over hundreds of lines.
 const READ_BUFFER: usize = 256 * 1024;
 
+/// Opens an events file: a regular file (a symlink, FIFO or device is refused).
+fn open_events(path: &Path) -> Result<File, ReadError> {
+    use crate::safe_fs::{Follow, OpenError, open_regular};
+    let (file, _) = open_regular(path, Follow::No).map_err(|e| match e {
+        OpenError::Io { path, source } => ReadError::Open { path, source },
+        OpenError::NotFound { path } => ReadError::Open {
+            path,
+            source: io::ErrorKind::NotFound.into(),
+        },
+        e => ReadError::File(e),
+    })?;
+    Ok(file)
+}
+
 impl EventReader<BufReader<File>> {
     /// Opens an events file: a regular file inside an archive (a symlink,
     /// FIFO or device is refused).
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
-        use crate::safe_fs::{Follow, OpenError, open_regular};
         let path = path.as_ref();
-        let (file, _) = open_regular(path, Follow::No).map_err(|e| match e {
-            OpenError::Io { path, source } => ReadError::Open { path, source },
-            OpenError::NotFound { path } => ReadError::Open {
-                path,
-                source: io::ErrorKind::NotFound.into(),
-            },
-            e => ReadError::File(e),
-        })?;
+        let file = open_events(path)?;
         Ok(
             EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path)
                 .options(options),
         )
+    }
+}
+
+impl EventReader<MappedEvents> {
+    /// Opens an events file as [`EventReader::open`] does, and reads it
+    /// through a memory map ([`MappedEvents`]): faster, for the same events,
+    /// warnings and errors.
+    ///
+    /// The file must not shrink while it is read (an archive is not
+    /// rewritten once written; a writer still appending is fine): reading a
+    /// mapped page past a new end raises `SIGBUS`.
+    pub fn open_mapped(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
+        let path = path.as_ref();
+        let file = open_events(path)?;
+        // SAFETY: a regular file mapped read-only. No hrr tool shrinks an
+        // events file in place (writers append; `hrr-play --repair` writes
+        // a copy and renames it over), the blob store maps blobs on the same
+        // ground, and the mapping's length is fixed here, so a writer
+        // appending to an unfinished archive changes nothing we read.
+        let map = unsafe { Mmap::map(&file) }.map_err(|source| ReadError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(EventReader::from_reader(MappedEvents::new(map), path).options(options))
+    }
+}
+
+/// An events file mapped into memory, read as one buffer holding the rest
+/// of the file: lines are parsed where they lie, and the pages are never
+/// copied out of the page cache.
+///
+/// Pages already read are unmapped behind the reader (`MADV_DONTNEED`) every
+/// [`MappedEvents::RELEASE_EVERY`] bytes, so resident memory stays bounded
+/// though the whole file is mapped.
+pub struct MappedEvents {
+    map: Mmap,
+    pos: usize,
+    /// Bytes before this offset were released.
+    released: usize,
+}
+
+impl MappedEvents {
+    /// Bytes read between releases of the pages behind the reader; a
+    /// multiple of every page size Linux uses, as `madvise` needs.
+    pub const RELEASE_EVERY: usize = 8 << 20;
+
+    fn new(map: Mmap) -> MappedEvents {
+        MappedEvents {
+            map,
+            pos: 0,
+            released: 0,
+        }
+    }
+}
+
+impl Read for MappedEvents {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = (&self.map[self.pos..]).read(out)?;
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for MappedEvents {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(&self.map[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.map.len());
+        if self.pos - self.released >= Self::RELEASE_EVERY {
+            let end = self.pos - self.pos % Self::RELEASE_EVERY;
+            // SAFETY: the range lies inside the mapping and starts and ends
+            // on page boundaries; the map is a read-only file mapping, so
+            // dropping its pages loses nothing (a later access would read
+            // them from the file again), and nothing before `pos` is read
+            // again. A failure only leaves the pages mapped.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    UncheckedAdvice::DontNeed,
+                    self.released,
+                    end - self.released,
+                )
+            };
+            self.released = end;
+        }
     }
 }
 
@@ -257,7 +355,10 @@ impl<R: BufRead> EventReader<R> {
         if buf.is_empty() {
             return Ok(None);
         }
-        if let Some(pos) = memchr::memchr(b'\n', buf) {
+        // No further than a line may reach: a mapped file's buffer is all
+        // of it. A longer line goes the slow way, which reports it.
+        let window = &buf[..buf.len().min(MAX_LINE as usize)];
+        if let Some(pos) = memchr::memchr(b'\n', window) {
             let parsed = parse_line(&buf[..pos]);
             self.reader.consume(pos + 1);
             return Ok(Some(ParsedLine {
@@ -308,15 +409,16 @@ fn parse_line(line: &[u8]) -> Option<Result<(Event, Option<DevTime>), EventError
     if text.is_empty() {
         return None;
     }
-    let wire = match crate::wire::scan::scan(text) {
-        Some(wire) => wire,
-        None => match serde_json::from_slice::<Wire<'_>>(text) {
+    // One `Wire`, filled and emptied where it lies (see `scan_into`).
+    let mut wire = Wire::default();
+    if !crate::wire::scan::scan_into(text, &mut wire) {
+        wire = match serde_json::from_slice::<Wire<'_>>(text) {
             Ok(wire) => wire,
             Err(e) => return Some(Err(EventError::Json(e.to_string()))),
-        },
-    };
+        };
+    }
     let dev = wire.dev_time();
-    Some(Event::from_wire(wire).map(|e| (e, dev)))
+    Some(Event::from_wire_in(&mut wire).map(|e| (e, dev)))
 }
 
 impl<R: BufRead> Iterator for EventReader<R> {
@@ -506,6 +608,112 @@ mod tests {
                 .ends_with("is a FIFO, not a regular file; refusing to read it"),
             "{e}"
         );
+        let e = EventReader::open_mapped(&fifo, ReadOptions::default())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("is a FIFO, not a regular file; refusing to read it"),
+            "{e}"
+        );
+    }
+
+    /// What a reader yields, in a form two readers can be compared by.
+    type Outcome = (
+        Vec<Result<(u64, Option<DevTime>), String>>,
+        Vec<Warning>,
+        u64,
+        u64,
+    );
+
+    fn outcome<R: BufRead>(mut r: EventReader<R>) -> Outcome {
+        let got = std::iter::from_fn(|| {
+            r.next()
+                .map(|e| e.map(|e| (e.seq, r.dev_time())).map_err(|e| e.to_string()))
+        })
+        .collect();
+        (got, r.warnings().to_vec(), r.line(), r.bytes_read())
+    }
+
+    /// The events file `text`, read both ways.
+    fn both_ways(text: &[u8]) -> (Outcome, Outcome) {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("events.ndjson");
+        std::fs::write(&path, text).unwrap();
+        let o = ReadOptions::default();
+        (
+            outcome(EventReader::open(&path, o).unwrap()),
+            outcome(EventReader::open_mapped(&path, o).unwrap()),
+        )
+    }
+
+    #[test]
+    fn the_mapped_reader_reads_what_the_buffered_one_does() {
+        let mut timed = Vec::new();
+        Event::parse(line(3).as_bytes())
+            .unwrap()
+            .write_line_timed(Some(DevTime { t: 50, ns: 7 }), &mut timed);
+        let timed = String::from_utf8(timed).unwrap();
+        let unknown = "{\"seq\":4,\"api\":\"hipX\",\"op\":\"graph_launch\"}\n";
+        let cases = [
+            String::new(),
+            "\n \n".to_string(),
+            format!("{}\n{}{timed}{unknown}{}", line(1), line(2), line(5)),
+            // A torn tail, a malformed middle line, an event after eof.
+            format!("{}{}", line(1), &line(2)[..20]),
+            format!("{}{{\"seq\":2,\"op\":\n{}", line(1), line(3)),
+            format!(
+                "{}{{\"seq\":2,\"api\":\"eof\",\"op\":\"eof\",\"events\":2}}\n{}",
+                line(1),
+                line(3)
+            ),
+        ];
+        for text in cases {
+            let (buffered, mapped) = both_ways(text.as_bytes());
+            assert_eq!(mapped, buffered, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_mapped_reader_refuses_a_line_longer_than_the_limit() {
+        // The whole line lies in the map, newline and all: it is refused for
+        // its length, as a buffered read refuses it, not parsed.
+        let mut text = vec![b' '; MAX_LINE as usize];
+        text.push(b'\n');
+        text.extend_from_slice(line(2).as_bytes());
+        let (buffered, mapped) = both_ways(&text);
+        let long = format!("line longer than {MAX_LINE} bytes");
+        assert!(
+            matches!(&mapped.0[..], [Err(e)] if e.ends_with(&long)),
+            "{:?}",
+            mapped.0
+        );
+        assert_eq!(mapped, buffered);
+        // One byte shorter it is a blank line, skipped.
+        text.drain(..1);
+        let (buffered, mapped) = both_ways(&text);
+        assert_eq!(mapped.0, [Ok((2, None))]);
+        assert_eq!(mapped, buffered);
+    }
+
+    #[test]
+    fn the_mapped_reader_releases_the_pages_behind_it() {
+        let one = line(1);
+        let n = 2 * MappedEvents::RELEASE_EVERY / one.len() + 1;
+        let text = one.repeat(n);
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("events.ndjson");
+        std::fs::write(&path, &text).unwrap();
+        let mut r = EventReader::open_mapped(&path, ReadOptions::default()).unwrap();
+        assert_eq!(
+            r.by_ref()
+                .map(|e| e.unwrap().seq)
+                .filter(|&s| s == 1)
+                .count(),
+            n
+        );
+        assert_eq!(r.bytes_read(), text.len() as u64);
+        assert_eq!(r.reader.released, 2 * MappedEvents::RELEASE_EVERY);
     }
 
     #[test]

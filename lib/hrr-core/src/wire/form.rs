@@ -168,6 +168,12 @@ impl Event {
 
     /// Checks a wire record into a typed event.
     pub fn from_wire(mut w: Wire<'_>) -> Result<Event, EventError> {
+        Event::from_wire_in(&mut w)
+    }
+
+    /// [`Event::from_wire`] taking the fields out of `w` where it lies: the
+    /// reader's `Wire` is ~400 bytes, and it parses a million lines a second.
+    pub(crate) fn from_wire_in(w: &mut Wire<'_>) -> Result<Event, EventError> {
         let op_name = w.op.as_ref();
         macro_rules! req {
             ($f:ident) => {
@@ -326,7 +332,7 @@ impl Event {
             seq: w.seq,
             t: w.t,
             tid: w.tid,
-            api: w.api.into_owned(),
+            api: std::mem::take(&mut w.api).into_owned(),
             ret: w.ret,
             op,
         })

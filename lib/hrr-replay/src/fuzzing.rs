@@ -12,6 +12,7 @@
 //! Other names are ignored.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hrr_core::archive::{Archive, repair};
@@ -122,7 +123,7 @@ struct Scratch(PathBuf);
 impl Scratch {
     fn new() -> Scratch {
         static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
+        let dir = scratch_root().join(format!(
             "hrr-fuzz-{}-{}",
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
@@ -137,4 +138,26 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Where scratch directories go: `HRR_FUZZ_TMP` when set, else `/dev/shm`
+/// when it is a writable directory, else the system's temporary directory.
+/// Memory rather than disk because repair writes an archive per input the
+/// way a capture does, with fsyncs (manifest, events, directory): on a disk
+/// they were most of an execution's time (see docs/FUZZING.md, *Speed*).
+fn scratch_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("HRR_FUZZ_TMP") {
+            return PathBuf::from(dir);
+        }
+        let probe = Path::new("/dev/shm").join(format!("hrr-fuzz-{}-probe", std::process::id()));
+        match std::fs::create_dir(&probe) {
+            Ok(()) => {
+                let _ = std::fs::remove_dir(&probe);
+                PathBuf::from("/dev/shm")
+            }
+            Err(_) => std::env::temp_dir(),
+        }
+    })
 }

@@ -124,8 +124,9 @@ impl Backing {
 
     /// Copies `dst.len()` bytes from `off` into `dst`.
     fn read(&self, off: usize, dst: &mut [u8]) {
-        let have = self.held.len().saturating_sub(off).min(dst.len());
-        dst[..have].copy_from_slice(&self.held[off..off + have]);
+        let held = self.held.get(off..).unwrap_or_default();
+        let have = held.len().min(dst.len());
+        dst[..have].copy_from_slice(&held[..have]);
         dst[have..].fill(0);
     }
 }
@@ -476,6 +477,8 @@ mod tests {
         want[1..3].copy_from_slice(&[1, 2]);
         want[101..103].copy_from_slice(&[9, 9]);
         assert_eq!(out, want, "bytes past the held prefix read as zeros");
+        dev.copy_d2h(&mut out, p + 1000, None).unwrap();
+        assert_eq!(out, [0; 300], "a read wholly past the held prefix");
         assert!(dev.copy_d2h(&mut out, p + (64 << 20) - 299, None).is_err());
     }
 

@@ -148,6 +148,7 @@ impl Drop for Scratch {
 /// Memory rather than disk because repair writes an archive per input the
 /// way a capture does, with fsyncs (manifest, events, directory): on a disk
 /// they were most of an execution's time (see docs/FUZZING.md, *Speed*).
+/// An input that aborts the process leaves its `hrr-fuzz-PID-N` behind.
 fn scratch_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {

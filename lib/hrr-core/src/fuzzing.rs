@@ -27,14 +27,30 @@ pub const TARGETS: &[(&str, Target)] = &[
 ];
 
 /// `events.ndjson` content: read leniently and strictly; every event read
-/// round-trips through the writer's line format unchanged.
+/// round-trips through the writer's line format unchanged, and a strict read
+/// gives a prefix of what a lenient read gives (it only stops earlier).
+///
+/// The lenient read goes through an 8 KiB `BufReader`, so that lines
+/// straddle its buffer and take the copying path; the strict one reads the
+/// input in place, the path of a line within the buffer. An event the
+/// lenient read round-tripped already is compared, not round-tripped again:
+/// the round trip was half of an execution's time.
 pub fn event_reader(data: &[u8]) {
-    for options in [ReadOptions::default(), ReadOptions::strict()] {
-        let reader = EventReader::from_reader(BufReader::new(data), "fuzz.ndjson").options(options);
-        for item in reader {
-            let Ok(event) = item else { break };
-            round_trip(&event);
-        }
+    let mut lenient = Vec::new();
+    let reader = EventReader::from_reader(BufReader::new(data), "fuzz.ndjson");
+    for item in reader {
+        let Ok(event) = item else { break };
+        round_trip(&event);
+        lenient.push(event);
+    }
+    let reader = EventReader::from_reader(data, "fuzz.ndjson").options(ReadOptions::strict());
+    for (i, item) in reader.enumerate() {
+        let Ok(event) = item else { break };
+        assert_eq!(
+            lenient.get(i),
+            Some(&event),
+            "strict read's event {i} is not the lenient read's"
+        );
     }
 }
 

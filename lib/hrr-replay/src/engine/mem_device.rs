@@ -11,6 +11,10 @@
 //! Placement works when `granularity` is set: `reserve_at` refuses ranges
 //! that touch `taken` (memory something else holds), and `alloc_at` refuses
 //! a granule another placed allocation holds.
+//! Memory is backed lazily ([`Backing`]): an allocation holds the bytes up to
+//! the last one written, and reads past them see zeros, so that allocating
+//! tens of MiB (as fuzz inputs do, up to `max_bytes`) costs nothing until
+//! written; zeroing them up front was a tenth of a fuzz execution.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -20,7 +24,7 @@ use hrr_core::event::MemKind;
 /// The in-process device; see the module docs.
 #[derive(Default)]
 pub struct MemDevice {
-    mem: BTreeMap<u64, Vec<u8>>,
+    mem: BTreeMap<u64, Backing>,
     next: u64,
     /// Whether `host_buffer` gives buffers (a GPU backend) or `None` (the CPU runtime).
     pub pinned: bool,
@@ -42,7 +46,9 @@ pub struct MemDevice {
     /// Reservations: base → size.
     pub reserved: BTreeMap<u64, u64>,
     /// Physical allocations by handle.
-    pub physical: HashMap<Handle, Vec<u8>>,
+    pub physical: HashMap<Handle, Backing>,
+    /// Physical allocations made so far (the next handle).
+    physical_made: u64,
     /// Mapped pieces: virtual base → (size, handle, offset in it).
     pub mapped: BTreeMap<u64, (u64, Handle, u64)>,
     /// Globals of `global`: name → (address, size); backed by `mem`.
@@ -55,6 +61,74 @@ pub struct MemDevice {
     pub place_reserved: BTreeMap<u64, u64>,
     /// Placed allocations: address → granule-rounded (start, end) they hold.
     pub placed: BTreeMap<u64, (u64, u64)>,
+}
+
+/// The memory of one allocation, `len` bytes long, of which only a prefix
+/// is held: the bytes past it are zero.
+#[derive(Debug, Default)]
+pub struct Backing {
+    len: usize,
+    held: Vec<u8>,
+}
+
+impl Backing {
+    /// `len` zero bytes, none held yet.
+    pub fn zeroed(len: usize) -> Backing {
+        Backing {
+            len,
+            held: Vec::new(),
+        }
+    }
+
+    /// The allocation's length.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the allocation is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes actually held (the prefix up to the last one written).
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// `[off, off + n)` held, growing the held prefix with zeros.
+    fn hold(&mut self, off: usize, n: usize) -> &mut [u8] {
+        debug_assert!(off + n <= self.len);
+        if self.held.len() < off + n {
+            self.held.resize(off + n, 0);
+        }
+        &mut self.held[off..off + n]
+    }
+
+    /// Copies `src` to `off`.
+    fn write(&mut self, off: usize, src: &[u8]) {
+        self.hold(off, src.len()).copy_from_slice(src);
+    }
+
+    /// Sets `n` bytes from `off` to `value`; zeros past the held prefix are
+    /// there already.
+    fn fill(&mut self, off: usize, n: usize, value: u8) {
+        let n = if value == 0 {
+            n.min(self.held.len().saturating_sub(off))
+        } else {
+            n
+        };
+        if n > 0 {
+            self.hold(off, n).fill(value);
+        }
+    }
+
+    /// Copies `dst.len()` bytes from `off` into `dst`.
+    fn read(&self, off: usize, dst: &mut [u8]) {
+        let held = self.held.get(off..).unwrap_or_default();
+        let have = held.len().min(dst.len());
+        dst[..have].copy_from_slice(&held[..have]);
+        dst[have..].fill(0);
+    }
 }
 
 struct Buffer(Vec<u8>);
@@ -82,6 +156,14 @@ fn unsupported(call: &'static str) -> DeviceError {
     }
 }
 
+fn out_of_memory(call: &'static str) -> DeviceError {
+    DeviceError::Call {
+        call,
+        code: 2,
+        message: "out of memory".into(),
+    }
+}
+
 impl MemDevice {
     /// An empty device with unbounded memory that refuses code; `pinned`:
     /// whether it hands out host buffers.
@@ -101,14 +183,15 @@ impl MemDevice {
             .any(|&(b, len)| p >= b && p + n <= b + len)
     }
 
-    /// Calls `f(bytes, done)` for each piece of `[addr, addr + len)`, in
-    /// order: one allocation holding it all, or mapped pieces covering it
-    /// without a gap.
+    /// Calls `f(backing, offset, n, done)` for each piece of `[addr, addr +
+    /// len)`, in order (`n` bytes at `offset` in `backing`, `done` bytes of
+    /// the range before it): one allocation holding it all, or mapped
+    /// pieces covering it without a gap.
     fn each_piece(
         &mut self,
         addr: u64,
         len: usize,
-        mut f: impl FnMut(&mut [u8], usize),
+        mut f: impl FnMut(&mut Backing, usize, usize, usize),
     ) -> Result<(), DeviceError> {
         if let Some((base, v)) = self.mem.range_mut(..=addr).next_back()
             && addr - *base < v.len().max(1) as u64
@@ -117,7 +200,7 @@ impl MemDevice {
             if off.checked_add(len).is_none_or(|end| end > v.len()) {
                 return Err(unsupported("copy past the end of an allocation"));
             }
-            f(&mut v[off..off + len], 0);
+            f(v, off, len, 0);
             return Ok(());
         }
         let mut done = 0usize;
@@ -135,7 +218,7 @@ impl MemDevice {
                 .physical
                 .get_mut(&handle)
                 .ok_or_else(|| unsupported("mapping of a released handle"))?;
-            f(&mut v[off..off + n], done);
+            f(v, off, n, done);
             done += n;
         }
         Ok(())
@@ -151,15 +234,11 @@ impl Device for MemDevice {
     }
     fn alloc(&mut self, size: u64, _: MemKind) -> Result<u64, DeviceError> {
         if self.allocated.saturating_add(size) > self.max_bytes {
-            return Err(DeviceError::Call {
-                call: "alloc",
-                code: 2,
-                message: "out of memory".into(),
-            });
+            return Err(out_of_memory("alloc"));
         }
         let p = self.next;
         self.next += size.max(1).next_multiple_of(4096);
-        self.mem.insert(p, vec![0; size as usize]);
+        self.mem.insert(p, Backing::zeroed(size as usize));
         self.allocated += size;
         Ok(p)
     }
@@ -193,7 +272,7 @@ impl Device for MemDevice {
             return Ok(None);
         }
         self.placed.insert(addr, (start, end));
-        self.mem.insert(addr, vec![0; size as usize]);
+        self.mem.insert(addr, Backing::zeroed(size as usize));
         self.allocated += size;
         Ok(Some(addr))
     }
@@ -207,17 +286,15 @@ impl Device for MemDevice {
     fn copy_h2d(&mut self, dst: u64, src: &[u8], _: Option<Handle>) -> Result<(), DeviceError> {
         let pinned = self.in_host_buffer(src);
         self.h2d_from_host_buffer.push(pinned);
-        self.each_piece(dst, src.len(), |piece, at| {
-            piece.copy_from_slice(&src[at..at + piece.len()])
+        self.each_piece(dst, src.len(), |b, off, n, at| {
+            b.write(off, &src[at..at + n])
         })
     }
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, _: Option<Handle>) -> Result<(), DeviceError> {
         let pinned = self.in_host_buffer(dst);
         self.d2h_into_host_buffer.push(pinned);
         let len = dst.len();
-        self.each_piece(src, len, |piece, at| {
-            dst[at..at + piece.len()].copy_from_slice(piece)
-        })
+        self.each_piece(src, len, |b, off, n, at| b.read(off, &mut dst[at..at + n]))
     }
     fn copy_d2d(
         &mut self,
@@ -227,8 +304,8 @@ impl Device for MemDevice {
         _: Option<Handle>,
     ) -> Result<(), DeviceError> {
         // Both ranges are checked before a buffer of `size` bytes is made.
-        self.each_piece(src, size as usize, |_, _| {})?;
-        self.each_piece(dst, size as usize, |_, _| {})?;
+        self.each_piece(src, size as usize, |_, _, _, _| {})?;
+        self.each_piece(dst, size as usize, |_, _, _, _| {})?;
         let mut bytes = vec![0; size as usize];
         self.copy_d2h(&mut bytes, src, None)?;
         self.d2h_into_host_buffer.pop();
@@ -243,7 +320,7 @@ impl Device for MemDevice {
         size: u64,
         _: Option<Handle>,
     ) -> Result<(), DeviceError> {
-        self.each_piece(dst, size as usize, |piece, _| piece.fill(value))
+        self.each_piece(dst, size as usize, |b, off, n, _| b.fill(off, n, value))
     }
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
         Ok(1)
@@ -309,15 +386,25 @@ impl Device for MemDevice {
             .ok_or_else(|| unsupported("va_free of no reservation"))
     }
     fn mem_create(&mut self, size: u64, _: MemKind) -> Result<Handle, DeviceError> {
-        let h = 0x4_0000 + self.physical.len() as u64;
-        self.physical.insert(h, vec![0; size as usize]);
+        // Physical memory counts against `max_bytes` as allocations do.
+        if self.allocated.saturating_add(size) > self.max_bytes {
+            return Err(out_of_memory("mem_create"));
+        }
+        // Never a live handle again, as a driver's handles (counting the
+        // live ones would hand out a live one after a release).
+        let h = 0x4_0000 + self.physical_made;
+        self.physical_made += 1;
+        self.physical.insert(h, Backing::zeroed(size as usize));
+        self.allocated += size;
         Ok(h)
     }
     fn mem_release(&mut self, handle: Handle) -> Result<(), DeviceError> {
-        self.physical
+        let b = self
+            .physical
             .remove(&handle)
-            .map(drop)
-            .ok_or_else(|| unsupported("mem_release of no handle"))
+            .ok_or_else(|| unsupported("mem_release of no handle"))?;
+        self.allocated -= b.len() as u64;
+        Ok(())
     }
     fn mem_map(
         &mut self,
@@ -363,5 +450,49 @@ impl Device for MemDevice {
         let b = Buffer(vec![0; len]);
         self.host_buffers.push((b.as_ptr() as usize, len));
         Ok(Some(Box::new(b)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_is_held_only_up_to_the_last_byte_written() {
+        let mut dev = MemDevice::new(false);
+        let p = dev.alloc(64 << 20, MemKind::Device).unwrap();
+        assert_eq!(dev.mem[&p].held(), 0, "an allocation holds nothing yet");
+        dev.copy_h2d(p + 100, &[1, 2, 3], None).unwrap();
+        assert_eq!(dev.mem[&p].held(), 103);
+        // Zeros past the held prefix are there already.
+        dev.memset(p + 4096, 0, 1 << 20, None).unwrap();
+        assert_eq!(dev.mem[&p].held(), 103);
+        dev.memset(p + 102, 0, 8, None).unwrap();
+        assert_eq!(dev.mem[&p].held(), 103, "only the held byte is cleared");
+        dev.memset(p + 200, 9, 2, None).unwrap();
+        assert_eq!(dev.mem[&p].held(), 202);
+        let mut out = vec![0xee; 300];
+        dev.copy_d2h(&mut out, p + 99, None).unwrap();
+        let mut want = vec![0; 300];
+        want[1..3].copy_from_slice(&[1, 2]);
+        want[101..103].copy_from_slice(&[9, 9]);
+        assert_eq!(out, want, "bytes past the held prefix read as zeros");
+        dev.copy_d2h(&mut out, p + 1000, None).unwrap();
+        assert_eq!(out, [0; 300], "a read wholly past the held prefix");
+        assert!(dev.copy_d2h(&mut out, p + (64 << 20) - 299, None).is_err());
+    }
+
+    #[test]
+    fn physical_memory_counts_against_the_cap_and_handles_stay_unique() {
+        let mut dev = MemDevice::new(false);
+        dev.max_bytes = 1 << 20;
+        let a = dev.mem_create(512 << 10, MemKind::Device).unwrap();
+        let b = dev.mem_create(512 << 10, MemKind::Device).unwrap();
+        assert!(dev.mem_create(1, MemKind::Device).is_err(), "over the cap");
+        assert!(dev.alloc(1, MemKind::Device).is_err(), "over the cap");
+        dev.mem_release(a).unwrap();
+        let c = dev.mem_create(4096, MemKind::Device).unwrap();
+        assert!(c != a && c != b, "a live or released handle given again");
+        assert_eq!(dev.physical[&b].len(), 512 << 10);
     }
 }

@@ -299,6 +299,12 @@ pub mod intercept {
         {
             crate::assert_same_abi!(crate::reference::libc_dl::dlsym, hrr_intercept::interpose::dlsym_hook::dlsym; handle, symbol)
         },
+        {
+            crate::assert_same_abi!(crate::reference::libc_mman::mmap, hrr_va_arenas::mmap; addr, len, prot, flags, fd, off)
+        },
+        {
+            crate::assert_same_abi!(crate::reference::libc_mman::mmap64, hrr_va_arenas::mmap64; addr, len, prot, flags, fd, off)
+        },
     ];
 }
 
@@ -336,7 +342,8 @@ macro_rules! assert_noreturn_exit {
     }};
 }
 
-/// The interposer's exports that are not table entries (HSA pools, `_exit`, `_Exit`, `dlsym`);
+/// The interposer's exports that are not table entries (HSA pools, `_exit`, `_Exit`, `dlsym`,
+/// `mmap`, `mmap64`);
 /// empty without the `intercept` feature.
 #[cfg(feature = "intercept")]
 pub const INTERCEPT: &[&[Check]] = &[intercept::VS_DEBIAN_HSA, intercept::VS_LIBC];

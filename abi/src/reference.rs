@@ -205,6 +205,14 @@ pub mod libc_dl {
     pub use libc::dlsym;
 }
 
+/// glibc's `void *mmap(void *addr, size_t length, int prot, int flags, int fd,
+/// off_t offset)` and its alias `mmap64` (`<sys/mman.h>`), which the
+/// interposer defines to note the GPU driver's address arenas (as the libc
+/// crate binds them).
+pub mod libc_mman {
+    pub use libc::{mmap, mmap64};
+}
+
 /// glibc's process-exit entry points the interposer also defines (to flush the
 /// archive): `void _exit(int) __attribute__((noreturn))` (`<unistd.h>`) and
 /// `void _Exit(int) __attribute__((noreturn))` (`<stdlib.h>`; the libc crate

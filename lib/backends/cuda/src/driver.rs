@@ -220,10 +220,7 @@ pub fn collect_params(
 ///
 /// # Safety
 /// `f` must be one of those two entry points.
-unsafe fn static_str(
-    f: unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult,
-    code: CUresult,
-) -> Option<String> {
+unsafe fn static_str(f: cuda_api::fns::cuGetErrorString, code: CUresult) -> Option<String> {
     let mut p: *const c_char = std::ptr::null();
     // SAFETY: valid out-pointer (caller's contract for `f`).
     let r = unsafe { f(code, &mut p) };

@@ -3,11 +3,7 @@
 //! DMAs such memory directly instead of staging it, as for the application's
 //! own `hipHostMalloc` buffers.
 
-use std::ffi::c_void;
-
 use hrr_replay::device::HostMemory;
-
-use crate::ffi::HipError;
 
 /// Page-locked host memory from `hipHostMalloc`, freed on drop.
 pub struct HipHostBuffer {
@@ -15,7 +11,7 @@ pub struct HipHostBuffer {
     len: usize,
     /// The runtime's `hipHostFree`; the engine drops its buffers before the
     /// device (and so the loaded runtime).
-    free: unsafe extern "C" fn(*mut c_void) -> HipError,
+    free: crate::ffi::fns::hipHostFree,
 }
 
 impl HipHostBuffer {
@@ -26,7 +22,7 @@ impl HipHostBuffer {
     pub unsafe fn from_raw(
         ptr: *mut u8,
         len: usize,
-        free: unsafe extern "C" fn(*mut c_void) -> HipError,
+        free: crate::ffi::fns::hipHostFree,
     ) -> HipHostBuffer {
         HipHostBuffer { ptr, len, free }
     }

@@ -49,6 +49,9 @@ pub struct MemDevice {
     pub physical: HashMap<Handle, Backing>,
     /// Physical allocations made so far (the next handle).
     physical_made: u64,
+    /// Handles released while still mapped: as with the GPU drivers, their
+    /// memory lives until the last mapping of it goes.
+    released_mapped: std::collections::HashSet<Handle>,
     /// Mapped pieces: virtual base → (size, handle, offset in it).
     pub mapped: BTreeMap<u64, (u64, Handle, u64)>,
     /// Globals of `global`: name → (address, size); backed by `mem`.
@@ -165,6 +168,13 @@ fn out_of_memory(call: &'static str) -> DeviceError {
 }
 
 impl MemDevice {
+    /// Frees a physical allocation's memory.
+    fn drop_physical(&mut self, handle: Handle) {
+        if let Some(b) = self.physical.remove(&handle) {
+            self.allocated -= b.len() as u64;
+        }
+    }
+
     /// An empty device with unbounded memory that refuses code; `pinned`:
     /// whether it hands out host buffers.
     pub fn new(pinned: bool) -> MemDevice {
@@ -399,11 +409,14 @@ impl Device for MemDevice {
         Ok(h)
     }
     fn mem_release(&mut self, handle: Handle) -> Result<(), DeviceError> {
-        let b = self
-            .physical
-            .remove(&handle)
-            .ok_or_else(|| unsupported("mem_release of no handle"))?;
-        self.allocated -= b.len() as u64;
+        if !self.physical.contains_key(&handle) || self.released_mapped.contains(&handle) {
+            return Err(unsupported("mem_release of no handle"));
+        }
+        if self.mapped.values().any(|&(_, h, _)| h == handle) {
+            self.released_mapped.insert(handle);
+        } else {
+            self.drop_physical(handle);
+        }
         Ok(())
     }
     fn mem_map(
@@ -429,10 +442,17 @@ impl Device for MemDevice {
         Ok(())
     }
     fn mem_unmap(&mut self, ptr: u64, _: u64) -> Result<(), DeviceError> {
-        self.mapped
+        let (_, handle, _) = self
+            .mapped
             .remove(&ptr)
-            .map(drop)
-            .ok_or_else(|| unsupported("mem_unmap of no mapping"))
+            .ok_or_else(|| unsupported("mem_unmap of no mapping"))?;
+        if self.released_mapped.contains(&handle)
+            && !self.mapped.values().any(|&(_, h, _)| h == handle)
+        {
+            self.released_mapped.remove(&handle);
+            self.drop_physical(handle);
+        }
+        Ok(())
     }
     fn global(&mut self, _: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
         if let Some(&g) = self.globals.get(name) {
@@ -480,6 +500,22 @@ mod tests {
         dev.copy_d2h(&mut out, p + 1000, None).unwrap();
         assert_eq!(out, [0; 300], "a read wholly past the held prefix");
         assert!(dev.copy_d2h(&mut out, p + (64 << 20) - 299, None).is_err());
+    }
+
+    #[test]
+    fn a_handle_released_while_mapped_lives_until_unmapped() {
+        let mut dev = MemDevice::new(false);
+        let va = dev.va_reserve(0x2000).unwrap();
+        let h = dev.mem_create(0x1000, MemKind::Device).unwrap();
+        dev.mem_map(va, 0x1000, 0, h).unwrap();
+        dev.mem_release(h).unwrap();
+        assert!(dev.mem_release(h).is_err(), "released twice");
+        dev.copy_h2d(va, b"kept", None).unwrap();
+        let mut back = [0u8; 4];
+        dev.copy_d2h(&mut back, va, None).unwrap();
+        assert_eq!(&back, b"kept");
+        dev.mem_unmap(va, 0x1000).unwrap();
+        assert!(dev.physical.is_empty(), "freed with its last mapping");
     }
 
     #[test]

@@ -56,8 +56,11 @@ pub struct hipMemsetParams {
     pub width: usize,
 }
 
-/// `hipHostFn_t`: `void (*)(void* userData)`.
-pub type hipHostFn_t = Option<unsafe extern "C" fn(*mut c_void)>;
+/// A host function's type, `void (*)(void* userData)` (never null).
+pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// `hipHostFn_t`: a nullable [`HostFn`].
+pub type hipHostFn_t = Option<HostFn>;
 
 /// `hipHostNodeParams`.
 #[repr(C)]

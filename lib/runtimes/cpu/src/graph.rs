@@ -132,7 +132,7 @@ pub enum NodeKind {
     /// A host function.
     Host {
         /// The function.
-        func: unsafe extern "C" fn(*mut std::ffi::c_void),
+        func: hip_api::graph::HostFn,
         /// Its argument.
         data: usize,
     },

@@ -59,7 +59,7 @@ enum Kind {
         generation: u64,
     },
     Host {
-        func: unsafe extern "C" fn(*mut std::ffi::c_void),
+        func: hip_api::graph::HostFn,
         data: usize,
     },
 }
@@ -94,7 +94,7 @@ pub enum Captured {
     /// A host function.
     Host {
         /// The function.
-        func: unsafe extern "C" fn(*mut std::ffi::c_void),
+        func: hip_api::graph::HostFn,
         /// Its argument.
         data: usize,
     },
@@ -149,7 +149,7 @@ impl Op {
     ///
     /// # Safety
     /// `func` must be callable with `data` when the op runs (the application's contract).
-    pub unsafe fn host(func: unsafe extern "C" fn(*mut std::ffi::c_void), data: usize) -> Op {
+    pub unsafe fn host(func: hip_api::graph::HostFn, data: usize) -> Op {
         Op(Kind::Host { func, data })
     }
 

@@ -512,39 +512,26 @@ unsafe fn forward<A: Entry<Ret = HipError>>(
     unsafe { super::intercept(real, a, super::Order::Lifecycle, record) }
 }
 
-#[inline]
-pub unsafe fn hipGraphInstantiate(
-    real: &'static Real<args::hipGraphInstantiate>,
-    a: args::hipGraphInstantiate,
-) -> HipError {
-    // SAFETY: the export's contract: the application's arguments.
-    unsafe {
-        forward(real, a, |r, api, ret| {
-            if ret == hip::err::SUCCESS {
-                // SAFETY: the runtime wrote the handle on success.
-                let exec = super::out_addr(ret, a.pGraphExec);
-                record_exec(r, api, exec, a.graph as u64);
+/// Instantiations (`NAME(pGraphExec, graph, …)`): the new exec's topology.
+macro_rules! instantiations {
+    ($($name:ident),*) => {$(
+        #[inline]
+        pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
+            // SAFETY: the export's contract: the application's arguments.
+            unsafe {
+                forward(real, a, |r, api, ret| {
+                    if ret == hip::err::SUCCESS {
+                        // SAFETY: the runtime wrote the handle on success.
+                        let exec = super::out_addr(ret, a.pGraphExec);
+                        record_exec(r, api, exec, a.graph as u64);
+                    }
+                })
             }
-        })
-    }
+        }
+    )*};
 }
 
-#[inline]
-pub unsafe fn hipGraphInstantiateWithFlags(
-    real: &'static Real<args::hipGraphInstantiateWithFlags>,
-    a: args::hipGraphInstantiateWithFlags,
-) -> HipError {
-    // SAFETY: the export's contract: the application's arguments.
-    unsafe {
-        forward(real, a, |r, api, ret| {
-            if ret == hip::err::SUCCESS {
-                // SAFETY: the runtime wrote the handle on success.
-                let exec = super::out_addr(ret, a.pGraphExec);
-                record_exec(r, api, exec, a.graph as u64);
-            }
-        })
-    }
-}
+instantiations!(hipGraphInstantiate, hipGraphInstantiateWithFlags);
 
 #[inline]
 pub unsafe fn hipGraphExecUpdate(

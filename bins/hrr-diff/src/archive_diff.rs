@@ -285,7 +285,8 @@ fn compare_pair(
     Ok(())
 }
 
-/// The D2H copies of one archive, ordered by seq (stable for equal seqs).
+/// The D2H copies (and `host_read` results) of one archive, ordered by seq
+/// (stable for equal seqs).
 fn d2h_entries(
     archive: &Archive,
     warnings: &mut Vec<String>,
@@ -307,13 +308,18 @@ fn d2h_entries(
             progress(reader.bytes_read(), total);
         }
         let event = event?;
-        if let Op::Memcpy {
-            dir: Dir::D2h,
-            size,
-            blob,
-            ..
-        } = event.op
-        {
+        // Host memory kernels wrote, read at a sync, is a device result too.
+        let result = match event.op {
+            Op::Memcpy {
+                dir: Dir::D2h,
+                size,
+                blob,
+                ..
+            } => Some((size, blob)),
+            Op::HostRead { size, blob, .. } => Some((size, Some(blob))),
+            _ => None,
+        };
+        if let Some((size, blob)) = result {
             out.push(D2hEntry {
                 seq: event.seq,
                 api: event.api,

@@ -615,6 +615,9 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::Relocate { dst, size, .. } => {
             o.addr("dst", dst.0).u64("size", *size);
         }
+        Op::HostWrite { ptr, size, .. } | Op::HostRead { ptr, size, .. } => {
+            o.addr("ptr", ptr.0).u64("size", *size);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

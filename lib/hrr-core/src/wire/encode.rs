@@ -592,6 +592,9 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         Op::Relocate { dst, size, blob } => {
             l.num("size", *size).addr("dst", dst.0).blob("blob", blob);
         }
+        Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
+            l.addr("ptr", ptr.0).num("size", *size).blob("blob", blob);
+        }
         Op::Eof { events } => {
             l.num("events", *events);
         }
@@ -1039,6 +1042,16 @@ mod tests {
                 dst: a,
                 size: 24,
                 blob: BlobId::of(b"offsets"),
+            },
+            Op::HostWrite {
+                ptr: a,
+                size: 65536,
+                blob: BlobId::of(b"host"),
+            },
+            Op::HostRead {
+                ptr: Addr(0),
+                size: 0,
+                blob: b,
             },
             Op::Eof { events: 42 },
         ]

@@ -1,5 +1,6 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
+mod host_memory;
 mod pause;
 mod relocate;
 
@@ -637,6 +638,8 @@ impl<'a> Replayer<'a> {
                 }
             }
             Op::Relocate { dst, size, blob } => self.relocate(e, *dst, *size, *blob)?,
+            Op::HostWrite { ptr, size, blob } => self.host_write(e, *ptr, *size, *blob)?,
+            Op::HostRead { ptr, size, blob } => self.host_read(e, *ptr, *size, *blob)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }
@@ -769,8 +772,10 @@ impl<'a> Replayer<'a> {
         if let Some(out) = self.out.as_deref_mut() {
             let id = out.put_blob(actual)?;
             let mut rec = e.clone();
-            if let Op::Memcpy { blob, .. } = &mut rec.op {
-                *blob = Some(id);
+            match &mut rec.op {
+                Op::Memcpy { blob, .. } => *blob = Some(id),
+                Op::HostRead { blob, .. } => *blob = id,
+                _ => {}
             }
             out.append_timed(&rec, dev_time)?;
         }

@@ -10,6 +10,7 @@ mod durability;
 mod engine;
 mod extract;
 mod hip_backend;
+mod host_memory;
 mod hostile;
 mod hsa_regions;
 mod placement;

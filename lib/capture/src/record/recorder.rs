@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use crate::interpose::config::{Config, ConfigError, detect_platform};
 use crate::interpose::sys;
 use crate::record::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
+use crate::record::host_memory::{self, HostMemory};
 use crate::record::kernel_args::{ArgLayout, ArgValues};
 use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
@@ -93,6 +94,8 @@ pub struct Recorder {
     sink: EventSink,
     blobs: BlobWriter,
     allocs: LiveAllocs,
+    /// Host memory kernels read and write (see `host_memory`).
+    host: HostMemory,
     code: CodeObjects,
     manifest: Mutex<Manifest>,
     /// Serialises calls that create or destroy handles (allocations,
@@ -177,6 +180,7 @@ impl Recorder {
             sink: EventSink::new(file),
             blobs,
             allocs: LiveAllocs::new(),
+            host: HostMemory::new(),
             code: CodeObjects::new(),
             manifest: Mutex::new(manifest),
             lifecycle: Mutex::new(()),
@@ -265,11 +269,76 @@ impl Recorder {
     }
 
     /// Records any op that needs no bookkeeping (streams, events, syncs).
+    /// After a successful synchronisation, the host memory kernels it
+    /// completes could have written is recorded (`host_read`).
     pub fn op(&self, api: &str, ret: i32, op: &Op) {
         with_body(|b| {
             encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
             self.sink.append(b);
         });
+        if ret == 0 && self.host.any() {
+            self.host_memory_after(api, op);
+        }
+    }
+
+    /// The host-memory side of a recorded op (see [`Recorder::op`]).
+    #[cold]
+    fn host_memory_after(&self, api: &str, op: &Op) {
+        let sync = match *op {
+            Op::DeviceSync => host_memory::Sync::All,
+            Op::StreamSync { stream } => host_memory::Sync::Stream(stream.0),
+            Op::EventSync { event } => host_memory::Sync::Event(event.0),
+            Op::EventRecord { event, stream } => {
+                self.host.event_recorded(event.0, stream.0);
+                return;
+            }
+            _ => return,
+        };
+        let record = |d: host_memory::Dirty, bytes: &[u8]| {
+            if let Some(blob) = self.put_blob("host memory", bytes) {
+                let op = Op::HostRead {
+                    ptr: Addr(d.ptr),
+                    size: d.len as u64,
+                    blob,
+                };
+                self.op(api, 0, &op);
+            }
+        };
+        self.host.after_sync(sync, record);
+    }
+
+    /// The host memory kernels read and write.
+    pub fn host_memory(&self) -> &HostMemory {
+        &self.host
+    }
+
+    /// Before a launch on `stream` is forwarded: records (`host_write`) the
+    /// bytes the application changed in host memory the launch reaches
+    /// through `values` (pointer arguments) or always (managed memory).
+    /// Callers check [`HostMemory::any`] first.
+    #[cold]
+    pub fn host_writes_before_launch(
+        &self,
+        api: &str,
+        stream: u64,
+        values: &ArgValues<'_, '_>,
+        layout: Option<&ArgLayout>,
+    ) {
+        let words = values
+            .args(layout)
+            .flat_map(|a| a.bytes.chunks_exact(8))
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        let record = |d: host_memory::Dirty, bytes: &[u8]| {
+            if let Some(blob) = self.put_blob("host memory", bytes) {
+                let op = Op::HostWrite {
+                    ptr: Addr(d.ptr),
+                    size: d.len as u64,
+                    blob,
+                };
+                self.op(api, 0, &op);
+            }
+        };
+        self.host.before_launch(stream, words, record);
     }
 
     /// Records an allocation call.
@@ -277,6 +346,8 @@ impl Recorder {
         let ptr = if ret == 0 { ptr } else { 0 };
         if ret == 0 && ptr != 0 {
             self.allocs.insert(ptr, size, mem);
+            // Fresh from the runtime: zero, as replay's allocation is.
+            self.host.track(ptr, size, mem, true);
         }
         self.op(
             api,
@@ -293,6 +364,7 @@ impl Recorder {
     /// kind comes from the allocation being freed.
     pub fn free(&self, api: &str, ret: i32, ptr: u64, hint: Option<MemKind>) {
         let known = if ret == 0 && ptr != 0 {
+            self.host.untrack(ptr);
             self.allocs.remove(ptr)
         } else {
             None
@@ -312,6 +384,8 @@ impl Recorder {
         if ret == 0 && ptr != 0 {
             // Registered host memory is device-accessible: kernels may get it.
             self.allocs.insert(ptr, size, MemKind::Pinned);
+            // It holds the application's data already.
+            self.host.track(ptr, size, MemKind::Pinned, false);
         }
         self.op(
             api,
@@ -326,6 +400,7 @@ impl Recorder {
     /// Records a host unregistration.
     pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
         if ret == 0 {
+            self.host.untrack(ptr);
             self.allocs.remove(ptr);
         }
         self.op(api, ret, &Op::HostUnregister { ptr: Addr(ptr) });

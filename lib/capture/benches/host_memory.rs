@@ -1,0 +1,144 @@
+//! What finding the host's writes to host memory kernels read costs, per
+//! launch, on a 64 MiB pinned buffer of which 1 % changed since the last
+//! launch: the recorder's per-chunk hashing (with the changed chunks'
+//! `host_write` blobs and events written, as in a capture), against page
+//! protection (re-protecting the buffer and taking a write fault on each
+//! changed page). Also the scan alone (nothing changed). Figures:
+//! docs/PERFORMANCE.md, "Host memory snapshots".
+//!
+//! Run: `cargo bench -p hrr-capture --features bench --bench host_memory`.
+
+// A benchmark binary: `criterion_main!` defines its undocumented `main`.
+#![allow(missing_docs)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hrr_core::MemKind;
+use hrr_core::manifest::Platform;
+use hrr_intercept::record::kernel_args::ArgValues;
+use hrr_intercept::record::recorder::Recorder;
+
+const SIZE: usize = 64 << 20;
+const PAGE: usize = 4096;
+/// 1 % of the buffer: ten 64 KiB chunks, spread over it.
+const CHANGED_CHUNKS: usize = 10;
+const CHUNK: usize = hrr_intercept::record::host_memory::CHUNK;
+
+/// A page-aligned anonymous mapping of `SIZE` bytes, touched.
+fn buffer() -> &'static mut [u8] {
+    // SAFETY: a fresh private anonymous mapping; checked below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            SIZE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    // SAFETY: SIZE bytes just mapped read-write, never unmapped (leaked).
+    let b = unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), SIZE) };
+    b.fill(1);
+    b
+}
+
+fn touch(b: &mut [u8], round: u8) {
+    let stride = SIZE / CHANGED_CHUNKS;
+    for i in 0..CHANGED_CHUNKS {
+        let at = i * stride;
+        for page in (at..at + CHUNK).step_by(PAGE) {
+            b[page] = round;
+        }
+    }
+}
+
+fn hashing(c: &mut Criterion) {
+    let t = tempfile::tempdir().unwrap();
+    let r: &'static Recorder = Box::leak(Box::new(
+        Recorder::create(
+            t.path(),
+            Platform::Cpu,
+            vec!["bench".into()],
+            Default::default(),
+        )
+        .unwrap(),
+    ));
+    std::thread::spawn(move || r.run_writer());
+    let b = buffer();
+    let base = b.as_ptr() as u64;
+    r.alloc("hipHostMalloc", 0, base, SIZE as u64, MemKind::Pinned);
+    let arg = base.to_le_bytes();
+    let mut g = c.benchmark_group("host_memory");
+    g.throughput(Throughput::Bytes(SIZE as u64));
+    let mut round = 0u8;
+    g.bench_function("hash_64MiB_1pct_changed", |bench| {
+        bench.iter(|| {
+            round = round.wrapping_add(1);
+            touch(b, round);
+            r.host_writes_before_launch("hipModuleLaunchKernel", 0, &ArgValues::Buffer(&arg), None);
+        })
+    });
+    g.bench_function("hash_64MiB_unchanged", |bench| {
+        bench.iter(|| {
+            r.host_writes_before_launch("hipModuleLaunchKernel", 0, &ArgValues::Buffer(&arg), None);
+        })
+    });
+    g.finish();
+}
+
+static FAULTS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_fault(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo for SIGSEGV.
+    let addr = unsafe { (*info).si_addr() } as usize & !(PAGE - 1);
+    FAULTS.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: the page belongs to the protected buffer: unprotecting it
+    // lets the faulting write run again.
+    unsafe {
+        libc::mprotect(
+            addr as *mut libc::c_void,
+            PAGE,
+            libc::PROT_READ | libc::PROT_WRITE,
+        )
+    };
+}
+
+fn protection(c: &mut Criterion) {
+    let b = buffer();
+    // SAFETY: a handler that only unprotects the faulting page.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_fault as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
+        libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
+    }
+    let mut g = c.benchmark_group("host_memory");
+    g.throughput(Throughput::Bytes(SIZE as u64));
+    let mut round = 0u8;
+    // Per launch: protect the whole buffer, then the host's writes fault
+    // once per changed page (the dirty set is the pages that faulted).
+    g.bench_function("protect_64MiB_1pct_changed", |bench| {
+        bench.iter(|| {
+            // SAFETY: the buffer is ours, mapped for its whole length.
+            unsafe { libc::mprotect(b.as_mut_ptr().cast(), SIZE, libc::PROT_READ) };
+            round = round.wrapping_add(1);
+            touch(b, round);
+        })
+    });
+    g.finish();
+    // SAFETY: as above.
+    unsafe {
+        libc::mprotect(
+            b.as_mut_ptr().cast(),
+            SIZE,
+            libc::PROT_READ | libc::PROT_WRITE,
+        )
+    };
+    assert!(FAULTS.load(Ordering::Relaxed) > 0);
+}
+
+criterion_group!(benches, hashing, protection);
+criterion_main!(benches);

@@ -30,8 +30,27 @@ fn pipeline(scenario: &str) -> (Pipeline, Vec<Value>, (u64, u64, u64, u64)) {
     (p, events, counts)
 }
 
+/// The same scenario captured with `HRR_HOST_MEMORY=off`: no host memory
+/// events, and the replay's kernels read what the copies uploaded only, so
+/// `host_memory SCENARIO`'s results differ at replay (exit 1, FAIL).
+fn fails_without_snapshots(scenario: &str) {
+    let p = Pipeline::new("host_memory").arg(scenario);
+    let script = format!(
+        "HRR_HOST_MEMORY=off hrr-cap -o cap.hrr -- {} | tee app.log",
+        p.app_cmdline()
+    );
+    p.sh(&script).assert().success();
+    let ev = p.events("cap.hrr");
+    assert_eq!(count(&ev, "host_write") + count(&ev, "host_read"), 0);
+    p.play_cmd(&["-o", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+}
+
 #[test]
 fn mapped_pinned_memory_the_host_changes_between_launches() {
+    fails_without_snapshots("mapped");
     let (_p, ev, (pass, exact, _, _)) = pipeline("mapped");
     // The whole first x, then the changed first chunk before each later launch.
     assert_eq!(count(&ev, "host_write"), 3, "{ev:#?}");
@@ -46,6 +65,7 @@ fn mapped_pinned_memory_the_host_changes_between_launches() {
 
 #[test]
 fn managed_memory_written_by_host_and_kernels_in_turn() {
+    fails_without_snapshots("managed");
     let (_p, ev, (pass, exact, _, _)) = pipeline("managed");
     assert!(count(&ev, "host_write") >= 3, "{ev:#?}");
     // y after each kernel, read back at the device synchronisation.
@@ -55,6 +75,7 @@ fn managed_memory_written_by_host_and_kernels_in_turn() {
 
 #[test]
 fn registered_host_memory_read_by_a_kernel() {
+    fails_without_snapshots("registered");
     let (_p, ev, (pass, _, _, _)) = pipeline("registered");
     let w: Vec<_> = ev.iter().filter(|e| e["op"] == "host_write").collect();
     assert_eq!(w.len(), 1, "{ev:#?}");

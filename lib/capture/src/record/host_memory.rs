@@ -79,17 +79,28 @@ pub enum Sync {
 }
 
 /// The tracked ranges and their recorded state.
-#[derive(Default)]
 pub struct HostMemory {
     /// Tracked ranges: the one check of the common path.
     live: AtomicUsize,
     state: Mutex<State>,
+    /// Off (`HRR_HOST_MEMORY=off`): nothing is ever tracked.
+    enabled: bool,
+}
+
+impl Default for HostMemory {
+    fn default() -> HostMemory {
+        HostMemory::new(true)
+    }
 }
 
 impl HostMemory {
-    /// Nothing tracked.
-    pub fn new() -> HostMemory {
-        HostMemory::default()
+    /// Nothing tracked; `enabled: false` tracks nothing ever.
+    pub fn new(enabled: bool) -> HostMemory {
+        HostMemory {
+            live: AtomicUsize::new(0),
+            state: Mutex::default(),
+            enabled,
+        }
     }
 
     /// Whether any range is tracked (the hot path's only check).
@@ -111,7 +122,11 @@ impl HostMemory {
     /// it; otherwise (registered memory) all of it is recorded at the first
     /// launch that reaches it.
     pub fn track(&self, base: u64, size: u64, mem: MemKind, zeroed: bool) {
-        if !matches!(mem, MemKind::Pinned | MemKind::Managed) || base == 0 || size == 0 {
+        if !self.enabled
+            || !matches!(mem, MemKind::Pinned | MemKind::Managed)
+            || base == 0
+            || size == 0
+        {
             return;
         }
         let chunks = (size as usize).div_ceil(CHUNK);
@@ -306,7 +321,7 @@ mod tests {
     fn only_changed_chunks_are_recorded_once_each() {
         let mut buf = vec![0u8; 3 * CHUNK + 100];
         let base = buf.as_ptr() as u64;
-        let h = HostMemory::new();
+        let h = HostMemory::default();
         assert!(!h.any());
         h.track(base, buf.len() as u64, MemKind::Pinned, true);
         assert!(h.any());
@@ -330,13 +345,16 @@ mod tests {
         assert!(got.is_empty());
         h.untrack(base);
         assert!(!h.any());
+        let off = HostMemory::new(false);
+        off.track(base, buf.len() as u64, MemKind::Pinned, true);
+        assert!(!off.any(), "switched off: nothing tracked");
     }
 
     #[test]
     fn registered_memory_is_recorded_whole_and_managed_always() {
         let reg = vec![7u8; 100];
         let man = vec![0u8; 100];
-        let h = HostMemory::new();
+        let h = HostMemory::default();
         h.track(reg.as_ptr() as u64, 100, MemKind::Pinned, false);
         h.track(man.as_ptr() as u64, 100, MemKind::Managed, false);
         let got = collect(|f| h.before_launch(0, std::iter::empty(), f));
@@ -354,7 +372,7 @@ mod tests {
         let mut a = vec![0u8; 64];
         let mut b = vec![0u8; 64];
         let (pa, pb) = (a.as_ptr() as u64, b.as_ptr() as u64);
-        let h = HostMemory::new();
+        let h = HostMemory::default();
         h.track(pa, 64, MemKind::Pinned, true);
         h.track(pb, 64, MemKind::Pinned, true);
         let none = collect(|f| h.before_launch(1, [pa].into_iter(), f));

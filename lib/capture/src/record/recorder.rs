@@ -180,7 +180,9 @@ impl Recorder {
             sink: EventSink::new(file),
             blobs,
             allocs: LiveAllocs::new(),
-            host: HostMemory::new(),
+            host: HostMemory::new(crate::interpose::config::host_memory_on(std::env::var_os(
+                crate::interpose::config::ENV_HOST_MEMORY,
+            ))),
             code: CodeObjects::new(),
             manifest: Mutex::new(manifest),
             lifecycle: Mutex::new(()),

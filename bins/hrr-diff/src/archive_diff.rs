@@ -407,6 +407,41 @@ mod tests {
     }
 
     #[test]
+    fn host_reads_are_paired_like_d2h_copies() {
+        let t = tempfile::tempdir().unwrap();
+        let host_read = |b: ArchiveBuilder, seq: u64, bytes: &[u8]| {
+            b.seq(seq).event(
+                "hipDeviceSynchronize",
+                hrr_core::Op::HostRead {
+                    ptr: hrr_core::Addr(0x7f00_0000_0000),
+                    size: bytes.len() as u64,
+                    blob: hrr_core::BlobId::of(bytes),
+                },
+                vec![bytes.to_vec()],
+            )
+        };
+        let a = host_read(ArchiveBuilder::new(Platform::Cpu), 5, b"kernel wrote this");
+        let a = Archive::open(a.write(t.path().join("a")).unwrap()).unwrap();
+        let same = host_read(
+            ArchiveBuilder::replay(Platform::Cpu, "cap.hrr"),
+            5,
+            b"kernel wrote this",
+        );
+        let same = Archive::open(same.write(t.path().join("b")).unwrap()).unwrap();
+        let r = diff(&a, &same, &Tolerance::default()).unwrap();
+        assert_eq!((r.paired, r.exact, r.failed), (1, 1, 0), "{r:#?}");
+        let other = host_read(
+            ArchiveBuilder::replay(Platform::Cpu, "cap.hrr"),
+            5,
+            b"kernel wrote that",
+        );
+        let other = Archive::open(other.write(t.path().join("c")).unwrap()).unwrap();
+        let r = diff(&a, &other, &Tolerance::exact()).unwrap();
+        assert_eq!((r.paired, r.failed), (1, 1), "{r:#?}");
+        assert_eq!(r.mismatches[0].api, "hipDeviceSynchronize");
+    }
+
+    #[test]
     fn one_sided_events_fail() {
         let t = tempfile::tempdir().unwrap();
         let a = capture(&t.path().join("a"), &[b"1", b"2", b"3"]);

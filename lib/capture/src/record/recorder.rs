@@ -1016,6 +1016,63 @@ mod tests {
     }
 
     #[test]
+    fn host_memory_is_recorded_before_launches_and_after_syncs() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut pinned = vec![0u8; 3 * host_memory::CHUNK];
+        let base = pinned.as_ptr() as u64;
+        let size = pinned.len() as u64;
+        r.alloc("hipHostMalloc", 0, base, size, MemKind::Pinned);
+        assert!(r.host_memory().any());
+        pinned[host_memory::CHUNK + 1] = 7; // the host writes one chunk
+        let arg = base.to_le_bytes();
+        let values = ArgValues::Buffer(&arg);
+        r.host_writes_before_launch("hipModuleLaunchKernel", 0, &values, None);
+        pinned[0] = 9; // a kernel writes another
+        r.op(
+            "hipStreamSynchronize",
+            0,
+            &Op::StreamSync { stream: Addr(0) },
+        );
+        // Nothing changed since: a second sync and launch record nothing.
+        r.op("hipDeviceSynchronize", 0, &Op::DeviceSync);
+        r.host_writes_before_launch("hipModuleLaunchKernel", 0, &values, None);
+        r.free("hipHostFree", 0, base, Some(MemKind::Pinned));
+        assert!(!r.host_memory().any());
+        r.finish("exit", LockMode::Block);
+        let ev = events(t.path());
+        let ops: Vec<_> = ev.iter().map(|e| e.op.name()).collect();
+        assert_eq!(
+            ops,
+            [
+                "alloc",
+                "host_write",
+                "stream_sync",
+                "host_read",
+                "device_sync",
+                "free",
+                "eof"
+            ]
+        );
+        let chunk = host_memory::CHUNK as u64;
+        let Op::HostWrite { ptr, size, blob } = ev[1].op else {
+            panic!("{:?}", ev[1])
+        };
+        assert_eq!((ptr.0, size), (base + chunk, chunk));
+        assert_eq!(ev[1].api, "hipModuleLaunchKernel");
+        let mut want = vec![0u8; chunk as usize];
+        want[1] = 7;
+        assert_eq!(blob, BlobId::of(&want));
+        let Op::HostRead { ptr, size, .. } = ev[3].op else {
+            panic!("{:?}", ev[3])
+        };
+        assert_eq!(
+            (ptr.0, size, ev[3].api.as_str()),
+            (base, chunk, "hipStreamSynchronize")
+        );
+    }
+
+    #[test]
     fn unknown_launch_is_still_recorded() {
         let t = tempfile::tempdir().unwrap();
         let r = rec(t.path());

@@ -118,6 +118,7 @@ macro_rules! free_fn {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(ptr: *mut c_void) -> CudaError {
             let real = cuda_real!($name: unsafe extern "C" fn(*mut c_void) -> CudaError);
+            crate::record::recorder::untrack_host_memory(ptr as u64);
             // SAFETY: the application's argument, forwarded unchanged.
             intercept(stringify!($name), real, Order::Lifecycle, |f| unsafe { f(ptr) }, |r, ret| {
                 r.free(stringify!($name), ret, ptr as u64, $hint)
@@ -164,6 +165,7 @@ pub unsafe extern "C" fn cudaHostRegister(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaHostUnregister(ptr: *mut c_void) -> CudaError {
     let real = cuda_real!(cudaHostUnregister: unsafe extern "C" fn(*mut c_void) -> CudaError);
+    crate::record::recorder::untrack_host_memory(ptr as u64);
     intercept(
         "cudaHostUnregister",
         real,

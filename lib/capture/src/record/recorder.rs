@@ -898,6 +898,17 @@ pub fn existing() -> Option<&'static Recorder> {
     GLOBAL.get().and_then(Option::as_ref)
 }
 
+/// Host memory about to be freed or unregistered is no longer snapshotted
+/// (see `host_memory`): a launch on another thread must not read it once
+/// the runtime has given it back. Called before the release is forwarded;
+/// a release that then fails leaves it untracked (its later host writes are
+/// not recorded).
+pub fn untrack_host_memory(ptr: u64) {
+    if let Some(r) = existing() {
+        r.host_memory().untrack(ptr);
+    }
+}
+
 /// Stops recording in this process (forked child, after finish).
 pub fn deactivate() {
     ACTIVE.store(false, Ordering::Release);

@@ -200,6 +200,7 @@ driver_api! {
     Lifecycle cuMemAllocFromPoolAsync | cuMemAllocFromPoolAsync_ptsz,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
     Lifecycle cuMemFree_v2,
+        before |r, _, _, a| r.host_memory().untrack(a.dptr),
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
     Lifecycle cuMemFreeAsync | cuMemFreeAsync_ptsz,
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
@@ -208,10 +209,12 @@ driver_api! {
     Lifecycle cuMemHostAlloc,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
     Lifecycle cuMemFreeHost,
+        before |r, _, _, a| r.host_memory().untrack(a.p as u64),
         record |r, api, ret, a| r.free(api, ret, a.p as u64, Some(MemKind::Pinned));
     Lifecycle cuMemHostRegister_v2,
         record |r, api, ret, a| r.host_register(api, ret, a.p as u64, a.size as u64);
     Lifecycle cuMemHostUnregister,
+        before |r, _, _, a| r.host_memory().untrack(a.p as u64),
         record |r, api, ret, a| r.host_unregister(api, ret, a.p as u64);
 
     // ------------------------------------------------------------ virtual memory

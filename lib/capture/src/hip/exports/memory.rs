@@ -91,7 +91,7 @@ macro_rules! frees {
     ($($name:ident($ptr:ident) => $hint:expr;)*) => {$(
         #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
-            untrack_host_memory(a.$ptr as u64);
+            crate::record::recorder::untrack_host_memory(a.$ptr as u64);
             // SAFETY: the export's contract: the application's arguments.
             unsafe {
                 intercept(real, a, Order::Lifecycle, |r, api, ret| {
@@ -124,22 +124,12 @@ pub unsafe fn hipHostRegister(
     }
 }
 
-/// Host memory about to be given back is no longer snapshotted: a launch
-/// on another thread must not read it once the runtime has unmapped it.
-/// (A release that then fails leaves it untracked: its later host writes
-/// are not recorded.)
-fn untrack_host_memory(ptr: u64) {
-    if let Some(r) = crate::record::recorder::existing() {
-        r.host_memory().untrack(ptr);
-    }
-}
-
 #[inline]
 pub unsafe fn hipHostUnregister(
     real: &'static Real<args::hipHostUnregister>,
     a: args::hipHostUnregister,
 ) -> HipError {
-    untrack_host_memory(a.hostPtr as u64);
+    crate::record::recorder::untrack_host_memory(a.hostPtr as u64);
     // SAFETY: the export's contract: the application's arguments.
     unsafe {
         intercept(real, a, Order::Lifecycle, |r, api, ret| {

@@ -111,7 +111,7 @@ fn protection(c: &mut Criterion) {
     // SAFETY: a handler that only unprotects the faulting page.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_fault as usize;
+        sa.sa_sigaction = on_fault as *const () as usize;
         sa.sa_flags = libc::SA_SIGINFO;
         libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
     }

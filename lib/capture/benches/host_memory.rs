@@ -3,8 +3,11 @@
 //! launch: the recorder's per-chunk hashing (with the changed chunks'
 //! `host_write` blobs and events written, as in a capture), against page
 //! protection (re-protecting the buffer and taking a write fault on each
-//! changed page). Also the scan alone (nothing changed). Figures:
-//! docs/PERFORMANCE.md, "Host memory snapshots".
+//! changed page). Also the scan alone (nothing changed), and a plain read
+//! of the buffer for scale. Times are the measuring thread's CPU time (user
+//! and system: page faults count), not wall time, so that other processes
+//! on a shared machine do not inflate them. Figures: docs/PERFORMANCE.md,
+//! "Host memory snapshots".
 //!
 //! Run: `cargo bench -p hrr-capture --features bench --bench host_memory`.
 
@@ -13,11 +16,50 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hrr_core::MemKind;
 use hrr_core::manifest::Platform;
 use hrr_intercept::record::kernel_args::ArgValues;
 use hrr_intercept::record::recorder::Recorder;
+
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`).
+struct ThreadCpu;
+
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; the clock exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = Duration;
+    type Value = Duration;
+    fn start(&self) -> Duration {
+        thread_cpu()
+    }
+    fn end(&self, i: Duration) -> Duration {
+        thread_cpu() - i
+    }
+    fn add(&self, v1: &Duration, v2: &Duration) -> Duration {
+        *v1 + *v2
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        criterion::measurement::WallTime.formatter()
+    }
+}
 
 const SIZE: usize = 64 << 20;
 const PAGE: usize = 4096;
@@ -55,7 +97,7 @@ fn touch(b: &mut [u8], round: u8) {
     }
 }
 
-fn hashing(c: &mut Criterion) {
+fn hashing(c: &mut Criterion<ThreadCpu>) {
     let t = tempfile::tempdir().unwrap();
     let r: &'static Recorder = Box::leak(Box::new(
         Recorder::create(
@@ -79,6 +121,12 @@ fn hashing(c: &mut Criterion) {
             round = round.wrapping_add(1);
             touch(b, round);
             r.host_writes_before_launch("hipModuleLaunchKernel", 0, &ArgValues::Buffer(&arg), None);
+        })
+    });
+    g.bench_function("read_64MiB", |bench| {
+        bench.iter(|| {
+            let words = b.chunks_exact(8).map(|w| u64::from_ne_bytes(w.try_into().unwrap()));
+            std::hint::black_box(words.fold(0u64, u64::wrapping_add))
         })
     });
     g.bench_function("hash_64MiB_unchanged", |bench| {
@@ -106,7 +154,7 @@ extern "C" fn on_fault(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
     };
 }
 
-fn protection(c: &mut Criterion) {
+fn protection(c: &mut Criterion<ThreadCpu>) {
     let b = buffer();
     // SAFETY: a handler that only unprotects the faulting page.
     unsafe {
@@ -140,5 +188,9 @@ fn protection(c: &mut Criterion) {
     assert!(FAULTS.load(Ordering::Relaxed) > 0);
 }
 
-criterion_group!(benches, hashing, protection);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = hashing, protection
+}
 criterion_main!(benches);

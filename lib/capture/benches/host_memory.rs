@@ -125,7 +125,9 @@ fn hashing(c: &mut Criterion<ThreadCpu>) {
     });
     g.bench_function("read_64MiB", |bench| {
         bench.iter(|| {
-            let words = b.chunks_exact(8).map(|w| u64::from_ne_bytes(w.try_into().unwrap()));
+            let words = b
+                .chunks_exact(8)
+                .map(|w| u64::from_ne_bytes(w.try_into().unwrap()));
             std::hint::black_box(words.fold(0u64, u64::wrapping_add))
         })
     });

@@ -85,7 +85,7 @@ done
 
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
-    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table)
+    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -413,6 +413,19 @@ check_placement() {
 }
 CHECK=check_placement
 run_case ptr_table ptr_table
+
+# Host memory kernels read and write (mapped pinned, managed, registered):
+# the capture must hold the host's writes (host_write) and the kernels'
+# (host_read), and replay checks them with the D2H copies.
+check_host_memory() {
+    local w r
+    w=$(events_with "$2" '"op" *: *"host_write"')
+    r=$(events_with "$2" '"op" *: *"host_read"')
+    [ "${w:-0}" -ge 3 ] && [ "${r:-0}" -ge 1 ] ||
+        { echo "expected host_write and host_read events, got $w and $r"; return 1; }
+}
+CHECK=check_host_memory
+run_case host_memory host_memory
 
 # --- PyTorch --------------------------------------------------------------
 # torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same

@@ -11,6 +11,7 @@ mod engine;
 mod extract;
 mod graphs;
 mod hip_backend;
+mod host_memory;
 mod hostile;
 mod hsa_regions;
 mod placement;

@@ -632,6 +632,9 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::GraphExecDestroy { exec } => {
             o.addr("exec", exec.0);
         }
+        Op::HostWrite { ptr, size, .. } | Op::HostRead { ptr, size, .. } => {
+            o.addr("ptr", ptr.0).u64("size", *size);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

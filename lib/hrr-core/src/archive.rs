@@ -301,7 +301,9 @@ fn last_byte(path: &Path) -> Option<u8> {
 pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
     let id = match op {
         Op::Memcpy { blob, .. } => *blob,
-        Op::Relocate { blob, .. } => Some(*blob),
+        Op::Relocate { blob, .. } | Op::HostWrite { blob, .. } | Op::HostRead { blob, .. } => {
+            Some(*blob)
+        }
         Op::ModuleLoad { code, .. } | Op::Launch { code, .. } | Op::Global { code, .. } => {
             Some(*code)
         }

@@ -400,6 +400,31 @@ pub enum Op {
         /// Its handle.
         exec: Addr,
     },
+    // Host memory the device reads and writes (pinned, registered, managed).
+    /// Host memory `[ptr, ptr + size)` holds the bytes of `blob` from here
+    /// on: what the application's host code wrote into memory a kernel may
+    /// read, captured just before the launch that may read it. Replay writes
+    /// the bytes into its own memory for that range.
+    HostWrite {
+        /// Start of the range (inside a pinned, registered or managed allocation).
+        ptr: Addr,
+        /// Its length in bytes.
+        size: u64,
+        /// The bytes.
+        blob: BlobId,
+    },
+    /// Host memory `[ptr, ptr + size)` held the bytes of `blob` at this
+    /// synchronisation, after kernels that may have written it: a device
+    /// result the application reads without a copy. Replay reads its own
+    /// memory for the range and compares, as for a D2H copy.
+    HostRead {
+        /// Start of the range.
+        ptr: Addr,
+        /// Its length in bytes.
+        size: u64,
+        /// The bytes (the capture's, or in a replay archive the replay's).
+        blob: BlobId,
+    },
     /// The end of a complete capture.
     Eof {
         /// Events recorded before it.
@@ -446,6 +471,8 @@ impl Op {
             Op::GraphExec { .. } => "graph_exec",
             Op::GraphLaunch { .. } => "graph_launch",
             Op::GraphExecDestroy { .. } => "graph_exec_destroy",
+            Op::HostWrite { .. } => "host_write",
+            Op::HostRead { .. } => "host_read",
             Op::Eof { .. } => "eof",
         }
     }
@@ -523,6 +550,8 @@ impl fmt::Display for Event {
             Op::GraphLaunch { exec, stream, .. } => {
                 write!(f, "graph_launch {exec} stream={stream}")
             }
+            Op::HostWrite { ptr, size, .. } => write!(f, "host_write ptr={ptr} size={size}"),
+            Op::HostRead { ptr, size, .. } => write!(f, "host_read ptr={ptr} size={size}"),
             other => write!(f, "{}", other.name()),
         }?;
         if self.ret != 0 {

@@ -48,6 +48,13 @@ impl Guard {
         self.api
     }
 
+    /// Whether the recorder tracks host memory kernels may read (the launch
+    /// path's one check before it looks at arguments).
+    #[inline(always)]
+    pub fn host_memory(&self) -> bool {
+        self.rec.host_memory().any()
+    }
+
     /// Runs recorder work; `None` if it panicked (the event is lost, the
     /// application is not affected).
     pub fn run<T>(&self, f: impl FnOnce(&'static Recorder) -> T) -> Option<T> {

@@ -2,11 +2,15 @@
 //! call ([`recorder`]) and what events need to know — live allocations
 //! ([`live_allocs`]), code objects and kernels ([`code_objects`], keyed with
 //! [`handle_hasher`]), launch arguments ([`kernel_args`]), the
-//! repeat-launch path ([`launch_memo`]) and the calls forwarded without
-//! being recorded ([`unrecorded`]).
+//! repeat-launch path ([`launch_memo`]), host memory kernels read and
+//! write ([`host_memory`]) and the calls forwarded without being recorded
+//! ([`unrecorded`]).
 
 pub mod code_objects;
 pub mod handle_hasher;
+// Reads the tracked host ranges themselves (see its `track`).
+#[allow(unsafe_code)]
+pub mod host_memory;
 pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;

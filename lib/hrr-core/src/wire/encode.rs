@@ -636,6 +636,9 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         Op::GraphExecDestroy { exec } => {
             l.addr("exec", exec.0);
         }
+        Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
+            l.addr("ptr", ptr.0).num("size", *size).blob("blob", blob);
+        }
         Op::Eof { events } => {
             l.num("events", *events);
         }
@@ -1106,6 +1109,16 @@ mod tests {
                 ],
             },
             Op::GraphExecDestroy { exec: s },
+            Op::HostWrite {
+                ptr: a,
+                size: 65536,
+                blob: BlobId::of(b"host"),
+            },
+            Op::HostRead {
+                ptr: Addr(0),
+                size: 0,
+                blob: b,
+            },
             Op::Eof { events: 42 },
         ]
     }

@@ -323,6 +323,16 @@ impl Event {
                 blobs: w.blobs.take().unwrap_or_default(),
             },
             "graph_exec_destroy" => Op::GraphExecDestroy { exec: req!(exec) },
+            "host_write" => Op::HostWrite {
+                ptr: req!(ptr),
+                size: req!(size),
+                blob: req!(blob),
+            },
+            "host_read" => Op::HostRead {
+                ptr: req!(ptr),
+                size: req!(size),
+                blob: req!(blob),
+            },
             "eof" => Op::Eof {
                 events: req!(events),
             },
@@ -501,6 +511,11 @@ impl Event {
                 w.blobs = (!blobs.is_empty()).then(|| blobs.clone());
             }
             Op::GraphExecDestroy { exec } => w.exec = Some(*exec),
+            Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
+                w.ptr = Some(*ptr);
+                w.size = Some(*size);
+                w.blob = Some(*blob);
+            }
             Op::Eof { events } => w.events = Some(*events),
         }
         w
@@ -680,6 +695,43 @@ mod tests {
             offsets
         );
         assert!(decode_relocations(&blob[1..]).is_none());
+    }
+
+    #[test]
+    fn host_memory_ops_round_trip_and_require_their_fields() {
+        let blob = BlobId::of(b"host bytes");
+        let text = round_trip(Op::HostWrite {
+            ptr: Addr(0x7f00_0000_1000),
+            size: 10,
+            blob,
+        });
+        assert!(
+            text.contains(r#""op":"host_write","ret":0,"ptr":"0x7f0000001000","size":10,"blob":""#),
+            "{text}"
+        );
+        let text = round_trip(Op::HostRead {
+            ptr: Addr(0x7f00_0000_1000),
+            size: 10,
+            blob,
+        });
+        assert!(text.contains(r#""op":"host_read""#), "{text}");
+        let err = Event::parse(br#"{"seq":1,"api":"x","op":"host_write","ptr":"0x1000","size":4}"#)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            EventError::Missing {
+                op: "host_write".into(),
+                field: "blob"
+            }
+        );
+        let err = Event::parse(br#"{"seq":1,"api":"x","op":"host_read","size":4}"#).unwrap_err();
+        assert_eq!(
+            err,
+            EventError::Missing {
+                op: "host_read".into(),
+                field: "ptr"
+            }
+        );
     }
 
     #[test]

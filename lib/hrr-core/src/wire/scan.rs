@@ -769,6 +769,15 @@ mod tests {
                 size,
                 blob
             }),
+            (addr(), any::<u64>(), blob.clone(), any::<bool>()).prop_map(
+                |(ptr, size, blob, read)| {
+                    if read {
+                        Op::HostRead { ptr, size, blob }
+                    } else {
+                        Op::HostWrite { ptr, size, blob }
+                    }
+                }
+            ),
             ("[_A-Za-z0-9]{1,40}", blob, addr(), any::<u64>()).prop_map(
                 |(name, code, ptr, size)| Op::Global {
                     module: Addr(0x10),

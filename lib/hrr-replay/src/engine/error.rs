@@ -249,6 +249,10 @@ pub enum Operand {
     },
     /// The device memory a `relocate` event rewrites.
     RelocateDst,
+    /// The host memory a `host_write` event fills.
+    HostWriteDst,
+    /// The host memory a `host_read` event checks.
+    HostReadSrc,
     /// A pointer word a `relocate` event translates, at `dst + offset`.
     RelocateWord {
         /// The event's `dst`.
@@ -268,6 +272,8 @@ impl fmt::Display for Operand {
             Operand::MemsetDst => f.write_str("memset dst"),
             Operand::LaunchArg { arg, offset } => write!(f, "launch arg {arg}+{offset}"),
             Operand::RelocateDst => f.write_str("relocate dst"),
+            Operand::HostWriteDst => f.write_str("host_write dst"),
+            Operand::HostReadSrc => f.write_str("host_read src"),
             Operand::RelocateWord { dst, offset } => write!(f, "relocate word {dst}+{offset}"),
         }
     }

@@ -1,6 +1,7 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
 mod graphs;
+mod host_memory;
 mod pause;
 mod relocate;
 
@@ -649,6 +650,8 @@ impl<'a> Replayer<'a> {
                 blobs,
             } => self.graph_launch(e, *exec, *stream, blobs)?,
             Op::GraphExecDestroy { exec } => self.graph_exec_destroy(e, *exec)?,
+            Op::HostWrite { ptr, size, blob } => self.host_write(e, *ptr, *size, *blob)?,
+            Op::HostRead { ptr, size, blob } => self.host_read(e, *ptr, *size, *blob)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }
@@ -781,8 +784,10 @@ impl<'a> Replayer<'a> {
         if let Some(out) = self.out.as_deref_mut() {
             let id = out.put_blob(actual)?;
             let mut rec = e.clone();
-            if let Op::Memcpy { blob, .. } = &mut rec.op {
-                *blob = Some(id);
+            match &mut rec.op {
+                Op::Memcpy { blob, .. } => *blob = Some(id),
+                Op::HostRead { blob, .. } => *blob = id,
+                _ => {}
             }
             out.append_timed(&rec, dev_time)?;
         }

@@ -75,6 +75,7 @@ macro_rules! driver_api {
         manual [ $( $mname:ident ),* ];
         $(
             $order:ident $( $name:ident )|+
+                $( , before $before:expr )?
                 $( , track $track:expr )?
                 $( , record $record:expr )? ;
         )*
@@ -93,10 +94,10 @@ macro_rules! driver_api {
             ]
         }
 
-        $( driver_api!(@entry $order [ $( $name )+ ] { $( track $track )? } { $( record $record )? }); )*
+        $( driver_api!(@entry $order [ $( $name )+ ] { $( before $before )? } { $( track $track )? } { $( record $record )? }); )*
     };
-    (@entry $order:ident [ $( $name:ident )+ ] $track:tt $record:tt) => {
-        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $track $record]); )+
+    (@entry $order:ident [ $( $name:ident )+ ] $before:tt $track:tt $record:tt) => {
+        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $before $track $record]); )+
     };
     (@lock Lifecycle, $g:ident) => { $g.as_ref().and_then(|g| g.run(|r| r.lifecycle())) };
     (@lock $o:ident, $g:ident) => { None::<std::sync::MutexGuard<'static, ()>> };
@@ -110,7 +111,7 @@ macro_rules! driver_api {
 /// The table's callback: one exported wrapper, with the table line's
 /// parameters (see the module docs).
 macro_rules! driver_wrapper {
-    ($order:ident { $( track $track:expr )? } { $( record $record:expr )? }
+    ($order:ident { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
         $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
@@ -121,6 +122,16 @@ macro_rules! driver_wrapper {
             };
             let g = if driver_layer_on() { enter(API) } else { None };
             let held = driver_api!(@lock $order, g);
+            $(
+                // Host memory the call may read, before it runs (one check
+                // when there is none).
+                if let Some(g) = &g
+                    && g.host_memory()
+                {
+                    let b = recorder_fn::<cuda_api::args::$name, _>($before);
+                    g.run(|r| b(r, API, 0, a));
+                }
+            )?
             // SAFETY: the application's arguments, forwarded unchanged to
             // the driver's function of the same name.
             let ret = unsafe { a.call(real) };
@@ -190,6 +201,7 @@ driver_api! {
     Lifecycle cuMemAllocFromPoolAsync | cuMemAllocFromPoolAsync_ptsz,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
     Lifecycle cuMemFree_v2,
+        before |r, _, _, a| r.host_memory().untrack(a.dptr),
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
     Lifecycle cuMemFreeAsync | cuMemFreeAsync_ptsz,
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
@@ -198,10 +210,12 @@ driver_api! {
     Lifecycle cuMemHostAlloc,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
     Lifecycle cuMemFreeHost,
+        before |r, _, _, a| r.host_memory().untrack(a.p as u64),
         record |r, api, ret, a| r.free(api, ret, a.p as u64, Some(MemKind::Pinned));
     Lifecycle cuMemHostRegister_v2,
         record |r, api, ret, a| r.host_register(api, ret, a.p as u64, a.size as u64);
     Lifecycle cuMemHostUnregister,
+        before |r, _, _, a| r.host_memory().untrack(a.p as u64),
         record |r, api, ret, a| r.host_unregister(api, ret, a.p as u64);
 
     // ------------------------------------------------------------ virtual memory
@@ -298,10 +312,15 @@ driver_api! {
 
     // ------------------------------------------------------------ launches
     Free cuLaunchKernel | cuLaunchKernel_ptsz,
+        before |r, api, _, a| unsafe { rec::host_writes(r, api, a.f as u64, s(a.stream), a.params, a.extra) },
         record |r, api, ret, a| unsafe {
             rec::launch(r, api, ret, a.f as u64, rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream), a.params, a.extra, &[])
         };
     Free cuLaunchKernelEx | cuLaunchKernelEx_ptsz,
+        before |r, api, _, a| unsafe {
+            let stream = a.config.as_ref().map_or(0, |c| s(c.h_stream));
+            rec::host_writes(r, api, a.f as u64, stream, a.params, a.extra)
+        },
         record |r, api, ret, a| unsafe {
             let (dims, attrs) = match rec::config(a.config) {
                 Some(c) => c,
@@ -310,6 +329,7 @@ driver_api! {
             rec::launch(r, api, ret, a.f as u64, dims, a.params, a.extra, &attrs)
         };
     Free cuLaunchCooperativeKernel | cuLaunchCooperativeKernel_ptsz,
+        before |r, api, _, a| unsafe { rec::host_writes(r, api, a.f as u64, s(a.stream), a.params, std::ptr::null_mut()) },
         record |r, api, ret, a| unsafe {
             let dims = rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream);
             rec::launch(r, api, ret, a.f as u64, dims, a.params, std::ptr::null_mut(), &rec::cooperative())

@@ -17,7 +17,7 @@ use hrr_core::{Addr, BlobId, Dir, HexBytes, LaunchAttr, MemKind, Op};
 
 use super::code::{self, FnKind};
 use super::{code as driver_code, libcuda};
-use crate::cuda::exports::launch::{ArgSource, record_kernel_launch};
+use crate::cuda::exports::launch::{ArgSource, host_writes_of, record_kernel_launch};
 use crate::cuda::ffi::{bytes, c_str, recording_wanted};
 use crate::cuda::log::diag;
 use crate::cuda::registry::{self, Fatbin};
@@ -609,6 +609,36 @@ pub unsafe fn launch(
             record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, &[])
         })
     };
+}
+
+/// Before a driver launch of `f` is forwarded: the host memory it may
+/// read (see `record::host_memory`), found through its arguments.
+///
+/// # Safety
+/// The launch's own arguments, about to be handed to the driver, which
+/// reads `kernel_params` per the kernel's parameters, or `extra`.
+pub unsafe fn host_writes(
+    r: &Recorder,
+    api: &'static str,
+    f: u64,
+    stream: u64,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) {
+    let d = function_of(f, CUDA_SUCCESS);
+    let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
+    let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
+    let args = if kernel_params.is_null() {
+        // SAFETY: per the contract, the extra array the driver reads.
+        match unsafe { extra_buffer(extra) } {
+            Some((p, n)) => ArgSource::Buffer(p, n),
+            None => ArgSource::Params(std::ptr::null_mut()),
+        }
+    } else {
+        ArgSource::Params(kernel_params)
+    };
+    // SAFETY: per the contract.
+    unsafe { host_writes_of(r, api, d.as_ref().map(|d| &*d.kernel), stream, args, driver) };
 }
 
 /// A `cuLaunchKernel`-shaped launch's configuration.

@@ -336,6 +336,77 @@ pub(crate) unsafe fn record_kernel_launch(
     }
 }
 
+/// Before a launch of `kernel` on `stream` is forwarded: records the host
+/// memory its arguments reach, and managed memory (see
+/// `record::host_memory`). Callers check `Guard::host_memory` first.
+///
+/// # Safety
+/// `args` are the launch's arguments, about to be handed to the runtime or
+/// driver, which reads them per `kernel`'s layout, or a buffer of that
+/// length.
+#[cold]
+pub(crate) unsafe fn host_writes_of(
+    r: &Recorder,
+    api: &'static str,
+    kernel: Option<&CudaKernel>,
+    stream: u64,
+    args: ArgSource,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+) {
+    let layout = match kernel {
+        Some(k) => {
+            let (res, fresh) = k.resolve(
+                // SAFETY: as in `record_kernel_launch`.
+                |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
+                driver,
+            );
+            if fresh {
+                report_first(r, k, res);
+            }
+            let why = res.code_error.as_deref().unwrap_or_default();
+            res.kernel
+                .resolve(|_: &FatBin| Err(why.to_string()))
+                .ok()
+                .and_then(|x| x.layout)
+        }
+        None => None,
+    };
+    let record = |values: ArgValues<'_, '_>| {
+        r.host_writes_before_launch(api, stream, &values, layout);
+    };
+    match args {
+        // SAFETY: per the contract: the runtime reads args per this layout.
+        ArgSource::Params(p) => unsafe { with_params(layout, p, record) },
+        // SAFETY: per the contract, the buffer it reads.
+        ArgSource::Buffer(p, n) => record(ArgValues::Buffer(unsafe { bytes(p.cast(), n) })),
+    }
+}
+
+/// [`host_writes_of`] for a runtime-layer launch.
+///
+/// # Safety
+/// As [`host_writes_of`], `args` one pointer per parameter.
+#[cold]
+unsafe fn runtime_host_writes(
+    g: &Guard,
+    api: &'static str,
+    named: Named,
+    func: u64,
+    stream: u64,
+    args: *mut *mut c_void,
+) {
+    g.run(|r| {
+        let go = |k: Option<&CudaKernel>| {
+            // SAFETY: per this function's contract.
+            unsafe { host_writes_of(r, api, k, stream, ArgSource::Params(args), driver_layout) }
+        };
+        match named {
+            Named::Handle => with_kernel_of_handle(func, cu::SUCCESS, go),
+            Named::Func => go(kernel_of_func(func).as_deref()),
+        }
+    });
+}
+
 /// Records a launch of `kernel` (`None`: not one the registry knows);
 /// `slot`: where to keep its line.
 #[allow(clippy::too_many_arguments)]
@@ -508,6 +579,13 @@ unsafe fn launch<A: Entry<Ret = cudaError_t>>(
         return missing(A::NAME);
     };
     let g = enter(A::NAME);
+    if let Some(g) = &g
+        && g.host_memory()
+    {
+        let st = stream_id(stream as u64);
+        // SAFETY: the launch's arguments, about to be forwarded.
+        unsafe { runtime_host_writes(g, A::NAME, named, func, st, args) };
+    }
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
     if let Some(g) = g {
@@ -550,6 +628,14 @@ unsafe fn launch_ex<A: Entry<Ret = cudaError_t>>(
         return missing(A::NAME);
     };
     let g = enter(A::NAME);
+    if let Some(g) = &g
+        && g.host_memory()
+    {
+        // SAFETY: the configuration about to be forwarded: null or readable.
+        let st = unsafe { config.as_ref() }.map_or(0, |c| stream_id(c.stream as u64));
+        // SAFETY: the launch's arguments, about to be forwarded.
+        unsafe { runtime_host_writes(g, A::NAME, Named::Func, func as u64, st, args) };
+    }
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
     if let Some(g) = g {

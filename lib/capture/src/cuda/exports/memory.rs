@@ -57,10 +57,12 @@ cuda_handlers! {
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| alloc(api, ret, a.ptr, a.size, MemKind::Device, r)) }
     }
     [cudaFree] |real, a, api| {
+        crate::record::recorder::untrack_host_memory(a.ptr as u64);
         // SAFETY: as above.
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.free(api, ret, a.ptr as u64, None)) }
     }
     [cudaFreeHost] |real, a, api| {
+        crate::record::recorder::untrack_host_memory(a.ptr as u64);
         // SAFETY: as above.
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.free(api, ret, a.ptr as u64, Some(MemKind::Pinned))) }
     }
@@ -73,6 +75,7 @@ cuda_handlers! {
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.host_register(api, ret, a.ptr as u64, a.size as u64)) }
     }
     [cudaHostUnregister] |real, a, api| {
+        crate::record::recorder::untrack_host_memory(a.ptr as u64);
         // SAFETY: as above.
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.host_unregister(api, ret, a.ptr as u64)) }
     }

@@ -307,13 +307,23 @@ fn d2h_entries(
             progress(reader.bytes_read(), total);
         }
         let event = event?;
-        if let Op::Memcpy {
-            dir: Dir::D2h,
-            size,
-            blob,
-            ..
-        } = event.op
-        {
+        // A 2D/3D download is a D2H like any other: its blob is the packed bytes.
+        let d2h = match event.op {
+            Op::Memcpy {
+                dir: Dir::D2h,
+                size,
+                blob,
+                ..
+            } => Some((size, blob)),
+            Op::MemcpyRect {
+                dir: Dir::D2h,
+                extent,
+                blob,
+                ..
+            } => Some((hrr_core::event::rect_len(extent).unwrap_or(u64::MAX), blob)),
+            _ => None,
+        };
+        if let Some((size, blob)) = d2h {
             out.push(D2hEntry {
                 seq: event.seq,
                 api: event.api,

@@ -659,9 +659,7 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::PoolAlloc {
             ptr, size, pool, ..
         } => {
-            o.addr("ptr", ptr.0)
-                .u64("size", *size)
-                .addr("pool", pool.0);
+            o.addr("ptr", ptr.0).u64("size", *size).addr("pool", pool.0);
         }
         Op::DeviceSync | Op::Eof { .. } => {}
     }

@@ -52,6 +52,7 @@ pub mod err;
 mod handles;
 mod launch;
 mod memory;
+pub mod rect;
 mod table;
 pub mod types;
 

@@ -76,20 +76,20 @@ hip_api_table!(
     hipModuleLaunchKernel,
 );
 
-/// `VmmApi { NAME: fns::NAME, … }`: entry points a runtime may lack (virtual
-/// memory management came late to HIP); loaded all or none.
+/// `STRUCT { NAME: fns::NAME, … }`: a group of entry points a runtime may
+/// lack (virtual memory management came late to HIP); loaded all or none.
 macro_rules! hip_api_optional {
-    ($($name:ident),* $(,)?) => {
-        /// HIP's virtual memory management, for placement.
+    ($(#[$doc:meta])* $api:ident: $($name:ident),* $(,)?) => {
+        $(#[$doc])*
         #[allow(non_snake_case)]
-        pub struct VmmApi {
+        pub struct $api {
             $(pub $name: fns::$name,)*
         }
 
-        impl VmmApi {
+        impl $api {
             /// Every entry point, or `None` when `lib` lacks one.
-            pub fn load(lib: &libloading::Library) -> Option<VmmApi> {
-                Some(VmmApi {
+            pub fn load(lib: &libloading::Library) -> Option<$api> {
+                Some($api {
                     $(
                         // SAFETY: as in `HipApi::load`: the symbol is the HIP
                         // entry point the table declares with this type.
@@ -102,6 +102,8 @@ macro_rules! hip_api_optional {
 }
 
 hip_api_optional!(
+    /// HIP's virtual memory management, for placement.
+    VmmApi:
     hipRuntimeGetVersion,
     hipMemGetAllocationGranularity,
     hipMemAddressReserve,
@@ -111,4 +113,31 @@ hip_api_optional!(
     hipMemMap,
     hipMemUnmap,
     hipMemSetAccess,
+);
+
+hip_api_optional!(
+    /// 2D copies and memsets (`memcpy_rect`, `memset_rect`; 3D ones slice by slice).
+    RectApi:
+    hipMemcpy2D,
+    hipMemcpy2DAsync,
+    hipMemset2D,
+    hipMemset2DAsync,
+);
+
+hip_api_optional!(
+    /// Stream-ordered memory pools.
+    PoolApi:
+    hipMemPoolCreate,
+    hipMemPoolDestroy,
+    hipMemPoolTrimTo,
+    hipMemPoolSetAttribute,
+    hipDeviceSetMemPool,
+    hipMallocFromPoolAsync,
+    hipFreeAsync,
+);
+
+hip_api_optional!(
+    /// Module globals (`global`).
+    GlobalApi:
+    hipModuleGetGlobal,
 );

@@ -8,6 +8,7 @@ mod ffi;
 mod hip_device;
 mod host_buffer;
 mod placement;
+mod rect_pools;
 mod runtime;
 
 pub use ffi::MissingSymbol;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::{HipApi, MissingSymbol, VmmApi};
+use crate::ffi::{GlobalApi, HipApi, MissingSymbol, PoolApi, RectApi, VmmApi};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -90,6 +90,12 @@ pub struct HipRuntime {
     pub(crate) api: HipApi,
     /// Virtual memory management, where the runtime has it.
     pub(crate) vmm: Option<VmmApi>,
+    /// 2D copies and memsets, where the runtime has them.
+    pub(crate) rect: Option<RectApi>,
+    /// Memory pools, where the runtime has them.
+    pub(crate) pools: Option<PoolApi>,
+    /// Module globals, where the runtime has them.
+    pub(crate) globals: Option<GlobalApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -161,9 +167,15 @@ impl HipRuntime {
         }
         let is_cpu = path.file_name().is_some_and(|n| n == CPU_RUNTIME);
         let vmm = VmmApi::load(&lib);
+        let rect = RectApi::load(&lib);
+        let pools = PoolApi::load(&lib);
+        let globals = GlobalApi::load(&lib);
         Ok(HipRuntime {
             api,
             vmm,
+            rect,
+            pools,
+            globals,
             path: shown,
             is_cpu,
             _lib: lib,

@@ -1164,10 +1164,7 @@ mod tests {
                 attr: 4,
                 value: u64::MAX,
             },
-            Op::DevicePool {
-                device: 0,
-                pool: s,
-            },
+            Op::DevicePool { device: 0, pool: s },
             Op::PoolAlloc {
                 ptr: a,
                 size: 4096,

@@ -790,7 +790,10 @@ mod tests {
             attr: 4,
             value: u64::MAX,
         });
-        assert!(text.contains(r#""attr":4,"attr_value":18446744073709551615"#), "{text}");
+        assert!(
+            text.contains(r#""attr":4,"attr_value":18446744073709551615"#),
+            "{text}"
+        );
         round_trip(Op::DevicePool {
             device: 0,
             pool: Addr(0x99),
@@ -821,8 +824,15 @@ mod tests {
         assert_eq!(rect_len([40, 16, 3]), Some(1920));
         assert_eq!(rect_len([u64::MAX, 2, 1]), None);
         assert_eq!(rect_span([64, 0], [40, 16, 1]), Some(15 * 64 + 40));
-        assert_eq!(rect_span([64, 1024], [40, 16, 2]), Some(1024 + 15 * 64 + 40));
-        assert_eq!(rect_span([32, 0], [40, 1, 1]), None, "row wider than its pitch");
+        assert_eq!(
+            rect_span([64, 1024], [40, 16, 2]),
+            Some(1024 + 15 * 64 + 40)
+        );
+        assert_eq!(
+            rect_span([32, 0], [40, 1, 1]),
+            None,
+            "row wider than its pitch"
+        );
         assert_eq!(rect_span([64, 512], [40, 16, 2]), None, "slices overlap");
         assert_eq!(rect_span([64, 0], [0, 16, 1]), None, "empty");
         assert_eq!(

@@ -44,6 +44,11 @@ pub use super::module::{
     hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
 };
 pub use super::proc_address::hipGetProcAddress;
+pub use super::rect::{
+    hipDrvMemcpy2DUnaligned, hipMalloc3D, hipMallocPitch, hipMemAllocPitch, hipMemcpy2D,
+    hipMemcpy2DAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
+    hipMemset2D, hipMemset2DAsync, hipMemset3D, hipMemset3DAsync,
+};
 pub use super::sync::{
     hipCtxSynchronize, hipDeviceSynchronize, hipEventCreate, hipEventCreateWithFlags,
     hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
@@ -142,18 +147,16 @@ unrecorded_handlers! { args;
     hipExternalMemoryGetMappedBuffer, hipDestroyExternalMemory, hipImportExternalSemaphore,
     hipSignalExternalSemaphoresAsync, hipWaitExternalSemaphoresAsync, hipDestroyExternalSemaphore,
     // Pitched, array and mipmapped allocations.
-    hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMallocArray, hipArrayCreate,
+    hipMallocArray, hipArrayCreate,
     hipArrayDestroy, hipArray3DCreate, hipMalloc3DArray, hipFreeArray, hipMallocMipmappedArray,
     hipFreeMipmappedArray, hipMipmappedArrayCreate, hipMipmappedArrayDestroy,
     __hipRegisterManagedVar,
     // Copies and memsets the format has no op for.
-    hipMemcpy2D, hipMemcpy2DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
-    hipDrvMemcpy2DUnaligned, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
+    hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
     hipMemcpyFromArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpyAtoH,
-    hipMemcpyHtoA, hipMemcpy3D, hipMemcpy3DAsync, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
+    hipMemcpyHtoA, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
     hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipMemcpyFromSymbol, hipMemcpyFromSymbolAsync,
-    hipMemcpyPeer, hipMemcpyPeerAsync, hipMemset2D, hipMemset2DAsync, hipMemset3D,
-    hipMemset3DAsync,
+    hipMemcpyPeer, hipMemcpyPeerAsync,
     // Launches the format has no shape for.
     hipLaunchByPtr, hipLaunchCooperativeKernelMultiDevice, hipExtLaunchMultiKernelMultiDevice,
     // Contexts.

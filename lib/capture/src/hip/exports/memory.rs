@@ -35,7 +35,7 @@ pub fn runtime_says_device(p: u64) -> bool {
 
 /// Waits for `stream` through the real runtime (an async D2H's result is
 /// read only once it has landed).
-fn sync_stream(stream: HipStream) {
+pub(super) fn sync_stream(stream: HipStream) {
     static REAL: Real<args::hipStreamSynchronize> = Real::new();
     if let Some(f) = REAL.get() {
         // SAFETY: the application's own stream handle, just used successfully.

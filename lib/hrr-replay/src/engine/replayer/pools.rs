@@ -58,7 +58,12 @@ impl Replayer<'_> {
         Ok(())
     }
 
-    pub(super) fn pool_trim(&mut self, e: &Event, pool: Addr, keep: u64) -> Result<(), ReplayError> {
+    pub(super) fn pool_trim(
+        &mut self,
+        e: &Event,
+        pool: Addr,
+        keep: u64,
+    ) -> Result<(), ReplayError> {
         if let Some(live) = self.pool(e, pool)? {
             self.dev
                 .pool_trim(live, keep)
@@ -143,12 +148,12 @@ impl Replayer<'_> {
 #[cfg(test)]
 mod tests {
     use crate::engine::address_space::AddressSpace;
+    use crate::engine::error::ReplayError;
     use crate::engine::mem_device::MemDevice;
     use crate::engine::options::ReplayOptions;
     use crate::engine::pinned_host::PinnedHost;
     use crate::engine::replayer::Replayer;
     use crate::engine::summary::ReplaySummary;
-    use crate::engine::error::ReplayError;
     use hrr_core::archive::Archive;
     use hrr_core::event::Op;
     use hrr_core::hex::Addr;
@@ -163,8 +168,15 @@ mod tests {
         let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
         let opts = ReplayOptions::default();
         let mut pinned = PinnedHost::new(0);
-        Replayer::new(dev, &archive, &opts, AddressSpace::default(), None, &mut pinned)
-            .run(|_| {})
+        Replayer::new(
+            dev,
+            &archive,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        )
+        .run(|_| {})
     }
 
     fn pool_alloc(b: ArchiveBuilder, ptr: u64, size: u64) -> ArchiveBuilder {
@@ -198,8 +210,13 @@ mod tests {
             },
             vec![],
         );
-        let b = pool_alloc(b, X, 256).h2d(X, &[1; 256]).d2h(X, &[1; 256]).free(X);
-        let b = pool_alloc(b, X, 256).h2d(X + 16, &[2; 16]).d2h(X + 16, &[2; 16]);
+        let b = pool_alloc(b, X, 256)
+            .h2d(X, &[1; 256])
+            .d2h(X, &[1; 256])
+            .free(X);
+        let b = pool_alloc(b, X, 256)
+            .h2d(X + 16, &[2; 16])
+            .d2h(X + 16, &[2; 16]);
         let b = pool_alloc(b, X + 4096, 64).d2h(X + 4096, &[0; 64]);
         b.free(X)
             .free(X + 4096)
@@ -226,7 +243,10 @@ mod tests {
             let (s, e) = run(reuse(), &mut dev);
             assert!(e.is_none(), "{e:?}");
             assert_eq!((s.d2h_exact, s.d2h_fail), (3, 0), "pools: {has_pools}");
-            assert!(dev.pool_allocs.is_empty(), "every pool allocation given back");
+            assert!(
+                dev.pool_allocs.is_empty(),
+                "every pool allocation given back"
+            );
         }
     }
 
@@ -235,6 +255,9 @@ mod tests {
         let b = pool_alloc(ArchiveBuilder::new(Platform::Cpu), X, 64);
         let (_, e) = run(b, &mut MemDevice::new(false));
         let msg = hrr_core::error_chain::chain(&e.expect("fatal")).to_string();
-        assert!(msg.contains("memory pool 0x5500 was never created"), "{msg}");
+        assert!(
+            msg.contains("memory pool 0x5500 was never created"),
+            "{msg}"
+        );
     }
 }

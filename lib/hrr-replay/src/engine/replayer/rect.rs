@@ -189,11 +189,26 @@ mod tests {
         let opts = ReplayOptions::default();
         let mut pinned = PinnedHost::new(0);
         let mut dev = MemDevice::new(false);
-        Replayer::new(&mut dev, &archive, &opts, AddressSpace::default(), None, &mut pinned)
-            .run(|_| {})
+        Replayer::new(
+            &mut dev,
+            &archive,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        )
+        .run(|_| {})
     }
 
-    fn copy(dir: Dir, dst: u64, dpitch: u64, src: u64, spitch: u64, extent: [u64; 3], bytes: Option<&[u8]>) -> (Op, Vec<Vec<u8>>) {
+    fn copy(
+        dir: Dir,
+        dst: u64,
+        dpitch: u64,
+        src: u64,
+        spitch: u64,
+        extent: [u64; 3],
+        bytes: Option<&[u8]>,
+    ) -> (Op, Vec<Vec<u8>>) {
         let op = Op::MemcpyRect {
             dir,
             dst: Addr(dst),
@@ -289,7 +304,8 @@ mod tests {
             .event("hipMemcpy2D", bad, blobs);
         let msg = hrr_core::error_chain::chain(&run(b).1.expect("fatal")).to_string();
         assert!(
-            msg.contains("hipMemcpy2D") && msg.contains("memcpy_rect dst: extent [8, 2, 1] does not fit pitch [4, 8]"),
+            msg.contains("hipMemcpy2D")
+                && msg.contains("memcpy_rect dst: extent [8, 2, 1] does not fit pitch [4, 8]"),
             "{msg}"
         );
         let (past, blobs) = copy(Dir::H2d, DEV, 32, HOST, 8, [8, 3, 1], Some(&[0; 24]));

@@ -24,6 +24,7 @@ mod device;
 mod errors;
 mod events;
 mod modules;
+mod rect;
 mod streams;
 mod vmm;
 
@@ -90,6 +91,11 @@ exports! {
         hipMemcpyHtoDAsync, hipMemcpyDtoHAsync, hipMemcpyDtoDAsync, hipMemcpy2D,
         hipMemcpy2DAsync, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async,
         hipMemsetD16, hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
+    ]
+    rect: [
+        hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMemcpyParam2D, hipMemcpyParam2DAsync,
+        hipDrvMemcpy2DUnaligned, hipMemcpy3D, hipMemcpy3DAsync, hipMemset2D, hipMemset2DAsync,
+        hipMemset3D, hipMemset3DAsync,
     ]
     streams: [
         hipStreamCreateWithFlags, hipStreamCreate, hipStreamCreateWithPriority,

@@ -87,3 +87,39 @@ fn pitched_2d_and_3d_copies_replay_exactly() {
         .count();
     assert_eq!(rect_d2h, 3, "the replay archive holds the 2D/3D downloads");
 }
+
+/// A pool created and configured, a block allocated from it, freed and
+/// allocated again at the same address (the application checks the reuse),
+/// kernels on both lives, the pool made the device's for `hipMallocAsync`,
+/// trimmed and destroyed: recorded as pool ops and `pool_alloc`, replayed
+/// onto the CPU runtime's real pools (the second life starts from what the
+/// first left, so a replay without reuse would fail its checks).
+#[test]
+fn pool_allocations_and_reused_addresses_replay_exactly() {
+    let (_p, ev) = pipeline("pools");
+    let ops = |op: &str| ev.iter().filter(|e| e["op"] == op).count();
+    assert_eq!(
+        (
+            ops("pool_create"),
+            ops("pool_attr"),
+            ops("device_pool"),
+            ops("pool_trim"),
+            ops("pool_destroy")
+        ),
+        (1, 1, 1, 1, 1)
+    );
+    let allocs: Vec<&Value> = with_api(&ev, "hipMallocFromPoolAsync");
+    assert_eq!(allocs.len(), 2);
+    assert!(
+        allocs
+            .iter()
+            .all(|e| e["op"] == "pool_alloc" && e["pool"].is_string())
+    );
+    assert_eq!(
+        allocs[0]["ptr"], allocs[1]["ptr"],
+        "the same address twice: {allocs:?}"
+    );
+    let attr = ev.iter().find(|e| e["op"] == "pool_attr").unwrap();
+    assert_eq!(attr["attr_value"].as_u64(), Some(u64::MAX), "{attr}");
+    assert_eq!(with_api(&ev, "hipFreeAsync").len(), 3);
+}

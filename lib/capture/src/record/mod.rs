@@ -3,13 +3,14 @@
 //! ([`live_allocs`]), code objects and kernels ([`code_objects`], keyed with
 //! [`handle_hasher`]), launch arguments ([`kernel_args`]), the
 //! repeat-launch path ([`launch_memo`]) and the calls forwarded without
-//! being recorded ([`unrecorded`]); 2D/3D copies ([`rect`]).
+//! being recorded ([`unrecorded`]); 2D/3D copies ([`rect`]), memory pools ([`pools`]).
 
 pub mod code_objects;
 pub mod handle_hasher;
 pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;
+pub mod pools;
 pub mod recorder;
 pub mod rect;
 pub mod unrecorded;

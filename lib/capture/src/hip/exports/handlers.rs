@@ -43,6 +43,10 @@ pub use super::module::{
     __hipRegisterFatBinary, __hipRegisterFunction, __hipUnregisterFatBinary, hipModuleGetFunction,
     hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
 };
+pub use super::pools::{
+    hipDeviceSetMemPool, hipMallocFromPoolAsync, hipMemPoolCreate, hipMemPoolDestroy,
+    hipMemPoolSetAttribute, hipMemPoolTrimTo,
+};
 pub use super::proc_address::hipGetProcAddress;
 pub use super::rect::{
     hipDrvMemcpy2DUnaligned, hipMalloc3D, hipMallocPitch, hipMemAllocPitch, hipMemcpy2D,
@@ -132,15 +136,14 @@ unrecorded_handlers! { args;
     hipMemset_spt, hipMemset2D_spt, hipMemset3D_spt, hipStreamSynchronize_spt,
     hipStreamWaitEvent_spt, hipLaunchKernel_spt, hipLaunchCooperativeKernel_spt,
     // Device state.
-    hipDeviceReset, hipDeviceSetMemPool, hipFuncSetAttribute, hipDeviceEnablePeerAccess,
+    hipDeviceReset, hipFuncSetAttribute, hipDeviceEnablePeerAccess,
     hipDeviceDisablePeerAccess,
     // Streams: host callbacks, memory-value waits and writes, capture.
     hipStreamAddCallback, hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
     hipStreamWriteValue64, hipStreamAttachMemAsync, hipStreamBeginCapture, hipStreamEndCapture,
     hipStreamUpdateCaptureDependencies,
     // Memory placement hints and pools.
-    hipMemPrefetchAsync, hipMemAdvise, hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo,
-    hipMemPoolSetAttribute, hipMemPoolSetAccess, hipMallocFromPoolAsync,
+    hipMemPrefetchAsync, hipMemAdvise, hipMemPoolSetAccess,
     hipMemPoolImportFromShareableHandle, hipMemPoolImportPointer,
     // Memory from elsewhere: IPC, external memory and semaphores.
     hipIpcOpenMemHandle, hipIpcCloseMemHandle, hipIpcOpenEventHandle, hipImportExternalMemory,

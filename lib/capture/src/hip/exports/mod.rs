@@ -30,6 +30,7 @@ mod handlers;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod pools;
 pub mod proc_address;
 pub mod rect;
 pub mod sync;

@@ -24,6 +24,7 @@ mod device;
 mod errors;
 mod events;
 mod modules;
+mod pools;
 mod rect;
 mod streams;
 mod vmm;
@@ -91,6 +92,10 @@ exports! {
         hipMemcpyHtoDAsync, hipMemcpyDtoHAsync, hipMemcpyDtoDAsync, hipMemcpy2D,
         hipMemcpy2DAsync, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async,
         hipMemsetD16, hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
+    ]
+    pools: [
+        hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo, hipMemPoolSetAttribute,
+        hipDeviceSetMemPool, hipMallocFromPoolAsync,
     ]
     rect: [
         hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMemcpyParam2D, hipMemcpyParam2DAsync,

@@ -123,3 +123,40 @@ fn pool_allocations_and_reused_addresses_replay_exactly() {
     assert_eq!(attr["attr_value"].as_u64(), Some(u64::MAX), "{attr}");
     assert_eq!(with_api(&ev, "hipFreeAsync").len(), 3);
 }
+
+/// Symbols of the compiler path (`__hipRegisterVar`, copies to and from
+/// symbols, `hipGetSymbolAddress`) and module globals
+/// (`hipModuleGetGlobal`): each global is made known by one `global` event,
+/// each symbol copy is one `memcpy` at the variable's address, and the
+/// replay, on its own copies of the variables, reads back what the kernels
+/// computed from them.
+#[test]
+fn symbol_copies_and_module_globals_replay_exactly() {
+    let (_p, ev) = pipeline("symbols");
+    let globals: Vec<&Value> = ev.iter().filter(|e| e["op"] == "global").collect();
+    let names: Vec<&str> = globals.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["table", "counter", "table", "counter"],
+        "{globals:?}"
+    );
+    let table = globals[0]["ptr"].as_str().unwrap();
+    let to = with_api(&ev, "hipMemcpyToSymbol");
+    let copies: Vec<&&Value> = to.iter().filter(|e| e["op"] == "memcpy").collect();
+    assert_eq!(copies.len(), 1, "one copy per symbol copy: {to:?}");
+    assert_eq!(
+        (copies[0]["dir"].as_str(), copies[0]["dst"].as_str()),
+        (Some("h2d"), Some(table))
+    );
+    let from = with_api(&ev, "hipMemcpyFromSymbolAsync");
+    let d2h = from
+        .iter()
+        .find(|e| e["op"] == "memcpy")
+        .expect("the download");
+    assert_eq!(d2h["dir"], "d2h");
+    let at =
+        u64::from_str_radix(d2h["src"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let base = u64::from_str_radix(table.trim_start_matches("0x"), 16).unwrap();
+    assert_eq!(at - base, 48, "the offset is in the address");
+    assert_eq!(with_api(&ev, "hipModuleGetGlobal").len(), 2);
+}

@@ -16,7 +16,7 @@
 //! also be written AMDGPU-style with a leading dot (`.name`), and the kernel
 //! list may be called `amdhsa.kernels`.
 
-use object::{Object, ObjectSection};
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 use serde_json::Value;
 
 use crate::error::{CodeObjError, Result};
@@ -55,6 +55,25 @@ pub fn metadata_section(elf: &[u8]) -> Result<Option<&[u8]>> {
     sec.data().map(Some).map_err(|e| CodeObjError::Elf {
         what: format!("section {SECTION}: {e}"),
     })
+}
+
+/// The module globals of a CPU code object: its exported, defined data
+/// symbols (the dynamic symbol table's objects), by name with their sizes.
+/// A kernel's `__device__` variables are these on the CPU.
+pub fn data_symbols(elf: &[u8]) -> Result<Vec<(String, u64)>> {
+    let file = object::File::parse(elf).map_err(crate::elf::elf_err)?;
+    let mut out = Vec::new();
+    for sym in file.dynamic_symbols() {
+        if sym.kind() != SymbolKind::Data || sym.is_undefined() || !sym.is_global() {
+            continue;
+        }
+        if let Ok(name) = sym.name()
+            && !name.is_empty()
+        {
+            out.push((name.to_string(), sym.size()));
+        }
+    }
+    Ok(out)
 }
 
 /// Kernel metadata of a CPU code object.

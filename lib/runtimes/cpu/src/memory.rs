@@ -42,6 +42,9 @@ pub enum DevKind {
     Hsa,
     /// hipMemMap of a hipMemCreate allocation, made accessible (hipMemSetAccess).
     Mapped,
+    /// A module global (an exported data symbol of a loaded code object):
+    /// device memory to copies and kernels, owned by its module.
+    Global,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -350,6 +353,33 @@ impl Memory {
                 },
             )
             .map_err(|_| err::HOST_MEMORY_ALREADY_REGISTERED)
+    }
+
+    /// A loaded module's global variable becomes device memory.
+    pub fn register_global(&mut self, addr: usize, size: usize) -> Result<(), HipError> {
+        if addr == 0 || size == 0 || self.in_reservation(addr) {
+            return Err(err::INVALID_VALUE);
+        }
+        self.dev
+            .insert(
+                addr,
+                size,
+                DevAlloc {
+                    kind: DevKind::Global,
+                    flags: 0,
+                },
+            )
+            .map_err(|_| err::INVALID_VALUE)
+    }
+
+    /// Forgets a module global (its module was unloaded).
+    pub fn unregister_global(&mut self, addr: usize) {
+        if let Some(f) = self.dev.find(addr)
+            && f.base == addr
+            && f.value.kind == DevKind::Global
+        {
+            self.dev.remove(addr);
+        }
     }
 
     /// `hipHostUnregister`: forgets registered memory.

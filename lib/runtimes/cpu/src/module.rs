@@ -17,10 +17,21 @@ use std::sync::Arc;
 pub struct LoadedLib {
     lib: Option<libloading::os::unix::Library>,
     _fd: OwnedFd,
+    /// Addresses of its globals registered as device memory.
+    globals: Vec<usize>,
 }
 
 impl Drop for LoadedLib {
     fn drop(&mut self) {
+        // Its globals stop being device memory before their pages go away.
+        if !self.globals.is_empty()
+            && let Ok(rt) = crate::runtime::rt()
+        {
+            let mut mem = rt.mem();
+            for &g in &self.globals {
+                mem.unregister_global(g);
+            }
+        }
         // dlclose before the memfd (field order would do it too; be explicit).
         drop(self.lib.take());
     }
@@ -48,6 +59,8 @@ pub struct Function {
 pub struct Module {
     /// Its kernels, by name.
     pub functions: HashMap<String, Arc<Function>>,
+    /// Its globals (exported data symbols), by name: address and size.
+    pub globals: HashMap<String, (usize, usize)>,
     _lib: Arc<LoadedLib>,
 }
 
@@ -161,9 +174,21 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
             Err(e) => crate::log!("kernel {}: symbol {} not found: {e}", k.name, k.symbol),
         }
     }
+    let globals = module_globals(&elf, &lib);
+    let mut registered = Vec::with_capacity(globals.len());
+    if !globals.is_empty() {
+        let rt = crate::runtime::rt()?;
+        let mut mem = rt.mem();
+        for &(addr, size) in globals.values() {
+            if mem.register_global(addr, size).is_ok() {
+                registered.push(addr);
+            }
+        }
+    }
     let lib = Arc::new(LoadedLib {
         lib: Some(lib),
         _fd: fd,
+        globals: registered,
     });
     for (meta, kernarg_size, entry) in entries {
         let name = meta.name.clone();
@@ -179,8 +204,33 @@ pub fn load_image(image: &[u8]) -> Result<Module, HipError> {
     }
     Ok(Module {
         functions,
+        globals,
         _lib: lib,
     })
+}
+
+/// The exported data symbols of a loaded code object: address (from the
+/// dynamic loader) and size (from the ELF's symbol table).
+fn module_globals(
+    elf: &[u8],
+    lib: &libloading::os::unix::Library,
+) -> HashMap<String, (usize, usize)> {
+    let syms = cpu::data_symbols(elf).unwrap_or_else(|e| {
+        crate::log!("module load: no globals: {e}");
+        Vec::new()
+    });
+    let mut out = HashMap::new();
+    for (name, size) in syms {
+        let Ok(c) = CString::new(name.as_str()) else {
+            continue;
+        };
+        // SAFETY: only the symbol's address is taken, never called or read
+        // here; it lives as long as `lib`, which the module holds.
+        if let Ok(p) = unsafe { lib.get::<*mut u8>(c.as_bytes_with_nul()) } {
+            out.insert(name, (p.into_raw() as usize, size as usize));
+        }
+    }
+    out
 }
 
 /// Reads an image of unknown length that starts at `ptr` (ELF, offload bundle

@@ -468,6 +468,26 @@ impl Runtime {
         Ok(())
     }
 
+    /// A loaded module by handle (`hipModuleGetGlobal`).
+    pub fn module(&self, h: usize) -> Result<Arc<Module>, HipError> {
+        lock(&self.modules)
+            .get(&h)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)
+    }
+
+    /// The module of a registered fat binary, loaded on first use
+    /// (`__hipRegisterVar`'s symbols).
+    pub fn fatbin_module(&self, fatbin: usize) -> Result<Arc<Module>, HipError> {
+        let fb = lock(&self.fatbins)
+            .get(&fatbin)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)?;
+        fb.module
+            .get_or_init(|| load_fatbin(fb.wrapper).map(Arc::new))
+            .clone()
+    }
+
     /// The kernel behind a registered host stub, loading its fat binary on first use.
     pub fn host_function(&self, host_fn: usize) -> Result<Arc<Function>, HipError> {
         let hf = self

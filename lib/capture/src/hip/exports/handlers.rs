@@ -53,6 +53,10 @@ pub use super::rect::{
     hipMemcpy2DAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
     hipMemset2D, hipMemset2DAsync, hipMemset3D, hipMemset3DAsync,
 };
+pub use super::symbols::{
+    __hipRegisterVar, hipGetSymbolAddress, hipGetSymbolSize, hipMemcpyFromSymbol,
+    hipMemcpyFromSymbolAsync, hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipModuleGetGlobal,
+};
 pub use super::sync::{
     hipCtxSynchronize, hipDeviceSynchronize, hipEventCreate, hipEventCreateWithFlags,
     hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
@@ -95,8 +99,8 @@ query_handlers! { args;
     hipCtxGetCurrent, hipCtxGetDevice, hipCtxGetApiVersion, hipCtxGetCacheConfig,
     hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
     // Kernels, symbols, occupancy.
-    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetGlobal, hipModuleGetTexRef,
-    hipGetSymbolAddress, hipGetSymbolSize, hipModuleOccupancyMaxPotentialBlockSize,
+    hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetTexRef,
+    hipModuleOccupancyMaxPotentialBlockSize,
     hipModuleOccupancyMaxPotentialBlockSizeWithFlags,
     hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
     hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
@@ -108,7 +112,7 @@ query_handlers! { args;
     // Compiler ABI: naming device variables, surfaces and textures of a
     // registered fat binary (their memory is the code object's, recorded
     // with it; writes to them go through recorded or counted calls).
-    __hipRegisterVar, __hipRegisterSurface, __hipRegisterTexture,
+    __hipRegisterSurface, __hipRegisterTexture,
     // Textures and graphs, asked about.
     hipGetTextureReference, hipGetChannelDesc, hipGetTextureObjectResourceDesc,
     hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc,
@@ -158,7 +162,6 @@ unrecorded_handlers! { args;
     hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
     hipMemcpyFromArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpyAtoH,
     hipMemcpyHtoA, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
-    hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipMemcpyFromSymbol, hipMemcpyFromSymbolAsync,
     hipMemcpyPeer, hipMemcpyPeerAsync,
     // Launches the format has no shape for.
     hipLaunchByPtr, hipLaunchCooperativeKernelMultiDevice, hipExtLaunchMultiKernelMultiDevice,

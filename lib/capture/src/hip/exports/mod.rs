@@ -33,6 +33,7 @@ pub mod module;
 pub mod pools;
 pub mod proc_address;
 pub mod rect;
+pub mod symbols;
 pub mod sync;
 
 use std::ffi::{CStr, c_char, c_void};

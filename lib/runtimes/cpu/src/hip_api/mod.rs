@@ -27,6 +27,7 @@ mod modules;
 mod pools;
 mod rect;
 mod streams;
+mod symbols;
 mod vmm;
 
 use ::hip_api::types::*;
@@ -96,6 +97,10 @@ exports! {
     pools: [
         hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo, hipMemPoolSetAttribute,
         hipDeviceSetMemPool, hipMallocFromPoolAsync,
+    ]
+    symbols: [
+        __hipRegisterVar, hipModuleGetGlobal, hipGetSymbolAddress, hipGetSymbolSize,
+        hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipMemcpyFromSymbol, hipMemcpyFromSymbolAsync,
     ]
     rect: [
         hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMemcpyParam2D, hipMemcpyParam2DAsync,

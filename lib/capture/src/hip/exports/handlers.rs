@@ -2,7 +2,8 @@
 //! `interpose::exports`): the export `NAME` calls `handlers::NAME`.
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
-//!   [`super::sync`], [`super::module`], [`super::launch`] (and
+//!   [`super::rect`], [`super::pools`], [`super::symbols`], [`super::sync`],
+//!   [`super::module`], [`super::launch`] (and
 //!   `hipGetProcAddress`, which hands out the wrappers);
 //! * **query**: changes nothing the device computes — reads state, converts,
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.

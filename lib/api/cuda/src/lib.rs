@@ -19,6 +19,7 @@
 #![deny(unsafe_code)]
 #![allow(non_camel_case_types)]
 
+pub mod rect;
 mod table;
 pub mod types;
 

@@ -37,6 +37,8 @@ pub mod exports_launch;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod exports_memory;
 #[cfg(not(any(test, feature = "bench")))]
+pub mod exports_symbols;
+#[cfg(not(any(test, feature = "bench")))]
 pub mod exports_sync;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod ffi;

@@ -80,6 +80,16 @@ fn pool_alloc(pool: usize, size: usize) -> Result<usize, HipError> {
 /// goes back to the device.
 pub(super) fn give_back(addr: usize) -> Result<bool, HipError> {
     // Some(true): kept by its pool; Some(false): its pool is gone.
+    // A block already given back is freed twice: refused, or the pool would
+    // later hand out memory the device no longer holds.
+    let twice = with_pools(|ps| {
+        ps.pools
+            .values()
+            .any(|p| p.free.iter().any(|b| b.0 == addr))
+    });
+    if twice {
+        return Err(err::INVALID_VALUE);
+    }
     let kept = with_pools(|ps| {
         let (pool, size) = ps.blocks.remove(&addr)?;
         let p = ps.pools.get_mut(&pool);

@@ -85,7 +85,7 @@ done
 
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
-    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory)
+    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -398,6 +398,29 @@ check_cublas() {
 }
 CHECK=check_cublas
 run_case cublas_sgemm cublas_sgemm
+
+# 2D/3D copies, symbols and pools: nothing may be left unrecorded (their
+# effects are in the replay), and the capture holds the ops they are.
+check_recorded() {
+    local arc=$2 op
+    shift 2
+    if grep -q '"unrecorded"' "$arc/manifest.json"; then
+        echo "calls left unrecorded: $(grep -o '"unrecorded" *: *{[^}]*}' "$arc/manifest.json")"
+        return 1
+    fi
+    for op in "${RECORDED_OPS[@]}"; do
+        [ "$(events_with "$arc" "\"op\" *: *\"$op\"")" -gt 0 ] || { echo "no $op event"; return 1; }
+    done
+}
+RECORDED_OPS=(memcpy_rect memset_rect)
+CHECK=check_recorded
+run_case pitched pitched
+RECORDED_OPS=(global)
+CHECK=check_recorded
+run_case symbols symbols
+RECORDED_OPS=(pool_create pool_alloc pool_destroy)
+CHECK=check_recorded
+run_case pools pools
 
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.

@@ -5,6 +5,7 @@
 //! One test binary; the harness (`hrr_tests`) builds the tools once per
 //! process and compiles the workloads once per process.
 
+mod copies;
 mod direct;
 mod durability;
 mod engine;

@@ -363,7 +363,9 @@ fn d2h_entries(
             }
             _ => {}
         }
-        // Host memory kernels wrote, read at a sync, is a device result too.
+        // Host memory kernels wrote, read at a sync, is a device result too,
+        // and a 2D/3D download is a D2H like any other: its blob is the
+        // packed bytes.
         let result = match event.op {
             Op::Memcpy {
                 dir: Dir::D2h,
@@ -372,6 +374,12 @@ fn d2h_entries(
                 ..
             } => Some((size, blob)),
             Op::HostRead { size, blob, .. } => Some((size, Some(blob))),
+            Op::MemcpyRect {
+                dir: Dir::D2h,
+                extent,
+                blob,
+                ..
+            } => Some((hrr_core::event::rect_len(extent).unwrap_or(u64::MAX), blob)),
             _ => None,
         };
         if let Some((size, blob)) = result {

@@ -635,6 +635,52 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::HostWrite { ptr, size, .. } | Op::HostRead { ptr, size, .. } => {
             o.addr("ptr", ptr.0).u64("size", *size);
         }
+        Op::MemcpyRect {
+            dir,
+            dst,
+            src,
+            extent,
+            stream,
+            ..
+        } => {
+            o.lit("dir", dir.as_str())
+                .addr("dst", dst.0)
+                .addr("src", src.0)
+                .u64("size", hrr_core::event::rect_len(*extent).unwrap_or(0));
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::MemsetRect {
+            dst,
+            extent,
+            value,
+            stream,
+            ..
+        } => {
+            o.addr("dst", dst.0)
+                .u64("value", (*value).into())
+                .u64("size", hrr_core::event::rect_len(*extent).unwrap_or(0));
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::PoolCreate { pool } | Op::PoolDestroy { pool } | Op::DevicePool { pool, .. } => {
+            o.addr("pool", pool.0);
+        }
+        Op::PoolTrim { pool, size } => {
+            o.addr("pool", pool.0).u64("size", *size);
+        }
+        Op::PoolAttr { pool, attr, value } => {
+            o.addr("pool", pool.0)
+                .u64("attr", (*attr).into())
+                .u64("value", *value);
+        }
+        Op::PoolAlloc {
+            ptr, size, pool, ..
+        } => {
+            o.addr("ptr", ptr.0).u64("size", *size).addr("pool", pool.0);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

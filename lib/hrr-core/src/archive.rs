@@ -300,7 +300,7 @@ fn last_byte(path: &Path) -> Option<u8> {
 /// The blobs an operation refers to (copy payloads and code objects).
 pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
     let id = match op {
-        Op::Memcpy { blob, .. } => *blob,
+        Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob,
         Op::Relocate { blob, .. } | Op::HostWrite { blob, .. } | Op::HostRead { blob, .. } => {
             Some(*blob)
         }

@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 133 entry points.
+// 141 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -122,7 +122,16 @@ macro_rules! cuda_fn {
     (cuMemcpy2DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, stream: CUstream) -> CUresult } };
     (cuMemcpy3DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult } };
     (cuMemsetD2D8_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D16_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) -> CUresult } };
     (cuMemsetD2D32_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D8Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D16Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D32Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemPoolCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const c_void) -> CUresult } };
+    (cuMemPoolDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult } };
+    (cuMemPoolTrimTo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> CUresult } };
+    (cuMemPoolSetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolSetAttribute(pool: CUmemoryPool, attr: c_int, value: *mut c_void) -> CUresult } };
+    (cuDeviceSetMemPool, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult } };
     (cuGraphLaunch, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
@@ -176,7 +185,8 @@ macro_rules! cuda_fns {
             cuStreamCreate cuStreamCreateWithPriority cuStreamDestroy_v2 cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent
             cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy_v2 cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags
             cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2DUnaligned_v2 cuMemcpy3D_v2
-            cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D32_v2 cuGraphLaunch cuLaunchHostFunc
+            cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D16_v2 cuMemsetD2D32_v2 cuMemsetD2D8Async cuMemsetD2D16Async
+            cuMemsetD2D32Async cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuLaunchHostFunc
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
             cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName

@@ -28,6 +28,7 @@ use crate::ffi::{
 use crate::kernarg::Kernarg;
 use crate::pinned::{PinnedBuffer, PinnedRanges};
 use crate::placement::Placer;
+use crate::rect_pools::PoolCall;
 use crate::staging::{Staging, StagingConfig};
 
 thread_local! {
@@ -165,7 +166,7 @@ impl CudaDevice {
     }
 
     /// Binds, then runs one driver call and maps its result.
-    fn call(
+    pub(crate) fn call(
         &self,
         name: &'static str,
         f: impl FnOnce(&ffi::CudaApi) -> ffi::CUresult,
@@ -212,6 +213,11 @@ impl CudaDevice {
         self.staging.release(self.drv);
         self.staging = Staging::new(cfg);
         Ok(())
+    }
+
+    /// This device's ordinal.
+    pub(crate) fn ordinal(&self) -> CUdevice {
+        self.dev
     }
 
     /// An optional entry point, or the error naming it.
@@ -710,6 +716,87 @@ impl Device for CudaDevice {
         let f = self.optional(self.drv.api().cuMemUnmap, "cuMemUnmap")?;
         // SAFETY: a range `mem_map` mapped.
         self.call("cuMemUnmap", |_| unsafe { f(p, size as usize) })
+    }
+
+    fn copy_h2d_rect(
+        &mut self,
+        dst: u64,
+        dpitch: [u64; 2],
+        src: &[u8],
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let host = (
+            src.as_ptr() as u64,
+            [extent[0], extent[0] * extent[1]],
+            true,
+        );
+        self.rect_copy(((dst, dpitch, false), host), extent, s)
+    }
+
+    fn copy_d2h_rect(
+        &mut self,
+        dst: &mut [u8],
+        src: u64,
+        spitch: [u64; 2],
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let host = (
+            dst.as_mut_ptr() as u64,
+            [extent[0], extent[0] * extent[1]],
+            true,
+        );
+        self.rect_copy((host, (src, spitch, false)), extent, s)
+    }
+
+    fn copy_d2d_rect(
+        &mut self,
+        dst: (u64, [u64; 2]),
+        src: (u64, [u64; 2]),
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.rect_copy(((dst.0, dst.1, false), (src.0, src.1, false)), extent, s)
+    }
+
+    fn memset_rect(
+        &mut self,
+        dst: u64,
+        pitch: [u64; 2],
+        extent: [u64; 3],
+        value: u8,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.rect_memset((dst, pitch), extent, value, s)
+    }
+
+    fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        self.cu_pool_create()
+    }
+
+    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::Destroy(pool))
+    }
+
+    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::Trim(pool, keep))
+    }
+
+    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::SetAttr(pool, attr, value))
+    }
+
+    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::SetDevice(pool))
+    }
+
+    fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
+        self.cu_pool_alloc(pool, size, s)
+    }
+
+    fn pool_free(&mut self, p: u64, s: Handle) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::Free(p, s))
     }
 
     fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {

@@ -84,6 +84,7 @@ pub mod ffi;
 pub mod kernarg;
 pub mod pinned;
 mod placement;
+mod rect_pools;
 pub mod staging;
 
 pub use device::{CudaDevice, sm_target};

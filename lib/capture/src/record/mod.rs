@@ -3,8 +3,8 @@
 //! ([`live_allocs`]), code objects and kernels ([`code_objects`], keyed with
 //! [`handle_hasher`]), launch arguments ([`kernel_args`]), the
 //! repeat-launch path ([`launch_memo`]), host memory kernels read and
-//! write ([`host_memory`]) and the calls forwarded without being recorded
-//! ([`unrecorded`]).
+//! write ([`host_memory`]), the calls forwarded without being recorded
+//! ([`unrecorded`]), 2D/3D copies ([`rect`]) and memory pools ([`pools`]).
 
 pub mod code_objects;
 pub mod handle_hasher;
@@ -14,5 +14,7 @@ pub mod host_memory;
 pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;
+pub mod pools;
 pub mod recorder;
+pub mod rect;
 pub mod unrecorded;

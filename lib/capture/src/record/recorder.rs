@@ -257,7 +257,7 @@ impl Recorder {
         self.warn(&format!("{api} not recorded: {why}"));
     }
 
-    fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
+    pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
         match self.blobs.put(bytes) {
             Ok(id) => Some(id),
             Err(e) => {

@@ -26,10 +26,49 @@ use crate::wire::Wire;
 
 /// Keys of [`Wire`] the scanner fills in.
 const WIRE_KEYS: &[&str] = &[
-    "seq", "t", "tid", "api", "op", "ret", "ptr", "size", "mem", "dir", "dst", "src", "value",
-    "width", "stream", "blob", "module", "code", "name", "func", "grid", "block", "shmem", "args",
-    "event", "device", "events", "dev_t", "dev_ns", "ctx", "handle", "offset", "attrs", "exec",
-    "graph", "nodes", "blobs",
+    "seq",
+    "t",
+    "tid",
+    "api",
+    "op",
+    "ret",
+    "ptr",
+    "size",
+    "mem",
+    "dir",
+    "dst",
+    "src",
+    "value",
+    "width",
+    "stream",
+    "blob",
+    "module",
+    "code",
+    "name",
+    "func",
+    "grid",
+    "block",
+    "shmem",
+    "args",
+    "event",
+    "device",
+    "events",
+    "dev_t",
+    "dev_ns",
+    "ctx",
+    "handle",
+    "offset",
+    "attrs",
+    "exec",
+    "graph",
+    "nodes",
+    "blobs",
+    "dpitch",
+    "spitch",
+    "extent",
+    "pool",
+    "attr",
+    "attr_value",
 ];
 /// Keys of [`KernelArg`] the scanner fills in.
 const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
@@ -247,6 +286,20 @@ impl<'a> Cursor<'a> {
         let z = self.u32()?;
         self.eat(b']')?;
         Some([x, y, z])
+    }
+
+    /// An array of exactly `N` non-negative integers.
+    fn u64s<const N: usize>(&mut self) -> Option<[u64; N]> {
+        let mut out = [0u64; N];
+        self.eat(b'[')?;
+        for (i, v) in out.iter_mut().enumerate() {
+            if i > 0 {
+                self.eat(b',')?;
+            }
+            *v = self.uint()?;
+        }
+        self.eat(b']')?;
+        Some(out)
     }
 
     /// Calls `item` for each element of an array.
@@ -575,6 +628,30 @@ impl<'a> Cursor<'a> {
                 }
                 // Graph topologies and launch blobs are rare: serde reads them.
                 "nodes" | "blobs" => return None,
+                "dpitch" => {
+                    once!(seen, 37);
+                    w.dpitch = Some(c.u64s()?);
+                }
+                "spitch" => {
+                    once!(seen, 38);
+                    w.spitch = Some(c.u64s()?);
+                }
+                "extent" => {
+                    once!(seen, 39);
+                    w.extent = Some(c.u64s()?);
+                }
+                "pool" => {
+                    once!(seen, 40);
+                    w.pool = Some(c.addr()?);
+                }
+                "attr" => {
+                    once!(seen, 41);
+                    w.attr = Some(c.u32()?);
+                }
+                "attr_value" => {
+                    once!(seen, 42);
+                    w.attr_value = Some(c.uint()?);
+                }
                 _ => c.skip(1)?,
             }
             Some(())
@@ -778,7 +855,7 @@ mod tests {
                     }
                 }
             ),
-            ("[_A-Za-z0-9]{1,40}", blob, addr(), any::<u64>()).prop_map(
+            ("[_A-Za-z0-9]{1,40}", blob.clone(), addr(), any::<u64>()).prop_map(
                 |(name, code, ptr, size)| Op::Global {
                     module: Addr(0x10),
                     name,
@@ -787,6 +864,50 @@ mod tests {
                     size
                 }
             ),
+            (
+                addr(),
+                any::<[u64; 2]>(),
+                addr(),
+                any::<[u64; 2]>(),
+                any::<[u64; 3]>(),
+                proptest::option::of(addr()),
+                proptest::option::of(blob.clone())
+            )
+                .prop_map(|(dst, dpitch, src, spitch, extent, stream, blob)| {
+                    Op::MemcpyRect {
+                        dir: Dir::D2h,
+                        dst,
+                        dpitch,
+                        src,
+                        spitch,
+                        extent,
+                        stream,
+                        blob,
+                    }
+                }),
+            (addr(), any::<[u64; 2]>(), any::<[u64; 3]>(), any::<u32>()).prop_map(
+                |(dst, pitch, extent, value)| Op::MemsetRect {
+                    dst,
+                    pitch,
+                    extent,
+                    value,
+                    width: 2,
+                    stream: None
+                }
+            ),
+            (addr(), any::<u32>(), any::<u64>()).prop_map(|(pool, attr, value)| Op::PoolAttr {
+                pool,
+                attr,
+                value
+            }),
+            (addr(), any::<u64>(), addr(), addr()).prop_map(|(ptr, size, pool, stream)| {
+                Op::PoolAlloc {
+                    ptr,
+                    size,
+                    pool,
+                    stream,
+                }
+            }),
             any::<u64>().prop_map(|events| Op::Eof { events }),
             addr().prop_map(|exec| Op::GraphExecDestroy { exec }),
             (addr(), addr()).prop_map(|(exec, stream)| Op::GraphLaunch {

@@ -177,6 +177,20 @@ pub enum EventFailure {
         /// Its length.
         len: u64,
     },
+    /// A rectangular copy or memset whose rows do not fit its pitches (a
+    /// row wider than its pitch, slices overlapping) or whose size overflows.
+    #[error("{op}: extent {extent:?} does not fit pitch {pitch:?}")]
+    RectShape {
+        /// The op and operand (`memcpy_rect dst`, …).
+        op: &'static str,
+        /// The offending pitch.
+        pitch: [u64; 2],
+        /// The extent.
+        extent: [u64; 3],
+    },
+    /// A pool op names a pool no earlier event created.
+    #[error("memory pool {0} was never created")]
+    UnknownPool(Addr),
     /// A `relocate` offset whose 8-byte word is not inside the event's range.
     #[error("relocate offset {offset} leaves no 8-byte word inside its {size} bytes")]
     RelocateOffset {

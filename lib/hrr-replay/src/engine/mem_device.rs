@@ -64,6 +64,13 @@ pub struct MemDevice {
     pub place_reserved: BTreeMap<u64, u64>,
     /// Placed allocations: address → granule-rounded (start, end) they hold.
     pub placed: BTreeMap<u64, (u64, u64)>,
+    /// Whether this device has memory pools (off: the trait's defaults).
+    pub has_pools: bool,
+    /// Pools by handle: the blocks given back to each, `(address, size)`,
+    /// reused first-fit by size as a runtime's pool reuses them.
+    pub pools: HashMap<Handle, Vec<(u64, u64)>>,
+    /// Live pool allocations: address → (pool, size).
+    pub pool_allocs: HashMap<u64, (Handle, u64)>,
 }
 
 /// The memory of one allocation, `len` bytes long, of which only a prefix
@@ -238,6 +245,42 @@ impl MemDevice {
 impl Device for MemDevice {
     fn name(&self) -> String {
         "memory".into()
+    }
+    fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        if !self.has_pools {
+            return Ok(None);
+        }
+        let h = 0x9000 + self.pools.len() as u64;
+        self.pools.insert(h, Vec::new());
+        Ok(Some(h))
+    }
+    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        for (p, _) in self.pools.remove(&pool).unwrap_or_default() {
+            self.mem.remove(&p);
+        }
+        Ok(())
+    }
+    fn pool_alloc(&mut self, pool: Handle, size: u64, _: Handle) -> Result<u64, DeviceError> {
+        let free = self
+            .pools
+            .get_mut(&pool)
+            .ok_or_else(|| unsupported("unknown pool"))?;
+        let p = match free.iter().position(|&(_, s)| s == size) {
+            Some(i) => free.remove(i).0,
+            None => self.alloc(size, MemKind::Device)?,
+        };
+        self.pool_allocs.insert(p, (pool, size));
+        Ok(p)
+    }
+    fn pool_free(&mut self, ptr: u64, _: Handle) -> Result<(), DeviceError> {
+        let (pool, size) = self
+            .pool_allocs
+            .remove(&ptr)
+            .ok_or_else(|| unsupported("not a pool allocation"))?;
+        if let Some(free) = self.pools.get_mut(&pool) {
+            free.push((ptr, size));
+        }
+        Ok(())
     }
     fn target(&self) -> String {
         "cpu".into()

@@ -33,7 +33,8 @@ use hrr_core::event_reader::ReadOptions;
 use hrr_core::region_record::{RegionKind, RegionOp};
 
 /// The recorded `(base, size)` of every device allocation of the archive
-/// (successful `alloc` events) and every declared region segment. A read
+/// (successful `alloc` and `pool_alloc` events) and every declared region
+/// segment. A read
 /// error ends the scan with what was found: the replay reports it.
 pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> Vec<(u64, u64)> {
     // Every segment the sidecars ever declare (the timeline's live set is
@@ -47,11 +48,18 @@ pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> V
     if let Ok(events) = archive.events(read) {
         for e in events {
             let Ok(e) = e else { break };
-            if let Op::Alloc {
-                ptr,
-                size,
-                mem: MemKind::Device,
-            } = e.op
+            // Allocations from a pool are placed too where the backend has
+            // no pools of its own (they are plain allocations there).
+            let range = match e.op {
+                Op::Alloc {
+                    ptr,
+                    size,
+                    mem: MemKind::Device,
+                }
+                | Op::PoolAlloc { ptr, size, .. } => Some((ptr, size)),
+                _ => None,
+            };
+            if let Some((ptr, size)) = range
                 && e.ret == 0
                 && ptr.0 != 0
             {

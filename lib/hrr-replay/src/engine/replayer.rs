@@ -3,6 +3,8 @@
 mod graphs;
 mod host_memory;
 mod pause;
+mod pools;
+mod rect;
 mod relocate;
 
 pub use pause::{LaunchPointer, PauseHook, Paused};
@@ -69,6 +71,8 @@ pub struct Replayer<'a> {
     pause: Option<&'a mut dyn PauseHook>,
     /// Executable graphs (`graph_exec`), by recorded handle.
     graphs: graphs::Graphs,
+    /// Memory pools and the allocations made from them.
+    pools: pools::Pools,
 }
 
 impl<'a> Replayer<'a> {
@@ -103,6 +107,7 @@ impl<'a> Replayer<'a> {
             dropped_attrs: Default::default(),
             pause: None,
             graphs: Default::default(),
+            pools: pools::Pools::default(),
         }
     }
 
@@ -255,8 +260,13 @@ impl<'a> Replayer<'a> {
             if self.vmm.is_reservation(a.base) || self.globals.contains_key(&a.base) {
                 continue;
             }
-            let _ = self.dev.free(a.live, a.mem);
+            if self.pools.take_alloc(a.base) {
+                let _ = self.dev.pool_free(a.live, 0);
+            } else {
+                let _ = self.dev.free(a.live, a.mem);
+            }
         }
+        self.pools_teardown();
         self.vmm.teardown(self.dev);
         self.globals.clear();
         for (_, s) in self.streams.drain() {
@@ -288,9 +298,9 @@ impl<'a> Replayer<'a> {
                 out.adopt_blob(self.archive.blobs(), code)?;
                 e
             }
-            Op::Memcpy { blob: Some(_), .. } => {
+            Op::Memcpy { blob: Some(_), .. } | Op::MemcpyRect { blob: Some(_), .. } => {
                 rec = e.clone();
-                if let Op::Memcpy { blob, .. } = &mut rec.op {
+                if let Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } = &mut rec.op {
                     *blob = None;
                 }
                 &rec
@@ -431,9 +441,16 @@ impl<'a> Replayer<'a> {
                     .allocs
                     .remove(ptr.0)
                     .map_err(|err| Self::fatal(e, err))?;
-                self.dev
-                    .free(a.live, a.mem)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                if self.pools.take_alloc(a.base) {
+                    // Back to the pool it came from, after the work before it.
+                    self.dev
+                        .pool_free(a.live, 0)
+                        .map_err(|err| Self::dev_err(e, err))?;
+                } else {
+                    self.dev
+                        .free(a.live, a.mem)
+                        .map_err(|err| Self::dev_err(e, err))?;
+                }
             }
             Op::Memcpy {
                 dir,
@@ -652,6 +669,47 @@ impl<'a> Replayer<'a> {
             Op::GraphExecDestroy { exec } => self.graph_exec_destroy(e, *exec)?,
             Op::HostWrite { ptr, size, blob } => self.host_write(e, *ptr, *size, *blob)?,
             Op::HostRead { ptr, size, blob } => self.host_read(e, *ptr, *size, *blob)?,
+            Op::MemcpyRect {
+                dir,
+                dst,
+                dpitch,
+                src,
+                spitch,
+                extent,
+                stream,
+                blob,
+            } => self.memcpy_rect(
+                e,
+                rect::RectCopy {
+                    dir: *dir,
+                    dst: *dst,
+                    dpitch: *dpitch,
+                    src: *src,
+                    spitch: *spitch,
+                    extent: *extent,
+                    stream: *stream,
+                    blob: *blob,
+                },
+            )?,
+            Op::MemsetRect {
+                dst,
+                pitch,
+                extent,
+                value,
+                width,
+                stream,
+            } => self.memset_rect(e, *dst, *pitch, *extent, (*value, *width), *stream)?,
+            Op::PoolCreate { pool } => self.pool_create(e, *pool)?,
+            Op::PoolDestroy { pool } => self.pool_destroy(e, *pool)?,
+            Op::PoolTrim { pool, size } => self.pool_trim(e, *pool, *size)?,
+            Op::PoolAttr { pool, attr, value } => self.pool_attr(e, *pool, *attr, *value)?,
+            Op::DevicePool { pool, .. } => self.device_pool(e, *pool)?,
+            Op::PoolAlloc {
+                ptr,
+                size,
+                pool,
+                stream,
+            } => self.pool_alloc(e, (*ptr, *size), *pool, *stream)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }
@@ -785,7 +843,7 @@ impl<'a> Replayer<'a> {
             let id = out.put_blob(actual)?;
             let mut rec = e.clone();
             match &mut rec.op {
-                Op::Memcpy { blob, .. } => *blob = Some(id),
+                Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob = Some(id),
                 Op::HostRead { blob, .. } => *blob = id,
                 _ => {}
             }

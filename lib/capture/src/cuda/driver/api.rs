@@ -27,7 +27,9 @@ use super::code::FnKind;
 use super::libcuda;
 use super::proc::{cuGetProcAddress, cuGetProcAddress_v2};
 use super::record::{self as rec, bookkeeping, out, s};
+use super::rect_pools as rp;
 use crate::cuda::ffi::{driver_layer_on, enter};
+use crate::record::pools::PoolOp;
 use crate::record::recorder::Recorder;
 
 /// What a wrapper answers when the driver lacks the function (not loaded:
@@ -199,7 +201,7 @@ driver_api! {
     Lifecycle cuMemAllocAsync | cuMemAllocAsync_ptsz,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
     Lifecycle cuMemAllocFromPoolAsync | cuMemAllocFromPoolAsync_ptsz,
-        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
+        record |r, api, ret, a| r.pool_alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, a.pool as u64, s(a.stream));
     Lifecycle cuMemFree_v2,
         before |r, _, _, a| r.host_memory().untrack(a.dptr),
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
@@ -269,6 +271,40 @@ driver_api! {
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 2, Some(a.stream));
     Free cuMemsetD32Async | cuMemsetD32Async_ptsz,
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, a.v, a.n, 4, Some(a.stream));
+
+    // ------------------------------------------------------------ 2D/3D copies and memsets
+    Free cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), None) };
+    Free cuMemcpy2DAsync_v2,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), Some(a.stream)) };
+    Free cuMemcpy3D_v2,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), None) };
+    Free cuMemcpy3DAsync_v2,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), Some(a.stream)) };
+    Free cuMemsetD2D8_v2,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), None);
+    Free cuMemsetD2D16_v2,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 2), (a.w, a.h), None);
+    Free cuMemsetD2D32_v2,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), None);
+    Free cuMemsetD2D8Async,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), Some(a.stream));
+    Free cuMemsetD2D16Async,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 2), (a.w, a.h), Some(a.stream));
+    Free cuMemsetD2D32Async,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), Some(a.stream));
+
+    // ------------------------------------------------------------ memory pools
+    Lifecycle cuMemPoolCreate,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Create(unsafe { out(ret, a.pool.cast::<u64>()) }));
+    Lifecycle cuMemPoolDestroy,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Destroy(a.pool as u64));
+    Free cuMemPoolTrimTo,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Trim(a.pool as u64, a.keep as u64));
+    Free cuMemPoolSetAttribute,
+        record |r, api, ret, a| unsafe { rp::pool_attr(r, api, ret, a.pool as u64, a.attr, a.value) };
+    Free cuDeviceSetMemPool,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Device(a.dev, a.pool as u64));
 
     // ------------------------------------------------------------ modules and libraries
     Lifecycle cuModuleLoad,
@@ -362,10 +398,6 @@ driver_api! {
     // runtime asks at its initialisation), never wrapped.
     Free cuGetExportTable,
         track |_, _, _| crate::record::unrecorded::export_table();
-    Count cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2 | cuMemcpy3D_v2;
-    Count cuMemcpy2DAsync_v2 | cuMemcpy3DAsync_v2;
-    Count cuMemsetD2D8_v2;
-    Count cuMemsetD2D32_v2;
     Count cuGraphLaunch;
     Count cuLaunchHostFunc;
     Count cuStreamBeginCapture_v2;

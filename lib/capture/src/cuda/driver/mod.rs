@@ -30,7 +30,7 @@
 //! any depth (`code`).
 //!
 //! Layout: [`routes`] and [`code`] are safe, GPU-free logic (unit-tested);
-//! `libcuda`, `api`, `proc` and `record` are the FFI (left out of unit
+//! `libcuda`, `api`, `proc`, `record` and `rect_pools` are the FFI (left out of unit
 //! tests and of the `bench` feature, like the other exports).
 
 pub mod code;
@@ -44,6 +44,8 @@ pub mod libcuda;
 pub mod proc;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod record;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod rect_pools;
 
 use std::sync::LazyLock;
 

@@ -127,10 +127,10 @@ macro_rules! cuda_fn {
     (cuMemsetD2D8Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, stream: CUstream) -> CUresult } };
     (cuMemsetD2D16Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, stream: CUstream) -> CUresult } };
     (cuMemsetD2D32Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize, stream: CUstream) -> CUresult } };
-    (cuMemPoolCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const c_void) -> CUresult } };
+    (cuMemPoolCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult } };
     (cuMemPoolDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult } };
     (cuMemPoolTrimTo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> CUresult } };
-    (cuMemPoolSetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolSetAttribute(pool: CUmemoryPool, attr: c_int, value: *mut c_void) -> CUresult } };
+    (cuMemPoolSetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut c_void) -> CUresult } };
     (cuDeviceSetMemPool, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult } };
     (cuGraphLaunch, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };

@@ -35,6 +35,8 @@ pub type CUjit_option = c_int;
 pub type CUlibraryOption = c_int;
 /// `CUstreamCaptureMode` (a C enum).
 pub type CUstreamCaptureMode = c_int;
+/// `CUmemPool_attribute` (a C enum).
+pub type CUmemPool_attribute = c_int;
 /// `CUgraphExec` (an opaque handle).
 pub type CUgraphExec = *mut c_void;
 /// `CUhostFn`: `void (*)(void *userData)`, nullable.
@@ -55,6 +57,8 @@ opaque! {
     CUDA_MEMCPY2D;
     /// `CUDA_MEMCPY3D` (`CUDA_MEMCPY3D_v2`), only passed on.
     CUDA_MEMCPY3D;
+    /// `CUmemPoolProps`, only passed on.
+    CUmemPoolProps;
     /// `CUexecAffinityParam`, only passed on.
     CUexecAffinityParam;
     /// `CUctxCreateParams`, only passed on.

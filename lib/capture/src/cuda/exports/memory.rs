@@ -93,7 +93,7 @@ fn is_device(r: &Recorder, p: u64) -> bool {
 /// `Legacy` for the plain API, `PerThread` for `_ptsz` (whose null stream is
 /// the calling thread's default stream).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum DefaultStream {
+pub(super) enum DefaultStream {
     Legacy,
     PerThread,
 }
@@ -104,7 +104,7 @@ enum DefaultStream {
 /// # Safety
 /// `a` holds the application's arguments for entry point `A`, valid under
 /// its C contract; `dst`, `src`, `size` are its copy's.
-unsafe fn copy<A: Entry<Ret = cudaError_t>>(
+pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
     real: &Real<A>,
     a: A,
     (dst, src, size): (*mut c_void, *const c_void, usize),

@@ -12,7 +12,7 @@
 //! handler is hand-written: the table holds only entry points this library
 //! records or keeps books on.
 //!
-//! * **recorded** ([`memory`], [`sync`], [`launch`]): [`intercept`] (or the
+//! * **recorded** ([`memory`], [`symbols`], [`sync`], [`launch`]): [`intercept`] (or the
 //!   copy and launch paths, which read more): forward, then — on a
 //!   first-level call with recording on (`Guard`, entered through
 //!   `ffi::enter`, which first makes the platform NVIDIA) — hand plain
@@ -29,6 +29,7 @@
 mod handlers;
 pub mod launch;
 pub mod memory;
+pub mod symbols;
 pub mod sync;
 
 use api_table::Entry;

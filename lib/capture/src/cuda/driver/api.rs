@@ -185,7 +185,9 @@ driver_api! {
         record |r, api, ret, a| rec::ctx_set(r, api, ret, a.ctx as u64);
     Free cuCtxPopCurrent_v2,
         record |r, api, ret, _| rec::ctx_pop(r, api, ret);
-    Free cuCtxSynchronize,
+    // `_v2` (CUDA 13, what the runtime's `cudaDeviceSynchronize` asks
+    // for) names the context; replay has one.
+    Free cuCtxSynchronize | cuCtxSynchronize_v2,
         record |r, api, ret, _| r.op(api, ret, &Op::DeviceSync);
 
     // ------------------------------------------------------------ allocations

@@ -281,5 +281,38 @@ fn h2d_blob(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, launch, h2d_blob);
+/// A 4-byte D2H whose bytes are new every time (a training loop's loss
+/// read back each step): blob file + event. Paced (1 ms apart, outside the
+/// timed part) like such a loop, so the blob files are written by the
+/// writer thread between calls, as in a capture.
+fn d2h_small(c: &mut Criterion) {
+    let t = tempfile::tempdir().unwrap();
+    let r = recorder(t.path());
+    let copy = Copy {
+        dir: Dir::D2h,
+        dst: 0x5555_0000_0000,
+        src: 0x7f00_0000_0000,
+        size: 4,
+        stream: None,
+    };
+    let mut n = 0u32;
+    let mut g = c.benchmark_group("record/d2h_4B_new");
+    g.sample_size(20);
+    g.bench_function("paced_1ms", |bch| {
+        bch.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                n = n.wrapping_add(1);
+                let t0 = Instant::now();
+                r.memcpy("hipMemcpy", 0, &copy, Some(&n.to_le_bytes()));
+                total += t0.elapsed();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, launch, h2d_blob, d2h_small);
 criterion_main!(benches);

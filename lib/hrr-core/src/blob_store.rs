@@ -44,6 +44,9 @@ pub struct BlobStore {
     /// byte: replay reads a blob per copy, and a `statx` per read showed up
     /// as a fifth of the engine's per-event cost.
     dirs_checked: Arc<[AtomicBool; 256]>,
+    /// Fan-out directories this store made sure of for writing (exist, not
+    /// a symlink): checked once each, not per blob.
+    dirs_made: Arc<[AtomicBool; 256]>,
 }
 
 /// A blob's bytes, verified against its id.
@@ -178,6 +181,7 @@ impl BlobStore {
         BlobStore {
             root: blobs_dir.into(),
             dirs_checked: Arc::new(std::array::from_fn(|_| AtomicBool::new(false))),
+            dirs_made: Arc::new(std::array::from_fn(|_| AtomicBool::new(false))),
         }
     }
 
@@ -215,7 +219,6 @@ impl BlobStore {
     /// Stores bytes whose id the caller already computed (and vouches for).
     fn put_with_id(&self, id: &BlobId, bytes: &[u8]) -> io::Result<()> {
         let path = self.path(id);
-        let dir = path.parent().expect("blob path has a parent");
         match fs::symlink_metadata(&path) {
             Ok(m) if m.file_type().is_file() => return Ok(()),
             Ok(_) => {
@@ -227,12 +230,7 @@ impl BlobStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        ensure_real_dir(dir)?;
-        let tmp = dir.join(format!(
-            ".tmp-{}-{}",
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
+        let tmp = self.staging_names(id)?.0;
         let result = (|| {
             let mut f = OpenOptions::new()
                 .write(true)
@@ -250,6 +248,25 @@ impl BlobStore {
             let _ = fs::remove_file(&tmp);
         }
         result
+    }
+
+    /// The names a new blob is written under: a temporary beside it, unique
+    /// to this process and call, and its final path. Makes its fan-out
+    /// directory (and refuses a symlink there) the first time only.
+    pub fn staging_names(&self, id: &BlobId) -> io::Result<(PathBuf, PathBuf)> {
+        let path = self.path(id);
+        let dir = path.parent().expect("blob path has a parent");
+        let made = &self.dirs_made[usize::from(id.0[0])];
+        if !made.load(Ordering::Relaxed) {
+            ensure_real_dir(dir)?;
+            made.store(true, Ordering::Relaxed);
+        }
+        let tmp = dir.join(format!(
+            ".tmp-{}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        Ok((tmp, path))
     }
 
     /// Reads a blob and verifies its hash.

@@ -258,7 +258,7 @@ impl Recorder {
     }
 
     pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
-        match self.blobs.put(bytes) {
+        match self.blobs.put(bytes, &self.sink) {
             Ok(id) => Some(id),
             Err(e) => {
                 self.warn(&format!(
@@ -852,6 +852,18 @@ impl Recorder {
                 hrr_core::manifest::INCOMPLETE_FIELD.into(),
                 Value::from(why),
             );
+        }
+        if let Some(errno) = self.sink.blob_write_error() {
+            // A small blob's file, written after its event was buffered,
+            // failed (disk full, ...): events name a blob that is missing.
+            let why = format!("blobs: {}", os_message(errno));
+            eprintln!(
+                "hrr-intercept: capture incomplete: {why} (a blob file could not be written)"
+            );
+            m.complete = false;
+            m.extra
+                .entry(hrr_core::manifest::INCOMPLETE_FIELD)
+                .or_insert(Value::from(why));
         }
         m.blobs = self.blobs.count();
         m.extra

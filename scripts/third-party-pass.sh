@@ -42,7 +42,8 @@
 # .third-party/cuda-samples), HRR_SAMPLES (names or globs, as the arguments),
 # HRR_SAMPLE_TIMEOUT (seconds per run of a sample, default 120),
 # HRR_BUILD_TIMEOUT (seconds per nvcc, default 600), HRR_SAMPLES_RECHECK=0
-# (no second capture).
+# (no second capture), HRR_SAMPLES_KEEP=1 (keep the archives of samples that
+# pass too; by default only failures' stay in the scratch directory).
 set -u -o pipefail
 
 ROOT=$(pwd)
@@ -52,6 +53,7 @@ ARCH=${HRR_GPU_ARCH:-sm_90}
 T=${HRR_SAMPLE_TIMEOUT:-120}
 BT=${HRR_BUILD_TIMEOUT:-600}
 RECHECK=${HRR_SAMPLES_RECHECK:-1}
+KEEP=${HRR_SAMPLES_KEEP:-0}
 SAMPLES=${HRR_CUDA_SAMPLES:-$ROOT/.third-party/cuda-samples}
 # Every sample's timing and rate lines.
 MASK='time|msec|[0-9] ?ms\b|\(ms\)|GB/s|flop|Mpixels/sec|bandwidth|throughput|speedup|elapsed'
@@ -64,7 +66,7 @@ args_sel=""
 for a in "$@"; do
     case "$a" in
         --list) list_only=1 ;;
-        -h | --help) sed -n '2,46p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,46p' "$0" | cut -c3-; exit 0 ;;
         -*) echo "third-party-pass: unknown option $a (see --help)" >&2; exit 2 ;;
         *) args_sel="$args_sel $a" ;;
     esac
@@ -301,6 +303,8 @@ run_sample() {
     if [ "$rc" != 0 ] && [ "$RECHECK" = 1 ] && [ -f "$LOG/$name.play.log" ]; then
         recheck "$name" "./$name" "${args[@]}"
     fi
+    # Streaming samples capture gigabytes: keep the archives of failures only.
+    [ "$rc" != 0 ] || [ "$KEEP" = 1 ] || rm -rf "$WORK/$name.hrr" "$WORK/$name.replay.hrr"
     cd "$ROOT" || exit 1
 }
 

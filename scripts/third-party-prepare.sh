@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
         --from) from=${2:?--from needs a git directory}; shift 2 ;;
         --url) URL=${2:?--url needs a URL}; shift 2 ;;
         --rev) rev=${2:?--rev needs a commit}; shift 2 ;;
-        -h | --help) sed -n '2,18p' "$0" | cut -c3-; exit 0 ;;
+        -h | --help) sed -n '2,17p' "$0" | cut -c3-; exit 0 ;;
         *) echo "third-party-prepare: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done

@@ -41,7 +41,8 @@
 # HRR_GPU_BIN (default .gpu/bin), HRR_GPU_WORK, HRR_CUDA_SAMPLES (default
 # .third-party/cuda-samples), HRR_SAMPLES (names or globs, as the arguments),
 # HRR_SAMPLE_TIMEOUT (seconds per run of a sample, default 120),
-# HRR_BUILD_TIMEOUT (seconds per nvcc, default 600), HRR_SAMPLES_RECHECK=0
+# HRR_BUILD_TIMEOUT (seconds per nvcc, default 600), HRR_BUILD_JOBS (nvcc
+# runs at once, default nproc), HRR_SAMPLES_RECHECK=0
 # (no second capture), HRR_SAMPLES_KEEP=1 (keep the archives of samples that
 # pass too; by default only failures' stay in the scratch directory).
 set -u -o pipefail
@@ -54,6 +55,7 @@ T=${HRR_SAMPLE_TIMEOUT:-120}
 BT=${HRR_BUILD_TIMEOUT:-600}
 RECHECK=${HRR_SAMPLES_RECHECK:-1}
 KEEP=${HRR_SAMPLES_KEEP:-0}
+JOBS=${HRR_BUILD_JOBS:-$(nproc)}
 SAMPLES=${HRR_CUDA_SAMPLES:-$ROOT/.third-party/cuda-samples}
 # Every sample's timing and rate lines.
 MASK='time|msec|[0-9] ?ms\b|\(ms\)|GB/s|flop|Mpixels/sec|bandwidth|throughput|speedup|elapsed'
@@ -66,7 +68,7 @@ args_sel=""
 for a in "$@"; do
     case "$a" in
         --list) list_only=1 ;;
-        -h | --help) sed -n '2,46p' "$0" | cut -c3-; exit 0 ;;
+        -h | --help) sed -n '2,47p' "$0" | cut -c3-; exit 0 ;;
         -*) echo "third-party-pass: unknown option $a (see --help)" >&2; exit 2 ;;
         *) args_sel="$args_sel $a" ;;
     esac
@@ -206,19 +208,23 @@ build_one() {
     echo "+ ${EXE_CMD[*]}"
     timeout "$BT" "${EXE_CMD[@]}"
 }
-declare -A PID
+built=()
+pids=()
 for name in "${NAMES[@]}"; do
     want "$name" || continue
     if [ ! -d "$SAMPLES/Samples/${DIR[$name]}" ]; then
         BUILD_RC[$name]=absent
         continue
     fi
-    build_one "$name" >"$LOG/$name.build.log" 2>&1 &
-    PID[$name]=$!
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
+    { build_one "$name"; echo $? >"$WORK/$name.build.rc"; } >"$LOG/$name.build.log" 2>&1 &
+    built+=("$name")
+    pids+=($!)
 done
-for name in "${!PID[@]}"; do
-    wait "${PID[$name]}"
-    BUILD_RC[$name]=$?
+# Not a bare wait: that would wait for the report's tee too.
+for pid in "${pids[@]}"; do wait "$pid"; done
+for name in "${built[@]}"; do
+    BUILD_RC[$name]=$(cat "$WORK/$name.build.rc" 2>/dev/null || echo lost)
 done
 
 # --- each sample: plain run, then the pipeline ----------------------------

@@ -88,8 +88,9 @@ while IFS= read -r line; do
     [[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
     IFS='|' read -r name dir srcs flags fatbin args mask <<<"$line"
     name=$(trim "$name")
-    if [[ ! "$name" =~ ^[A-Za-z0-9_]+$ ]] || [ -z "$(trim "${dir:-}")" ] || [ -z "$(trim "${srcs:-}")" ] ||
-        [ -z "${mask+x}" ]; then
+    bars=${line//[^|]/}
+    if [ "${#bars}" -lt 6 ] || [[ ! "$name" =~ ^[A-Za-z0-9_]+$ ]] || [ -z "$(trim "$dir")" ] ||
+        [ -z "$(trim "$srcs")" ]; then
         echo "third-party-pass: $LIST line $n: want 7 fields split by |, a name of letters, digits and _, a directory and sources: $line" >&2
         exit 2
     fi

@@ -5,7 +5,7 @@
 # binaries stand in for the pipeline. Some samples are made to misbehave, and
 # each must get its own verdict line:
 #
-#   vectorAdd            PASS (its timing line masked)
+#   vectorAdd            PASS (its timing line masked, its data file found)
 #   simpleTexture        SKIP: fails without the recorder (exit 2, waived)
 #   cudaTensorCoreGemm   SKIP: nvcc failed
 #   asyncAPI             FAIL: capture changed the app's output
@@ -13,18 +13,27 @@
 #   simpleCudaGraphs     FAIL: hrr-play exit 1, then a second capture
 #   simpleCallback       FAIL: hrr-diff exit 1, unrecorded calls named
 #
-# Needs .third-party/ (scripts/third-party-prepare.sh). Prints PASS and exits
-# 0, or names the first line that is not as expected and exits 1.
+# Needs no GPU, no CUDA and no .third-party/ (a stand-in tree is made).
+# Prints PASS and exits 0, or names each line that is not as expected and
+# exits 1.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-if [ ! -f .third-party/cuda-samples/Common/helper_cuda.h ]; then
-    echo "third-party-selftest: .third-party/cuda-samples is missing (scripts/third-party-prepare.sh)" >&2
-    exit 1
-fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hrr-tp-selftest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/path" "$tmp/bin"
+
+# A stand-in for .third-party/cuda-samples: the listed directories, empty but
+# for vectorAdd's data file, which its run needs next to it.
+samples=$tmp/samples
+mkdir -p "$samples/Common"
+touch "$samples/Common/helper_cuda.h"
+echo "fake samples" >"$samples/REVISION"
+grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' scripts/cuda-samples.list |
+    awk -F'|' '{ gsub(/^[ \t]+|[ \t]+$/, "", $2); print $2 }' |
+    while read -r d; do mkdir -p "$samples/Samples/$d"; done
+mkdir -p "$samples/Samples/0_Introduction/vectorAdd/data"
+echo 1 >"$samples/Samples/0_Introduction/vectorAdd/data/input.dat"
 
 # nvcc: -o OUT; a fatbin is a file, an executable a script acting as the
 # sample named by OUT's file name.
@@ -50,6 +59,7 @@ cat >>"$out" <<'EOS'
 echo "[$name] starting in $(basename "$PWD")"
 echo "Processing time: $RANDOM.$RANDOM (ms)"
 case "$name" in
+    vectorAdd) [ -f input.dat ] || { echo "input.dat not found"; exit 1; } ;;
     simpleTexture) echo "waived"; exit 2 ;;
     asyncAPI) [ -z "${FAKE_CAPTURED:-}" ] || echo "an extra line under capture" ;;
     simpleZeroCopy) [ -z "${FAKE_CAPTURED:-}" ] || exit 3 ;;
@@ -96,7 +106,7 @@ chmod +x "$tmp/path/nvcc" "$tmp/bin/"*
 
 out=$tmp/out
 set +e
-PATH=$tmp/path:$PATH HRR_GPU_BIN=$tmp/bin HRR_GPU_WORK=$tmp/work OUT=$out \
+PATH=$tmp/path:$PATH HRR_GPU_BIN=$tmp/bin HRR_GPU_WORK=$tmp/work OUT=$out HRR_CUDA_SAMPLES=$samples \
     scripts/third-party-pass.sh vectorAdd simpleTexture cudaTensorCoreGemm asyncAPI simpleZeroCopy \
     simpleCudaGraphs simpleCallback >"$tmp/report" 2>&1
 rc=$?

@@ -246,8 +246,8 @@ cap_check() {
     [ -z "$VERDICT_LINE" ] || verdict="\"$VERDICT_LINE\""
     CASE_NOTE="exit $PLAIN_RC, $verdict; ${unrec:-no unrecorded line from hrr-cap}"
     if [ "$rc" != "$PLAIN_RC" ]; then
-        # The program's last words, not hrr-cap's summary.
-        last=$({ grep -v -e '^hrr-cap: ' -e '^unrecorded : ' "$LOG/$case.cap.stderr"; cat "$LOG/$case.app.log"; } |
+        # The last words of the program or of hrr-cap, not hrr-cap's summary.
+        last=$({ cat "$LOG/$case.app.log"; grep -v -E '^hrr-cap: [0-9]+ events, |^unrecorded : ' "$LOG/$case.cap.stderr"; } |
             grep -v '^[[:space:]]*$' | tail -n 1)
         CAP_WHY="capture changed the exit status: $PLAIN_RC without the recorder, $rc with it${last:+: $last}"
         return 1

@@ -349,6 +349,6 @@ fn virtual_memory_globals_launch_attributes_and_counted_calls() {
     );
     assert_eq!(
         c.manifest.unrecorded,
-        [("cuGraphLaunch".to_string(), 2)].into_iter().collect()
+        [("cuLaunchHostFunc".to_string(), 2)].into_iter().collect()
     );
 }

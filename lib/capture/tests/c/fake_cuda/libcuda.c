@@ -151,8 +151,12 @@ CUresult cuLaunchKernelEx(const struct launch_config *c, CUfunction f, void **pa
     return cuLaunchKernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params,
                           extra);
 }
-/* Graphs are not recorded, only counted. */
-CUresult cuGraphLaunch(void *exec, CUstream s) { (void)exec; (void)s; return OK; }
+/* Host functions are not recorded, only counted: run at once. */
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
+    (void)s;
+    fn(data);
+    return OK;
+}
 
 /* A driver function the capture library does not wrap, with effects. */
 CUresult cuMemcpy3DPeer(const void *p) { (void)p; return OK; }

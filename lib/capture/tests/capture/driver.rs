@@ -6,8 +6,8 @@
 //! answers are the H200 pass's business.
 
 use crate::harness::{Captured, capture_cuda, capture_with, cuda_program, fake_cuda, text};
-use hrr_core::manifest::Platform;
 use hrr_core::graph::{GraphNode, NodeOp};
+use hrr_core::manifest::Platform;
 use hrr_core::{Addr, Dir, MemKind, Op};
 
 fn f32s(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
@@ -364,7 +364,10 @@ fn iota_node(n: &GraphNode, d: u64, want_n: i32) {
         panic!("{n:?}")
     };
     assert_eq!(name, "iota");
-    assert_eq!((args[0].hex.0.clone(), args[0].ptrs.clone()), (d.to_le_bytes().to_vec(), vec![0]));
+    assert_eq!(
+        (args[0].hex.0.clone(), args[0].ptrs.clone()),
+        (d.to_le_bytes().to_vec(), vec![0])
+    );
     assert_eq!(args[1].hex.0, want_n.to_le_bytes());
 }
 
@@ -404,7 +407,11 @@ fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
             ("cuGraphExecDestroy", "graph_exec_destroy"),
         ]
     );
-    assert!(c.manifest.unrecorded.is_empty(), "{:?}", c.manifest.unrecorded);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
     let (d, z) = match (&c.events[0].op, &c.events[1].op) {
         (Op::Alloc { ptr: d, .. }, Op::Alloc { ptr: z, .. }) => (d.0, z.0),
         o => panic!("{o:?}"),
@@ -467,12 +474,22 @@ fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
         };
         assert_eq!((x, stream), (exec, Addr(0x5000)));
         assert_eq!(blobs.iter().map(|b| b.node).collect::<Vec<_>>(), [0, 3]);
-        let input: Vec<f32> = (0..64).map(|i| 100.0 * it as f32 + i as f32 + 0.5).collect();
+        let input: Vec<f32> = (0..64)
+            .map(|i| 100.0 * it as f32 + i as f32 + 0.5)
+            .collect();
         let result: Vec<f32> = (0..64)
             .map(|i| if i < 8 { i as f32 } else { input[i] })
             .collect();
-        assert_eq!(c.blob(&blobs[0].blob), f32s(input), "launch {it}: h2d bytes");
-        assert_eq!(c.blob(&blobs[1].blob), f32s(result), "launch {it}: d2h bytes");
+        assert_eq!(
+            c.blob(&blobs[0].blob),
+            f32s(input),
+            "launch {it}: h2d bytes"
+        );
+        assert_eq!(
+            c.blob(&blobs[1].blob),
+            f32s(result),
+            "launch {it}: d2h bytes"
+        );
     }
 
     // Node by node, a child graph inlined before its (empty) node; then
@@ -518,4 +535,35 @@ fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
     assert_eq!((x3, graph), (x2, Addr(0)));
     iota_node(&set[0], d, 16);
     assert_eq!(set[1..], nodes[1..], "only the node set changed");
+}
+
+#[test]
+fn runtime_calls_into_a_capturing_stream_are_not_recorded() {
+    let app = cuda_program("runtime_capture", &["cuda", "cudart"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("r.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("runtime_capture: OK"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cudaMallocAsync", "alloc"),
+            ("cudaEventCreateWithFlags", "event_create"),
+            ("cudaMemsetAsync_ptsz", "memset"),
+            ("cudaEventRecord", "event_record"),
+            ("cudaStreamWaitEvent", "stream_wait_event"),
+        ],
+        "only the calls after the capture ended"
+    );
+    assert!(
+        matches!(c.events[2].op, Op::Memset { value: 2, .. }),
+        "{:?}",
+        c.events[2]
+    );
 }

@@ -86,7 +86,7 @@ done
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured)
+    graph_captured graph_nodes_driver)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -94,7 +94,7 @@ build_one() {
         # nvcc's default: the CUDA runtime linked statically.
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
-        driver_ptx | driver_vmm) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        driver_ptx | driver_vmm | graph_nodes_driver) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -488,6 +488,12 @@ GRAPH_LAUNCHES=3
 GRAPH_KERNELS=3
 CHECK=check_graph
 run_case graph_captured graph_captured
+# Built node by node through the driver API; node setters between launches.
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=2
+CHECK=check_graph
+run_case graph_nodes_driver graph_nodes_driver
 
 # --- PyTorch --------------------------------------------------------------
 # torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same

@@ -32,7 +32,7 @@ use cuda_api::graph::{
     CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, capture_status, node_type,
 };
 use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError, Side};
-use cuda_api::{CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
+use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
 use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
 use hrr_core::{Addr, Dir, Op};
 
@@ -66,6 +66,12 @@ pub fn captured(stream: u64) -> bool {
 
 #[cold]
 fn stream_is_capturing(stream: u64) -> bool {
+    // The legacy default stream never captures, and asking about it while
+    // another stream captures is an error the driver reports (implicit
+    // synchronisation): it is not asked.
+    if stream == 0 || stream == CU_STREAM_LEGACY {
+        return false;
+    }
     let Some(f) = queries().and_then(|q| q.stream_is_capturing) else {
         return false;
     };

@@ -281,7 +281,16 @@ impl CudaDevice {
                     (f.memcpy)(node, graph, dp, dn, (c as *const CUDA_MEMCPY3D).cast(), ctx)
                 })
             };
-            match &n.op {
+            // The driver refuses zero-sized copy and memset nodes: nothing
+            // to do is an empty node.
+            let empty = match &n.op {
+                NodeSpec::H2d { src, .. } => src.is_empty(),
+                NodeSpec::D2h { dst, .. } => dst.is_empty(),
+                NodeSpec::D2d { size, .. } | NodeSpec::Memset { size, .. } => *size == 0,
+                _ => false,
+            };
+            let op = if empty { &NodeSpec::Empty } else { &n.op };
+            match op {
                 NodeSpec::Kernel(l) => {
                     let mut kernarg = Kernarg::new(l.args);
                     let mut extra = kernarg.extra();

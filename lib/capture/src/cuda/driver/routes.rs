@@ -234,6 +234,10 @@ pub fn has_no_device_effect(name: &[u8]) -> bool {
         b"cuGraphDebugDotPrint",
         b"cuGraphExecGetFlags",
         b"cuGraphUpload",
+        b"cuStreamUpdateCaptureDependencies",
+        b"cuUserObject",
+        b"cuGraphRetainUserObject",
+        b"cuGraphReleaseUserObject",
         b"cuLinkCreate",
         b"cuLinkAddData",
         b"cuLinkAddFile",
@@ -391,6 +395,9 @@ mod tests {
             b"cuGraphDestroy",
             b"cuGraphDestroyNode",
             b"cuGraphUpload",
+            b"cuStreamUpdateCaptureDependencies_v2",
+            b"cuUserObjectCreate",
+            b"cuGraphRetainUserObject",
         ] {
             assert!(has_no_device_effect(q), "{}", String::from_utf8_lossy(q));
         }

@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 172 entry points.
+// 174 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -135,6 +135,8 @@ macro_rules! cuda_fn {
     (cuGraphLaunch, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult } };
     (cuGraphLaunch_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch_ptsz(exec: CUgraphExec, stream: CUstream) -> CUresult } };
     (cuStreamBeginCapture_v2_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
+    (cuStreamBeginCaptureToGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const CUgraphEdgeData, n: usize, mode: CUstreamCaptureMode) -> CUresult } };
+    (cuStreamBeginCaptureToGraph_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCaptureToGraph_ptsz(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const CUgraphEdgeData, n: usize, mode: CUstreamCaptureMode) -> CUresult } };
     (cuStreamEndCapture, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> CUresult } };
     (cuStreamEndCapture_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut CUgraph) -> CUresult } };
     (cuStreamIsCapturing, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamIsCapturing(stream: CUstream, status: *mut CUstreamCaptureStatus) -> CUresult } };
@@ -217,7 +219,7 @@ macro_rules! cuda_fns {
             cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy_v2 cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags
             cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2DUnaligned_v2 cuMemcpy3D_v2
             cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D16_v2 cuMemsetD2D32_v2 cuMemsetD2D8Async cuMemsetD2D16Async
-            cuMemsetD2D32Async cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
+            cuMemsetD2D32Async cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
             cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode

@@ -440,7 +440,7 @@ driver_api! {
     // ------------------------------------------------------------ stream capture and graphs
     // Capture is tracked at any depth (the runtime's cudaStreamBeginCapture
     // lands here); building a graph passes through unwrapped (`graphs`).
-    Free cuStreamBeginCapture_v2 | cuStreamBeginCapture_v2_ptsz,
+    Free cuStreamBeginCapture_v2 | cuStreamBeginCapture_v2_ptsz | cuStreamBeginCaptureToGraph | cuStreamBeginCaptureToGraph_ptsz,
         track |api, ret, a| graphs::capture_begun(ret, graphs::raw(api, a.stream));
     Free cuStreamEndCapture | cuStreamEndCapture_ptsz,
         track |api, _, a| graphs::capture_ended(graphs::raw(api, a.stream));

@@ -405,7 +405,6 @@ mod tests {
             &b"cuGraphLaunch"[..],
             b"cuMemcpy2D_v2",
             b"cuStreamBeginCapture_v2",
-            b"cuStreamBeginCaptureToGraph",
             b"cuGraphAddHostNode",
             b"cuGraphHostNodeSetParams",
             b"cuGraphExecHostNodeSetParams",

@@ -57,7 +57,8 @@ fi
 
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
-    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools)
+    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
+    graph_captured graph_nodes_driver)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -65,7 +66,7 @@ build_one() {
         # nvcc's default: the CUDA runtime linked statically.
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
-        driver_ptx | driver_vmm) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        driver_ptx | driver_vmm | graph_nodes_driver) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -291,6 +292,58 @@ check_host_memory() {
 CHECK=check_host_memory
 run_case host_memory host_memory
 
+# --- CUDA graphs ------------------------------------------------------------
+# Recorded at instantiation (graph_exec: the graph read back through the
+# driver's queries) and per launch (graph_launch: the host bytes of its copy
+# nodes); the captured work itself must not appear as if it ran (no plain
+# launch events), nothing may be left unrecorded, and the replay must pass
+# with the driver's graph API (the run) and node by node (--no-graphs).
+# GRAPH_LAUNCHES: the graph launches the workload makes (GRAPH_AT_LEAST=1:
+# at least that many); GRAPH_KERNELS: the least number of kernel nodes of its
+# first graph_exec; GRAPH_PLAIN=1: the workload also launches kernels outside
+# graphs (else a launch event is captured work recorded as if it ran), and
+# calls left unrecorded fail the case only when they are graph or capture
+# calls (PyTorch makes others).
+check_graph() {
+    local case=$1 arc=$2 x l k kn rc un
+    un=$(grep -o '"unrecorded" *: *{[^}]*}' "$arc/manifest.json")
+    if [ -n "$un" ] && { [ "${GRAPH_PLAIN:-0}" != 1 ] || grep -Eq 'Graph|Capture|HostFunc' <<<"$un"; }; then
+        echo "calls left unrecorded: $un"
+        return 1
+    fi
+    x=$(events_with "$arc" '"op" *: *"graph_exec"')
+    l=$(events_with "$arc" '"op" *: *"graph_launch"')
+    k=$(events_with "$arc" '"op" *: *"launch"')
+    kn=$(grep -m1 '"op" *: *"graph_exec"' "$arc/events.ndjson" | grep -o '"kind" *: *"kernel"' | wc -l)
+    if [ "${GRAPH_AT_LEAST:-0}" = 1 ]; then
+        [ "${x:-0}" -ge 1 ] && [ "${l:-0}" -ge "$GRAPH_LAUNCHES" ]
+    else
+        [ "${x:-0}" -ge 1 ] && [ "${l:-0}" = "$GRAPH_LAUNCHES" ]
+    fi || { echo "graph_exec events: ${x:-0} (want >= 1), graph_launch: ${l:-0} (want $GRAPH_LAUNCHES)"; return 1; }
+    [ "${GRAPH_PLAIN:-0}" = 1 ] || [ "${k:-0}" = 0 ] ||
+        { echo "${k:-0} launch events: captured work recorded as if it ran"; return 1; }
+    [ "$kn" -ge "$GRAPH_KERNELS" ] || { echo "the first graph_exec has $kn kernel nodes (want >= $GRAPH_KERNELS)"; return 1; }
+    if grep -q '"kind" *: *"unsupported"' "$arc/events.ndjson"; then
+        echo "unsupported nodes: $(grep -o '"kind" *: *"unsupported" *, *"what" *: *"[^"]*"' "$arc/events.ndjson" | sort -u | head -n 3)"
+        return 1
+    fi
+    timeout "$STEP_T" "$BIN/hrr-play" "$arc" --backend cuda --no-graphs "${COMPARE[@]}" >"$LOG/$case.nographs.log" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && grep -q '^PASS' "$LOG/$case.nographs.log" ||
+        { echo "--no-graphs replay exit $rc: $(grep -m1 -E 'fatal|error|FAIL' "$LOG/$case.nographs.log")"; return 1; }
+}
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=3
+CHECK=check_graph
+run_case graph_captured graph_captured
+# Built node by node through the driver API; node setters between launches.
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=2
+CHECK=check_graph
+run_case graph_nodes_driver graph_nodes_driver
+
 # --- PyTorch --------------------------------------------------------------
 # torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same
 # checksum twice means the workload is deterministic and is compared byte
@@ -455,8 +508,19 @@ check_compiled() {
 }
 CHECK=check_compiled
 torch_case torch_compile compiled.py
+# torch.cuda.graph: a whole training step captured, replayed three times.
+GRAPH_LAUNCHES=3
+GRAPH_AT_LEAST=1
+GRAPH_KERNELS=3
+GRAPH_PLAIN=1
+CHECK=check_graph
+torch_case torch_cuda_graph cuda_graph.py
+GRAPH_AT_LEAST=0
+GRAPH_PLAIN=0
 
 # --- case: work no event records is reported, and --strict refuses it -----
+# A graph with a host node: the graph is recorded, the host function (its
+# cuLaunchHostFunc, captured) is counted.
 case=graph_unrecorded
 if ! want "$case"; then
     :
@@ -470,7 +534,8 @@ elif [ "${BUILD_RC[$case]}" = 0 ]; then
     play_rc=$?
     timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --strict >"$LOG/$case.strict.log" 2>&1
     strict_rc=$?
-    if [ "$rc" = 0 ] && [[ "$line" == *cuGraphLaunch* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+    if [ "$rc" = 0 ] && [[ "$line" == *cuLaunchHostFunc* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+        [ "$play_rc" = 0 ] && [ "$(events_with "$arc" '"op" *: *"graph_launch"')" = 3 ] &&
         [ "$strict_rc" = 1 ] && grep -q -- '--strict refuses' "$LOG/$case.strict.log"; then
         pass "$case"
         echo "  $line"

@@ -12,6 +12,11 @@
 
 pub use core::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
+pub use crate::graph::{
+    CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraph,
+    CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode, CUgraphNodeType,
+    CUstreamCaptureStatus,
+};
 pub use crate::{
     CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUkernel, CUlaunchAttribute,
     CUlaunchConfig, CUlibrary, CUmemAccessDesc, CUmemAllocationProp, CUmemGenericAllocationHandle,

@@ -53,6 +53,8 @@ pub struct CudaDevice {
     zeroed: HashSet<Handle>,
     /// Placement state, made on first use; `None` inside: cannot place.
     placer: Option<Option<Placer>>,
+    /// Graphs built for the engine (`graphs`).
+    pub(crate) graphs: crate::graphs::Built,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -147,9 +149,15 @@ impl CudaDevice {
             shmem_opt_in: HashMap::new(),
             zeroed: HashSet::new(),
             placer: None,
+            graphs: Default::default(),
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
+    }
+
+    /// The primary context.
+    pub(crate) fn context(&self) -> CUcontext {
+        self.ctx
     }
 
     /// Makes the primary context current on the calling thread (once per thread).
@@ -234,7 +242,7 @@ impl CudaDevice {
     /// a kernel must be opted in (`cuFuncSetAttribute`), which the
     /// application did and the archive does not record: the launch's own
     /// size is what it asked for.
-    fn opt_in_shared(&mut self, func: Handle, shmem: u32) -> Result<(), DeviceError> {
+    pub(crate) fn opt_in_shared(&mut self, func: Handle, shmem: u32) -> Result<(), DeviceError> {
         if shmem <= DEFAULT_MAX_DYNAMIC_SHARED
             || self.shmem_opt_in.get(&func).is_some_and(|&s| s >= shmem)
         {
@@ -265,6 +273,7 @@ impl CudaDevice {
 impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.bind();
+        self.release_graphs();
         self.staging.release(self.drv);
         if let Some(Some(p)) = self.placer.as_mut() {
             p.release_all(self.drv);
@@ -808,6 +817,18 @@ impl Device for CudaDevice {
             f(&mut p, &mut size, ptr(m), cname.as_ptr())
         })?;
         Ok((p, size as u64))
+    }
+
+    fn graph_launch(
+        &mut self,
+        g: &hrr_replay::graph::GraphSpec<'_>,
+        stream: Handle,
+    ) -> Result<(), DeviceError> {
+        self.launch_graph(g, stream)
+    }
+
+    fn graph_release(&mut self, id: u64) -> Result<(), DeviceError> {
+        self.release_graph(id)
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {

@@ -260,6 +260,30 @@ cuda_api! {
         cuMemAllocFromPoolAsync = cuMemAllocFromPoolAsync;
         // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
         cuMemFreeAsync = cuMemFreeAsync;
+        // Graphs (`graphs`): build, instantiate, launch, destroy.
+        // CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+        cuGraphCreate = cuGraphCreate;
+        // CUresult cuGraphDestroy(CUgraph hGraph)
+        cuGraphDestroy = cuGraphDestroy;
+        // #define cuGraphAddKernelNode cuGraphAddKernelNode_v2: (CUgraphNode *,
+        //     CUgraph, const CUgraphNode *deps, size_t n, const CUDA_KERNEL_NODE_PARAMS *)
+        cuGraphAddKernelNode = cuGraphAddKernelNode_v2;
+        // CUresult cuGraphAddMemcpyNode(..., const CUDA_MEMCPY3D *, CUcontext)
+        cuGraphAddMemcpyNode = cuGraphAddMemcpyNode;
+        // CUresult cuGraphAddMemsetNode(..., const CUDA_MEMSET_NODE_PARAMS *, CUcontext)
+        cuGraphAddMemsetNode = cuGraphAddMemsetNode;
+        // CUresult cuGraphAddEmptyNode(CUgraphNode *, CUgraph, const CUgraphNode *, size_t)
+        cuGraphAddEmptyNode = cuGraphAddEmptyNode;
+        // CUresult cuGraphAddEventRecordNode(..., CUevent), and the wait node
+        cuGraphAddEventRecordNode = cuGraphAddEventRecordNode;
+        cuGraphAddEventWaitNode = cuGraphAddEventWaitNode;
+        // #define cuGraphInstantiate cuGraphInstantiateWithFlags: (CUgraphExec *,
+        //     CUgraph, unsigned long long flags)
+        cuGraphInstantiateWithFlags = cuGraphInstantiateWithFlags;
+        // CUresult cuGraphLaunch(CUgraphExec, CUstream)
+        cuGraphLaunch = cuGraphLaunch;
+        // CUresult cuGraphExecDestroy(CUgraphExec)
+        cuGraphExecDestroy = cuGraphExecDestroy;
     }
 }
 
@@ -344,6 +368,17 @@ mod tests {
                 "cuDeviceSetMemPool",
                 "cuMemAllocFromPoolAsync",
                 "cuMemFreeAsync",
+                "cuGraphCreate",
+                "cuGraphDestroy",
+                "cuGraphAddKernelNode_v2",
+                "cuGraphAddMemcpyNode",
+                "cuGraphAddMemsetNode",
+                "cuGraphAddEmptyNode",
+                "cuGraphAddEventRecordNode",
+                "cuGraphAddEventWaitNode",
+                "cuGraphInstantiateWithFlags",
+                "cuGraphLaunch",
+                "cuGraphExecDestroy",
             ]
         );
     }

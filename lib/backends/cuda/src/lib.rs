@@ -81,6 +81,7 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod ffi;
+mod graphs;
 pub mod kernarg;
 pub mod pinned;
 mod placement;

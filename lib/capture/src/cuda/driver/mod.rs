@@ -29,15 +29,18 @@
 //! later launches need — modules, functions, kernels, globals — is kept at
 //! any depth (`code`).
 //!
-//! Layout: [`routes`] and [`code`] are safe, GPU-free logic (unit-tested);
-//! `libcuda`, `api`, `proc`, `record` and `rect_pools` are the FFI (left out of unit
+//! Layout: [`routes`], [`code`] and [`graph_walk`] are safe, GPU-free logic (unit-tested);
+//! `libcuda`, `api`, `proc`, `record`, `rect_pools` and `graphs` are the FFI (left out of unit
 //! tests and of the `bench` feature, like the other exports).
 
 pub mod code;
+pub mod graph_walk;
 pub mod routes;
 
 #[cfg(not(any(test, feature = "bench")))]
 pub mod api;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod graphs;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod libcuda;
 #[cfg(not(any(test, feature = "bench")))]

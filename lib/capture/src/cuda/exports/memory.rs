@@ -125,6 +125,11 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
         .unwrap_or(Dir::H2h);
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
+    if let Some((st, _)) = stream
+        && super::joins_capture(api, st)
+    {
+        return ret;
+    }
     g.run(|r| {
         let c = Copy {
             dir,
@@ -190,6 +195,9 @@ cuda_handlers! {
         // SAFETY: as above.
         unsafe {
             intercept(real, a, Order::Free, |r, ret| {
+                if super::joins_capture(api, a.stream) {
+                    return;
+                }
                 r.memset(
                     api,
                     ret,

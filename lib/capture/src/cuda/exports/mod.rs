@@ -80,6 +80,15 @@ pub unsafe fn intercept<A: Entry<Ret = cudaError_t>>(
     ret
 }
 
+/// Whether work `api` issues to `stream` joins a stream capture (a graph)
+/// instead of running: then it is not recorded (`driver::graphs`; one
+/// atomic load while no capture is active).
+#[inline(always)]
+pub fn joins_capture(api: &str, stream: *mut std::ffi::c_void) -> bool {
+    use crate::cuda::driver::graphs;
+    graphs::captured(graphs::raw(api, stream))
+}
+
 /// Hand-written handlers that share a body: one `pub unsafe fn NAME(real,
 /// a)` per listed entry (an entry and its per-thread variants have the same
 /// parameters), `$api` bound to the entry's name.

@@ -152,6 +152,10 @@ fn handle_list(
     if ret != CUDA_SUCCESS {
         return Err(failed(what, ret));
     }
+    // The driver refuses an array with a count of 0 (CUDA_ERROR_INVALID_VALUE).
+    if n == 0 {
+        return Ok(Vec::new());
+    }
     let mut v: Vec<*mut c_void> = vec![std::ptr::null_mut(); n];
     let ret = call(v.as_mut_ptr(), &mut n);
     if ret != CUDA_SUCCESS {

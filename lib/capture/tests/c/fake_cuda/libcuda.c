@@ -331,6 +331,7 @@ CUresult cuGraphAddChildGraphNode(void **node, void *g, const void *const *deps,
 }
 CUresult cuGraphGetNodes(void *g, void **nodes, size_t *n) {
     struct graph *x = g;
+    if (nodes && *n == 0) return 1; /* as cuGraphNodeGetDependencies_v2 */
     if (nodes)
         for (size_t i = 0; i < *n && i < x->n; i++) nodes[i] = x->nodes[i];
     *n = x->n;
@@ -343,6 +344,8 @@ CUresult cuGraphNodeGetType(void *node, int *type) {
 CUresult cuGraphNodeGetDependencies_v2(void *node, void **deps, void *edges, size_t *n) {
     struct node *x = node;
     (void)edges;
+    /* As CUDA 13.0's driver: an array with a count of 0 is refused. */
+    if (deps && *n == 0) return 1; /* CUDA_ERROR_INVALID_VALUE */
     if (deps)
         for (size_t i = 0; i < *n && i < x->ndeps; i++) deps[i] = x->deps[i];
     *n = x->ndeps;

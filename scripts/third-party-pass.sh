@@ -235,7 +235,7 @@ mask_stdout() {
     local re=$MASK
     [ -z "$2" ] || re="$re|$2"
     # % delimits the address: the expressions hold / but never %.
-    sed -E "\\%$re%I s/[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?/#/g" "$1"
+    sed -E "\\%$re%I s/-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?/#/g" "$1"
 }
 # The capture hook (scripts/gpu-lib.sh): the note, and the capture's exit
 # status and masked stdout against the plain run's.

@@ -186,7 +186,8 @@ driver_api! {
     Lifecycle cuDevicePrimaryCtxRetain,
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
-    Lifecycle cuDevicePrimaryCtxRelease_v2,
+    // The v1 symbol: what CUDA 13's static runtime still asks for at exit.
+    Lifecycle cuDevicePrimaryCtxRelease_v2 | cuDevicePrimaryCtxRelease,
         record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
     Lifecycle cuCtxCreate_v2,
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),

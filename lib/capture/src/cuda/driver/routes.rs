@@ -158,6 +158,9 @@ pub fn has_no_device_effect(name: &[u8]) -> bool {
         b"cuDeviceComputeCapability",
         b"cuDeviceTotalMem",
         b"cuDevicePrimaryCtxGetState",
+        // Scheduling and host-mapping flags of the primary context: how it
+        // runs, not what memory holds (both the v1 and `_v2` symbols).
+        b"cuDevicePrimaryCtxSetFlags",
         b"cuCtxGet",
         b"cuCtxSetLimit",
         b"cuCtxSetCacheConfig",
@@ -398,6 +401,8 @@ mod tests {
             b"cuStreamUpdateCaptureDependencies_v2",
             b"cuUserObjectCreate",
             b"cuGraphRetainUserObject",
+            b"cuDevicePrimaryCtxSetFlags",
+            b"cuDevicePrimaryCtxSetFlags_v2",
         ] {
             assert!(has_no_device_effect(q), "{}", String::from_utf8_lossy(q));
         }

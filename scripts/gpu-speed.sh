@@ -26,6 +26,10 @@
 #    API and with --no-graphs (node by node). Capture overhead is the median
 #    per-round ratio of the launch loop's own time (`graph_loop_ms`) and of
 #    the whole process; replay is compared with the plain process.
+# 5. Profile (not in the default parts): tests/workloads/torch/step_profile.py
+#    plain and under hrr-cap in alternating order: the median host time of
+#    each phase of a training step and the CPU time per operator, to find
+#    where the recorder's cost lands.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
@@ -166,4 +170,21 @@ awk -v l="$(median <"$W/g_loop")" -v ls="$(spread <"$W/g_loop")" -v p="$(median 
     printf "graph capture overhead: launch loop median %+.1f %% (ratios %s), process median %+.1f %% (ratios %s) — target <= +10 %%\n", 100 * (l - 1), ls, 100 * (p - 1), ps }'
 awk -v r="$(median <"$W/g_rep")" -v s="$(spread <"$W/g_rep")" -v n="$(median <"$W/g_nog")" -v ns="$(spread <"$W/g_nog")" 'BEGIN {
     printf "graph replay process / plain process: median %.2fx (ratios %s), --no-graphs %.2fx (ratios %s) — target <= 1.00x\n", r, s, n, ns }'
+fi
+
+if part profile; then
+echo "--- profile: where a training step's host time goes, $ROUNDS rounds"
+CAP=$(cd "$BIN" && pwd)/hrr-cap
+for i in $(seq 1 "$ROUNDS"); do
+    for how in plain captured; do
+        if [ "$how" = plain ]; then
+            (cd tests/workloads/torch && "${PYTHON:-python3}" step_profile.py) >"$W/sp.log" 2>&1
+        else
+            rm -rf "$W/sp.hrr"
+            (cd tests/workloads/torch && "$CAP" -o "$W/sp.hrr" -- "${PYTHON:-python3}" step_profile.py) >"$W/sp.log" 2>&1
+        fi
+        echo "round $i $how: $(grep -m1 '^phase_us' "$W/sp.log")"
+        grep '^op_us' "$W/sp.log" | head -n 12 | sed "s/^/round $i $how: /"
+    done
+done
 fi

@@ -18,5 +18,6 @@ mod hsa_regions;
 mod placement;
 mod replay_diff;
 mod seed;
+mod self_profile;
 mod unrecorded;
 mod workloads;

@@ -871,6 +871,9 @@ impl Recorder {
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
         }
+        for line in crate::interpose::self_profile::report() {
+            eprintln!("hrr-intercept: profile: {line}");
+        }
         m.unrecorded = crate::record::unrecorded::snapshot();
         m.extra.extend(crate::record::unrecorded::manifest_fields());
         m.va_arenas = hrr_va_arenas::noted()

@@ -537,8 +537,15 @@ fn function_of(h: u64, ret: CUresult) -> Option<Arc<code::DriverFunction>> {
     }
     for (kernel, kind) in [(false, FnKind::Function), (true, FnKind::Kernel)] {
         if let Some((name, module)) = libcuda::describe(h, kernel) {
+            let module = module.unwrap_or(0);
+            if c.module(module).is_none()
+                && let Some(d) = c.adopt_by_name(h, &name, kind)
+            {
+                diag(|| format!("launch handle {h:#x}: {name}, a kernel loaded before, by name"));
+                return Some(d);
+            }
             diag(|| format!("launch handle {h:#x}: {name} by the driver's own description"));
-            return Some(c.add_function(h, module.unwrap_or(0), &name, kind));
+            return Some(c.add_function(h, module, &name, kind));
         }
     }
     None

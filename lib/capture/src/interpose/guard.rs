@@ -59,7 +59,9 @@ impl Guard {
     /// application is not affected).
     pub fn run<T>(&self, f: impl FnOnce(&'static Recorder) -> T) -> Option<T> {
         let rec = self.rec;
-        let t0 = super::self_profile::on().then(super::self_profile::start);
+        let t0 = super::self_profile::on()
+            .then(super::self_profile::start)
+            .flatten();
         let r = catch_unwind(AssertUnwindSafe(|| f(rec)));
         if let Some(t0) = t0 {
             super::self_profile::add(self.api, t0);

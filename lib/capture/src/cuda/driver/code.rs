@@ -332,7 +332,10 @@ mod tests {
         c.add_global(0x100, 0x7f00_0000_1000, 64);
         assert_eq!(c.unload(0x100), vec![(0x7f00_0000_1000, 64)]);
         assert!(c.function(0x1c1).is_none() && c.function(0xf1).is_none());
-        assert!(c.function(0xd1).is_none(), "an adopted handle goes with its image");
+        assert!(
+            c.function(0xd1).is_none(),
+            "an adopted handle goes with its image"
+        );
         assert!(c.module(0x200).is_none());
         assert!(!lib.is_live());
         assert!(c.function(0xf9).is_some(), "other modules' functions stay");

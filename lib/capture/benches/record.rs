@@ -216,6 +216,52 @@ fn launch(c: &mut Criterion) {
             })
         });
     }
+    // A training step's launches as the recorder sees them: 25 kernels in
+    // turn, each with a 1 KiB by-value struct (PyTorch's TensorIterator
+    // and foreach kernels) holding pointers, the same every step. Per
+    // launch, through the thread's cache of launch heads.
+    let names: Vec<String> = (0..25).map(|i| format!("step_kernel_{i}")).collect();
+    let refs: Vec<LaunchRef<'_>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| LaunchRef {
+            name,
+            code: &hex,
+            func: Some(100 + i as u64),
+            grid: [4; 3],
+            block: [128, 1, 1],
+            shmem: 0,
+            stream: 0,
+        })
+        .collect();
+    let structs: Vec<Vec<u8>> = (0..25u64)
+        .map(|i| {
+            (0..128u64)
+                .flat_map(|w| (0x7f00_1000_0000 + ((i * 128 + w) % 1000) * 0x10_0000).to_le_bytes())
+                .collect()
+        })
+        .collect();
+    let mut step_heads = HeadCache::new();
+    let mut next = 0usize;
+    c.bench_function("record/launch_step_25_kernels_1KiB", |bch| {
+        bch.iter(|| {
+            let i = next % 25;
+            next += 1;
+            let vals: [&[u8]; 1] = [&structs[i]];
+            body.clear();
+            encode_launch_scanned_cached(
+                &mut body,
+                &mut step_heads,
+                7,
+                "__cudaLaunchKernel",
+                0,
+                &refs[i],
+                ArgValues::Params(&vals).args(None),
+                &allocs,
+            );
+            criterion::black_box(&body);
+        })
+    });
     c.bench_function("record/memset", |bch| {
         bch.iter(|| r.memset("hipMemsetAsync", 0, a, 0, 4096, 1, Some(0x55)));
     });

@@ -32,7 +32,7 @@ use crate::event::{DevTime, Event};
 
 /// Chunks a worker may have claimed ahead of the caller (parsed, waiting to
 /// be taken, or being parsed).
-pub const WINDOW_PER_THREAD: usize = 2;
+pub const WINDOW_PER_THREAD: usize = 4;
 
 /// Why a [`ParallelReader::run`] stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -61,10 +61,10 @@ pub struct ParallelReader {
 }
 
 impl ParallelReader {
-    /// Bytes per chunk: a few thousand events, so that claiming and
+    /// Bytes per chunk: about a thousand events, so that claiming and
     /// reordering chunks costs nothing next to parsing them, and few enough
     /// that the first chunk is parsed quickly.
-    pub const CHUNK_BYTES: usize = 1 << 20;
+    pub const CHUNK_BYTES: usize = 256 << 10;
 
     /// Opens and maps an events file as [`EventReader::open_mapped`] does
     /// (a regular file; it must not shrink while it is read). One worker

@@ -46,13 +46,13 @@ pub const NOMINAL_NS: u64 = 1_000;
 
 type Item = (Event, Extra);
 
-/// What travels with an event from the reading thread besides the event.
+/// What travels with an event from the parsing threads besides the event.
 #[derive(Debug, Clone, Copy, Default)]
 struct Extra {
     /// A timed replay's device timing.
     dev: Option<DevTime>,
     /// A launch's argument count: the arguments themselves are freed on the
-    /// reading thread, where they were allocated and are still in cache.
+    /// parsing thread, where they were allocated and are still in cache.
     kernel_args: usize,
 }
 
@@ -77,11 +77,11 @@ pub enum TraceError {
     /// The trace could not be written.
     #[error("writing the trace")]
     Write(#[source] io::Error),
-    /// The reading thread could not be started.
-    #[error("starting the event reader thread")]
+    /// A parsing thread could not be started.
+    #[error("starting an event reader thread")]
     Spawn(#[source] io::Error),
-    /// A bug: the reading thread died.
-    #[error("the event reader thread panicked")]
+    /// A bug: a parsing thread died.
+    #[error("an event reader thread panicked")]
     ReaderPanicked,
 }
 

@@ -171,10 +171,15 @@ pub fn write_trace<W: Write>(
 }
 
 /// Threads parsing the events file: one per core the process may use
-/// (parsing costs more than converting, which runs beside them).
+/// (parsing costs more than converting, which runs beside them), up to
+/// [`MAX_PARSE_THREADS`].
 pub fn parse_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARSE_THREADS))
 }
+
+/// Parsing threads beyond which the converting thread is the bound: an
+/// event costs it about two thirds of what it costs a parser.
+pub const MAX_PARSE_THREADS: usize = 4;
 
 /// A slice already placed: its track and extent (trace ns).
 #[derive(Debug, Clone, Copy)]

@@ -25,7 +25,9 @@
 //! [`EventReader::open_mapped`] reads the file through a memory map instead
 //! ([`MappedEvents`]): every line is then parsed where it lies in the page
 //! cache, without the kernel's copy into a buffer, for readers that must go
-//! fast (`hrr-trace`); the same limits and errors apply.
+//! fast; the same limits and errors apply. [`ParallelReader`] goes further
+//! for `hrr-trace`: chunks of the mapped file parsed on several threads and
+//! delivered in file order, with one reader's events, warnings and errors.
 
 use std::fmt;
 use std::fs::File;

@@ -159,10 +159,40 @@ impl<'de> de::Deserializer<'de> for &mut FieldProbe {
 }
 
 /// Where the first `"` in `s` is. Most strings of a line are keys and short
-/// values (addresses, blob ids): eight bytes at a time without a branch per
-/// byte, which beat both a byte loop (one mispredicted exit per string) and
-/// `memchr`'s setup on them; past 64 bytes (argument bytes), `memchr`.
+/// values (addresses, blob ids): sixteen bytes at a time with SSE2 (every
+/// x86-64 has it) while sixteen remain, then eight at a time
+/// ([`find_quote_swar`]); past 64 bytes (argument bytes), `memchr`.
+#[cfg(target_arch = "x86_64")]
 fn find_quote(s: &[u8]) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let mut i = 0;
+    while i < 64 && i + 16 <= s.len() {
+        let chunk = &s[i..i + 16];
+        // SAFETY: `chunk` holds 16 readable bytes, the unaligned load's
+        // size; SSE2, which the intrinsics need, is part of x86-64.
+        let mask = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)))
+        };
+        if mask != 0 {
+            return Some(i + mask.trailing_zeros() as usize);
+        }
+        i += 16;
+    }
+    find_quote_swar(&s[i..]).map(|p| i + p)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn find_quote(s: &[u8]) -> Option<usize> {
+    find_quote_swar(s)
+}
+
+/// [`find_quote`] eight bytes at a time without a branch per byte, which
+/// beat both a byte loop (one mispredicted exit per string) and `memchr`'s
+/// setup on short strings; past 64 bytes, `memchr`.
+fn find_quote_swar(s: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);

@@ -105,15 +105,6 @@ impl Backing {
         self.held.len()
     }
 
-    /// `[off, off + n)` held, growing the held prefix with zeros.
-    fn hold(&mut self, off: usize, n: usize) -> &mut [u8] {
-        debug_assert!(off + n <= self.len);
-        if self.held.len() < off + n {
-            self.held.resize(off + n, 0);
-        }
-        &mut self.held[off..off + n]
-    }
-
     /// Copies `src` to `off`. The held prefix grows by `src` itself (and
     /// zeros before it, if it starts past the prefix), not by zeros first
     /// overwritten next: zeroing was a sixth of a fuzz execution.
@@ -144,8 +135,19 @@ impl Backing {
         } else {
             n
         };
-        if n > 0 {
-            self.hold(off, n).fill(value);
+        if n == 0 {
+            return;
+        }
+        // Bytes past the held prefix are written once, with `value`.
+        let held = self.held.len();
+        if off >= held {
+            self.held.resize(off, 0);
+            self.held.resize(off + n, value);
+        } else if off + n > held {
+            self.held[off..].fill(value);
+            self.held.resize(off + n, value);
+        } else {
+            self.held[off..off + n].fill(value);
         }
     }
 
@@ -602,6 +604,12 @@ mod tests {
         dev.copy_d2h(&mut out, p + 1000, None).unwrap();
         assert_eq!(out, [0; 300], "a read wholly past the held prefix");
         assert!(dev.copy_d2h(&mut out, p + (64 << 20) - 299, None).is_err());
+        // A fill that straddles the end of the held prefix.
+        dev.memset(p + 201, 5, 4, None).unwrap();
+        assert_eq!(dev.mem[&p].held(), 205);
+        let mut out = [0xee; 7];
+        dev.copy_d2h(&mut out, p + 199, None).unwrap();
+        assert_eq!(out, [0, 9, 5, 5, 5, 5, 0]);
     }
 
     #[test]

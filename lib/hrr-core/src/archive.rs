@@ -603,6 +603,7 @@ fn repair_into(
 mod tests {
     use super::*;
     use crate::archive_writer::ManifestExtra;
+    use crate::error_chain::chain;
     use crate::event::{Dir, Event};
     use crate::hex::Addr;
     use crate::manifest::{ArchiveKind, Platform};
@@ -837,6 +838,147 @@ mod tests {
         assert_eq!(events[3].op, Op::Eof { events: 3 });
         assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
         assert_eq!(fixed.region_files().len(), 1);
+    }
+
+    /// Every file under `dir`, into `files` under `name`.
+    fn load_into(files: &MemFiles, dir: &Path, name: &Path) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let to = name.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                load_into(files, &entry.path(), &to);
+            } else {
+                files.write(to, fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn an_archive_in_memory_reads_and_repairs_as_on_disk() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("crashed.hrr");
+        let (a, b) = crashed(&src);
+        let files = MemFiles::new();
+        let name = Path::new("m/crashed.hrr");
+        load_into(&files, &src, name);
+        let disk = Archive::open(&src).unwrap();
+        let mem = Archive::open_in_memory(name, &files).unwrap();
+        assert_eq!(mem.manifest(), disk.manifest());
+        assert_eq!(
+            mem.incomplete_reason().as_deref(),
+            Some("torn last line: the writer died mid-write")
+        );
+        let events = |a: &Archive| {
+            let mut r = a.events(ReadOptions::default()).unwrap();
+            let events: Vec<_> = r.by_ref().map(Result::unwrap).collect();
+            (events, r.warnings().len())
+        };
+        assert_eq!(events(&mem), events(&disk));
+        assert_eq!(events(&mem).0.len(), 3);
+        let regions = |a: &Archive| {
+            let streams = a.load_regions().unwrap();
+            let names: Vec<_> = a
+                .region_files()
+                .iter()
+                .map(|p| p.file_name().unwrap().to_owned())
+                .collect();
+            (
+                names,
+                streams.into_iter().map(|s| s.records).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(regions(&mem), regions(&disk));
+        assert_eq!(regions(&mem).0.len(), 1);
+
+        let r = repair_in_memory(&mem, "m/fixed.hrr", &files).unwrap();
+        let on_disk = repair(&src, t.path().join("fixed.hrr")).unwrap();
+        assert_eq!(
+            (r.events_kept, r.had_eof, &r.stopped_at, &r.blobs_missing),
+            (3, false, &None, &vec![(b, 1)])
+        );
+        assert_eq!(
+            (r.events_kept, r.had_eof, &r.stopped_at, &r.blobs_missing),
+            (
+                on_disk.events_kept,
+                on_disk.had_eof,
+                &on_disk.stopped_at,
+                &on_disk.blobs_missing
+            )
+        );
+        // No hard links in memory: the blob is copied.
+        assert_eq!(
+            (r.blobs_linked, r.blobs_copied, r.regions_copied),
+            (0, 1, 1)
+        );
+        assert_eq!(r.warnings.len(), on_disk.warnings.len());
+
+        let fixed = Archive::open_in_memory("m/fixed.hrr", &files).unwrap();
+        let m = fixed.manifest();
+        assert!(m.complete && m.repaired);
+        assert_eq!((m.events, m.blobs), (3, 1));
+        let events: Vec<_> = fixed
+            .events(ReadOptions::strict())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[3].op, Op::Eof { events: 3 });
+        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
+        assert_eq!(fixed.region_files().len(), 1);
+        assert!(matches!(
+            repair_in_memory(&mem, "m/fixed.hrr", &files),
+            Err(ArchiveError::Write(WriteError::NotEmpty { .. }))
+        ));
+    }
+
+    #[test]
+    fn an_archive_in_memory_is_refused_as_on_disk() {
+        let files = MemFiles::new();
+        let open = |files: &MemFiles| Archive::open_in_memory("a.hrr", files).unwrap_err();
+        assert_eq!(open(&files).to_string(), "a.hrr: no such archive");
+        files.write("a.hrr/events.ndjson", Vec::new());
+        let e = chain(&open(&files)).to_string();
+        assert!(e.contains("a.hrr/manifest.json: no such file"), "{e}");
+        files.write(
+            "a.hrr/manifest.json",
+            vec![b' '; crate::manifest::MAX_MANIFEST as usize + 1],
+        );
+        let e = chain(&open(&files)).to_string();
+        assert!(
+            e.contains("a.hrr/manifest.json: 1048577 bytes, more than the 1048576 bytes a manifest may have"),
+            "{e}"
+        );
+        files.write("a.hrr/manifest.json", b"{\"format\":\"nope\"}".to_vec());
+        let e = chain(&open(&files)).to_string();
+        assert!(e.contains("a.hrr is not an hrr archive"), "{e}");
+        let disk = tempfile::tempdir().unwrap();
+        let dir = disk.path().join("a.hrr");
+        ArchiveWriter::create(
+            &dir,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        let other = MemFiles::new();
+        other.write(
+            "a.hrr/manifest.json",
+            fs::read(dir.join("manifest.json")).unwrap(),
+        );
+        let e = open(&other).to_string();
+        assert_eq!(
+            e,
+            "a.hrr/events.ndjson: events file missing; is this an hrr archive?"
+        );
+        other.write("a.hrr/events.ndjson", Vec::new());
+        assert!(
+            Archive::open_in_memory("a.hrr", &other)
+                .unwrap()
+                .events_mapped(ReadOptions::default())
+                .is_err()
+        );
     }
 
     #[test]

@@ -539,6 +539,60 @@ fn ensure_real_dir(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_store_in_memory_verifies_what_it_reads_as_on_disk() {
+        let files = MemFiles::new();
+        let s = BlobStore::in_memory("a/blobs", &files);
+        let id = s.put(b"hello").unwrap();
+        assert!(s.contains(&id));
+        assert_eq!(&*s.get(&id).unwrap(), b"hello");
+        assert_eq!(s.size(&id).unwrap(), 5);
+        let mut five = [0u8; 5];
+        s.read_into(&id, &mut five).unwrap();
+        assert_eq!(&five, b"hello");
+        assert!(matches!(
+            s.read_into(&id, &mut [0u8; 4]),
+            Err(BlobError::Length {
+                len: 5,
+                expected: 4,
+                ..
+            })
+        ));
+        assert_eq!(s.list().unwrap(), [id]);
+        // A blob under a name its bytes do not hash to.
+        files.write(s.path(&id), b"jello".to_vec());
+        assert!(matches!(s.get(&id), Err(BlobError::Corrupt { .. })));
+        assert!(matches!(
+            s.read_into(&id, &mut five),
+            Err(BlobError::Corrupt { .. })
+        ));
+        let absent = hash(b"absent");
+        let e = s.get(&absent).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "blob {absent} missing: a/blobs/{}/{absent} does not exist",
+                &absent.to_hex()[..2]
+            )
+        );
+        // Between memory and disk, both ways: copied, verified.
+        let (_t, disk) = store();
+        let good = s.put(b"good").unwrap();
+        assert_eq!(disk.copy_from(&s, &good).unwrap(), CopyOutcome::Copied);
+        assert_eq!(&*disk.get(&good).unwrap(), b"good");
+        assert!(matches!(
+            disk.copy_from(&s, &id),
+            Err(BlobError::Corrupt { .. })
+        ));
+        let back = BlobStore::in_memory("b/blobs", &files);
+        assert_eq!(back.copy_from(&disk, &good).unwrap(), CopyOutcome::Copied);
+        assert_eq!(
+            back.copy_from(&disk, &good).unwrap(),
+            CopyOutcome::AlreadyPresent
+        );
+        assert_eq!(&*back.get(&good).unwrap(), b"good");
+    }
+
     fn store() -> (tempfile::TempDir, BlobStore) {
         let t = tempfile::tempdir().unwrap();
         let s = BlobStore::of_archive(t.path());

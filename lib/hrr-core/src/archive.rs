@@ -868,6 +868,27 @@ mod tests {
             mem.incomplete_reason().as_deref(),
             Some("torn last line: the writer died mid-write")
         );
+        // Whole lines and no eof; then a capture still running.
+        let text = fs::read(src.join(EVENTS_FILE)).unwrap();
+        let whole = &text[..=text.iter().rposition(|&b| b == b'\n').unwrap()];
+        files.write(
+            "m/died.hrr/manifest.json",
+            fs::read(src.join("manifest.json")).unwrap(),
+        );
+        files.write("m/died.hrr/events.ndjson", whole.to_vec());
+        let died = Archive::open_in_memory("m/died.hrr", &files).unwrap();
+        assert_eq!(
+            died.incomplete_reason().as_deref(),
+            Some("no eof: the capture was killed or died before finishing")
+        );
+        files.write("m/died.hrr/.hrr-owner", format!("{}\n", std::process::id()));
+        assert_eq!(
+            died.incomplete_reason(),
+            Some(format!(
+                "still being written: capture process {} is running",
+                std::process::id()
+            ))
+        );
         let events = |a: &Archive| {
             let mut r = a.events(ReadOptions::default()).unwrap();
             let events: Vec<_> = r.by_ref().map(Result::unwrap).collect();

@@ -493,8 +493,8 @@ pub fn repair_with_progress(
     repair_into(&src, writer, total, &mut progress)
 }
 
-/// [`repair`] of an archive in memory (see [`crate::mem_files`]) into the
-/// archive `dst` of `files` (which must hold nothing under `dst`).
+/// [`repair`] of `src` (in memory, see [`crate::mem_files`], or on disk)
+/// into the archive `dst` of `files`, which must hold nothing under `dst`.
 pub fn repair_in_memory(
     src: &Archive,
     dst: impl AsRef<Path>,

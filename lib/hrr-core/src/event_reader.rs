@@ -227,12 +227,13 @@ impl EventReader<BufReader<File>> {
     /// FIFO or device is refused).
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
-        let file = open_events(path)?;
-        Ok(
-            EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path)
-                .options(options),
-        )
+        Ok(EventReader::from_reader(open_buffered(path)?, path).options(options))
     }
+}
+
+/// The events file `path` opened as [`EventReader::open`] opens it.
+pub(crate) fn open_buffered(path: &Path) -> Result<BufReader<File>, ReadError> {
+    Ok(BufReader::with_capacity(READ_BUFFER, open_events(path)?))
 }
 
 impl EventReader<MappedEvents> {

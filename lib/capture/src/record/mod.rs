@@ -4,9 +4,11 @@
 //! [`handle_hasher`]), launch arguments ([`kernel_args`]), the
 //! repeat-launch path ([`launch_memo`]), host memory kernels read and
 //! write ([`host_memory`]), the calls forwarded without being recorded
-//! ([`unrecorded`]), 2D/3D copies ([`rect`]) and memory pools ([`pools`]).
+//! ([`unrecorded`]), 2D/3D copies ([`rect`]), memory pools ([`pools`])
+//! and executable graphs ([`graph_execs`]).
 
 pub mod code_objects;
+pub mod graph_execs;
 pub mod handle_hasher;
 // Reads the tracked host ranges themselves (see its `track`).
 #[allow(unsafe_code)]

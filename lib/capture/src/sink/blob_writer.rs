@@ -152,7 +152,11 @@ mod tests {
         s.append(&body);
         s.flush();
         assert_eq!(&*store.get(&a).unwrap(), b"small");
-        assert!(!std::fs::read(t.path().join("events.ndjson")).unwrap().is_empty());
+        assert!(
+            !std::fs::read(t.path().join("events.ndjson"))
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

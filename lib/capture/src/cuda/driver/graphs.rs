@@ -23,22 +23,22 @@
 //! host nodes (`cuGraphAddHostNode`, `cuLaunchHostFunc` in a capture) stay
 //! counted as unrecorded, and a graph holding one says so.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cuda_api::graph::{
     CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, capture_status, node_type,
 };
 use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError, Side};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
-use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
+use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
 use super::graph_walk::{self, GraphSource};
 use super::libcuda::{self, GraphQueries};
 use crate::cuda::ffi::bytes;
+use crate::record::graph_execs::{ExecRecord, execs};
 use crate::record::recorder::Recorder;
 
 // ---------------------------------------------------------------- capture
@@ -349,21 +349,6 @@ fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> NodeOp {
 
 // ---------------------------------------------------------------- executable graphs
 
-/// What the recorder knows of an executable graph: its recorded topology
-/// and, for node setters, the index standing for each of its graph's nodes.
-struct ExecRecord {
-    nodes: Vec<GraphNode>,
-    index: HashMap<u64, u32>,
-}
-
-fn execs() -> MutexGuard<'static, HashMap<u64, ExecRecord>> {
-    static EXECS: OnceLock<Mutex<HashMap<u64, ExecRecord>>> = OnceLock::new();
-    EXECS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-}
-
 /// Instantiation or `cuGraphExecUpdate_v2` returned `ret`: on success,
 /// `graph` read back and recorded as `exec`'s topology.
 pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, graph: u64) {
@@ -536,60 +521,15 @@ pub fn exec_destroyed(r: &Recorder, api: &'static str, ret: CUresult, exec: u64)
 /// completed — those they wrote.
 pub fn launched(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, stream: u64) {
     // (A launch into a capturing stream never gets here: see `api`.)
-    let mut blobs = Vec::new();
-    if ret == CUDA_SUCCESS {
-        let execs = execs();
-        match execs.get(&exec) {
-            None => r.warn(&format!(
-                "{api}: executable graph {exec:#x} was not recorded; its launch has no host data"
-            )),
-            Some(rec) => {
-                let host = |dir: Dir| {
-                    rec.nodes
-                        .iter()
-                        .enumerate()
-                        .filter_map(move |(i, n)| match n.op {
-                            NodeOp::Memcpy {
-                                dir: d,
-                                dst,
-                                src,
-                                size,
-                            } if d == dir => Some((i as u32, dst.0, src.0, size)),
-                            _ => None,
-                        })
-                };
-                for (i, _, src, size) in host(Dir::H2d) {
-                    // SAFETY: the driver accepted the launch, whose node
-                    // reads `size` bytes at `src` (it has or will, from the
-                    // same bytes: the program is inside this call).
-                    let data = unsafe { bytes(src as *const c_void, size as usize) };
-                    if let Some(blob) = r.blob("cuGraphLaunch h2d node", data) {
-                        blobs.push(NodeBlob { node: i, blob });
-                    }
-                }
-                let mut d2h = host(Dir::D2h).peekable();
-                if d2h.peek().is_some() {
-                    libcuda::sync_stream(stream);
-                    for (i, dst, _, size) in d2h {
-                        // SAFETY: the node wrote `size` bytes at `dst`, and
-                        // the launch has completed.
-                        let data = unsafe { bytes(dst as *const c_void, size as usize) };
-                        if let Some(blob) = r.blob("cuGraphLaunch d2h node", data) {
-                            blobs.push(NodeBlob { node: i, blob });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    blobs.sort_by_key(|b| b.node);
-    r.op(
+    r.graph_launch(
         api,
-        ret,
-        &Op::GraphLaunch {
-            exec: Addr(exec),
-            stream: Addr(crate::cuda::types::stream_id(stream)),
-            blobs,
-        },
+        (ret, ret == CUDA_SUCCESS),
+        exec,
+        crate::cuda::types::stream_id(stream),
+        // SAFETY: the driver accepted the launch: each host copy node's
+        // range is the application's (read now, or written once `sync`
+        // returned).
+        |p, n| unsafe { bytes(p as *const c_void, n as usize) },
+        || libcuda::sync_stream(stream),
     );
 }

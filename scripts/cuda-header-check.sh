@@ -45,6 +45,8 @@ while [ $# -gt 0 ]; do
 done
 [ -s "$decls" ] || die "$decls is missing or empty"
 [ -s "$names" ] || die "$names is missing or empty"
+# Absolute: the checks run in a scratch directory.
+decls=$(realpath "$decls") names=$(realpath "$names")
 
 if [ -z "$inc" ]; then
     cache="${HRR_CACHE:-$HOME/.cache/hrr}/cuda-headers-13.0"
@@ -114,6 +116,7 @@ for n in $unchecked; do
 done
 total=$(sort -u "$names" | grep -c .)
 checked=$(sort -u "$names" | comm -12 - matched.sorted | grep -c .)
+[ "$total" -gt 0 ] || { echo "cuda-header-check: FAIL: no table line read from $names"; failed=1; }
 echo "cuda-header-check: $checked of $total table lines met CUDA's prototype and agree with it"
 [ -n "$expected" ] && echo "cuda-header-check: not declared for a host compiler, checked where nvcc runs (scripts/gpu-pass.sh): $expected"
 if [ -n "$unexpected" ]; then

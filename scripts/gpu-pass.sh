@@ -34,35 +34,10 @@ ARCH=${HRR_GPU_ARCH:-sm_90}
 T=${HRR_STEP_TIMEOUT:-120}
 TT=${HRR_TORCH_TIMEOUT:-300}
 PYTHON=${PYTHON:-python3}
-mkdir -p "$LOG" "$WORK"
-exec > >(tee "$TOP/gpu-pass.txt") 2>&1
-TEE_PID=$!
-pack_logs() {
-    if [ -n "${OUT:-}" ]; then
-        tar -czf "$TOP/logs.tar.gz" -C "$TOP" logs && rm -rf "$LOG"
-    fi
-    # Let tee finish writing gpu-pass.txt before the collector reads it.
-    exec >&- 2>&-
-    wait "$TEE_PID" 2>/dev/null
-}
-trap pack_logs EXIT
-
-passed=0
-failed=0
-# want CASE: whether HRR_GPU_CASES selects it.
-want() {
-    [ -z "${HRR_GPU_CASES:-}" ] && return 0
-    local pat
-    for pat in $HRR_GPU_CASES; do
-        # shellcheck disable=SC2053
-        [[ $1 == $pat ]] && return 0
-    done
-    return 1
-}
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-now_ns() { date +%s%N; }
-ms_between() { echo $((($2 - $1) / 1000000)); }
+SELECT=${HRR_GPU_CASES:-}
+# shellcheck source=scripts/gpu-lib.sh
+. "$ROOT/scripts/gpu-lib.sh"
+gpu_out_setup gpu-pass.txt
 
 # --- environment ----------------------------------------------------------
 {
@@ -75,17 +50,15 @@ ms_between() { echo $((($2 - $1) / 1000000)); }
     "$PYTHON" -c 'import triton; print("triton:", triton.__version__)' 2>&1 | tail -n 1
 } | tee "$LOG/environment.txt"
 
-for f in hrr-cap hrr-play hrr-sidecar hrr-diff libhrr_intercept.so; do
-    if [ ! -e "$BIN/$f" ]; then
-        echo "gpu-pass: $BIN/$f is missing; run scripts/gpu-prepare.sh where the binaries were built" >&2
-        echo "0 passed, 1 failed"
-        exit 1
-    fi
-done
+if gpu_bins_missing; then
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
-    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table)
+    saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
+    graph_captured graph_nodes_driver)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -93,7 +66,7 @@ build_one() {
         # nvcc's default: the CUDA runtime linked statically.
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
-        driver_ptx | driver_vmm) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        driver_ptx | driver_vmm | graph_nodes_driver) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -157,137 +130,6 @@ if want cuda_headers; then
     fi
 fi
 
-# --- the pipeline, one workload -------------------------------------------
-# run_case WORKLOAD CASE [ARGS...]: plain run, capture, (sidecar), play, diff
-# of the built workload $WORK/WORKLOAD. run_exe CASE EXE [ARGS...]: the same
-# for any command. Per-case settings (reset after each case):
-#   CASE_ENV=(VAR=value ...)  environment of every run of the case
-#   COMPARE=(--atol A --rtol R)  tolerance for hrr-play and hrr-diff
-#   SIDECAR=1                 feed the app's HRR_SEGMENT lines to hrr-sidecar
-#   NO_LAUNCH=1               the case launches nothing (no launch check)
-#   PLAIN_DONE=1              the plain run was made already (torch cases)
-#   STEP_T=seconds            the timeout of each step
-#   CHECK=function            more checks after PASS-worthy results: prints
-#                             a reason and returns 1 to fail the case
-# Sets CAP_WALL_MS, PLAIN_WALL_MS, PLAY_WALL_MS for the speed section.
-reset_case() { CASE_ENV=(); COMPARE=(); SIDECAR=0; NO_LAUNCH=0; PLAIN_DONE=0; STEP_T=$T; CHECK=; }
-reset_case
-run_case() {
-    local w=$1 case=$2
-    shift 2
-    if ! want "$case"; then
-        reset_case
-        return 1
-    fi
-    if [ "${BUILD_RC[$w]}" != 0 ]; then
-        fail "$case" "nvcc failed: $(grep -m1 -i error "$LOG/$w.build.log")"
-        reset_case
-        return 1
-    fi
-    run_exe "$case" "$WORK/$w" "$@"
-}
-run_exe() {
-    local case=$1
-    shift
-    local r
-    if ! want "$case"; then
-        reset_case
-        return 1
-    fi
-    run_exe_steps "$case" "$@"
-    r=$?
-    reset_case
-    return $r
-}
-run_exe_steps() {
-    local case=$1
-    shift
-    local arc=$WORK/$case.hrr rep=$WORK/$case.replay.hrr rc t0 t1
-    CAP_WALL_MS="" PLAIN_WALL_MS="" PLAY_WALL_MS=""
-    if [ "$PLAIN_DONE" != 1 ]; then
-        t0=$(now_ns)
-        env "${CASE_ENV[@]}" timeout "$STEP_T" "$@" >"$LOG/$case.plain.log" 2>&1
-        rc=$?
-        t1=$(now_ns)
-        PLAIN_WALL_MS=$(ms_between "$t0" "$t1")
-        if [ "$rc" != 0 ]; then
-            fail "$case" "the workload fails without capture (exit $rc): $(tail -n 1 "$LOG/$case.plain.log")"
-            return 1
-        fi
-    fi
-
-    rm -rf "$arc" "$rep"
-    t0=$(now_ns)
-    env "${CASE_ENV[@]}" timeout "$STEP_T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$@" 2>"$LOG/$case.cap.stderr" |
-        tee "$LOG/$case.app.log" >/dev/null
-    rc=${PIPESTATUS[0]}
-    t1=$(now_ns)
-    CAP_WALL_MS=$(ms_between "$t0" "$t1")
-    if [ "$rc" != 0 ]; then
-        fail "$case" "capture exit $rc: $(tail -n 1 "$LOG/$case.cap.stderr")"
-        return 1
-    fi
-    if grep -q WRONG "$LOG/$case.app.log"; then
-        fail "$case" "the workload computes wrong results under capture: $(grep -m1 WRONG "$LOG/$case.app.log")"
-        return 1
-    fi
-    if ! grep -Eq '"complete" *: *true' "$arc/manifest.json" 2>/dev/null; then
-        fail "$case" "capture archive incomplete (manifest: $(head -c 200 "$arc/manifest.json" 2>/dev/null))"
-        return 1
-    fi
-    if [ "$NO_LAUNCH" != 1 ] && ! grep -Eq '"op" *: *"launch"' "$arc/events.ndjson"; then
-        fail "$case" "no launch recorded"
-        return 1
-    fi
-
-    if [ "$SIDECAR" = 1 ]; then
-        grep HRR_SEGMENT "$LOG/$case.app.log" | timeout "$T" "$BIN/hrr-sidecar" --archive "$arc" \
-            >"$LOG/$case.sidecar.log" 2>&1
-        rc=$?
-        if [ "$rc" != 0 ]; then
-            fail "$case" "hrr-sidecar exit $rc: $(tail -n 1 "$LOG/$case.sidecar.log")"
-            return 1
-        fi
-    fi
-
-    t0=$(now_ns)
-    timeout "$STEP_T" "$BIN/hrr-play" "$arc" --backend cuda -o "$rep" "${COMPARE[@]}" >"$LOG/$case.play.log" 2>&1
-    rc=$?
-    t1=$(now_ns)
-    PLAY_WALL_MS=$(ms_between "$t0" "$t1")
-    if [ "$rc" != 0 ]; then
-        fail "$case" "hrr-play exit $rc: $(grep -m1 -E 'fatal|error|FAIL' "$LOG/$case.play.log" || tail -n 1 "$LOG/$case.play.log")"
-        return 1
-    fi
-    local d2h
-    d2h=$(sed -n 's/^d2h *: *\([0-9]*\) pass.*/\1/p' "$LOG/$case.play.log" | head -n 1)
-    if [ -z "$d2h" ] || [ "$d2h" = 0 ]; then
-        fail "$case" "replay validated no D2H ($(grep -m1 '^d2h' "$LOG/$case.play.log"))"
-        return 1
-    fi
-    if [ "$SIDECAR" = 1 ] && ! grep -Eq '^region segs *: *[1-9]' "$LOG/$case.play.log"; then
-        fail "$case" "the segment was not materialised ($(grep -m1 '^region segs' "$LOG/$case.play.log"))"
-        return 1
-    fi
-
-    timeout "$T" "$BIN/hrr-diff" "$arc" "$rep" "${COMPARE[@]}" >"$LOG/$case.diff.log" 2>&1
-    rc=$?
-    if [ "$rc" != 0 ]; then
-        fail "$case" "hrr-diff exit $rc: $(tail -n 1 "$LOG/$case.diff.log")"
-        return 1
-    fi
-    if [ -n "$CHECK" ]; then
-        local why
-        if ! why=$("$CHECK" "$case" "$arc"); then
-            fail "$case" "$why"
-            return 1
-        fi
-    fi
-    pass "$case"
-}
-
-# events_with CASE_ARCHIVE PATTERN: how many event lines match (grep -E).
-events_with() { grep -Ec "$2" "$1/events.ndjson" 2>/dev/null; }
 
 for w in saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat; do
     run_case "$w" "$w"
@@ -399,6 +241,29 @@ check_cublas() {
 CHECK=check_cublas
 run_case cublas_sgemm cublas_sgemm
 
+# 2D/3D copies, symbols and pools: nothing may be left unrecorded (their
+# effects are in the replay), and the capture holds the ops they are.
+check_recorded() {
+    local arc=$2 op
+    shift 2
+    if grep -q '"unrecorded"' "$arc/manifest.json"; then
+        echo "calls left unrecorded: $(grep -o '"unrecorded" *: *{[^}]*}' "$arc/manifest.json")"
+        return 1
+    fi
+    for op in "${RECORDED_OPS[@]}"; do
+        [ "$(events_with "$arc" "\"op\" *: *\"$op\"")" -gt 0 ] || { echo "no $op event"; return 1; }
+    done
+}
+RECORDED_OPS=(memcpy_rect memset_rect)
+CHECK=check_recorded
+run_case pitched pitched
+RECORDED_OPS=(global)
+CHECK=check_recorded
+run_case symbols symbols
+RECORDED_OPS=(pool_create pool_alloc pool_destroy)
+CHECK=check_recorded
+run_case pools pools
+
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.
 check_placement() {
@@ -413,6 +278,71 @@ check_placement() {
 }
 CHECK=check_placement
 run_case ptr_table ptr_table
+
+# Host memory kernels read and write (mapped pinned, managed, registered):
+# the capture must hold the host's writes (host_write) and the kernels'
+# (host_read), and replay checks them with the D2H copies.
+check_host_memory() {
+    local w r
+    w=$(events_with "$2" '"op" *: *"host_write"')
+    r=$(events_with "$2" '"op" *: *"host_read"')
+    [ "${w:-0}" -ge 3 ] && [ "${r:-0}" -ge 1 ] ||
+        { echo "expected host_write and host_read events, got $w and $r"; return 1; }
+}
+CHECK=check_host_memory
+run_case host_memory host_memory
+
+# --- CUDA graphs ------------------------------------------------------------
+# Recorded at instantiation (graph_exec: the graph read back through the
+# driver's queries) and per launch (graph_launch: the host bytes of its copy
+# nodes); the captured work itself must not appear as if it ran (no plain
+# launch events), nothing may be left unrecorded, and the replay must pass
+# with the driver's graph API (the run) and node by node (--no-graphs).
+# GRAPH_LAUNCHES: the graph launches the workload makes (GRAPH_AT_LEAST=1:
+# at least that many); GRAPH_KERNELS: the least number of kernel nodes of its
+# first graph_exec; GRAPH_PLAIN=1: the workload also launches kernels outside
+# graphs (else a launch event is captured work recorded as if it ran), and
+# calls left unrecorded fail the case only when they are graph or capture
+# calls (PyTorch makes others).
+check_graph() {
+    local case=$1 arc=$2 x l k kn rc un
+    un=$(grep -o '"unrecorded" *: *{[^}]*}' "$arc/manifest.json")
+    if [ -n "$un" ] && { [ "${GRAPH_PLAIN:-0}" != 1 ] || grep -Eq 'Graph|Capture|HostFunc' <<<"$un"; }; then
+        echo "calls left unrecorded: $un"
+        return 1
+    fi
+    x=$(events_with "$arc" '"op" *: *"graph_exec"')
+    l=$(events_with "$arc" '"op" *: *"graph_launch"')
+    k=$(events_with "$arc" '"op" *: *"launch"')
+    kn=$(grep -m1 '"op" *: *"graph_exec"' "$arc/events.ndjson" | grep -o '"kind" *: *"kernel"' | wc -l)
+    if [ "${GRAPH_AT_LEAST:-0}" = 1 ]; then
+        [ "${x:-0}" -ge 1 ] && [ "${l:-0}" -ge "$GRAPH_LAUNCHES" ]
+    else
+        [ "${x:-0}" -ge 1 ] && [ "${l:-0}" = "$GRAPH_LAUNCHES" ]
+    fi || { echo "graph_exec events: ${x:-0} (want >= 1), graph_launch: ${l:-0} (want $GRAPH_LAUNCHES)"; return 1; }
+    [ "${GRAPH_PLAIN:-0}" = 1 ] || [ "${k:-0}" = 0 ] ||
+        { echo "${k:-0} launch events: captured work recorded as if it ran"; return 1; }
+    [ "$kn" -ge "$GRAPH_KERNELS" ] || { echo "the first graph_exec has $kn kernel nodes (want >= $GRAPH_KERNELS)"; return 1; }
+    if grep -q '"kind" *: *"unsupported"' "$arc/events.ndjson"; then
+        echo "unsupported nodes: $(grep -o '"kind" *: *"unsupported" *, *"what" *: *"[^"]*"' "$arc/events.ndjson" | sort -u | head -n 3)"
+        return 1
+    fi
+    timeout "$STEP_T" "$BIN/hrr-play" "$arc" --backend cuda --no-graphs "${COMPARE[@]}" >"$LOG/$case.nographs.log" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && grep -q '^PASS' "$LOG/$case.nographs.log" ||
+        { echo "--no-graphs replay exit $rc: $(grep -m1 -E 'fatal|error|FAIL' "$LOG/$case.nographs.log")"; return 1; }
+}
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=3
+CHECK=check_graph
+run_case graph_captured graph_captured
+# Built node by node through the driver API; node setters between launches.
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=2
+CHECK=check_graph
+run_case graph_nodes_driver graph_nodes_driver
 
 # --- PyTorch --------------------------------------------------------------
 # torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same
@@ -578,8 +508,19 @@ check_compiled() {
 }
 CHECK=check_compiled
 torch_case torch_compile compiled.py
+# torch.cuda.graph: a whole training step captured, replayed three times.
+GRAPH_LAUNCHES=3
+GRAPH_AT_LEAST=1
+GRAPH_KERNELS=3
+GRAPH_PLAIN=1
+CHECK=check_graph
+torch_case torch_cuda_graph cuda_graph.py
+GRAPH_AT_LEAST=0
+GRAPH_PLAIN=0
 
 # --- case: work no event records is reported, and --strict refuses it -----
+# A graph with a host node: the graph is recorded, the host function (its
+# cuLaunchHostFunc, captured) is counted.
 case=graph_unrecorded
 if ! want "$case"; then
     :
@@ -593,7 +534,8 @@ elif [ "${BUILD_RC[$case]}" = 0 ]; then
     play_rc=$?
     timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --strict >"$LOG/$case.strict.log" 2>&1
     strict_rc=$?
-    if [ "$rc" = 0 ] && [[ "$line" == *cuGraphLaunch* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+    if [ "$rc" = 0 ] && [[ "$line" == *cuLaunchHostFunc* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+        [ "$play_rc" = 0 ] && [ "$(events_with "$arc" '"op" *: *"graph_launch"')" = 3 ] &&
         [ "$strict_rc" = 1 ] && grep -q -- '--strict refuses' "$LOG/$case.strict.log"; then
         pass "$case"
         echo "  $line"

@@ -20,12 +20,22 @@
 #    training loop's own wall time (`train_loop_ms`, GPU work included) and
 #    of the whole process; replay is compared with the plain process (what
 #    a user runs instead of the application).
+# 4. Graphs: tests/workloads/cuda/graph_speed.cu, a captured graph of 128
+#    tiny kernels launched 1000 times, plain and under hrr-cap in
+#    alternating order, then that round's archive replayed with the graph
+#    API and with --no-graphs (node by node). Capture overhead is the median
+#    per-round ratio of the launch loop's own time (`graph_loop_ms`) and of
+#    the whole process; replay is compared with the plain process.
+# 5. Profile (not in the default parts): tests/workloads/torch/step_profile.py
+#    plain and under hrr-cap in alternating order: the median host time of
+#    each phase of a training step and the CPU time per operator, to find
+#    where the recorder's cost lands.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
 # program of part 1 with a command to test causes, e.g.
 # "taskset -c 2-5" (placement) or "setarch x86_64 -R" (address layout).
-# HRR_SPEED_PARTS names the parts to run (default "launches copies train"); HRR_SPEED_TMP names where the
+# HRR_SPEED_PARTS names the parts to run (default "launches copies train graphs"); HRR_SPEED_TMP names where the
 # archives go (default /tmp).
 # Prints one line per round and a summary; writes nothing else.
 set -euo pipefail
@@ -43,7 +53,7 @@ spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
 gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
 
-PARTS=" ${HRR_SPEED_PARTS:-launches copies train} "
+PARTS=" ${HRR_SPEED_PARTS:-launches copies train graphs} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 
 plain() { "${PIN[@]}" "$W/ll" loop 100000 >"$W/p.log"; }
@@ -132,4 +142,49 @@ awk -v l="$(median <"$W/t_loop")" -v ls="$(spread <"$W/t_loop")" -v s="$(median 
     printf "training capture overhead: whole loop median %+.1f %% (ratios %s), steady steps median %+.1f %% (ratios %s), process median %+.1f %% (ratios %s) — target <= +10 %%\n", 100 * (l - 1), ls, 100 * (s - 1), ss, 100 * (p - 1), ps }'
 awk -v r="$(median <"$W/t_rep")" -v s="$(spread <"$W/t_rep")" 'BEGIN {
     printf "training replay process / plain process: median %.2fx (ratios %s) — target <= 1.00x\n", r, s }'
+fi
+
+if part graphs; then
+echo "--- graphs: a graph of 128 tiny kernels launched 1000 times, $ROUNDS rounds"
+${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/gs" tests/workloads/cuda/graph_speed.cu
+gplain() { "$W/gs" 128 1000 >"$W/gp.log"; }
+gcaptured() {
+    rm -rf "$W/g.hrr"
+    "$BIN/hrr-cap" -o "$W/g.hrr" -- "$W/gs" 128 1000 >"$W/gc.log" 2>/dev/null
+}
+for i in $(seq 1 "$ROUNDS"); do
+    if [ $((i % 2)) = 1 ]; then
+        t0=$(now_ms); gplain; t1=$(now_ms); gcaptured; t2=$(now_ms); pp=$((t1 - t0)); pc=$((t2 - t1))
+    else
+        t0=$(now_ms); gcaptured; t1=$(now_ms); gplain; t2=$(now_ms); pc=$((t1 - t0)); pp=$((t2 - t1))
+    fi
+    p=$(field graph_loop_ms "$W/gp.log"); c=$(field graph_loop_ms "$W/gc.log")
+    t0=$(now_ms); "$BIN/hrr-play" "$W/g.hrr" --backend cuda --json >"$W/gr.json" 2>"$W/gr.err"; t1=$(now_ms)
+    "$BIN/hrr-play" "$W/g.hrr" --backend cuda --json --no-graphs >"$W/gn.json" 2>"$W/gn.err"; t2=$(now_ms)
+    pr=$((t1 - t0)); pn=$((t2 - t1))
+    result=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]).get("result","?"))' "$W/gr.json" 2>/dev/null || echo "? ($(tail -n 1 "$W/gr.err"))")
+    echo "round $i: loop plain $p ms, captured $c ms ($(div "$c" "$p")x); process plain $pp ms, captured $pc ms ($(div "$pc" "$pp")x); replay process $pr ms ($(div "$pr" "$pp")x of plain) $result, --no-graphs $pn ms ($(div "$pn" "$pp")x)"
+    div "$c" "$p" >>"$W/g_loop"; div "$pc" "$pp" >>"$W/g_proc"; div "$pr" "$pp" >>"$W/g_rep"; div "$pn" "$pp" >>"$W/g_nog"
+done
+awk -v l="$(median <"$W/g_loop")" -v ls="$(spread <"$W/g_loop")" -v p="$(median <"$W/g_proc")" -v ps="$(spread <"$W/g_proc")" 'BEGIN {
+    printf "graph capture overhead: launch loop median %+.1f %% (ratios %s), process median %+.1f %% (ratios %s) — target <= +10 %%\n", 100 * (l - 1), ls, 100 * (p - 1), ps }'
+awk -v r="$(median <"$W/g_rep")" -v s="$(spread <"$W/g_rep")" -v n="$(median <"$W/g_nog")" -v ns="$(spread <"$W/g_nog")" 'BEGIN {
+    printf "graph replay process / plain process: median %.2fx (ratios %s), --no-graphs %.2fx (ratios %s) — target <= 1.00x\n", r, s, n, ns }'
+fi
+
+if part profile; then
+echo "--- profile: where a training step's host time goes, $ROUNDS rounds"
+CAP=$(cd "$BIN" && pwd)/hrr-cap
+for i in $(seq 1 "$ROUNDS"); do
+    for how in plain captured; do
+        if [ "$how" = plain ]; then
+            (cd tests/workloads/torch && "${PYTHON:-python3}" step_profile.py) >"$W/sp.log" 2>&1
+        else
+            rm -rf "$W/sp.hrr"
+            (cd tests/workloads/torch && "$CAP" -o "$W/sp.hrr" -- "${PYTHON:-python3}" step_profile.py) >"$W/sp.log" 2>&1
+        fi
+        echo "round $i $how: $(grep -m1 '^phase_us' "$W/sp.log")"
+        grep '^op_us' "$W/sp.log" | head -n 12 | sed "s/^/round $i $how: /"
+    done
+done
 fi

@@ -24,6 +24,9 @@ echo "+ cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings || status=1
 echo "+ cargo test --workspace --no-fail-fast $*"
 cargo test --workspace --no-fail-fast "$@" || status=1
+# The third-party GPU pass's own logic, with a fake nvcc and fake hrr binaries.
+echo "+ scripts/third-party-selftest.sh"
+bash scripts/third-party-selftest.sh || status=1
 # AMD ABI conformance against Debian's ROCm (its own cargo workspace, abi/).
 echo "+ scripts/abi-check.sh"
 HRR_ABI_REQUIRE=1 bash scripts/abi-check.sh || status=1

@@ -249,6 +249,16 @@ crate::assert_same_layout!(crate::debian_hip::hipIpcEventHandle_t, hip_api::type
     reserved = reserved);
 crate::assert_same_layout!(crate::reference::compiler::uint3, hip_api::types::uint3; x = x, y = y, z = z);
 crate::assert_same_layout!(crate::debian_hip::dim3, hip_api::types::dim3; x = x, y = y, z = z);
+// Structs read through a pointer by the CPU runtime and the capture library.
+crate::assert_same_layout!(crate::debian_hip::hipPos, hip_api::types::hipPos; x = x, y = y, z = z);
+crate::assert_same_layout!(crate::debian_hip::hip_Memcpy2D, hip_api::types::hip_Memcpy2D;
+    srcXInBytes = srcXInBytes, srcY = srcY, srcMemoryType = srcMemoryType, srcHost = srcHost,
+    srcDevice = srcDevice, srcArray = srcArray, srcPitch = srcPitch, dstXInBytes = dstXInBytes,
+    dstY = dstY, dstMemoryType = dstMemoryType, dstHost = dstHost, dstDevice = dstDevice,
+    dstArray = dstArray, dstPitch = dstPitch, WidthInBytes = WidthInBytes, Height = Height);
+crate::assert_same_layout!(crate::debian_hip::hipMemcpy3DParms, hip_api::types::hipMemcpy3DParms;
+    srcArray = srcArray, srcPos = srcPos, srcPtr = srcPtr, dstArray = dstArray, dstPos = dstPos,
+    dstPtr = dstPtr, extent = extent, kind = kind);
 
 #[cfg(feature = "intercept")]
 mod intercept_values {

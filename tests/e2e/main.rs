@@ -5,16 +5,19 @@
 //! One test binary; the harness (`hrr_tests`) builds the tools once per
 //! process and compiles the workloads once per process.
 
+mod copies;
 mod direct;
 mod durability;
 mod engine;
 mod extract;
 mod graphs;
 mod hip_backend;
+mod host_memory;
 mod hostile;
 mod hsa_regions;
 mod placement;
 mod replay_diff;
 mod seed;
+mod self_profile;
 mod unrecorded;
 mod workloads;

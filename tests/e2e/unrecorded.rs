@@ -80,13 +80,17 @@ fn newly_recorded_entry_points_replay_exactly() {
     p.diff();
 }
 
-/// (b) Two hipMemcpy2D calls are forwarded (the application checks their
+/// (b) Two graph host-node calls are forwarded (the application checks their
 /// result) and counted: hrr-cap's line, the manifest, hrr-play's line
 /// before its summary and its JSON; `--strict` refuses the archive.
 #[test]
 fn unrecorded_calls_are_counted_and_reported() {
-    let p = Pipeline::new("unrecorded_2d").capture();
-    assert!(p.app_log().contains("unrecorded_2d: OK"), "{}", p.app_log());
+    let p = Pipeline::new("unrecorded_host_nodes").capture();
+    assert!(
+        p.app_log().contains("unrecorded_host_nodes: OK"),
+        "{}",
+        p.app_log()
+    );
     let cap_err = p.last_stderr();
     let lines: Vec<&str> = cap_err.lines().collect();
     let summary = lines
@@ -95,17 +99,17 @@ fn unrecorded_calls_are_counted_and_reported() {
         .unwrap_or_else(|| panic!("no summary:\n{cap_err}"));
     assert_eq!(
         lines.get(summary + 1).copied(),
-        Some("unrecorded : 2 calls (hipMemcpy2D \u{d7}2)"),
+        Some("unrecorded : 2 calls (hipGraphAddHostNode \u{d7}2)"),
         "hrr-cap's line after its summary:\n{cap_err}"
     );
     let m = read_manifest(&p.cap());
     assert_eq!(
         m["unrecorded"],
-        serde_json::json!({"hipMemcpy2D": 2}),
+        serde_json::json!({"hipGraphAddHostNode": 2}),
         "{m}"
     );
     assert!(
-        apis(&p.events("cap.hrr"), "hipMemcpy2D").is_empty(),
+        apis(&p.events("cap.hrr"), "hipGraphAddHostNode").is_empty(),
         "forwarded, not recorded"
     );
 
@@ -113,7 +117,7 @@ fn unrecorded_calls_are_counted_and_reported() {
     let out = p.last_stdout();
     assert_eq!(
         line_before_summary(&out),
-        "unrecorded : 2 calls (hipMemcpy2D \u{d7}2)",
+        "unrecorded : 2 calls (hipGraphAddHostNode \u{d7}2)",
         "{out}"
     );
     let json = p
@@ -126,7 +130,7 @@ fn unrecorded_calls_are_counted_and_reported() {
     let v: Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(
         v["unrecorded"],
-        serde_json::json!({"calls": 2, "by_entry_point": {"hipMemcpy2D": 2}}),
+        serde_json::json!({"calls": 2, "by_entry_point": {"hipGraphAddHostNode": 2}}),
         "{v}"
     );
 
@@ -134,7 +138,7 @@ fn unrecorded_calls_are_counted_and_reported() {
     let err = String::from_utf8_lossy(&strict.get_output().stderr).into_owned();
     assert!(
         err.contains("hrr-play: fatal: cap.hrr:")
-            && err.contains("2 calls (hipMemcpy2D \u{d7}2)")
+            && err.contains("2 calls (hipGraphAddHostNode \u{d7}2)")
             && err.contains("--strict"),
         "a clear message:\n{err}"
     );

@@ -297,7 +297,8 @@ fn compare_pair(
     Ok(())
 }
 
-/// The D2H copies of one archive, ordered by seq (stable for equal seqs).
+/// The D2H copies (and `host_read` results) of one archive, ordered by seq
+/// (stable for equal seqs).
 fn d2h_entries(
     archive: &Archive,
     warnings: &mut Vec<String>,
@@ -362,13 +363,26 @@ fn d2h_entries(
             }
             _ => {}
         }
-        if let Op::Memcpy {
-            dir: Dir::D2h,
-            size,
-            blob,
-            ..
-        } = event.op
-        {
+        // Host memory kernels wrote, read at a sync, is a device result too,
+        // and a 2D/3D download is a D2H like any other: its blob is the
+        // packed bytes.
+        let result = match event.op {
+            Op::Memcpy {
+                dir: Dir::D2h,
+                size,
+                blob,
+                ..
+            } => Some((size, blob)),
+            Op::HostRead { size, blob, .. } => Some((size, Some(blob))),
+            Op::MemcpyRect {
+                dir: Dir::D2h,
+                extent,
+                blob,
+                ..
+            } => Some((hrr_core::event::rect_len(extent).unwrap_or(u64::MAX), blob)),
+            _ => None,
+        };
+        if let Some((size, blob)) = result {
             out.push(D2hEntry {
                 seq: event.seq,
                 api: event.api,
@@ -454,6 +468,41 @@ mod tests {
 
         let r = diff(&a, &b, &Tolerance::exact()).unwrap();
         assert_eq!(r.failed, 2);
+    }
+
+    #[test]
+    fn host_reads_are_paired_like_d2h_copies() {
+        let t = tempfile::tempdir().unwrap();
+        let host_read = |b: ArchiveBuilder, seq: u64, bytes: &[u8]| {
+            b.seq(seq).event(
+                "hipDeviceSynchronize",
+                hrr_core::Op::HostRead {
+                    ptr: hrr_core::Addr(0x7f00_0000_0000),
+                    size: bytes.len() as u64,
+                    blob: hrr_core::BlobId::of(bytes),
+                },
+                vec![bytes.to_vec()],
+            )
+        };
+        let a = host_read(ArchiveBuilder::new(Platform::Cpu), 5, b"kernel wrote this");
+        let a = Archive::open(a.write(t.path().join("a")).unwrap()).unwrap();
+        let same = host_read(
+            ArchiveBuilder::replay(Platform::Cpu, "cap.hrr"),
+            5,
+            b"kernel wrote this",
+        );
+        let same = Archive::open(same.write(t.path().join("b")).unwrap()).unwrap();
+        let r = diff(&a, &same, &Tolerance::default()).unwrap();
+        assert_eq!((r.paired, r.exact, r.failed), (1, 1, 0), "{r:#?}");
+        let other = host_read(
+            ArchiveBuilder::replay(Platform::Cpu, "cap.hrr"),
+            5,
+            b"kernel wrote that",
+        );
+        let other = Archive::open(other.write(t.path().join("c")).unwrap()).unwrap();
+        let r = diff(&a, &other, &Tolerance::exact()).unwrap();
+        assert_eq!((r.paired, r.failed), (1, 1), "{r:#?}");
+        assert_eq!(r.mismatches[0].api, "hipDeviceSynchronize");
     }
 
     #[test]

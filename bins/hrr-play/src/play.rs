@@ -74,22 +74,32 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let platform = archive.manifest().platform;
-    // The recorded ranges, found before the device exists, are reserved as
-    // soon as it does: before anything else of this process allocates.
-    let ranges = if args.no_placement {
-        Vec::new()
-    } else {
-        let regions = engine::load_regions(&archive, false, &mut Vec::new()).unwrap_or_default();
-        engine::placement_plan(&archive, read, &regions)
-    };
     let arenas = if args.no_placement {
         &[][..]
     } else {
         &archive.manifest().va_arenas[..]
     };
+    // The recorded ranges, found before the device exists, are reserved as
+    // soon as it does: before anything else of this process allocates. A
+    // capture that noted the runtime's own arenas needs neither: steered to
+    // their recorded bases, they give the recorded addresses back by
+    // themselves (and reserving inside them only costs time).
+    let plan_ranges = |archive: &Archive| {
+        let regions = engine::load_regions(archive, false, &mut Vec::new()).unwrap_or_default();
+        engine::placement_plan(archive, read, &regions)
+    };
+    let ranges = if args.no_placement || !arenas.is_empty() {
+        Vec::new()
+    } else {
+        plan_ranges(&archive)
+    };
     let mut dev = args.device.open(platform, arenas)?;
     let placement = if args.no_placement {
         Placement::off()
+    } else if !arenas.is_empty() && hrr_cli::backend::arenas_steered() {
+        Placement::by_allocator()
+    } else if !arenas.is_empty() {
+        Placement::reserve(dev.as_mut(), &plan_ranges(&archive))
     } else {
         Placement::reserve(dev.as_mut(), &ranges)
     };

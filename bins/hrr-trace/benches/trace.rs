@@ -57,15 +57,34 @@ fn bench(c: &mut Criterion) {
             assert_eq!(n, events + 1);
         })
     });
+    g.bench_function("EventReader alone, mapped (one thread)", |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            for e in archive.events_mapped(ReadOptions::default()).unwrap() {
+                e.unwrap();
+                n += 1;
+            }
+            assert_eq!(n, events + 1);
+        })
+    });
+    let threads = hrr_trace::convert::parse_threads();
     g.bench_function(
-        "EventReader alone, mapped (what write_trace reads with)",
+        format!("ParallelReader alone, {threads} threads (what write_trace reads with)"),
         |b| {
             b.iter(|| {
                 let mut n = 0u64;
-                for e in archive.events_mapped(ReadOptions::default()).unwrap() {
-                    e.unwrap();
-                    n += 1;
-                }
+                archive
+                    .events_parallel(ReadOptions::default())
+                    .unwrap()
+                    .threads(threads)
+                    .run(
+                        |e, _| e.seq,
+                        |items: &[u64], _| {
+                            n += items.len() as u64;
+                            Ok::<(), std::convert::Infallible>(())
+                        },
+                    )
+                    .unwrap();
                 assert_eq!(n, events + 1);
             })
         },

@@ -32,12 +32,11 @@
 //! first slice is whole) and never run backwards on a track (see
 //! [`crate::tracks`]).
 
-use std::io::{self, BufRead, Write};
-use std::sync::mpsc;
+use std::io::{self, Write};
 
 use hrr_core::archive::{Archive, ArchiveError};
 use hrr_core::event::{DevTime, Dir, Event, MemKind, Op};
-use hrr_core::event_reader::{EventReader, ReadError, ReadOptions, Warning};
+use hrr_core::event_reader::{ParallelError, ReadError, ReadOptions, Warning};
 
 use crate::json::{Obj, TraceOut};
 use crate::tracks::{APP_PID, DEVICE_PID, Tracks};
@@ -45,19 +44,15 @@ use crate::tracks::{APP_PID, DEVICE_PID, Tracks};
 /// Width of a slice whose real duration the archive does not record.
 pub const NOMINAL_NS: u64 = 1_000;
 
-/// Events per batch handed from the reading thread, and batches in flight.
-const BATCH: usize = 1024;
-const BATCHES: usize = 8;
+type Item = (Event, Extra);
 
-type Item = Result<(Event, Extra), ReadError>;
-
-/// What travels with an event from the reading thread besides the event.
+/// What travels with an event from the parsing threads besides the event.
 #[derive(Debug, Clone, Copy, Default)]
 struct Extra {
     /// A timed replay's device timing.
     dev: Option<DevTime>,
     /// A launch's argument count: the arguments themselves are freed on the
-    /// reading thread, where they were allocated and are still in cache.
+    /// parsing thread, where they were allocated and are still in cache.
     kernel_args: usize,
 }
 
@@ -82,11 +77,11 @@ pub enum TraceError {
     /// The trace could not be written.
     #[error("writing the trace")]
     Write(#[source] io::Error),
-    /// The reading thread could not be started.
-    #[error("starting the event reader thread")]
+    /// A parsing thread could not be started.
+    #[error("starting an event reader thread")]
     Spawn(#[source] io::Error),
-    /// A bug: the reading thread died.
-    #[error("the event reader thread panicked")]
+    /// A bug: a parsing thread died.
+    #[error("an event reader thread panicked")]
     ReaderPanicked,
 }
 
@@ -121,18 +116,39 @@ pub struct TraceStats {
 
 /// Writes the trace of `archive` to `sink`, calling `progress` with the
 /// bytes of `events.ndjson` read so far; returns the sink.
+///
+/// Events are parsed on [`parse_threads`] threads, a chunk of the file
+/// each, and converted here in file order.
 pub fn write_trace<W: Write>(
     archive: &Archive,
     sink: W,
     read: ReadOptions,
-    progress: impl FnMut(u64),
+    mut progress: impl FnMut(u64),
 ) -> Result<(W, TraceStats), TraceError> {
-    // Mapped: the kernel's copy of every page into a read buffer was a
-    // tenth of the reading thread's time.
-    let reader = archive.events_mapped(read)?;
-    let (conv, mut reader) = convert_all(reader, Converter::new(sink), progress)?;
+    let reader = archive.events_parallel(read)?.threads(parse_threads());
+    let mut conv = Converter::new(sink);
+    let warnings = reader
+        .run(
+            |mut e, dev| {
+                let extra = slim(&mut e, dev);
+                (e, extra)
+            },
+            |items: &[Item], bytes| {
+                for (e, extra) in items {
+                    conv.event(e, *extra)?;
+                }
+                progress(bytes);
+                Ok(())
+            },
+        )
+        .map_err(|e| match e {
+            ParallelError::Read(e) => TraceError::Read(e),
+            ParallelError::Sink(e) => TraceError::Write(e),
+            ParallelError::Spawn(e) => TraceError::Spawn(e),
+            ParallelError::Panicked => TraceError::ReaderPanicked,
+        })?;
     let mut stats = conv.stats;
-    stats.warnings = reader.take_warnings();
+    stats.warnings = warnings;
     let (threads, streams) = conv.tracks.counts();
     stats.threads = threads as u64;
     stats.streams = streams as u64;
@@ -154,82 +170,16 @@ pub fn write_trace<W: Write>(
     Ok((sink, stats))
 }
 
-/// Feeds every event of `reader` to `conv`; returns both for the summary.
-///
-/// Parsing runs on its own thread, a few batches ahead: it costs about as
-/// much as formatting the trace, so the two overlap. Batches go back to it
-/// to be dropped there too (an event's strings and argument buffers).
-fn convert_all<W: Write, R: BufRead + Send>(
-    mut reader: EventReader<R>,
-    mut conv: Converter<W>,
-    mut progress: impl FnMut(u64),
-) -> Result<(Converter<W>, EventReader<R>), TraceError> {
-    let (tx, rx) = mpsc::sync_channel::<(Vec<Item>, u64)>(BATCHES);
-    let (recycle, recycled) = mpsc::channel::<Vec<Item>>();
-    std::thread::scope(|scope| {
-        let parser = std::thread::Builder::new()
-            .name("hrr-trace-read".into())
-            .spawn_scoped(scope, move || {
-                loop {
-                    let mut batch = recycled.try_recv().unwrap_or_default();
-                    batch.clear();
-                    while let Some(item) = reader.next() {
-                        match item {
-                            Ok(mut e) => {
-                                let extra = slim(&mut e, reader.dev_time());
-                                batch.push(Ok((e, extra)));
-                            }
-                            Err(e) => {
-                                batch.push(Err(e));
-                                break;
-                            }
-                        }
-                        if batch.len() == BATCH {
-                            break;
-                        }
-                    }
-                    let last = batch.len() < BATCH;
-                    // A closed channel means the writer stopped: so do we.
-                    if tx.send((batch, reader.bytes_read())).is_err() || last {
-                        return reader;
-                    }
-                }
-            })
-            .map_err(TraceError::Spawn)?;
-        let mut failed = None;
-        'batches: for (mut batch, bytes) in rx {
-            let mut bad_line = None;
-            for (i, item) in batch.iter().enumerate() {
-                match item {
-                    Ok((e, extra)) => {
-                        if let Err(e) = conv.event(e, *extra) {
-                            failed = Some(TraceError::Write(e));
-                            break 'batches;
-                        }
-                    }
-                    Err(_) => {
-                        bad_line = Some(i);
-                        break;
-                    }
-                }
-            }
-            if let Some(i) = bad_line {
-                failed = batch.swap_remove(i).err().map(TraceError::from);
-                break;
-            }
-            progress(bytes);
-            // Freed where they were allocated: glibc's malloc slows down
-            // for both threads when one frees the other's memory.
-            let _ = recycle.send(batch);
-        }
-        // `rx` is gone with the loop: a parser still reading stops at its next send.
-        let reader = parser.join().map_err(|_| TraceError::ReaderPanicked)?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok((conv, reader)),
-        }
-    })
+/// Threads parsing the events file: one per core the process may use
+/// (parsing costs more than converting, which runs beside them), up to
+/// [`MAX_PARSE_THREADS`].
+pub fn parse_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_PARSE_THREADS))
 }
+
+/// Parsing threads beyond which the converting thread is the bound: an
+/// event costs it about two thirds of what it costs a parser.
+pub const MAX_PARSE_THREADS: usize = 4;
 
 /// A slice already placed: its track and extent (trace ns).
 #[derive(Debug, Clone, Copy)]
@@ -631,6 +581,55 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         }
         Op::GraphExecDestroy { exec } => {
             o.addr("exec", exec.0);
+        }
+        Op::HostWrite { ptr, size, .. } | Op::HostRead { ptr, size, .. } => {
+            o.addr("ptr", ptr.0).u64("size", *size);
+        }
+        Op::MemcpyRect {
+            dir,
+            dst,
+            src,
+            extent,
+            stream,
+            ..
+        } => {
+            o.lit("dir", dir.as_str())
+                .addr("dst", dst.0)
+                .addr("src", src.0)
+                .u64("size", hrr_core::event::rect_len(*extent).unwrap_or(0));
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::MemsetRect {
+            dst,
+            extent,
+            value,
+            stream,
+            ..
+        } => {
+            o.addr("dst", dst.0)
+                .u64("value", (*value).into())
+                .u64("size", hrr_core::event::rect_len(*extent).unwrap_or(0));
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::PoolCreate { pool } | Op::PoolDestroy { pool } | Op::DevicePool { pool, .. } => {
+            o.addr("pool", pool.0);
+        }
+        Op::PoolTrim { pool, size } => {
+            o.addr("pool", pool.0).u64("size", *size);
+        }
+        Op::PoolAttr { pool, attr, value } => {
+            o.addr("pool", pool.0)
+                .u64("attr", (*attr).into())
+                .u64("value", *value);
+        }
+        Op::PoolAlloc {
+            ptr, size, pool, ..
+        } => {
+            o.addr("ptr", ptr.0).u64("size", *size).addr("pool", pool.0);
         }
         Op::DeviceSync | Op::Eof { .. } => {}
     }

@@ -5,7 +5,7 @@
 //! whatever the archive's size. Keys are static and written as they are;
 //! string values go through serde_json's escaping unless they are plain
 //! printable ASCII (kernel and API names almost always are). Numbers are
-//! formatted with `itoa`; timestamps are integer nanoseconds written as
+//! formatted by hand into fixed-size copies; timestamps are integer nanoseconds written as
 //! microseconds with exactly three decimals, so no float rounding can make
 //! two slices of a track overlap.
 //!
@@ -127,8 +127,10 @@ impl Obj<'_> {
     /// `"key":N` for a signed value.
     pub fn i64(&mut self, key: &str, value: i64) -> &mut Self {
         self.key(key);
-        self.buf
-            .extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+        if value < 0 {
+            self.buf.push(b'-');
+        }
+        push_u64(self.buf, value.unsigned_abs());
         self
     }
 
@@ -136,14 +138,15 @@ impl Obj<'_> {
     #[inline(always)]
     pub fn us(&mut self, key: &str, ns: u64) -> &mut Self {
         self.key(key);
-        push_u64(self.buf, ns / 1000);
-        let frac = ns % 1000;
-        self.buf.extend_from_slice(&[
-            b'.',
-            b'0' + (frac / 100) as u8,
-            b'0' + (frac / 10 % 10) as u8,
-            b'0' + (frac % 10) as u8,
-        ]);
+        // One fixed-size copy, as in `push_u64`.
+        let (int, frac) = (ns / 1000, (ns % 1000) as usize);
+        let mut tmp = [0u8; 24];
+        let n = digits(int);
+        write_digits(&mut tmp[..n], int);
+        tmp[n] = b'.';
+        tmp[n + 1] = b'0' + (frac / 100) as u8;
+        tmp[n + 2..n + 4].copy_from_slice(&PAIRS[frac % 100]);
+        push_prefix(self.buf, &tmp, n + 4);
         self
     }
 
@@ -159,7 +162,7 @@ impl Obj<'_> {
             tmp[2 + digits - i] = DIGITS[((value >> (4 * i)) & 0xf) as usize];
         }
         tmp[3 + digits] = b'"';
-        self.buf.extend_from_slice(&tmp[..4 + digits]);
+        push_prefix(self.buf, &tmp, 4 + digits);
         self
     }
 
@@ -218,9 +221,57 @@ impl Drop for Obj<'_> {
     }
 }
 
+/// Appends `v` in decimal.
+///
+/// The digits are written into a 20-byte array that is appended whole and
+/// cut back: a fixed-size copy is a few moves, where appending a
+/// variable-length slice (as with `itoa`) called `memcpy` for every number,
+/// the largest part of formatting them.
 #[inline(always)]
 fn push_u64(buf: &mut Vec<u8>, v: u64) {
-    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    let mut tmp = [0u8; 20];
+    let n = digits(v);
+    write_digits(&mut tmp[..n], v);
+    push_prefix(buf, &tmp, n);
+}
+
+/// Appends the first `n` bytes of `tmp` by appending all of it (a
+/// fixed-size copy) and cutting the rest back off.
+#[inline(always)]
+fn push_prefix<const N: usize>(buf: &mut Vec<u8>, tmp: &[u8; N], n: usize) {
+    buf.extend_from_slice(tmp);
+    buf.truncate(buf.len() - (N - n));
+}
+
+/// Decimal digits of `v`.
+#[inline(always)]
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |l| l as usize + 1)
+}
+
+/// "00", "01", … "99".
+const PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
+/// Writes `v` into `out`, whose length is its number of digits.
+#[inline(always)]
+fn write_digits(out: &mut [u8], mut v: u64) {
+    let mut i = out.len();
+    while i >= 2 {
+        out[i - 2..i].copy_from_slice(&PAIRS[(v % 100) as usize]);
+        v /= 100;
+        i -= 2;
+    }
+    if i == 1 {
+        out[0] = b'0' + v as u8;
+    }
 }
 
 /// Printable ASCII other than `"` and `\`: a JSON string as it is.
@@ -290,6 +341,47 @@ mod tests {
         assert_eq!(e["args"]["cat"], "api");
         assert_eq!(e["args"]["grid"], serde_json::json!([1, 2, 3]));
         assert_eq!(v["traceEvents"][1]["args"]["name"], "app");
+    }
+
+    #[test]
+    fn numbers_are_written_as_std_writes_them() {
+        let mut cases = vec![
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1000,
+            u64::MAX,
+            u64::MAX / 10,
+            1 << 63,
+        ];
+        for p in 1..20 {
+            let x = 10u64.pow(p);
+            cases.extend([x - 1, x, x + 1, x / 3 * 2]);
+        }
+        for v in cases {
+            let mut buf = b"x".to_vec();
+            push_u64(&mut buf, v);
+            assert_eq!(buf, format!("x{v}").as_bytes());
+            let (i, n) = (v as i64, (v as i64).wrapping_neg());
+            Obj {
+                buf: &mut buf,
+                depth: 0,
+            }
+            .us("t", v)
+            .i64("i", i)
+            .i64("n", n)
+            .addr("a", v);
+            let want = format!(
+                "x{v},\"t\":{}.{:03},\"i\":{i},\"n\":{n},\"a\":\"{v:#x}\"",
+                v / 1000,
+                v % 1000,
+            );
+            assert_eq!(String::from_utf8(buf).unwrap(), want);
+        }
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //!   slices in order and apart;
 //! - [`json`] streams the JSON out, one event at a time.
 //!
-//! The archive is read through hrr-core's streaming reader and the trace is
-//! written as it goes, so memory does not grow with the archive.
+//! The archive's events are parsed on several threads by hrr-core's
+//! `ParallelReader`, a chunk of the file each, and converted in file order
+//! on the calling thread; the trace is written as it goes, so memory does
+//! not grow with the archive.
 
 pub mod convert;
 pub mod json;

@@ -569,3 +569,58 @@ fn validator_catches_each_broken_rule() {
         }
     }
 }
+
+#[path = "../examples/synthetic_archive.rs"]
+#[allow(dead_code)]
+mod synthetic;
+
+/// An archive of many 256 KiB chunks, parsed on several threads: the trace
+/// holds every call in file order, and messages name lines counted across
+/// chunks.
+#[test]
+fn an_archive_of_many_chunks_is_traced_in_file_order() {
+    let tmp = TempDir::new().unwrap();
+    let cap = tmp.path().join("big.hrr");
+    // About 1.5 MB: six chunks.
+    synthetic::write_archive(&cap, 6000);
+    let events = cap.join("events.ndjson");
+    let lines: Vec<String> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let with = |at: usize, line: &str| {
+        let mut l = lines.clone();
+        l.insert(at, line.to_string());
+        std::fs::write(&events, l.join("\n") + "\n").unwrap();
+    };
+
+    // An unknown op in the fifth chunk: skipped, named by its line.
+    with(4500, r#"{"seq":99999,"api":"hipX","op":"future_op"}"#);
+    let out = hrr_trace().arg(&cap).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("events.ndjson:4501: unknown op `future_op` skipped"),
+        "{err}"
+    );
+    assert!(err.contains("hrr-trace: 6001 events -> "), "{err}");
+    let t = stdout_json(&out);
+    valid(&t);
+    let seqs: Vec<u64> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "api")
+        .map(|e| e["args"]["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, (0..6000).collect::<Vec<_>>(), "calls in file order");
+
+    // A malformed line in the sixth chunk: the error names it.
+    with(5500, r#"{"seq":5500,"op":"#);
+    hrr_trace()
+        .arg(&cap)
+        .assert()
+        .code(2)
+        .stderr(contains("events.ndjson:5501: malformed event"));
+}

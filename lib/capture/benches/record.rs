@@ -216,6 +216,52 @@ fn launch(c: &mut Criterion) {
             })
         });
     }
+    // A training step's launches as the recorder sees them: 25 kernels in
+    // turn, each with a 1 KiB by-value struct (PyTorch's TensorIterator
+    // and foreach kernels) holding pointers, the same every step. Per
+    // launch, through the thread's cache of launch heads.
+    let names: Vec<String> = (0..25).map(|i| format!("step_kernel_{i}")).collect();
+    let refs: Vec<LaunchRef<'_>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| LaunchRef {
+            name,
+            code: &hex,
+            func: Some(100 + i as u64),
+            grid: [4; 3],
+            block: [128, 1, 1],
+            shmem: 0,
+            stream: 0,
+        })
+        .collect();
+    let structs: Vec<Vec<u8>> = (0..25u64)
+        .map(|i| {
+            (0..128u64)
+                .flat_map(|w| (0x7f00_1000_0000 + ((i * 128 + w) % 1000) * 0x10_0000).to_le_bytes())
+                .collect()
+        })
+        .collect();
+    let mut step_heads = HeadCache::new();
+    let mut next = 0usize;
+    c.bench_function("record/launch_step_25_kernels_1KiB", |bch| {
+        bch.iter(|| {
+            let i = next % 25;
+            next += 1;
+            let vals: [&[u8]; 1] = [&structs[i]];
+            body.clear();
+            encode_launch_scanned_cached(
+                &mut body,
+                &mut step_heads,
+                7,
+                "__cudaLaunchKernel",
+                0,
+                &refs[i],
+                ArgValues::Params(&vals).args(None),
+                &allocs,
+            );
+            criterion::black_box(&body);
+        })
+    });
     c.bench_function("record/memset", |bch| {
         bch.iter(|| r.memset("hipMemsetAsync", 0, a, 0, 4096, 1, Some(0x55)));
     });
@@ -281,5 +327,38 @@ fn h2d_blob(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, launch, h2d_blob);
+/// A 4-byte D2H whose bytes are new every time (a training loop's loss
+/// read back each step): blob file + event. Paced (1 ms apart, outside the
+/// timed part) like such a loop, so the blob files are written by the
+/// writer thread between calls, as in a capture.
+fn d2h_small(c: &mut Criterion) {
+    let t = tempfile::tempdir().unwrap();
+    let r = recorder(t.path());
+    let copy = Copy {
+        dir: Dir::D2h,
+        dst: 0x5555_0000_0000,
+        src: 0x7f00_0000_0000,
+        size: 4,
+        stream: None,
+    };
+    let mut n = 0u32;
+    let mut g = c.benchmark_group("record/d2h_4B_new");
+    g.sample_size(20);
+    g.bench_function("paced_1ms", |bch| {
+        bch.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                n = n.wrapping_add(1);
+                let t0 = Instant::now();
+                r.memcpy("hipMemcpy", 0, &copy, Some(&n.to_le_bytes()));
+                total += t0.elapsed();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, launch, h2d_blob, d2h_small);
 criterion_main!(benches);

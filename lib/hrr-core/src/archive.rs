@@ -4,19 +4,27 @@
 //! file exists; events are streamed on demand through [`EventReader`], blobs
 //! fetched on demand through [`BlobStore`], so an open archive costs no more
 //! memory than its manifest.
+//!
+//! An archive may also be held in memory ([`Archive::open_in_memory`],
+//! [`repair_in_memory`], see [`crate::mem_files`]): the same reads, limits
+//! and checks, without the file system.
 
 use std::collections::HashSet;
 use std::fs;
-use std::io;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use crate::archive_writer::{ArchiveWriter, EVENTS_FILE, REGIONS_DIR, WriteError};
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
 use crate::event::Op;
-use crate::event_reader::{EventReader, MappedEvents, ReadError, ReadOptions, Warning};
+use crate::event_reader::{
+    EventReader, MappedEvents, ParallelReader, ReadError, ReadOptions, Warning,
+};
 use crate::hex::BlobId;
-use crate::manifest::{Manifest, ManifestError};
-use crate::region_record::{RegionError, RegionStream, load_region_file};
+use crate::manifest::{MANIFEST_FILE, MAX_MANIFEST, Manifest, ManifestError};
+use crate::mem_files::{MemFiles, MemReader};
+use crate::region_record::{RegionError, RegionStream, load_region_bytes, load_region_file};
+use crate::safe_fs::OpenError;
 
 /// Lock file a capture creates in its archive, holding its pid.
 pub const OWNER_FILE: &str = ".hrr-owner";
@@ -81,6 +89,41 @@ pub struct Archive {
     dir: PathBuf,
     manifest: Manifest,
     blobs: BlobStore,
+    /// Where the files are when they are not on disk.
+    mem: Option<MemFiles>,
+}
+
+/// What [`Archive::events`] reads: the events file, or its bytes in memory.
+pub enum ArchiveEvents {
+    /// `events.ndjson` on disk.
+    File(BufReader<fs::File>),
+    /// `events.ndjson` of an archive in memory.
+    Memory(MemReader),
+}
+
+impl Read for ArchiveEvents {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self {
+            ArchiveEvents::File(r) => r.read(out),
+            ArchiveEvents::Memory(r) => r.read(out),
+        }
+    }
+}
+
+impl BufRead for ArchiveEvents {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            ArchiveEvents::File(r) => r.fill_buf(),
+            ArchiveEvents::Memory(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        match self {
+            ArchiveEvents::File(r) => r.consume(n),
+            ArchiveEvents::Memory(r) => r.consume(n),
+        }
+    }
 }
 
 impl Archive {
@@ -121,7 +164,49 @@ impl Archive {
             dir,
             manifest,
             blobs,
+            mem: None,
         })
+    }
+
+    /// Opens the archive `dir` of `files` (see [`crate::mem_files`]) as
+    /// [`Archive::open`] opens one on disk, with the same checks and errors.
+    pub fn open_in_memory(
+        dir: impl AsRef<Path>,
+        files: &MemFiles,
+    ) -> Result<Archive, ArchiveError> {
+        let dir = dir.as_ref().to_path_buf();
+        if !files.any_under(&dir) {
+            return Err(ArchiveError::NotFound { path: dir });
+        }
+        let path = dir.join(MANIFEST_FILE);
+        let bytes = files
+            .read(&path)
+            .ok_or_else(|| ManifestError::from(OpenError::NotFound { path: path.clone() }))?;
+        if bytes.len() as u64 > MAX_MANIFEST {
+            return Err(ManifestError::from(OpenError::TooLarge {
+                path,
+                len: bytes.len() as u64,
+                limit: MAX_MANIFEST,
+                what: "manifest",
+            })
+            .into());
+        }
+        let manifest = Manifest::parse(&bytes, &dir)?;
+        let events = dir.join(EVENTS_FILE);
+        if !files.contains(&events) {
+            return Err(ArchiveError::MissingEvents { path: events });
+        }
+        Ok(Archive {
+            blobs: BlobStore::in_memory(dir.join(crate::blob_store::BLOBS_DIR), files),
+            dir,
+            manifest,
+            mem: Some(files.clone()),
+        })
+    }
+
+    /// The files of an archive in memory; `None` for one on disk.
+    pub fn memory(&self) -> Option<&MemFiles> {
+        self.mem.as_ref()
     }
 
     /// The archive directory.
@@ -169,7 +254,13 @@ impl Archive {
                 "still being written: capture process {pid} is running"
             ));
         }
-        if last_byte(&self.events_path()).is_some_and(|b| b != b'\n') {
+        let last = match &self.mem {
+            Some(mem) => mem
+                .read(&self.events_path())
+                .and_then(|e| e.last().copied()),
+            None => last_byte(&self.events_path()),
+        };
+        if last.is_some_and(|b| b != b'\n') {
             return Some("torn last line: the writer died mid-write".into());
         }
         Some(match self.manifest.kind {
@@ -185,6 +276,10 @@ impl Archive {
     /// The pid in `.hrr-owner`, if the file is there and holds one.
     fn owner_pid(&self) -> Option<i32> {
         let path = self.dir.join(OWNER_FILE);
+        if let Some(mem) = &self.mem {
+            let bytes = mem.read(&path).filter(|b| b.len() <= 64)?;
+            return std::str::from_utf8(&bytes).ok()?.trim().parse().ok();
+        }
         let bytes =
             crate::safe_fs::read_limited(&path, crate::safe_fs::Follow::No, 64, "lock file")
                 .ok()?;
@@ -197,8 +292,18 @@ impl Archive {
     }
 
     /// A fresh streaming reader over the events.
-    pub fn events(&self, options: ReadOptions) -> Result<EventReader, ArchiveError> {
-        Ok(EventReader::open(self.events_path(), options)?)
+    pub fn events(&self, options: ReadOptions) -> Result<EventReader<ArchiveEvents>, ArchiveError> {
+        let path = self.events_path();
+        let reader = match &self.mem {
+            Some(mem) => {
+                let bytes = mem
+                    .read(&path)
+                    .ok_or_else(|| ArchiveError::MissingEvents { path: path.clone() })?;
+                ArchiveEvents::Memory(MemReader::new(bytes))
+            }
+            None => ArchiveEvents::File(crate::event_reader::open_buffered(&path)?),
+        };
+        Ok(EventReader::from_reader(reader, path).options(options))
     }
 
     /// The same reader over a memory map of the events: faster, for readers
@@ -207,7 +312,19 @@ impl Archive {
         &self,
         options: ReadOptions,
     ) -> Result<EventReader<MappedEvents>, ArchiveError> {
+        if self.mem.is_some() {
+            return Err(ArchiveError::Io {
+                path: self.events_path(),
+                source: io::Error::other("an archive in memory has no file to map"),
+            });
+        }
         Ok(EventReader::open_mapped(self.events_path(), options)?)
+    }
+
+    /// The events parsed on several threads and delivered in order (see
+    /// [`ParallelReader`]), for readers that must go faster still.
+    pub fn events_parallel(&self, options: ReadOptions) -> Result<ParallelReader, ArchiveError> {
+        Ok(ParallelReader::open(self.events_path(), options)?)
     }
 
     /// Its blob store.
@@ -226,6 +343,11 @@ impl Archive {
     /// [`Archive::region_files`], reporting an unreadable `regions/`.
     pub fn try_region_files(&self) -> Result<Vec<PathBuf>, ArchiveError> {
         let dir = self.dir.join(REGIONS_DIR);
+        if let Some(mem) = &self.mem {
+            let mut out = mem.list(&dir);
+            out.retain(|p| is_region_name(p));
+            return Ok(out);
+        }
         // Nothing inside an archive is a symlink (docs/FORMAT.md).
         if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(ArchiveError::Io {
@@ -245,19 +367,10 @@ impl Archive {
                 source,
             })?;
             let path = entry.path();
-            let is_region = matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("ndjson" | "hrrr")
-            );
-            // Skip temporaries of an in-flight atomic append (".NAME.tmp-…").
-            let hidden = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with('.'));
             // Anything but a directory is listed: a FIFO or a symlink under
             // a region name is then refused by name when loaded, not skipped
             // in silence.
-            if is_region && !hidden && entry.file_type().is_ok_and(|t| !t.is_dir()) {
+            if is_region_name(&path) && entry.file_type().is_ok_and(|t| !t.is_dir()) {
                 out.push(path);
             }
         }
@@ -269,9 +382,37 @@ impl Archive {
     pub fn load_regions(&self) -> Result<Vec<RegionStream>, ArchiveError> {
         self.try_region_files()?
             .iter()
-            .map(|p| load_region_file(p).map_err(ArchiveError::from))
+            .map(|p| self.load_region_file(p).map_err(ArchiveError::from))
             .collect()
     }
+
+    /// Loads one region file that [`Archive::try_region_files`] listed,
+    /// tolerantly, from disk or from memory.
+    pub fn load_region_file(&self, path: &Path) -> Result<RegionStream, RegionError> {
+        match &self.mem {
+            Some(mem) => {
+                let bytes = mem.read(path).ok_or_else(|| OpenError::NotFound {
+                    path: path.to_path_buf(),
+                })?;
+                load_region_bytes(&bytes, path)
+            }
+            None => load_region_file(path),
+        }
+    }
+}
+
+/// Whether `path` names a region sidecar: `*.ndjson` or `*.hrrr`, and not
+/// hidden (temporaries of an in-flight atomic append are `.NAME.tmp-…`).
+fn is_region_name(path: &Path) -> bool {
+    let is_region = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("ndjson" | "hrrr")
+    );
+    let hidden = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.'));
+    is_region && !hidden
 }
 
 /// Whether process `pid` exists (signal 0 checks without sending anything).
@@ -300,8 +441,10 @@ fn last_byte(path: &Path) -> Option<u8> {
 /// The blobs an operation refers to (copy payloads and code objects).
 pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
     let id = match op {
-        Op::Memcpy { blob, .. } => *blob,
-        Op::Relocate { blob, .. } => Some(*blob),
+        Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob,
+        Op::Relocate { blob, .. } | Op::HostWrite { blob, .. } | Op::HostRead { blob, .. } => {
+            Some(*blob)
+        }
         Op::ModuleLoad { code, .. } | Op::Launch { code, .. } | Op::Global { code, .. } => {
             Some(*code)
         }
@@ -352,10 +495,38 @@ pub fn repair_with_progress(
 ) -> Result<RepairReport, ArchiveError> {
     let src = Archive::open(src)?;
     let total = fs::metadata(src.events_path()).map_or(0, |m| m.len());
-    let dst = dst.as_ref();
     let mut manifest = src.manifest().clone();
     manifest.repaired = true;
-    let mut writer = ArchiveWriter::create_with_manifest(dst, manifest)?;
+    let writer = ArchiveWriter::create_with_manifest(dst, manifest)?;
+    repair_into(&src, writer, total, &mut progress)
+}
+
+/// [`repair`] of `src` (in memory, see [`crate::mem_files`], or on disk)
+/// into the archive `dst` of `files`, which must hold nothing under `dst`.
+pub fn repair_in_memory(
+    src: &Archive,
+    dst: impl AsRef<Path>,
+    files: &MemFiles,
+) -> Result<RepairReport, ArchiveError> {
+    let total = src
+        .memory()
+        .and_then(|m| m.read(&src.events_path()))
+        .map_or(0, |e| e.len() as u64);
+    let mut manifest = src.manifest().clone();
+    manifest.repaired = true;
+    let writer = ArchiveWriter::create_in_memory(dst, manifest, files)?;
+    repair_into(src, writer, total, &mut |_, _| {})
+}
+
+/// What [`repair`] does once `writer` is created: `total` is the size of
+/// the source's events, for `progress`.
+fn repair_into(
+    src: &Archive,
+    mut writer: ArchiveWriter,
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RepairReport, ArchiveError> {
+    let dst = writer.path().to_path_buf();
     let mut report = RepairReport::default();
     let mut seen: HashSet<BlobId> = HashSet::new();
     let mut events = src.events(ReadOptions::default())?;
@@ -402,10 +573,34 @@ pub fn repair_with_progress(
     for path in src.try_region_files()? {
         let name = path.file_name().expect("region file has a name");
         let to = dst.join(REGIONS_DIR).join(name);
-        fs::copy(&path, &to).map_err(|source| ArchiveError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        match (src.memory(), writer.memory()) {
+            (None, None) => {
+                fs::copy(&path, &to).map_err(|source| ArchiveError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            (from, to_mem) => {
+                let bytes = match from {
+                    Some(m) => m.read(&path).map(|b| b.to_vec()),
+                    None => Some(fs::read(&path).map_err(|source| ArchiveError::Io {
+                        path: path.clone(),
+                        source,
+                    })?),
+                }
+                .ok_or_else(|| ArchiveError::Io {
+                    path: path.clone(),
+                    source: io::ErrorKind::NotFound.into(),
+                })?;
+                match to_mem {
+                    Some(m) => m.write(to, bytes),
+                    None => fs::write(&to, bytes).map_err(|source| ArchiveError::Io {
+                        path: to.clone(),
+                        source,
+                    })?,
+                }
+            }
+        }
         report.regions_copied += 1;
     }
     writer.finish()?;
@@ -416,6 +611,7 @@ pub fn repair_with_progress(
 mod tests {
     use super::*;
     use crate::archive_writer::ManifestExtra;
+    use crate::error_chain::chain;
     use crate::event::{Dir, Event};
     use crate::hex::Addr;
     use crate::manifest::{ArchiveKind, Platform};
@@ -650,6 +846,168 @@ mod tests {
         assert_eq!(events[3].op, Op::Eof { events: 3 });
         assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
         assert_eq!(fixed.region_files().len(), 1);
+    }
+
+    /// Every file under `dir`, into `files` under `name`.
+    fn load_into(files: &MemFiles, dir: &Path, name: &Path) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let to = name.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                load_into(files, &entry.path(), &to);
+            } else {
+                files.write(to, fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn an_archive_in_memory_reads_and_repairs_as_on_disk() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("crashed.hrr");
+        let (a, b) = crashed(&src);
+        let files = MemFiles::new();
+        let name = Path::new("m/crashed.hrr");
+        load_into(&files, &src, name);
+        let disk = Archive::open(&src).unwrap();
+        let mem = Archive::open_in_memory(name, &files).unwrap();
+        assert_eq!(mem.manifest(), disk.manifest());
+        assert_eq!(
+            mem.incomplete_reason().as_deref(),
+            Some("torn last line: the writer died mid-write")
+        );
+        // Whole lines and no eof; then a capture still running.
+        let text = fs::read(src.join(EVENTS_FILE)).unwrap();
+        let whole = &text[..=text.iter().rposition(|&b| b == b'\n').unwrap()];
+        files.write(
+            "m/died.hrr/manifest.json",
+            fs::read(src.join("manifest.json")).unwrap(),
+        );
+        files.write("m/died.hrr/events.ndjson", whole.to_vec());
+        let died = Archive::open_in_memory("m/died.hrr", &files).unwrap();
+        assert_eq!(
+            died.incomplete_reason().as_deref(),
+            Some("no eof: the capture was killed or died before finishing")
+        );
+        files.write("m/died.hrr/.hrr-owner", format!("{}\n", std::process::id()));
+        assert_eq!(
+            died.incomplete_reason(),
+            Some(format!(
+                "still being written: capture process {} is running",
+                std::process::id()
+            ))
+        );
+        let events = |a: &Archive| {
+            let mut r = a.events(ReadOptions::default()).unwrap();
+            let events: Vec<_> = r.by_ref().map(Result::unwrap).collect();
+            (events, r.warnings().len())
+        };
+        assert_eq!(events(&mem), events(&disk));
+        assert_eq!(events(&mem).0.len(), 3);
+        let regions = |a: &Archive| {
+            let streams = a.load_regions().unwrap();
+            let names: Vec<_> = a
+                .region_files()
+                .iter()
+                .map(|p| p.file_name().unwrap().to_owned())
+                .collect();
+            (
+                names,
+                streams.into_iter().map(|s| s.records).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(regions(&mem), regions(&disk));
+        assert_eq!(regions(&mem).0.len(), 1);
+
+        let r = repair_in_memory(&mem, "m/fixed.hrr", &files).unwrap();
+        let on_disk = repair(&src, t.path().join("fixed.hrr")).unwrap();
+        assert_eq!(
+            (r.events_kept, r.had_eof, &r.stopped_at, &r.blobs_missing),
+            (3, false, &None, &vec![(b, 1)])
+        );
+        assert_eq!(
+            (r.events_kept, r.had_eof, &r.stopped_at, &r.blobs_missing),
+            (
+                on_disk.events_kept,
+                on_disk.had_eof,
+                &on_disk.stopped_at,
+                &on_disk.blobs_missing
+            )
+        );
+        // No hard links in memory: the blob is copied.
+        assert_eq!(
+            (r.blobs_linked, r.blobs_copied, r.regions_copied),
+            (0, 1, 1)
+        );
+        assert_eq!(r.warnings.len(), on_disk.warnings.len());
+
+        let fixed = Archive::open_in_memory("m/fixed.hrr", &files).unwrap();
+        let m = fixed.manifest();
+        assert!(m.complete && m.repaired);
+        assert_eq!((m.events, m.blobs), (3, 1));
+        let events: Vec<_> = fixed
+            .events(ReadOptions::strict())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[3].op, Op::Eof { events: 3 });
+        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
+        assert_eq!(fixed.region_files().len(), 1);
+        assert!(matches!(
+            repair_in_memory(&mem, "m/fixed.hrr", &files),
+            Err(ArchiveError::Write(WriteError::NotEmpty { .. }))
+        ));
+    }
+
+    #[test]
+    fn an_archive_in_memory_is_refused_as_on_disk() {
+        let files = MemFiles::new();
+        let open = |files: &MemFiles| Archive::open_in_memory("a.hrr", files).unwrap_err();
+        assert_eq!(open(&files).to_string(), "a.hrr: no such archive");
+        files.write("a.hrr/events.ndjson", Vec::new());
+        let e = chain(&open(&files)).to_string();
+        assert!(e.contains("a.hrr/manifest.json: no such file"), "{e}");
+        files.write(
+            "a.hrr/manifest.json",
+            vec![b' '; crate::manifest::MAX_MANIFEST as usize + 1],
+        );
+        let e = chain(&open(&files)).to_string();
+        assert!(
+            e.contains("a.hrr/manifest.json: 1048577 bytes, more than the 1048576 bytes a manifest may have"),
+            "{e}"
+        );
+        files.write("a.hrr/manifest.json", b"{\"format\":\"nope\"}".to_vec());
+        let e = chain(&open(&files)).to_string();
+        assert!(e.contains("a.hrr is not an hrr archive"), "{e}");
+        let disk = tempfile::tempdir().unwrap();
+        let dir = disk.path().join("a.hrr");
+        ArchiveWriter::create(
+            &dir,
+            ArchiveKind::Capture,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap()
+        .finish()
+        .unwrap();
+        let other = MemFiles::new();
+        other.write(
+            "a.hrr/manifest.json",
+            fs::read(dir.join("manifest.json")).unwrap(),
+        );
+        let e = open(&other).to_string();
+        assert_eq!(
+            e,
+            "a.hrr/events.ndjson: events file missing; is this an hrr archive?"
+        );
+        other.write("a.hrr/events.ndjson", Vec::new());
+        assert!(
+            Archive::open_in_memory("a.hrr", &other)
+                .unwrap()
+                .events_mapped(ReadOptions::default())
+                .is_err()
+        );
     }
 
     #[test]

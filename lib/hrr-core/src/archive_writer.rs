@@ -18,6 +18,8 @@
 //!   ([`crate::safe_fs::DirFd`]).
 //! - A writer that stops early says why: [`ArchiveWriter::abandon`] leaves
 //!   `complete:false` with the reason in the manifest's `incomplete`.
+//! - [`ArchiveWriter::create_in_memory`] writes the same files into a
+//!   [`MemFiles`] (see [`crate::mem_files`]); there is nothing to fsync.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
@@ -30,7 +32,8 @@ use serde_json::{Map, Value};
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
 use crate::event::{DevTime, Event, Op};
 use crate::hex::BlobId;
-use crate::manifest::{ArchiveKind, Manifest, ManifestError, Platform};
+use crate::manifest::{ArchiveKind, MANIFEST_FILE, Manifest, ManifestError, Platform};
+use crate::mem_files::MemFiles;
 use crate::safe_fs::DirFd;
 
 /// Events file name inside an archive.
@@ -82,7 +85,7 @@ pub enum WriteError {
 /// Streams events and blobs into a new archive directory.
 pub struct ArchiveWriter {
     dir: PathBuf,
-    events: File,
+    events: EventsOut,
     buf: Vec<u8>,
     /// When the buffer last went to the file (or the writer started).
     last_flush: Instant,
@@ -94,6 +97,13 @@ pub struct ArchiveWriter {
     /// One past the largest seq seen: the `eof` trailer's seq.
     next_seq: u64,
     finished: bool,
+}
+
+/// Where the events go.
+enum EventsOut {
+    File(File),
+    /// The files of an archive in memory, and its events file's path.
+    Memory(MemFiles, PathBuf),
 }
 
 impl ArchiveWriter {
@@ -157,7 +167,47 @@ impl ArchiveWriter {
         manifest.events = 0;
         manifest.blobs = 0;
         manifest.write_atomic(&dir)?;
-        Ok(ArchiveWriter {
+        Ok(ArchiveWriter::started(
+            dir,
+            EventsOut::File(events),
+            blobs,
+            manifest,
+        ))
+    }
+
+    /// [`ArchiveWriter::create_with_manifest`] into `files` (see
+    /// [`crate::mem_files`]): `dir` must hold no file there.
+    pub fn create_in_memory(
+        dir: impl AsRef<Path>,
+        mut manifest: Manifest,
+        files: &MemFiles,
+    ) -> Result<ArchiveWriter, WriteError> {
+        let dir = dir.as_ref().to_path_buf();
+        if files.any_under(&dir) {
+            return Err(WriteError::NotEmpty { path: dir });
+        }
+        let events = dir.join(EVENTS_FILE);
+        files.write(&events, Vec::new());
+        manifest.complete = false;
+        manifest.events = 0;
+        manifest.blobs = 0;
+        files.write(dir.join(MANIFEST_FILE), manifest.to_json());
+        let blobs = BlobStore::in_memory(dir.join(crate::blob_store::BLOBS_DIR), files);
+        Ok(ArchiveWriter::started(
+            dir,
+            EventsOut::Memory(files.clone(), events),
+            blobs,
+            manifest,
+        ))
+    }
+
+    fn started(
+        dir: PathBuf,
+        events: EventsOut,
+        blobs: BlobStore,
+        manifest: Manifest,
+    ) -> ArchiveWriter {
+        ArchiveWriter {
             dir,
             events,
             buf: Vec::with_capacity(FLUSH_BYTES + 4096),
@@ -168,7 +218,18 @@ impl ArchiveWriter {
             written: 0,
             next_seq: 0,
             finished: false,
-        })
+        }
+    }
+
+    /// Writes the manifest: atomically on disk, at once in memory.
+    fn write_manifest(&self) -> Result<(), ManifestError> {
+        match &self.events {
+            EventsOut::File(_) => self.manifest.write_atomic(&self.dir),
+            EventsOut::Memory(files, _) => {
+                files.write(self.dir.join(MANIFEST_FILE), self.manifest.to_json());
+                Ok(())
+            }
+        }
     }
 
     /// The archive directory being written.
@@ -179,6 +240,14 @@ impl ArchiveWriter {
     /// Its blob store.
     pub fn blobs(&self) -> &BlobStore {
         &self.blobs
+    }
+
+    /// The files it writes to when it writes an archive in memory.
+    pub fn memory(&self) -> Option<&MemFiles> {
+        match &self.events {
+            EventsOut::File(_) => None,
+            EventsOut::Memory(files, _) => Some(files),
+        }
     }
 
     /// The manifest as it will be finished (counts are filled in by `finish`).
@@ -239,7 +308,13 @@ impl ArchiveWriter {
 
     fn write_buffer(&mut self) -> Result<(), WriteError> {
         if !self.buf.is_empty() {
-            let r = self.events.write_all(&self.buf);
+            let r = match &mut self.events {
+                EventsOut::File(f) => f.write_all(&self.buf),
+                EventsOut::Memory(files, path) => {
+                    files.append(path, &self.buf);
+                    Ok(())
+                }
+            };
             // Whatever happened, never write these bytes twice.
             self.buf.clear();
             r.map_err(|source| WriteError::Io {
@@ -264,7 +339,7 @@ impl ArchiveWriter {
             crate::manifest::INCOMPLETE_FIELD.into(),
             Value::from(reason),
         );
-        self.manifest.write_atomic(&self.dir)?;
+        self.write_manifest()?;
         self.finished = true;
         Ok(self.manifest.clone())
     }
@@ -284,15 +359,16 @@ impl ArchiveWriter {
         };
         eof.write_line(&mut self.buf);
         self.write_buffer()?;
-        let events_path = self.dir.join(EVENTS_FILE);
-        self.events.sync_all().map_err(|source| WriteError::Io {
-            path: events_path,
-            source,
-        })?;
+        if let EventsOut::File(f) = &self.events {
+            f.sync_all().map_err(|source| WriteError::Io {
+                path: self.dir.join(EVENTS_FILE),
+                source,
+            })?;
+        }
         self.manifest.complete = true;
         self.manifest.events = self.written;
         self.manifest.blobs = self.blob_ids.len() as u64;
-        self.manifest.write_atomic(&self.dir)?;
+        self.write_manifest()?;
         self.finished = true;
         Ok(self.manifest.clone())
     }

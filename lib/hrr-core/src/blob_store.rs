@@ -14,6 +14,8 @@
 //!   copied, which keeps replay's memory bounded by the largest blob in use.
 //!   Archives are immutable once written; truncating a blob file while it is
 //!   mapped is outside the contract (the mapping would fault).
+//! - A store in memory ([`BlobStore::in_memory`], see [`crate::mem_files`])
+//!   keeps the same names, checks and errors without touching the disk.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -26,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use memmap2::Mmap;
 
 use crate::hex::BlobId;
+use crate::mem_files::MemFiles;
 
 /// Blobs at least this large are memory-mapped instead of read into a `Vec`.
 pub const MMAP_THRESHOLD: u64 = 256 * 1024;
@@ -44,6 +47,11 @@ pub struct BlobStore {
     /// byte: replay reads a blob per copy, and a `statx` per read showed up
     /// as a fifth of the engine's per-event cost.
     dirs_checked: Arc<[AtomicBool; 256]>,
+    /// Fan-out directories this store made sure of for writing (exist, not
+    /// a symlink): checked once each, not per blob.
+    dirs_made: Arc<[AtomicBool; 256]>,
+    /// Where the blob files are when they are not on disk.
+    mem: Option<MemFiles>,
 }
 
 /// A blob's bytes, verified against its id.
@@ -54,6 +62,7 @@ pub struct Blob {
 enum BlobData {
     Bytes(Vec<u8>),
     Mapped(Mmap),
+    Shared(Arc<Vec<u8>>),
 }
 
 impl Deref for Blob {
@@ -62,6 +71,7 @@ impl Deref for Blob {
         match &self.data {
             BlobData::Bytes(v) => v,
             BlobData::Mapped(m) => m,
+            BlobData::Shared(v) => v,
         }
     }
 }
@@ -178,6 +188,16 @@ impl BlobStore {
         BlobStore {
             root: blobs_dir.into(),
             dirs_checked: Arc::new(std::array::from_fn(|_| AtomicBool::new(false))),
+            dirs_made: Arc::new(std::array::from_fn(|_| AtomicBool::new(false))),
+            mem: None,
+        }
+    }
+
+    /// The store rooted at `blobs_dir` whose files are in `files`.
+    pub fn in_memory(blobs_dir: impl Into<PathBuf>, files: &MemFiles) -> BlobStore {
+        BlobStore {
+            mem: Some(files.clone()),
+            ..BlobStore::new(blobs_dir)
         }
     }
 
@@ -200,6 +220,9 @@ impl BlobStore {
     /// Whether a regular (non-symlink) file exists under the blob's name. Does
     /// not verify the content.
     pub fn contains(&self, id: &BlobId) -> bool {
+        if let Some(mem) = &self.mem {
+            return mem.contains(&self.path(id));
+        }
         fs::symlink_metadata(self.path(id))
             .map(|m| m.file_type().is_file())
             .unwrap_or(false)
@@ -215,7 +238,12 @@ impl BlobStore {
     /// Stores bytes whose id the caller already computed (and vouches for).
     fn put_with_id(&self, id: &BlobId, bytes: &[u8]) -> io::Result<()> {
         let path = self.path(id);
-        let dir = path.parent().expect("blob path has a parent");
+        if let Some(mem) = &self.mem {
+            if !mem.contains(&path) {
+                mem.write(path, bytes);
+            }
+            return Ok(());
+        }
         match fs::symlink_metadata(&path) {
             Ok(m) if m.file_type().is_file() => return Ok(()),
             Ok(_) => {
@@ -227,12 +255,7 @@ impl BlobStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        ensure_real_dir(dir)?;
-        let tmp = dir.join(format!(
-            ".tmp-{}-{}",
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
+        let tmp = self.staging_names(id)?.0;
         let result = (|| {
             let mut f = OpenOptions::new()
                 .write(true)
@@ -252,9 +275,38 @@ impl BlobStore {
         result
     }
 
+    /// The names a new blob is written under: a temporary beside it, unique
+    /// to this process and call, and its final path. Makes its fan-out
+    /// directory (and refuses a symlink there) the first time only.
+    pub fn staging_names(&self, id: &BlobId) -> io::Result<(PathBuf, PathBuf)> {
+        let path = self.path(id);
+        let dir = path.parent().expect("blob path has a parent");
+        let made = &self.dirs_made[usize::from(id.0[0])];
+        if !made.load(Ordering::Relaxed) {
+            ensure_real_dir(dir)?;
+            made.store(true, Ordering::Relaxed);
+        }
+        let tmp = dir.join(format!(
+            ".tmp-{}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        Ok((tmp, path))
+    }
+
     /// Reads a blob and verifies its hash.
     pub fn get(&self, id: &BlobId) -> Result<Blob, BlobError> {
         let path = self.path(id);
+        if let Some(mem) = &self.mem {
+            let bytes = mem_blob(mem, id, &path)?;
+            let actual = hash(&bytes);
+            if actual != *id {
+                return Err(BlobError::Corrupt { path, actual });
+            }
+            return Ok(Blob {
+                data: BlobData::Shared(bytes),
+            });
+        }
         let (file, len) = self.open_checked(id, &path)?;
         let io_err = |source| BlobError::Io {
             path: path.clone(),
@@ -288,18 +340,27 @@ impl BlobStore {
     /// pinned buffers): a mapping would have to be copied there anyway.
     pub fn read_into(&self, id: &BlobId, dst: &mut [u8]) -> Result<(), BlobError> {
         let path = self.path(id);
-        let (file, len) = self.open_checked(id, &path)?;
-        if len != dst.len() as u64 {
-            return Err(BlobError::Length {
-                path,
-                len,
-                expected: dst.len() as u64,
-            });
-        }
-        read_exact_at_parallel(&file, dst).map_err(|source| BlobError::Io {
+        let length = |len: u64| BlobError::Length {
             path: path.clone(),
-            source,
-        })?;
+            len,
+            expected: dst.len() as u64,
+        };
+        if let Some(mem) = &self.mem {
+            let bytes = mem_blob(mem, id, &path)?;
+            if bytes.len() != dst.len() {
+                return Err(length(bytes.len() as u64));
+            }
+            dst.copy_from_slice(&bytes);
+        } else {
+            let (file, len) = self.open_checked(id, &path)?;
+            if len != dst.len() as u64 {
+                return Err(length(len));
+            }
+            read_exact_at_parallel(&file, dst).map_err(|source| BlobError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
         let actual = hash(dst);
         if actual != *id {
             return Err(BlobError::Corrupt { path, actual });
@@ -310,6 +371,9 @@ impl BlobStore {
     /// Size in bytes of a stored blob, without reading or verifying it.
     pub fn size(&self, id: &BlobId) -> Result<u64, BlobError> {
         let path = self.path(id);
+        if let Some(mem) = &self.mem {
+            return Ok(mem_blob(mem, id, &path)?.len() as u64);
+        }
         Ok(self.open_checked(id, &path)?.1)
     }
 
@@ -321,6 +385,12 @@ impl BlobStore {
         }
         let blob = src.get(id)?;
         let dst = self.path(id);
+        if self.mem.is_some() || src.mem.is_some() {
+            // No link between memory and disk, nor within memory.
+            self.put_with_id(id, &blob)
+                .map_err(|source| BlobError::Io { path: dst, source })?;
+            return Ok(CopyOutcome::Copied);
+        }
         let dir = dst.parent().expect("blob path has a parent");
         ensure_real_dir(dir).map_err(|source| BlobError::Io {
             path: dir.to_path_buf(),
@@ -341,6 +411,19 @@ impl BlobStore {
     /// skipped), unsorted. Does not verify contents.
     pub fn list(&self) -> io::Result<Vec<BlobId>> {
         let mut out = Vec::new();
+        if let Some(mem) = &self.mem {
+            for fan in 0..=255u8 {
+                let dir = self.root.join(format!("{fan:02x}"));
+                // Only a name in its own fan-out directory is a blob.
+                out.extend(
+                    mem.list(&dir)
+                        .iter()
+                        .filter_map(|p| p.file_name()?.to_str().and_then(BlobId::parse))
+                        .filter(|id| id.0[0] == fan),
+                );
+            }
+            return Ok(out);
+        }
         let top = match fs::read_dir(&self.root) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
@@ -417,6 +500,14 @@ impl BlobStore {
     }
 }
 
+/// Blob `id` of a store in memory, at `path`, unverified.
+fn mem_blob(mem: &MemFiles, id: &BlobId, path: &Path) -> Result<Arc<Vec<u8>>, BlobError> {
+    mem.read(path).ok_or_else(|| BlobError::Missing {
+        id: *id,
+        path: path.to_path_buf(),
+    })
+}
+
 /// Fills `dst` from the start of `file`, large reads split over threads: one
 /// thread copies from the page cache at a few GB/s, well below a GPU link.
 fn read_exact_at_parallel(file: &File, dst: &mut [u8]) -> io::Result<()> {
@@ -464,6 +555,60 @@ fn ensure_real_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_in_memory_verifies_what_it_reads_as_on_disk() {
+        let files = MemFiles::new();
+        let s = BlobStore::in_memory("a/blobs", &files);
+        let id = s.put(b"hello").unwrap();
+        assert!(s.contains(&id));
+        assert_eq!(&*s.get(&id).unwrap(), b"hello");
+        assert_eq!(s.size(&id).unwrap(), 5);
+        let mut five = [0u8; 5];
+        s.read_into(&id, &mut five).unwrap();
+        assert_eq!(&five, b"hello");
+        assert!(matches!(
+            s.read_into(&id, &mut [0u8; 4]),
+            Err(BlobError::Length {
+                len: 5,
+                expected: 4,
+                ..
+            })
+        ));
+        assert_eq!(s.list().unwrap(), [id]);
+        // A blob under a name its bytes do not hash to.
+        files.write(s.path(&id), b"jello".to_vec());
+        assert!(matches!(s.get(&id), Err(BlobError::Corrupt { .. })));
+        assert!(matches!(
+            s.read_into(&id, &mut five),
+            Err(BlobError::Corrupt { .. })
+        ));
+        let absent = hash(b"absent");
+        let e = s.get(&absent).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "blob {absent} missing: a/blobs/{}/{absent} does not exist",
+                &absent.to_hex()[..2]
+            )
+        );
+        // Between memory and disk, both ways: copied, verified.
+        let (_t, disk) = store();
+        let good = s.put(b"good").unwrap();
+        assert_eq!(disk.copy_from(&s, &good).unwrap(), CopyOutcome::Copied);
+        assert_eq!(&*disk.get(&good).unwrap(), b"good");
+        assert!(matches!(
+            disk.copy_from(&s, &id),
+            Err(BlobError::Corrupt { .. })
+        ));
+        let back = BlobStore::in_memory("b/blobs", &files);
+        assert_eq!(back.copy_from(&disk, &good).unwrap(), CopyOutcome::Copied);
+        assert_eq!(
+            back.copy_from(&disk, &good).unwrap(),
+            CopyOutcome::AlreadyPresent
+        );
+        assert_eq!(&*back.get(&good).unwrap(), b"good");
+    }
 
     fn store() -> (tempfile::TempDir, BlobStore) {
         let t = tempfile::tempdir().unwrap();

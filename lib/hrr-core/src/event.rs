@@ -114,6 +114,41 @@ pub fn decode_relocations(blob: &[u8]) -> Option<impl Iterator<Item = u64> + '_>
     })
 }
 
+/// Bytes a rectangular copy moves (`extent` multiplied out): the length of
+/// its packed blob; `None` when the product overflows.
+pub fn rect_len(extent: [u64; 3]) -> Option<u64> {
+    extent[0].checked_mul(extent[1])?.checked_mul(extent[2])
+}
+
+/// Bytes from the first byte of a pitched operand to one past its last:
+/// what must lie in one allocation. `None` for an empty extent, or when a
+/// row is wider than its pitch, a slice taller than its slice pitch, or the
+/// span overflows: the rows would overlap, which no pitched layout does.
+pub fn rect_span(pitch: [u64; 2], extent: [u64; 3]) -> Option<u64> {
+    let [w, h, d] = extent;
+    if w == 0 || h == 0 || d == 0 {
+        return None;
+    }
+    if w > pitch[0] {
+        return None;
+    }
+    let rows = (h - 1).checked_mul(pitch[0])?.checked_add(w)?;
+    if d == 1 {
+        return Some(rows);
+    }
+    if rows > pitch[1] {
+        return None;
+    }
+    (d - 1).checked_mul(pitch[1])?.checked_add(rows)
+}
+
+/// The rows of a pitched operand, in packed order: each row's byte offset
+/// from the operand's first byte. Callers check [`rect_span`] first.
+pub fn rect_rows(pitch: [u64; 2], extent: [u64; 3]) -> impl Iterator<Item = u64> {
+    let [_, h, d] = extent;
+    (0..d).flat_map(move |z| (0..h).map(move |y| z * pitch[1] + y * pitch[0]))
+}
+
 /// The operation an event records, with its required fields.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -400,6 +435,122 @@ pub enum Op {
         /// Its handle.
         exec: Addr,
     },
+    // Host memory the device reads and writes (pinned, registered, managed).
+    /// Host memory `[ptr, ptr + size)` holds the bytes of `blob` from here
+    /// on: what the application's host code wrote into memory a kernel may
+    /// read, captured just before the launch that may read it. Replay writes
+    /// the bytes into its own memory for that range.
+    HostWrite {
+        /// Start of the range (inside a pinned, registered or managed allocation).
+        ptr: Addr,
+        /// Its length in bytes.
+        size: u64,
+        /// The bytes.
+        blob: BlobId,
+    },
+    /// Host memory `[ptr, ptr + size)` held the bytes of `blob` at this
+    /// synchronisation, after kernels that may have written it: a device
+    /// result the application reads without a copy. Replay reads its own
+    /// memory for the range and compares, as for a D2H copy.
+    HostRead {
+        /// Start of the range.
+        ptr: Addr,
+        /// Its length in bytes.
+        size: u64,
+        /// The bytes (the capture's, or in a replay archive the replay's).
+        blob: BlobId,
+    },
+    // ------------------------------------------------------------------
+    // Rectangular (2D/3D) copies and memsets, memory pools.
+    /// A 2D or 3D copy (`hipMemcpy2D`, `hipMemcpy3D`, `cuMemcpy2D_v2`, …):
+    /// `extent[2]` slices of `extent[1]` rows of `extent[0]` bytes. `dst` and
+    /// `src` are the first byte of the copy (offsets of the call already
+    /// added); a row starts `pitch[0]` bytes after the previous one, a slice
+    /// `pitch[1]` bytes after the previous one. The blob holds the bytes
+    /// packed, row after row ([`rect_len`] bytes).
+    MemcpyRect {
+        /// Its direction.
+        dir: Dir,
+        /// First byte written.
+        dst: Addr,
+        /// Row and slice pitch at the destination, in bytes.
+        dpitch: [u64; 2],
+        /// First byte read.
+        src: Addr,
+        /// Row and slice pitch at the source, in bytes.
+        spitch: [u64; 2],
+        /// Width in bytes, height in rows, depth in slices.
+        extent: [u64; 3],
+        /// The stream, for an asynchronous copy (absent: synchronous).
+        stream: Option<Addr>,
+        /// The packed bytes copied to the device (H2D) or read back (D2H).
+        blob: Option<BlobId>,
+    },
+    /// A 2D or 3D memset (`hipMemset2D`, `hipMemset3D`, `cuMemsetD2D32`, …):
+    /// the rows of [`Op::MemcpyRect`]'s shape at `dst` filled with `value`
+    /// (a pattern of `width` bytes: 1, 2 or 4).
+    MemsetRect {
+        /// First byte set.
+        dst: Addr,
+        /// Row and slice pitch, in bytes.
+        pitch: [u64; 2],
+        /// Width in bytes, height in rows, depth in slices.
+        extent: [u64; 3],
+        /// The pattern value.
+        value: u32,
+        /// Pattern element width in bytes.
+        width: u8,
+        /// The stream, for an asynchronous memset.
+        stream: Option<Addr>,
+    },
+    /// A memory pool created (`hipMemPoolCreate`, `cuMemPoolCreate`).
+    PoolCreate {
+        /// Its handle at capture.
+        pool: Addr,
+    },
+    /// A memory pool destroyed.
+    PoolDestroy {
+        /// Its handle.
+        pool: Addr,
+    },
+    /// A pool's unused memory released down to `size` bytes (`hipMemPoolTrimTo`).
+    PoolTrim {
+        /// The pool.
+        pool: Addr,
+        /// Bytes the pool may keep.
+        size: u64,
+    },
+    /// A pool attribute set (`hipMemPoolSetAttribute`): the attribute's
+    /// number and its value (every settable one is an int or a u64).
+    PoolAttr {
+        /// The pool.
+        pool: Addr,
+        /// The `hipMemPoolAttr` / `CUmemPool_attribute`.
+        attr: u32,
+        /// Its value.
+        value: u64,
+    },
+    /// The pool a device's stream-ordered allocations come from
+    /// (`hipDeviceSetMemPool`, `cuDeviceSetMemPool`).
+    DevicePool {
+        /// The device ordinal.
+        device: i32,
+        /// The pool.
+        pool: Addr,
+    },
+    /// A stream-ordered allocation from a pool (`hipMallocFromPoolAsync`,
+    /// `cuMemAllocFromPoolAsync`); freed by a `free`.
+    PoolAlloc {
+        /// Its recorded base.
+        ptr: Addr,
+        /// Its size in bytes.
+        size: u64,
+        /// The pool.
+        pool: Addr,
+        /// The stream it was ordered on.
+        stream: Addr,
+    },
+    // ------------------------------------------------------------------
     /// The end of a complete capture.
     Eof {
         /// Events recorded before it.
@@ -446,6 +597,16 @@ impl Op {
             Op::GraphExec { .. } => "graph_exec",
             Op::GraphLaunch { .. } => "graph_launch",
             Op::GraphExecDestroy { .. } => "graph_exec_destroy",
+            Op::HostWrite { .. } => "host_write",
+            Op::HostRead { .. } => "host_read",
+            Op::MemcpyRect { .. } => "memcpy_rect",
+            Op::MemsetRect { .. } => "memset_rect",
+            Op::PoolCreate { .. } => "pool_create",
+            Op::PoolDestroy { .. } => "pool_destroy",
+            Op::PoolTrim { .. } => "pool_trim",
+            Op::PoolAttr { .. } => "pool_attr",
+            Op::DevicePool { .. } => "device_pool",
+            Op::PoolAlloc { .. } => "pool_alloc",
             Op::Eof { .. } => "eof",
         }
     }
@@ -523,6 +684,22 @@ impl fmt::Display for Event {
             Op::GraphLaunch { exec, stream, .. } => {
                 write!(f, "graph_launch {exec} stream={stream}")
             }
+            Op::HostWrite { ptr, size, .. } => write!(f, "host_write ptr={ptr} size={size}"),
+            Op::HostRead { ptr, size, .. } => write!(f, "host_read ptr={ptr} size={size}"),
+            Op::MemcpyRect {
+                dir,
+                dst,
+                src,
+                extent,
+                ..
+            } => write!(
+                f,
+                "memcpy_rect {} dst={dst} src={src} extent={extent:?}",
+                dir.as_str()
+            ),
+            Op::PoolAlloc {
+                ptr, size, pool, ..
+            } => write!(f, "pool_alloc {ptr} size={size} pool={pool}"),
             other => write!(f, "{}", other.name()),
         }?;
         if self.ret != 0 {

@@ -25,7 +25,9 @@
 //! [`EventReader::open_mapped`] reads the file through a memory map instead
 //! ([`MappedEvents`]): every line is then parsed where it lies in the page
 //! cache, without the kernel's copy into a buffer, for readers that must go
-//! fast (`hrr-trace`); the same limits and errors apply.
+//! fast; the same limits and errors apply. [`ParallelReader`] goes further
+//! for `hrr-trace`: chunks of the mapped file parsed on several threads and
+//! delivered in file order, with one reader's events, warnings and errors.
 
 use std::fmt;
 use std::fs::File;
@@ -36,6 +38,9 @@ use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::event::{DevTime, Event};
 use crate::wire::{EventError, Wire};
+
+mod parallel;
+pub use parallel::{ParallelError, ParallelReader};
 
 /// How strictly to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -150,6 +155,30 @@ impl ReadError {
     }
 }
 
+impl ReadError {
+    /// Moves the error `lines` lines down: it was found by a reader that
+    /// started that many lines into the file.
+    fn shift_lines(mut self, lines: u64) -> ReadError {
+        match &mut self {
+            ReadError::Open { .. } | ReadError::File(_) => {}
+            ReadError::Io { line, .. }
+            | ReadError::Malformed { line, .. }
+            | ReadError::UnknownOp { line, .. } => *line += lines,
+        }
+        self
+    }
+}
+
+impl Warning {
+    /// Moves the warning `lines` lines down (see [`ReadError::shift_lines`]).
+    fn shift_lines(mut self, lines: u64) -> Warning {
+        match &mut self {
+            Warning::TornTail { line, .. } | Warning::UnknownOp { line, .. } => *line += lines,
+        }
+        self
+    }
+}
+
 /// Iterator over the events of one NDJSON stream.
 pub struct EventReader<R = BufReader<File>> {
     reader: R,
@@ -164,6 +193,12 @@ pub struct EventReader<R = BufReader<File>> {
     done: bool,
     /// Line of the `eof` trailer, once read.
     eof_line: Option<u64>,
+    /// The first line that was not blank: what an `eof` trailer before the
+    /// reader's first line would make an error ([`parallel`] needs it).
+    first_line: Option<u64>,
+    /// The reader stopped at a line after the `eof` trailer (its error
+    /// names the trailer's line too).
+    after_eof: bool,
 }
 
 /// Longest event line read (a launch with a 1 MiB argument buffer is a
@@ -192,12 +227,13 @@ impl EventReader<BufReader<File>> {
     /// FIFO or device is refused).
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
-        let file = open_events(path)?;
-        Ok(
-            EventReader::from_reader(BufReader::with_capacity(READ_BUFFER, file), path)
-                .options(options),
-        )
+        Ok(EventReader::from_reader(open_buffered(path)?, path).options(options))
     }
+}
+
+/// The events file `path` opened as [`EventReader::open`] opens it.
+pub(crate) fn open_buffered(path: &Path) -> Result<BufReader<File>, ReadError> {
+    Ok(BufReader::with_capacity(READ_BUFFER, open_events(path)?))
 }
 
 impl EventReader<MappedEvents> {
@@ -210,17 +246,34 @@ impl EventReader<MappedEvents> {
     /// mapped page past a new end raises `SIGBUS`.
     pub fn open_mapped(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
-        let file = open_events(path)?;
-        // SAFETY: a regular file mapped read-only. No hrr tool shrinks an
-        // events file in place (writers append; `hrr-play --repair` writes
-        // a copy and renames it over), the blob store maps blobs on the same
-        // ground, and the mapping's length is fixed here, so a writer
-        // appending to an unfinished archive changes nothing we read.
-        let map = unsafe { Mmap::map(&file) }.map_err(|source| ReadError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let map = map_events(path)?;
         Ok(EventReader::from_reader(MappedEvents::new(map), path).options(options))
+    }
+}
+
+/// Opens an events file as [`EventReader::open`] does and maps it whole.
+fn map_events(path: &Path) -> Result<Mmap, ReadError> {
+    let file = open_events(path)?;
+    // SAFETY: a regular file mapped read-only. No hrr tool shrinks an
+    // events file in place (writers append; `hrr-play --repair` writes
+    // a copy and renames it over), the blob store maps blobs on the same
+    // ground, and the mapping's length is fixed here, so a writer
+    // appending to an unfinished archive changes nothing we read.
+    unsafe { Mmap::map(&file) }.map_err(|source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The error for a line after the `eof` trailer of line `eof`.
+fn after_eof(path: PathBuf, line: u64, eof: u64) -> ReadError {
+    ReadError::Malformed {
+        path,
+        line,
+        reason: format!(
+            "event after the eof trailer of line {eof}; the archive was written to after it \
+             was finished"
+        ),
     }
 }
 
@@ -300,6 +353,8 @@ impl<R: BufRead> EventReader<R> {
             dev_time: None,
             done: false,
             eof_line: None,
+            first_line: None,
+            after_eof: false,
         }
     }
 
@@ -457,16 +512,11 @@ impl<R: BufRead> Iterator for EventReader<R> {
                 });
             }
             let Some(parsed) = parsed else { continue };
+            self.first_line.get_or_insert(self.line);
             if let Some(eof) = self.eof_line {
-                let line = self.line;
-                return self.fail(ReadError::Malformed {
-                    path: self.path.clone(),
-                    line,
-                    reason: format!(
-                        "event after the eof trailer of line {eof}; the archive was written to \
-                         after it was finished"
-                    ),
-                });
+                let e = after_eof(self.path.clone(), self.line, eof);
+                self.after_eof = true;
+                return self.fail(e);
             }
             match parsed {
                 Ok((event, dev)) => {

@@ -17,6 +17,7 @@ pub mod graph;
 pub mod hex;
 pub mod hrrr;
 pub mod manifest;
+pub mod mem_files;
 pub mod message;
 pub mod region_record;
 pub mod safe_fs;

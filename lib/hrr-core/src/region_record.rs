@@ -583,6 +583,27 @@ pub fn load_region_file(path: impl AsRef<Path>) -> Result<RegionStream, RegionEr
     }
 }
 
+/// [`load_region_file`] over the file's bytes, already read (an archive in
+/// memory): the same limit, parsers and tolerance.
+pub fn load_region_bytes(bytes: &[u8], path: &Path) -> Result<RegionStream, RegionError> {
+    if bytes.len() as u64 > MAX_REGION_FILE {
+        return Err(crate::safe_fs::OpenError::TooLarge {
+            path: path.to_path_buf(),
+            len: bytes.len() as u64,
+            limit: MAX_REGION_FILE,
+            what: "region file",
+        }
+        .into());
+    }
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("ndjson") => parse_region_ndjson(bytes, path, true),
+        Some("hrrr") => crate::hrrr::parse_hrrr(bytes, path),
+        _ => Err(RegionError::UnknownType {
+            path: path.to_path_buf(),
+        }),
+    }
+}
+
 fn trim_ascii(b: &[u8]) -> &[u8] {
     b.trim_ascii()
 }

@@ -3,7 +3,7 @@
 //! Backends (HIP through libloading, CUDA's driver API) implement it; the engine
 //! never sees runtime handles of the capture, only those its backend returned.
 
-use hrr_core::event::{LaunchAttr, MemKind};
+use hrr_core::event::{LaunchAttr, MemKind, rect_rows};
 
 use crate::graph::GraphSpec;
 
@@ -283,6 +283,114 @@ pub trait Device {
     fn graph_release(&mut self, id: u64) -> Result<(), DeviceError> {
         let _ = id;
         Ok(())
+    }
+
+    // Rectangular (2D/3D) copies and memsets: `extent` is width in bytes,
+    // height in rows, depth in slices; a pitch is [row, slice] in bytes;
+    // the host side is packed (rows back to back). The defaults decompose
+    // into one 1D call per row, which every backend has; backends with the
+    // runtime's own 2D calls use them. The engine checks the geometry
+    // (`hrr_core::event::rect_span`) before calling.
+
+    /// Copies packed `src` into the rows at device address `dst`.
+    fn copy_h2d_rect(
+        &mut self,
+        dst: u64,
+        dpitch: [u64; 2],
+        src: &[u8],
+        extent: [u64; 3],
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let w = extent[0] as usize;
+        for (i, off) in rect_rows(dpitch, extent).enumerate() {
+            self.copy_h2d(dst + off, &src[i * w..(i + 1) * w], stream)?;
+        }
+        Ok(())
+    }
+    /// Copies the rows at device address `src` into packed `dst`; complete
+    /// on return, as [`Device::copy_d2h`].
+    fn copy_d2h_rect(
+        &mut self,
+        dst: &mut [u8],
+        src: u64,
+        spitch: [u64; 2],
+        extent: [u64; 3],
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let w = extent[0] as usize;
+        for (i, off) in rect_rows(spitch, extent).enumerate() {
+            self.copy_d2h(&mut dst[i * w..(i + 1) * w], src + off, stream)?;
+        }
+        Ok(())
+    }
+    /// Copies rows between device addresses.
+    fn copy_d2d_rect(
+        &mut self,
+        (dst, dpitch): (u64, [u64; 2]),
+        (src, spitch): (u64, [u64; 2]),
+        extent: [u64; 3],
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        for (d, s) in rect_rows(dpitch, extent).zip(rect_rows(spitch, extent)) {
+            self.copy_d2d(dst + d, src + s, extent[0], stream)?;
+        }
+        Ok(())
+    }
+    /// Fills the rows at `dst` with byte `value`.
+    fn memset_rect(
+        &mut self,
+        dst: u64,
+        pitch: [u64; 2],
+        extent: [u64; 3],
+        value: u8,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        for off in rect_rows(pitch, extent) {
+            self.memset(dst + off, value, extent[0], stream)?;
+        }
+        Ok(())
+    }
+
+    // Memory pools (stream-ordered allocation). The defaults have no pools:
+    // `pool_create` answers `None` and allocations from a pool are plain
+    // allocations, so every backend replays them; backends with the
+    // runtime's pool API create real pools.
+
+    /// A new pool of device memory, or `None` where the backend has none.
+    fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        Ok(None)
+    }
+    /// Destroys a pool from [`Device::pool_create`].
+    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        let _ = pool;
+        Ok(())
+    }
+    /// Releases a pool's unused memory down to `keep` bytes.
+    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
+        let _ = (pool, keep);
+        Ok(())
+    }
+    /// Sets pool attribute `attr` (its `hipMemPoolAttr` number) to `value`.
+    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
+        let _ = (pool, attr, value);
+        Ok(())
+    }
+    /// Makes `pool` the one the device's stream-ordered allocations come from.
+    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        let _ = pool;
+        Ok(())
+    }
+    /// `size` bytes from `pool`, ordered on `stream`; what they hold is the
+    /// runtime's business (a reused block keeps its last user's bytes, as at
+    /// capture), except in the default, a plain zero-filled allocation.
+    fn pool_alloc(&mut self, pool: Handle, size: u64, stream: Handle) -> Result<u64, DeviceError> {
+        let _ = (pool, stream);
+        self.alloc(size, MemKind::Device)
+    }
+    /// Gives an allocation of [`Device::pool_alloc`] back to its pool.
+    fn pool_free(&mut self, ptr: u64, stream: Handle) -> Result<(), DeviceError> {
+        let _ = stream;
+        self.free(ptr, MemKind::Device)
     }
 
     /// Address and size of global variable `name` of a loaded module.

@@ -1,5 +1,7 @@
-// Work no event records: a kernel captured into a CUDA graph and run by
-// cudaGraphLaunch. hrr-cap must say so (`unrecorded : N calls (…)`) and
+// Work no event records: a CUDA graph captured with a host function
+// (cudaLaunchHostFunc) between two kernels, run by cudaGraphLaunch. The
+// graph and its kernels are recorded; the host function is not, so hrr-cap
+// must say so (`unrecorded : N calls (cuLaunchHostFunc …)`) and
 // `hrr-play --strict` must refuse the archive.
 // Build: nvcc -cudart shared -arch=sm_90 graph_unrecorded.cu
 #include <vector>
@@ -10,9 +12,12 @@ __global__ void add_one(int* p, int n) {
     if (i < n) p[i] += 1;
 }
 
+static void CUDART_CB count_calls(void* user) { ++*static_cast<int*>(user); }
+
 int main() {
     const int n = 4096;
     int* d = nullptr;
+    int calls = 0;
     CK(cudaMalloc(&d, n * sizeof(int)));
     CK(cudaMemset(d, 0, n * sizeof(int)));
     cudaStream_t s;
@@ -21,16 +26,18 @@ int main() {
     cudaGraphExec_t exec;
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     add_one<<<n / 256, 256, 0, s>>>(d, n);
+    CK(cudaLaunchHostFunc(s, count_calls, &calls));
+    add_one<<<n / 256, 256, 0, s>>>(d, n);
     CK(cudaStreamEndCapture(s, &g));
     CK(cudaGraphInstantiate(&exec, g, 0));
     for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, s));
     CK(cudaStreamSynchronize(s));
     std::vector<int> h(n);
     CK(cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
-    bool ok = true;
-    for (int v : h) ok &= v == 3;
+    bool ok = calls == 3;
+    for (int v : h) ok &= v == 6;
     CK(cudaGraphExecDestroy(exec));
     CK(cudaGraphDestroy(g));
     CK(cudaFree(d));
-    return report("graph_unrecorded", ok, "three graph launches");
+    return report("graph_unrecorded", ok, "three launches of a graph with a host node");
 }

@@ -1,6 +1,8 @@
 /* Kernels of the compiler-path workload (embedded as an offload bundle):
  *   vadd(const float *a, const float *b, float *c, int n): c = a + b
- *   scale(float *c, float k, int n):                      c *= k */
+ *   scale(float *c, float k, int n):                      c *= k
+ *   bump(int k): adds k to each element of the global `table` (int[16]) and
+ *   sets the global `counter` to their sum (one block does it all) */
 #include "hrr_cpu_kernel.h"
 
 /* Kernarg layouts (the metadata below gives the same offsets). */
@@ -37,6 +39,21 @@ HRR_KERNEL(scale) {
     }
 }
 
+/* Module globals (`__device__ int table[16], counter;`): exported data. */
+__attribute__((visibility("default"))) int table[16];
+__attribute__((visibility("default"))) int counter;
+
+HRR_KERNEL(bump) {
+    int k = HRR_ARG(int, 0);
+    if (l->block_idx.x != 0) return;
+    int sum = 0;
+    for (int i = 0; i < 16; i++) {
+        table[i] += k;
+        sum += table[i];
+    }
+    counter = sum;
+}
+
 HRR_KERNEL_METADATA("{\"kernels\":["
                     "{\"name\":\"vadd\",\"args\":["
                     "{\"offset\":0,\"size\":8,\"value_kind\":\"global_buffer\"},"
@@ -46,4 +63,6 @@ HRR_KERNEL_METADATA("{\"kernels\":["
                     "{\"name\":\"scale\",\"args\":["
                     "{\"offset\":0,\"size\":8,\"value_kind\":\"global_buffer\"},"
                     "{\"offset\":8,\"size\":4,\"value_kind\":\"by_value\"},"
-                    "{\"offset\":12,\"size\":4,\"value_kind\":\"by_value\"}]}]}");
+                    "{\"offset\":12,\"size\":4,\"value_kind\":\"by_value\"}]},"
+                    "{\"name\":\"bump\",\"args\":["
+                    "{\"offset\":0,\"size\":4,\"value_kind\":\"by_value\"}]}]}");

@@ -25,6 +25,8 @@
 #![deny(unsafe_code)]
 #![allow(non_camel_case_types)]
 
+pub mod graph;
+pub mod rect;
 pub mod runtime;
 mod table;
 pub mod types;

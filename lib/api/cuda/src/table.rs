@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 133 entry points.
+// 176 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -19,6 +19,7 @@
 macro_rules! cuda_fn {
     (cuDevicePrimaryCtxRetain, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult } };
     (cuDevicePrimaryCtxRelease_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult } };
+    (cuDevicePrimaryCtxRelease, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRelease(dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v3, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v3(pctx: *mut CUcontext, params: *mut CUexecAffinityParam, num_params: c_int, flags: c_uint, dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v4, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: CUdevice) -> CUresult } };
@@ -27,6 +28,7 @@ macro_rules! cuda_fn {
     (cuCtxPushCurrent_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult } };
     (cuCtxPopCurrent_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult } };
     (cuCtxSynchronize, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxSynchronize() -> CUresult } };
+    (cuCtxSynchronize_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult } };
     (cuMemAlloc_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult } };
     (cuMemAllocPitch_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: c_uint) -> CUresult } };
     (cuMemAllocManaged, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAllocManaged(dptr: *mut CUdeviceptr, size: usize, flags: c_uint) -> CUresult } };
@@ -122,8 +124,50 @@ macro_rules! cuda_fn {
     (cuMemcpy2DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, stream: CUstream) -> CUresult } };
     (cuMemcpy3DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult } };
     (cuMemsetD2D8_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D16_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) -> CUresult } };
     (cuMemsetD2D32_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D8Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D16Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D32Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemPoolCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolCreate(pool: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult } };
+    (cuMemPoolDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult } };
+    (cuMemPoolTrimTo, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolTrimTo(pool: CUmemoryPool, keep: usize) -> CUresult } };
+    (cuMemPoolSetAttribute, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemPoolSetAttribute(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut c_void) -> CUresult } };
+    (cuDeviceSetMemPool, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -> CUresult } };
     (cuGraphLaunch, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult } };
+    (cuGraphLaunch_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphLaunch_ptsz(exec: CUgraphExec, stream: CUstream) -> CUresult } };
+    (cuStreamBeginCapture_v2_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2_ptsz(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
+    (cuStreamBeginCaptureToGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCaptureToGraph(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const CUgraphEdgeData, n: usize, mode: CUstreamCaptureMode) -> CUresult } };
+    (cuStreamBeginCaptureToGraph_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCaptureToGraph_ptsz(stream: CUstream, graph: CUgraph, deps: *const CUgraphNode, edges: *const CUgraphEdgeData, n: usize, mode: CUstreamCaptureMode) -> CUresult } };
+    (cuStreamEndCapture, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> CUresult } };
+    (cuStreamEndCapture_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamEndCapture_ptsz(stream: CUstream, graph: *mut CUgraph) -> CUresult } };
+    (cuStreamIsCapturing, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamIsCapturing(stream: CUstream, status: *mut CUstreamCaptureStatus) -> CUresult } };
+    (cuGraphInstantiateWithFlags, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphInstantiateWithFlags(exec: *mut CUgraphExec, graph: CUgraph, flags: c_ulonglong) -> CUresult } };
+    (cuGraphInstantiateWithParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphInstantiateWithParams(exec: *mut CUgraphExec, graph: CUgraph, params: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult } };
+    (cuGraphInstantiateWithParams_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphInstantiateWithParams_ptsz(exec: *mut CUgraphExec, graph: CUgraph, params: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult } };
+    (cuGraphInstantiate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphInstantiate_v2(exec: *mut CUgraphExec, graph: CUgraph, error_node: *mut CUgraphNode, log: *mut c_char, log_size: usize) -> CUresult } };
+    (cuGraphExecUpdate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecUpdate_v2(exec: CUgraphExec, graph: CUgraph, info: *mut CUgraphExecUpdateResultInfo) -> CUresult } };
+    (cuGraphExecKernelNodeSetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
+    (cuGraphExecMemcpyNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
+    (cuGraphExecMemsetNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
+    (cuGraphExecDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecDestroy(exec: CUgraphExec) -> CUresult } };
+    (cuGraphCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphCreate(graph: *mut CUgraph, flags: c_uint) -> CUresult } };
+    (cuGraphDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphDestroy(graph: CUgraph) -> CUresult } };
+    (cuGraphAddKernelNode_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddKernelNode_v2(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
+    (cuGraphAddMemcpyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddMemcpyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
+    (cuGraphAddMemsetNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddMemsetNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
+    (cuGraphAddEmptyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEmptyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult } };
+    (cuGraphAddEventRecordNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) -> CUresult } };
+    (cuGraphAddEventWaitNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEventWaitNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) -> CUresult } };
+    (cuGraphGetNodes, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CUresult } };
+    (cuGraphNodeGetType, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeGetType(node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult } };
+    (cuGraphNodeGetDependencies_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut CUgraphEdgeData, n: *mut usize) -> CUresult } };
+    (cuGraphKernelNodeGetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
+    (cuGraphMemcpyNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphMemcpyNodeGetParams(node: CUgraphNode, copy: *mut CUDA_MEMCPY3D) -> CUresult } };
+    (cuGraphMemsetNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut CUDA_MEMSET_NODE_PARAMS) -> CUresult } };
+    (cuGraphChildGraphNodeGetGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult } };
+    (cuGraphEventRecordNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
+    (cuGraphEventWaitNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
     (cuGetProcAddress, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: cuuint64_t) -> CUresult } };
@@ -159,8 +203,8 @@ macro_rules! cuda_fns {
     ($cb:path, [$($x:tt)*]) => {
         $cb! {
             $($x)*
-            cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease_v2 cuCtxCreate_v2 cuCtxCreate_v3 cuCtxCreate_v4 cuCtxDestroy_v2
-            cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuMemAlloc_v2 cuMemAllocPitch_v2
+            cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease_v2 cuDevicePrimaryCtxRelease cuCtxCreate_v2 cuCtxCreate_v3 cuCtxCreate_v4 cuCtxDestroy_v2
+            cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuCtxSynchronize_v2 cuMemAlloc_v2 cuMemAllocPitch_v2
             cuMemAllocManaged cuMemAllocAsync cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemFree_v2
             cuMemFreeAsync cuMemFreeAsync_ptsz cuMemAllocHost_v2 cuMemHostAlloc cuMemFreeHost cuMemHostRegister_v2
             cuMemHostUnregister cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemMap
@@ -176,7 +220,14 @@ macro_rules! cuda_fns {
             cuStreamCreate cuStreamCreateWithPriority cuStreamDestroy_v2 cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent
             cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy_v2 cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags
             cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2DUnaligned_v2 cuMemcpy3D_v2
-            cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D32_v2 cuGraphLaunch cuLaunchHostFunc
+            cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D16_v2 cuMemsetD2D32_v2 cuMemsetD2D8Async cuMemsetD2D16Async
+            cuMemsetD2D32Async cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
+            cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
+            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
+            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode
+            cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
+            cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
+            cuLaunchHostFunc
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
             cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName

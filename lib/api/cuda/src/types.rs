@@ -12,6 +12,11 @@
 
 pub use core::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
+pub use crate::graph::{
+    CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraph,
+    CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode, CUgraphNodeType,
+    CUstreamCaptureStatus,
+};
 pub use crate::{
     CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUkernel, CUlaunchAttribute,
     CUlaunchConfig, CUlibrary, CUmemAccessDesc, CUmemAllocationProp, CUmemGenericAllocationHandle,
@@ -35,6 +40,8 @@ pub type CUjit_option = c_int;
 pub type CUlibraryOption = c_int;
 /// `CUstreamCaptureMode` (a C enum).
 pub type CUstreamCaptureMode = c_int;
+/// `CUmemPool_attribute` (a C enum).
+pub type CUmemPool_attribute = c_int;
 /// `CUgraphExec` (an opaque handle).
 pub type CUgraphExec = *mut c_void;
 /// `CUhostFn`: `void (*)(void *userData)`, nullable.
@@ -55,6 +62,8 @@ opaque! {
     CUDA_MEMCPY2D;
     /// `CUDA_MEMCPY3D` (`CUDA_MEMCPY3D_v2`), only passed on.
     CUDA_MEMCPY3D;
+    /// `CUmemPoolProps`, only passed on.
+    CUmemPoolProps;
     /// `CUexecAffinityParam`, only passed on.
     CUexecAffinityParam;
     /// `CUctxCreateParams`, only passed on.

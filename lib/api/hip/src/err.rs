@@ -15,6 +15,8 @@ pub const INVALID_DEVICE_FUNCTION: HipError = 98;
 pub const NO_DEVICE: HipError = 100;
 pub const INVALID_DEVICE: HipError = 101;
 pub const INVALID_IMAGE: HipError = 200;
+/// `hipErrorInvalidSymbol`.
+pub const INVALID_SYMBOL: HipError = 13;
 pub const NO_BINARY_FOR_GPU: HipError = 209;
 pub const FILE_NOT_FOUND: HipError = 301;
 pub const SHARED_OBJECT_SYMBOL_NOT_FOUND: HipError = 302;

@@ -53,6 +53,7 @@ pub mod graph;
 mod handles;
 mod launch;
 mod memory;
+pub mod rect;
 mod table;
 pub mod types;
 

@@ -14,6 +14,10 @@ pub const MEMCPY_DEFAULT: HipMemcpyKind = 4;
 pub type HipMemoryType = c_int;
 pub const MEMORY_TYPE_HOST: HipMemoryType = 0;
 pub const MEMORY_TYPE_DEVICE: HipMemoryType = 1;
+/// `hipMemoryTypeArray` (arrays are not linear memory; not recorded).
+pub const MEMORY_TYPE_ARRAY: HipMemoryType = 2;
+/// `hipMemoryTypeUnified`.
+pub const MEMORY_TYPE_UNIFIED: HipMemoryType = 3;
 
 /// `hipHostMallocDefault`.
 pub const HOST_MALLOC_DEFAULT: c_uint = 0;

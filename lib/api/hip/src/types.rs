@@ -15,7 +15,7 @@
 //!   them (`hipDeviceProp_t`, `hipPointerAttribute_t`), else an opaque type
 //!   with no fields ([`opaque!`]): nothing may read through such a pointer
 //!   until its layout is declared (and checked).
-#![allow(non_camel_case_types)]
+#![allow(non_camel_case_types, non_snake_case)]
 
 pub use core::ffi::{c_char, c_int, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};
 
@@ -139,6 +139,31 @@ pub struct hipChannelFormatDesc {
 
 // ------------------------------------------------------------ by pointer
 
+/// `hipMemoryType` (ROCm 5.2 numbering: `crate::MEMORY_TYPE_*`).
+pub type hipMemoryType = crate::HipMemoryType;
+
+/// `hip_Memcpy2D` (`hipMemcpyParam2D`, `hipDrvMemcpy2DUnaligned`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_Memcpy2D {
+    pub srcXInBytes: usize,
+    pub srcY: usize,
+    pub srcMemoryType: hipMemoryType,
+    pub srcHost: *const c_void,
+    pub srcDevice: hipDeviceptr_t,
+    pub srcArray: *mut hipArray,
+    pub srcPitch: usize,
+    pub dstXInBytes: usize,
+    pub dstY: usize,
+    pub dstMemoryType: hipMemoryType,
+    pub dstHost: *mut c_void,
+    pub dstDevice: hipDeviceptr_t,
+    pub dstArray: *mut hipArray,
+    pub dstPitch: usize,
+    pub WidthInBytes: usize,
+    pub Height: usize,
+}
+
 pub type hipDeviceProp_t = crate::HipDeviceProp;
 pub type hipPointerAttribute_t = crate::HipPointerAttribute;
 /// The graph API's parameter structs, with their layouts.
@@ -169,7 +194,6 @@ opaque!(
     hipResourceDesc,
     hipResourceViewDesc,
     hipTextureDesc,
-    hip_Memcpy2D,
     hipMemAccessDesc,
     hipMemAllocationProp,
     hipMemLocation,
@@ -198,4 +222,8 @@ const _: () = {
     assert!(size_of::<hipIpcEventHandle_t>() == 64);
     assert!(size_of::<hipChannelFormatDesc>() == 20 && align_of::<hipChannelFormatDesc>() == 4);
     assert!(size_of::<uint3>() == 12);
+    assert!(size_of::<hipPos>() == 24);
+    assert!(size_of::<hip_Memcpy2D>() == 128 && align_of::<hip_Memcpy2D>() == 8);
+    assert!(size_of::<hipMemcpy3DParms>() == 160);
+    assert!(core::mem::offset_of!(hipMemcpy3DParms, kind) == 152);
 };

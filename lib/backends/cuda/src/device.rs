@@ -28,6 +28,7 @@ use crate::ffi::{
 use crate::kernarg::Kernarg;
 use crate::pinned::{PinnedBuffer, PinnedRanges};
 use crate::placement::Placer;
+use crate::rect_pools::PoolCall;
 use crate::staging::{Staging, StagingConfig};
 
 thread_local! {
@@ -52,6 +53,8 @@ pub struct CudaDevice {
     zeroed: HashSet<Handle>,
     /// Placement state, made on first use; `None` inside: cannot place.
     placer: Option<Option<Placer>>,
+    /// Graphs built for the engine (`graphs`).
+    pub(crate) graphs: crate::graphs::Built,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -146,9 +149,15 @@ impl CudaDevice {
             shmem_opt_in: HashMap::new(),
             zeroed: HashSet::new(),
             placer: None,
+            graphs: Default::default(),
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
+    }
+
+    /// The primary context.
+    pub(crate) fn context(&self) -> CUcontext {
+        self.ctx
     }
 
     /// Makes the primary context current on the calling thread (once per thread).
@@ -165,7 +174,7 @@ impl CudaDevice {
     }
 
     /// Binds, then runs one driver call and maps its result.
-    fn call(
+    pub(crate) fn call(
         &self,
         name: &'static str,
         f: impl FnOnce(&ffi::CudaApi) -> ffi::CUresult,
@@ -214,6 +223,11 @@ impl CudaDevice {
         Ok(())
     }
 
+    /// This device's ordinal.
+    pub(crate) fn ordinal(&self) -> CUdevice {
+        self.dev
+    }
+
     /// An optional entry point, or the error naming it.
     fn optional<F>(&self, f: Option<F>, symbol: &'static str) -> Result<F, DeviceError> {
         f.ok_or_else(|| {
@@ -228,7 +242,7 @@ impl CudaDevice {
     /// a kernel must be opted in (`cuFuncSetAttribute`), which the
     /// application did and the archive does not record: the launch's own
     /// size is what it asked for.
-    fn opt_in_shared(&mut self, func: Handle, shmem: u32) -> Result<(), DeviceError> {
+    pub(crate) fn opt_in_shared(&mut self, func: Handle, shmem: u32) -> Result<(), DeviceError> {
         if shmem <= DEFAULT_MAX_DYNAMIC_SHARED
             || self.shmem_opt_in.get(&func).is_some_and(|&s| s >= shmem)
         {
@@ -259,6 +273,7 @@ impl CudaDevice {
 impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.bind();
+        self.release_graphs();
         self.staging.release(self.drv);
         if let Some(Some(p)) = self.placer.as_mut() {
             p.release_all(self.drv);
@@ -712,6 +727,87 @@ impl Device for CudaDevice {
         self.call("cuMemUnmap", |_| unsafe { f(p, size as usize) })
     }
 
+    fn copy_h2d_rect(
+        &mut self,
+        dst: u64,
+        dpitch: [u64; 2],
+        src: &[u8],
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let host = (
+            src.as_ptr() as u64,
+            [extent[0], extent[0] * extent[1]],
+            true,
+        );
+        self.rect_copy(((dst, dpitch, false), host), extent, s)
+    }
+
+    fn copy_d2h_rect(
+        &mut self,
+        dst: &mut [u8],
+        src: u64,
+        spitch: [u64; 2],
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let host = (
+            dst.as_mut_ptr() as u64,
+            [extent[0], extent[0] * extent[1]],
+            true,
+        );
+        self.rect_copy((host, (src, spitch, false)), extent, s)
+    }
+
+    fn copy_d2d_rect(
+        &mut self,
+        dst: (u64, [u64; 2]),
+        src: (u64, [u64; 2]),
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.rect_copy(((dst.0, dst.1, false), (src.0, src.1, false)), extent, s)
+    }
+
+    fn memset_rect(
+        &mut self,
+        dst: u64,
+        pitch: [u64; 2],
+        extent: [u64; 3],
+        value: u8,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.rect_memset((dst, pitch), extent, value, s)
+    }
+
+    fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        self.cu_pool_create()
+    }
+
+    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::Destroy(pool))
+    }
+
+    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::Trim(pool, keep))
+    }
+
+    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::SetAttr(pool, attr, value))
+    }
+
+    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::SetDevice(pool))
+    }
+
+    fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
+        self.cu_pool_alloc(pool, size, s)
+    }
+
+    fn pool_free(&mut self, p: u64, s: Handle) -> Result<(), DeviceError> {
+        self.cu_pool_call(PoolCall::Free(p, s))
+    }
+
     fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
         let f = self.optional(self.drv.api().cuModuleGetGlobal, "cuModuleGetGlobal_v2")?;
         let cname = c_name("cuModuleGetGlobal_v2", name)?;
@@ -721,6 +817,18 @@ impl Device for CudaDevice {
             f(&mut p, &mut size, ptr(m), cname.as_ptr())
         })?;
         Ok((p, size as u64))
+    }
+
+    fn graph_launch(
+        &mut self,
+        g: &hrr_replay::graph::GraphSpec<'_>,
+        stream: Handle,
+    ) -> Result<(), DeviceError> {
+        self.launch_graph(g, stream)
+    }
+
+    fn graph_release(&mut self, id: u64) -> Result<(), DeviceError> {
+        self.release_graph(id)
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {

@@ -236,6 +236,54 @@ cuda_api! {
         // CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
         //     const CUmemAccessDesc *desc, size_t count)
         cuMemSetAccess = cuMemSetAccess;
+        // 2D/3D copies and 2D memsets (`memcpy_rect`, `memset_rect`):
+        // CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy), and its Async
+        // form with a stream; cuMemsetD2D8_v2(CUdeviceptr, size_t dstPitch,
+        // unsigned char uc, size_t Width, size_t Height), and its Async form.
+        cuMemcpy2D = cuMemcpy2D_v2;
+        cuMemcpy2DAsync = cuMemcpy2DAsync_v2;
+        cuMemsetD2D8 = cuMemsetD2D8_v2;
+        cuMemsetD2D8Async = cuMemsetD2D8Async;
+        // Stream-ordered memory pools (CUDA 11.2):
+        // CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+        cuMemPoolCreate = cuMemPoolCreate;
+        // CUresult cuMemPoolDestroy(CUmemoryPool pool)
+        cuMemPoolDestroy = cuMemPoolDestroy;
+        // CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+        cuMemPoolTrimTo = cuMemPoolTrimTo;
+        // CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+        cuMemPoolSetAttribute = cuMemPoolSetAttribute;
+        // CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+        cuDeviceSetMemPool = cuDeviceSetMemPool;
+        // CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+        //     CUmemoryPool pool, CUstream hStream)
+        cuMemAllocFromPoolAsync = cuMemAllocFromPoolAsync;
+        // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+        cuMemFreeAsync = cuMemFreeAsync;
+        // Graphs (`graphs`): build, instantiate, launch, destroy.
+        // CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+        cuGraphCreate = cuGraphCreate;
+        // CUresult cuGraphDestroy(CUgraph hGraph)
+        cuGraphDestroy = cuGraphDestroy;
+        // #define cuGraphAddKernelNode cuGraphAddKernelNode_v2: (CUgraphNode *,
+        //     CUgraph, const CUgraphNode *deps, size_t n, const CUDA_KERNEL_NODE_PARAMS *)
+        cuGraphAddKernelNode = cuGraphAddKernelNode_v2;
+        // CUresult cuGraphAddMemcpyNode(..., const CUDA_MEMCPY3D *, CUcontext)
+        cuGraphAddMemcpyNode = cuGraphAddMemcpyNode;
+        // CUresult cuGraphAddMemsetNode(..., const CUDA_MEMSET_NODE_PARAMS *, CUcontext)
+        cuGraphAddMemsetNode = cuGraphAddMemsetNode;
+        // CUresult cuGraphAddEmptyNode(CUgraphNode *, CUgraph, const CUgraphNode *, size_t)
+        cuGraphAddEmptyNode = cuGraphAddEmptyNode;
+        // CUresult cuGraphAddEventRecordNode(..., CUevent), and the wait node
+        cuGraphAddEventRecordNode = cuGraphAddEventRecordNode;
+        cuGraphAddEventWaitNode = cuGraphAddEventWaitNode;
+        // #define cuGraphInstantiate cuGraphInstantiateWithFlags: (CUgraphExec *,
+        //     CUgraph, unsigned long long flags)
+        cuGraphInstantiateWithFlags = cuGraphInstantiateWithFlags;
+        // CUresult cuGraphLaunch(CUgraphExec, CUstream)
+        cuGraphLaunch = cuGraphLaunch;
+        // CUresult cuGraphExecDestroy(CUgraphExec)
+        cuGraphExecDestroy = cuGraphExecDestroy;
     }
 }
 
@@ -309,6 +357,28 @@ mod tests {
                 "cuMemMap",
                 "cuMemUnmap",
                 "cuMemSetAccess",
+                "cuMemcpy2D_v2",
+                "cuMemcpy2DAsync_v2",
+                "cuMemsetD2D8_v2",
+                "cuMemsetD2D8Async",
+                "cuMemPoolCreate",
+                "cuMemPoolDestroy",
+                "cuMemPoolTrimTo",
+                "cuMemPoolSetAttribute",
+                "cuDeviceSetMemPool",
+                "cuMemAllocFromPoolAsync",
+                "cuMemFreeAsync",
+                "cuGraphCreate",
+                "cuGraphDestroy",
+                "cuGraphAddKernelNode_v2",
+                "cuGraphAddMemcpyNode",
+                "cuGraphAddMemsetNode",
+                "cuGraphAddEmptyNode",
+                "cuGraphAddEventRecordNode",
+                "cuGraphAddEventWaitNode",
+                "cuGraphInstantiateWithFlags",
+                "cuGraphLaunch",
+                "cuGraphExecDestroy",
             ]
         );
     }

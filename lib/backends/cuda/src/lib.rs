@@ -81,9 +81,11 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod ffi;
+mod graphs;
 pub mod kernarg;
 pub mod pinned;
 mod placement;
+mod rect_pools;
 pub mod staging;
 
 pub use device::{CudaDevice, sm_target};

@@ -804,3 +804,129 @@ fn virtual_memory_pieces_are_contiguous() {
     d.va_free(va, 64 * CHUNK).unwrap();
     d.module_unload(m).unwrap();
 }
+
+/// A graph of every node kind the backend builds, launched with the
+/// driver's graph API twice (new host input in the same buffer, as the
+/// engine does) and node by node, then released.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn graphs_build_launch_and_release() {
+    use hrr_replay::graph::{GraphNodeSpec, GraphSpec, HostRange, NodeSpec, run_in_order};
+    let mut d = dev();
+    let m = d.module_load(PTX.as_bytes()).unwrap();
+    let f = d.function(m, "hrr_axpy").unwrap();
+    let s = d.stream_create().unwrap();
+    let ev = d.event_create().unwrap();
+    let n = 4096u32;
+    let bytes = 4 * n as u64;
+    let (dx, dy, dz) = (
+        d.alloc(bytes, MemKind::Device).unwrap(),
+        d.alloc(bytes, MemKind::Device).unwrap(),
+        d.alloc(bytes, MemKind::Device).unwrap(),
+    );
+    let mut input = vec![0u8; bytes as usize].into_boxed_slice();
+    let mut output = vec![0u8; bytes as usize].into_boxed_slice();
+    let (py, px, a, nn) = (
+        dy.to_le_bytes(),
+        dx.to_le_bytes(),
+        2.0f32.to_le_bytes(),
+        n.to_le_bytes(),
+    );
+    let args = [
+        LaunchArg {
+            offset: 0,
+            bytes: &py,
+        },
+        LaunchArg {
+            offset: 8,
+            bytes: &px,
+        },
+        LaunchArg {
+            offset: 16,
+            bytes: &a,
+        },
+        LaunchArg {
+            offset: 20,
+            bytes: &nn,
+        },
+    ];
+    let x_of = |round: u32| -> Vec<f32> { (0..n).map(|i| ((i * 3 + round) % 97) as f32).collect() };
+    for (round, graphs) in [(0u32, true), (1, true), (2, false)] {
+        input.copy_from_slice(&f32s(&x_of(round)));
+        let nodes = vec![
+            GraphNodeSpec {
+                op: NodeSpec::H2d {
+                    dst: dx,
+                    src: HostRange::of(&mut input[..]),
+                },
+                deps: vec![],
+            },
+            GraphNodeSpec {
+                op: NodeSpec::Memset {
+                    dst: dy,
+                    value: 0,
+                    size: bytes,
+                },
+                deps: vec![],
+            },
+            GraphNodeSpec {
+                op: NodeSpec::Kernel(Launch {
+                    func: f,
+                    grid: [n / 256, 1, 1],
+                    block: [256, 1, 1],
+                    shmem: 0,
+                    stream: s,
+                    args: &args,
+                    attrs: &[],
+                }),
+                deps: vec![0, 1],
+            },
+            GraphNodeSpec {
+                op: NodeSpec::EventRecord(ev),
+                deps: vec![2],
+            },
+            GraphNodeSpec {
+                op: NodeSpec::D2d {
+                    dst: dz,
+                    src: dy,
+                    size: bytes,
+                },
+                deps: vec![3],
+            },
+            GraphNodeSpec {
+                op: NodeSpec::Empty,
+                deps: vec![4],
+            },
+            GraphNodeSpec {
+                op: NodeSpec::D2h {
+                    dst: HostRange::of(&mut output[..]),
+                    src: dz,
+                },
+                deps: vec![5],
+            },
+        ];
+        let g = GraphSpec {
+            id: 7,
+            nodes: &nodes,
+        };
+        if graphs {
+            d.graph_launch(&g, s).unwrap();
+        } else {
+            run_in_order(&mut d, &g, s).unwrap();
+        }
+        d.stream_sync(s).unwrap();
+        let want: Vec<f32> = x_of(round).iter().map(|x| 2.0 * x).collect();
+        assert_eq!(
+            &output[..],
+            &f32s(&want)[..],
+            "round {round} (graph API: {graphs})"
+        );
+    }
+    d.graph_release(7).unwrap();
+    d.graph_release(7).unwrap(); // a second release is a no-op
+    d.event_destroy(ev).unwrap();
+    d.stream_destroy(s).unwrap();
+    for p in [dx, dy, dz] {
+        d.free(p, MemKind::Device).unwrap();
+    }
+}

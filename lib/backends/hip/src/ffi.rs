@@ -76,8 +76,8 @@ hip_api_table!(
     hipModuleLaunchKernel,
 );
 
-/// `API { NAME: fns::NAME, … }`: entry points a runtime may lack (virtual
-/// memory management came late to HIP); loaded all or none.
+/// `STRUCT { NAME: fns::NAME, … }`: a group of entry points a runtime may
+/// lack (virtual memory management came late to HIP); loaded all or none.
 macro_rules! hip_api_optional {
     ($(#[$doc:meta])* $api:ident: $($name:ident),* $(,)?) => {
         $(#[$doc])*
@@ -129,4 +129,25 @@ hip_api_optional!(
     hipGraphInstantiate,
     hipGraphLaunch,
     hipGraphExecDestroy,
+);
+
+hip_api_optional!(
+    /// 2D copies and memsets (`memcpy_rect`, `memset_rect`; 3D ones slice by slice).
+    RectApi:
+    hipMemcpy2D,
+    hipMemcpy2DAsync,
+    hipMemset2D,
+    hipMemset2DAsync,
+);
+
+hip_api_optional!(
+    /// Stream-ordered memory pools.
+    PoolApi:
+    hipMemPoolCreate,
+    hipMemPoolDestroy,
+    hipMemPoolTrimTo,
+    hipMemPoolSetAttribute,
+    hipDeviceSetMemPool,
+    hipMallocFromPoolAsync,
+    hipFreeAsync,
 );

@@ -8,11 +8,12 @@ use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, unsupp
 use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
 use crate::placement::{Placer, access_desc};
+use crate::rect_pools::PoolCall;
 use crate::runtime::HipRuntime;
 
 /// The replay engine's [`Device`] over a loaded HIP runtime.
 pub struct HipDevice {
-    rt: HipRuntime,
+    pub(crate) rt: HipRuntime,
     target: String,
     /// Placement state, made on first use; `None` inside: cannot place.
     placer: Option<Option<Placer>>,
@@ -365,6 +366,100 @@ impl Device for HipDevice {
         };
         self.check("hipMemset", code)
             .map_err(|e| with_operands(e, format!("dst {dst:#x}, {size} bytes")))
+    }
+
+    fn copy_h2d_rect(
+        &mut self,
+        dst: u64,
+        dpitch: [u64; 2],
+        src: &[u8],
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let host = (src.as_ptr() as u64, [extent[0], extent[0] * extent[1]]);
+        self.rect_copy(
+            "hipMemcpy2D(HtoD)",
+            ffi::MEMCPY_HOST_TO_DEVICE,
+            ((dst, dpitch), host),
+            extent,
+            (s, true),
+        )
+    }
+
+    fn copy_d2h_rect(
+        &mut self,
+        dst: &mut [u8],
+        src: u64,
+        spitch: [u64; 2],
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let host = (dst.as_mut_ptr() as u64, [extent[0], extent[0] * extent[1]]);
+        self.rect_copy(
+            "hipMemcpy2D(DtoH)",
+            ffi::MEMCPY_DEVICE_TO_HOST,
+            (host, (src, spitch)),
+            extent,
+            (s, true),
+        )
+    }
+
+    fn copy_d2d_rect(
+        &mut self,
+        dst: (u64, [u64; 2]),
+        src: (u64, [u64; 2]),
+        extent: [u64; 3],
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.rect_copy(
+            "hipMemcpy2D(DtoD)",
+            ffi::MEMCPY_DEVICE_TO_DEVICE,
+            (dst, src),
+            extent,
+            (s, false),
+        )
+    }
+
+    fn memset_rect(
+        &mut self,
+        dst: u64,
+        pitch: [u64; 2],
+        extent: [u64; 3],
+        value: u8,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.rect_memset((dst, pitch), extent, value, s)
+    }
+
+    fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        self.hip_pool_create()
+    }
+
+    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        self.hip_pool_call(PoolCall::Destroy(pool))
+    }
+
+    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
+        self.hip_pool_call(PoolCall::Trim(pool, keep))
+    }
+
+    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
+        self.hip_pool_call(PoolCall::SetAttr(pool, attr, value))
+    }
+
+    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        self.hip_pool_call(PoolCall::SetDevice(pool))
+    }
+
+    fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
+        self.hip_pool_alloc(pool, size, s)
+    }
+
+    fn pool_free(&mut self, p: u64, s: Handle) -> Result<(), DeviceError> {
+        if self.rt.pools.is_none() {
+            return self.free(p, MemKind::Device);
+        }
+        self.hip_pool_call(PoolCall::Free(p, s))
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {

@@ -9,6 +9,7 @@ mod graphs;
 mod hip_device;
 mod host_buffer;
 mod placement;
+mod rect_pools;
 mod runtime;
 
 pub use ffi::MissingSymbol;

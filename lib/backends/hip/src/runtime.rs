@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ffi::{GraphApi, HipApi, MissingSymbol, VmmApi};
+use crate::ffi::{GraphApi, HipApi, MissingSymbol, PoolApi, RectApi, VmmApi};
 
 /// The CPU runtime's file name; it is looked for next to the executable.
 pub const CPU_RUNTIME: &str = "libhrr_hip_cpu.so";
@@ -94,6 +94,10 @@ pub struct HipRuntime {
     pub(crate) get_global: Option<crate::ffi::fns::hipModuleGetGlobal>,
     /// The graph API, where the runtime has it.
     pub(crate) graphs: Option<GraphApi>,
+    /// 2D copies and memsets, where the runtime has them.
+    pub(crate) rect: Option<RectApi>,
+    /// Memory pools, where the runtime has them.
+    pub(crate) pools: Option<PoolApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid; dropped last.
@@ -172,11 +176,15 @@ impl HipRuntime {
                 .ok()
                 .map(|f| *f);
         let graphs = GraphApi::load(&lib);
+        let rect = RectApi::load(&lib);
+        let pools = PoolApi::load(&lib);
         Ok(HipRuntime {
             api,
             vmm,
             get_global,
             graphs,
+            rect,
+            pools,
             path: shown,
             is_cpu,
             _lib: lib,

@@ -55,6 +55,9 @@ macro_rules! cudart_exports {
             cudaMallocAsync_ptsz cudaFree cudaFreeHost cudaFreeAsync cudaFreeAsync_ptsz
             cudaHostRegister cudaHostUnregister cudaMemcpy cudaMemcpy_ptds cudaMemcpyAsync
             cudaMemcpyAsync_ptsz cudaMemset cudaMemset_ptds cudaMemsetAsync cudaMemsetAsync_ptsz
+            cudaMemcpyToSymbol cudaMemcpyToSymbol_ptds cudaMemcpyToSymbolAsync cudaMemcpyToSymbolAsync_ptsz
+            cudaMemcpyFromSymbol cudaMemcpyFromSymbol_ptds cudaMemcpyFromSymbolAsync
+            cudaMemcpyFromSymbolAsync_ptsz
             cudaStreamCreate cudaStreamCreateWithFlags cudaStreamCreateWithPriority
             cudaStreamDestroy cudaStreamSynchronize cudaStreamSynchronize_ptsz
             cudaStreamWaitEvent cudaStreamWaitEvent_ptsz cudaEventCreate cudaEventCreateWithFlags
@@ -71,12 +74,13 @@ macro_rules! cudart_exports {
 pub(crate) use cudart_exports;
 
 /// Runtime table entries the recorder only calls, on its own behalf
-/// (`ffi::quietly`, `ffi::pointer_type`): interposing them would put this
+/// (`ffi::quietly`, `ffi::pointer_type`, the symbol copies' lookup): interposing them would put this
 /// library between the application and its own error state.
 pub const OWN_CALLS_ONLY: &[&str] = &[
     "cudaPeekAtLastError",
     "cudaGetLastError",
     "cudaPointerGetAttributes",
+    "cudaGetSymbolAddress",
 ];
 
 #[cfg(test)]

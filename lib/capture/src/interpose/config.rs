@@ -6,6 +6,7 @@
 //! | `HRR_PLATFORM` | `cpu`, `amd`, `nvidia`; `auto`/`hip`/unset = detect from the runtime library |
 //! | `HRR_HSA_REGIONS` | `1` (`hrr-cap --hsa-regions`): record HSA pool allocations as region records (`hsa_regions`); unset, empty or `0` = off |
 //! | `HRR_CUDA_DRIVER_LAYER` | `0`/`off`: CUDA driver calls are not recorded, only runtime calls (`cuda::ffi::driver_layer_on`) |
+//! | `HRR_HOST_MEMORY` | `0`/`off`: host memory kernels read and write (pinned, registered, managed) is not snapshotted (`record::host_memory`); on otherwise |
 //! | `HRR_CAP_NOTE` | set by `hrr-cap`: a file a process that recorded nothing appends a line to (`no_capture_note`) |
 
 use std::ffi::OsString;
@@ -19,6 +20,18 @@ pub const ENV_OUT: &str = "HRR_OUT";
 pub const ENV_PLATFORM: &str = "HRR_PLATFORM";
 /// Environment variable switching the built-in HSA region producer on.
 pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
+
+/// Environment variable switching host-memory snapshots off.
+pub const ENV_HOST_MEMORY: &str = "HRR_HOST_MEMORY";
+
+/// Whether `HRR_HOST_MEMORY` leaves host-memory snapshots on (anything but
+/// `0` or `off`, case-insensitively).
+pub fn host_memory_on(value: Option<OsString>) -> bool {
+    !value.is_some_and(|v| {
+        let v = v.to_string_lossy().to_ascii_lowercase();
+        v == "0" || v == "off"
+    })
+}
 
 /// The recorder's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,6 +106,14 @@ mod tests {
 
     fn os(s: &str) -> Option<OsString> {
         Some(OsString::from(s))
+    }
+
+    #[test]
+    fn host_memory_snapshots_are_on_unless_switched_off() {
+        assert!(host_memory_on(None));
+        assert!(host_memory_on(os("1")));
+        assert!(!host_memory_on(os("0")));
+        assert!(!host_memory_on(os("OFF")));
     }
 
     #[test]

@@ -48,11 +48,25 @@ impl Guard {
         self.api
     }
 
+    /// Whether the recorder tracks host memory kernels may read (the launch
+    /// path's one check before it looks at arguments).
+    #[inline(always)]
+    pub fn host_memory(&self) -> bool {
+        self.rec.host_memory().any()
+    }
+
     /// Runs recorder work; `None` if it panicked (the event is lost, the
     /// application is not affected).
     pub fn run<T>(&self, f: impl FnOnce(&'static Recorder) -> T) -> Option<T> {
         let rec = self.rec;
-        match catch_unwind(AssertUnwindSafe(|| f(rec))) {
+        let t0 = super::self_profile::on()
+            .then(super::self_profile::start)
+            .flatten();
+        let r = catch_unwind(AssertUnwindSafe(|| f(rec)));
+        if let Some(t0) = t0 {
+            super::self_profile::add(self.api, t0);
+        }
+        match r {
             Ok(v) => Some(v),
             Err(p) => {
                 let msg = p

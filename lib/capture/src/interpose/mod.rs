@@ -3,7 +3,8 @@
 //! family's signature table becomes exported wrappers ([`exports`]), what the
 //! process's end, fatal signals and `fork` do to a capture ([`process_exit`],
 //! [`fatal_signals`], [`fork_policy`]), what a process that recorded nothing
-//! tells `hrr-cap` ([`no_capture_note`]), the environment it reads ([`config`])
+//! tells `hrr-cap` ([`no_capture_note`]), the environment it reads ([`config`]),
+//! the recorder's own time per entry point on request ([`self_profile`])
 //! and the libc calls behind safe functions ([`sys`]).
 
 pub mod config;
@@ -26,5 +27,6 @@ pub mod no_capture_note;
 pub mod process_exit;
 #[allow(unsafe_code)]
 pub mod real_fn;
+pub mod self_profile;
 #[allow(unsafe_code)]
 pub mod sys;

@@ -1,7 +1,7 @@
 //! The few libc calls the recorder makes, each behind a safe function.
 //!
 //! Everything here that a fatal-signal handler may call ([`write_all`],
-//! [`gettid_raw`], [`yield_now`]) is a direct system-call wrapper: no
+//! [`write_file_renamed`], [`gettid_raw`], [`yield_now`]) is a direct system-call wrapper: no
 //! allocation, no locks, so it stays async-signal-safe.
 
 use std::cell::Cell;
@@ -95,6 +95,36 @@ pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
         bytes = &bytes[n as usize..];
     }
     Ok(())
+}
+
+/// Writes `data` to a new file `tmp` (mode 0600, no symlink followed, never
+/// an existing file) and renames it to `path`; both are NUL-terminated.
+/// On failure the temporary is removed. open/write/close/rename/unlink
+/// only: async-signal-safe.
+pub fn write_file_renamed(tmp: &[u8], path: &[u8], data: &[u8]) -> Result<(), i32> {
+    if tmp.last() != Some(&0) || path.last() != Some(&0) {
+        return Err(libc::EINVAL);
+    }
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `tmp` is NUL-terminated (checked above) and outlives the call.
+    let fd = unsafe { libc::open(tmp.as_ptr().cast(), flags, 0o600 as libc::c_uint) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    let mut r = write_all(fd, data);
+    // SAFETY: `fd` is the descriptor just opened, closed once.
+    if unsafe { libc::close(fd) } != 0 && r.is_ok() {
+        r = Err(errno());
+    }
+    // SAFETY: both paths are NUL-terminated (checked above).
+    if r.is_ok() && unsafe { libc::rename(tmp.as_ptr().cast(), path.as_ptr().cast()) } != 0 {
+        r = Err(errno());
+    }
+    if r.is_err() {
+        // SAFETY: as above.
+        unsafe { libc::unlink(tmp.as_ptr().cast()) };
+    }
+    r
 }
 
 fn errno() -> i32 {

@@ -91,6 +91,17 @@ impl FatBin {
     }
 }
 
+/// A device variable of a registered fat binary (`__hipRegisterVar`).
+#[derive(Debug)]
+pub struct Var {
+    /// Its name in the code object.
+    pub name: String,
+    /// The fat binary defining it.
+    pub fatbin: Arc<FatBin>,
+    /// The fat binary's handle.
+    pub handle: u64,
+}
+
 /// Where a kernel's code comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -257,6 +268,8 @@ pub struct CodeObjects {
     fatbins: Handles<u64, FatBin>,
     /// Compiler path: host stub address → kernel.
     stubs: Handles<u64, Kernel>,
+    /// Compiler path: host shadow variable → device variable (`__hipRegisterVar`).
+    vars: Handles<u64, Var>,
     /// Advanced after every change: a result computed from lookups made
     /// after reading it holds while it has not moved (`launch_memo`).
     generation: AtomicU64,
@@ -276,6 +289,7 @@ impl CodeObjects {
             functions: Handles::new(),
             fatbins: Handles::new(),
             stubs: Handles::new(),
+            vars: Handles::new(),
             generation: AtomicU64::new(0),
         }
     }
@@ -368,6 +382,25 @@ impl CodeObjects {
     /// [`CodeObjects::with_function`] for a host stub.
     pub fn with_stub<R>(&self, stub: u64, f: impl FnOnce(Option<&Kernel>) -> R) -> R {
         self.stubs.with(&stub, f)
+    }
+
+    /// `__hipRegisterVar`; `false` when the fat binary is unknown.
+    pub fn add_var(&self, var: u64, fatbin: u64, name: &str) -> bool {
+        let Some(f) = self.fatbins.get(&fatbin) else {
+            return false;
+        };
+        let v = Var {
+            name: name.to_string(),
+            fatbin: f,
+            handle: fatbin,
+        };
+        self.vars.insert(var, Arc::new(v));
+        true
+    }
+
+    /// The device variable behind a host shadow variable.
+    pub fn var(&self, var: u64) -> Option<Arc<Var>> {
+        self.vars.get(&var)
     }
 
     /// Whether the fat binary `handle` is still registered.

@@ -2,13 +2,21 @@
 //! call ([`recorder`]) and what events need to know — live allocations
 //! ([`live_allocs`]), code objects and kernels ([`code_objects`], keyed with
 //! [`handle_hasher`]), launch arguments ([`kernel_args`]), the
-//! repeat-launch path ([`launch_memo`]) and the calls forwarded without
-//! being recorded ([`unrecorded`]).
+//! repeat-launch path ([`launch_memo`]), host memory kernels read and
+//! write ([`host_memory`]), the calls forwarded without being recorded
+//! ([`unrecorded`]), 2D/3D copies ([`rect`]), memory pools ([`pools`])
+//! and executable graphs ([`graph_execs`]).
 
 pub mod code_objects;
+pub mod graph_execs;
 pub mod handle_hasher;
+// Reads the tracked host ranges themselves (see its `track`).
+#[allow(unsafe_code)]
+pub mod host_memory;
 pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;
+pub mod pools;
 pub mod recorder;
+pub mod rect;
 pub mod unrecorded;

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use crate::interpose::config::{Config, ConfigError, detect_platform};
 use crate::interpose::sys;
 use crate::record::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
+use crate::record::host_memory::{self, HostMemory};
 use crate::record::kernel_args::{ArgLayout, ArgValues};
 use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
@@ -93,6 +94,8 @@ pub struct Recorder {
     sink: EventSink,
     blobs: BlobWriter,
     allocs: LiveAllocs,
+    /// Host memory kernels read and write (see `host_memory`).
+    host: HostMemory,
     code: CodeObjects,
     manifest: Mutex<Manifest>,
     /// Serialises calls that create or destroy handles (allocations,
@@ -177,6 +180,9 @@ impl Recorder {
             sink: EventSink::new(file),
             blobs,
             allocs: LiveAllocs::new(),
+            host: HostMemory::new(crate::interpose::config::host_memory_on(std::env::var_os(
+                crate::interpose::config::ENV_HOST_MEMORY,
+            ))),
             code: CodeObjects::new(),
             manifest: Mutex::new(manifest),
             lifecycle: Mutex::new(()),
@@ -251,8 +257,8 @@ impl Recorder {
         self.warn(&format!("{api} not recorded: {why}"));
     }
 
-    fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
-        match self.blobs.put(bytes) {
+    pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
+        match self.blobs.put(bytes, &self.sink) {
             Ok(id) => Some(id),
             Err(e) => {
                 self.warn(&format!(
@@ -265,11 +271,76 @@ impl Recorder {
     }
 
     /// Records any op that needs no bookkeeping (streams, events, syncs).
+    /// After a successful synchronisation, the host memory kernels it
+    /// completes could have written is recorded (`host_read`).
     pub fn op(&self, api: &str, ret: i32, op: &Op) {
         with_body(|b| {
             encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
             self.sink.append(b);
         });
+        if ret == 0 && self.host.any() {
+            self.host_memory_after(api, op);
+        }
+    }
+
+    /// The host-memory side of a recorded op (see [`Recorder::op`]).
+    #[cold]
+    fn host_memory_after(&self, api: &str, op: &Op) {
+        let sync = match *op {
+            Op::DeviceSync => host_memory::Sync::All,
+            Op::StreamSync { stream } => host_memory::Sync::Stream(stream.0),
+            Op::EventSync { event } => host_memory::Sync::Event(event.0),
+            Op::EventRecord { event, stream } => {
+                self.host.event_recorded(event.0, stream.0);
+                return;
+            }
+            _ => return,
+        };
+        let record = |d: host_memory::Dirty, bytes: &[u8]| {
+            if let Some(blob) = self.put_blob("host memory", bytes) {
+                let op = Op::HostRead {
+                    ptr: Addr(d.ptr),
+                    size: d.len as u64,
+                    blob,
+                };
+                self.op(api, 0, &op);
+            }
+        };
+        self.host.after_sync(sync, record);
+    }
+
+    /// The host memory kernels read and write.
+    pub fn host_memory(&self) -> &HostMemory {
+        &self.host
+    }
+
+    /// Before a launch on `stream` is forwarded: records (`host_write`) the
+    /// bytes the application changed in host memory the launch reaches
+    /// through `values` (pointer arguments) or always (managed memory).
+    /// Callers check [`HostMemory::any`] first.
+    #[cold]
+    pub fn host_writes_before_launch(
+        &self,
+        api: &str,
+        stream: u64,
+        values: &ArgValues<'_, '_>,
+        layout: Option<&ArgLayout>,
+    ) {
+        let words = values
+            .args(layout)
+            .flat_map(|a| a.bytes.chunks_exact(8))
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        let record = |d: host_memory::Dirty, bytes: &[u8]| {
+            if let Some(blob) = self.put_blob("host memory", bytes) {
+                let op = Op::HostWrite {
+                    ptr: Addr(d.ptr),
+                    size: d.len as u64,
+                    blob,
+                };
+                self.op(api, 0, &op);
+            }
+        };
+        self.host.before_launch(stream, words, record);
     }
 
     /// Records an allocation call.
@@ -277,6 +348,8 @@ impl Recorder {
         let ptr = if ret == 0 { ptr } else { 0 };
         if ret == 0 && ptr != 0 {
             self.allocs.insert(ptr, size, mem);
+            // Fresh from the runtime: zero, as replay's allocation is.
+            self.host.track(ptr, size, mem, true);
         }
         self.op(
             api,
@@ -293,6 +366,7 @@ impl Recorder {
     /// kind comes from the allocation being freed.
     pub fn free(&self, api: &str, ret: i32, ptr: u64, hint: Option<MemKind>) {
         let known = if ret == 0 && ptr != 0 {
+            self.host.untrack(ptr);
             self.allocs.remove(ptr)
         } else {
             None
@@ -312,6 +386,8 @@ impl Recorder {
         if ret == 0 && ptr != 0 {
             // Registered host memory is device-accessible: kernels may get it.
             self.allocs.insert(ptr, size, MemKind::Pinned);
+            // It holds the application's data already.
+            self.host.track(ptr, size, MemKind::Pinned, false);
         }
         self.op(
             api,
@@ -326,6 +402,7 @@ impl Recorder {
     /// Records a host unregistration.
     pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
         if ret == 0 {
+            self.host.untrack(ptr);
             self.allocs.remove(ptr);
         }
         self.op(api, ret, &Op::HostUnregister { ptr: Addr(ptr) });
@@ -776,11 +853,26 @@ impl Recorder {
                 Value::from(why),
             );
         }
+        if let Some(errno) = self.sink.blob_write_error() {
+            // A small blob's file, written after its event was buffered,
+            // failed (disk full, ...): events name a blob that is missing.
+            let why = format!("blobs: {}", os_message(errno));
+            eprintln!(
+                "hrr-intercept: capture incomplete: {why} (a blob file could not be written)"
+            );
+            m.complete = false;
+            m.extra
+                .entry(hrr_core::manifest::INCOMPLETE_FIELD)
+                .or_insert(Value::from(why));
+        }
         m.blobs = self.blobs.count();
         m.extra
             .insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
+        }
+        for line in crate::interpose::self_profile::report() {
+            eprintln!("hrr-intercept: profile: {line}");
         }
         m.unrecorded = crate::record::unrecorded::snapshot();
         m.extra.extend(crate::record::unrecorded::manifest_fields());
@@ -868,6 +960,17 @@ pub fn global() -> Option<&'static Recorder> {
 /// paths).
 pub fn existing() -> Option<&'static Recorder> {
     GLOBAL.get().and_then(Option::as_ref)
+}
+
+/// Host memory about to be freed or unregistered is no longer snapshotted
+/// (see `host_memory`): a launch on another thread must not read it once
+/// the runtime has given it back. Called before the release is forwarded;
+/// a release that then fails leaves it untracked (its later host writes are
+/// not recorded).
+pub fn untrack_host_memory(ptr: u64) {
+    if let Some(r) = existing() {
+        r.host_memory().untrack(ptr);
+    }
 }
 
 /// Stops recording in this process (forked child, after finish).
@@ -985,6 +1088,63 @@ mod tests {
         assert_eq!(id, BlobId::of(b"abc"));
         assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn host_memory_is_recorded_before_launches_and_after_syncs() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut pinned = vec![0u8; 3 * host_memory::CHUNK];
+        let base = pinned.as_ptr() as u64;
+        let size = pinned.len() as u64;
+        r.alloc("hipHostMalloc", 0, base, size, MemKind::Pinned);
+        assert!(r.host_memory().any());
+        pinned[host_memory::CHUNK + 1] = 7; // the host writes one chunk
+        let arg = base.to_le_bytes();
+        let values = ArgValues::Buffer(&arg);
+        r.host_writes_before_launch("hipModuleLaunchKernel", 0, &values, None);
+        pinned[0] = 9; // a kernel writes another
+        r.op(
+            "hipStreamSynchronize",
+            0,
+            &Op::StreamSync { stream: Addr(0) },
+        );
+        // Nothing changed since: a second sync and launch record nothing.
+        r.op("hipDeviceSynchronize", 0, &Op::DeviceSync);
+        r.host_writes_before_launch("hipModuleLaunchKernel", 0, &values, None);
+        r.free("hipHostFree", 0, base, Some(MemKind::Pinned));
+        assert!(!r.host_memory().any());
+        r.finish("exit", LockMode::Block);
+        let ev = events(t.path());
+        let ops: Vec<_> = ev.iter().map(|e| e.op.name()).collect();
+        assert_eq!(
+            ops,
+            [
+                "alloc",
+                "host_write",
+                "stream_sync",
+                "host_read",
+                "device_sync",
+                "free",
+                "eof"
+            ]
+        );
+        let chunk = host_memory::CHUNK as u64;
+        let Op::HostWrite { ptr, size, blob } = ev[1].op else {
+            panic!("{:?}", ev[1])
+        };
+        assert_eq!((ptr.0, size), (base + chunk, chunk));
+        assert_eq!(ev[1].api, "hipModuleLaunchKernel");
+        let mut want = vec![0u8; chunk as usize];
+        want[1] = 7;
+        assert_eq!(blob, BlobId::of(&want));
+        let Op::HostRead { ptr, size, .. } = ev[3].op else {
+            panic!("{:?}", ev[3])
+        };
+        assert_eq!(
+            (ptr.0, size, ev[3].api.as_str()),
+            (base, chunk, "hipStreamSynchronize")
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! can say what a replay cannot reproduce.
 //!
 //! Family-agnostic: any family declares `static C: Counter =
-//! Counter::new("cuGraphLaunch")` and calls [`Counter::bump`].
+//! Counter::new("cuLaunchHostFunc")` and calls [`Counter::bump`].
 //!
 //! Two more sources for functions the library has no wrapper for (CUDA
 //! driver functions a program looks up through `cuGetProcAddress` or

@@ -1,12 +1,16 @@
 //! `BlobWriter`: the capture side of the archive's blob store.
 //!
-//! Blobs are hashed and written by the recording thread, straight from the
-//! application's memory (no copy: the recorder's memory does not grow with
-//! the data), before the event naming them is appended — so an event never
-//! refers to a blob that is not on disk. hrr-core's `BlobStore` does the
-//! content addressing and the atomic tmp+rename; this adds the counts the
-//! manifest and `hrr-cap` report, and skips blobs this process already wrote
-//! without a filesystem call.
+//! Large blobs are hashed and written by the recording thread, straight
+//! from the application's memory (no copy: the recorder's memory does not
+//! grow with the data), before the event naming them is appended. Small
+//! ones (up to `SMALL_BLOB` bytes) are hashed and copied into the events
+//! buffer's batch (`EventSink::defer_blob`), written by whoever writes that
+//! buffer, before it: creating a file costs far more than such a copy.
+//! Either way an event never refers to a blob that is not on disk.
+//! hrr-core's `BlobStore` does the content addressing, the names and the
+//! atomic tmp+rename; this adds the counts the manifest and `hrr-cap`
+//! report, and skips blobs this process already wrote without a
+//! filesystem call.
 
 use std::collections::HashSet;
 use std::io;
@@ -16,6 +20,12 @@ use std::sync::{Mutex, PoisonError};
 
 use hrr_core::BlobId;
 use hrr_core::blob_store::BlobStore;
+
+use super::event_sink::EventSink;
+
+/// Blobs up to this size are hashed before the store is asked (skipped
+/// when this process has them) and written with the events buffer.
+pub const SMALL_BLOB: usize = 64 * 1024;
 
 /// Writes blobs into one archive.
 pub struct BlobWriter {
@@ -49,12 +59,13 @@ impl BlobWriter {
         })
     }
 
-    /// Stores `bytes`; returns their id.
-    pub fn put(&self, bytes: &[u8]) -> io::Result<BlobId> {
+    /// Stores `bytes`; returns their id. A small blob goes to `sink`'s
+    /// buffer (written before the events appended after this call).
+    pub fn put(&self, bytes: &[u8], sink: &EventSink) -> io::Result<BlobId> {
         // Small blobs: hash first, skip the store when this process has the
         // blob already (a loop copying the same buffer). Large ones go to the
         // store directly, which hashes once and checks existence itself.
-        if bytes.len() <= 64 * 1024 {
+        let id = if bytes.len() <= SMALL_BLOB {
             let id = BlobId::of(bytes);
             if self
                 .seen
@@ -64,8 +75,15 @@ impl BlobWriter {
             {
                 return Ok(id);
             }
-        }
-        let id = self.store.put(bytes)?;
+            let (tmp, path) = self.store.staging_names(&id)?;
+            let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
+            if !sink.defer_blob(&name(tmp), &name(path), bytes) {
+                self.store.put(bytes)?;
+            }
+            id
+        } else {
+            self.store.put(bytes)?
+        };
         if self
             .seen
             .lock()
@@ -95,18 +113,59 @@ impl BlobWriter {
 mod tests {
     use super::*;
 
+    fn sink(dir: &Path) -> EventSink {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("events.ndjson"))
+            .unwrap();
+        EventSink::new(f)
+    }
+
     #[test]
     fn dedups_and_counts() {
         let t = tempfile::tempdir().unwrap();
         let w = BlobWriter::new(t.path()).unwrap();
-        let a = w.put(b"hello").unwrap();
-        assert_eq!(w.put(b"hello").unwrap(), a);
+        let s = sink(t.path());
+        let a = w.put(b"hello", &s).unwrap();
+        assert_eq!(w.put(b"hello", &s).unwrap(), a);
         let big = vec![7u8; 100_000];
-        let b = w.put(&big).unwrap();
-        w.put(&big).unwrap();
+        let b = w.put(&big, &s).unwrap();
+        w.put(&big, &s).unwrap();
         assert_eq!((w.count(), w.bytes()), (2, 100_005));
         let store = BlobStore::of_archive(t.path());
-        assert_eq!(&*store.get(&a).unwrap(), b"hello");
         assert_eq!(store.get(&b).unwrap().len(), 100_000);
+        s.flush();
+        assert_eq!(&*store.get(&a).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn a_small_blob_is_on_disk_once_the_events_after_it_are() {
+        let t = tempfile::tempdir().unwrap();
+        let w = BlobWriter::new(t.path()).unwrap();
+        let s = sink(t.path());
+        let store = BlobStore::of_archive(t.path());
+        let a = w.put(b"small", &s).unwrap();
+        assert!(!store.contains(&a), "waits for its events buffer");
+        let mut body = Vec::new();
+        hrr_core::wire::encode::encode_op(&mut body, 1, "x", 0, &hrr_core::Op::DeviceSync);
+        s.append(&body);
+        s.flush();
+        assert_eq!(&*store.get(&a).unwrap(), b"small");
+        assert!(
+            !std::fs::read(t.path().join("events.ndjson"))
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_finished_sink_leaves_small_blobs_to_the_caller() {
+        let t = tempfile::tempdir().unwrap();
+        let w = BlobWriter::new(t.path()).unwrap();
+        let s = sink(t.path());
+        s.finish("exit", 1, super::super::event_sink::LockMode::Block);
+        let a = w.put(b"late", &s).unwrap();
+        assert_eq!(&*BlobStore::of_archive(t.path()).get(&a).unwrap(), b"late");
     }
 }

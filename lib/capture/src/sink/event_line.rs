@@ -76,8 +76,13 @@ pub fn encode_launch_scanned_attrs<'b, 'c>(
     l.end();
 }
 
-/// Launch heads per thread: how many different ones are kept.
-const HEAD_CACHE_ENTRIES: usize = 4;
+/// Launch heads per thread: how many different ones are kept. A training
+/// step launches a few dozen kernels in turn (PyTorch: ~25 for a small
+/// MLP), each with the same arguments every step; with fewer entries than
+/// that each would be evicted before its next launch and pay the full
+/// scan and encode (≈ 10 µs for a foreach kernel's 4 KiB of arguments).
+/// A loop of one kernel finds it in the first entry.
+const HEAD_CACHE_ENTRIES: usize = 32;
 
 /// The heads (everything before `,"args":`) of a thread's recent launch
 /// events, with the values each was encoded from. A launch of the same

@@ -48,6 +48,7 @@ use std::time::{Duration, Instant};
 
 use hrr_core::Op;
 
+use super::blob_batch::BlobBatch;
 use crate::interpose::sys;
 use hrr_core::wire::encode;
 
@@ -55,6 +56,10 @@ use hrr_core::wire::encode;
 /// enough that a buffer takes several `POLL_INTERVAL`s to fill at the
 /// fastest event rate measured (≈ 100 MB/s of NDJSON, 250k launches/s).
 pub const FLUSH_BYTES: usize = 512 * 1024;
+/// Small blob files buffered (`defer_blob`) that trigger a hand-off, like
+/// `FLUSH_BYTES` of lines; past twice this, blobs are written by the
+/// caller instead.
+pub const FLUSH_BLOB_BYTES: usize = 4 << 20;
 /// Time since the last write that triggers one.
 pub const FLUSH_INTERVAL_NS: u64 = 100_000_000;
 /// Backlog at which an appending thread stops waiting for the writer and
@@ -99,11 +104,16 @@ pub struct EventSink {
     /// errno of the first failed write (0: none); the lines of that write
     /// and every later one are lost (see [`EventSink::write_error`]).
     write_errno: AtomicI32,
+    /// errno of the first blob file of a batch that could not be written
+    /// (0: none; see [`EventSink::blob_write_error`]).
+    blob_errno: AtomicI32,
 }
 
 struct SinkState {
     /// Lines not yet handed to anyone.
     buf: Vec<u8>,
+    /// Blob files those lines (or later ones) name, written before them.
+    blobs: BlobBatch,
     last_write_ns: u64,
     finished: bool,
 }
@@ -111,8 +121,11 @@ struct SinkState {
 struct Handoff {
     /// A full buffer waiting for the writer thread (empty: none).
     pending: Vec<u8>,
+    /// Its blob files (each buffer's batch moves with it).
+    pending_blobs: BlobBatch,
     /// An empty buffer to swap in for a full one (capacity 0: in flight).
     spare: Vec<u8>,
+    spare_blobs: BlobBatch,
     /// A write failed (disk full, ...): later lines are dropped, not retried.
     failed: bool,
     stop: bool,
@@ -178,13 +191,16 @@ impl EventSink {
                 // Twice the threshold: a line can overshoot it, and the
                 // buffer should not reallocate in steady state.
                 buf: Vec::with_capacity(2 * FLUSH_BYTES),
+                blobs: BlobBatch::default(),
                 last_write_ns: sys::monotonic_ns(),
                 finished: false,
             }),
             owner: AtomicU64::new(0),
             handoff: Mutex::new(Handoff {
                 pending: Vec::new(),
+                pending_blobs: BlobBatch::default(),
                 spare: Vec::with_capacity(2 * FLUSH_BYTES),
+                spare_blobs: BlobBatch::default(),
                 failed: false,
                 stop: false,
                 sleeping: false,
@@ -194,6 +210,7 @@ impl EventSink {
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
             write_errno: AtomicI32::new(0),
+            blob_errno: AtomicI32::new(0),
         }
     }
 
@@ -253,9 +270,15 @@ impl EventSink {
         !self.writing.load(Ordering::Acquire)
     }
 
-    /// Writes `b` unless an earlier write failed, then empties it (clear()
-    /// only sets the length: no allocator call, fine in a signal handler).
-    fn write(&self, h: &mut Handoff, b: &mut Vec<u8>) {
+    /// Writes `blobs`' files, then `b`, unless an earlier write failed,
+    /// then empties both (clear() only sets lengths: no allocator call, fine
+    /// in a signal handler).
+    fn write(&self, h: &mut Handoff, b: &mut Vec<u8>, blobs: &mut BlobBatch) {
+        if h.failed {
+            blobs.clear();
+        } else {
+            self.write_blobs(blobs);
+        }
         if !b.is_empty()
             && !h.failed
             && let Err(e) = sys::write_all(self.fd, b)
@@ -264,6 +287,38 @@ impl EventSink {
             self.note_write_error(e);
         }
         b.clear();
+    }
+
+    /// Writes a batch's files, keeping the first error (signal-safe).
+    fn write_blobs(&self, blobs: &mut BlobBatch) {
+        if let Err(e) = blobs.write() {
+            let _ = self
+                .blob_errno
+                .compare_exchange(0, e, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+
+    /// errno of the first blob file that could not be written, if any: the
+    /// events naming it point at nothing.
+    pub fn blob_write_error(&self) -> Option<i32> {
+        match self.blob_errno.load(Ordering::Acquire) {
+            0 => None,
+            e => Some(e),
+        }
+    }
+
+    /// Queues a small blob file (`data` written at `tmp`, renamed to `path`)
+    /// with the lines being buffered, to be written before them; `false`
+    /// when the caller must write it itself (the sink is finished, or
+    /// holds `2 × FLUSH_BLOB_BYTES` of blobs already).
+    pub fn defer_blob(&self, tmp: &[u8], path: &[u8], data: &[u8]) -> bool {
+        let mut held = self.lock();
+        let st = &mut *held.guard;
+        if st.finished || st.blobs.held() >= 2 * FLUSH_BLOB_BYTES {
+            return false;
+        }
+        st.blobs.push(tmp, path, data);
+        true
     }
 
     /// Keeps the first write error (an atomic store: signal-safe).
@@ -287,15 +342,18 @@ impl EventSink {
             return false;
         }
         let mut pending = std::mem::take(&mut h.pending);
-        self.write(h, &mut pending);
+        let mut pending_blobs = std::mem::take(&mut h.pending_blobs);
+        self.write(h, &mut pending, &mut pending_blobs);
         // A pending buffer written here is the spare the writer would have
         // returned; without this, one drain stops all later hand-offs.
         if h.spare.capacity() == 0 {
             h.spare = pending;
+            h.spare_blobs = pending_blobs;
         } else {
             h.pending = pending;
+            h.pending_blobs = pending_blobs;
         }
-        self.write(h, &mut st.buf);
+        self.write(h, &mut st.buf, &mut st.blobs);
         st.last_write_ns = now;
         true
     }
@@ -316,7 +374,10 @@ impl EventSink {
         st.buf.extend_from_slice(body);
         let room = st.buf.spare_capacity_mut();
         sys::prefetch(&room[..room.len().min(PREFETCH_BYTES)]);
-        if st.buf.len() >= FLUSH_BYTES || t.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS {
+        if st.buf.len() >= FLUSH_BYTES
+            || st.blobs.held() >= FLUSH_BLOB_BYTES
+            || t.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
+        {
             let writer = self.has_writer.load(Ordering::Acquire);
             let mut h = self.lock_handoff();
             // Hand off only into the spare buffer: two buffers circulate and
@@ -324,6 +385,8 @@ impl EventSink {
             if writer && h.pending.is_empty() && h.spare.capacity() > 0 {
                 let spare = std::mem::take(&mut h.spare);
                 h.pending = std::mem::replace(&mut st.buf, spare);
+                let spare_blobs = std::mem::take(&mut h.spare_blobs);
+                h.pending_blobs = std::mem::replace(&mut st.blobs, spare_blobs);
                 st.last_write_ns = t;
                 // Set and cleared under `handoff` around the wait: a writer
                 // not asleep checks `pending` before it next waits.
@@ -332,7 +395,10 @@ impl EventSink {
                 if asleep {
                     self.wake.notify_one();
                 }
-            } else if !writer || st.buf.len() >= BACKLOG_BYTES {
+            } else if !writer
+                || st.buf.len() >= BACKLOG_BYTES
+                || st.blobs.held() >= FLUSH_BLOB_BYTES + FLUSH_BLOB_BYTES / 2
+            {
                 self.drain(st, &mut h, t);
             }
         }
@@ -365,17 +431,20 @@ impl EventSink {
                 last_idle_check = Instant::now();
                 if let Ok(mut st) = self.state.try_lock() {
                     let now = sys::monotonic_ns();
-                    if !st.buf.is_empty()
+                    if !(st.buf.is_empty() && st.blobs.is_empty())
                         && now.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
                     {
                         let spare = std::mem::take(&mut h.spare);
                         h.pending = std::mem::replace(&mut st.buf, spare);
+                        let spare_blobs = std::mem::take(&mut h.spare_blobs);
+                        h.pending_blobs = std::mem::replace(&mut st.blobs, spare_blobs);
                         st.last_write_ns = now;
                     }
                 }
             }
-            if h.pending.is_empty() || h.failed {
+            if (h.pending.is_empty() && h.pending_blobs.is_empty()) || h.failed {
                 h.pending.clear();
+                h.pending_blobs.clear();
                 let polling = !h.failed && last_write.elapsed() < POLL_IDLE;
                 h.sleeping = !polling;
                 let wait = if polling { POLL_INTERVAL } else { POLL_IDLE };
@@ -389,9 +458,15 @@ impl EventSink {
             }
             last_write = Instant::now();
             let mut full = std::mem::take(&mut h.pending);
+            let mut full_blobs = std::mem::take(&mut h.pending_blobs);
             self.writing.store(true, Ordering::Release);
             drop(h);
-            let r = sys::write_all(self.fd, &full);
+            self.write_blobs(&mut full_blobs);
+            let r = if full.is_empty() {
+                Ok(())
+            } else {
+                sys::write_all(self.fd, &full)
+            };
             self.writing.store(false, Ordering::Release);
             full.clear();
             h = self.lock_handoff();
@@ -401,6 +476,7 @@ impl EventSink {
             }
             if h.spare.capacity() == 0 {
                 h.spare = full;
+                h.spare_blobs = full_blobs;
             }
         }
     }
@@ -428,9 +504,12 @@ impl EventSink {
             return false;
         }
         let mut pending = std::mem::take(&mut h.pending);
-        self.write(&mut h, &mut pending);
+        let mut pending_blobs = std::mem::take(&mut h.pending_blobs);
+        self.write(&mut h, &mut pending, &mut pending_blobs);
         h.pending = pending;
-        self.write(&mut h, &mut held.guard.buf);
+        h.pending_blobs = pending_blobs;
+        let st = &mut *held.guard;
+        self.write(&mut h, &mut st.buf, &mut st.blobs);
         true
     }
 
@@ -552,6 +631,25 @@ mod tests {
         }
         assert!(s.flush_from_signal());
         assert_eq!(seqs(&path), (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_write_path_writes_its_buffers_blob_files_first() {
+        let t = tempfile::tempdir().unwrap();
+        let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
+        let (s, path) = sink(t.path());
+        assert!(s.defer_blob(&name(".tmp-a"), &name("a"), b"A"));
+        s.append(&body("a"));
+        assert!(!t.path().join("a").exists(), "buffered with its line");
+        assert!(s.flush_from_signal());
+        assert_eq!(std::fs::read(t.path().join("a")).unwrap(), b"A");
+        assert!(s.defer_blob(&name(".tmp-b"), &name("b"), b"B"));
+        s.append(&body("b"));
+        s.finish("exit", 1, LockMode::Block);
+        assert_eq!(std::fs::read(t.path().join("b")).unwrap(), b"B");
+        assert!(!s.defer_blob(&name(".tmp-c"), &name("c"), b"C"), "finished");
+        assert_eq!(seqs(&path), [0, 1, 2]);
+        assert_eq!(s.blob_write_error(), None);
     }
 
     #[test]

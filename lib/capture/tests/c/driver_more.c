@@ -1,7 +1,7 @@
 /* More of the driver API through its exports (linked with -lcuda): virtual
  * memory as PyTorch's expandable segments use it, a module global,
  * cuLaunchKernelEx with an attribute, and a function that is only counted
- * (cuGraphLaunch). */
+ * (cuLaunchHostFunc). */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +18,8 @@ int cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
 int cuModuleLoadData(void **, const void *);
 int cuModuleGetFunction(void **, void *, const char *);
 int cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, void *, const char *);
-int cuGraphLaunch(void *, void *);
+int cuLaunchHostFunc(void *, void (*)(void *), void *);
+static void host_fn(void *p) { (void)p; }
 struct launch_attr { unsigned id; char pad[4]; unsigned char value[64]; };
 struct launch_config {
     unsigned gx, gy, gz, bx, by, bz, shmem;
@@ -74,8 +75,8 @@ int main(void) {
     int n = 64;
     void *params[] = {&across, &n};
     CHECK(cuLaunchKernelEx(&c, f, params, NULL));
-    CHECK(cuGraphLaunch(NULL, NULL));
-    CHECK(cuGraphLaunch(NULL, NULL));
+    CHECK(cuLaunchHostFunc(NULL, host_fn, NULL));
+    CHECK(cuLaunchHostFunc(NULL, host_fn, NULL));
 
     CHECK(cuMemUnmap(va, 4 * MIB));
     for (int i = 0; i < 2; i++) CHECK(cuMemRelease(h[i]));

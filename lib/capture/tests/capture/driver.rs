@@ -6,6 +6,7 @@
 //! answers are the H200 pass's business.
 
 use crate::harness::{Captured, capture_cuda, capture_with, cuda_program, fake_cuda, text};
+use hrr_core::graph::{GraphNode, NodeOp};
 use hrr_core::manifest::Platform;
 use hrr_core::{Addr, Dir, MemKind, Op};
 
@@ -349,6 +350,220 @@ fn virtual_memory_globals_launch_attributes_and_counted_calls() {
     );
     assert_eq!(
         c.manifest.unrecorded,
-        [("cuGraphLaunch".to_string(), 2)].into_iter().collect()
+        [("cuLaunchHostFunc".to_string(), 2)].into_iter().collect()
+    );
+}
+
+/// The kernel node `iota(out, n)` of a `graph_exec`, checked: `out` is
+/// `d` (a pointer) and `n` its second argument.
+fn iota_node(n: &GraphNode, d: u64, want_n: i32) {
+    let NodeOp::Kernel {
+        ref name, ref args, ..
+    } = n.op
+    else {
+        panic!("{n:?}")
+    };
+    assert_eq!(name, "iota");
+    assert_eq!(
+        (args[0].hex.0.clone(), args[0].ptrs.clone()),
+        (d.to_le_bytes().to_vec(), vec![0])
+    );
+    assert_eq!(args[1].hex.0, want_n.to_le_bytes());
+}
+
+#[test]
+fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
+    let app = cuda_program("graph_driver", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("g.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("graph_driver: OK"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuModuleGetFunction", "function"),
+            // The capture itself records nothing.
+            ("cuGraphInstantiateWithFlags", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuGraphExecDestroy", "graph_exec_destroy"),
+            ("cuGraphInstantiateWithFlags", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuGraphExecKernelNodeSetParams_v2", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuGraphExecDestroy", "graph_exec_destroy"),
+        ]
+    );
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let (d, z) = match (&c.events[0].op, &c.events[1].op) {
+        (Op::Alloc { ptr: d, .. }, Op::Alloc { ptr: z, .. }) => (d.0, z.0),
+        o => panic!("{o:?}"),
+    };
+
+    // The captured graph: H2D from the host buffer, the kernel, the memset,
+    // D2H into host memory, each depending on the one before.
+    let Op::GraphExec {
+        exec,
+        ref nodes,
+        graph,
+    } = c.events[3].op
+    else {
+        panic!("{:?}", c.events[3])
+    };
+    assert_ne!(graph.0, 0);
+    assert_eq!(nodes.len(), 4, "{nodes:?}");
+    let (host_in, host_out) = match (&nodes[0].op, &nodes[3].op) {
+        (
+            NodeOp::Memcpy {
+                dir: Dir::H2d,
+                dst,
+                src,
+                size: 256,
+            },
+            NodeOp::Memcpy {
+                dir: Dir::D2h,
+                dst: hout,
+                src: dsrc,
+                size: 256,
+            },
+        ) if dst.0 == d && dsrc.0 == d => (src.0, hout.0),
+        o => panic!("{o:?}"),
+    };
+    assert_ne!(host_in, host_out);
+    iota_node(&nodes[1], d, 8);
+    assert_eq!(
+        nodes[2].op,
+        NodeOp::Memset {
+            dst: Addr(z),
+            value: 0x3f80_0000,
+            size: 16,
+            width: 4,
+            rows: 1,
+            pitch: 0
+        }
+    );
+    let deps: Vec<Vec<u32>> = nodes.iter().map(|n| n.deps.clone()).collect();
+    assert_eq!(deps, [vec![], vec![0], vec![1], vec![2]]);
+
+    // Each launch: the bytes the H2D node read then, the D2H node's result.
+    for (it, e) in [4, 6, 8].into_iter().enumerate() {
+        let Op::GraphLaunch {
+            exec: x,
+            ref blobs,
+            stream,
+        } = c.events[e].op
+        else {
+            panic!("{:?}", c.events[e])
+        };
+        assert_eq!((x, stream), (exec, Addr(0x5000)));
+        assert_eq!(blobs.iter().map(|b| b.node).collect::<Vec<_>>(), [0, 3]);
+        let input: Vec<f32> = (0..64)
+            .map(|i| 100.0 * it as f32 + i as f32 + 0.5)
+            .collect();
+        let result: Vec<f32> = (0..64)
+            .map(|i| if i < 8 { i as f32 } else { input[i] })
+            .collect();
+        assert_eq!(
+            c.blob(&blobs[0].blob),
+            f32s(input),
+            "launch {it}: h2d bytes"
+        );
+        assert_eq!(
+            c.blob(&blobs[1].blob),
+            f32s(result),
+            "launch {it}: d2h bytes"
+        );
+    }
+
+    // Node by node, a child graph inlined before its (empty) node; then
+    // the setter's whole topology again, under the same exec.
+    let Op::GraphExec {
+        exec: x2,
+        ref nodes,
+        ..
+    } = c.events[11].op
+    else {
+        panic!("{:?}", c.events[11])
+    };
+    let kinds: Vec<(&str, Vec<u32>)> = nodes
+        .iter()
+        .map(|n| {
+            let k = match n.op {
+                NodeOp::Kernel { .. } => "kernel",
+                NodeOp::Empty => "empty",
+                _ => "other",
+            };
+            (k, n.deps.clone())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("kernel", vec![]),
+            ("empty", vec![0]),
+            ("kernel", vec![1]),
+            ("empty", vec![2]),
+        ]
+    );
+    iota_node(&nodes[0], d, 4);
+    iota_node(&nodes[2], d, 2);
+    let Op::GraphExec {
+        exec: x3,
+        graph,
+        nodes: ref set,
+    } = c.events[13].op
+    else {
+        panic!("{:?}", c.events[13])
+    };
+    assert_eq!((x3, graph), (x2, Addr(0)));
+    iota_node(&set[0], d, 16);
+    assert_eq!(set[1..], nodes[1..], "only the node set changed");
+}
+
+#[test]
+fn runtime_calls_into_a_capturing_stream_are_not_recorded() {
+    let app = cuda_program("runtime_capture", &["cuda", "cudart"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("r.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("runtime_capture: OK"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cudaMallocAsync", "alloc"),
+            ("cudaEventCreateWithFlags", "event_create"),
+            ("cudaMemsetAsync_ptsz", "memset"),
+            ("cudaEventRecord", "event_record"),
+            ("cudaStreamWaitEvent", "stream_wait_event"),
+        ],
+        "only the calls after the capture ended"
+    );
+    assert!(
+        matches!(c.events[2].op, Op::Memset { value: 2, .. }),
+        "{:?}",
+        c.events[2]
     );
 }

@@ -200,6 +200,21 @@ impl<'a> EventLine<'a> {
         self
     }
 
+    /// `"key":[a,b,…]`, numbers.
+    #[inline]
+    pub fn nums(&mut self, key: &str, v: &[u64]) -> &mut Self {
+        self.key(key);
+        self.buf.push(b'[');
+        for (i, n) in v.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            push_u64(self.buf, *n);
+        }
+        self.buf.push(b']');
+        self
+    }
+
     /// `"attrs":[{"id":…,"hex":"…"},…]` of a CUDA launch (omitted when empty).
     pub fn attrs<'b>(&mut self, attrs: impl IntoIterator<Item = (u32, &'b [u8])>) -> &mut Self {
         let mut first = true;
@@ -635,6 +650,74 @@ pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
         }
         Op::GraphExecDestroy { exec } => {
             l.addr("exec", exec.0);
+        }
+        Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
+            l.addr("ptr", ptr.0).num("size", *size).blob("blob", blob);
+        }
+        Op::MemcpyRect {
+            dir,
+            dst,
+            dpitch,
+            src,
+            spitch,
+            extent,
+            stream,
+            blob,
+        } => {
+            l.word("dir", dir.as_str())
+                .addr("dst", dst.0)
+                .addr("src", src.0);
+            if let Some(s) = stream {
+                l.addr("stream", s.0);
+            }
+            if let Some(b) = blob {
+                l.blob("blob", b);
+            }
+            l.nums("dpitch", dpitch)
+                .nums("spitch", spitch)
+                .nums("extent", extent);
+        }
+        Op::MemsetRect {
+            dst,
+            pitch,
+            extent,
+            value,
+            width,
+            stream,
+        } => {
+            l.addr("dst", dst.0).num("value", u64::from(*value));
+            if *width != 1 {
+                l.num("width", u64::from(*width));
+            }
+            if let Some(s) = stream {
+                l.addr("stream", s.0);
+            }
+            l.nums("dpitch", pitch).nums("extent", extent);
+        }
+        Op::PoolCreate { pool } | Op::PoolDestroy { pool } => {
+            l.addr("pool", pool.0);
+        }
+        Op::PoolTrim { pool, size } => {
+            l.num("size", *size).addr("pool", pool.0);
+        }
+        Op::PoolAttr { pool, attr, value } => {
+            l.addr("pool", pool.0)
+                .num("attr", u64::from(*attr))
+                .num("attr_value", *value);
+        }
+        Op::DevicePool { device, pool } => {
+            l.int("device", i64::from(*device)).addr("pool", pool.0);
+        }
+        Op::PoolAlloc {
+            ptr,
+            size,
+            pool,
+            stream,
+        } => {
+            l.addr("ptr", ptr.0)
+                .num("size", *size)
+                .addr("stream", stream.0)
+                .addr("pool", pool.0);
         }
         Op::Eof { events } => {
             l.num("events", *events);
@@ -1106,6 +1189,67 @@ mod tests {
                 ],
             },
             Op::GraphExecDestroy { exec: s },
+            Op::HostWrite {
+                ptr: a,
+                size: 65536,
+                blob: BlobId::of(b"host"),
+            },
+            Op::HostRead {
+                ptr: Addr(0),
+                size: 0,
+                blob: b,
+            },
+            Op::MemcpyRect {
+                dir: Dir::H2d,
+                dst: a,
+                dpitch: [64, 1024],
+                src: s,
+                spitch: [40, 640],
+                extent: [40, 16, 2],
+                stream: None,
+                blob: Some(b),
+            },
+            Op::MemcpyRect {
+                dir: Dir::D2d,
+                dst: a,
+                dpitch: [64, 0],
+                src: s,
+                spitch: [128, 0],
+                extent: [64, 3, 1],
+                stream: Some(s),
+                blob: None,
+            },
+            Op::MemsetRect {
+                dst: a,
+                pitch: [64, 1024],
+                extent: [40, 16, 1],
+                value: 7,
+                width: 1,
+                stream: None,
+            },
+            Op::MemsetRect {
+                dst: a,
+                pitch: [64, 1024],
+                extent: [40, 16, 2],
+                value: u32::MAX,
+                width: 4,
+                stream: Some(s),
+            },
+            Op::PoolCreate { pool: s },
+            Op::PoolDestroy { pool: s },
+            Op::PoolTrim { pool: s, size: 99 },
+            Op::PoolAttr {
+                pool: s,
+                attr: 4,
+                value: u64::MAX,
+            },
+            Op::DevicePool { device: 0, pool: s },
+            Op::PoolAlloc {
+                ptr: a,
+                size: 4096,
+                pool: s,
+                stream: Addr(0),
+            },
             Op::Eof { events: 42 },
         ]
     }

@@ -146,6 +146,24 @@ pub struct Wire<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// `graph_launch`: the host copy nodes' blobs.
     pub blobs: Option<Vec<NodeBlob>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy_rect`, `memset_rect`: row and slice pitch of the destination.
+    pub dpitch: Option<[u64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy_rect`: row and slice pitch of the source.
+    pub spitch: Option<[u64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `memcpy_rect`, `memset_rect`: width in bytes, height, depth.
+    pub extent: Option<[u64; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Pool ops: the memory pool.
+    pub pool: Option<Addr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `pool_attr`: the attribute's number.
+    pub attr: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `pool_attr`: the attribute's value.
+    pub attr_value: Option<u64>,
 }
 
 impl Wire<'_> {
@@ -323,6 +341,55 @@ impl Event {
                 blobs: w.blobs.take().unwrap_or_default(),
             },
             "graph_exec_destroy" => Op::GraphExecDestroy { exec: req!(exec) },
+            "host_write" => Op::HostWrite {
+                ptr: req!(ptr),
+                size: req!(size),
+                blob: req!(blob),
+            },
+            "host_read" => Op::HostRead {
+                ptr: req!(ptr),
+                size: req!(size),
+                blob: req!(blob),
+            },
+            "memcpy_rect" => Op::MemcpyRect {
+                dir: req!(dir),
+                dst: req!(dst),
+                dpitch: req!(dpitch),
+                src: req!(src),
+                spitch: req!(spitch),
+                extent: req!(extent),
+                stream: w.stream,
+                blob: w.blob,
+            },
+            "memset_rect" => Op::MemsetRect {
+                dst: req!(dst),
+                pitch: req!(dpitch),
+                extent: req!(extent),
+                value: req!(value),
+                width: w.width.unwrap_or(1),
+                stream: w.stream,
+            },
+            "pool_create" => Op::PoolCreate { pool: req!(pool) },
+            "pool_destroy" => Op::PoolDestroy { pool: req!(pool) },
+            "pool_trim" => Op::PoolTrim {
+                pool: req!(pool),
+                size: req!(size),
+            },
+            "pool_attr" => Op::PoolAttr {
+                pool: req!(pool),
+                attr: req!(attr),
+                value: req!(attr_value),
+            },
+            "device_pool" => Op::DevicePool {
+                device: req!(device),
+                pool: req!(pool),
+            },
+            "pool_alloc" => Op::PoolAlloc {
+                ptr: req!(ptr),
+                size: req!(size),
+                pool: req!(pool),
+                stream: w.stream.unwrap_or(Addr(0)),
+            },
             "eof" => Op::Eof {
                 events: req!(events),
             },
@@ -501,6 +568,70 @@ impl Event {
                 w.blobs = (!blobs.is_empty()).then(|| blobs.clone());
             }
             Op::GraphExecDestroy { exec } => w.exec = Some(*exec),
+            Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
+                w.ptr = Some(*ptr);
+                w.size = Some(*size);
+                w.blob = Some(*blob);
+            }
+            Op::MemcpyRect {
+                dir,
+                dst,
+                dpitch,
+                src,
+                spitch,
+                extent,
+                stream,
+                blob,
+            } => {
+                w.dir = Some(*dir);
+                w.dst = Some(*dst);
+                w.src = Some(*src);
+                w.stream = *stream;
+                w.blob = *blob;
+                w.dpitch = Some(*dpitch);
+                w.spitch = Some(*spitch);
+                w.extent = Some(*extent);
+            }
+            Op::MemsetRect {
+                dst,
+                pitch,
+                extent,
+                value,
+                width,
+                stream,
+            } => {
+                w.dst = Some(*dst);
+                w.value = Some(*value);
+                w.width = (*width != 1).then_some(*width);
+                w.stream = *stream;
+                w.dpitch = Some(*pitch);
+                w.extent = Some(*extent);
+            }
+            Op::PoolCreate { pool } | Op::PoolDestroy { pool } => w.pool = Some(*pool),
+            Op::PoolTrim { pool, size } => {
+                w.size = Some(*size);
+                w.pool = Some(*pool);
+            }
+            Op::PoolAttr { pool, attr, value } => {
+                w.pool = Some(*pool);
+                w.attr = Some(*attr);
+                w.attr_value = Some(*value);
+            }
+            Op::DevicePool { device, pool } => {
+                w.device = Some(*device);
+                w.pool = Some(*pool);
+            }
+            Op::PoolAlloc {
+                ptr,
+                size,
+                pool,
+                stream,
+            } => {
+                w.ptr = Some(*ptr);
+                w.size = Some(*size);
+                w.stream = Some(*stream);
+                w.pool = Some(*pool);
+            }
             Op::Eof { events } => w.events = Some(*events),
         }
         w
@@ -680,6 +811,131 @@ mod tests {
             offsets
         );
         assert!(decode_relocations(&blob[1..]).is_none());
+    }
+
+    #[test]
+    fn host_memory_ops_round_trip_and_require_their_fields() {
+        let blob = BlobId::of(b"host bytes");
+        let text = round_trip(Op::HostWrite {
+            ptr: Addr(0x7f00_0000_1000),
+            size: 10,
+            blob,
+        });
+        assert!(
+            text.contains(r#""op":"host_write","ret":0,"ptr":"0x7f0000001000","size":10,"blob":""#),
+            "{text}"
+        );
+        let text = round_trip(Op::HostRead {
+            ptr: Addr(0x7f00_0000_1000),
+            size: 10,
+            blob,
+        });
+        assert!(text.contains(r#""op":"host_read""#), "{text}");
+        let err = Event::parse(br#"{"seq":1,"api":"x","op":"host_write","ptr":"0x1000","size":4}"#)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            EventError::Missing {
+                op: "host_write".into(),
+                field: "blob"
+            }
+        );
+        let err = Event::parse(br#"{"seq":1,"api":"x","op":"host_read","size":4}"#).unwrap_err();
+        assert_eq!(
+            err,
+            EventError::Missing {
+                op: "host_read".into(),
+                field: "ptr"
+            }
+        );
+    }
+
+    #[test]
+    fn rect_and_pool_ops_round_trip() {
+        let text = round_trip(Op::MemcpyRect {
+            dir: Dir::D2h,
+            dst: Addr(0x5555_0000),
+            dpitch: [40, 640],
+            src: Addr(0x7f00_0000_0040),
+            spitch: [64, 1024],
+            extent: [40, 16, 3],
+            stream: Some(Addr(0x77)),
+            blob: Some(BlobId::of(b"packed")),
+        });
+        assert!(
+            text.contains(r#""op":"memcpy_rect""#)
+                && text.contains(r#""dpitch":[40,640],"spitch":[64,1024],"extent":[40,16,3]"#),
+            "{text}"
+        );
+        let text = round_trip(Op::MemsetRect {
+            dst: Addr(0x7f00_0000_0000),
+            pitch: [64, 1024],
+            extent: [40, 16, 1],
+            value: 0xdead_beef,
+            width: 4,
+            stream: None,
+        });
+        assert!(text.contains(r#""width":4"#), "{text}");
+        round_trip(Op::PoolCreate { pool: Addr(0x99) });
+        round_trip(Op::PoolDestroy { pool: Addr(0x99) });
+        round_trip(Op::PoolTrim {
+            pool: Addr(0x99),
+            size: 0,
+        });
+        let text = round_trip(Op::PoolAttr {
+            pool: Addr(0x99),
+            attr: 4,
+            value: u64::MAX,
+        });
+        assert!(
+            text.contains(r#""attr":4,"attr_value":18446744073709551615"#),
+            "{text}"
+        );
+        round_trip(Op::DevicePool {
+            device: 0,
+            pool: Addr(0x99),
+        });
+        round_trip(Op::PoolAlloc {
+            ptr: Addr(0x7f00_0000_0000),
+            size: 4096,
+            pool: Addr(0x99),
+            stream: Addr(0),
+        });
+        // A rect copy without its extent names the missing field.
+        let err = Event::parse(
+            br#"{"seq":1,"api":"hipMemcpy2D","op":"memcpy_rect","dir":"h2d","dst":"0x1","src":"0x2","dpitch":[1,1],"spitch":[1,1]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            EventError::Missing {
+                op: "memcpy_rect".into(),
+                field: "extent"
+            }
+        );
+    }
+
+    #[test]
+    fn rect_geometry() {
+        use crate::event::{rect_len, rect_rows, rect_span};
+        assert_eq!(rect_len([40, 16, 3]), Some(1920));
+        assert_eq!(rect_len([u64::MAX, 2, 1]), None);
+        assert_eq!(rect_span([64, 0], [40, 16, 1]), Some(15 * 64 + 40));
+        assert_eq!(
+            rect_span([64, 1024], [40, 16, 2]),
+            Some(1024 + 15 * 64 + 40)
+        );
+        assert_eq!(
+            rect_span([32, 0], [40, 1, 1]),
+            None,
+            "row wider than its pitch"
+        );
+        assert_eq!(rect_span([64, 512], [40, 16, 2]), None, "slices overlap");
+        assert_eq!(rect_span([64, 0], [0, 16, 1]), None, "empty");
+        assert_eq!(
+            rect_rows([64, 1024], [40, 2, 2]).collect::<Vec<_>>(),
+            [0, 64, 1024, 1088]
+        );
     }
 
     #[test]

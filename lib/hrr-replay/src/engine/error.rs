@@ -177,6 +177,20 @@ pub enum EventFailure {
         /// Its length.
         len: u64,
     },
+    /// A rectangular copy or memset whose rows do not fit its pitches (a
+    /// row wider than its pitch, slices overlapping) or whose size overflows.
+    #[error("{op}: extent {extent:?} does not fit pitch {pitch:?}")]
+    RectShape {
+        /// The op and operand (`memcpy_rect dst`, …).
+        op: &'static str,
+        /// The offending pitch.
+        pitch: [u64; 2],
+        /// The extent.
+        extent: [u64; 3],
+    },
+    /// A pool op names a pool no earlier event created.
+    #[error("memory pool {0} was never created")]
+    UnknownPool(Addr),
     /// A `relocate` offset whose 8-byte word is not inside the event's range.
     #[error("relocate offset {offset} leaves no 8-byte word inside its {size} bytes")]
     RelocateOffset {
@@ -249,6 +263,10 @@ pub enum Operand {
     },
     /// The device memory a `relocate` event rewrites.
     RelocateDst,
+    /// The host memory a `host_write` event fills.
+    HostWriteDst,
+    /// The host memory a `host_read` event checks.
+    HostReadSrc,
     /// A pointer word a `relocate` event translates, at `dst + offset`.
     RelocateWord {
         /// The event's `dst`.
@@ -268,6 +286,8 @@ impl fmt::Display for Operand {
             Operand::MemsetDst => f.write_str("memset dst"),
             Operand::LaunchArg { arg, offset } => write!(f, "launch arg {arg}+{offset}"),
             Operand::RelocateDst => f.write_str("relocate dst"),
+            Operand::HostWriteDst => f.write_str("host_write dst"),
+            Operand::HostReadSrc => f.write_str("host_read src"),
             Operand::RelocateWord { dst, offset } => write!(f, "relocate word {dst}+{offset}"),
         }
     }

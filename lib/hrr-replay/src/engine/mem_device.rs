@@ -64,6 +64,13 @@ pub struct MemDevice {
     pub place_reserved: BTreeMap<u64, u64>,
     /// Placed allocations: address → granule-rounded (start, end) they hold.
     pub placed: BTreeMap<u64, (u64, u64)>,
+    /// Whether this device has memory pools (off: the trait's defaults).
+    pub has_pools: bool,
+    /// Pools by handle: the blocks given back to each, `(address, size)`,
+    /// reused first-fit by size as a runtime's pool reuses them.
+    pub pools: HashMap<Handle, Vec<(u64, u64)>>,
+    /// Live pool allocations: address → (pool, size).
+    pub pool_allocs: HashMap<u64, (Handle, u64)>,
 }
 
 /// The memory of one allocation, `len` bytes long, of which only a prefix
@@ -98,18 +105,26 @@ impl Backing {
         self.held.len()
     }
 
-    /// `[off, off + n)` held, growing the held prefix with zeros.
-    fn hold(&mut self, off: usize, n: usize) -> &mut [u8] {
-        debug_assert!(off + n <= self.len);
-        if self.held.len() < off + n {
-            self.held.resize(off + n, 0);
+    /// Copies `src` to `off`. The held prefix grows by `src` itself (and
+    /// zeros before it, if it starts past the prefix), not by zeros first
+    /// overwritten next: zeroing was a sixth of a fuzz execution.
+    fn write(&mut self, off: usize, src: &[u8]) {
+        debug_assert!(off + src.len() <= self.len);
+        let held = self.held.len();
+        if off >= held {
+            self.held.resize(off, 0);
+            self.held.extend_from_slice(src);
+        } else {
+            let inside = (held - off).min(src.len());
+            self.held[off..off + inside].copy_from_slice(&src[..inside]);
+            self.held.extend_from_slice(&src[inside..]);
         }
-        &mut self.held[off..off + n]
     }
 
-    /// Copies `src` to `off`.
-    fn write(&mut self, off: usize, src: &[u8]) {
-        self.hold(off, src.len()).copy_from_slice(src);
+    /// The held bytes of `[off, off + n)`: those before the held prefix ends.
+    fn held_part(&self, off: usize, n: usize) -> &[u8] {
+        let held = self.held.get(off..).unwrap_or_default();
+        &held[..held.len().min(n)]
     }
 
     /// Sets `n` bytes from `off` to `value`; zeros past the held prefix are
@@ -120,8 +135,19 @@ impl Backing {
         } else {
             n
         };
-        if n > 0 {
-            self.hold(off, n).fill(value);
+        if n == 0 {
+            return;
+        }
+        // Bytes past the held prefix are written once, with `value`.
+        let held = self.held.len();
+        if off >= held {
+            self.held.resize(off, 0);
+            self.held.resize(off + n, value);
+        } else if off + n > held {
+            self.held[off..].fill(value);
+            self.held.resize(off + n, value);
+        } else {
+            self.held[off..off + n].fill(value);
         }
     }
 
@@ -239,6 +265,42 @@ impl Device for MemDevice {
     fn name(&self) -> String {
         "memory".into()
     }
+    fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        if !self.has_pools {
+            return Ok(None);
+        }
+        let h = 0x9000 + self.pools.len() as u64;
+        self.pools.insert(h, Vec::new());
+        Ok(Some(h))
+    }
+    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
+        for (p, _) in self.pools.remove(&pool).unwrap_or_default() {
+            self.mem.remove(&p);
+        }
+        Ok(())
+    }
+    fn pool_alloc(&mut self, pool: Handle, size: u64, _: Handle) -> Result<u64, DeviceError> {
+        let free = self
+            .pools
+            .get_mut(&pool)
+            .ok_or_else(|| unsupported("unknown pool"))?;
+        let p = match free.iter().position(|&(_, s)| s == size) {
+            Some(i) => free.remove(i).0,
+            None => self.alloc(size, MemKind::Device)?,
+        };
+        self.pool_allocs.insert(p, (pool, size));
+        Ok(p)
+    }
+    fn pool_free(&mut self, ptr: u64, _: Handle) -> Result<(), DeviceError> {
+        let (pool, size) = self
+            .pool_allocs
+            .remove(&ptr)
+            .ok_or_else(|| unsupported("not a pool allocation"))?;
+        if let Some(free) = self.pools.get_mut(&pool) {
+            free.push((ptr, size));
+        }
+        Ok(())
+    }
     fn target(&self) -> String {
         "cpu".into()
     }
@@ -313,14 +375,29 @@ impl Device for MemDevice {
         size: u64,
         _: Option<Handle>,
     ) -> Result<(), DeviceError> {
-        // Both ranges are checked before a buffer of `size` bytes is made.
-        self.each_piece(src, size as usize, |_, _, _, _| {})?;
-        self.each_piece(dst, size as usize, |_, _, _, _| {})?;
-        let mut bytes = vec![0; size as usize];
-        self.copy_d2h(&mut bytes, src, None)?;
-        self.d2h_into_host_buffer.pop();
-        self.copy_h2d(dst, &bytes, None)?;
-        self.h2d_from_host_buffer.pop();
+        // Both ranges are checked before anything is copied.
+        let size = size as usize;
+        self.each_piece(src, size, |_, _, _, _| {})?;
+        self.each_piece(dst, size, |_, _, _, _| {})?;
+        // Only the source's held bytes are copied (a gap between pieces as
+        // zeros); the range past them is zero, which a memset of zeros
+        // writes only where the destination holds bytes.
+        let mut bytes = Vec::new();
+        self.each_piece(src, size, |b, off, n, at| {
+            let part = b.held_part(off, n);
+            if !part.is_empty() {
+                bytes.resize(at, 0);
+                bytes.extend_from_slice(part);
+            }
+        })?;
+        let copied = bytes.len();
+        if copied > 0 {
+            self.copy_h2d(dst, &bytes, None)?;
+            self.h2d_from_host_buffer.pop();
+        }
+        if copied < size {
+            self.memset(dst + copied as u64, 0, (size - copied) as u64, None)?;
+        }
         Ok(())
     }
     fn memset(
@@ -478,6 +555,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn device_to_device_copies_hold_only_the_bytes_the_source_holds() {
+        let mut dev = MemDevice::new(false);
+        let a = dev.alloc(1 << 20, MemKind::Device).unwrap();
+        let b = dev.alloc(1 << 20, MemKind::Device).unwrap();
+        dev.copy_h2d(a + 10, &[1, 2, 3], None).unwrap();
+        // The destination holds bytes that the copy must clear.
+        dev.copy_h2d(b, &[7; 4096], None).unwrap();
+        dev.copy_d2d(b, a, 1 << 20, None).unwrap();
+        assert_eq!(dev.mem[&b].held(), 4096, "the copy's zeros are not held");
+        let mut out = vec![0xee; 5000];
+        dev.copy_d2h(&mut out, b, None).unwrap();
+        let mut want = vec![0; 5000];
+        want[10..13].copy_from_slice(&[1, 2, 3]);
+        assert_eq!(out, want);
+        // Overlapping ranges copy as through a buffer.
+        dev.copy_d2d(a + 11, a + 10, 3, None).unwrap();
+        let mut out = [0xee; 5];
+        dev.copy_d2h(&mut out, a + 9, None).unwrap();
+        assert_eq!(out, [0, 1, 1, 2, 3]);
+        // A copy of nothing held clears the destination's bytes.
+        dev.copy_d2d(b + 8, a + 4096, 16, None).unwrap();
+        let mut out = [0xee; 20];
+        dev.copy_d2h(&mut out, b + 6, None).unwrap();
+        assert_eq!(out, [0; 20]);
+    }
+
+    #[test]
     fn memory_is_held_only_up_to_the_last_byte_written() {
         let mut dev = MemDevice::new(false);
         let p = dev.alloc(64 << 20, MemKind::Device).unwrap();
@@ -500,6 +604,12 @@ mod tests {
         dev.copy_d2h(&mut out, p + 1000, None).unwrap();
         assert_eq!(out, [0; 300], "a read wholly past the held prefix");
         assert!(dev.copy_d2h(&mut out, p + (64 << 20) - 299, None).is_err());
+        // A fill that straddles the end of the held prefix.
+        dev.memset(p + 201, 5, 4, None).unwrap();
+        assert_eq!(dev.mem[&p].held(), 205);
+        let mut out = [0xee; 7];
+        dev.copy_d2h(&mut out, p + 199, None).unwrap();
+        assert_eq!(out, [0, 9, 5, 5, 5, 5, 0]);
     }
 
     #[test]

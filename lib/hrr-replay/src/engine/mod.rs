@@ -30,7 +30,7 @@ pub use virtual_memory::{Mapped, Physical, VirtualMemory};
 use crate::region_timeline::RegionTimeline;
 use hrr_core::archive::Archive;
 use hrr_core::error_chain::chain;
-use hrr_core::region_record::{RegionRecord, load_region_file};
+use hrr_core::region_record::RegionRecord;
 
 /// Loads the archive's region sidecars (`regions/*.ndjson`, `regions/*.hrrr`),
 /// torn tails recovered with warnings. A sidecar that does not parse is an
@@ -44,7 +44,7 @@ pub fn load_regions(
     let files = archive.try_region_files()?;
     let mut streams: Vec<Vec<RegionRecord>> = Vec::new();
     for path in files {
-        match load_region_file(&path) {
+        match archive.load_region_file(&path) {
             Ok(mut stream) => {
                 warnings.extend(stream.warnings.iter().map(|w| w.to_string()));
                 if strict && !stream.warnings.is_empty() {

@@ -33,7 +33,8 @@ use hrr_core::event_reader::ReadOptions;
 use hrr_core::region_record::{RegionKind, RegionOp};
 
 /// The recorded `(base, size)` of every device allocation of the archive
-/// (successful `alloc` events) and every declared region segment. A read
+/// (successful `alloc` and `pool_alloc` events) and every declared region
+/// segment. A read
 /// error ends the scan with what was found: the replay reports it.
 pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> Vec<(u64, u64)> {
     // Every segment the sidecars ever declare (the timeline's live set is
@@ -47,11 +48,18 @@ pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> V
     if let Ok(events) = archive.events(read) {
         for e in events {
             let Ok(e) = e else { break };
-            if let Op::Alloc {
-                ptr,
-                size,
-                mem: MemKind::Device,
-            } = e.op
+            // Allocations from a pool are placed too where the backend has
+            // no pools of its own (they are plain allocations there).
+            let range = match e.op {
+                Op::Alloc {
+                    ptr,
+                    size,
+                    mem: MemKind::Device,
+                }
+                | Op::PoolAlloc { ptr, size, .. } => Some((ptr, size)),
+                _ => None,
+            };
+            if let Some((ptr, size)) = range
                 && e.ret == 0
                 && ptr.0 != 0
             {
@@ -73,6 +81,9 @@ pub struct Placement {
     refused: u64,
     /// Why nothing can be placed at all, when so (said once, not per allocation).
     unable: Option<String>,
+    /// Placed by the runtime's own allocator ([`Placement::by_allocator`]):
+    /// nothing reserved, nothing mapped by hand.
+    by_allocator: bool,
 }
 
 /// What [`Placement::place`] did with one allocation.
@@ -91,6 +102,21 @@ impl Placement {
     /// Pure translation (`--no-placement`).
     pub fn off() -> Placement {
         Placement::default()
+    }
+
+    /// Placement left to the runtime's own allocator: every address range it
+    /// allocates from was reserved at its recorded base before it started
+    /// (the CUDA driver's arenas, `hrr-va-arenas`), and within them it
+    /// hands out addresses deterministically, so the replay's allocations,
+    /// made in the recorded order, land at their recorded addresses with no
+    /// reservation or mapping of this engine's. One that does not is
+    /// translated.
+    pub fn by_allocator() -> Placement {
+        Placement {
+            enabled: true,
+            by_allocator: true,
+            ..Placement::default()
+        }
     }
 
     /// Reserves `ranges` (recorded `(base, size)`, see [`plan`]) on `dev`,
@@ -167,6 +193,11 @@ impl Placement {
     pub fn place(&self, dev: &mut dyn Device, base: u64, size: u64, mem: MemKind) -> Placed {
         if !self.enabled || self.unable.is_some() || mem != MemKind::Device {
             return Placed::Off;
+        }
+        if self.by_allocator {
+            return Placed::Fallback(
+                "the runtime's allocator gave another address in its arenas".into(),
+            );
         }
         if !self.reserved_for(base, size) {
             return Placed::Fallback(
@@ -332,6 +363,49 @@ mod tests {
             s.placement.fallbacks
         );
         assert_eq!(&words(&dev.launches[0])[..2], &[P, P + 0x1000]);
+    }
+
+    #[test]
+    fn by_allocator_reserves_nothing_and_places_what_lands_at_its_address() {
+        // The device's allocator starts at 0x1000_0000: P comes back at its
+        // recorded address, Q (recorded elsewhere) cannot and is translated.
+        const P: u64 = 0x1000_0000;
+        const Q: u64 = 0x7f00_0000_0000;
+        let t = tempfile::tempdir().unwrap();
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(P, 0x400)
+            .alloc(Q, 0x100)
+            .launch(
+                "k",
+                b"code",
+                [1, 1, 1],
+                [1, 1, 1],
+                vec![ptr_arg(P), ptr_arg(Q)],
+            )
+            .d2h(P, &[0; 0x400]);
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let mut dev = MemDevice::new(false);
+        dev.accept_code = true;
+        dev.granularity = Some(0x1000);
+        let space = AddressSpace {
+            placement: Placement::by_allocator(),
+            ..AddressSpace::default()
+        };
+        let mut pinned = PinnedHost::new(0);
+        let opts = ReplayOptions::default();
+        let (s, e) = Replayer::new(&mut dev, &archive, &opts, space, None, &mut pinned).run(|_| {});
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.placement.placed, s.placement.allocations), (1, 2));
+        assert!(dev.place_reserved.is_empty(), "{:?}", dev.place_reserved);
+        assert!(
+            s.placement.fallbacks.len() == 1
+                && s.placement.fallbacks[0].contains("allocator gave another address"),
+            "{:?}",
+            s.placement.fallbacks
+        );
+        let w = words(&dev.launches[0]);
+        assert_eq!(w[0], P);
+        assert_ne!(w[1], Q, "Q was translated");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
 mod graphs;
+mod host_memory;
 mod pause;
+mod pools;
+mod rect;
 mod relocate;
 
 pub use pause::{LaunchPointer, PauseHook, Paused};
@@ -36,6 +39,13 @@ const PREFETCH_BATCHES: usize = 8;
 
 type EventItem = Result<Event, hrr_core::event_reader::ReadError>;
 
+/// The event reader once the replay loop has the events: here already, or
+/// on the parser thread that reads ahead.
+enum Parser<R> {
+    Done(R),
+    Thread(std::thread::JoinHandle<R>),
+}
+
 /// One replay of an archive onto a device.
 pub struct Replayer<'a> {
     dev: &'a mut dyn Device,
@@ -68,6 +78,8 @@ pub struct Replayer<'a> {
     pause: Option<&'a mut dyn PauseHook>,
     /// Executable graphs (`graph_exec`), by recorded handle.
     graphs: graphs::Graphs,
+    /// Memory pools and the allocations made from them.
+    pools: pools::Pools,
 }
 
 impl<'a> Replayer<'a> {
@@ -102,6 +114,7 @@ impl<'a> Replayer<'a> {
             dropped_attrs: Default::default(),
             pause: None,
             graphs: Default::default(),
+            pools: pools::Pools::default(),
         }
     }
 
@@ -125,46 +138,68 @@ impl<'a> Replayer<'a> {
             Ok(r) => r,
             Err(e) => return (self.summary, Some(e.into())),
         };
-        // Parsing runs one batch ahead on its own thread: on a launch-heavy
-        // archive it is a third of the engine's per-event time, and it
-        // overlaps with the runtime calls of the previous batch.
+        // The first batch is parsed here: an archive that fits in it (a
+        // short capture, a test, a fuzz input) replays without a thread,
+        // whose start and join cost more than such a replay.
+        let mut reader = reader;
+        let mut first = Vec::with_capacity(PREFETCH_BATCH);
+        let mut read_all = false;
+        while first.len() < PREFETCH_BATCH {
+            let Some(item) = reader.next() else {
+                read_all = true;
+                break;
+            };
+            let last = item.is_err();
+            first.push(item);
+            if last {
+                read_all = true;
+                break;
+            }
+        }
+        // The rest is parsed one batch ahead on its own thread: on a
+        // launch-heavy archive parsing is a third of the engine's per-event
+        // time, and it overlaps with the runtime calls of the previous batch.
         // Replayed batches go back to it to be dropped there too: freeing an
         // event's strings and argument buffers is not free either.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<EventItem>>(PREFETCH_BATCHES);
-        let (recycle, recycled) = std::sync::mpsc::channel::<Vec<EventItem>>();
-        let parser = std::thread::spawn(move || {
-            let mut reader = reader;
-            let mut batch = Vec::with_capacity(PREFETCH_BATCH);
-            for item in reader.by_ref() {
-                if batch.is_empty() {
-                    while let Ok(done) = recycled.try_recv() {
-                        drop(done);
+        let (parser, rest, recycle) = if read_all {
+            (Parser::Done(reader), None, None)
+        } else {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<EventItem>>(PREFETCH_BATCHES);
+            let (recycle, recycled) = std::sync::mpsc::channel::<Vec<EventItem>>();
+            let handle = std::thread::spawn(move || {
+                let mut batch = Vec::with_capacity(PREFETCH_BATCH);
+                for item in reader.by_ref() {
+                    if batch.is_empty() {
+                        while let Ok(done) = recycled.try_recv() {
+                            drop(done);
+                        }
+                    }
+                    let last = item.is_err();
+                    batch.push(item);
+                    if (batch.len() == PREFETCH_BATCH || last)
+                        && tx
+                            .send(std::mem::replace(
+                                &mut batch,
+                                Vec::with_capacity(PREFETCH_BATCH),
+                            ))
+                            .is_err()
+                    {
+                        break;
+                    }
+                    if last {
+                        break;
                     }
                 }
-                let last = item.is_err();
-                batch.push(item);
-                if (batch.len() == PREFETCH_BATCH || last)
-                    && tx
-                        .send(std::mem::replace(
-                            &mut batch,
-                            Vec::with_capacity(PREFETCH_BATCH),
-                        ))
-                        .is_err()
-                {
-                    break;
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
-                if last {
-                    break;
-                }
-            }
-            if !batch.is_empty() {
-                let _ = tx.send(batch);
-            }
-            reader
-        });
+                reader
+            });
+            (Parser::Thread(handle), Some(rx), Some(recycle))
+        };
         let mut span: Option<(u64, u64)> = None;
         let mut error = None;
-        'events: for mut batch in rx {
+        'events: for mut batch in std::iter::once(first).chain(rest.into_iter().flatten()) {
             // The parser ends its batch at a read error and sends nothing
             // after it: reported once the events before it are replayed.
             let read_error = match batch.iter().position(Result::is_err) {
@@ -199,18 +234,23 @@ impl<'a> Replayer<'a> {
                     progress(self.summary.events);
                 }
             }
-            let _ = recycle.send(batch);
+            if let Some(recycle) = &recycle {
+                let _ = recycle.send(batch);
+            }
             if let Some(e) = read_error {
                 error = Some(e.into());
                 break;
             }
         }
         // The receiver is gone: a parser still reading stops at its next send.
-        let reader = match parser.join() {
-            Ok(r) => r,
-            Err(_) => {
-                return (self.summary, Some(ReplayError::ParserPanicked));
-            }
+        let reader = match parser {
+            Parser::Done(r) => r,
+            Parser::Thread(handle) => match handle.join() {
+                Ok(r) => r,
+                Err(_) => {
+                    return (self.summary, Some(ReplayError::ParserPanicked));
+                }
+            },
         };
         progress(self.summary.events);
         for w in reader.warnings() {
@@ -254,8 +294,13 @@ impl<'a> Replayer<'a> {
             if self.vmm.is_reservation(a.base) || self.globals.contains_key(&a.base) {
                 continue;
             }
-            let _ = self.dev.free(a.live, a.mem);
+            if self.pools.take_alloc(a.base) {
+                let _ = self.dev.pool_free(a.live, 0);
+            } else {
+                let _ = self.dev.free(a.live, a.mem);
+            }
         }
+        self.pools_teardown();
         self.vmm.teardown(self.dev);
         self.globals.clear();
         for (_, s) in self.streams.drain() {
@@ -287,9 +332,9 @@ impl<'a> Replayer<'a> {
                 out.adopt_blob(self.archive.blobs(), code)?;
                 e
             }
-            Op::Memcpy { blob: Some(_), .. } => {
+            Op::Memcpy { blob: Some(_), .. } | Op::MemcpyRect { blob: Some(_), .. } => {
                 rec = e.clone();
-                if let Op::Memcpy { blob, .. } = &mut rec.op {
+                if let Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } = &mut rec.op {
                     *blob = None;
                 }
                 &rec
@@ -430,9 +475,16 @@ impl<'a> Replayer<'a> {
                     .allocs
                     .remove(ptr.0)
                     .map_err(|err| Self::fatal(e, err))?;
-                self.dev
-                    .free(a.live, a.mem)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                if self.pools.take_alloc(a.base) {
+                    // Back to the pool it came from, after the work before it.
+                    self.dev
+                        .pool_free(a.live, 0)
+                        .map_err(|err| Self::dev_err(e, err))?;
+                } else {
+                    self.dev
+                        .free(a.live, a.mem)
+                        .map_err(|err| Self::dev_err(e, err))?;
+                }
             }
             Op::Memcpy {
                 dir,
@@ -649,6 +701,49 @@ impl<'a> Replayer<'a> {
                 blobs,
             } => self.graph_launch(e, *exec, *stream, blobs)?,
             Op::GraphExecDestroy { exec } => self.graph_exec_destroy(e, *exec)?,
+            Op::HostWrite { ptr, size, blob } => self.host_write(e, *ptr, *size, *blob)?,
+            Op::HostRead { ptr, size, blob } => self.host_read(e, *ptr, *size, *blob)?,
+            Op::MemcpyRect {
+                dir,
+                dst,
+                dpitch,
+                src,
+                spitch,
+                extent,
+                stream,
+                blob,
+            } => self.memcpy_rect(
+                e,
+                rect::RectCopy {
+                    dir: *dir,
+                    dst: *dst,
+                    dpitch: *dpitch,
+                    src: *src,
+                    spitch: *spitch,
+                    extent: *extent,
+                    stream: *stream,
+                    blob: *blob,
+                },
+            )?,
+            Op::MemsetRect {
+                dst,
+                pitch,
+                extent,
+                value,
+                width,
+                stream,
+            } => self.memset_rect(e, *dst, *pitch, *extent, (*value, *width), *stream)?,
+            Op::PoolCreate { pool } => self.pool_create(e, *pool)?,
+            Op::PoolDestroy { pool } => self.pool_destroy(e, *pool)?,
+            Op::PoolTrim { pool, size } => self.pool_trim(e, *pool, *size)?,
+            Op::PoolAttr { pool, attr, value } => self.pool_attr(e, *pool, *attr, *value)?,
+            Op::DevicePool { pool, .. } => self.device_pool(e, *pool)?,
+            Op::PoolAlloc {
+                ptr,
+                size,
+                pool,
+                stream,
+            } => self.pool_alloc(e, (*ptr, *size), *pool, *stream)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
         }
@@ -781,8 +876,10 @@ impl<'a> Replayer<'a> {
         if let Some(out) = self.out.as_deref_mut() {
             let id = out.put_blob(actual)?;
             let mut rec = e.clone();
-            if let Op::Memcpy { blob, .. } = &mut rec.op {
-                *blob = Some(id);
+            match &mut rec.op {
+                Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob = Some(id),
+                Op::HostRead { blob, .. } => *blob = id,
+                _ => {}
             }
             out.append_timed(&rec, dev_time)?;
         }
@@ -1104,6 +1201,85 @@ mod tests {
 
     fn replay(b: ArchiveBuilder, dev: &mut MemDevice, budget: usize) -> ReplaySummary {
         replay_loops(b, dev, budget, 1)
+    }
+
+    /// An archive of `n` events (an allocation, then uploads and checked
+    /// reads), with a malformed line in place of event `bad` when given.
+    fn events_archive(dir: &std::path::Path, n: usize, bad: Option<usize>) -> Archive {
+        let mut b = ArchiveBuilder::new(Platform::Cpu).alloc(DEV, 64);
+        for i in 1..n {
+            let bytes = pattern(64, i as u8);
+            b = if i % 2 == 1 {
+                b.h2d(DEV, &bytes)
+            } else {
+                b.d2h(DEV, &pattern(64, (i - 1) as u8))
+            };
+        }
+        let path = b.write(dir).unwrap();
+        if let Some(bad) = bad {
+            let events = path.join("events.ndjson");
+            let text = std::fs::read_to_string(&events).unwrap();
+            let mut lines: Vec<&str> = text.lines().collect();
+            lines[bad] = "{garbage";
+            std::fs::write(&events, lines.join("\n") + "\n").unwrap();
+        }
+        Archive::open(path).unwrap()
+    }
+
+    /// The first batch of events is parsed on the replaying thread, the rest
+    /// (if any) on the parser thread: every event is replayed once, in
+    /// order, and a malformed line stops the replay after the events before
+    /// it, wherever the batches end.
+    #[test]
+    fn events_replay_alike_within_the_first_batch_and_beyond() {
+        let t = tempfile::tempdir().unwrap();
+        let b = PREFETCH_BATCH;
+        for n in [1, 2, b - 1, b, b + 1, 3 * b + 7] {
+            let archive = events_archive(&t.path().join(format!("{n}.hrr")), n, None);
+            let mut dev = MemDevice::new(false);
+            let mut pinned = PinnedHost::new(0);
+            let opts = ReplayOptions::default();
+            let r = Replayer::new(
+                &mut dev,
+                &archive,
+                &opts,
+                AddressSpace::default(),
+                None,
+                &mut pinned,
+            );
+            let (s, e) = r.run(|_| {});
+            assert!(e.is_none(), "{n} events: {e:?}");
+            // The eof trailer is an event too.
+            assert_eq!(s.events, n as u64 + 1, "{n} events");
+            assert_eq!(
+                (s.d2h_exact, s.d2h_fail),
+                (((n - 1) / 2) as u64, 0),
+                "{n} events"
+            );
+        }
+        for bad in [3, b - 1, b, b + 1, 2 * b + 3] {
+            let dir = t.path().join(format!("bad-{bad}.hrr"));
+            let archive = events_archive(&dir, 3 * b, Some(bad));
+            let mut dev = MemDevice::new(false);
+            let mut pinned = PinnedHost::new(0);
+            let opts = ReplayOptions::default();
+            let r = Replayer::new(
+                &mut dev,
+                &archive,
+                &opts,
+                AddressSpace::default(),
+                None,
+                &mut pinned,
+            );
+            let (s, e) = r.run(|_| {});
+            assert_eq!(s.events, bad as u64, "malformed line {}", bad + 1);
+            let e = chain(&e.expect("a malformed line stops the replay")).to_string();
+            assert!(
+                e.contains(&format!("events.ndjson:{}", bad + 1)),
+                "malformed line {}: {e}",
+                bad + 1
+            );
+        }
     }
 
     #[test]

@@ -482,6 +482,15 @@ impl Runtime {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|_, f| !Arc::ptr_eq(&f.fatbin, &fb));
+        // Globals its symbols registered stop being device memory with it.
+        if let Some(Ok(m)) = fb.module.get() {
+            let mut mem = self.mem();
+            for name in m.globals.keys() {
+                if let Ok((p, _)) = m.global(name) {
+                    mem.unregister_global(p);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -506,6 +515,18 @@ impl Runtime {
             .unwrap_or_else(|e| e.into_inner())
             .insert(host_fn, entry);
         Ok(())
+    }
+
+    /// The module of a registered fat binary, loaded on first use
+    /// (`__hipRegisterVar`'s symbols).
+    pub fn fatbin_module(&self, fatbin: usize) -> Result<Arc<Module>, HipError> {
+        let fb = lock(&self.fatbins)
+            .get(&fatbin)
+            .cloned()
+            .ok_or(err::INVALID_HANDLE)?;
+        fb.module
+            .get_or_init(|| load_fatbin(fb.wrapper).map(Arc::new))
+            .clone()
     }
 
     /// The kernel behind a registered host stub, loading its fat binary on first use.

@@ -6,7 +6,8 @@
 // `__cudaLaunchKernel`), the driver lookups the runtime offers
 // (`cudaGetDriverEntryPoint*`), and the runtime calls the recorder makes on
 // its own behalf (`cudaPeekAtLastError`, `cudaGetLastError`,
-// `cudaPointerGetAttributes`, `cudaStreamSynchronize`).
+// `cudaPointerGetAttributes`, `cudaStreamSynchronize`,
+// `cudaGetSymbolAddress`).
 //
 // Written by hand from CUDA 13.0's headers: `cuda_runtime_api.h` for the
 // `cuda*` functions, `crt/host_runtime.h` and `crt/device_functions.h` for
@@ -24,7 +25,7 @@
 // `cudart_fns!`. `scripts/abi-check.sh` redeclares every line in C after
 // the headers (`cargo run -p cuda-api --bin cuda-c-decls`), so a line that
 // differs from CUDA's prototype fails to compile there.
-// 54 entry points.
+// 63 entry points.
 
 /// The CUDA runtime table's lookup: `cudart_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> RET }` (no `->`
@@ -52,6 +53,15 @@ macro_rules! cudart_fn {
     (cudaMemset_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemset_ptds(dst: *mut c_void, value: c_int, size: usize) -> cudaError_t } };
     (cudaMemsetAsync, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemsetAsync(dst: *mut c_void, value: c_int, size: usize, stream: cudaStream_t) -> cudaError_t } };
     (cudaMemsetAsync_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemsetAsync_ptsz(dst: *mut c_void, value: c_int, size: usize, stream: cudaStream_t) -> cudaError_t } };
+    (cudaMemcpyToSymbol, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyToSymbol(symbol: *const c_void, src: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind) -> cudaError_t } };
+    (cudaMemcpyToSymbol_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyToSymbol_ptds(symbol: *const c_void, src: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind) -> cudaError_t } };
+    (cudaMemcpyToSymbolAsync, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyToSymbolAsync(symbol: *const c_void, src: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind, stream: cudaStream_t) -> cudaError_t } };
+    (cudaMemcpyToSymbolAsync_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyToSymbolAsync_ptsz(symbol: *const c_void, src: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind, stream: cudaStream_t) -> cudaError_t } };
+    (cudaMemcpyFromSymbol, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyFromSymbol(dst: *mut c_void, symbol: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind) -> cudaError_t } };
+    (cudaMemcpyFromSymbol_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyFromSymbol_ptds(dst: *mut c_void, symbol: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind) -> cudaError_t } };
+    (cudaMemcpyFromSymbolAsync, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyFromSymbolAsync(dst: *mut c_void, symbol: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind, stream: cudaStream_t) -> cudaError_t } };
+    (cudaMemcpyFromSymbolAsync_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaMemcpyFromSymbolAsync_ptsz(dst: *mut c_void, symbol: *const c_void, size: usize, offset: usize, kind: cudaMemcpyKind, stream: cudaStream_t) -> cudaError_t } };
+    (cudaGetSymbolAddress, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaGetSymbolAddress(dev_ptr: *mut *mut c_void, symbol: *const c_void) -> cudaError_t } };
     (cudaPointerGetAttributes, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaPointerGetAttributes(attributes: *mut cudaPointerAttributes, ptr: *const c_void) -> cudaError_t } };
     (cudaStreamCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaStreamCreate(stream: *mut cudaStream_t) -> cudaError_t } };
     (cudaStreamCreateWithFlags, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaStreamCreateWithFlags(stream: *mut cudaStream_t, flags: c_uint) -> cudaError_t } };
@@ -98,7 +108,9 @@ macro_rules! cudart_fns {
             cudaMalloc cudaMallocHost cudaHostAlloc cudaMallocManaged cudaMallocAsync cudaMallocAsync_ptsz
             cudaFree cudaFreeHost cudaFreeAsync cudaFreeAsync_ptsz cudaHostRegister cudaHostUnregister
             cudaMemcpy cudaMemcpy_ptds cudaMemcpyAsync cudaMemcpyAsync_ptsz cudaMemset cudaMemset_ptds
-            cudaMemsetAsync cudaMemsetAsync_ptsz cudaPointerGetAttributes cudaStreamCreate cudaStreamCreateWithFlags cudaStreamCreateWithPriority
+            cudaMemsetAsync cudaMemsetAsync_ptsz cudaMemcpyToSymbol cudaMemcpyToSymbol_ptds cudaMemcpyToSymbolAsync
+            cudaMemcpyToSymbolAsync_ptsz cudaMemcpyFromSymbol cudaMemcpyFromSymbol_ptds cudaMemcpyFromSymbolAsync cudaMemcpyFromSymbolAsync_ptsz
+            cudaGetSymbolAddress cudaPointerGetAttributes cudaStreamCreate cudaStreamCreateWithFlags cudaStreamCreateWithPriority
             cudaStreamDestroy cudaStreamSynchronize cudaStreamSynchronize_ptsz cudaStreamWaitEvent cudaStreamWaitEvent_ptsz cudaEventCreate
             cudaEventCreateWithFlags cudaEventDestroy cudaEventRecord cudaEventRecord_ptsz cudaEventRecordWithFlags cudaEventRecordWithFlags_ptsz
             cudaEventSynchronize cudaDeviceSynchronize cudaSetDevice cudaPeekAtLastError cudaGetLastError cudaLaunchKernel

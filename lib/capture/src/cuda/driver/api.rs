@@ -24,10 +24,13 @@ use cuda_api::{CUDA_ERROR_NOT_FOUND, CUDA_ERROR_STUB_LIBRARY, CUDA_SUCCESS};
 use hrr_core::{Addr, Dir, MemKind, Op};
 
 use super::code::FnKind;
+use super::graphs;
 use super::libcuda;
 use super::proc::{cuGetProcAddress, cuGetProcAddress_v2};
 use super::record::{self as rec, bookkeeping, out, s};
+use super::rect_pools as rp;
 use crate::cuda::ffi::{driver_layer_on, enter};
+use crate::record::pools::PoolOp;
 use crate::record::recorder::Recorder;
 
 /// What a wrapper answers when the driver lacks the function (not loaded:
@@ -65,6 +68,11 @@ fn tracker<A, F: FnOnce(&'static str, CUresult, A)>(f: F) -> F {
     f
 }
 
+/// Gives a `stream` closure (the stream the call's work goes to) its types.
+fn stream_of<A, F: FnOnce(A) -> CUstream>(f: F) -> F {
+    f
+}
+
 /// Gives a `record` closure its parameter types.
 fn recorder_fn<A, F: FnOnce(&'static Recorder, &'static str, CUresult, A)>(f: F) -> F {
     f
@@ -75,6 +83,8 @@ macro_rules! driver_api {
         manual [ $( $mname:ident ),* ];
         $(
             $order:ident $( $name:ident )|+
+                $( , stream $stream:expr )?
+                $( , before $before:expr )?
                 $( , track $track:expr )?
                 $( , record $record:expr )? ;
         )*
@@ -93,10 +103,10 @@ macro_rules! driver_api {
             ]
         }
 
-        $( driver_api!(@entry $order [ $( $name )+ ] { $( track $track )? } { $( record $record )? }); )*
+        $( driver_api!(@entry $order [ $( $name )+ ] { $( stream $stream )? } { $( before $before )? } { $( track $track )? } { $( record $record )? }); )*
     };
-    (@entry $order:ident [ $( $name:ident )+ ] $track:tt $record:tt) => {
-        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $track $record]); )+
+    (@entry $order:ident [ $( $name:ident )+ ] $stream:tt $before:tt $track:tt $record:tt) => {
+        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $stream $before $track $record]); )+
     };
     (@lock Lifecycle, $g:ident) => { $g.as_ref().and_then(|g| g.run(|r| r.lifecycle())) };
     (@lock $o:ident, $g:ident) => { None::<std::sync::MutexGuard<'static, ()>> };
@@ -110,7 +120,7 @@ macro_rules! driver_api {
 /// The table's callback: one exported wrapper, with the table line's
 /// parameters (see the module docs).
 macro_rules! driver_wrapper {
-    ($order:ident { $( track $track:expr )? } { $( record $record:expr )? }
+    ($order:ident { $( stream $stream:expr )? } { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
         $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
@@ -120,7 +130,25 @@ macro_rules! driver_wrapper {
                 return missing(API);
             };
             let g = if driver_layer_on() { enter(API) } else { None };
+            // Work issued to a capturing stream joins a graph and does not
+            // run now: nothing of it is recorded (one load without captures).
+            let st: Option<u64> =
+                None $( .or(Some(graphs::raw(API, stream_of::<cuda_api::args::$name, _>($stream)(a)))) )?;
+            let joins_capture = |g: &Option<crate::interpose::guard::Guard>| {
+                g.is_some() && st.is_some_and(graphs::captured)
+            };
+            let g = if joins_capture(&g) { None } else { g };
             let held = driver_api!(@lock $order, g);
+            $(
+                // Host memory the call may read, before it runs (one check
+                // when there is none).
+                if let Some(g) = &g
+                    && g.host_memory()
+                {
+                    let b = recorder_fn::<cuda_api::args::$name, _>($before);
+                    g.run(|r| b(r, API, 0, a));
+                }
+            )?
             // SAFETY: the application's arguments, forwarded unchanged to
             // the driver's function of the same name.
             let ret = unsafe { a.call(real) };
@@ -128,6 +156,9 @@ macro_rules! driver_wrapper {
                 let t = tracker::<cuda_api::args::$name, _>($track);
                 bookkeeping(API, || t(API, ret, a));
             )?
+            // Again after the call: a stream joins a capture by this very
+            // call (`cuStreamWaitEvent` on an event recorded in one).
+            let g = if joins_capture(&g) { None } else { g };
             if let Some(g) = &g {
                 driver_api!(@count $order, API);
                 $(
@@ -155,7 +186,8 @@ driver_api! {
     Lifecycle cuDevicePrimaryCtxRetain,
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
-    Lifecycle cuDevicePrimaryCtxRelease_v2,
+    // The v1 symbol: what CUDA 13's static runtime still asks for at exit.
+    Lifecycle cuDevicePrimaryCtxRelease_v2 | cuDevicePrimaryCtxRelease,
         record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
     Lifecycle cuCtxCreate_v2,
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
@@ -172,7 +204,9 @@ driver_api! {
         record |r, api, ret, a| rec::ctx_set(r, api, ret, a.ctx as u64);
     Free cuCtxPopCurrent_v2,
         record |r, api, ret, _| rec::ctx_pop(r, api, ret);
-    Free cuCtxSynchronize,
+    // `_v2` (CUDA 13, what the runtime's `cudaDeviceSynchronize` asks
+    // for) names the context; replay has one.
+    Free cuCtxSynchronize | cuCtxSynchronize_v2,
         record |r, api, ret, _| r.op(api, ret, &Op::DeviceSync);
 
     // ------------------------------------------------------------ allocations
@@ -188,8 +222,9 @@ driver_api! {
     Lifecycle cuMemAllocAsync | cuMemAllocAsync_ptsz,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
     Lifecycle cuMemAllocFromPoolAsync | cuMemAllocFromPoolAsync_ptsz,
-        record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
+        record |r, api, ret, a| r.pool_alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, a.pool as u64, s(a.stream));
     Lifecycle cuMemFree_v2,
+        before |r, _, _, a| r.host_memory().untrack(a.dptr),
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
     Lifecycle cuMemFreeAsync | cuMemFreeAsync_ptsz,
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
@@ -198,10 +233,12 @@ driver_api! {
     Lifecycle cuMemHostAlloc,
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
     Lifecycle cuMemFreeHost,
+        before |r, _, _, a| r.host_memory().untrack(a.p as u64),
         record |r, api, ret, a| r.free(api, ret, a.p as u64, Some(MemKind::Pinned));
     Lifecycle cuMemHostRegister_v2,
         record |r, api, ret, a| r.host_register(api, ret, a.p as u64, a.size as u64);
     Lifecycle cuMemHostUnregister,
+        before |r, _, _, a| r.host_memory().untrack(a.p as u64),
         record |r, api, ret, a| r.host_unregister(api, ret, a.p as u64);
 
     // ------------------------------------------------------------ virtual memory
@@ -232,14 +269,19 @@ driver_api! {
     Free cuMemcpyPeer | cuMemcpyPeer_ptds,
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
     Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, Some(a.stream)) };
     Free cuMemcpyDtoHAsync_v2 | cuMemcpyDtoHAsync_v2_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyDtoDAsync_v2 | cuMemcpyDtoDAsync_v2_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyAsync | cuMemcpyAsync_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyPeerAsync | cuMemcpyPeerAsync_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
 
     // ------------------------------------------------------------ memsets
@@ -250,11 +292,53 @@ driver_api! {
     Free cuMemsetD32_v2 | cuMemsetD32_v2_ptds,
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, a.v, a.n, 4, None);
     Free cuMemsetD8Async | cuMemsetD8Async_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 1, Some(a.stream));
     Free cuMemsetD16Async | cuMemsetD16Async_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, u32::from(a.v), a.n, 2, Some(a.stream));
     Free cuMemsetD32Async | cuMemsetD32Async_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, a.v, a.n, 4, Some(a.stream));
+
+    // ------------------------------------------------------------ 2D/3D copies and memsets
+    Free cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), None) };
+    Free cuMemcpy2DAsync_v2,
+        stream |a| a.stream,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), Some(a.stream)) };
+    Free cuMemcpy3D_v2,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), None) };
+    Free cuMemcpy3DAsync_v2,
+        stream |a| a.stream,
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), Some(a.stream)) };
+    Free cuMemsetD2D8_v2,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), None);
+    Free cuMemsetD2D16_v2,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 2), (a.w, a.h), None);
+    Free cuMemsetD2D32_v2,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), None);
+    Free cuMemsetD2D8Async,
+        stream |a| a.stream,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), Some(a.stream));
+    Free cuMemsetD2D16Async,
+        stream |a| a.stream,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 2), (a.w, a.h), Some(a.stream));
+    Free cuMemsetD2D32Async,
+        stream |a| a.stream,
+        record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), Some(a.stream));
+
+    // ------------------------------------------------------------ memory pools
+    Lifecycle cuMemPoolCreate,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Create(unsafe { out(ret, a.pool.cast::<u64>()) }));
+    Lifecycle cuMemPoolDestroy,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Destroy(a.pool as u64));
+    Free cuMemPoolTrimTo,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Trim(a.pool as u64, a.keep as u64));
+    Free cuMemPoolSetAttribute,
+        record |r, api, ret, a| unsafe { rp::pool_attr(r, api, ret, a.pool as u64, a.attr, a.value) };
+    Free cuDeviceSetMemPool,
+        record |r, api, ret, a| r.pool(api, ret, PoolOp::Device(a.dev, a.pool as u64));
 
     // ------------------------------------------------------------ modules and libraries
     Lifecycle cuModuleLoad,
@@ -298,10 +382,17 @@ driver_api! {
 
     // ------------------------------------------------------------ launches
     Free cuLaunchKernel | cuLaunchKernel_ptsz,
+        stream |a| a.stream,
+        before |r, api, _, a| unsafe { rec::host_writes(r, api, a.f as u64, s(a.stream), a.params, a.extra) },
         record |r, api, ret, a| unsafe {
             rec::launch(r, api, ret, a.f as u64, rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream), a.params, a.extra, &[])
         };
     Free cuLaunchKernelEx | cuLaunchKernelEx_ptsz,
+        stream |a| unsafe { a.config.as_ref() }.map_or(std::ptr::null_mut(), |c| c.h_stream),
+        before |r, api, _, a| unsafe {
+            let stream = a.config.as_ref().map_or(0, |c| s(c.h_stream));
+            rec::host_writes(r, api, a.f as u64, stream, a.params, a.extra)
+        },
         record |r, api, ret, a| unsafe {
             let (dims, attrs) = match rec::config(a.config) {
                 Some(c) => c,
@@ -310,6 +401,8 @@ driver_api! {
             rec::launch(r, api, ret, a.f as u64, dims, a.params, a.extra, &attrs)
         };
     Free cuLaunchCooperativeKernel | cuLaunchCooperativeKernel_ptsz,
+        stream |a| a.stream,
+        before |r, api, _, a| unsafe { rec::host_writes(r, api, a.f as u64, s(a.stream), a.params, std::ptr::null_mut()) },
         record |r, api, ret, a| unsafe {
             let dims = rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream);
             rec::launch(r, api, ret, a.f as u64, dims, a.params, std::ptr::null_mut(), &rec::cooperative())
@@ -325,14 +418,17 @@ driver_api! {
     Free cuStreamSynchronize | cuStreamSynchronize_ptsz,
         record |r, api, ret, a| r.op(api, ret, &Op::StreamSync { stream: Addr(s(a.stream)) });
     Free cuStreamWaitEvent | cuStreamWaitEvent_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| r.op(api, ret, &Op::StreamWaitEvent { stream: Addr(s(a.stream)), event: Addr(a.event as u64) });
     Lifecycle cuEventCreate,
         record |r, api, ret, a| r.op(api, ret, &Op::EventCreate { event: Addr(unsafe { out(ret, a.event.cast::<u64>()) }) });
     Lifecycle cuEventDestroy_v2,
         record |r, api, ret, a| r.op(api, ret, &Op::EventDestroy { event: Addr(a.event as u64) });
     Free cuEventRecord | cuEventRecord_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| r.op(api, ret, &Op::EventRecord { event: Addr(a.event as u64), stream: Addr(s(a.stream)) });
     Free cuEventRecordWithFlags | cuEventRecordWithFlags_ptsz,
+        stream |a| a.stream,
         record |r, api, ret, a| r.op(api, ret, &Op::EventRecord { event: Addr(a.event as u64), stream: Addr(s(a.stream)) });
     Free cuEventSynchronize,
         record |r, api, ret, a| r.op(api, ret, &Op::EventSync { event: Addr(a.event as u64) });
@@ -342,11 +438,28 @@ driver_api! {
     // runtime asks at its initialisation), never wrapped.
     Free cuGetExportTable,
         track |_, _, _| crate::record::unrecorded::export_table();
-    Count cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2 | cuMemcpy3D_v2;
-    Count cuMemcpy2DAsync_v2 | cuMemcpy3DAsync_v2;
-    Count cuMemsetD2D8_v2;
-    Count cuMemsetD2D32_v2;
-    Count cuGraphLaunch;
     Count cuLaunchHostFunc;
-    Count cuStreamBeginCapture_v2;
+
+    // ------------------------------------------------------------ stream capture and graphs
+    // Capture is tracked at any depth (the runtime's cudaStreamBeginCapture
+    // lands here); building a graph passes through unwrapped (`graphs`).
+    Free cuStreamBeginCapture_v2 | cuStreamBeginCapture_v2_ptsz | cuStreamBeginCaptureToGraph | cuStreamBeginCaptureToGraph_ptsz,
+        track |api, ret, a| graphs::capture_begun(ret, graphs::raw(api, a.stream));
+    Free cuStreamEndCapture | cuStreamEndCapture_ptsz,
+        track |api, _, a| graphs::capture_ended(graphs::raw(api, a.stream));
+    Lifecycle cuGraphInstantiateWithFlags | cuGraphInstantiateWithParams | cuGraphInstantiateWithParams_ptsz | cuGraphInstantiate_v2,
+        record |r, api, ret, a| graphs::instantiated(r, api, ret, unsafe { out(ret, a.exec.cast::<u64>()) }, a.graph as u64);
+    Lifecycle cuGraphExecUpdate_v2,
+        record |r, api, ret, a| graphs::instantiated(r, api, ret, a.exec as u64, a.graph as u64);
+    Free cuGraphExecKernelNodeSetParams_v2,
+        record |r, api, ret, a| unsafe { graphs::set_kernel(r, api, ret, a.exec as u64, a.node as u64, a.params) };
+    Free cuGraphExecMemcpyNodeSetParams,
+        record |r, api, ret, a| unsafe { graphs::set_memcpy(r, api, ret, a.exec as u64, a.node as u64, a.copy.cast()) };
+    Free cuGraphExecMemsetNodeSetParams,
+        record |r, api, ret, a| unsafe { graphs::set_memset(r, api, ret, a.exec as u64, a.node as u64, a.params) };
+    Lifecycle cuGraphExecDestroy,
+        record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
+    Free cuGraphLaunch | cuGraphLaunch_ptsz,
+        stream |a| a.stream,
+        record |r, api, ret, a| graphs::launched(r, api, ret, a.exec as u64, graphs::raw(api, a.stream));
 }

@@ -169,6 +169,30 @@ impl DriverCode {
         true
     }
 
+    /// A handle the driver made itself for a kernel this process loaded
+    /// (a graph node's `CUfunction` for a captured launch of a library's
+    /// `CUkernel`: its module is the driver's, never handed out): the known
+    /// function of the same name whose image was read at load, now also
+    /// under `handle`. `None` when there is none.
+    pub fn adopt_by_name(
+        &self,
+        handle: u64,
+        name: &str,
+        kind: FnKind,
+    ) -> Option<Arc<DriverFunction>> {
+        let k = self
+            .functions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .find(|d| d.kernel.name == name && d.kernel.fatbin.image.is_ok())
+            .map(|d| d.kernel.clone())?;
+        let d = Arc::new(DriverFunction { kernel: k, kind });
+        registry::put(&self.functions, handle, d.clone());
+        self.bump();
+        Some(d)
+    }
+
     pub fn function(&self, handle: u64) -> Option<Arc<DriverFunction>> {
         registry::get(&self.functions, handle)
     }
@@ -293,6 +317,12 @@ mod tests {
         assert!(c.alias_module(0x200, 0x100));
         assert!(Arc::ptr_eq(&c.module(0x200).unwrap(), &lib));
         assert!(!c.alias_module(0x300, 0x999));
+        // A handle the driver made for a loaded kernel: adopted by name,
+        // sharing its image (not so a name nothing loaded has).
+        let adopted = c.adopt_by_name(0xd1, "saxpy", FnKind::Function).unwrap();
+        assert!(Arc::ptr_eq(&adopted.kernel, &k.kernel));
+        assert!(Arc::ptr_eq(&c.function(0xd1).unwrap().kernel, &k.kernel));
+        assert!(c.adopt_by_name(0xd2, "nowhere", FnKind::Function).is_none());
         // A function of a module never seen: named, without code.
         let orphan = c.add_function(0xf9, 0x777, "lost", FnKind::Function);
         let err = orphan.kernel.fatbin.image.as_ref().unwrap_err();
@@ -302,6 +332,10 @@ mod tests {
         c.add_global(0x100, 0x7f00_0000_1000, 64);
         assert_eq!(c.unload(0x100), vec![(0x7f00_0000_1000, 64)]);
         assert!(c.function(0x1c1).is_none() && c.function(0xf1).is_none());
+        assert!(
+            c.function(0xd1).is_none(),
+            "an adopted handle goes with its image"
+        );
         assert!(c.module(0x200).is_none());
         assert!(!lib.is_live());
         assert!(c.function(0xf9).is_some(), "other modules' functions stay");

@@ -53,6 +53,23 @@ pub struct Queries {
     pub stream_synchronize: Option<StreamSynchronize>,
     /// `cuMemGetAddressRange_v2(CUdeviceptr *, size_t *, CUdeviceptr)`.
     pub address_range: Option<AddressRange>,
+    /// Stream capture and graph queries (`driver::graphs`).
+    pub graph: GraphQueries,
+}
+
+/// The driver's stream capture and graph queries the recorder makes to
+/// read a graph back at instantiation (each `None` on a driver without it).
+pub struct GraphQueries {
+    pub stream_is_capturing: Option<fns::cuStreamIsCapturing>,
+    pub get_nodes: Option<fns::cuGraphGetNodes>,
+    pub node_type: Option<fns::cuGraphNodeGetType>,
+    pub node_deps: Option<fns::cuGraphNodeGetDependencies_v2>,
+    pub kernel_params: Option<fns::cuGraphKernelNodeGetParams_v2>,
+    pub memcpy_params: Option<fns::cuGraphMemcpyNodeGetParams>,
+    pub memset_params: Option<fns::cuGraphMemsetNodeGetParams>,
+    pub child_graph: Option<fns::cuGraphChildGraphNodeGetGraph>,
+    pub record_event: Option<fns::cuGraphEventRecordNodeGetEvent>,
+    pub wait_event: Option<fns::cuGraphEventWaitNodeGetEvent>,
 }
 
 /// The kernel queries have the function ones' C types (compiles only then).
@@ -117,6 +134,18 @@ fn build(h: *mut c_void) -> Libcuda {
         ctx_get_device: q!("cuCtxGetDevice": CtxGetDevice),
         stream_synchronize: q!("cuStreamSynchronize": StreamSynchronize),
         address_range: q!("cuMemGetAddressRange_v2": AddressRange),
+        graph: GraphQueries {
+            stream_is_capturing: q!("cuStreamIsCapturing": fns::cuStreamIsCapturing),
+            get_nodes: q!("cuGraphGetNodes": fns::cuGraphGetNodes),
+            node_type: q!("cuGraphNodeGetType": fns::cuGraphNodeGetType),
+            node_deps: q!("cuGraphNodeGetDependencies_v2": fns::cuGraphNodeGetDependencies_v2),
+            kernel_params: q!("cuGraphKernelNodeGetParams_v2": fns::cuGraphKernelNodeGetParams_v2),
+            memcpy_params: q!("cuGraphMemcpyNodeGetParams": fns::cuGraphMemcpyNodeGetParams),
+            memset_params: q!("cuGraphMemsetNodeGetParams": fns::cuGraphMemsetNodeGetParams),
+            child_graph: q!("cuGraphChildGraphNodeGetGraph": fns::cuGraphChildGraphNodeGetGraph),
+            record_event: q!("cuGraphEventRecordNodeGetEvent": fns::cuGraphEventRecordNodeGetEvent),
+            wait_event: q!("cuGraphEventWaitNodeGetEvent": fns::cuGraphEventWaitNodeGetEvent),
+        },
     };
     super::super::log::diag(|| {
         let missing: Vec<&str> = (0..table.len())

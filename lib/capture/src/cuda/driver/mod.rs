@@ -29,21 +29,26 @@
 //! later launches need — modules, functions, kernels, globals — is kept at
 //! any depth (`code`).
 //!
-//! Layout: [`routes`] and [`code`] are safe, GPU-free logic (unit-tested);
-//! `libcuda`, `api`, `proc` and `record` are the FFI (left out of unit
+//! Layout: [`routes`], [`code`] and [`graph_walk`] are safe, GPU-free logic (unit-tested);
+//! `libcuda`, `api`, `proc`, `record`, `rect_pools` and `graphs` are the FFI (left out of unit
 //! tests and of the `bench` feature, like the other exports).
 
 pub mod code;
+pub mod graph_walk;
 pub mod routes;
 
 #[cfg(not(any(test, feature = "bench")))]
 pub mod api;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod graphs;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod libcuda;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod proc;
 #[cfg(not(any(test, feature = "bench")))]
 pub mod record;
+#[cfg(not(any(test, feature = "bench")))]
+pub mod rect_pools;
 
 use std::sync::LazyLock;
 

@@ -17,7 +17,7 @@ use hrr_core::{Addr, BlobId, Dir, HexBytes, LaunchAttr, MemKind, Op};
 
 use super::code::{self, FnKind};
 use super::{code as driver_code, libcuda};
-use crate::cuda::exports::launch::{ArgSource, record_kernel_launch};
+use crate::cuda::exports::launch::{ArgSource, host_writes_of, record_kernel_launch};
 use crate::cuda::ffi::{bytes, c_str, recording_wanted};
 use crate::cuda::log::diag;
 use crate::cuda::registry::{self, Fatbin};
@@ -537,8 +537,15 @@ fn function_of(h: u64, ret: CUresult) -> Option<Arc<code::DriverFunction>> {
     }
     for (kernel, kind) in [(false, FnKind::Function), (true, FnKind::Kernel)] {
         if let Some((name, module)) = libcuda::describe(h, kernel) {
+            let module = module.unwrap_or(0);
+            if c.module(module).is_none()
+                && let Some(d) = c.adopt_by_name(h, &name, kind)
+            {
+                diag(|| format!("launch handle {h:#x}: {name}, a kernel loaded before, by name"));
+                return Some(d);
+            }
             diag(|| format!("launch handle {h:#x}: {name} by the driver's own description"));
-            return Some(c.add_function(h, module.unwrap_or(0), &name, kind));
+            return Some(c.add_function(h, module, &name, kind));
         }
     }
     None
@@ -611,6 +618,36 @@ pub unsafe fn launch(
     };
 }
 
+/// Before a driver launch of `f` is forwarded: the host memory it may
+/// read (see `record::host_memory`), found through its arguments.
+///
+/// # Safety
+/// The launch's own arguments, about to be handed to the driver, which
+/// reads `kernel_params` per the kernel's parameters, or `extra`.
+pub unsafe fn host_writes(
+    r: &Recorder,
+    api: &'static str,
+    f: u64,
+    stream: u64,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) {
+    let d = function_of(f, CUDA_SUCCESS);
+    let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
+    let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
+    let args = if kernel_params.is_null() {
+        // SAFETY: per the contract, the extra array the driver reads.
+        match unsafe { extra_buffer(extra) } {
+            Some((p, n)) => ArgSource::Buffer(p, n),
+            None => ArgSource::Params(std::ptr::null_mut()),
+        }
+    } else {
+        ArgSource::Params(kernel_params)
+    };
+    // SAFETY: per the contract.
+    unsafe { host_writes_of(r, api, d.as_ref().map(|d| &*d.kernel), stream, args, driver) };
+}
+
 /// A `cuLaunchKernel`-shaped launch's configuration.
 #[allow(clippy::too_many_arguments)]
 pub fn dims(
@@ -639,4 +676,98 @@ pub fn cooperative() -> Vec<LaunchAttr> {
         id: cuda_api::launch_attr::COOPERATIVE,
         hex: HexBytes(v),
     }]
+}
+
+// ---------------------------------------------------------------- graphs
+
+/// A graph's kernel node, as a launch of the same function would be
+/// recorded (`graph_exec`'s `kernel` node; `unsupported` when the launch
+/// cannot be read). The function is looked up as a driver handle the
+/// recorder tracked (`cuModuleGetFunction`, `cuKernelGetFunction`,
+/// `cuLibraryGetKernel`), then as a runtime kernel (`cudaKernel_t`, or the
+/// registered kernel of the driver's name for it: the runtime's capture of
+/// `<<<>>>` names a `CUfunction` it made itself), then by the driver's own
+/// description.
+///
+/// # Safety
+/// `p` holds a kernel node's parameters as the driver gave them (or the
+/// application, in a call the driver accepted): `kernel_params` has one
+/// readable pointer per parameter, or `extra` is a well-formed list.
+pub unsafe fn kernel_node(
+    r: &Recorder,
+    api: &'static str,
+    p: &cuda_api::graph::CUDA_KERNEL_NODE_PARAMS,
+) -> hrr_core::graph::NodeOp {
+    use hrr_core::graph::NodeOp;
+    let (h, is_kernel) = if p.func.is_null() {
+        (p.kern as u64, true)
+    } else {
+        (p.func as u64, false)
+    };
+    let dims = LaunchDims {
+        grid: [p.grid_dim_x, p.grid_dim_y, p.grid_dim_z],
+        block: [p.block_dim_x, p.block_dim_y, p.block_dim_z],
+        shmem: p.shared_mem_bytes,
+        stream: 0,
+    };
+    let tracked = driver_code().function(h);
+    let (kernel, kind_kernel): (Option<Arc<registry::CudaKernel>>, bool) = match &tracked {
+        Some(d) => (Some(d.kernel.clone()), d.kind == FnKind::Kernel),
+        None => {
+            let reg = registry::global();
+            let by_runtime = reg.by_handle(h).or_else(|| {
+                libcuda::describe(h, is_kernel).and_then(|(name, _)| reg.by_name(&name))
+            });
+            match by_runtime {
+                Some(k) => (Some(k), is_kernel),
+                None => {
+                    let d = function_of(h, CUDA_SUCCESS);
+                    let kind = d.as_ref().is_some_and(|d| d.kind == FnKind::Kernel);
+                    (d.map(|d| d.kernel.clone()), kind || is_kernel)
+                }
+            }
+        }
+    };
+    let driver = |_: &registry::CudaKernel| libcuda::param_layout(h, kind_kernel);
+    // SAFETY: the driver read `extra` (when it had no kernelParams).
+    let args = match (p.kernel_params.is_null(), unsafe { extra_buffer(p.extra) }) {
+        (true, Some((b, n))) => ArgSource::Buffer(b, n),
+        _ => ArgSource::Params(p.kernel_params),
+    };
+    // SAFETY: per the contract.
+    let op = unsafe {
+        crate::cuda::exports::launch::read_kernel_launch(
+            r,
+            api,
+            true,
+            kernel.as_deref(),
+            h,
+            args,
+            driver,
+            |k, load, values| r.launch_op(api, k, load, h, &dims, &values),
+        )
+    };
+    match op {
+        Some(Op::Launch {
+            name,
+            code,
+            func,
+            grid,
+            block,
+            shmem,
+            args,
+            ..
+        }) if !name.is_empty() => NodeOp::Kernel {
+            name,
+            code,
+            func,
+            grid,
+            block,
+            shmem,
+            args,
+        },
+        _ => NodeOp::Unsupported {
+            what: format!("a kernel node of function {h:#x}, which the recorder does not know"),
+        },
+    }
 }

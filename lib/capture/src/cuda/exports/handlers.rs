@@ -1,6 +1,6 @@
 //! Every exported CUDA runtime table entry's handler (see
 //! `interpose::exports`): the export `NAME` calls `handlers::NAME`. All are
-//! hand-written — recorded ([`super::memory`], [`super::sync`],
+//! hand-written — recorded ([`super::memory`], [`super::symbols`], [`super::sync`],
 //! [`super::launch`]) or bookkeeping (registrations, driver lookups); the
 //! runtime table holds no query or unrecorded entry points.
 //!
@@ -18,6 +18,11 @@ pub use super::memory::{
     cudaHostUnregister, cudaMalloc, cudaMallocAsync, cudaMallocAsync_ptsz, cudaMallocHost,
     cudaMallocManaged, cudaMemcpy, cudaMemcpy_ptds, cudaMemcpyAsync, cudaMemcpyAsync_ptsz,
     cudaMemset, cudaMemset_ptds, cudaMemsetAsync, cudaMemsetAsync_ptsz,
+};
+pub use super::symbols::{
+    cudaMemcpyFromSymbol, cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbolAsync,
+    cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyToSymbol, cudaMemcpyToSymbol_ptds,
+    cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync_ptsz,
 };
 pub use super::sync::{
     cudaDeviceSynchronize, cudaEventCreate, cudaEventCreateWithFlags, cudaEventDestroy,

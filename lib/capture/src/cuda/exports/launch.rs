@@ -275,25 +275,60 @@ pub(crate) unsafe fn record_kernel_launch(
 ) {
     let launch = |kernel: Option<&Kernel>,
                   load: &dyn Fn(&FatBin) -> Result<Arc<Module>, String>,
-                  values: &ArgValues<'_, '_>,
-                  slot: Option<Slot<'_>>| {
+                  values: ArgValues<'_, '_>| {
         if attrs.is_empty() {
-            r.launch(api, ret, kernel, load, func, &dims, values, slot)
+            r.launch(api, ret, kernel, load, func, &dims, &values, slot)
         } else {
-            r.launch_with_attrs(api, ret, kernel, load, func, &dims, values, attrs)
+            r.launch_with_attrs(api, ret, kernel, load, func, &dims, &values, attrs)
         }
     };
+    // SAFETY: per this function's contract.
+    unsafe {
+        read_kernel_launch(
+            r,
+            api,
+            ret == cu::SUCCESS,
+            kernel,
+            func,
+            args,
+            driver,
+            launch,
+        )
+    }
+}
+
+/// Reads a launch of `kernel` (`None`: not one the registry knows) for
+/// `f`: the kernel as recorded (its code and layout resolved, `driver`
+/// asked for the layout at its first launch), how to load its code, and
+/// the argument values (none unless `ok`).
+///
+/// # Safety
+/// When `ok`, `args` are the launch's arguments as the driver read them:
+/// per `kernel`'s layout, or a buffer of that length.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn read_kernel_launch<R>(
+    r: &Recorder,
+    api: &'static str,
+    ok: bool,
+    kernel: Option<&CudaKernel>,
+    func: u64,
+    args: ArgSource,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    f: impl FnOnce(
+        Option<&Kernel>,
+        &dyn Fn(&FatBin) -> Result<Arc<Module>, String>,
+        ArgValues<'_, '_>,
+    ) -> R,
+) -> R {
     let Some(k) = kernel else {
         diag(|| {
             format!("{api}: launch of unknown kernel {func:#x}: recorded without code or arguments")
         });
-        launch(
+        return f(
             None,
             &|_: &FatBin| Err("unknown kernel".to_string()),
-            &ArgValues::None,
-            None,
+            ArgValues::None,
         );
-        return;
     };
     let (res, fresh) = k.resolve(
         // SAFETY: Fatbin::module calls this only while the image is live:
@@ -320,12 +355,12 @@ pub(crate) unsafe fn record_kernel_launch(
                 .then(|| pointer_variant(&res.kernel, &idx))
                 .flatten()
             {
-                return launch(Some(&k), &load, &values, slot);
+                return f(Some(&k), &load, values);
             }
         }
-        launch(Some(&res.kernel), &load, &values, slot)
+        f(Some(&res.kernel), &load, values)
     };
-    if ret != cu::SUCCESS {
+    if !ok {
         return record(ArgValues::None);
     }
     match args {
@@ -334,6 +369,77 @@ pub(crate) unsafe fn record_kernel_launch(
         // SAFETY: per the contract, the buffer the driver read.
         ArgSource::Buffer(p, n) => record(ArgValues::Buffer(unsafe { bytes(p.cast(), n) })),
     }
+}
+
+/// Before a launch of `kernel` on `stream` is forwarded: records the host
+/// memory its arguments reach, and managed memory (see
+/// `record::host_memory`). Callers check `Guard::host_memory` first.
+///
+/// # Safety
+/// `args` are the launch's arguments, about to be handed to the runtime or
+/// driver, which reads them per `kernel`'s layout, or a buffer of that
+/// length.
+#[cold]
+pub(crate) unsafe fn host_writes_of(
+    r: &Recorder,
+    api: &'static str,
+    kernel: Option<&CudaKernel>,
+    stream: u64,
+    args: ArgSource,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+) {
+    let layout = match kernel {
+        Some(k) => {
+            let (res, fresh) = k.resolve(
+                // SAFETY: as in `record_kernel_launch`.
+                |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
+                driver,
+            );
+            if fresh {
+                report_first(r, k, res);
+            }
+            let why = res.code_error.as_deref().unwrap_or_default();
+            res.kernel
+                .resolve(|_: &FatBin| Err(why.to_string()))
+                .ok()
+                .and_then(|x| x.layout)
+        }
+        None => None,
+    };
+    let record = |values: ArgValues<'_, '_>| {
+        r.host_writes_before_launch(api, stream, &values, layout);
+    };
+    match args {
+        // SAFETY: per the contract: the runtime reads args per this layout.
+        ArgSource::Params(p) => unsafe { with_params(layout, p, record) },
+        // SAFETY: per the contract, the buffer it reads.
+        ArgSource::Buffer(p, n) => record(ArgValues::Buffer(unsafe { bytes(p.cast(), n) })),
+    }
+}
+
+/// [`host_writes_of`] for a runtime-layer launch.
+///
+/// # Safety
+/// As [`host_writes_of`], `args` one pointer per parameter.
+#[cold]
+unsafe fn runtime_host_writes(
+    g: &Guard,
+    api: &'static str,
+    named: Named,
+    func: u64,
+    stream: u64,
+    args: *mut *mut c_void,
+) {
+    g.run(|r| {
+        let go = |k: Option<&CudaKernel>| {
+            // SAFETY: per this function's contract.
+            unsafe { host_writes_of(r, api, k, stream, ArgSource::Params(args), driver_layout) }
+        };
+        match named {
+            Named::Handle => with_kernel_of_handle(func, cu::SUCCESS, go),
+            Named::Func => go(kernel_of_func(func).as_deref()),
+        }
+    });
 }
 
 /// Records a launch of `kernel` (`None`: not one the registry knows);
@@ -508,9 +614,21 @@ unsafe fn launch<A: Entry<Ret = cudaError_t>>(
         return missing(A::NAME);
     };
     let g = enter(A::NAME);
+    // Work issued to a capturing stream joins a graph and does not run now:
+    // nothing is recorded (the guard stays, so the driver calls it makes
+    // are not either).
+    let captured = g.is_some() && super::joins_capture(A::NAME, stream);
+    if let Some(g) = &g
+        && !captured
+        && g.host_memory()
+    {
+        let st = stream_id(stream as u64);
+        // SAFETY: the launch's arguments, about to be forwarded.
+        unsafe { runtime_host_writes(g, A::NAME, named, func, st, args) };
+    }
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
-    if let Some(g) = g {
+    if let Some(g) = g.filter(|_| !captured) {
         g.run(|r| {
             let d = dims(grid, block, shmem, stream);
             record_any_launch(r, &g, A::NAME, ret, named, func, d, args)
@@ -549,10 +667,22 @@ unsafe fn launch_ex<A: Entry<Ret = cudaError_t>>(
     let Some(f) = real.get() else {
         return missing(A::NAME);
     };
+    // SAFETY: the configuration about to be forwarded: null or readable.
+    let stream = unsafe { config.as_ref() }.map_or(std::ptr::null_mut(), |c| c.stream);
     let g = enter(A::NAME);
+    // As in `launch`: work into a capturing stream is not recorded.
+    let captured = g.is_some() && super::joins_capture(A::NAME, stream);
+    if let Some(g) = &g
+        && !captured
+        && g.host_memory()
+    {
+        let st = stream_id(stream as u64);
+        // SAFETY: the launch's arguments, about to be forwarded.
+        unsafe { runtime_host_writes(g, A::NAME, Named::Func, func as u64, st, args) };
+    }
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
-    if let Some(g) = g {
+    if let Some(g) = g.filter(|_| !captured) {
         // SAFETY: the runtime just read the configuration (null only
         // on a failed call).
         let c = unsafe { config.as_ref() }.copied();

@@ -57,10 +57,12 @@ cuda_handlers! {
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| alloc(api, ret, a.ptr, a.size, MemKind::Device, r)) }
     }
     [cudaFree] |real, a, api| {
+        crate::record::recorder::untrack_host_memory(a.ptr as u64);
         // SAFETY: as above.
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.free(api, ret, a.ptr as u64, None)) }
     }
     [cudaFreeHost] |real, a, api| {
+        crate::record::recorder::untrack_host_memory(a.ptr as u64);
         // SAFETY: as above.
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.free(api, ret, a.ptr as u64, Some(MemKind::Pinned))) }
     }
@@ -73,6 +75,7 @@ cuda_handlers! {
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.host_register(api, ret, a.ptr as u64, a.size as u64)) }
     }
     [cudaHostUnregister] |real, a, api| {
+        crate::record::recorder::untrack_host_memory(a.ptr as u64);
         // SAFETY: as above.
         unsafe { intercept(real, a, Order::Lifecycle, |r, ret| r.host_unregister(api, ret, a.ptr as u64)) }
     }
@@ -90,7 +93,7 @@ fn is_device(r: &Recorder, p: u64) -> bool {
 /// `Legacy` for the plain API, `PerThread` for `_ptsz` (whose null stream is
 /// the calling thread's default stream).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum DefaultStream {
+pub(super) enum DefaultStream {
     Legacy,
     PerThread,
 }
@@ -101,7 +104,7 @@ enum DefaultStream {
 /// # Safety
 /// `a` holds the application's arguments for entry point `A`, valid under
 /// its C contract; `dst`, `src`, `size` are its copy's.
-unsafe fn copy<A: Entry<Ret = cudaError_t>>(
+pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
     real: &Real<A>,
     a: A,
     (dst, src, size): (*mut c_void, *const c_void, usize),
@@ -122,6 +125,11 @@ unsafe fn copy<A: Entry<Ret = cudaError_t>>(
         .unwrap_or(Dir::H2h);
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
+    if let Some((st, _)) = stream
+        && super::joins_capture(api, st)
+    {
+        return ret;
+    }
     g.run(|r| {
         let c = Copy {
             dir,
@@ -187,6 +195,9 @@ cuda_handlers! {
         // SAFETY: as above.
         unsafe {
             intercept(real, a, Order::Free, |r, ret| {
+                if super::joins_capture(api, a.stream) {
+                    return;
+                }
                 r.memset(
                     api,
                     ret,

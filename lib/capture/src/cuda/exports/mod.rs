@@ -12,7 +12,7 @@
 //! handler is hand-written: the table holds only entry points this library
 //! records or keeps books on.
 //!
-//! * **recorded** ([`memory`], [`sync`], [`launch`]): [`intercept`] (or the
+//! * **recorded** ([`memory`], [`symbols`], [`sync`], [`launch`]): [`intercept`] (or the
 //!   copy and launch paths, which read more): forward, then — on a
 //!   first-level call with recording on (`Guard`, entered through
 //!   `ffi::enter`, which first makes the platform NVIDIA) — hand plain
@@ -29,6 +29,7 @@
 mod handlers;
 pub mod launch;
 pub mod memory;
+pub mod symbols;
 pub mod sync;
 
 use api_table::Entry;
@@ -77,6 +78,15 @@ pub unsafe fn intercept<A: Entry<Ret = cudaError_t>>(
     g.run(|r| record(r, ret));
     drop(held);
     ret
+}
+
+/// Whether work `api` issues to `stream` joins a stream capture (a graph)
+/// instead of running: then it is not recorded (`driver::graphs`; one
+/// atomic load while no capture is active).
+#[inline(always)]
+pub fn joins_capture(api: &str, stream: *mut std::ffi::c_void) -> bool {
+    use crate::cuda::driver::graphs;
+    graphs::captured(graphs::raw(api, stream))
 }
 
 /// Hand-written handlers that share a body: one `pub unsafe fn NAME(real,

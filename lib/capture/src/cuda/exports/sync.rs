@@ -52,6 +52,9 @@ cuda_handlers! {
         // SAFETY: as above.
         unsafe {
             intercept(real, a, Order::Free, |r, ret| {
+                if super::joins_capture(api, a.stream) {
+                    return;
+                }
                 let op = Op::StreamWaitEvent { stream: s(a.stream), event: e(a.event) };
                 r.op(api, ret, &op)
             })
@@ -78,6 +81,9 @@ cuda_handlers! {
         // SAFETY: as above.
         unsafe {
             intercept(real, a, Order::Free, |r, ret| {
+                if super::joins_capture(api, a.stream) {
+                    return;
+                }
                 let op = Op::EventRecord { event: e(a.event), stream: s(a.stream) };
                 r.op(api, ret, &op)
             })

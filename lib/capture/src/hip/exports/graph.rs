@@ -25,13 +25,12 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
 
 use api_table::Entry;
 use hip_api::args;
 use hip_api::graph::{capture_status, node_type};
 use hip_api::types::*;
-use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
+use hrr_core::graph::{GraphNode, NodeOp};
 use hrr_core::{Addr, Dir, Op};
 
 use super::{bytes, resolve_dir, with_params};
@@ -40,6 +39,7 @@ use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
 use crate::record::code_objects::FatBin;
+use crate::record::graph_execs::{ExecRecord, execs};
 use crate::record::kernel_args::ArgValues;
 use crate::record::recorder::{LaunchDims, Recorder};
 
@@ -67,21 +67,6 @@ fn stream_is_capturing(stream: u64) -> bool {
     // SAFETY: the application's stream handle, and our own status variable.
     let ret = unsafe { a.call(f) };
     ret == hip::err::SUCCESS && st != capture_status::NONE
-}
-
-/// What the recorder knows of an executable graph: its recorded topology
-/// and, for node setters, the index of each of the source graph's nodes.
-struct ExecRecord {
-    nodes: Vec<GraphNode>,
-    index: HashMap<u64, u32>,
-}
-
-fn execs() -> std::sync::MutexGuard<'static, HashMap<u64, ExecRecord>> {
-    static EXECS: OnceLock<Mutex<HashMap<u64, ExecRecord>>> = OnceLock::new();
-    EXECS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
 }
 
 // ---------------------------------------------------------------- capture
@@ -675,58 +660,16 @@ pub unsafe fn hipGraphLaunch(
             // Launched into a capture: part of another graph, not run now.
             return;
         }
-        let mut blobs = Vec::new();
-        if ret == hip::err::SUCCESS {
-            let execs = execs();
-            match execs.get(&exec) {
-                None => r.warn(&format!(
-                    "hipGraphLaunch: executable graph {exec:#x} was not recorded; its launch has no host data"
-                )),
-                Some(rec) => {
-                    let host = |dir: Dir| {
-                        rec.nodes.iter().enumerate().filter_map(move |(i, n)| match n.op {
-                            NodeOp::Memcpy {
-                                dir: d,
-                                dst,
-                                src,
-                                size,
-                            } if d == dir => Some((i as u32, dst.0, src.0, size)),
-                            _ => None,
-                        })
-                    };
-                    for (i, _, src, size) in host(Dir::H2d) {
-                        // SAFETY: the runtime accepted the launch, whose node
-                        // reads `size` bytes at `src` (it has or will, from the
-                        // same bytes: the program is inside this call).
-                        let data = unsafe { bytes(src as *const c_void, size as usize) };
-                        if let Some(blob) = r.blob("hipGraphLaunch h2d node", data) {
-                            blobs.push(NodeBlob { node: i, blob });
-                        }
-                    }
-                    let mut d2h = host(Dir::D2h).peekable();
-                    if d2h.peek().is_some() {
-                        super::memory::sync_stream(a.stream);
-                        for (i, dst, _, size) in d2h {
-                            // SAFETY: the node wrote `size` bytes at `dst`,
-                            // and the launch has completed.
-                            let data = unsafe { bytes(dst as *const c_void, size as usize) };
-                            if let Some(blob) = r.blob("hipGraphLaunch d2h node", data) {
-                                blobs.push(NodeBlob { node: i, blob });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        blobs.sort_by_key(|b| b.node);
-        r.op(
+        r.graph_launch(
             "hipGraphLaunch",
-            ret,
-            &Op::GraphLaunch {
-                exec: Addr(exec),
-                stream: Addr(stream),
-                blobs,
-            },
+            (ret, ret == hip::err::SUCCESS),
+            exec,
+            stream,
+            // SAFETY: the runtime accepted the launch: each host copy node's
+            // range is the application's (read now, or written once `sync`
+            // returned).
+            |p, n| unsafe { bytes(p as *const c_void, n as usize) },
+            || super::memory::sync_stream(a.stream),
         );
     });
     ret

@@ -2,13 +2,14 @@
 //! `interpose::exports`): the export `NAME` calls `handlers::NAME`.
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
-//!   [`super::sync`], [`super::module`], [`super::launch`], [`super::vmm`],
-//!   [`super::graph`] (and `hipGetProcAddress`, which hands out the wrappers);
+//!   [`super::rect`], [`super::pools`], [`super::symbols`], [`super::sync`],
+//!   [`super::module`], [`super::launch`], [`super::vmm`], [`super::graph`]
+//!   (and `hipGetProcAddress`, which hands out the wrappers);
 //! * **query**: changes nothing the device computes — reads state, converts,
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.
 //!   Forwarded, not recorded, by design;
 //! * **unrecorded**: changes device memory, code, or objects later work
-//!   depends on (graphs, 2D/3D/array/symbol/peer copies, pools, array
+//!   depends on (graph host nodes, array and peer copies, pool access, array
 //!   mappings and imported handles of virtual memory, textures, interop,
 //!   contexts, per-thread-stream variants…), in
 //!   a way the archive format does not record yet. Forwarded, and every
@@ -49,7 +50,20 @@ pub use super::module::{
     __hipRegisterFatBinary, __hipRegisterFunction, __hipUnregisterFatBinary, hipModuleGetFunction,
     hipModuleGetGlobal, hipModuleLoad, hipModuleLoadData, hipModuleLoadDataEx, hipModuleUnload,
 };
+pub use super::pools::{
+    hipDeviceSetMemPool, hipMallocFromPoolAsync, hipMemPoolCreate, hipMemPoolDestroy,
+    hipMemPoolSetAttribute, hipMemPoolTrimTo,
+};
 pub use super::proc_address::hipGetProcAddress;
+pub use super::rect::{
+    hipDrvMemcpy2DUnaligned, hipMalloc3D, hipMallocPitch, hipMemAllocPitch, hipMemcpy2D,
+    hipMemcpy2DAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
+    hipMemset2D, hipMemset2DAsync, hipMemset3D, hipMemset3DAsync,
+};
+pub use super::symbols::{
+    __hipRegisterVar, hipGetSymbolAddress, hipGetSymbolSize, hipMemcpyFromSymbol,
+    hipMemcpyFromSymbolAsync, hipMemcpyToSymbol, hipMemcpyToSymbolAsync,
+};
 pub use super::sync::{
     hipCtxSynchronize, hipDeviceSynchronize, hipEventCreate, hipEventCreateWithFlags,
     hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
@@ -97,7 +111,7 @@ query_handlers! { args;
     hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
     // Kernels, symbols, occupancy.
     hipFuncGetAttributes, hipFuncGetAttribute, hipModuleGetTexRef,
-    hipGetSymbolAddress, hipGetSymbolSize, hipModuleOccupancyMaxPotentialBlockSize,
+    hipModuleOccupancyMaxPotentialBlockSize,
     hipModuleOccupancyMaxPotentialBlockSizeWithFlags,
     hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,
     hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
@@ -109,7 +123,7 @@ query_handlers! { args;
     // Compiler ABI: naming device variables, surfaces and textures of a
     // registered fat binary (their memory is the code object's, recorded
     // with it; writes to them go through recorded or counted calls).
-    __hipRegisterVar, __hipRegisterSurface, __hipRegisterTexture,
+    __hipRegisterSurface, __hipRegisterTexture,
     // Textures and graphs, asked about.
     hipGetTextureReference, hipGetChannelDesc, hipGetTextureObjectResourceDesc,
     hipGetTextureObjectResourceViewDesc, hipGetTextureObjectTextureDesc,
@@ -146,32 +160,28 @@ unrecorded_handlers! { args;
     hipMemset_spt, hipMemset2D_spt, hipMemset3D_spt, hipStreamSynchronize_spt,
     hipStreamWaitEvent_spt, hipLaunchKernel_spt, hipLaunchCooperativeKernel_spt,
     // Device state.
-    hipDeviceReset, hipDeviceSetMemPool, hipFuncSetAttribute, hipDeviceEnablePeerAccess,
+    hipDeviceReset, hipFuncSetAttribute, hipDeviceEnablePeerAccess,
     hipDeviceDisablePeerAccess,
     // Streams: host callbacks, memory-value waits and writes, capture.
     hipStreamAddCallback, hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
     hipStreamWriteValue64, hipStreamAttachMemAsync,
     // Memory placement hints and pools.
-    hipMemPrefetchAsync, hipMemAdvise, hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo,
-    hipMemPoolSetAttribute, hipMemPoolSetAccess, hipMallocFromPoolAsync,
+    hipMemPrefetchAsync, hipMemAdvise, hipMemPoolSetAccess,
     hipMemPoolImportFromShareableHandle, hipMemPoolImportPointer,
     // Memory from elsewhere: IPC, external memory and semaphores.
     hipIpcOpenMemHandle, hipIpcCloseMemHandle, hipIpcOpenEventHandle, hipImportExternalMemory,
     hipExternalMemoryGetMappedBuffer, hipDestroyExternalMemory, hipImportExternalSemaphore,
     hipSignalExternalSemaphoresAsync, hipWaitExternalSemaphoresAsync, hipDestroyExternalSemaphore,
     // Pitched, array and mipmapped allocations.
-    hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMallocArray, hipArrayCreate,
+    hipMallocArray, hipArrayCreate,
     hipArrayDestroy, hipArray3DCreate, hipMalloc3DArray, hipFreeArray, hipMallocMipmappedArray,
     hipFreeMipmappedArray, hipMipmappedArrayCreate, hipMipmappedArrayDestroy,
     __hipRegisterManagedVar,
     // Copies and memsets the format has no op for.
-    hipMemcpy2D, hipMemcpy2DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
-    hipDrvMemcpy2DUnaligned, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
+    hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
     hipMemcpyFromArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpyAtoH,
-    hipMemcpyHtoA, hipMemcpy3D, hipMemcpy3DAsync, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
-    hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipMemcpyFromSymbol, hipMemcpyFromSymbolAsync,
-    hipMemcpyPeer, hipMemcpyPeerAsync, hipMemset2D, hipMemset2DAsync, hipMemset3D,
-    hipMemset3DAsync,
+    hipMemcpyHtoA, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
+    hipMemcpyPeer, hipMemcpyPeerAsync,
     // Launches the format has no shape for.
     hipLaunchByPtr, hipLaunchCooperativeKernelMultiDevice, hipExtLaunchMultiKernelMultiDevice,
     // Contexts.

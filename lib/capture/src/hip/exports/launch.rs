@@ -153,12 +153,82 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
+    if let Some(g) = &g
+        && g.host_memory()
+    {
+        // SAFETY: per this function's contract.
+        unsafe { module_host_writes(api, g, func, dims.stream, kernel_params, extra) };
+    }
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
     if let Some(g) = g {
         record_module_launch(api, &g, ret, func, dims, kernel_params, extra);
     }
     ret
+}
+
+/// Before a module-API launch is forwarded: the host memory it may read
+/// (see `host_memory`). Its arguments are read before the call, which reads
+/// them the same way: `kernelParams` per the kernel's metadata, or `extra`.
+///
+/// # Safety
+/// `func`, `kernel_params` and `extra` are the launch's, about to be handed
+/// to the runtime.
+#[cold]
+unsafe fn module_host_writes(
+    api: &'static str,
+    g: &Guard,
+    func: HipFunction,
+    stream: u64,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) {
+    g.run(|r| {
+        r.code().with_function(func as u64, |kernel| {
+            let layout = kernel
+                .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
+                .and_then(|res| res.layout);
+            let record = |values: ArgValues<'_, '_>| {
+                r.host_writes_before_launch(api, stream, &values, layout)
+            };
+            if !kernel_params.is_null() {
+                // SAFETY: per the contract, the runtime reads these params per this layout.
+                unsafe { with_params(layout, kernel_params, record) }
+            } else if !extra.is_null() {
+                // SAFETY: per the contract, a well-formed extra array.
+                record(unsafe { extra_buffer(extra) })
+            } else {
+                record(ArgValues::None)
+            }
+        })
+    });
+}
+
+/// [`module_host_writes`] for a compiler-path launch (one pointer per
+/// argument behind `args`).
+///
+/// # Safety
+/// As [`module_host_writes`].
+#[cold]
+unsafe fn stub_host_writes(
+    api: &'static str,
+    g: &Guard,
+    function_address: *const c_void,
+    stream: u64,
+    args: *mut *mut c_void,
+) {
+    g.run(|r| {
+        r.code().with_stub(function_address as u64, |kernel| {
+            let layout = kernel
+                .and_then(|k| k.resolve(|f| load_fatbin(r, f)).ok())
+                .and_then(|res| res.layout);
+            let record = |values: ArgValues<'_, '_>| {
+                r.host_writes_before_launch(api, stream, &values, layout)
+            };
+            // SAFETY: per the contract, the runtime reads args per this layout.
+            unsafe { with_params(layout, args, record) }
+        })
+    });
 }
 
 // Inlined into the export: the launch path is the hot one.
@@ -246,6 +316,12 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
+    if let Some(g) = &g
+        && g.host_memory()
+    {
+        // SAFETY: per this function's contract.
+        unsafe { stub_host_writes(api, g, function_address, dims.stream, args) };
+    }
     // SAFETY: per this function's contract.
     let ret = unsafe { a.call(f) };
     if let Some(g) = g {

@@ -91,6 +91,7 @@ macro_rules! frees {
     ($($name:ident($ptr:ident) => $hint:expr;)*) => {$(
         #[inline(always)]
         pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
+            crate::record::recorder::untrack_host_memory(a.$ptr as u64);
             // SAFETY: the export's contract: the application's arguments.
             unsafe {
                 intercept(real, a, Order::Lifecycle, |r, api, ret| {
@@ -128,6 +129,7 @@ pub unsafe fn hipHostUnregister(
     real: &'static Real<args::hipHostUnregister>,
     a: args::hipHostUnregister,
 ) -> HipError {
+    crate::record::recorder::untrack_host_memory(a.hostPtr as u64);
     // SAFETY: the export's contract: the application's arguments.
     unsafe {
         intercept(real, a, Order::Lifecycle, |r, api, ret| {

@@ -31,7 +31,10 @@ mod handlers;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod pools;
 pub mod proc_address;
+pub mod rect;
+pub mod symbols;
 pub mod sync;
 pub mod vmm;
 
@@ -130,6 +133,26 @@ pub unsafe fn bytes<'a>(p: *const std::ffi::c_void, len: usize) -> &'a [u8] {
     }
     // SAFETY: per the contract.
     unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+}
+
+/// The packed bytes of the rows at `base` (each `extent[0]` bytes, rows
+/// and slices `pitch` apart), row after row.
+///
+/// # Safety
+/// Every row must be readable: the runtime just read or wrote it.
+pub unsafe fn gather(base: u64, pitch: [u64; 2], extent: [u64; 3]) -> Vec<u8> {
+    let [w, h, d] = extent;
+    let mut out = Vec::with_capacity((w * h * d) as usize);
+    for z in 0..d {
+        for y in 0..h {
+            let row = base + z * pitch[1] + y * pitch[0];
+            // SAFETY: per the contract, the row is readable.
+            out.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(row as usize as *const u8, w as usize)
+            });
+        }
+    }
+    out
 }
 
 /// Calls `f` with `kp[i]` (`kernelParams`, `<<<>>>`'s `args`) cut to the

@@ -58,6 +58,14 @@ CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
     return INVALID_VALUE;
 }
 
+struct node;
+/* CUDA_KERNEL_NODE_PARAMS (_v2), as cuda.h lays it out. */
+struct kernel_params {
+    CUfunction func;
+    unsigned gx, gy, gz, bx, by, bz, shmem;
+    void **params, **extra;
+    void *kern, *ctx;
+};
 struct module { const char *image; };
 struct function { struct module *m; char name[64]; };
 
@@ -89,11 +97,18 @@ CUresult cuFuncGetName(const char **name, CUfunction f) {
     return OK;
 }
 /* "Runs" k: out[i] = i for i < n. */
+static struct node *captured(CUstream s, int type);
+static void set_kernel(struct node *x, const struct kernel_params *p);
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                         void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)s;
     (void)extra;
+    struct node *x = captured(s, 0);
+    if (x) {
+        struct kernel_params p = {f, gx, gy, gz, bx, by, bz, shmem, params, NULL, NULL, NULL};
+        set_kernel(x, &p);
+        return OK;
+    }
     float *out = *(float **)params[0];
     int n = *(int *)params[1];
     for (int i = 0; i < n; i++) out[i] = (float)i;
@@ -151,8 +166,233 @@ CUresult cuLaunchKernelEx(const struct launch_config *c, CUfunction f, void **pa
     return cuLaunchKernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params,
                           extra);
 }
-/* Graphs are not recorded, only counted. */
-CUresult cuGraphLaunch(void *exec, CUstream s) { (void)exec; (void)s; return OK; }
+/* Stream capture and graphs, enough for the recorder's reading of them:
+ * one capture at a time, each captured call a node depending on the
+ * previous one; graphs built node by node; an executable graph runs its
+ * graph's nodes in creation order (which is a dependency order here). */
+struct memcpy3d {
+    size_t sx, sy, sz, slod;
+    unsigned stype;
+    const void *shost;
+    CUdeviceptr sdev;
+    void *sarray, *r0;
+    size_t spitch, sheight;
+    size_t dx, dy, dz, dlod;
+    unsigned dtype;
+    void *dhost;
+    CUdeviceptr ddev;
+    void *darray, *r1;
+    size_t dpitch, dheight;
+    size_t width, height, depth;
+};
+struct memset_params {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned value, elem;
+    size_t width, height;
+};
+enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, CHILD = 4, EMPTY = 5 };
+struct graph;
+struct node {
+    int type;
+    struct node *deps[8];
+    size_t ndeps;
+    struct kernel_params k;
+    float *out; /* the kernel's arguments, kept by the node */
+    int n;
+    void *args[2];
+    struct memcpy3d c;
+    struct memset_params m;
+    struct graph *child;
+};
+struct graph { struct node *nodes[64]; size_t n; };
+struct exec { struct graph *g; };
+
+static struct graph *capture_graph;
+static CUstream capture_stream;
+static struct node *capture_last;
+
+static struct node *add_node(struct graph *g, int type, const struct node *const *deps, size_t nd) {
+    struct node *x = calloc(1, sizeof *x);
+    x->type = type;
+    for (size_t i = 0; i < nd && i < 8; i++) x->deps[x->ndeps++] = (struct node *)deps[i];
+    g->nodes[g->n++] = x;
+    return x;
+}
+/* A node of the capture on `s`, or NULL when `s` is not capturing. */
+static struct node *captured(CUstream s, int type) {
+    if (!capture_graph || s != capture_stream) return NULL;
+    const struct node *d = capture_last;
+    capture_last = add_node(capture_graph, type, capture_last ? &d : NULL, capture_last ? 1 : 0);
+    return capture_last;
+}
+static void set_kernel(struct node *x, const struct kernel_params *p) {
+    x->k = *p;
+    x->out = *(float **)p->params[0];
+    x->n = *(int *)p->params[1];
+    x->args[0] = &x->out;
+    x->args[1] = &x->n;
+    x->k.params = x->args;
+}
+static void host_or_device(struct memcpy3d *c, int dst_host, void *dst, int src_host, const void *src,
+                           size_t n) {
+    memset(c, 0, sizeof *c);
+    c->dtype = dst_host ? 1 : 2;
+    if (dst_host) c->dhost = dst; else c->ddev = (CUdeviceptr)(uintptr_t)dst;
+    c->stype = src_host ? 1 : 2;
+    if (src_host) c->shost = src; else c->sdev = (CUdeviceptr)(uintptr_t)src;
+    c->width = n;
+    c->height = c->depth = 1;
+}
+static void run_graph(struct graph *g);
+static void run_node(struct node *x) {
+    switch (x->type) {
+    case KERNEL:
+        for (int i = 0; i < x->n; i++) x->out[i] = (float)i;
+        break;
+    case MEMCPY: {
+        void *d = x->c.dtype == 1 ? x->c.dhost : (void *)(uintptr_t)x->c.ddev;
+        const void *s = x->c.stype == 1 ? x->c.shost : (const void *)(uintptr_t)x->c.sdev;
+        memcpy(d, s, x->c.width);
+        break;
+    }
+    case MEMSET: {
+        unsigned *p = (unsigned *)(uintptr_t)x->m.dst;
+        for (size_t i = 0; i < x->m.width; i++) p[i] = x->m.value;
+        break;
+    }
+    case CHILD:
+        run_graph(x->child);
+        break;
+    }
+}
+static void run_graph(struct graph *g) {
+    for (size_t i = 0; i < g->n; i++) run_node(g->nodes[i]);
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
+    (void)mode;
+    if (capture_graph) return INVALID_VALUE;
+    capture_graph = calloc(1, sizeof *capture_graph);
+    capture_stream = s;
+    capture_last = NULL;
+    return OK;
+}
+CUresult cuStreamIsCapturing(CUstream s, int *status) {
+    *status = capture_graph && s == capture_stream;
+    return OK;
+}
+CUresult cuStreamEndCapture(CUstream s, void **graph) {
+    if (!capture_graph || s != capture_stream) return INVALID_VALUE;
+    *graph = capture_graph;
+    capture_graph = NULL;
+    return OK;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *src, size_t n, CUstream s) {
+    struct node *x = captured(s, MEMCPY);
+    if (x) host_or_device(&x->c, 0, (void *)(uintptr_t)d, 1, src, n);
+    else memcpy((void *)(uintptr_t)d, src, n);
+    return OK;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+    struct node *x = captured(s, MEMCPY);
+    if (x) host_or_device(&x->c, 1, dst, 0, (const void *)(uintptr_t)src, n);
+    else memcpy(dst, (const void *)(uintptr_t)src, n);
+    return OK;
+}
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) {
+    struct node *x = captured(s, MEMSET);
+    if (!x) return cuMemsetD32_v2(d, v, n);
+    x->m = (struct memset_params){d, 0, v, 4, n, 1};
+    return OK;
+}
+CUresult cuGraphCreate(void **g, unsigned flags) {
+    (void)flags;
+    *g = calloc(1, sizeof(struct graph));
+    return OK;
+}
+CUresult cuGraphAddKernelNode_v2(void **node, void *g, const void *const *deps, size_t nd,
+                                 const struct kernel_params *p) {
+    struct node *x = add_node(g, KERNEL, (const struct node *const *)deps, nd);
+    set_kernel(x, p);
+    *node = x;
+    return OK;
+}
+CUresult cuGraphAddEmptyNode(void **node, void *g, const void *const *deps, size_t nd) {
+    *node = add_node(g, EMPTY, (const struct node *const *)deps, nd);
+    return OK;
+}
+CUresult cuGraphAddChildGraphNode(void **node, void *g, const void *const *deps, size_t nd,
+                                  void *child) {
+    struct node *x = add_node(g, CHILD, (const struct node *const *)deps, nd);
+    x->child = child;
+    *node = x;
+    return OK;
+}
+CUresult cuGraphGetNodes(void *g, void **nodes, size_t *n) {
+    struct graph *x = g;
+    if (nodes && *n == 0) return 1; /* as cuGraphNodeGetDependencies_v2 */
+    if (nodes)
+        for (size_t i = 0; i < *n && i < x->n; i++) nodes[i] = x->nodes[i];
+    *n = x->n;
+    return OK;
+}
+CUresult cuGraphNodeGetType(void *node, int *type) {
+    *type = ((struct node *)node)->type;
+    return OK;
+}
+CUresult cuGraphNodeGetDependencies_v2(void *node, void **deps, void *edges, size_t *n) {
+    struct node *x = node;
+    (void)edges;
+    /* As CUDA 13.0's driver: an array with a count of 0 is refused. */
+    if (deps && *n == 0) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    if (deps)
+        for (size_t i = 0; i < *n && i < x->ndeps; i++) deps[i] = x->deps[i];
+    *n = x->ndeps;
+    return OK;
+}
+CUresult cuGraphKernelNodeGetParams_v2(void *node, struct kernel_params *p) {
+    *p = ((struct node *)node)->k;
+    return OK;
+}
+CUresult cuGraphMemcpyNodeGetParams(void *node, struct memcpy3d *c) {
+    *c = ((struct node *)node)->c;
+    return OK;
+}
+CUresult cuGraphMemsetNodeGetParams(void *node, struct memset_params *m) {
+    *m = ((struct node *)node)->m;
+    return OK;
+}
+CUresult cuGraphChildGraphNodeGetGraph(void *node, void **g) {
+    *g = ((struct node *)node)->child;
+    return OK;
+}
+CUresult cuGraphInstantiateWithFlags(void **exec, void *g, unsigned long long flags) {
+    (void)flags;
+    struct exec *e = malloc(sizeof *e);
+    e->g = g;
+    *exec = e;
+    return OK;
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node, const struct kernel_params *p) {
+    (void)exec;
+    set_kernel(node, p);
+    return OK;
+}
+CUresult cuGraphLaunch(void *exec, CUstream s) {
+    (void)s;
+    run_graph(((struct exec *)exec)->g);
+    return OK;
+}
+CUresult cuGraphExecDestroy(void *exec) { free(exec); return OK; }
+CUresult cuGraphDestroy(void *g) { (void)g; return OK; }
+
+/* Host functions are not recorded, only counted: run at once. */
+CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
+    (void)s;
+    fn(data);
+    return OK;
+}
 
 /* A driver function the capture library does not wrap, with effects. */
 CUresult cuMemcpy3DPeer(const void *p) { (void)p; return OK; }

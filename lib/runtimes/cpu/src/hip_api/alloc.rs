@@ -37,6 +37,10 @@ pub(super) unsafe fn hipFree(a: args::hipFree) -> HipError {
         }
         let rt = rt()?;
         let _ = rt.device_synchronize();
+        // A pool block freed synchronously goes back to its pool.
+        if super::pools::give_back(ptr as usize)? {
+            return Ok(());
+        }
         rt.mem()
             .free_device(ptr as usize, &[DevKind::Device, DevKind::Managed])
     })
@@ -53,6 +57,16 @@ pub(super) unsafe fn hipMallocAsync(a: args::hipMallocAsync) -> HipError {
     if let Err(e) = rt().and_then(|rt| rt.target(stream as usize).map(drop)) {
         return crate::error::record(e);
     }
+    if let Some(pool) = super::pools::current_pool() {
+        return guard(|| {
+            if dev_ptr.is_null() {
+                return Err(err::INVALID_VALUE);
+            }
+            let p = super::pools::alloc_from(pool, size)?;
+            // SAFETY: HIP contract for the out-parameter (checked non-null).
+            unsafe { put(dev_ptr, p as *mut c_void) }
+        });
+    }
     // SAFETY: same contract as hipMalloc.
     unsafe { hipMalloc(args::hipMalloc { ptr: dev_ptr, size }) }
 }
@@ -67,6 +81,9 @@ pub(super) unsafe fn hipFreeAsync(a: args::hipFreeAsync) -> HipError {
         }
         let rt = rt()?;
         rt.stream_synchronize(stream as usize)?;
+        if super::pools::give_back(dev_ptr as usize)? {
+            return Ok(());
+        }
         rt.mem()
             .free_device(dev_ptr as usize, &[DevKind::Device, DevKind::Managed])
     })

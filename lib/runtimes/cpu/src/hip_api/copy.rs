@@ -151,8 +151,7 @@ pub(super) unsafe fn hipMemcpyDtoDAsync(a: args::hipMemcpyDtoDAsync) -> HipError
 }
 
 /// Copies `height` rows of `width` bytes, row `i` from `src + i * spitch`
-/// to `dst + i * dpitch`. Every row is checked before the first is queued,
-/// so a bad operand copies nothing.
+/// to `dst + i * dpitch` (the row loop of `rect`).
 ///
 /// # Safety
 /// HIP's contract for host operands of a copy.
@@ -163,32 +162,16 @@ unsafe fn memcpy_2d(
     kind: ffi::HipMemcpyKind,
     stream: HipStream,
 ) -> Result<(), HipError> {
-    if width > dpitch || width > spitch {
-        return Err(err::INVALID_VALUE);
-    }
-    let rt = rt()?;
-    let target = rt.target(stream as usize)?;
-    if width == 0 || height == 0 {
-        return Ok(());
-    }
-    let row = |base: usize, pitch: usize, i: usize| {
-        i.checked_mul(pitch)
-            .and_then(|o| base.checked_add(o))
-            .ok_or(err::INVALID_VALUE)
+    let c = ::hip_api::rect::RectCopy {
+        dst: dst as usize,
+        dpitch: [dpitch, 0],
+        src: src as usize,
+        spitch: [spitch, 0],
+        extent: [width, height, 1],
+        kind,
     };
-    for i in 0..height {
-        let (d, s) = (row(dst as usize, dpitch, i)?, row(src as usize, spitch, i)?);
-        rt.check_copy(d, s, width, kind)?;
-    }
-    for i in 0..height {
-        let (d, s) = (row(dst as usize, dpitch, i)?, row(src as usize, spitch, i)?);
-        // SAFETY: every row's device operands were just checked against the
-        // live allocations; host operands are valid per this function's
-        // contract.
-        let op = unsafe { Op::copy(d, s, width) };
-        rt.submit(&target, op)?;
-    }
-    Ok(())
+    // SAFETY: per this function's contract.
+    unsafe { super::rect::copy_rect(c, stream) }
 }
 
 pub(super) unsafe fn hipMemcpy2D(a: args::hipMemcpy2D) -> HipError {

@@ -25,7 +25,10 @@ mod errors;
 mod events;
 mod graphs;
 mod modules;
+mod pools;
+mod rect;
 mod streams;
+mod symbols;
 mod vmm;
 
 use ::hip_api::types::*;
@@ -91,6 +94,19 @@ exports! {
         hipMemcpyHtoDAsync, hipMemcpyDtoHAsync, hipMemcpyDtoDAsync, hipMemcpy2D,
         hipMemcpy2DAsync, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async,
         hipMemsetD16, hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
+    ]
+    pools: [
+        hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo, hipMemPoolSetAttribute,
+        hipDeviceSetMemPool, hipMallocFromPoolAsync,
+    ]
+    symbols: [
+        __hipRegisterVar, hipGetSymbolAddress, hipGetSymbolSize,
+        hipMemcpyToSymbol, hipMemcpyToSymbolAsync, hipMemcpyFromSymbol, hipMemcpyFromSymbolAsync,
+    ]
+    rect: [
+        hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMemcpyParam2D, hipMemcpyParam2DAsync,
+        hipDrvMemcpy2DUnaligned, hipMemcpy3D, hipMemcpy3DAsync, hipMemset2D, hipMemset2DAsync,
+        hipMemset3D, hipMemset3DAsync,
     ]
     streams: [
         hipStreamCreateWithFlags, hipStreamCreate, hipStreamCreateWithPriority,

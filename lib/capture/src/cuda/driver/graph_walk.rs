@@ -1,0 +1,380 @@
+//! Reading a CUDA graph back into the archive's flat node list
+//! (`hrr_core::graph`), without the driver: [`walk`] orders any graph
+//! [`GraphSource`] describes (dependencies first, child graphs inlined, a
+//! node that becomes several — a copy of separate rows — joined by an
+//! `empty` node), and [`copy_pieces`] turns a `CUDA_MEMCPY3D` geometry
+//! into the linear copies the format has. `graphs` is the driver-backed
+//! source; the logic here is unit-tested with fake graphs.
+
+#![deny(unsafe_code)]
+
+use std::collections::HashMap;
+
+use cuda_api::rect::Rect;
+use hrr_core::graph::{GraphNode, NodeOp};
+
+/// Most linear copies one copy node may become (rows × slices); beyond
+/// that the node is `unsupported`.
+pub const MAX_PIECES: u64 = 1024;
+
+/// A graph as the walk reads it: node and graph handles are integers.
+pub trait GraphSource {
+    /// The nodes of `graph`, in the driver's order.
+    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String>;
+    /// The nodes `node` depends on.
+    fn deps(&mut self, node: u64) -> Result<Vec<u64>, String>;
+    /// The graph a child-graph node runs; `None` for any other node.
+    fn child(&mut self, node: u64) -> Result<Option<u64>, String>;
+    /// What `node` does: usually one op; several (run in parallel, joined
+    /// by an `empty` node) or none (an `empty` node) where one node is
+    /// not one op of the format.
+    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String>;
+}
+
+/// A graph read back: the flat nodes and, for the top-level graph's node
+/// handles, the index that stands for each (for node setters).
+#[derive(Debug, Default, PartialEq)]
+pub struct Walked {
+    pub nodes: Vec<GraphNode>,
+    pub index: HashMap<u64, u32>,
+}
+
+/// Reads `graph` (and its child graphs) through `src`.
+pub fn walk(src: &mut impl GraphSource, graph: u64) -> Result<Walked, String> {
+    let mut w = Walked::default();
+    walk_into(src, &mut w, graph, &[], true, 0)?;
+    Ok(w)
+}
+
+/// How deep child graphs may nest before the walk gives up (a cycle of
+/// child graphs, which the driver does not allow, would not end).
+const MAX_DEPTH: usize = 64;
+
+fn push(w: &mut Walked, op: NodeOp, deps: Vec<u32>) -> u32 {
+    w.nodes.push(GraphNode { op, deps });
+    (w.nodes.len() - 1) as u32
+}
+
+/// Appends `graph`'s nodes, its root nodes depending on `root_deps`;
+/// returns the indices of all of them.
+fn walk_into(
+    src: &mut impl GraphSource,
+    w: &mut Walked,
+    graph: u64,
+    root_deps: &[u32],
+    top: bool,
+    depth: usize,
+) -> Result<Vec<u32>, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
+    }
+    let nodes = src.nodes(graph)?;
+    let mut deps: HashMap<u64, Vec<u64>> = HashMap::new();
+    for &n in &nodes {
+        deps.insert(n, src.deps(n)?);
+    }
+    // Dependencies first; the driver's order where it already is.
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut state: HashMap<u64, bool> = HashMap::new();
+    for &n in &nodes {
+        visit(n, &deps, &mut state, &mut order)?;
+    }
+    let mut local: HashMap<u64, u32> = HashMap::new();
+    let mut all = Vec::with_capacity(order.len());
+    for n in order {
+        let mut d: Vec<u32> = deps[&n].iter().map(|h| local[h]).collect();
+        if d.is_empty() {
+            d = root_deps.to_vec();
+        }
+        let i = match src.child(n)? {
+            Some(child) => {
+                let inner = walk_into(src, w, child, &d, false, depth + 1)?;
+                all.extend(&inner);
+                let join = if inner.is_empty() { d } else { inner };
+                push(w, NodeOp::Empty, join)
+            }
+            None => {
+                let mut ops = src.ops(n)?;
+                match ops.len() {
+                    0 => push(w, NodeOp::Empty, d),
+                    1 => push(w, ops.remove(0), d),
+                    _ => {
+                        let parts: Vec<u32> =
+                            ops.into_iter().map(|op| push(w, op, d.clone())).collect();
+                        all.extend(&parts);
+                        push(w, NodeOp::Empty, parts)
+                    }
+                }
+            }
+        };
+        local.insert(n, i);
+        if top {
+            w.index.insert(n, i);
+        }
+        all.push(i);
+    }
+    Ok(all)
+}
+
+/// Depth-first: `n` after everything it depends on (`state`: `false`
+/// while being visited, `true` once placed).
+fn visit(
+    n: u64,
+    deps: &HashMap<u64, Vec<u64>>,
+    state: &mut HashMap<u64, bool>,
+    order: &mut Vec<u64>,
+) -> Result<(), String> {
+    match state.get(&n) {
+        Some(true) => return Ok(()),
+        Some(false) => return Err("the graph has a cycle".into()),
+        None => {}
+    }
+    state.insert(n, false);
+    let Some(ds) = deps.get(&n) else {
+        return Err(format!("node {n:#x} depends on a node outside its graph"));
+    };
+    for d in ds {
+        visit(*d, deps, state, order)?;
+    }
+    state.insert(n, true);
+    order.push(n);
+    Ok(())
+}
+
+/// One linear copy: destination, source, bytes.
+pub type Piece = (u64, u64, u64);
+
+/// The linear copies a copy between linear memory is: one when its rows
+/// (and slices) are contiguous on both sides, else one per row, at most
+/// [`MAX_PIECES`]. `Err` says why not.
+pub fn copy_pieces(c: &Rect) -> Result<Vec<Piece>, String> {
+    let [w, h, d] = c.extent;
+    let (h, d) = (h.max(1), d.max(1));
+    if w == 0 {
+        return Ok(Vec::new());
+    }
+    let rows_packed = h == 1 || (c.spitch[0] == w && c.dpitch[0] == w);
+    let slices_packed = d == 1 || (c.spitch[1] == w * h && c.dpitch[1] == w * h);
+    if rows_packed && slices_packed {
+        let size = w
+            .checked_mul(h)
+            .and_then(|x| x.checked_mul(d))
+            .ok_or("a copy larger than the address space")?;
+        return Ok(vec![(c.dst, c.src, size)]);
+    }
+    if h.saturating_mul(d) > MAX_PIECES {
+        return Err(format!(
+            "a {w}x{h}x{d} copy between pitched rows (more than {MAX_PIECES} rows)"
+        ));
+    }
+    let at = |base: u64, pitch: [u64; 2], y: u64, z: u64| {
+        base.checked_add(y.checked_mul(pitch[0])?)?
+            .checked_add(z.checked_mul(pitch[1])?)
+    };
+    let mut v = Vec::with_capacity((h * d) as usize);
+    for z in 0..d {
+        for y in 0..h {
+            let dst = at(c.dst, c.dpitch, y, z).ok_or("a copy past the address space")?;
+            let src = at(c.src, c.spitch, y, z).ok_or("a copy past the address space")?;
+            v.push((dst, src, w));
+        }
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_api::rect::Side;
+    use hrr_core::{Addr, Dir};
+
+    /// A graph in maps: nodes per graph, deps per node, child graphs, ops.
+    #[derive(Default)]
+    struct Fake {
+        graphs: HashMap<u64, Vec<u64>>,
+        deps: HashMap<u64, Vec<u64>>,
+        children: HashMap<u64, u64>,
+        ops: HashMap<u64, Vec<NodeOp>>,
+    }
+
+    impl GraphSource for Fake {
+        fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String> {
+            self.graphs
+                .get(&graph)
+                .cloned()
+                .ok_or("no such graph".into())
+        }
+        fn deps(&mut self, node: u64) -> Result<Vec<u64>, String> {
+            Ok(self.deps.get(&node).cloned().unwrap_or_default())
+        }
+        fn child(&mut self, node: u64) -> Result<Option<u64>, String> {
+            Ok(self.children.get(&node).copied())
+        }
+        fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String> {
+            Ok(self.ops.get(&node).cloned().unwrap_or_default())
+        }
+    }
+
+    fn set(v: u64) -> NodeOp {
+        NodeOp::Memset {
+            dst: Addr(v),
+            value: 0,
+            size: 4,
+            width: 1,
+            rows: 1,
+            pitch: 0,
+        }
+    }
+
+    fn node(op: NodeOp, deps: &[u32]) -> GraphNode {
+        GraphNode {
+            op,
+            deps: deps.to_vec(),
+        }
+    }
+
+    #[test]
+    fn dependencies_come_first_and_children_are_inlined() {
+        // Graph 1: c (0x30) depends on the child node b (0x20), which
+        // depends on a (0x10); listed by the driver in the order c, b, a.
+        // The child graph 2 holds x (0x40) → y (0x50).
+        let mut f = Fake::default();
+        f.graphs.insert(1, vec![0x30, 0x20, 0x10]);
+        f.graphs.insert(2, vec![0x40, 0x50]);
+        f.deps.insert(0x30, vec![0x20]);
+        f.deps.insert(0x20, vec![0x10]);
+        f.deps.insert(0x50, vec![0x40]);
+        f.children.insert(0x20, 2);
+        for (n, v) in [(0x10, 1), (0x30, 3), (0x40, 4), (0x50, 5)] {
+            f.ops.insert(n, vec![set(v)]);
+        }
+        let w = walk(&mut f, 1).unwrap();
+        assert_eq!(
+            w.nodes,
+            [
+                node(set(1), &[]),            // a
+                node(set(4), &[0]),           // x: a root of the child, takes b's deps
+                node(set(5), &[1]),           // y
+                node(NodeOp::Empty, &[1, 2]), // b: joins the child's nodes
+                node(set(3), &[3]),           // c
+            ]
+        );
+        assert_eq!(w.index[&0x10], 0);
+        assert_eq!(w.index[&0x20], 3);
+        assert_eq!(w.index[&0x30], 4);
+        assert!(
+            !w.index.contains_key(&0x40),
+            "child nodes have no setter index"
+        );
+    }
+
+    #[test]
+    fn a_node_of_several_ops_is_joined_and_one_of_none_is_empty() {
+        let mut f = Fake::default();
+        f.graphs.insert(1, vec![0x10, 0x20, 0x30]);
+        f.deps.insert(0x20, vec![0x10]);
+        f.deps.insert(0x30, vec![0x20]);
+        f.ops.insert(0x10, vec![]);
+        f.ops.insert(0x20, vec![set(1), set(2)]);
+        f.ops.insert(0x30, vec![set(3)]);
+        let w = walk(&mut f, 1).unwrap();
+        assert_eq!(
+            w.nodes,
+            [
+                node(NodeOp::Empty, &[]),
+                node(set(1), &[0]),
+                node(set(2), &[0]),
+                node(NodeOp::Empty, &[1, 2]),
+                node(set(3), &[3]),
+            ]
+        );
+        assert_eq!(w.index[&0x20], 3);
+    }
+
+    #[test]
+    fn cycles_and_foreign_dependencies_are_errors() {
+        let mut f = Fake::default();
+        f.graphs.insert(1, vec![0x10, 0x20]);
+        f.deps.insert(0x10, vec![0x20]);
+        f.deps.insert(0x20, vec![0x10]);
+        assert_eq!(walk(&mut f, 1).unwrap_err(), "the graph has a cycle");
+        f.deps.insert(0x20, vec![0x99]);
+        assert_eq!(
+            walk(&mut f, 1).unwrap_err(),
+            "node 0x99 depends on a node outside its graph"
+        );
+        // A child graph that contains itself.
+        let mut g = Fake::default();
+        g.graphs.insert(1, vec![0x10]);
+        g.children.insert(0x10, 1);
+        assert!(walk(&mut g, 1).unwrap_err().contains("nest deeper"));
+    }
+
+    fn rect(extent: [u64; 3], spitch: [u64; 2], dpitch: [u64; 2]) -> Rect {
+        Rect {
+            dst: 0x1000,
+            dpitch,
+            dst_side: Side::Device,
+            src: 0x9000,
+            spitch,
+            src_side: Side::Host,
+            extent,
+        }
+    }
+
+    #[test]
+    fn contiguous_copies_are_one_piece() {
+        // 1D: the runtime's cudaMemcpyAsync in a capture.
+        assert_eq!(
+            copy_pieces(&rect([256, 1, 1], [256, 256], [256, 256])),
+            Ok(vec![(0x1000, 0x9000, 256)])
+        );
+        // Pitches of 0 where one row makes them irrelevant.
+        assert_eq!(
+            copy_pieces(&rect([64, 1, 1], [0, 0], [0, 0])),
+            Ok(vec![(0x1000, 0x9000, 64)])
+        );
+        // Packed rows and slices.
+        assert_eq!(
+            copy_pieces(&rect([16, 4, 2], [16, 64], [16, 64])),
+            Ok(vec![(0x1000, 0x9000, 128)])
+        );
+        assert_eq!(
+            copy_pieces(&rect([0, 4, 1], [16, 64], [16, 64])),
+            Ok(vec![])
+        );
+    }
+
+    #[test]
+    fn pitched_rows_are_one_piece_each() {
+        let p = copy_pieces(&rect([16, 3, 1], [16, 48], [256, 768])).unwrap();
+        assert_eq!(
+            p,
+            [
+                (0x1000, 0x9000, 16),
+                (0x1000 + 256, 0x9000 + 16, 16),
+                (0x1000 + 512, 0x9000 + 32, 16),
+            ]
+        );
+        let p3 = copy_pieces(&rect([8, 2, 2], [8, 16], [32, 128])).unwrap();
+        assert_eq!(p3.len(), 4);
+        assert_eq!(p3[3], (0x1000 + 128 + 32, 0x9000 + 16 + 8, 8));
+        let e = copy_pieces(&rect([8, 2000, 1], [8, 16000], [32, 64000])).unwrap_err();
+        assert!(e.contains("more than 1024 rows"), "{e}");
+    }
+
+    #[test]
+    fn ops_carry_their_direction_through() {
+        // The walk never changes an op: what `ops` says is what is written.
+        let op = NodeOp::Memcpy {
+            dir: Dir::D2h,
+            dst: Addr(1),
+            src: Addr(2),
+            size: 3,
+        };
+        let mut f = Fake::default();
+        f.graphs.insert(7, vec![0x10]);
+        f.ops.insert(0x10, vec![op.clone()]);
+        assert_eq!(walk(&mut f, 7).unwrap().nodes, [node(op, &[])]);
+    }
+}

@@ -1,0 +1,102 @@
+//! Executable graphs as recorded, for both families: each one's topology
+//! (what its `graph_exec` event holds) and the index standing for each node
+//! of the graph it was made from, kept for its launches (the host bytes its
+//! copy nodes read and write, [`Recorder::graph_launch`]) and its node
+//! setters.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
+use hrr_core::{Addr, Dir, Op};
+
+use super::recorder::Recorder;
+
+/// What the recorder knows of an executable graph.
+pub struct ExecRecord {
+    /// Its recorded topology.
+    pub nodes: Vec<GraphNode>,
+    /// The index in `nodes` standing for each node handle of its graph.
+    pub index: HashMap<u64, u32>,
+}
+
+/// The recorded executable graphs, by handle.
+pub fn execs() -> MutexGuard<'static, HashMap<u64, ExecRecord>> {
+    static EXECS: OnceLock<Mutex<HashMap<u64, ExecRecord>>> = OnceLock::new();
+    EXECS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The copy nodes of `nodes` in direction `dir`: (index, dst, src, size).
+fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64, u64, u64)> + '_ {
+    nodes
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, n)| match n.op {
+            NodeOp::Memcpy {
+                dir: d,
+                dst,
+                src,
+                size,
+            } if d == dir => Some((i as u32, dst.0, src.0, size)),
+            _ => None,
+        })
+}
+
+impl Recorder {
+    /// A launch of executable graph `exec` on `stream` (its id) returned
+    /// `ret` (`ok`: success): a `graph_launch` event with the bytes each
+    /// host-to-device copy node reads (`read(address, length)`, now), then,
+    /// after `sync()` has waited for the launch, those each device-to-host
+    /// copy node wrote.
+    #[allow(clippy::too_many_arguments)]
+    pub fn graph_launch<'m>(
+        &self,
+        api: &'static str,
+        (ret, ok): (i32, bool),
+        exec: u64,
+        stream: u64,
+        read: impl Fn(u64, u64) -> &'m [u8],
+        sync: impl FnOnce(),
+    ) {
+        let mut blobs = Vec::new();
+        if ok {
+            let execs = execs();
+            match execs.get(&exec) {
+                None => self.warn(&format!(
+                    "{api}: executable graph {exec:#x} was not recorded; its launch has no host data"
+                )),
+                Some(rec) => {
+                    for (i, _, src, size) in host_copies(&rec.nodes, Dir::H2d) {
+                        if let Some(blob) = self.blob(&format!("{api} h2d node"), read(src, size)) {
+                            blobs.push(NodeBlob { node: i, blob });
+                        }
+                    }
+                    let mut d2h = host_copies(&rec.nodes, Dir::D2h).peekable();
+                    if d2h.peek().is_some() {
+                        sync();
+                        for (i, dst, _, size) in d2h {
+                            if let Some(blob) =
+                                self.blob(&format!("{api} d2h node"), read(dst, size))
+                            {
+                                blobs.push(NodeBlob { node: i, blob });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        blobs.sort_by_key(|b| b.node);
+        self.op(
+            api,
+            ret,
+            &Op::GraphLaunch {
+                exec: Addr(exec),
+                stream: Addr(stream),
+                blobs,
+            },
+        );
+    }
+}

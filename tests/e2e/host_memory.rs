@@ -1,0 +1,131 @@
+//! Host memory kernels read and write directly (mapped pinned, managed,
+//! registered): the host's writes become `host_write` events before the
+//! launches that read them, the kernels' writes `host_read` events at the
+//! next synchronisation, and replay reproduces and checks both.
+
+use hrr_tests::{Pipeline, assert_no_crash, d2h_counts};
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn count(events: &[Value], op: &str) -> usize {
+    events.iter().filter(|e| e["op"] == op).count()
+}
+
+/// capture → play → diff of `host_memory SCENARIO`: every check passes.
+fn pipeline(scenario: &str) -> (Pipeline, Vec<Value>, (u64, u64, u64, u64)) {
+    let p = Pipeline::new("host_memory").arg(scenario).capture();
+    assert!(
+        p.app_log().contains(&format!("host_memory {scenario}: OK")),
+        "{}",
+        p.app_log()
+    );
+    let events = p.events("cap.hrr");
+    let p = p.play();
+    let out = p.last_stdout();
+    let counts = d2h_counts(&out).unwrap_or_else(|| panic!("no d2h line:\n{out}"));
+    assert_eq!(counts.3, 0, "{out}");
+    assert_no_crash("hrr-play", &p.last_stderr());
+    let p = p.diff();
+    assert!(p.last_stdout().contains("PASS"), "{}", p.last_stdout());
+    (p, events, counts)
+}
+
+/// The same scenario captured with `HRR_HOST_MEMORY=off`: no host memory
+/// events, and the replay's kernels read what the copies uploaded only, so
+/// `host_memory SCENARIO`'s results differ at replay (exit 1, FAIL).
+fn fails_without_snapshots(scenario: &str) {
+    let p = Pipeline::new("host_memory").arg(scenario);
+    let script = format!(
+        "HRR_HOST_MEMORY=off hrr-cap -o cap.hrr -- {} | tee app.log",
+        p.app_cmdline()
+    );
+    p.sh(&script).assert().success();
+    let ev = p.events("cap.hrr");
+    assert_eq!(count(&ev, "host_write") + count(&ev, "host_read"), 0);
+    p.play_cmd(&["-o", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+}
+
+#[test]
+fn mapped_pinned_memory_the_host_changes_between_launches() {
+    fails_without_snapshots("mapped");
+    let (_p, ev, (pass, exact, _, _)) = pipeline("mapped");
+    // x before each launch, as the host changed it (16 KiB: one chunk).
+    assert_eq!(count(&ev, "host_write"), 3, "{ev:#?}");
+    let second = ev
+        .iter()
+        .filter(|e| e["op"] == "host_write")
+        .nth(1)
+        .unwrap();
+    assert_eq!(second["size"], 16384, "x (16 KiB) is one chunk: {second}");
+    assert_eq!((pass, exact), (3, 3), "three D2H results of y");
+}
+
+#[test]
+fn managed_memory_written_by_host_and_kernels_in_turn() {
+    fails_without_snapshots("managed");
+    let (_p, ev, (pass, exact, _, _)) = pipeline("managed");
+    assert!(count(&ev, "host_write") >= 3, "{ev:#?}");
+    // y after each kernel, read back at the device synchronisation.
+    assert_eq!(count(&ev, "host_read"), 3, "{ev:#?}");
+    assert_eq!((pass, exact), (4, 4), "three host_read checks and one D2H");
+}
+
+#[test]
+fn registered_host_memory_read_by_a_kernel() {
+    fails_without_snapshots("registered");
+    let (_p, ev, (pass, _, _, _)) = pipeline("registered");
+    let w: Vec<_> = ev.iter().filter(|e| e["op"] == "host_write").collect();
+    assert_eq!(w.len(), 1, "{ev:#?}");
+    assert_eq!(w[0]["size"], 16384, "the whole registered range: {}", w[0]);
+    assert_eq!(pass, 1);
+}
+
+#[test]
+fn host_memory_a_kernel_writes_is_checked_at_replay() {
+    let (p, ev, (pass, exact, _, _)) = pipeline("devwrite");
+    let reads: Vec<_> = ev.iter().filter(|e| e["op"] == "host_read").collect();
+    assert_eq!(reads.len(), 1, "{ev:#?}");
+    assert_eq!(reads[0]["size"], 16384, "{}", reads[0]);
+    assert_eq!((pass, exact), (1, 1));
+
+    // Corrupt what the capture recorded: the host_read names other bytes of
+    // the same length (a valid blob), and both replay and diff fail.
+    let other = vec![0x5au8; 16384];
+    let id = hrr_core::BlobId::of(&other).to_string();
+    let dir = p.cap().join("blobs").join(&id[..2]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(&id), &other).unwrap();
+    let events = p.cap().join("events.ndjson");
+    let text = std::fs::read_to_string(&events).unwrap();
+    let old = reads[0]["blob"].as_str().unwrap();
+    let n = text.matches(old).count();
+    assert!(n >= 1);
+    let text = text
+        .lines()
+        .map(|l| {
+            if l.contains(r#""op":"host_read""#) {
+                l.replace(old, &id)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    std::fs::write(&events, text).unwrap();
+    p.play_cmd(&["-o", "replay2.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "d2h : 0 pass (0 exact, 0 within tolerance), 1 fail",
+        ))
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+    p.tool("hrr-diff")
+        .args(["cap.hrr", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+}

@@ -2,7 +2,7 @@
 each phase of a step (zero_grad, forward, backward, optimizer step, the
 loss's copy to the host) timed on the host, then the CPU time per operator
 from torch.profiler over the same steps. Run it plain and under hrr-cap
-(scripts/gpu-speed.sh part 4) and compare: the phase or operator whose time
+(scripts/gpu-speed.sh, part `profile`) and compare: the phase or operator whose time
 grows under capture is where the recorder's cost lands.
 
 Not a correctness workload: it prints timings only."""

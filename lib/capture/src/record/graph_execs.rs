@@ -2,7 +2,7 @@
 //! (what its `graph_exec` event holds) and the index standing for each node
 //! of the graph it was made from, kept for its launches (the host bytes its
 //! copy nodes read and write, [`Recorder::graph_launch`]) and its node
-//! setters.
+//! setters ([`Recorder::graph_node_set`]).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -46,6 +46,36 @@ fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64,
 }
 
 impl Recorder {
+    /// A node setter the runtime accepted: node `node` of executable graph
+    /// `exec` is now `op`; recorded as the whole topology again
+    /// (`graph_exec`; `true`), or lost with the reason when the graph or
+    /// the node was not recorded (`false`).
+    pub fn graph_node_set(&self, api: &'static str, exec: u64, node: u64, op: NodeOp) -> bool {
+        let mut execs = execs();
+        let Some(rec) = execs.get_mut(&exec) else {
+            self.lose(api, &format!("executable graph {exec:#x} was not recorded"));
+            return false;
+        };
+        let Some(&i) = rec.index.get(&node) else {
+            self.lose(
+                api,
+                &format!("node {node:#x} is not a recorded node of executable graph {exec:#x}"),
+            );
+            return false;
+        };
+        rec.nodes[i as usize].op = op;
+        self.op(
+            api,
+            0,
+            &Op::GraphExec {
+                exec: Addr(exec),
+                graph: Addr(0),
+                nodes: rec.nodes.clone(),
+            },
+        );
+        true
+    }
+
     /// A launch of executable graph `exec` on `stream` (its id) returned
     /// `ret` (`ok`: success): a `graph_launch` event with the bytes each
     /// host-to-device copy node reads (`read(address, length)`, now), then,

@@ -408,16 +408,6 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
 /// topology change — a copy that now takes several pieces — is recorded
 /// as `unsupported`); the whole topology again.
 fn record_set(r: &Recorder, api: &'static str, exec: u64, node: u64, mut ops: Vec<NodeOp>) {
-    let mut execs = execs();
-    let Some(rec) = execs.get_mut(&exec) else {
-        return r.lose(api, &format!("executable graph {exec:#x} was not recorded"));
-    };
-    let Some(&i) = rec.index.get(&node) else {
-        return r.lose(
-            api,
-            &format!("node {node:#x} is not a recorded node of executable graph {exec:#x}"),
-        );
-    };
     let op = match ops.len() {
         0 => NodeOp::Empty,
         1 => ops.remove(0),
@@ -425,21 +415,17 @@ fn record_set(r: &Recorder, api: &'static str, exec: u64, node: u64, mut ops: Ve
             what: format!("a copy node set to {n} pitched rows after instantiation"),
         },
     };
-    if let NodeOp::Unsupported { what } = &op {
+    let unsupported = match &op {
+        NodeOp::Unsupported { what } => Some(what.clone()),
+        _ => None,
+    };
+    if r.graph_node_set(api, exec, node, op)
+        && let Some(what) = unsupported
+    {
         r.warn(&format!(
             "{api}: executable graph {exec:#x}: {what}: not recorded; replay refuses this graph"
         ));
     }
-    rec.nodes[i as usize].op = op;
-    r.op(
-        api,
-        0,
-        &Op::GraphExec {
-            exec: Addr(exec),
-            graph: Addr(0),
-            nodes: rec.nodes.clone(),
-        },
-    );
 }
 
 /// `cuGraphExecKernelNodeSetParams_v2`.

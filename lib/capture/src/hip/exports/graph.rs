@@ -533,33 +533,6 @@ pub unsafe fn hipGraphExecUpdate(
     }
 }
 
-/// An executable graph's node changed to `op` (a node setter the runtime
-/// accepted): the whole topology again, with it.
-fn record_set(r: &Recorder, api: &'static str, exec: u64, node: u64, op: NodeOp) {
-    let mut execs = execs();
-    let Some(rec) = execs.get_mut(&exec) else {
-        r.lose(api, &format!("executable graph {exec:#x} was not recorded"));
-        return;
-    };
-    let Some(&i) = rec.index.get(&node) else {
-        r.lose(
-            api,
-            &format!("node {node:#x} is not a recorded node of executable graph {exec:#x}"),
-        );
-        return;
-    };
-    rec.nodes[i as usize].op = op;
-    r.op(
-        api,
-        0,
-        &Op::GraphExec {
-            exec: Addr(exec),
-            graph: Addr(0),
-            nodes: rec.nodes.clone(),
-        },
-    );
-}
-
 #[inline]
 pub unsafe fn hipGraphExecKernelNodeSetParams(
     real: &'static Real<args::hipGraphExecKernelNodeSetParams>,
@@ -571,7 +544,7 @@ pub unsafe fn hipGraphExecKernelNodeSetParams(
             if ret == hip::err::SUCCESS && !a.pNodeParams.is_null() {
                 // SAFETY: the runtime accepted these parameters, reading them.
                 let op = kernel_op(r, api, &*a.pNodeParams);
-                record_set(r, api, a.hGraphExec as u64, a.node as u64, op);
+                r.graph_node_set(api, a.hGraphExec as u64, a.node as u64, op);
             }
         })
     }
@@ -594,7 +567,7 @@ pub unsafe fn hipGraphExecMemcpyNodeSetParams1D(
                     src: Addr(a.src as u64),
                     size: a.count as u64,
                 };
-                record_set(r, api, a.hGraphExec as u64, a.node as u64, op);
+                r.graph_node_set(api, a.hGraphExec as u64, a.node as u64, op);
             }
         })
     }
@@ -611,7 +584,7 @@ pub unsafe fn hipGraphExecMemsetNodeSetParams(
             if ret == hip::err::SUCCESS && !a.pNodeParams.is_null() {
                 // SAFETY: the runtime accepted these parameters, reading them.
                 let op = memset_op(&*a.pNodeParams);
-                record_set(r, api, a.hGraphExec as u64, a.node as u64, op);
+                r.graph_node_set(api, a.hGraphExec as u64, a.node as u64, op);
             }
         })
     }

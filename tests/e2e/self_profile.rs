@@ -24,11 +24,19 @@ fn profile_lines_name_the_recorded_entry_points_only_when_asked() {
         lines.iter().any(
             |l| l.starts_with("hrr-intercept: profile: hipModuleLaunchKernel: ")
                 && l.contains(" calls, ")
+                && l.contains(" ms recording (median < ")
                 && l.ends_with(" µs per call")
         ),
         "{on}"
     );
     assert!(lines.iter().any(|l| l.contains(": hipMemcpy")), "{on}");
+    // The parts several entry points share, timed at any depth.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("hrr-intercept: profile: phase events: append: ")),
+        "{on}"
+    );
     let off = captured_stderr("");
     assert!(!off.contains("profile:"), "{off}");
 }

@@ -154,14 +154,16 @@ pub fn pointer_type(p: u64) -> Option<c_int> {
 pub fn sync_stream(stream: u64) {
     static REAL: Real<args::cudaStreamSynchronize> = Real::new();
     if let Some(f) = REAL.get() {
-        quietly(|| {
-            let a = args::cudaStreamSynchronize {
-                stream: stream as CudaStream,
-            };
-            // SAFETY: the application's own stream handle, just used
-            // successfully; the runtime treats it as an opaque handle.
-            let r = unsafe { a.call(f) };
-            ((), r)
+        crate::interpose::self_profile::phase("phase D2H: stream wait", || {
+            quietly(|| {
+                let a = args::cudaStreamSynchronize {
+                    stream: stream as CudaStream,
+                };
+                // SAFETY: the application's own stream handle, just used
+                // successfully; the runtime treats it as an opaque handle.
+                let r = unsafe { a.call(f) };
+                ((), r)
+            })
         });
     }
 }

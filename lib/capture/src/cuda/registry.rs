@@ -218,7 +218,10 @@ impl CudaKernel {
         let mut fresh = false;
         let r = self.resolved.get_or_init(|| {
             fresh = true;
-            self.resolve_now(load, driver)
+            crate::interpose::self_profile::phase(
+                "phase launch: a kernel's code and layout",
+                || self.resolve_now(load, driver),
+            )
         });
         (r, fresh)
     }

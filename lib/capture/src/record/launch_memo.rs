@@ -42,7 +42,9 @@ pub fn record<'a>(
             return;
         };
         if let Some(line) = memo.hit(&key, &arg) {
-            r.repeat_launch(line);
+            crate::interpose::self_profile::phase("phase launch: repeated line", || {
+                r.repeat_launch(line)
+            });
             memo.misses = 0;
             in_full = None;
             return;
@@ -50,14 +52,16 @@ pub fn record<'a>(
         let Some(f) = in_full.take() else {
             return;
         };
-        if memo.keeps_next() {
-            f(Some(Slot {
-                memo: &mut memo,
-                key,
-            }));
-        } else {
-            f(None);
-        }
+        crate::interpose::self_profile::phase("phase launch: in full", || {
+            if memo.keeps_next() {
+                f(Some(Slot {
+                    memo: &mut memo,
+                    key,
+                }));
+            } else {
+                f(None);
+            }
+        });
     });
     if let Some(f) = in_full {
         f(None);

@@ -258,7 +258,8 @@ impl Recorder {
     }
 
     pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
-        match self.blobs.put(bytes, &self.sink) {
+        let put = || self.blobs.put(bytes, &self.sink);
+        match crate::interpose::self_profile::phase("phase blob: hash and store", put) {
             Ok(id) => Some(id),
             Err(e) => {
                 self.warn(&format!(
@@ -306,7 +307,9 @@ impl Recorder {
                 self.op(api, 0, &op);
             }
         };
-        self.host.after_sync(sync, record);
+        crate::interpose::self_profile::phase("phase host memory: after a sync", || {
+            self.host.after_sync(sync, record)
+        });
     }
 
     /// The host memory kernels read and write.
@@ -340,7 +343,9 @@ impl Recorder {
                 self.op(api, 0, &op);
             }
         };
-        self.host.before_launch(stream, words, record);
+        crate::interpose::self_profile::phase("phase launch: host memory", || {
+            self.host.before_launch(stream, words, record)
+        });
     }
 
     /// Records an allocation call.

@@ -361,6 +361,10 @@ impl EventSink {
     /// Appends one event whose body (from `hrr_core::wire::encode`) is `body`; returns
     /// its `seq`, or `None` once the sink is finished.
     pub fn append(&self, body: &[u8]) -> Option<u64> {
+        crate::interpose::self_profile::phase("phase events: append", || self.append_now(body))
+    }
+
+    fn append_now(&self, body: &[u8]) -> Option<u64> {
         let mut held = self.lock();
         let st = &mut *held.guard;
         if st.finished {

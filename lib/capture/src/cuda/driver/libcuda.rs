@@ -205,9 +205,11 @@ pub fn range_size(p: u64) -> Option<u64> {
 /// once it has landed).
 pub fn sync_stream(stream: u64) {
     if let Some(f) = get().and_then(|l| l.queries.stream_synchronize) {
-        // SAFETY: the application's own stream handle (or a default-stream
-        // handle), just used successfully.
-        unsafe { f(stream as CUstream) };
+        crate::interpose::self_profile::phase("phase D2H: stream wait", || {
+            // SAFETY: the application's own stream handle (or a
+            // default-stream handle), just used successfully.
+            unsafe { f(stream as CUstream) }
+        });
     }
 }
 

@@ -17,7 +17,7 @@ use hrr_core::wire::encode::{BlobHex, LaunchRef};
 use hrr_core::{BlobId, Dir, MemKind};
 use hrr_intercept::record::code_objects::Module;
 use hrr_intercept::record::kernel_args::ArgValues;
-use hrr_intercept::record::launch_memo::{self, LaunchKey, LaunchMemo};
+use hrr_intercept::record::launch_memo::{self, Entry, LaunchKey};
 use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
 use hrr_intercept::sink::event_line::{
     HeadCache, encode_launch_scanned, encode_launch_scanned_cached,
@@ -105,13 +105,14 @@ fn launch(c: &mut Criterion) {
     // the lookup, argument gathering and encode (`_encode_cached` below);
     // the sink's append that follows is the same for both. Flat out, the
     // sink is bound by the page cache (see `record/launch_4_args`).
-    let mut memo = LaunchMemo::new();
+    let mut memo = Entry::default();
     let key = LaunchKey {
         api: "__cudaLaunchKernel",
         func: 2,
         dims,
         registry: 0,
         allocs: r.allocs().generation(),
+        attrs: 0,
     };
     memo.keep(key, [&pa[..], &pb, &px, &py], &[b'x'; 400]);
     c.bench_function("record/launch_4_args_memo_hit", |bch| {
@@ -260,6 +261,31 @@ fn launch(c: &mut Criterion) {
                 &allocs,
             );
             criterion::black_box(&body);
+        })
+    });
+    // The same step through the thread's memo (`launch_memo::record`):
+    // each of the 25 kernels finds its own kept line, which is appended.
+    let mut next = 0usize;
+    c.bench_function("record/launch_step_25_kernels_1KiB_memo", |bch| {
+        bch.iter(|| {
+            let i = next % 25;
+            next += 1;
+            let vals: [&[u8]; 1] = [&structs[i]];
+            let key = LaunchKey {
+                func: 100 + i as u64,
+                allocs: r.allocs().generation(),
+                ..key
+            };
+            launch_memo::record(
+                r,
+                key,
+                |j, _| vals[j],
+                |slot| {
+                    if let Some(s) = slot {
+                        s.keep(&ArgValues::Params(&vals), &[b'x'; 400]);
+                    }
+                },
+            );
         })
     });
     c.bench_function("record/memset", |bch| {

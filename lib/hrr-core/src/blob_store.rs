@@ -279,19 +279,27 @@ impl BlobStore {
     /// to this process and call, and its final path. Makes its fan-out
     /// directory (and refuses a symlink there) the first time only.
     pub fn staging_names(&self, id: &BlobId) -> io::Result<(PathBuf, PathBuf)> {
-        let path = self.path(id);
-        let dir = path.parent().expect("blob path has a parent");
+        let (tmp, path) = self.names_in_fan_out(id);
         let made = &self.dirs_made[usize::from(id.0[0])];
         if !made.load(Ordering::Relaxed) {
-            ensure_real_dir(dir)?;
+            ensure_real_dir(path.parent().expect("blob path has a parent"))?;
             made.store(true, Ordering::Relaxed);
         }
-        let tmp = dir.join(format!(
+        Ok((tmp, path))
+    }
+
+    /// [`BlobStore::staging_names`] without making the fan-out directory:
+    /// for a writer that makes it itself when it writes (one level, mode
+    /// 0700, never through a link), away from the thread that names the
+    /// blob.
+    pub fn names_in_fan_out(&self, id: &BlobId) -> (PathBuf, PathBuf) {
+        let path = self.path(id);
+        let tmp = path.parent().expect("blob path has a parent").join(format!(
             ".tmp-{}-{}",
             std::process::id(),
             TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
-        Ok((tmp, path))
+        (tmp, path)
     }
 
     /// Reads a blob and verifies its hash.

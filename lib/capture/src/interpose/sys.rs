@@ -97,33 +97,72 @@ pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
     Ok(())
 }
 
-/// Writes `data` to a new file `tmp` (mode 0600, no symlink followed, never
-/// an existing file) and renames it to `path`; both are NUL-terminated.
-/// On failure the temporary is removed. open/write/close/rename/unlink
-/// only: async-signal-safe.
+/// Writes `data` to a new file `tmp` (mode 0600, never an existing file)
+/// and renames it to `path`, in the same directory; both are
+/// NUL-terminated. No link is followed, the directory included (it is
+/// opened `O_NOFOLLOW` and the file made relative to it); a missing
+/// directory is made (mode 0700, one level): the blob store's fan-out
+/// directories are made here, off the recording thread, where a `mkdir`
+/// cost it tens of microseconds per new one. On failure the temporary is
+/// removed. Plain system calls on a buffer of our own only:
+/// async-signal-safe.
 pub fn write_file_renamed(tmp: &[u8], path: &[u8], data: &[u8]) -> Result<(), i32> {
-    if tmp.last() != Some(&0) || path.last() != Some(&0) {
+    fn split(p: &[u8]) -> Option<(&[u8], &[u8])> {
+        let slash = p.iter().rposition(|&b| b == b'/')?;
+        (p.last() == Some(&0)).then_some((&p[..slash], &p[slash + 1..]))
+    }
+    let (Some((dir, tmp_name)), Some((path_dir, name))) = (split(tmp), split(path)) else {
+        return Err(libc::EINVAL);
+    };
+    if dir != path_dir || dir.is_empty() {
         return Err(libc::EINVAL);
     }
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: `tmp` is NUL-terminated (checked above) and outlives the call.
-    let fd = unsafe { libc::open(tmp.as_ptr().cast(), flags, 0o600 as libc::c_uint) };
-    if fd < 0 {
+    let mut dir_c = [0u8; libc::PATH_MAX as usize];
+    if dir.len() >= dir_c.len() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    dir_c[..dir.len()].copy_from_slice(dir);
+    let open_dir = || {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `dir_c` is NUL-terminated (zeroed past `dir`) and ours.
+        unsafe { libc::open(dir_c.as_ptr().cast(), flags) }
+    };
+    let mut dfd = open_dir();
+    if dfd < 0 && errno() == libc::ENOENT {
+        // SAFETY: as above.
+        if unsafe { libc::mkdir(dir_c.as_ptr().cast(), 0o700) } != 0 && errno() != libc::EEXIST {
+            return Err(errno());
+        }
+        dfd = open_dir();
+    }
+    if dfd < 0 {
         return Err(errno());
     }
-    let mut r = write_all(fd, data);
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `dfd` is the directory just opened; `tmp_name` is
+    // NUL-terminated (it ends `tmp`, checked above).
+    let fd = unsafe { libc::openat(dfd, tmp_name.as_ptr().cast(), flags, 0o600 as libc::c_uint) };
+    let mut r = if fd < 0 {
+        Err(errno())
+    } else {
+        write_all(fd, data)
+    };
     // SAFETY: `fd` is the descriptor just opened, closed once.
-    if unsafe { libc::close(fd) } != 0 && r.is_ok() {
+    if fd >= 0 && unsafe { libc::close(fd) } != 0 && r.is_ok() {
         r = Err(errno());
     }
-    // SAFETY: both paths are NUL-terminated (checked above).
-    if r.is_ok() && unsafe { libc::rename(tmp.as_ptr().cast(), path.as_ptr().cast()) } != 0 {
+    // SAFETY: both names are NUL-terminated and relative to `dfd`.
+    if r.is_ok()
+        && unsafe { libc::renameat(dfd, tmp_name.as_ptr().cast(), dfd, name.as_ptr().cast()) } != 0
+    {
         r = Err(errno());
     }
-    if r.is_err() {
+    if r.is_err() && fd >= 0 {
         // SAFETY: as above.
-        unsafe { libc::unlink(tmp.as_ptr().cast()) };
+        unsafe { libc::unlinkat(dfd, tmp_name.as_ptr().cast(), 0) };
     }
+    // SAFETY: `dfd` is ours, closed once.
+    unsafe { libc::close(dfd) };
     r
 }
 
@@ -296,6 +335,59 @@ mod tests {
         assert_eq!(main, gettid_raw());
         let other = std::thread::spawn(gettid).join().unwrap();
         assert_ne!(main, other);
+    }
+
+    #[test]
+    fn a_renamed_file_gets_its_missing_directory_but_never_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let c = |p: std::path::PathBuf| {
+            let mut v = p.into_os_string().into_encoded_bytes();
+            v.push(0);
+            v
+        };
+        let dir = t.path().join("ab");
+        write_file_renamed(&c(dir.join(".tmp-1")), &c(dir.join("blob")), b"x").unwrap();
+        assert_eq!(std::fs::read(dir.join("blob")).unwrap(), b"x");
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Existing: used as it is; no temporary is left.
+        write_file_renamed(&c(dir.join(".tmp-2")), &c(dir.join("other")), b"y").unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["blob", "other"]);
+        // A link in the directory's place, to a directory or to nothing, is
+        // refused, and nothing lands where it points.
+        let elsewhere = t.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        for (link, to) in [("cd", elsewhere.clone()), ("ef", t.path().join("nowhere"))] {
+            let link = t.path().join(link);
+            std::os::unix::fs::symlink(&to, &link).unwrap();
+            let r = write_file_renamed(&c(link.join(".tmp-3")), &c(link.join("b")), b"z");
+            assert!(
+                matches!(r, Err(libc::ENOTDIR | libc::ELOOP)),
+                "{link:?}: {r:?}"
+            );
+        }
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        assert!(!t.path().join("nowhere").exists());
+        // Both names in one directory, NUL-terminated.
+        let other = t.path().join("other");
+        assert_eq!(
+            write_file_renamed(&c(dir.join(".tmp-4")), &c(other.join("b")), b"z"),
+            Err(libc::EINVAL)
+        );
+        assert_eq!(
+            write_file_renamed(
+                dir.join(".tmp-5").as_os_str().as_encoded_bytes(),
+                &c(dir.join("c")),
+                b"z"
+            ),
+            Err(libc::EINVAL)
+        );
     }
 
     #[test]

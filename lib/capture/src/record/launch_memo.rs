@@ -1,19 +1,23 @@
-//! `LaunchMemo`: a thread's last recorded launch line, kept for the next
-//! identical launch.
+//! `LaunchMemo`: a thread's last recorded launch line of each of its
+//! recent kernels, kept for the next identical launch.
 //!
 //! A launch loop records the same line again and again, but for `seq` and
-//! `t` (which the sink writes). The memo keeps that line with every input it
-//! was encoded from: the entry point, the kernel handle and the registry
-//! generation it was resolved under (so name, code and layout), the
-//! configuration, the argument bytes, and the [`LiveAllocs`] generation
+//! `t` (which the sink writes); a training step launches a few dozen
+//! kernels in turn, each with the same arguments step after step. The memo
+//! keeps, per launched handle, that line with every input it was encoded
+//! from: the entry point, the kernel handle and the registry generation it
+//! was resolved under (so name, code and layout), the configuration, the
+//! launch attributes, the argument bytes, and the [`LiveAllocs`] generation
 //! (so the pointers found in them). A launch whose inputs all match appends
 //! the kept line without looking the kernel up, gathering and scanning its
 //! arguments or encoding anything. On the H200 that path was about half of
-//! the recording cost of a `<<<>>>` launch (docs/PERFORMANCE.md).
+//! the recording cost of a `<<<>>>` launch, and a full recording of a
+//! PyTorch launch costs ten times a repeated one (docs/PERFORMANCE.md).
 //!
 //! Only successful launches whose arguments came one pointer each
 //! (`kernelParams`, the CUDA launches' `args`) are kept; the thread id is fixed
-//! because each thread has its own memo ([`record`]).
+//! because each thread has its own memo ([`record`]). [`WAYS`] handles are
+//! kept per thread, the least recently used giving way.
 //!
 //! [`LiveAllocs`]: crate::record::live_allocs::LiveAllocs
 
@@ -41,11 +45,13 @@ pub fn record<'a>(
         let Ok(mut memo) = m.try_borrow_mut() else {
             return;
         };
-        if let Some(line) = memo.hit(&key, &arg) {
+        let i = memo.entry_for(&key);
+        let e = &mut memo.entries[i];
+        if let Some(line) = e.hit(&key, &arg) {
             crate::interpose::self_profile::phase("phase launch: repeated line", || {
                 r.repeat_launch(line)
             });
-            memo.misses = 0;
+            e.misses = 0;
             in_full = None;
             return;
         }
@@ -53,11 +59,8 @@ pub fn record<'a>(
             return;
         };
         crate::interpose::self_profile::phase("phase launch: in full", || {
-            if memo.keeps_next() {
-                f(Some(Slot {
-                    memo: &mut memo,
-                    key,
-                }));
+            if e.keeps_next() {
+                f(Some(Slot { entry: e, key }));
             } else {
                 f(None);
             }
@@ -68,9 +71,22 @@ pub fn record<'a>(
     }
 }
 
+/// [`LaunchKey::attrs`] of a launch with `attrs`.
+pub fn attrs_key(attrs: &[hrr_core::LaunchAttr]) -> u64 {
+    if attrs.is_empty() {
+        return 0;
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for a in attrs {
+        h.update(&a.id.to_le_bytes());
+        h.update(&a.hex.0);
+    }
+    h.digest() | 1
+}
+
 /// Where a launch that [`record`] could not repeat keeps its line.
 pub struct Slot<'m> {
-    memo: &'m mut LaunchMemo,
+    entry: &'m mut Entry,
     key: LaunchKey,
 }
 
@@ -79,7 +95,7 @@ impl Slot<'_> {
     /// `Recorder::launch`).
     pub fn keep(self, values: &ArgValues<'_, '_>, line: &[u8]) {
         if let ArgValues::Params(vals) = values {
-            self.memo.keep(self.key, vals.iter().copied(), line);
+            self.entry.keep(self.key, vals.iter().copied(), line);
         }
     }
 }
@@ -99,11 +115,26 @@ pub struct LaunchKey {
     /// [`LiveAllocs::generation`](crate::record::live_allocs::LiveAllocs::generation),
     /// read before the arguments were scanned.
     pub allocs: u64,
+    /// A hash of the launch attributes (0: none).
+    pub attrs: u64,
 }
 
+/// Handles kept per thread: a training step launches a few dozen kernels
+/// in turn (as `HEAD_CACHE_ENTRIES` in the recorder).
+pub const WAYS: usize = 32;
+
 /// See the module docs.
-#[derive(Default)]
 pub struct LaunchMemo {
+    entries: Vec<Entry>,
+    /// The entry of the last launch (a loop of one kernel looks no further).
+    last: usize,
+    /// Launches so far, for least-recently-used replacement.
+    tick: u64,
+}
+
+/// One handle's kept line.
+#[derive(Default)]
+pub struct Entry {
     key: Option<LaunchKey>,
     /// Size of each argument, in order.
     sizes: Vec<usize>,
@@ -111,25 +142,56 @@ pub struct LaunchMemo {
     args: Vec<u8>,
     /// The line after `seq` and `t` (what the sink appends).
     line: Vec<u8>,
-    /// Launches since the last hit.
+    /// Launches of its handle since the last hit.
     misses: u32,
+    /// `tick` at its last use.
+    used: u64,
 }
-
-/// See [`LaunchMemo::keeps_next`].
-const KEEP_RETRY: u32 = 64;
 
 impl LaunchMemo {
     /// An empty memo.
     pub const fn new() -> LaunchMemo {
         LaunchMemo {
-            key: None,
-            sizes: Vec::new(),
-            args: Vec::new(),
-            line: Vec::new(),
-            misses: 0,
+            entries: Vec::new(),
+            last: 0,
+            tick: 0,
         }
     }
 
+    /// The entry for `key`'s entry point and handle: the one that has them,
+    /// else a free one, else the least recently used (emptied).
+    fn entry_for(&mut self, key: &LaunchKey) -> usize {
+        self.tick += 1;
+        let same = |e: &Entry| {
+            e.key
+                .is_some_and(|k| k.func == key.func && k.api == key.api)
+        };
+        let i = if self.entries.get(self.last).is_some_and(same) {
+            self.last
+        } else if let Some(i) = self.entries.iter().position(same) {
+            i
+        } else if self.entries.len() < WAYS {
+            self.entries.push(Entry::default());
+            self.entries.len() - 1
+        } else {
+            let i = (0..self.entries.len())
+                .min_by_key(|&i| self.entries[i].used)
+                .unwrap_or(0);
+            let e = &mut self.entries[i];
+            e.key = None;
+            e.misses = 0;
+            i
+        };
+        self.entries[i].used = self.tick;
+        self.last = i;
+        i
+    }
+}
+
+/// See [`Entry::keeps_next`].
+const KEEP_RETRY: u32 = 64;
+
+impl Entry {
     /// After a miss: whether that launch's line is worth keeping. Not while
     /// launches keep missing (a kernel whose arguments change every time:
     /// keeping would copy its line for nothing), but for one in
@@ -205,14 +267,15 @@ mod tests {
             },
             registry: 3,
             allocs: 7,
+            attrs: 0,
         }
     }
 
     const A: [u8; 8] = 0x7f00_0000_1000u64.to_le_bytes();
     const B: [u8; 4] = [1, 2, 3, 4];
 
-    fn kept() -> LaunchMemo {
-        let mut m = LaunchMemo::new();
+    fn kept() -> Entry {
+        let mut m = Entry::default();
         m.keep(key(), [&A[..], &B[..]], b"LINE\n");
         m
     }
@@ -231,16 +294,17 @@ mod tests {
 
     #[test]
     fn empty_memo_misses() {
-        assert_eq!(LaunchMemo::new().hit(&key(), args(&A, &B)), None);
+        assert_eq!(Entry::default().hit(&key(), args(&A, &B)), None);
     }
 
     #[test]
     fn any_key_field_or_argument_byte_changed_misses() {
         let m = kept();
         let mut changed = vec![];
-        for f in 0..9 {
+        for f in 0..10 {
             let mut k = key();
             match f {
+                8 => k.attrs = 0x1234,
                 0 => k.api = "__cudaLaunchKernel_ptsz",
                 1 => k.func += 1,
                 2 => k.dims.grid[2] = 2,
@@ -281,11 +345,38 @@ mod tests {
 
     #[test]
     fn launches_that_keep_missing_are_kept_one_in_keep_retry() {
-        let mut m = LaunchMemo::new();
+        let mut m = Entry::default();
         let kept: Vec<u32> = (1..=200).filter(|_| m.keeps_next()).collect();
         assert_eq!(kept, [1, 2, 64, 128, 192]);
         // A hit (record resets the count) starts over.
         m.misses = 0;
         assert!(m.keeps_next() && m.keeps_next() && !m.keeps_next());
+    }
+
+    #[test]
+    fn each_handle_keeps_its_line_until_the_least_recently_used_gives_way() {
+        let mut m = LaunchMemo::new();
+        let k = |func: u64| LaunchKey { func, ..key() };
+        let line = |f: u64| format!("L{f}\n").into_bytes();
+        // 25 kernels in turn, as a training step: each finds its own line.
+        for f in 0..25 {
+            let i = m.entry_for(&k(f));
+            assert_eq!(m.entries[i].hit(&k(f), args(&A, &B)), None);
+            m.entries[i].keep(k(f), [&A[..]], &line(f));
+        }
+        for f in 0..25 {
+            let i = m.entry_for(&k(f));
+            assert_eq!(m.entries[i].hit(&k(f), args(&A, &B)), Some(&line(f)[..]));
+        }
+        // One handle more than WAYS: the least recently used (0) gives way.
+        for f in 25..=WAYS as u64 {
+            let i = m.entry_for(&k(f));
+            m.entries[i].keep(k(f), [&A[..]], &line(f));
+        }
+        let i = m.entry_for(&k(0));
+        assert_eq!(m.entries[i].hit(&k(0), args(&A, &B)), None);
+        let i = m.entry_for(&k(2));
+        assert_eq!(m.entries[i].hit(&k(2), args(&A, &B)), Some(&line(2)[..]));
+        assert_eq!(m.entries.len(), WAYS);
     }
 }

@@ -612,8 +612,7 @@ impl Recorder {
     }
 
     /// [`Recorder::launch`] of a CUDA launch with attributes
-    /// (`cuLaunchKernelEx`): encoded in full, never kept by a memo (the
-    /// memo's key does not hold attributes).
+    /// (`cuLaunchKernelEx`; the memo's key holds their hash).
     #[allow(clippy::too_many_arguments)]
     pub fn launch_with_attrs(
         &self,
@@ -625,6 +624,7 @@ impl Recorder {
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
         attrs: &[hrr_core::LaunchAttr],
+        slot: Option<Slot<'_>>,
     ) {
         self.launch_head(api, kernel, load, func, dims, |k, layout| {
             with_body(|b| {
@@ -639,6 +639,9 @@ impl Recorder {
                     attrs.iter().map(|a| (a.id, &a.hex.0[..])),
                 );
                 self.sink.append(b);
+                if let Some(slot) = slot {
+                    slot.keep(values, b);
+                }
             })
         });
     }

@@ -120,7 +120,9 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let p = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
         let mut b = BlobBatch::default();
-        b.push(&p("missing/.tmp"), &p("missing/x"), b"x");
+        // Two levels missing: only the last is made (the store's root is
+        // made with the archive).
+        b.push(&p("missing/ab/.tmp"), &p("missing/ab/x"), b"x");
         b.push(&p(".tmp-y"), &p("y"), b"y");
         assert_eq!(b.write(), Err(libc::ENOENT));
         assert_eq!(std::fs::read(t.path().join("y")).unwrap(), b"y");

@@ -75,7 +75,8 @@ impl BlobWriter {
             {
                 return Ok(id);
             }
-            let (tmp, path) = self.store.staging_names(&id)?;
+            // The fan-out directory is made by whoever writes the batch.
+            let (tmp, path) = self.store.names_in_fan_out(&id);
             let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
             if !sink.defer_blob(&name(tmp), &name(path), bytes) {
                 self.store.put(bytes)?;

@@ -23,7 +23,7 @@ use crate::cuda::log::diag;
 use crate::cuda::registry::{self, Fatbin};
 use crate::cuda::types::stream_id;
 use crate::hip::exports::record_memoised;
-use crate::record::launch_memo::LaunchKey;
+use crate::record::launch_memo::{self, LaunchKey};
 use crate::record::recorder::{self, Copy, LaunchDims, Recorder};
 
 /// Bookkeeping outside the recorder's guard: a panic costs the entry, never
@@ -596,7 +596,7 @@ pub unsafe fn launch(
         return;
     }
     let args = ArgSource::Params(kernel_params);
-    if ret != CUDA_SUCCESS || !attrs.is_empty() {
+    if ret != CUDA_SUCCESS {
         // SAFETY: per the contract.
         unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, None, driver, attrs) };
         return;
@@ -609,11 +609,12 @@ pub unsafe fn launch(
             .generation()
             .wrapping_add(registry::global().generation()),
         allocs: r.allocs().generation(),
+        attrs: launch_memo::attrs_key(attrs),
     };
     // SAFETY: the driver accepted this launch with these kernelParams.
     unsafe {
         record_memoised(r, key, kernel_params, |slot| {
-            record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, &[])
+            record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs)
         })
     };
 }

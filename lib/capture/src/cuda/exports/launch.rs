@@ -45,7 +45,7 @@ use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
 use crate::record::code_objects::{FatBin, Kernel, Module, Source};
 use crate::record::kernel_args::ArgValues;
-use crate::record::launch_memo::{LaunchKey, Slot};
+use crate::record::launch_memo::{self, LaunchKey, Slot};
 use crate::record::recorder::{LaunchDims, Recorder};
 
 /// Registry work outside any recorded call (registrations run before
@@ -279,7 +279,7 @@ pub(crate) unsafe fn record_kernel_launch(
         if attrs.is_empty() {
             r.launch(api, ret, kernel, load, func, &dims, &values, slot)
         } else {
-            r.launch_with_attrs(api, ret, kernel, load, func, &dims, &values, attrs)
+            r.launch_with_attrs(api, ret, kernel, load, func, &dims, &values, attrs, slot)
         }
     };
     // SAFETY: per this function's contract.
@@ -442,8 +442,8 @@ unsafe fn runtime_host_writes(
     });
 }
 
-/// Records a launch of `kernel` (`None`: not one the registry knows);
-/// `slot`: where to keep its line.
+/// Records a launch of `kernel` (`None`: not one the registry knows) with
+/// launch attributes `attrs`; `slot`: where to keep its line.
 #[allow(clippy::too_many_arguments)]
 fn record_launch(
     api: &'static str,
@@ -453,6 +453,7 @@ fn record_launch(
     func: u64,
     dims: LaunchDims,
     args: *mut *mut c_void,
+    attrs: &[hrr_core::LaunchAttr],
     slot: Option<Slot<'_>>,
 ) {
     g.run(|r| {
@@ -468,7 +469,7 @@ fn record_launch(
                 ArgSource::Params(args),
                 slot,
                 driver_layout,
-                &[],
+                attrs,
             )
         }
     });
@@ -564,14 +565,15 @@ fn record_any_launch(
     func: u64,
     dims: LaunchDims,
     args: *mut *mut c_void,
+    attrs: &[hrr_core::LaunchAttr],
 ) {
     let in_full = |slot: Option<Slot<'_>>| match named {
         Named::Handle => with_kernel_of_handle(func, ret, |k| {
-            record_launch(api, g, ret, k, func, dims, args, slot)
+            record_launch(api, g, ret, k, func, dims, args, attrs, slot)
         }),
         Named::Func => {
             let k = kernel_of_func(func);
-            record_launch(api, g, ret, k.as_deref(), func, dims, args, slot)
+            record_launch(api, g, ret, k.as_deref(), func, dims, args, attrs, slot)
         }
     };
     if ret != cu::SUCCESS {
@@ -585,6 +587,7 @@ fn record_any_launch(
         dims,
         registry: registry::global().generation(),
         allocs: r.allocs().generation(),
+        attrs: launch_memo::attrs_key(attrs),
     };
     // SAFETY: the runtime accepted this launch with these args.
     unsafe { record_memoised(r, key, args, in_full) };
@@ -631,7 +634,7 @@ unsafe fn launch<A: Entry<Ret = cudaError_t>>(
     if let Some(g) = g.filter(|_| !captured) {
         g.run(|r| {
             let d = dims(grid, block, shmem, stream);
-            record_any_launch(r, &g, A::NAME, ret, named, func, d, args)
+            record_any_launch(r, &g, A::NAME, ret, named, func, d, args, &[])
         });
     }
     ret
@@ -698,26 +701,7 @@ unsafe fn launch_ex<A: Entry<Ret = cudaError_t>>(
         });
         g.run(|r| {
             let (api, h) = (A::NAME, func as u64);
-            if attrs.is_empty() {
-                return record_any_launch(r, &g, api, ret, Named::Func, h, d, args);
-            }
-            // With attributes: in full (the memo's key has none).
-            let k = kernel_of_func(h);
-            // SAFETY: the runtime accepted this launch with these args.
-            unsafe {
-                record_kernel_launch(
-                    r,
-                    api,
-                    ret,
-                    k.as_deref(),
-                    h,
-                    d,
-                    ArgSource::Params(args),
-                    None,
-                    driver_layout,
-                    &attrs,
-                )
-            }
+            record_any_launch(r, &g, api, ret, Named::Func, h, d, args, &attrs)
         });
     }
     ret

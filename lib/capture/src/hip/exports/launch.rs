@@ -84,6 +84,7 @@ fn record_module_launch(
             dims,
             registry: r.code().generation(),
             allocs: r.allocs().generation(),
+            attrs: 0,
         };
         // SAFETY: the runtime accepted this launch with these kernelParams.
         unsafe { record_memoised(r, key, kernel_params, in_full) };
@@ -365,6 +366,7 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
                 dims,
                 registry: r.code().generation(),
                 allocs: r.allocs().generation(),
+                attrs: 0,
             };
             // SAFETY: the runtime accepted this launch with these args.
             unsafe { record_memoised(r, key, args, in_full) };

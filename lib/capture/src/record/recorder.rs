@@ -333,6 +333,14 @@ impl Recorder {
             .args(layout)
             .flat_map(|a| a.bytes.chunks_exact(8))
             .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        self.host_writes(api, stream, words);
+    }
+
+    /// Records (`host_write`) the changed bytes of the host memory reached
+    /// through `words` (a launch's aligned 8-byte argument words) or always
+    /// (managed memory), before work on `stream` that may read it; those
+    /// ranges are then pending until `stream` is synchronised.
+    pub(crate) fn host_writes(&self, api: &str, stream: u64, words: impl Iterator<Item = u64>) {
         let record = |d: host_memory::Dirty, bytes: &[u8]| {
             if let Some(blob) = self.put_blob("host memory", bytes) {
                 let op = Op::HostWrite {

@@ -58,7 +58,7 @@ fi
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured graph_nodes_driver)
+    graph_captured graph_nodes_driver graph_host_memory)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -343,6 +343,33 @@ GRAPH_LAUNCHES=3
 GRAPH_KERNELS=2
 CHECK=check_graph
 run_case graph_nodes_driver graph_nodes_driver
+# Kernel nodes reading and writing mapped pinned host memory: the host's
+# writes recorded before the graph launches (host_write, under
+# cuGraphLaunch), the kernels' at the synchronisations (host_read); the
+# graph checks above; and a capture with HRR_HOST_MEMORY=off must replay
+# wrong (exit 1), or the case proves nothing.
+check_graph_host_memory() {
+    local case=$1 arc=$2 w r rc off=$WORK/$1-off.hrr
+    w=$(events_with "$arc" '"api":"cuGraphLaunch(_ptsz)?","op":"host_write"')
+    r=$(events_with "$arc" '"op":"host_read"')
+    if [ "${w:-0}" -lt 4 ] || [ "${r:-0}" -lt 2 ]; then
+        echo "expected >= 4 host_write events of cuGraphLaunch and >= 2 host_read, got ${w:-0} and ${r:-0}"
+        return 1
+    fi
+    check_graph "$@" || return 1
+    rm -rf "$off"
+    HRR_HOST_MEMORY=off timeout "$T" "$BIN/hrr-cap" -o "$off" --platform cuda -- "$WORK/graph_host_memory" \
+        >"$LOG/$case.off.app.log" 2>"$LOG/$case.off.cap.stderr" ||
+        { echo "the capture with HRR_HOST_MEMORY=off failed: $(tail -n 1 "$LOG/$case.off.cap.stderr")"; return 1; }
+    timeout "$T" "$BIN/hrr-play" "$off" --backend cuda >"$LOG/$case.off.play.log" 2>&1
+    rc=$?
+    [ "$rc" = 1 ] || { echo "captured with HRR_HOST_MEMORY=off, the replay must fail (exit 1), got exit $rc"; return 1; }
+}
+NO_LAUNCH=1
+GRAPH_LAUNCHES=5
+GRAPH_KERNELS=1
+CHECK=check_graph_host_memory
+run_case graph_host_memory graph_host_memory
 
 # --- PyTorch --------------------------------------------------------------
 # torch_case CASE SCRIPT [VAR=value...]: two plain runs first; the same

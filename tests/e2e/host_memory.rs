@@ -11,6 +11,41 @@ fn count(events: &[Value], op: &str) -> usize {
     events.iter().filter(|e| e["op"] == op).count()
 }
 
+/// The `op`s of `events` that are one of `ops`, in order.
+fn ops_of<'e>(events: &'e [Value], ops: &[&str]) -> Vec<&'e str> {
+    events
+        .iter()
+        .filter_map(|e| e["op"].as_str())
+        .filter(|o| ops.contains(o))
+        .collect()
+}
+
+/// Makes the capture's `host_read` events of blob `old` name other bytes of
+/// the same length (`len`, a valid blob): what kernels wrote, misrecorded.
+fn corrupt_host_read(p: &Pipeline, old: &str, len: usize) {
+    let other = vec![0x5au8; len];
+    let id = hrr_core::BlobId::of(&other).to_string();
+    let dir = p.cap().join("blobs").join(&id[..2]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(&id), &other).unwrap();
+    let events = p.cap().join("events.ndjson");
+    let text = std::fs::read_to_string(&events).unwrap();
+    assert!(text.contains(old), "blob {old} is not in the capture");
+    let text = text
+        .lines()
+        .map(|l| {
+            if l.contains(r#""op":"host_read""#) {
+                l.replace(old, &id)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    std::fs::write(&events, text).unwrap();
+}
+
 /// capture → play → diff of `host_memory SCENARIO`: every check passes.
 fn pipeline(scenario: &str) -> (Pipeline, Vec<Value>, (u64, u64, u64, u64)) {
     let p = Pipeline::new("host_memory").arg(scenario).capture();
@@ -93,34 +128,78 @@ fn host_memory_a_kernel_writes_is_checked_at_replay() {
 
     // Corrupt what the capture recorded: the host_read names other bytes of
     // the same length (a valid blob), and both replay and diff fail.
-    let other = vec![0x5au8; 16384];
-    let id = hrr_core::BlobId::of(&other).to_string();
-    let dir = p.cap().join("blobs").join(&id[..2]);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(&id), &other).unwrap();
-    let events = p.cap().join("events.ndjson");
-    let text = std::fs::read_to_string(&events).unwrap();
-    let old = reads[0]["blob"].as_str().unwrap();
-    let n = text.matches(old).count();
-    assert!(n >= 1);
-    let text = text
-        .lines()
-        .map(|l| {
-            if l.contains(r#""op":"host_read""#) {
-                l.replace(old, &id)
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n";
-    std::fs::write(&events, text).unwrap();
+    corrupt_host_read(&p, reads[0]["blob"].as_str().unwrap(), 16384);
     p.play_cmd(&["-o", "replay2.hrr"])
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
             "d2h : 0 pass (0 exact, 0 within tolerance), 1 fail",
+        ))
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+    p.tool("hrr-diff")
+        .args(["cap.hrr", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+}
+
+#[test]
+fn a_graph_kernel_node_reads_mapped_memory_the_host_changes_between_launches() {
+    fails_without_snapshots("graph");
+    let (p, ev, (pass, exact, _, _)) = pipeline("graph");
+    // x as the host changed it, recorded before each graph launch (one
+    // 16 KiB chunk each time).
+    assert_eq!(
+        ops_of(&ev, &["host_write", "graph_launch"]),
+        ["host_write", "graph_launch"].repeat(3),
+        "{ev:#?}"
+    );
+    for w in ev.iter().filter(|e| e["op"] == "host_write") {
+        assert_eq!(w["api"], "hipGraphLaunch", "{w}");
+        assert_eq!(w["size"], 16384, "{w}");
+    }
+    assert_eq!((pass, exact), (3, 3), "three D2H results of y");
+    // The kernel node's pointer to x translated to the replay's own
+    // pinned memory, not placed at the recorded address: the same result.
+    p.play_cmd(&["--no-placement", "-o", "replay2.hrr"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("placement : 0 of "))
+        .stdout(predicate::str::contains(
+            "d2h : 3 pass (3 exact, 0 within tolerance), 0 fail",
+        ));
+}
+
+#[test]
+fn host_memory_a_graph_kernel_node_writes_is_checked_at_replay() {
+    let (p, ev, (pass, exact, _, _)) = pipeline("graphwrite");
+    // What the kernel wrote, read back at each stream synchronisation; the
+    // host's change between the launches, recorded before the second.
+    assert_eq!(
+        ops_of(&ev, &["host_write", "graph_launch", "host_read"]),
+        [
+            "graph_launch",
+            "host_read",
+            "host_write",
+            "graph_launch",
+            "host_read"
+        ],
+        "{ev:#?}"
+    );
+    let reads: Vec<_> = ev.iter().filter(|e| e["op"] == "host_read").collect();
+    for r in &reads {
+        assert_eq!(r["api"], "hipStreamSynchronize", "{r}");
+        assert_eq!(r["size"], 16384, "{r}");
+    }
+    assert_eq!((pass, exact), (2, 2), "two host_read checks");
+
+    // The second launch's result misrecorded: replay and diff fail on it.
+    corrupt_host_read(&p, reads[1]["blob"].as_str().unwrap(), 16384);
+    p.play_cmd(&["-o", "replay2.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "d2h : 1 pass (1 exact, 0 within tolerance), 1 fail",
         ))
         .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
     p.tool("hrr-diff")

@@ -9,6 +9,11 @@
  *               filled by the host, read by saxpy
  *   devwrite    fill writes pinned host memory; the host reads it after a
  *               device synchronisation
+ *   graph       as mapped, but the memset of y and saxpy are nodes of an
+ *               executable graph launched three times on a stream
+ *   graphwrite  fill, the kernel node of an executable graph, writes pinned
+ *               host memory; the host reads it after a stream
+ *               synchronisation, changes all of it, and launches again
  * Each prints what it checked and ends with ": OK". */
 #include "hrr_workload.h"
 
@@ -112,6 +117,87 @@ static void devwrite(void) {
     printf("host_memory devwrite: OK\n");
 }
 
+/* An executable graph of one kernel node, `fn` with `params`, after a
+ * memset of `memset_dst` (N floats of 0) when that is not NULL. */
+static hipGraphExec_t kernel_graph(hipFunction_t fn, void **params, float *memset_dst) {
+    hipGraph_t g;
+    CHECK(hipGraphCreate(&g, 0));
+    hipGraphNode_t set, k;
+    size_t deps = 0;
+    if (memset_dst) {
+        hipMemsetParams ms = {.dst = memset_dst, .elementSize = 4, .height = 1, .pitch = 0,
+                              .value = 0, .width = N};
+        CHECK(hipGraphAddMemsetNode(&set, g, NULL, 0, &ms));
+        deps = 1;
+    }
+    hipKernelNodeParams kp = {.blockDim = {256, 1, 1}, .extra = NULL, .func = (void *)fn,
+                              .gridDim = {N / 256, 1, 1}, .kernelParams = params,
+                              .sharedMemBytes = 0};
+    CHECK(hipGraphAddKernelNode(&k, g, deps ? &set : NULL, deps, &kp));
+    hipGraphExec_t ge;
+    CHECK(hipGraphInstantiateWithFlags(&ge, g, 0));
+    CHECK(hipGraphDestroy(g));
+    return ge;
+}
+
+static void graph(void) {
+    hipFunction_t fn = kernel("saxpy.so", "saxpy");
+    float *hx, *dx, *dy;
+    CHECK(hipHostMalloc((void **)&hx, N * sizeof(float), hipHostMallocMapped));
+    CHECK(hipHostGetDevicePointer((void **)&dx, hx, 0));
+    CHECK(hipMalloc((void **)&dy, N * sizeof(float)));
+    hipStream_t s;
+    CHECK(hipStreamCreate(&s));
+    float a = 1.0f;
+    int n = N;
+    void *params[] = {&a, &dx, &dy, &n};
+    hipGraphExec_t ge = kernel_graph(fn, params, dy);
+    static float out[N];
+    for (int k = 1; k <= 3; k++) {
+        for (int i = 0; i < N; i++)
+            if (k == 1 || i < 64) hx[i] = (float)(i * k);
+        CHECK(hipGraphLaunch(ge, s));
+        CHECK(hipStreamSynchronize(s));
+        CHECK(hipMemcpy(out, dy, sizeof out, hipMemcpyDeviceToHost));
+        for (int i = 0; i < N; i++) EXPECT(out[i] == hx[i], "graph launch %d: y[%d] = %g", k, i, out[i]);
+        printf("graph launch %d: y[63] = %g\n", k, out[63]);
+    }
+    CHECK(hipGraphExecDestroy(ge));
+    CHECK(hipStreamDestroy(s));
+    CHECK(hipHostFree(hx));
+    CHECK(hipFree(dy));
+    printf("host_memory graph: OK\n");
+}
+
+static void graphwrite(void) {
+    hipFunction_t fn = kernel("fill.so", "fill");
+    float *h, *d;
+    CHECK(hipHostMalloc((void **)&h, N * sizeof(float), hipHostMallocMapped));
+    CHECK(hipHostGetDevicePointer((void **)&d, h, 0));
+    hipStream_t s;
+    CHECK(hipStreamCreate(&s));
+    float v = 2.5f;
+    int n = N / 2;
+    void *params[] = {&d, &v, &n};
+    hipGraphExec_t ge = kernel_graph(fn, params, NULL);
+    for (int k = 1; k <= 2; k++) {
+        /* Before the second launch the host changes all of it: the half the
+         * kernel does not write keeps the host's value. */
+        float rest = k == 1 ? 0.0f : -1.0f;
+        if (k == 2)
+            for (int i = 0; i < N; i++) h[i] = rest;
+        CHECK(hipGraphLaunch(ge, s));
+        CHECK(hipStreamSynchronize(s));
+        for (int i = 0; i < N; i++)
+            EXPECT(h[i] == (i < N / 2 ? v : rest), "graph launch %d: h[%d] = %g", k, i, h[i]);
+        printf("graphwrite launch %d: h[0] = %g, h[%d] = %g\n", k, h[0], N - 1, h[N - 1]);
+    }
+    CHECK(hipGraphExecDestroy(ge));
+    CHECK(hipStreamDestroy(s));
+    CHECK(hipHostFree(h));
+    printf("host_memory graphwrite: OK\n");
+}
+
 int main(int argc, char **argv) {
     CHECK(hipInit(0));
     CHECK(hipSetDevice(0));
@@ -120,8 +206,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(what, "managed")) managed();
     else if (!strcmp(what, "registered")) registered();
     else if (!strcmp(what, "devwrite")) devwrite();
+    else if (!strcmp(what, "graph")) graph();
+    else if (!strcmp(what, "graphwrite")) graphwrite();
     else {
-        fprintf(stderr, "usage: host_memory mapped|managed|registered|devwrite\n");
+        fprintf(stderr, "usage: host_memory mapped|managed|registered|devwrite|graph|graphwrite\n");
         return 2;
     }
     return 0;

@@ -1,8 +1,9 @@
 //! Executable graphs as recorded, for both families: each one's topology
 //! (what its `graph_exec` event holds) and the index standing for each node
-//! of the graph it was made from, kept for its launches (the host bytes its
-//! copy nodes read and write, [`Recorder::graph_launch`]) and its node
-//! setters ([`Recorder::graph_node_set`]).
+//! of the graph it was made from, kept for its launches (the host memory its
+//! kernel nodes reach, [`Recorder::host_writes_before_graph_launch`]; the
+//! host bytes its copy nodes read and write, [`Recorder::graph_launch`]) and
+//! its node setters ([`Recorder::graph_node_set`]).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -45,7 +46,41 @@ fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64,
         })
 }
 
+/// The aligned 8-byte words of the arguments of every kernel node of
+/// `nodes`: what a graph launch's kernels may use as pointers.
+fn kernel_words(nodes: &[GraphNode]) -> Vec<u64> {
+    nodes
+        .iter()
+        .filter_map(|n| match &n.op {
+            NodeOp::Kernel { args, .. } => Some(args),
+            _ => None,
+        })
+        .flatten()
+        .flat_map(|a| a.hex.0.chunks_exact(8))
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+        .collect()
+}
+
 impl Recorder {
+    /// Before a launch of executable graph `exec` on `stream` (its id) is
+    /// forwarded: records (`host_write`) the bytes the application changed
+    /// in host memory its kernel nodes reach through their arguments, or
+    /// always (managed memory), as before a plain launch; those ranges are
+    /// then pending until `stream` is synchronised. An executable graph
+    /// that was not recorded reaches managed memory only (its launch says
+    /// it was not recorded). Callers check [`HostMemory::any`] first.
+    ///
+    /// [`HostMemory::any`]: super::host_memory::HostMemory::any
+    #[cold]
+    pub fn host_writes_before_graph_launch(&self, api: &str, exec: u64, stream: u64) {
+        // Out of the table's lock: recording takes the host memory's.
+        let words = execs()
+            .get(&exec)
+            .map(|rec| kernel_words(&rec.nodes))
+            .unwrap_or_default();
+        self.host_writes(api, stream, words.into_iter());
+    }
+
     /// A node setter the runtime accepted: node `node` of executable graph
     /// `exec` is now `op`; recorded as the whole topology again
     /// (`graph_exec`; `true`), or lost with the reason when the graph or

@@ -333,6 +333,14 @@ impl Recorder {
             .args(layout)
             .flat_map(|a| a.bytes.chunks_exact(8))
             .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        self.host_writes(api, stream, words);
+    }
+
+    /// Records (`host_write`) the changed bytes of the host memory reached
+    /// through `words` (a launch's aligned 8-byte argument words) or always
+    /// (managed memory), before work on `stream` that may read it; those
+    /// ranges are then pending until `stream` is synchronised.
+    pub(crate) fn host_writes(&self, api: &str, stream: u64, words: impl Iterator<Item = u64>) {
         let record = |d: host_memory::Dirty, bytes: &[u8]| {
             if let Some(blob) = self.put_blob("host memory", bytes) {
                 let op = Op::HostWrite {
@@ -1153,6 +1161,87 @@ mod tests {
             (ptr.0, size, ev[3].api.as_str()),
             (base, chunk, "hipStreamSynchronize")
         );
+    }
+
+    #[test]
+    fn host_memory_a_graph_launch_reaches_is_recorded_before_it() {
+        use crate::record::graph_execs::{ExecRecord, execs};
+        use hrr_core::graph::{GraphNode, NodeOp};
+        use hrr_core::{HexBytes, KernelArg};
+
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut read = vec![0u8; 256];
+        let mut other = vec![0u8; 256];
+        let (base, other_base) = (read.as_ptr() as u64, other.as_ptr() as u64);
+        r.alloc("hipHostMalloc", 0, base, 256, MemKind::Pinned);
+        r.alloc("hipHostMalloc", 0, other_base, 256, MemKind::Pinned);
+        // A kernel node whose second argument points inside `read`.
+        let arg = |hex: Vec<u8>| KernelArg {
+            offset: None,
+            size: hex.len() as u32,
+            hex: HexBytes(hex),
+            ptrs: vec![],
+        };
+        let kernel = NodeOp::Kernel {
+            name: "k".into(),
+            code: BlobId::of(b"code"),
+            func: None,
+            grid: [1; 3],
+            block: [1; 3],
+            shmem: 0,
+            args: vec![arg(vec![1; 4]), arg((base + 16).to_le_bytes().to_vec())],
+        };
+        const EXEC: u64 = 0x6a_0001;
+        execs().insert(
+            EXEC,
+            ExecRecord {
+                nodes: vec![GraphNode {
+                    op: kernel,
+                    deps: vec![],
+                }],
+                index: Default::default(),
+            },
+        );
+        read[3] = 1; // the host writes both ranges
+        other[3] = 1;
+        r.host_writes_before_graph_launch("hipGraphLaunch", EXEC, 5);
+        // Not recorded: reaches no pinned memory.
+        r.host_writes_before_graph_launch("hipGraphLaunch", 0x6a_0002, 5);
+        r.graph_launch("hipGraphLaunch", (0, true), EXEC, 5, |_, _| &[], || {});
+        read[200] = 2; // the kernel writes
+        let sync = |st| Op::StreamSync { stream: Addr(st) };
+        r.op("hipStreamSynchronize", 0, &sync(6)); // another stream: nothing
+        r.op("hipStreamSynchronize", 0, &sync(5));
+        execs().remove(&EXEC);
+        r.finish("exit", LockMode::Block);
+        let ev = events(t.path());
+        let ops: Vec<_> = ev.iter().map(|e| e.op.name()).collect();
+        assert_eq!(
+            ops,
+            [
+                "alloc",
+                "alloc",
+                "host_write",
+                "graph_launch",
+                "stream_sync",
+                "stream_sync",
+                "host_read",
+                "eof"
+            ]
+        );
+        let Op::HostWrite { ptr, size, blob } = ev[2].op else {
+            panic!("{:?}", ev[2])
+        };
+        let mut want = vec![0u8; 256];
+        want[3] = 1;
+        assert_eq!((ptr.0, size, blob), (base, 256, BlobId::of(&want)));
+        assert_eq!(ev[2].api, "hipGraphLaunch");
+        let Op::HostRead { ptr, blob, .. } = ev[6].op else {
+            panic!("{:?}", ev[6])
+        };
+        want[200] = 2;
+        assert_eq!((ptr.0, blob), (base, BlobId::of(&want)));
     }
 
     #[test]

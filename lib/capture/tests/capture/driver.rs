@@ -538,6 +538,77 @@ fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
 }
 
 #[test]
+fn host_memory_a_graphs_kernel_node_reaches_is_recorded_around_its_launches() {
+    let app = cuda_program("graph_host_memory", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("h.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    assert!(
+        out.status.success() && text(&out.stdout).contains("graph_host_memory: OK"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let c = Captured::open(&dir);
+    let launch = [
+        // What the host changed, before the launch is forwarded; what the
+        // kernel node wrote, at the synchronisation.
+        ("cuGraphLaunch", "host_write"),
+        ("cuGraphLaunch", "graph_launch"),
+        ("cuStreamSynchronize", "stream_sync"),
+        ("cuStreamSynchronize", "host_read"),
+    ];
+    let mut want = vec![
+        ("cuMemHostAlloc", "alloc"),
+        ("cuModuleGetFunction", "function"),
+        ("cuGraphInstantiateWithFlags", "graph_exec"),
+    ];
+    want.extend(launch);
+    want.extend(launch);
+    want.extend([
+        ("cuGraphExecDestroy", "graph_exec_destroy"),
+        ("cuMemFreeHost", "free"),
+    ]);
+    assert_eq!(apis(&c), want);
+    let Op::Alloc { ptr: h, size, mem } = c.events[0].op else {
+        panic!("{:?}", c.events[0])
+    };
+    assert_eq!((size, mem), (256, MemKind::Pinned));
+    for (it, at) in [3, 7].into_iter().enumerate() {
+        // Before launch `it`: h[1] = -1 and h[63] = 100 + it over what the
+        // previous launch left (iota's first 8 floats, or zeros).
+        let mut before: Vec<f32> = (0..64)
+            .map(|i| if it > 0 && i < 8 { i as f32 } else { 0.0 })
+            .collect();
+        before[1] = -1.0;
+        before[63] = 100.0 + it as f32;
+        let mut after = before.clone();
+        after[..8]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = i as f32);
+        match (&c.events[at].op, &c.events[at + 3].op) {
+            (
+                Op::HostWrite {
+                    ptr: w,
+                    size: 256,
+                    blob: wb,
+                },
+                Op::HostRead {
+                    ptr: r,
+                    size: 256,
+                    blob: rb,
+                },
+            ) if *w == h && *r == h => {
+                assert_eq!(c.blob(wb), f32s(before), "launch {it}: host_write");
+                assert_eq!(c.blob(rb), f32s(after), "launch {it}: host_read");
+            }
+            o => panic!("launch {it}: {o:?}"),
+        }
+    }
+}
+
+#[test]
 fn runtime_calls_into_a_capturing_stream_are_not_recorded() {
     let app = cuda_program("runtime_capture", &["cuda", "cudart"]);
     let t = tempfile::tempdir().unwrap();

@@ -461,5 +461,6 @@ driver_api! {
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
     Free cuGraphLaunch | cuGraphLaunch_ptsz,
         stream |a| a.stream,
+        before |r, api, _, a| graphs::host_writes(r, api, a.exec as u64, graphs::raw(api, a.stream)),
         record |r, api, ret, a| graphs::launched(r, api, ret, a.exec as u64, graphs::raw(api, a.stream));
 }

@@ -17,6 +17,8 @@
 //! * **Launches** write `graph_launch` with the bytes each host-to-device
 //!   node reads and, once the stream has finished, each device-to-host
 //!   node wrote; a launch into a capturing stream is part of that capture.
+//!   Before the launch is forwarded, the host memory its kernel nodes reach
+//!   is recorded as before a plain launch ([`host_writes`]).
 //!
 //! Building a graph changes nothing on the device until it is instantiated,
 //! so those calls pass through unwrapped (`routes::has_no_device_effect`);
@@ -500,6 +502,14 @@ pub fn exec_destroyed(r: &Recorder, api: &'static str, ret: CUresult, exec: u64)
         execs().remove(&exec);
     }
     r.op(api, ret, &Op::GraphExecDestroy { exec: Addr(exec) });
+}
+
+/// Before `cuGraphLaunch` of `exec` on `stream` (as the driver takes it)
+/// is forwarded: the host memory its kernel nodes may read (see
+/// `record::host_memory`). The table's `before` hook, which runs only when
+/// host memory is tracked and the stream is not capturing.
+pub fn host_writes(r: &Recorder, api: &'static str, exec: u64, stream: u64) {
+    r.host_writes_before_graph_launch(api, exec, crate::cuda::types::stream_id(stream));
 }
 
 /// `cuGraphLaunch` of `exec` on `stream` (as the driver takes it) returned

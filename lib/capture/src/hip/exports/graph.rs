@@ -14,7 +14,9 @@
 //! * **Launches** write `graph_launch`, with the bytes each host-to-device
 //!   node reads at this launch and, once the launch has completed (the
 //!   stream is synchronised, as for an asynchronous D2H), the bytes each
-//!   device-to-host node wrote.
+//!   device-to-host node wrote. Before the launch is forwarded, the host
+//!   memory its kernel nodes reach is recorded as before a plain launch
+//!   (`host_write`, then `host_read` at the stream's next synchronisation).
 //!
 //! Building a graph (creating it, adding nodes and dependencies, setting a
 //! node's parameters) changes nothing on the device until it is
@@ -624,11 +626,16 @@ pub unsafe fn hipGraphLaunch(
         // SAFETY: the export's contract: the application's arguments.
         return unsafe { a.call(f) };
     };
+    let exec = a.graphExec as u64;
+    let stream = a.stream as u64;
+    // Host memory its kernel nodes may read, before they run (one load when
+    // none is tracked); a launch into a capture runs nothing now.
+    if g.host_memory() && !captured(stream) {
+        g.run(|r| r.host_writes_before_graph_launch("hipGraphLaunch", exec, stream));
+    }
     // SAFETY: the export's contract: the application's arguments.
     let ret = unsafe { a.call(f) };
     g.run(|r| {
-        let exec = a.graphExec as u64;
-        let stream = a.stream as u64;
         if ret == hip::err::SUCCESS && captured(stream) {
             // Launched into a capture: part of another graph, not run now.
             return;

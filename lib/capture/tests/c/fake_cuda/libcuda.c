@@ -37,6 +37,13 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 /* The CUDA 3.1 ABI (32-bit sizes), still exported by the real driver. */
 CUresult cuMemAlloc(unsigned *p, unsigned n) { (void)p; (void)n; return INVALID_VALUE; }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return OK; }
+/* Pinned host memory: plain host memory, its own device address. */
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+    (void)flags;
+    *p = calloc(1, n ? n : 1);
+    return *p ? OK : 2;
+}
+CUresult cuMemFreeHost(void *p) { free(p); return OK; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
     memcpy((void *)(uintptr_t)d, s, n);
     return OK;

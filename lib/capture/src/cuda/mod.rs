@@ -47,6 +47,7 @@ pub mod ffi;
 /// `CB! { EXTRA… NAME … }`. Together with [`OWN_CALLS_ONLY`] it is the
 /// whole table (unit-tested): a new table line must be exported or named
 /// there.
+#[cfg_attr(feature = "bench", allow(unused_macros))] // no exports then
 macro_rules! cudart_exports {
     ($cb:path, [$($x:tt)*]) => {
         $cb! {

@@ -151,10 +151,11 @@ pub fn write_file_renamed(tmp: &[u8], path: &[u8], data: &[u8]) -> Result<(), i3
     if fd >= 0 && unsafe { libc::close(fd) } != 0 && r.is_ok() {
         r = Err(errno());
     }
-    // SAFETY: both names are NUL-terminated and relative to `dfd`.
-    if r.is_ok()
-        && unsafe { libc::renameat(dfd, tmp_name.as_ptr().cast(), dfd, name.as_ptr().cast()) } != 0
-    {
+    let rename = || {
+        // SAFETY: both names are NUL-terminated and relative to `dfd`.
+        unsafe { libc::renameat(dfd, tmp_name.as_ptr().cast(), dfd, name.as_ptr().cast()) }
+    };
+    if r.is_ok() && rename() != 0 {
         r = Err(errno());
     }
     if r.is_err() && fd >= 0 {

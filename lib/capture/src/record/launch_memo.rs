@@ -45,25 +45,31 @@ pub fn record<'a>(
         let Ok(mut memo) = m.try_borrow_mut() else {
             return;
         };
-        let i = memo.entry_for(&key);
-        let e = &mut memo.entries[i];
-        if let Some(line) = e.hit(&key, &arg) {
-            crate::interpose::self_profile::phase("phase launch: repeated line", || {
-                r.repeat_launch(line)
-            });
-            e.misses = 0;
-            in_full = None;
-            return;
-        }
+        let memo = &mut *memo;
+        memo.tick += 1;
+        let newest = match memo.find(&key, &arg) {
+            Ok(i) => {
+                memo.last = i;
+                let e = &mut memo.entries[i];
+                (e.used, e.misses) = (memo.tick, 0);
+                crate::interpose::self_profile::phase("phase launch: repeated line", || {
+                    r.repeat_launch(&e.line)
+                });
+                in_full = None;
+                return;
+            }
+            Err(newest) => newest,
+        };
         let Some(f) = in_full.take() else {
             return;
         };
-        crate::interpose::self_profile::phase("phase launch: in full", || {
-            if e.keeps_next() {
-                f(Some(Slot { entry: e, key }));
-            } else {
-                f(None);
-            }
+        let slot = memo.slot_after_miss(newest);
+        crate::interpose::self_profile::phase("phase launch: in full", || match slot {
+            Some(i) => f(Some(Slot {
+                entry: &mut memo.entries[i],
+                key,
+            })),
+            None => f(None),
         });
     });
     if let Some(f) = in_full {
@@ -119,7 +125,7 @@ pub struct LaunchKey {
     pub attrs: u64,
 }
 
-/// Handles kept per thread: a training step launches a few dozen kernels
+/// Lines kept per thread: a training step launches a few dozen kernels
 /// in turn (as `HEAD_CACHE_ENTRIES` in the recorder).
 pub const WAYS: usize = 32;
 
@@ -132,7 +138,8 @@ pub struct LaunchMemo {
     tick: u64,
 }
 
-/// One handle's kept line.
+/// One kept line. A handle may have several: one kernel launched from
+/// several places of a step, each with its own arguments.
 #[derive(Default)]
 pub struct Entry {
     key: Option<LaunchKey>,
@@ -142,10 +149,16 @@ pub struct Entry {
     args: Vec<u8>,
     /// The line after `seq` and `t` (what the sink appends).
     line: Vec<u8>,
-    /// Launches of its handle since the last hit.
+    /// Launches of its handle that missed since one hit.
     misses: u32,
     /// `tick` at its last use.
     used: u64,
+}
+
+impl Default for LaunchMemo {
+    fn default() -> LaunchMemo {
+        LaunchMemo::new()
+    }
 }
 
 impl LaunchMemo {
@@ -158,49 +171,74 @@ impl LaunchMemo {
         }
     }
 
-    /// The entry for `key`'s entry point and handle: the one that has them,
-    /// else a free one, else the least recently used (emptied).
-    fn entry_for(&mut self, key: &LaunchKey) -> usize {
-        self.tick += 1;
-        let same = |e: &Entry| {
-            e.key
+    /// The entry whose line a launch of `key` with arguments `arg` repeats
+    /// (`Ok`), else the most recently used one of the same entry point and
+    /// handle, if any (`Err`). The last launch's entry is tried first.
+    fn find<'a>(
+        &self,
+        key: &LaunchKey,
+        arg: &impl Fn(usize, usize) -> &'a [u8],
+    ) -> Result<usize, Option<usize>> {
+        if self
+            .entries
+            .get(self.last)
+            .is_some_and(|e| e.hit(key, arg).is_some())
+        {
+            return Ok(self.last);
+        }
+        let mut newest: Option<usize> = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            if !e
+                .key
                 .is_some_and(|k| k.func == key.func && k.api == key.api)
-        };
-        let i = if self.entries.get(self.last).is_some_and(same) {
-            self.last
-        } else if let Some(i) = self.entries.iter().position(same) {
-            i
-        } else if self.entries.len() < WAYS {
+            {
+                continue;
+            }
+            if i != self.last && e.hit(key, arg).is_some() {
+                return Ok(i);
+            }
+            if newest.is_none_or(|n| self.entries[n].used < e.used) {
+                newest = Some(i);
+            }
+        }
+        Err(newest)
+    }
+
+    /// After a miss (`newest`: the handle's most recently used entry):
+    /// the entry to keep the launch's line in, emptied — a free one, else
+    /// the least recently used —, or `None` while the handle's launches
+    /// keep missing (arguments that change every time: keeping would copy
+    /// their lines for nothing and push out lines that repeat), but for one
+    /// in [`KEEP_RETRY`].
+    fn slot_after_miss(&mut self, newest: Option<usize>) -> Option<usize> {
+        let misses = newest
+            .map_or(0, |n| self.entries[n].misses)
+            .saturating_add(1);
+        if let Some(n) = newest {
+            self.entries[n].misses = misses;
+        }
+        if misses > 2 && !misses.is_multiple_of(KEEP_RETRY) {
+            return None;
+        }
+        let i = if self.entries.len() < WAYS {
             self.entries.push(Entry::default());
             self.entries.len() - 1
         } else {
-            let i = (0..self.entries.len())
+            (0..self.entries.len())
                 .min_by_key(|&i| self.entries[i].used)
-                .unwrap_or(0);
-            let e = &mut self.entries[i];
-            e.key = None;
-            e.misses = 0;
-            i
+                .unwrap_or(0)
         };
-        self.entries[i].used = self.tick;
+        let e = &mut self.entries[i];
+        (e.key, e.misses, e.used) = (None, misses, self.tick);
         self.last = i;
-        i
+        Some(i)
     }
 }
 
-/// See [`Entry::keeps_next`].
+/// See [`LaunchMemo::slot_after_miss`].
 const KEEP_RETRY: u32 = 64;
 
 impl Entry {
-    /// After a miss: whether that launch's line is worth keeping. Not while
-    /// launches keep missing (a kernel whose arguments change every time:
-    /// keeping would copy its line for nothing), but for one in
-    /// [`KEEP_RETRY`]. What stays kept is still right for its key.
-    fn keeps_next(&mut self) -> bool {
-        self.misses = self.misses.saturating_add(1);
-        self.misses <= 2 || self.misses.is_multiple_of(KEEP_RETRY)
-    }
-
     /// The kept line, if `key` is the kept one and argument `i` (read with
     /// `arg(i, size)`, `size` being the kept size of argument `i`) has the
     /// kept bytes for every `i`.
@@ -343,40 +381,106 @@ mod tests {
         assert_eq!(m.hit(&key(), args(&A, &B)), None);
     }
 
-    #[test]
-    fn launches_that_keep_missing_are_kept_one_in_keep_retry() {
-        let mut m = Entry::default();
-        let kept: Vec<u32> = (1..=200).filter(|_| m.keeps_next()).collect();
-        assert_eq!(kept, [1, 2, 64, 128, 192]);
-        // A hit (record resets the count) starts over.
-        m.misses = 0;
-        assert!(m.keeps_next() && m.keeps_next() && !m.keeps_next());
+    /// A launch through the memo as `record` makes it: whether it
+    /// repeated a kept line; on a miss its line (`line`) is kept when the
+    /// memo says so.
+    fn launch(m: &mut LaunchMemo, k: LaunchKey, a: &[u8], line: &[u8]) -> bool {
+        m.tick += 1;
+        let arg = |_: usize, size: usize| &a[..size.min(a.len())];
+        match m.find(&k, &arg) {
+            Ok(i) => {
+                m.last = i;
+                m.entries[i].used = m.tick;
+                m.entries[i].misses = 0;
+                true
+            }
+            Err(newest) => {
+                if let Some(i) = m.slot_after_miss(newest) {
+                    m.entries[i].keep(k, [a], line);
+                }
+                false
+            }
+        }
+    }
+
+    fn with_func(func: u64) -> LaunchKey {
+        LaunchKey { func, ..key() }
     }
 
     #[test]
-    fn each_handle_keeps_its_line_until_the_least_recently_used_gives_way() {
+    fn a_step_of_25_kernels_repeats_every_line_from_the_second_step() {
         let mut m = LaunchMemo::new();
-        let k = |func: u64| LaunchKey { func, ..key() };
-        let line = |f: u64| format!("L{f}\n").into_bytes();
-        // 25 kernels in turn, as a training step: each finds its own line.
-        for f in 0..25 {
-            let i = m.entry_for(&k(f));
-            assert_eq!(m.entries[i].hit(&k(f), args(&A, &B)), None);
-            m.entries[i].keep(k(f), [&A[..]], &line(f));
+        for step in 0..3 {
+            for f in 0..25 {
+                let hit = launch(&mut m, with_func(f), &A, format!("L{f}").as_bytes());
+                assert_eq!(hit, step > 0, "step {step}, kernel {f}");
+            }
         }
-        for f in 0..25 {
-            let i = m.entry_for(&k(f));
-            assert_eq!(m.entries[i].hit(&k(f), args(&A, &B)), Some(&line(f)[..]));
+    }
+
+    #[test]
+    fn one_kernel_launched_from_several_places_keeps_a_line_for_each() {
+        let mut m = LaunchMemo::new();
+        let args: Vec<[u8; 8]> = (0..5u64)
+            .map(|i| (0x7f00_0000_0000 + i).to_le_bytes())
+            .collect();
+        let mut hits_per_step = vec![];
+        for _ in 0..6 {
+            let hits = args
+                .iter()
+                .filter(|a| launch(&mut m, key(), &a[..], b"L"))
+                .count();
+            hits_per_step.push(hits);
         }
-        // One handle more than WAYS: the least recently used (0) gives way.
-        for f in 25..=WAYS as u64 {
-            let i = m.entry_for(&k(f));
-            m.entries[i].keep(k(f), [&A[..]], &line(f));
+        // Two new lines kept per step until all five are: then every one hits.
+        assert_eq!(hits_per_step, [0, 2, 4, 5, 5, 5]);
+    }
+
+    #[test]
+    fn a_kernel_whose_arguments_always_change_does_not_push_out_the_others() {
+        let mut m = LaunchMemo::new();
+        for step in 0..500u64 {
+            let hits = (1..=20)
+                .filter(|&f| launch(&mut m, with_func(f), &A, b"L"))
+                .count();
+            assert_eq!(hits, if step == 0 { 0 } else { 20 }, "step {step}");
+            launch(&mut m, with_func(0), &step.to_le_bytes(), b"X");
         }
-        let i = m.entry_for(&k(0));
-        assert_eq!(m.entries[i].hit(&k(0), args(&A, &B)), None);
-        let i = m.entry_for(&k(2));
-        assert_eq!(m.entries[i].hit(&k(2), args(&A, &B)), Some(&line(2)[..]));
+        let changing = m
+            .entries
+            .iter()
+            .filter(|e| e.key.is_some_and(|k| k.func == 0));
+        assert!(changing.count() <= WAYS - 20);
+    }
+
+    #[test]
+    fn past_ways_lines_the_least_recently_used_gives_way() {
+        let mut m = LaunchMemo::new();
+        for f in 0..=WAYS as u64 {
+            launch(&mut m, with_func(f), &A, b"L");
+        }
         assert_eq!(m.entries.len(), WAYS);
+        // 0 was pushed out by WAYS; 0 then pushes out 1, the oldest.
+        assert!(!launch(&mut m, with_func(0), &A, b"L"));
+        assert!(!launch(&mut m, with_func(1), &A, b"L"));
+        assert!(launch(&mut m, with_func(3), &A, b"L"));
+        assert!(launch(&mut m, with_func(WAYS as u64), &A, b"L"));
+    }
+
+    #[test]
+    fn launches_that_keep_missing_are_kept_one_in_keep_retry() {
+        let mut m = LaunchMemo::new();
+        for n in 1..=200u64 {
+            launch(&mut m, key(), &n.to_le_bytes(), b"X");
+        }
+        // Kept: the first two, and 64, 128, 192.
+        assert_eq!(m.entries.len(), 2 + 3);
+        // A hit starts the count over.
+        assert!(launch(&mut m, key(), &192u64.to_le_bytes(), b"X"));
+        assert!(!launch(&mut m, key(), &1000u64.to_le_bytes(), b"X"));
+        assert!(!launch(&mut m, key(), &1001u64.to_le_bytes(), b"X"));
+        let n = m.entries.len();
+        assert!(!launch(&mut m, key(), &1002u64.to_le_bytes(), b"X"));
+        assert_eq!(m.entries.len(), n, "the third miss in a row is not kept");
     }
 }

@@ -599,22 +599,25 @@ impl Recorder {
         slot: Option<Slot<'_>>,
     ) {
         self.launch_head(api, kernel, load, func, dims, |k, layout| {
-            with_scratch(|s| {
-                let b = &mut s.body;
-                event_line::encode_launch_scanned_cached(
-                    b,
-                    &mut s.heads,
-                    sys::gettid(),
-                    api,
-                    i64::from(ret),
-                    k,
-                    values.args(layout),
-                    &self.allocs,
-                );
-                self.sink.append(b);
-                if let Some(slot) = slot {
-                    slot.keep(values, b);
-                }
+            let phase = crate::interpose::self_profile::phase;
+            phase("phase launch: encode", || {
+                with_scratch(|s| {
+                    let b = &mut s.body;
+                    event_line::encode_launch_scanned_cached(
+                        b,
+                        &mut s.heads,
+                        sys::gettid(),
+                        api,
+                        i64::from(ret),
+                        k,
+                        values.args(layout),
+                        &self.allocs,
+                    );
+                    self.sink.append(b);
+                    if let Some(slot) = slot {
+                        slot.keep(values, b);
+                    }
+                })
             })
         });
     }

@@ -352,7 +352,12 @@ pub(crate) unsafe fn read_kernel_launch<R>(
                 r.allocs().view().find(w).is_some()
             });
             if let Some(k) = (!idx.is_empty())
-                .then(|| pointer_variant(&res.kernel, &idx))
+                .then(|| {
+                    crate::interpose::self_profile::phase(
+                        "phase launch: a layout with pointers marked",
+                        || pointer_variant(&res.kernel, &idx),
+                    )
+                })
                 .flatten()
             {
                 return f(Some(&k), &load, values);

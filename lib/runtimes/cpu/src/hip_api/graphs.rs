@@ -151,6 +151,27 @@ unsafe fn add(
     })
 }
 
+/// `add_nodes! { NAME { PARAM, … } => { BODY } … }`: the `hipGraphAdd*Node`
+/// entry points, which share their first four parameters (out-handle, graph,
+/// dependency list and its length) and differ only in how the node is built
+/// from the rest: `BODY`, with `PARAM`s bound, returns the `NodeKind`.
+macro_rules! add_nodes {
+    ($($name:ident { $($p:ident),* } => $body:block)*) => {$(
+        pub(super) unsafe fn $name(a: args::$name) -> HipError {
+            let args::$name {
+                pGraphNode,
+                graph,
+                pDependencies,
+                numDependencies,
+                $($p),*
+            } = a;
+            let kind = || -> Result<NodeKind, HipError> { $body };
+            // SAFETY: HIP contract for the out-handle and the dependency list.
+            unsafe { add(pGraphNode, graph, pDependencies, numDependencies, kind) }
+        }
+    )*};
+}
+
 // ---------------------------------------------------------------- capture
 
 pub(super) unsafe fn hipStreamBeginCapture(a: args::hipStreamBeginCapture) -> HipError {
@@ -281,170 +302,47 @@ pub(super) unsafe fn hipGraphDestroy(a: args::hipGraphDestroy) -> HipError {
     guard(|| rt()?.destroy_graph(graph as usize))
 }
 
-pub(super) unsafe fn hipGraphAddKernelNode(a: args::hipGraphAddKernelNode) -> HipError {
-    let args::hipGraphAddKernelNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pNodeParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            kernel_node(pNodeParams)
-        })
+add_nodes! {
+    hipGraphAddKernelNode { pNodeParams } => {
+        // SAFETY: HIP contract for the parameters.
+        unsafe { kernel_node(pNodeParams) }
     }
-}
-
-pub(super) unsafe fn hipGraphAddMemcpyNode(a: args::hipGraphAddMemcpyNode) -> HipError {
-    let args::hipGraphAddMemcpyNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pCopyParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            memcpy_node(pCopyParams)
-        })
+    hipGraphAddMemcpyNode { pCopyParams } => {
+        // SAFETY: HIP contract for the parameters.
+        unsafe { memcpy_node(pCopyParams) }
     }
-}
-
-pub(super) unsafe fn hipGraphAddMemcpyNode1D(a: args::hipGraphAddMemcpyNode1D) -> HipError {
-    let args::hipGraphAddMemcpyNode1D {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        dst,
-        src,
-        count,
-        kind,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            if !(0..=4).contains(&kind) {
-                return Err(err::INVALID_MEMCPY_DIRECTION);
-            }
-            Ok(NodeKind::Memcpy(MemcpyNode::linear(
-                dst as usize,
-                src as usize,
-                count,
-                kind,
-            )))
-        })
+    hipGraphAddMemcpyNode1D { dst, src, count, kind } => {
+        if !(0..=4).contains(&kind) {
+            return Err(err::INVALID_MEMCPY_DIRECTION);
+        }
+        Ok(NodeKind::Memcpy(MemcpyNode::linear(dst as usize, src as usize, count, kind)))
     }
-}
-
-pub(super) unsafe fn hipGraphAddMemsetNode(a: args::hipGraphAddMemsetNode) -> HipError {
-    let args::hipGraphAddMemsetNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pMemsetParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            memset_node(pMemsetParams)
-        })
+    hipGraphAddMemsetNode { pMemsetParams } => {
+        // SAFETY: HIP contract for the parameters.
+        unsafe { memset_node(pMemsetParams) }
     }
-}
-
-pub(super) unsafe fn hipGraphAddEmptyNode(a: args::hipGraphAddEmptyNode) -> HipError {
-    let args::hipGraphAddEmptyNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            Ok(NodeKind::Empty)
-        })
+    hipGraphAddEmptyNode {} => { Ok(NodeKind::Empty) }
+    hipGraphAddHostNode { pNodeParams } => {
+        if pNodeParams.is_null() {
+            return Err(err::INVALID_VALUE);
+        }
+        // SAFETY: checked non-null; HIP contract for the parameters.
+        let p = unsafe { pNodeParams.read() };
+        let func = p.fn_.ok_or(err::INVALID_VALUE)?;
+        Ok(NodeKind::Host { func, data: p.userData as usize })
     }
-}
-
-pub(super) unsafe fn hipGraphAddHostNode(a: args::hipGraphAddHostNode) -> HipError {
-    let args::hipGraphAddHostNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pNodeParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            if pNodeParams.is_null() {
-                return Err(err::INVALID_VALUE);
-            }
-            // SAFETY: contract.
-            let p = pNodeParams.read();
-            let func = p.fn_.ok_or(err::INVALID_VALUE)?;
-            Ok(NodeKind::Host {
-                func,
-                data: p.userData as usize,
-            })
-        })
+    hipGraphAddEventRecordNode { event } => {
+        rt()?.event(event as usize)?;
+        Ok(NodeKind::EventRecord(event as usize))
     }
-}
-
-pub(super) unsafe fn hipGraphAddEventRecordNode(a: args::hipGraphAddEventRecordNode) -> HipError {
-    let args::hipGraphAddEventRecordNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        event,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            rt()?.event(event as usize)?;
-            Ok(NodeKind::EventRecord(event as usize))
-        })
+    hipGraphAddEventWaitNode { event } => {
+        rt()?.event(event as usize)?;
+        Ok(NodeKind::EventWait(event as usize))
     }
-}
-
-pub(super) unsafe fn hipGraphAddEventWaitNode(a: args::hipGraphAddEventWaitNode) -> HipError {
-    let args::hipGraphAddEventWaitNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        event,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            rt()?.event(event as usize)?;
-            Ok(NodeKind::EventWait(event as usize))
-        })
-    }
-}
-
-pub(super) unsafe fn hipGraphAddChildGraphNode(a: args::hipGraphAddChildGraphNode) -> HipError {
-    let args::hipGraphAddChildGraphNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        childGraph,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            // The child is cloned: later changes to `childGraph` do not reach it.
-            let (c, _) = rt()?.graph(childGraph as usize)?.deep_clone();
-            Ok(NodeKind::Child(c))
-        })
+    hipGraphAddChildGraphNode { childGraph } => {
+        // The child is cloned: later changes to `childGraph` do not reach it.
+        let (c, _) = rt()?.graph(childGraph as usize)?.deep_clone();
+        Ok(NodeKind::Child(c))
     }
 }
 

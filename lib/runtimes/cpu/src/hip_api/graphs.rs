@@ -477,94 +477,43 @@ pub(super) unsafe fn hipGraphKernelNodeSetParams(a: args::hipGraphKernelNodeSetP
     })
 }
 
-pub(super) unsafe fn hipGraphMemcpyNodeGetParams(a: args::hipGraphMemcpyNodeGetParams) -> HipError {
-    let args::hipGraphMemcpyNodeGetParams { node, pNodeParams } = a;
-    guard(|| {
-        let m = with_kind(node, |k| match k {
-            NodeKind::Memcpy(m) => Some(*m),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pNodeParams, m.0) }
-    })
+/// `node_getters! { NAME(OUT) PATTERN => VALUE; … }`: the entry points that
+/// read one thing out of a node of one kind: `node`'s kind must match
+/// `PATTERN` (else `hipErrorInvalidValue`), and `VALUE`, from its bindings,
+/// is written to the out-parameter `OUT`.
+macro_rules! node_getters {
+    ($($name:ident($out:ident) $kind:pat => $value:expr;)*) => {$(
+        pub(super) unsafe fn $name(a: args::$name) -> HipError {
+            let args::$name { node, $out } = a;
+            guard(|| {
+                let v = with_kind(node, |k| match k {
+                    $kind => Some($value),
+                    _ => None,
+                })?;
+                // SAFETY: HIP contract for the out-parameter.
+                unsafe { put($out, v) }
+            })
+        }
+    )*};
 }
 
-pub(super) unsafe fn hipGraphMemsetNodeGetParams(a: args::hipGraphMemsetNodeGetParams) -> HipError {
-    let args::hipGraphMemsetNodeGetParams { node, pNodeParams } = a;
-    guard(|| {
-        let m = with_kind(node, |k| match k {
-            NodeKind::Memset(m) => Some(*m),
-            _ => None,
-        })?;
-        let p = hipMemsetParams {
-            dst: m.dst as *mut c_void,
-            elementSize: m.element_size,
-            height: m.height,
-            pitch: m.pitch,
-            value: m.value,
-            width: m.width,
-        };
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pNodeParams, p) }
-    })
-}
-
-pub(super) unsafe fn hipGraphHostNodeGetParams(a: args::hipGraphHostNodeGetParams) -> HipError {
-    let args::hipGraphHostNodeGetParams { node, pNodeParams } = a;
-    guard(|| {
-        let (func, data) = with_kind(node, |k| match k {
-            NodeKind::Host { func, data } => Some((*func, *data)),
-            _ => None,
-        })?;
-        let p = hipHostNodeParams {
-            fn_: Some(func),
-            userData: data as *mut c_void,
-        };
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pNodeParams, p) }
-    })
-}
-
-pub(super) unsafe fn hipGraphChildGraphNodeGetGraph(
-    a: args::hipGraphChildGraphNodeGetGraph,
-) -> HipError {
-    let args::hipGraphChildGraphNodeGetGraph { node, pGraph } = a;
-    guard(|| {
-        let g = with_kind(node, |k| match k {
-            NodeKind::Child(g) => Some(Arc::as_ptr(g) as usize),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pGraph, g as hipGraph_t) }
-    })
-}
-
-pub(super) unsafe fn hipGraphEventRecordNodeGetEvent(
-    a: args::hipGraphEventRecordNodeGetEvent,
-) -> HipError {
-    let args::hipGraphEventRecordNodeGetEvent { node, event_out } = a;
-    guard(|| {
-        let e = with_kind(node, |k| match k {
-            NodeKind::EventRecord(e) => Some(*e),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(event_out, e as hipEvent_t) }
-    })
-}
-
-pub(super) unsafe fn hipGraphEventWaitNodeGetEvent(
-    a: args::hipGraphEventWaitNodeGetEvent,
-) -> HipError {
-    let args::hipGraphEventWaitNodeGetEvent { node, event_out } = a;
-    guard(|| {
-        let e = with_kind(node, |k| match k {
-            NodeKind::EventWait(e) => Some(*e),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(event_out, e as hipEvent_t) }
-    })
+node_getters! {
+    hipGraphMemcpyNodeGetParams(pNodeParams) NodeKind::Memcpy(m) => m.0;
+    hipGraphMemsetNodeGetParams(pNodeParams) NodeKind::Memset(m) => hipMemsetParams {
+        dst: m.dst as *mut c_void,
+        elementSize: m.element_size,
+        height: m.height,
+        pitch: m.pitch,
+        value: m.value,
+        width: m.width,
+    };
+    hipGraphHostNodeGetParams(pNodeParams) NodeKind::Host { func, data } => hipHostNodeParams {
+        fn_: Some(*func),
+        userData: *data as *mut c_void,
+    };
+    hipGraphChildGraphNodeGetGraph(pGraph) NodeKind::Child(g) => Arc::as_ptr(g) as hipGraph_t;
+    hipGraphEventRecordNodeGetEvent(event_out) NodeKind::EventRecord(e) => *e as hipEvent_t;
+    hipGraphEventWaitNodeGetEvent(event_out) NodeKind::EventWait(e) => *e as hipEvent_t;
 }
 
 // ---------------------------------------------------------------- executable graphs

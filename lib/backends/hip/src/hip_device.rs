@@ -3,12 +3,11 @@
 use std::ffi::{CStr, CString, c_char, c_void};
 
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, unsupported};
+use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall, unsupported};
 
 use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
 use crate::placement::{Placer, access_desc};
-use crate::rect_pools::PoolCall;
 use crate::runtime::HipRuntime;
 
 /// The replay engine's [`Device`] over a loaded HIP runtime.
@@ -435,31 +434,12 @@ impl Device for HipDevice {
         self.hip_pool_create()
     }
 
-    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::Destroy(pool))
-    }
-
-    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::Trim(pool, keep))
-    }
-
-    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::SetAttr(pool, attr, value))
-    }
-
-    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::SetDevice(pool))
+    fn pool_call(&mut self, call: PoolCall) -> Result<(), DeviceError> {
+        self.hip_pool_call(call)
     }
 
     fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
         self.hip_pool_alloc(pool, size, s)
-    }
-
-    fn pool_free(&mut self, p: u64, s: Handle) -> Result<(), DeviceError> {
-        if self.rt.pools.is_none() {
-            return self.free(p, MemKind::Device);
-        }
-        self.hip_pool_call(PoolCall::Free(p, s))
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::alloc_map::Alloc;
 use crate::compare::{Verdict, compare};
-use crate::device::{Device, DeviceError, Launch, LaunchArg};
+use crate::device::{Device, DeviceError, Launch, LaunchArg, PoolCall};
 use crate::engine::address_space::AddressSpace;
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
@@ -295,7 +295,7 @@ impl<'a> Replayer<'a> {
                 continue;
             }
             if self.pools.take_alloc(a.base) {
-                let _ = self.dev.pool_free(a.live, 0);
+                let _ = self.dev.pool_call(PoolCall::Free(a.live, 0));
             } else {
                 let _ = self.dev.free(a.live, a.mem);
             }
@@ -478,7 +478,7 @@ impl<'a> Replayer<'a> {
                 if self.pools.take_alloc(a.base) {
                     // Back to the pool it came from, after the work before it.
                     self.dev
-                        .pool_free(a.live, 0)
+                        .pool_call(PoolCall::Free(a.live, 0))
                         .map_err(|err| Self::dev_err(e, err))?;
                 } else {
                     self.dev
@@ -735,9 +735,13 @@ impl<'a> Replayer<'a> {
             } => self.memset_rect(e, *dst, *pitch, *extent, (*value, *width), *stream)?,
             Op::PoolCreate { pool } => self.pool_create(e, *pool)?,
             Op::PoolDestroy { pool } => self.pool_destroy(e, *pool)?,
-            Op::PoolTrim { pool, size } => self.pool_trim(e, *pool, *size)?,
-            Op::PoolAttr { pool, attr, value } => self.pool_attr(e, *pool, *attr, *value)?,
-            Op::DevicePool { pool, .. } => self.device_pool(e, *pool)?,
+            Op::PoolTrim { pool, size } => {
+                self.call_pool(e, *pool, |p| PoolCall::Trim(p, *size))?;
+            }
+            Op::PoolAttr { pool, attr, value } => {
+                self.call_pool(e, *pool, |p| PoolCall::SetAttr(p, *attr, *value))?;
+            }
+            Op::DevicePool { pool, .. } => self.call_pool(e, *pool, PoolCall::SetDevice)?,
             Op::PoolAlloc {
                 ptr,
                 size,

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Replayer;
 use crate::alloc_map::Alloc;
+use crate::device::PoolCall;
 use crate::engine::error::{EventFailure, ReplayError};
 use hrr_core::event::{Event, MemKind};
 use hrr_core::hex::Addr;
@@ -52,45 +53,23 @@ impl Replayer<'_> {
     pub(super) fn pool_destroy(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
         if let Some(Some(live)) = self.pools.pools.remove(&pool.0) {
             self.dev
-                .pool_destroy(live)
+                .pool_call(PoolCall::Destroy(live))
                 .map_err(|err| Self::dev_err(e, err))?;
         }
         Ok(())
     }
 
-    pub(super) fn pool_trim(
+    /// `call` on the device's pool for recorded `pool` (`pool_trim`,
+    /// `pool_attr`, `device_pool`); nothing where the device has no pools.
+    pub(super) fn call_pool(
         &mut self,
         e: &Event,
         pool: Addr,
-        keep: u64,
+        call: impl FnOnce(u64) -> PoolCall,
     ) -> Result<(), ReplayError> {
         if let Some(live) = self.pool(e, pool)? {
             self.dev
-                .pool_trim(live, keep)
-                .map_err(|err| Self::dev_err(e, err))?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn pool_attr(
-        &mut self,
-        e: &Event,
-        pool: Addr,
-        attr: u32,
-        value: u64,
-    ) -> Result<(), ReplayError> {
-        if let Some(live) = self.pool(e, pool)? {
-            self.dev
-                .pool_set_attr(live, attr, value)
-                .map_err(|err| Self::dev_err(e, err))?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn device_pool(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
-        if let Some(live) = self.pool(e, pool)? {
-            self.dev
-                .device_set_pool(live)
+                .pool_call(call(live))
                 .map_err(|err| Self::dev_err(e, err))?;
         }
         Ok(())
@@ -138,7 +117,7 @@ impl Replayer<'_> {
     pub(super) fn pools_teardown(&mut self) {
         for (_, live) in self.pools.pools.drain() {
             if let Some(p) = live {
-                let _ = self.dev.pool_destroy(p);
+                let _ = self.dev.pool_call(PoolCall::Destroy(p));
             }
         }
         self.pools.from_pool.clear();

@@ -75,6 +75,35 @@ impl HipDevice {
 }
 
 impl HipDevice {
+    /// `hipMemcpy`, or `hipMemcpyAsync` on stream `s`, answering the call's
+    /// code. An asynchronous copy from or to the host is waited for: the
+    /// host side is borrowed only for the call.
+    ///
+    /// # Safety
+    /// `dst` and `src` valid for `len` bytes, as `kind` says they are.
+    unsafe fn memcpy(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        len: usize,
+        kind: ffi::HipMemcpyKind,
+        s: Option<Handle>,
+    ) -> HipError {
+        let api = &self.rt.api;
+        // SAFETY: per this function's contract.
+        unsafe {
+            if s.is_none() {
+                return (api.hipMemcpy)(dst, src, len, kind);
+            }
+            let c = (api.hipMemcpyAsync)(dst, src, len, kind, stream(s));
+            if c == ffi::err::SUCCESS && kind != ffi::MEMCPY_DEVICE_TO_DEVICE {
+                (api.hipStreamSynchronize)(stream(s))
+            } else {
+                c
+            }
+        }
+    }
+
     /// The virtual memory entry points, or why replay cannot use them.
     fn vmm(&self, call: &'static str) -> Result<&ffi::VmmApi, DeviceError> {
         self.rt.vmm.as_ref().ok_or_else(|| unsupported(call))
@@ -253,65 +282,18 @@ impl Device for HipDevice {
     }
 
     fn copy_h2d(&mut self, dst: u64, src: &[u8], s: Option<Handle>) -> Result<(), DeviceError> {
-        let api = &self.rt.api;
+        let kind = ffi::MEMCPY_HOST_TO_DEVICE;
         // SAFETY: `src` is a live slice of the length passed; `dst` is a
         // translated device address the runtime validates.
-        let code = unsafe {
-            match s {
-                None => (api.hipMemcpy)(
-                    ptr(dst),
-                    src.as_ptr().cast(),
-                    src.len(),
-                    ffi::MEMCPY_HOST_TO_DEVICE,
-                ),
-                Some(_) => {
-                    let c = (api.hipMemcpyAsync)(
-                        ptr(dst),
-                        src.as_ptr().cast(),
-                        src.len(),
-                        ffi::MEMCPY_HOST_TO_DEVICE,
-                        stream(s),
-                    );
-                    // `src` is borrowed only for this call.
-                    if c == 0 {
-                        (api.hipStreamSynchronize)(stream(s))
-                    } else {
-                        c
-                    }
-                }
-            }
-        };
+        let code = unsafe { self.memcpy(ptr(dst), src.as_ptr().cast(), src.len(), kind, s) };
         self.check("hipMemcpy(HtoD)", code)
             .map_err(|e| with_operands(e, format!("dst {dst:#x}, {} bytes", src.len())))
     }
 
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
-        let api = &self.rt.api;
+        let kind = ffi::MEMCPY_DEVICE_TO_HOST;
         // SAFETY: `dst` is a live mutable slice of the length passed.
-        let code = unsafe {
-            match s {
-                None => (api.hipMemcpy)(
-                    dst.as_mut_ptr().cast(),
-                    ptr(src),
-                    dst.len(),
-                    ffi::MEMCPY_DEVICE_TO_HOST,
-                ),
-                Some(_) => {
-                    let c = (api.hipMemcpyAsync)(
-                        dst.as_mut_ptr().cast(),
-                        ptr(src),
-                        dst.len(),
-                        ffi::MEMCPY_DEVICE_TO_HOST,
-                        stream(s),
-                    );
-                    if c == 0 {
-                        (api.hipStreamSynchronize)(stream(s))
-                    } else {
-                        c
-                    }
-                }
-            }
-        };
+        let code = unsafe { self.memcpy(dst.as_mut_ptr().cast(), ptr(src), dst.len(), kind, s) };
         self.check("hipMemcpy(DtoH)", code)
             .map_err(|e| with_operands(e, format!("src {src:#x}, {} bytes", dst.len())))
     }
@@ -323,25 +305,9 @@ impl Device for HipDevice {
         size: u64,
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
-        let api = &self.rt.api;
+        let kind = ffi::MEMCPY_DEVICE_TO_DEVICE;
         // SAFETY: both are translated device addresses the runtime validates.
-        let code = unsafe {
-            match s {
-                None => (api.hipMemcpy)(
-                    ptr(dst),
-                    ptr(src),
-                    size as usize,
-                    ffi::MEMCPY_DEVICE_TO_DEVICE,
-                ),
-                Some(_) => (api.hipMemcpyAsync)(
-                    ptr(dst),
-                    ptr(src),
-                    size as usize,
-                    ffi::MEMCPY_DEVICE_TO_DEVICE,
-                    stream(s),
-                ),
-            }
-        };
+        let code = unsafe { self.memcpy(ptr(dst), ptr(src), size as usize, kind, s) };
         self.check("hipMemcpy(DtoD)", code)
             .map_err(|e| with_operands(e, format!("dst {dst:#x}, src {src:#x}, {size} bytes")))
     }

@@ -13,7 +13,7 @@ use super::modules::pack_args;
 use super::put;
 use crate::error::guard;
 use crate::ffi::{HipError, err};
-use crate::graph::{KernelNode, MemcpyNode, MemsetNode, NodeKind, kernarg_bytes};
+use crate::graph::{KernelNode, MemcpyNode, MemsetNode, Node, NodeKind, kernarg_bytes};
 use crate::runtime::rt;
 
 /// The dependency list of an add-node call.
@@ -370,6 +370,17 @@ pub(super) unsafe fn hipGraphAddDependencies(a: args::hipGraphAddDependencies) -
 
 // ---------------------------------------------------------------- queries
 
+/// The handles of `graph`'s nodes that `keep` accepts, in order.
+fn graph_nodes(graph: hipGraph_t, keep: impl Fn(&Node) -> bool) -> Result<Vec<usize>, HipError> {
+    let g = rt()?.graph(graph as usize)?;
+    let nodes = crate::runtime::lock(&g.nodes);
+    Ok(nodes
+        .iter()
+        .filter(|n| keep(n))
+        .map(|n| n.handle())
+        .collect())
+}
+
 pub(super) unsafe fn hipGraphGetNodes(a: args::hipGraphGetNodes) -> HipError {
     let args::hipGraphGetNodes {
         graph,
@@ -377,11 +388,7 @@ pub(super) unsafe fn hipGraphGetNodes(a: args::hipGraphGetNodes) -> HipError {
         numNodes,
     } = a;
     guard(|| {
-        let g = rt()?.graph(graph as usize)?;
-        let list: Vec<usize> = crate::runtime::lock(&g.nodes)
-            .iter()
-            .map(|n| n.handle())
-            .collect();
+        let list = graph_nodes(graph, |_| true)?;
         // SAFETY: HIP contract for the out-parameters.
         unsafe { put_list(nodes, numNodes, &list) }
     })
@@ -394,12 +401,7 @@ pub(super) unsafe fn hipGraphGetRootNodes(a: args::hipGraphGetRootNodes) -> HipE
         pNumRootNodes,
     } = a;
     guard(|| {
-        let g = rt()?.graph(graph as usize)?;
-        let list: Vec<usize> = crate::runtime::lock(&g.nodes)
-            .iter()
-            .filter(|n| crate::runtime::lock(&n.deps).is_empty())
-            .map(|n| n.handle())
-            .collect();
+        let list = graph_nodes(graph, |n| crate::runtime::lock(&n.deps).is_empty())?;
         // SAFETY: HIP contract for the out-parameters.
         unsafe { put_list(pRootNodes, pNumRootNodes, &list) }
     })

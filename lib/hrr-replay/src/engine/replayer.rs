@@ -352,8 +352,9 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn dev_err(e: &Event, err: DeviceError) -> ReplayError {
-        Self::fatal(e, err)
+    /// A device call's failure as event `e`'s fatal error, for `map_err`.
+    fn dev_err(e: &Event) -> impl Fn(DeviceError) -> ReplayError + '_ {
+        move |err| Self::fatal(e, err)
     }
 
     /// The shared device-operand path, with the DESIGN.md §5 fatal wording.
@@ -436,7 +437,7 @@ impl<'a> Replayer<'a> {
                     .allocate(self.dev, ptr.0, *size, *mem, || {
                         format!("event {} ({}): {:#x}+{size}", e.seq, e.api, ptr.0)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 let alloc = Alloc {
                     base: ptr.0,
                     size: *size,
@@ -453,7 +454,7 @@ impl<'a> Replayer<'a> {
                 let live = self
                     .dev
                     .alloc(*size, MemKind::Pinned)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 let alloc = Alloc {
                     base: ptr.0,
                     size: *size,
@@ -479,11 +480,9 @@ impl<'a> Replayer<'a> {
                     // Back to the pool it came from, after the work before it.
                     self.dev
                         .pool_call(PoolCall::Free(a.live, 0))
-                        .map_err(|err| Self::dev_err(e, err))?;
+                        .map_err(Self::dev_err(e))?;
                 } else {
-                    self.dev
-                        .free(a.live, a.mem)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.free(a.live, a.mem).map_err(Self::dev_err(e))?;
                 }
             }
             Op::Memcpy {
@@ -531,7 +530,7 @@ impl<'a> Replayer<'a> {
                         }
                         Ok(())
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.record_timed(e, dev_time)?;
             }
             Op::Launch {
@@ -557,49 +556,34 @@ impl<'a> Replayer<'a> {
                 }
             }
             Op::StreamCreate { stream } => {
-                let s = self
-                    .dev
-                    .stream_create()
-                    .map_err(|err| Self::dev_err(e, err))?;
+                let s = self.dev.stream_create().map_err(Self::dev_err(e))?;
                 self.streams.insert(stream.0, s);
             }
             Op::StreamDestroy { stream } => {
                 if let Some(s) = self.streams.remove(stream.0) {
-                    self.dev
-                        .stream_destroy(s)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.stream_destroy(s).map_err(Self::dev_err(e))?;
                 }
             }
             Op::StreamSync { stream } => {
                 let s = self.stream(e, Some(*stream))?.unwrap_or(0);
-                self.dev
-                    .stream_sync(s)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                self.dev.stream_sync(s).map_err(Self::dev_err(e))?;
             }
             Op::StreamWaitEvent { stream, event } => {
                 let s = self.stream(e, Some(*stream))?.unwrap_or(0);
                 if let Some(ev) = self.events.get(event.0) {
                     self.dev
                         .stream_wait_event(s, ev)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                        .map_err(Self::dev_err(e))?;
                 }
             }
-            Op::DeviceSync => self
-                .dev
-                .device_sync()
-                .map_err(|err| Self::dev_err(e, err))?,
+            Op::DeviceSync => self.dev.device_sync().map_err(Self::dev_err(e))?,
             Op::EventCreate { event } => {
-                let ev = self
-                    .dev
-                    .event_create()
-                    .map_err(|err| Self::dev_err(e, err))?;
+                let ev = self.dev.event_create().map_err(Self::dev_err(e))?;
                 self.events.insert(event.0, ev);
             }
             Op::EventDestroy { event } => {
                 if let Some(ev) = self.events.remove(event.0) {
-                    self.dev
-                        .event_destroy(ev)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.event_destroy(ev).map_err(Self::dev_err(e))?;
                 }
             }
             Op::EventRecord { event, stream } => {
@@ -608,15 +592,11 @@ impl<'a> Replayer<'a> {
                     .events
                     .get(event.0)
                     .ok_or_else(|| Self::fatal(e, EventFailure::UnknownEvent(*event)))?;
-                self.dev
-                    .event_record(ev, s)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                self.dev.event_record(ev, s).map_err(Self::dev_err(e))?;
             }
             Op::EventSync { event } => {
                 if let Some(ev) = self.events.get(event.0) {
-                    self.dev
-                        .event_sync(ev)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.event_sync(ev).map_err(Self::dev_err(e))?;
                 }
             }
             Op::SetDevice { device } => {
@@ -803,7 +783,7 @@ impl<'a> Replayer<'a> {
                 let dev_time = self
                     .clock
                     .around(timed, dev, stream, |d| d.copy_h2d(live, bytes, stream))
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
                 self.record_timed(e, dev_time)?;
@@ -845,7 +825,7 @@ impl<'a> Replayer<'a> {
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
                 let result = r
-                    .map_err(|err| Self::dev_err(e, err))
+                    .map_err(Self::dev_err(e))
                     .and_then(|dev_time| self.check_d2h(e, blob, buf, dev_time));
                 if let Some(b) = pinned {
                     self.pinned.give_back(b);
@@ -861,7 +841,7 @@ impl<'a> Replayer<'a> {
                     .around(timed, self.dev, stream, |dev| {
                         dev.copy_d2d(d, s, size, stream)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.record_timed(e, dev_time)?;
             }
             // Host to host touches no device state.
@@ -1084,10 +1064,8 @@ impl<'a> Replayer<'a> {
                 .around(self.out.is_some(), self.dev, Some(stream), |d| {
                     d.launch(&launch)
                 })
-                .map_err(|err| Self::dev_err(e, err))?;
-            self.dev
-                .stream_sync(stream)
-                .map_err(|err| Self::dev_err(e, err))?;
+                .map_err(Self::dev_err(e))?;
+            self.dev.stream_sync(stream).map_err(Self::dev_err(e))?;
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             let t = self
                 .timings
@@ -1101,9 +1079,7 @@ impl<'a> Replayer<'a> {
             t.max_ms = t.max_ms.max(ms);
             self.record_timed(e, dev_time)?;
         } else {
-            self.dev
-                .launch(&launch)
-                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev.launch(&launch).map_err(Self::dev_err(e))?;
         }
         self.kernarg = kernarg;
         self.summary.launches += 1;

@@ -42,7 +42,7 @@ impl Replayer<'_> {
         }
         self.dev
             .copy_h2d(live, &bytes, None)
-            .map_err(|err| Self::dev_err(e, err))
+            .map_err(Self::dev_err(e))
     }
 
     /// Replays `host_read`: reads the replay's memory for the range (the
@@ -74,7 +74,7 @@ impl Replayer<'_> {
         let result = self
             .dev
             .copy_d2h(&mut buf, live, None)
-            .map_err(|err| Self::dev_err(e, err))
+            .map_err(Self::dev_err(e))
             .and_then(|()| self.check_d2h(e, Some(blob), &buf, None));
         self.scratch = buf;
         result

@@ -42,10 +42,7 @@ impl Replayer<'_> {
     }
 
     pub(super) fn pool_create(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
-        let live = self
-            .dev
-            .pool_create()
-            .map_err(|err| Self::dev_err(e, err))?;
+        let live = self.dev.pool_create().map_err(Self::dev_err(e))?;
         self.pools.pools.insert(pool.0, live);
         Ok(())
     }
@@ -54,7 +51,7 @@ impl Replayer<'_> {
         if let Some(Some(live)) = self.pools.pools.remove(&pool.0) {
             self.dev
                 .pool_call(PoolCall::Destroy(live))
-                .map_err(|err| Self::dev_err(e, err))?;
+                .map_err(Self::dev_err(e))?;
         }
         Ok(())
     }
@@ -68,9 +65,7 @@ impl Replayer<'_> {
         call: impl FnOnce(u64) -> PoolCall,
     ) -> Result<(), ReplayError> {
         if let Some(live) = self.pool(e, pool)? {
-            self.dev
-                .pool_call(call(live))
-                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev.pool_call(call(live)).map_err(Self::dev_err(e))?;
         }
         Ok(())
     }
@@ -88,13 +83,13 @@ impl Replayer<'_> {
             Some(p) => self
                 .dev
                 .pool_alloc(p, size, stream)
-                .map_err(|err| Self::dev_err(e, err))?,
+                .map_err(Self::dev_err(e))?,
             None => self
                 .space
                 .allocate(self.dev, ptr.0, size, MemKind::Device, || {
                     format!("event {} ({}): {:#x}+{size}", e.seq, e.api, ptr.0)
                 })
-                .map_err(|err| Self::dev_err(e, err))?,
+                .map_err(Self::dev_err(e))?,
         };
         let alloc = Alloc {
             base: ptr.0,

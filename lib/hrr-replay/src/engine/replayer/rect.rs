@@ -72,7 +72,7 @@ impl Replayer<'_> {
                     .around(timed, self.dev, stream, |d| {
                         d.copy_h2d_rect(live, dpitch, &bytes, extent, stream)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.summary.copies.h2d_bytes += len;
                 self.record_timed(e, dev_time)?;
             }
@@ -101,7 +101,7 @@ impl Replayer<'_> {
                     d.copy_d2h_rect(&mut buf, live, spitch, extent, stream)
                 });
                 self.summary.copies.d2h_bytes += len;
-                r.map_err(|err| Self::dev_err(e, err))
+                r.map_err(Self::dev_err(e))
                     .and_then(|dev_time| self.check_d2h(e, c.blob, &buf, dev_time))?;
             }
             Dir::D2d => {
@@ -115,7 +115,7 @@ impl Replayer<'_> {
                     .around(timed, self.dev, stream, |dev| {
                         dev.copy_d2d_rect((d, dpitch), (s, spitch), extent, stream)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.record_timed(e, dev_time)?;
             }
             Dir::H2h => {}
@@ -160,7 +160,7 @@ impl Replayer<'_> {
                 }
                 Ok(())
             })
-            .map_err(|err| Self::dev_err(e, err))?;
+            .map_err(Self::dev_err(e))?;
         self.record_timed(e, dev_time)
     }
 }

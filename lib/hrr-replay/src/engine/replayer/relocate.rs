@@ -48,7 +48,7 @@ impl Replayer<'_> {
         let mut buf = vec![0u8; size as usize];
         self.dev
             .copy_d2h(&mut buf, live, None)
-            .map_err(|err| Self::dev_err(e, err))?;
+            .map_err(Self::dev_err(e))?;
         for off in offsets {
             let o = off as usize;
             let word = u64::from_le_bytes(buf[o..o + 8].try_into().expect("8 bytes"));
@@ -66,7 +66,7 @@ impl Replayer<'_> {
         }
         self.dev
             .copy_h2d(live, &buf, None)
-            .map_err(|err| Self::dev_err(e, err))
+            .map_err(Self::dev_err(e))
     }
 }
 

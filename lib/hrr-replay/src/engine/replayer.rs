@@ -1129,6 +1129,28 @@ impl Replayer<'_> {
     }
 }
 
+/// Replays the archive `b` writes onto `dev` with the default options: the
+/// engine's unit tests' run.
+#[cfg(test)]
+pub(crate) fn replay_built(
+    b: hrr_core::testkit::ArchiveBuilder,
+    dev: &mut crate::engine::mem_device::MemDevice,
+) -> (ReplaySummary, Option<ReplayError>) {
+    let t = tempfile::tempdir().unwrap();
+    let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+    let opts = ReplayOptions::default();
+    let mut pinned = PinnedHost::new(0);
+    Replayer::new(
+        dev,
+        &archive,
+        &opts,
+        AddressSpace::default(),
+        None,
+        &mut pinned,
+    )
+    .run(|_| {})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1492,19 +1514,7 @@ mod tests {
         b: ArchiveBuilder,
         dev: &mut MemDevice,
     ) -> (ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut pinned = PinnedHost::new(0);
-        let r = Replayer::new(
-            dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        );
-        r.run(|_| {})
+        super::replay_built(b, dev)
     }
 
     const VA: u64 = 0x7f40_0000_0000;

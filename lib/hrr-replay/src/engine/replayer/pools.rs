@@ -121,14 +121,12 @@ impl Replayer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::address_space::AddressSpace;
+
     use crate::engine::error::ReplayError;
     use crate::engine::mem_device::MemDevice;
-    use crate::engine::options::ReplayOptions;
-    use crate::engine::pinned_host::PinnedHost;
-    use crate::engine::replayer::Replayer;
+
     use crate::engine::summary::ReplaySummary;
-    use hrr_core::archive::Archive;
+
     use hrr_core::event::Op;
     use hrr_core::hex::Addr;
     use hrr_core::manifest::Platform;
@@ -138,19 +136,7 @@ mod tests {
     const POOL: u64 = 0x5500;
 
     fn run(b: ArchiveBuilder, dev: &mut MemDevice) -> (ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut pinned = PinnedHost::new(0);
-        Replayer::new(
-            dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        )
-        .run(|_| {})
+        super::super::replay_built(b, dev)
     }
 
     fn pool_alloc(b: ArchiveBuilder, ptr: u64, size: u64) -> ArchiveBuilder {

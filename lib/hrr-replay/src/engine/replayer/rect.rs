@@ -167,14 +167,12 @@ impl Replayer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::address_space::AddressSpace;
+
     use crate::engine::error::ReplayError;
     use crate::engine::mem_device::MemDevice;
-    use crate::engine::options::ReplayOptions;
-    use crate::engine::pinned_host::PinnedHost;
-    use crate::engine::replayer::Replayer;
+
     use crate::engine::summary::ReplaySummary;
-    use hrr_core::archive::Archive;
+
     use hrr_core::event::{Dir, Op};
     use hrr_core::hex::{Addr, BlobId};
     use hrr_core::manifest::Platform;
@@ -184,20 +182,7 @@ mod tests {
     const HOST: u64 = 0x5555_0000;
 
     fn run(b: ArchiveBuilder) -> (ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut pinned = PinnedHost::new(0);
-        let mut dev = MemDevice::new(false);
-        Replayer::new(
-            &mut dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        )
-        .run(|_| {})
+        super::super::replay_built(b, &mut MemDevice::new(false))
     }
 
     fn copy(

@@ -85,7 +85,6 @@ impl Replayer<'_> {
 mod tests {
     use crate::engine::ReplayError;
     use crate::engine::mem_device::MemDevice;
-
     use hrr_core::error_chain::chain;
     use hrr_core::event::{MemKind, Op};
     use hrr_core::hex::{Addr, BlobId};

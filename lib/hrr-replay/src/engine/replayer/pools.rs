@@ -124,7 +124,6 @@ mod tests {
 
     use crate::engine::error::ReplayError;
     use crate::engine::mem_device::MemDevice;
-
     use crate::engine::summary::ReplaySummary;
 
     use hrr_core::event::Op;

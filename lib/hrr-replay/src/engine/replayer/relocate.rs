@@ -74,7 +74,6 @@ impl Replayer<'_> {
 mod tests {
     use crate::engine::ReplayError;
     use crate::engine::mem_device::MemDevice;
-
     use hrr_core::error_chain::chain;
     use hrr_core::event::{Op, encode_relocations};
     use hrr_core::hex::{Addr, BlobId};

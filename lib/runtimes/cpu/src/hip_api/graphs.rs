@@ -2,7 +2,7 @@
 //! stream, instantiated, launched on a stream, updated; and the queries a
 //! recorder walks a graph with (`crate::graph` holds the state).
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use ::hip_api::args;
@@ -196,19 +196,30 @@ pub(super) unsafe fn hipStreamEndCapture(a: args::hipStreamEndCapture) -> HipErr
     })
 }
 
+/// A capture's id, graph and last nodes (`Runtime::capture_info`).
+type CaptureInfo = (u64, usize, (*const usize, usize));
+
+/// What the capture queries report of `stream`: its capture status and,
+/// while it captures, the capture.
+fn capture_state(stream: hipStream_t) -> Result<(c_int, Option<CaptureInfo>), HipError> {
+    let rt = rt()?;
+    rt.target(stream as usize)?;
+    let info = rt.capture_info(stream as usize);
+    let st = if info.is_some() {
+        capture_status::ACTIVE
+    } else {
+        capture_status::NONE
+    };
+    Ok((st, info))
+}
+
 pub(super) unsafe fn hipStreamIsCapturing(a: args::hipStreamIsCapturing) -> HipError {
     let args::hipStreamIsCapturing {
         stream,
         pCaptureStatus,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        rt.target(stream as usize)?;
-        let st = if rt.is_capturing(stream as usize) {
-            capture_status::ACTIVE
-        } else {
-            capture_status::NONE
-        };
+        let (st, _) = capture_state(stream)?;
         // SAFETY: HIP contract for the out-parameter.
         unsafe { put(pCaptureStatus, st) }
     })
@@ -221,14 +232,7 @@ pub(super) unsafe fn hipStreamGetCaptureInfo(a: args::hipStreamGetCaptureInfo) -
         pId,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        rt.target(stream as usize)?;
-        let info = rt.capture_info(stream as usize);
-        let st = if info.is_some() {
-            capture_status::ACTIVE
-        } else {
-            capture_status::NONE
-        };
+        let (st, info) = capture_state(stream)?;
         // SAFETY: HIP contract for the out-parameters.
         unsafe { put(pCaptureStatus, st) }?;
         if let (Some((id, _, _)), false) = (&info, pId.is_null()) {
@@ -249,14 +253,7 @@ pub(super) unsafe fn hipStreamGetCaptureInfo_v2(a: args::hipStreamGetCaptureInfo
         numDependencies_out,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        rt.target(stream as usize)?;
-        let info = rt.capture_info(stream as usize);
-        let st = if info.is_some() {
-            capture_status::ACTIVE
-        } else {
-            capture_status::NONE
-        };
+        let (st, info) = capture_state(stream)?;
         // SAFETY: HIP contract for the out-parameters (optional ones may be null).
         unsafe { put(captureStatus_out, st) }?;
         if let Some((id, g, (last, n))) = info {

@@ -1138,11 +1138,20 @@ pub(crate) fn replay_built(
 ) -> (ReplaySummary, Option<ReplayError>) {
     let t = tempfile::tempdir().unwrap();
     let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+    replay_archive(&archive, dev)
+}
+
+/// Replays `archive` onto `dev` with the default options.
+#[cfg(test)]
+pub(crate) fn replay_archive(
+    archive: &Archive,
+    dev: &mut crate::engine::mem_device::MemDevice,
+) -> (ReplaySummary, Option<ReplayError>) {
     let opts = ReplayOptions::default();
     let mut pinned = PinnedHost::new(0);
     Replayer::new(
         dev,
-        &archive,
+        archive,
         &opts,
         AddressSpace::default(),
         None,
@@ -1238,18 +1247,7 @@ mod tests {
         let b = PREFETCH_BATCH;
         for n in [1, 2, b - 1, b, b + 1, 3 * b + 7] {
             let archive = events_archive(&t.path().join(format!("{n}.hrr")), n, None);
-            let mut dev = MemDevice::new(false);
-            let mut pinned = PinnedHost::new(0);
-            let opts = ReplayOptions::default();
-            let r = Replayer::new(
-                &mut dev,
-                &archive,
-                &opts,
-                AddressSpace::default(),
-                None,
-                &mut pinned,
-            );
-            let (s, e) = r.run(|_| {});
+            let (s, e) = super::replay_archive(&archive, &mut MemDevice::new(false));
             assert!(e.is_none(), "{n} events: {e:?}");
             // The eof trailer is an event too.
             assert_eq!(s.events, n as u64 + 1, "{n} events");
@@ -1262,18 +1260,7 @@ mod tests {
         for bad in [3, b - 1, b, b + 1, 2 * b + 3] {
             let dir = t.path().join(format!("bad-{bad}.hrr"));
             let archive = events_archive(&dir, 3 * b, Some(bad));
-            let mut dev = MemDevice::new(false);
-            let mut pinned = PinnedHost::new(0);
-            let opts = ReplayOptions::default();
-            let r = Replayer::new(
-                &mut dev,
-                &archive,
-                &opts,
-                AddressSpace::default(),
-                None,
-                &mut pinned,
-            );
-            let (s, e) = r.run(|_| {});
+            let (s, e) = super::replay_archive(&archive, &mut MemDevice::new(false));
             assert_eq!(s.events, bad as u64, "malformed line {}", bad + 1);
             let e = chain(&e.expect("a malformed line stops the replay")).to_string();
             assert!(

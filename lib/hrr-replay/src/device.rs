@@ -360,25 +360,13 @@ pub trait Device {
     fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
         Ok(None)
     }
-    /// Destroys a pool from [`Device::pool_create`].
-    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        let _ = pool;
-        Ok(())
-    }
-    /// Releases a pool's unused memory down to `keep` bytes.
-    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
-        let _ = (pool, keep);
-        Ok(())
-    }
-    /// Sets pool attribute `attr` (its `hipMemPoolAttr` number) to `value`.
-    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
-        let _ = (pool, attr, value);
-        Ok(())
-    }
-    /// Makes `pool` the one the device's stream-ordered allocations come from.
-    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        let _ = pool;
-        Ok(())
+    /// A pool call that answers nothing; the default, with no pools, makes
+    /// [`PoolCall::Free`] a plain free and does nothing for the others.
+    fn pool_call(&mut self, call: PoolCall) -> Result<(), DeviceError> {
+        match call {
+            PoolCall::Free(ptr, _) => self.free(ptr, MemKind::Device),
+            _ => Ok(()),
+        }
     }
     /// `size` bytes from `pool`, ordered on `stream`; what they hold is the
     /// runtime's business (a reused block keeps its last user's bytes, as at
@@ -387,17 +375,30 @@ pub trait Device {
         let _ = (pool, stream);
         self.alloc(size, MemKind::Device)
     }
-    /// Gives an allocation of [`Device::pool_alloc`] back to its pool.
-    fn pool_free(&mut self, ptr: u64, stream: Handle) -> Result<(), DeviceError> {
-        let _ = stream;
-        self.free(ptr, MemKind::Device)
-    }
-
     /// Address and size of global variable `name` of a loaded module.
     fn global(&mut self, module: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
         let _ = (module, name);
         Err(unsupported("global"))
     }
+}
+
+/// A pool call that answers nothing ([`Device::pool_call`]); one method for
+/// these rather than one each, as every backend makes them the same way (look
+/// the runtime's function up, call it, check the code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolCall {
+    /// Destroys a pool from [`Device::pool_create`].
+    Destroy(Handle),
+    /// Releases a pool's unused memory down to the given bytes.
+    Trim(Handle, u64),
+    /// Sets a pool attribute (its `hipMemPoolAttr` number) to a value.
+    SetAttr(Handle, u32, u64),
+    /// Makes the pool the one the device's stream-ordered allocations come
+    /// from.
+    SetDevice(Handle),
+    /// Gives an allocation of [`Device::pool_alloc`] back to its pool,
+    /// ordered on the stream.
+    Free(u64, Handle),
 }
 
 /// What a [`Device`] method answers when its backend lacks the feature.

@@ -17,7 +17,7 @@ use cuda_api::{
     LAUNCH_ATTR_VALUE_SIZE, launch_attr,
 };
 use hrr_core::{LaunchAttr, MemKind};
-use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch};
+use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall};
 
 use crate::driver::{CudaDriver, c_name};
 use crate::error::CudaError;
@@ -28,7 +28,6 @@ use crate::ffi::{
 use crate::kernarg::Kernarg;
 use crate::pinned::{PinnedBuffer, PinnedRanges};
 use crate::placement::Placer;
-use crate::rect_pools::PoolCall;
 use crate::staging::{Staging, StagingConfig};
 
 thread_local! {
@@ -784,28 +783,12 @@ impl Device for CudaDevice {
         self.cu_pool_create()
     }
 
-    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        self.cu_pool_call(PoolCall::Destroy(pool))
-    }
-
-    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
-        self.cu_pool_call(PoolCall::Trim(pool, keep))
-    }
-
-    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
-        self.cu_pool_call(PoolCall::SetAttr(pool, attr, value))
-    }
-
-    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        self.cu_pool_call(PoolCall::SetDevice(pool))
+    fn pool_call(&mut self, call: PoolCall) -> Result<(), DeviceError> {
+        self.cu_pool_call(call)
     }
 
     fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
         self.cu_pool_alloc(pool, size, s)
-    }
-
-    fn pool_free(&mut self, p: u64, s: Handle) -> Result<(), DeviceError> {
-        self.cu_pool_call(PoolCall::Free(p, s))
     }
 
     fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {

@@ -11,7 +11,7 @@ use cuda_api::CU_MEMORYTYPE_HOST;
 use cuda_api::rect::CUDA_MEMCPY2D;
 use hrr_core::MemKind;
 use hrr_core::event::rect_rows;
-use hrr_replay::device::{Device, DeviceError, Handle};
+use hrr_replay::device::{Device, DeviceError, Handle, PoolCall};
 
 use crate::device::CudaDevice;
 use crate::ffi::{CUdeviceptr, CUstream};
@@ -227,13 +227,4 @@ impl CudaDevice {
         })?;
         Ok(p)
     }
-}
-
-/// A pool call without a result.
-pub(crate) enum PoolCall {
-    Destroy(Handle),
-    Trim(Handle, u64),
-    SetAttr(Handle, u32, u64),
-    SetDevice(Handle),
-    Free(u64, Handle),
 }

@@ -12,7 +12,7 @@ use hrr_replay::device::{DeviceError, Handle};
 use hrr_replay::graph::{GraphSpec, NodeSpec, run_in_order};
 
 use crate::ffi::{self, GraphApi};
-use crate::hip_device::HipDevice;
+use crate::hip_device::{HipDevice, launch_extra};
 
 /// Executable graphs built so far, by spec id.
 #[derive(Default)]
@@ -109,6 +109,16 @@ impl HipDevice {
             let deps: Vec<*mut c_void> = n.deps.iter().map(|d| made[*d as usize]).collect();
             let (dp, dn) = (deps.as_ptr(), deps.len());
             let mut node: *mut c_void = std::ptr::null_mut();
+            // A 1D copy node, of any direction: (dst, src, bytes) and the kind.
+            let copy_1d = |node: &mut *mut c_void,
+                           (dst, src, len): (*mut c_void, *const c_void, usize),
+                           kind| {
+                // SAFETY: see the comment above the match below.
+                let code = unsafe {
+                    (api.hipGraphAddMemcpyNode1D)(node, graph, dp, dn, dst, src, len, kind)
+                };
+                ("hipGraphAddMemcpyNode1D", code)
+            };
             // SAFETY (every arm): `graph` is ours; `dp` holds `dn` nodes of
             // it; the parameters are read during the call, and the memory
             // they name (device operands, the engine's host buffers) stays
@@ -117,14 +127,7 @@ impl HipDevice {
                 NodeSpec::Kernel(l) => {
                     let mut kernarg = l.packed_args();
                     let mut size = kernarg.len();
-                    let marker = std::ptr::without_provenance_mut::<c_void>;
-                    let mut extra = [
-                        marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
-                        kernarg.as_mut_ptr().cast(),
-                        marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
-                        (&mut size as *mut usize).cast(),
-                        marker(ffi::LAUNCH_PARAM_END),
-                    ];
+                    let mut extra = launch_extra(&mut kernarg, &mut size);
                     let p = hipKernelNodeParams {
                         blockDim: ffi::Dim3::new(l.block[0], l.block[1], l.block[2]),
                         extra: extra.as_mut_ptr(),
@@ -141,54 +144,21 @@ impl HipDevice {
                         ("hipGraphAddKernelNode", code)
                     }
                 }
-                NodeSpec::H2d { dst, src } => {
-                    // SAFETY: see the comment above the match.
-                    let code = unsafe {
-                        (api.hipGraphAddMemcpyNode1D)(
-                            &mut node,
-                            graph,
-                            dp,
-                            dn,
-                            ptr(*dst),
-                            src.addr().cast_const().cast(),
-                            src.len(),
-                            ffi::MEMCPY_HOST_TO_DEVICE,
-                        )
-                    };
-                    ("hipGraphAddMemcpyNode1D", code)
-                }
-                NodeSpec::D2h { dst, src } => {
-                    // SAFETY: see the comment above the match.
-                    let code = unsafe {
-                        (api.hipGraphAddMemcpyNode1D)(
-                            &mut node,
-                            graph,
-                            dp,
-                            dn,
-                            dst.addr().cast(),
-                            ptr(*src).cast_const(),
-                            dst.len(),
-                            ffi::MEMCPY_DEVICE_TO_HOST,
-                        )
-                    };
-                    ("hipGraphAddMemcpyNode1D", code)
-                }
-                NodeSpec::D2d { dst, src, size } => {
-                    // SAFETY: see the comment above the match.
-                    let code = unsafe {
-                        (api.hipGraphAddMemcpyNode1D)(
-                            &mut node,
-                            graph,
-                            dp,
-                            dn,
-                            ptr(*dst),
-                            ptr(*src).cast_const(),
-                            *size as usize,
-                            ffi::MEMCPY_DEVICE_TO_DEVICE,
-                        )
-                    };
-                    ("hipGraphAddMemcpyNode1D", code)
-                }
+                NodeSpec::H2d { dst, src } => copy_1d(
+                    &mut node,
+                    (ptr(*dst), src.addr().cast_const().cast(), src.len()),
+                    ffi::MEMCPY_HOST_TO_DEVICE,
+                ),
+                NodeSpec::D2h { dst, src } => copy_1d(
+                    &mut node,
+                    (dst.addr().cast(), ptr(*src).cast_const(), dst.len()),
+                    ffi::MEMCPY_DEVICE_TO_HOST,
+                ),
+                NodeSpec::D2d { dst, src, size } => copy_1d(
+                    &mut node,
+                    (ptr(*dst), ptr(*src).cast_const(), *size as usize),
+                    ffi::MEMCPY_DEVICE_TO_DEVICE,
+                ),
                 NodeSpec::Memset { dst, value, size } => {
                     let p = hipMemsetParams {
                         dst: ptr(*dst),

@@ -3,12 +3,11 @@
 use std::ffi::{CStr, CString, c_char, c_void};
 
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, unsupported};
+use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall, unsupported};
 
 use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
 use crate::placement::{Placer, access_desc};
-use crate::rect_pools::PoolCall;
 use crate::runtime::HipRuntime;
 
 /// The replay engine's [`Device`] over a loaded HIP runtime.
@@ -76,6 +75,35 @@ impl HipDevice {
 }
 
 impl HipDevice {
+    /// `hipMemcpy`, or `hipMemcpyAsync` on stream `s`, answering the call's
+    /// code. An asynchronous copy from or to the host is waited for: the
+    /// host side is borrowed only for the call.
+    ///
+    /// # Safety
+    /// `dst` and `src` valid for `len` bytes, as `kind` says they are.
+    unsafe fn memcpy(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        len: usize,
+        kind: ffi::HipMemcpyKind,
+        s: Option<Handle>,
+    ) -> HipError {
+        let api = &self.rt.api;
+        // SAFETY: per this function's contract.
+        unsafe {
+            if s.is_none() {
+                return (api.hipMemcpy)(dst, src, len, kind);
+            }
+            let c = (api.hipMemcpyAsync)(dst, src, len, kind, stream(s));
+            if c == ffi::err::SUCCESS && kind != ffi::MEMCPY_DEVICE_TO_DEVICE {
+                (api.hipStreamSynchronize)(stream(s))
+            } else {
+                c
+            }
+        }
+    }
+
     /// The virtual memory entry points, or why replay cannot use them.
     fn vmm(&self, call: &'static str) -> Result<&ffi::VmmApi, DeviceError> {
         self.rt.vmm.as_ref().ok_or_else(|| unsupported(call))
@@ -102,6 +130,20 @@ fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
         *message = format!("{message}; called with {operands}");
     }
     e
+}
+
+/// The `extra` array of a launch (or kernel node) that passes the arguments
+/// as one buffer: `kernarg`, of `*size` bytes. Both must outlive its use.
+pub(crate) fn launch_extra(kernarg: &mut [u8], size: &mut usize) -> [*mut c_void; 5] {
+    // HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
+    let marker = std::ptr::without_provenance_mut::<c_void>;
+    [
+        marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
+        kernarg.as_mut_ptr().cast(),
+        marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
+        (size as *mut usize).cast(),
+        marker(ffi::LAUNCH_PARAM_END),
+    ]
 }
 
 fn ptr(v: u64) -> *mut c_void {
@@ -254,65 +296,18 @@ impl Device for HipDevice {
     }
 
     fn copy_h2d(&mut self, dst: u64, src: &[u8], s: Option<Handle>) -> Result<(), DeviceError> {
-        let api = &self.rt.api;
+        let kind = ffi::MEMCPY_HOST_TO_DEVICE;
         // SAFETY: `src` is a live slice of the length passed; `dst` is a
         // translated device address the runtime validates.
-        let code = unsafe {
-            match s {
-                None => (api.hipMemcpy)(
-                    ptr(dst),
-                    src.as_ptr().cast(),
-                    src.len(),
-                    ffi::MEMCPY_HOST_TO_DEVICE,
-                ),
-                Some(_) => {
-                    let c = (api.hipMemcpyAsync)(
-                        ptr(dst),
-                        src.as_ptr().cast(),
-                        src.len(),
-                        ffi::MEMCPY_HOST_TO_DEVICE,
-                        stream(s),
-                    );
-                    // `src` is borrowed only for this call.
-                    if c == 0 {
-                        (api.hipStreamSynchronize)(stream(s))
-                    } else {
-                        c
-                    }
-                }
-            }
-        };
+        let code = unsafe { self.memcpy(ptr(dst), src.as_ptr().cast(), src.len(), kind, s) };
         self.check("hipMemcpy(HtoD)", code)
             .map_err(|e| with_operands(e, format!("dst {dst:#x}, {} bytes", src.len())))
     }
 
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
-        let api = &self.rt.api;
+        let kind = ffi::MEMCPY_DEVICE_TO_HOST;
         // SAFETY: `dst` is a live mutable slice of the length passed.
-        let code = unsafe {
-            match s {
-                None => (api.hipMemcpy)(
-                    dst.as_mut_ptr().cast(),
-                    ptr(src),
-                    dst.len(),
-                    ffi::MEMCPY_DEVICE_TO_HOST,
-                ),
-                Some(_) => {
-                    let c = (api.hipMemcpyAsync)(
-                        dst.as_mut_ptr().cast(),
-                        ptr(src),
-                        dst.len(),
-                        ffi::MEMCPY_DEVICE_TO_HOST,
-                        stream(s),
-                    );
-                    if c == 0 {
-                        (api.hipStreamSynchronize)(stream(s))
-                    } else {
-                        c
-                    }
-                }
-            }
-        };
+        let code = unsafe { self.memcpy(dst.as_mut_ptr().cast(), ptr(src), dst.len(), kind, s) };
         self.check("hipMemcpy(DtoH)", code)
             .map_err(|e| with_operands(e, format!("src {src:#x}, {} bytes", dst.len())))
     }
@@ -324,25 +319,9 @@ impl Device for HipDevice {
         size: u64,
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
-        let api = &self.rt.api;
+        let kind = ffi::MEMCPY_DEVICE_TO_DEVICE;
         // SAFETY: both are translated device addresses the runtime validates.
-        let code = unsafe {
-            match s {
-                None => (api.hipMemcpy)(
-                    ptr(dst),
-                    ptr(src),
-                    size as usize,
-                    ffi::MEMCPY_DEVICE_TO_DEVICE,
-                ),
-                Some(_) => (api.hipMemcpyAsync)(
-                    ptr(dst),
-                    ptr(src),
-                    size as usize,
-                    ffi::MEMCPY_DEVICE_TO_DEVICE,
-                    stream(s),
-                ),
-            }
-        };
+        let code = unsafe { self.memcpy(ptr(dst), ptr(src), size as usize, kind, s) };
         self.check("hipMemcpy(DtoD)", code)
             .map_err(|e| with_operands(e, format!("dst {dst:#x}, src {src:#x}, {size} bytes")))
     }
@@ -435,31 +414,12 @@ impl Device for HipDevice {
         self.hip_pool_create()
     }
 
-    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::Destroy(pool))
-    }
-
-    fn pool_trim(&mut self, pool: Handle, keep: u64) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::Trim(pool, keep))
-    }
-
-    fn pool_set_attr(&mut self, pool: Handle, attr: u32, value: u64) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::SetAttr(pool, attr, value))
-    }
-
-    fn device_set_pool(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        self.hip_pool_call(PoolCall::SetDevice(pool))
+    fn pool_call(&mut self, call: PoolCall) -> Result<(), DeviceError> {
+        self.hip_pool_call(call)
     }
 
     fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
         self.hip_pool_alloc(pool, size, s)
-    }
-
-    fn pool_free(&mut self, p: u64, s: Handle) -> Result<(), DeviceError> {
-        if self.rt.pools.is_none() {
-            return self.free(p, MemKind::Device);
-        }
-        self.hip_pool_call(PoolCall::Free(p, s))
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
@@ -677,15 +637,7 @@ impl Device for HipDevice {
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
         let mut kernarg = l.packed_args();
         let mut size = kernarg.len();
-        // HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
-        let marker = std::ptr::without_provenance_mut::<c_void>;
-        let mut extra = [
-            marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
-            kernarg.as_mut_ptr().cast(),
-            marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
-            (&mut size as *mut usize).cast(),
-            marker(ffi::LAUNCH_PARAM_END),
-        ];
+        let mut extra = launch_extra(&mut kernarg, &mut size);
         // SAFETY: `kernarg` and `size` outlive the call, which copies the
         // argument buffer before returning (HIP's launch contract).
         let code = unsafe {

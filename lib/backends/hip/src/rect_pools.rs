@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 
 use hrr_core::MemKind;
 use hrr_core::event::rect_rows;
-use hrr_replay::device::{Device, DeviceError, Handle};
+use hrr_replay::device::{Device, DeviceError, Handle, PoolCall};
 
 use crate::ffi::HipMemcpyKind;
 use crate::hip_device::HipDevice;
@@ -191,7 +191,11 @@ impl HipDevice {
 
     pub(crate) fn hip_pool_call(&mut self, op: PoolCall) -> Result<(), DeviceError> {
         let Some(api) = self.rt.pools.as_ref() else {
-            return Ok(());
+            // No pools: pool allocations were plain ones (`hip_pool_alloc`).
+            return match op {
+                PoolCall::Free(p, _) => self.free(p, MemKind::Device),
+                _ => Ok(()),
+            };
         };
         // SAFETY: pools and pointers the runtime gave; `value` outlives the call.
         let (call, code) = unsafe {
@@ -239,15 +243,6 @@ impl HipDevice {
         self.check("hipMallocFromPoolAsync", code)?;
         Ok(p as u64)
     }
-}
-
-/// A pool call without a result.
-pub(crate) enum PoolCall {
-    Destroy(Handle),
-    Trim(Handle, u64),
-    SetAttr(Handle, u32, u64),
-    SetDevice(Handle),
-    Free(u64, Handle),
 }
 
 fn operands(mut e: DeviceError, what: String) -> DeviceError {

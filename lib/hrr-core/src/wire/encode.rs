@@ -415,26 +415,13 @@ impl Out<'_> {
     }
 
     #[inline(always)]
-    fn u64(&mut self, mut v: u64) {
+    fn u64(&mut self, v: u64) {
         if v < 10 {
             self.byte(b'0' + v as u8);
             return;
         }
         let nd = digits(v);
-        let d = &mut self.s[self.n..self.n + nd];
-        let mut i = nd;
-        while v >= 100 {
-            let p = (v % 100) as usize * 2;
-            v /= 100;
-            i -= 2;
-            d[i..i + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
-        }
-        if v >= 10 {
-            let p = v as usize * 2;
-            d[..2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
-        } else {
-            d[0] = b'0' + v as u8;
-        }
+        put_digits(v, &mut self.s[self.n..self.n + nd]);
         self.n += nd;
     }
 
@@ -856,8 +843,27 @@ fn digits(v: u64) -> usize {
     (t + usize::from(v >= POW10[t])).max(1)
 }
 
+/// Writes `v` in decimal into `d`, which is [`digits`]`(v)` bytes long,
+/// two digits at a time.
+#[inline(always)]
+fn put_digits(mut v: u64, d: &mut [u8]) {
+    let mut i = d.len();
+    while v >= 100 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        d[i..i + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+    }
+    if v >= 10 {
+        let p = v as usize * 2;
+        d[..2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+    } else {
+        d[0] = b'0' + v as u8;
+    }
+}
+
 #[inline]
-fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+fn push_u64(buf: &mut Vec<u8>, v: u64) {
     if v < 10 {
         buf.push(b'0' + v as u8);
         return;
@@ -869,21 +875,7 @@ fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     }
     let n = digits(v);
     let mut tmp = [0u8; 20];
-    let mut i = n;
-    while v >= 100 {
-        let d = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        tmp[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
-    }
-    if v >= 10 {
-        let d = v as usize * 2;
-        i -= 2;
-        tmp[i..i + 2].copy_from_slice(&DIGIT_PAIRS[d..d + 2]);
-    } else {
-        i -= 1;
-        tmp[i] = b'0' + v as u8;
-    }
+    put_digits(v, &mut tmp[..n]);
     push_prefix(buf, &tmp, n);
 }
 

@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::device::{Device, DeviceError, Handle, HostBuffer, HostMemory, Launch};
+use crate::device::{Device, DeviceError, Handle, HostBuffer, HostMemory, Launch, PoolCall};
 use hrr_core::event::MemKind;
 
 /// The in-process device; see the module docs.
@@ -273,12 +273,6 @@ impl Device for MemDevice {
         self.pools.insert(h, Vec::new());
         Ok(Some(h))
     }
-    fn pool_destroy(&mut self, pool: Handle) -> Result<(), DeviceError> {
-        for (p, _) in self.pools.remove(&pool).unwrap_or_default() {
-            self.mem.remove(&p);
-        }
-        Ok(())
-    }
     fn pool_alloc(&mut self, pool: Handle, size: u64, _: Handle) -> Result<u64, DeviceError> {
         let free = self
             .pools
@@ -291,13 +285,23 @@ impl Device for MemDevice {
         self.pool_allocs.insert(p, (pool, size));
         Ok(p)
     }
-    fn pool_free(&mut self, ptr: u64, _: Handle) -> Result<(), DeviceError> {
-        let (pool, size) = self
-            .pool_allocs
-            .remove(&ptr)
-            .ok_or_else(|| unsupported("not a pool allocation"))?;
-        if let Some(free) = self.pools.get_mut(&pool) {
-            free.push((ptr, size));
+    fn pool_call(&mut self, call: PoolCall) -> Result<(), DeviceError> {
+        match call {
+            PoolCall::Destroy(pool) => {
+                for (p, _) in self.pools.remove(&pool).unwrap_or_default() {
+                    self.mem.remove(&p);
+                }
+            }
+            PoolCall::Free(ptr, _) => {
+                let (pool, size) = self
+                    .pool_allocs
+                    .remove(&ptr)
+                    .ok_or_else(|| unsupported("not a pool allocation"))?;
+                if let Some(free) = self.pools.get_mut(&pool) {
+                    free.push((ptr, size));
+                }
+            }
+            PoolCall::Trim(..) | PoolCall::SetAttr(..) | PoolCall::SetDevice(_) => {}
         }
         Ok(())
     }

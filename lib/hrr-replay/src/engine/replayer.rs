@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::alloc_map::Alloc;
 use crate::compare::{Verdict, compare};
-use crate::device::{Device, DeviceError, Launch, LaunchArg};
+use crate::device::{Device, DeviceError, Launch, LaunchArg, PoolCall};
 use crate::engine::address_space::AddressSpace;
 use crate::engine::blob_cache::{self, BlobCache};
 use crate::engine::code_cache::CodeCache;
@@ -295,7 +295,7 @@ impl<'a> Replayer<'a> {
                 continue;
             }
             if self.pools.take_alloc(a.base) {
-                let _ = self.dev.pool_free(a.live, 0);
+                let _ = self.dev.pool_call(PoolCall::Free(a.live, 0));
             } else {
                 let _ = self.dev.free(a.live, a.mem);
             }
@@ -352,8 +352,9 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn dev_err(e: &Event, err: DeviceError) -> ReplayError {
-        Self::fatal(e, err)
+    /// A device call's failure as event `e`'s fatal error, for `map_err`.
+    fn dev_err(e: &Event) -> impl Fn(DeviceError) -> ReplayError + '_ {
+        move |err| Self::fatal(e, err)
     }
 
     /// The shared device-operand path, with the DESIGN.md §5 fatal wording.
@@ -436,7 +437,7 @@ impl<'a> Replayer<'a> {
                     .allocate(self.dev, ptr.0, *size, *mem, || {
                         format!("event {} ({}): {:#x}+{size}", e.seq, e.api, ptr.0)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 let alloc = Alloc {
                     base: ptr.0,
                     size: *size,
@@ -453,7 +454,7 @@ impl<'a> Replayer<'a> {
                 let live = self
                     .dev
                     .alloc(*size, MemKind::Pinned)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 let alloc = Alloc {
                     base: ptr.0,
                     size: *size,
@@ -478,12 +479,10 @@ impl<'a> Replayer<'a> {
                 if self.pools.take_alloc(a.base) {
                     // Back to the pool it came from, after the work before it.
                     self.dev
-                        .pool_free(a.live, 0)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                        .pool_call(PoolCall::Free(a.live, 0))
+                        .map_err(Self::dev_err(e))?;
                 } else {
-                    self.dev
-                        .free(a.live, a.mem)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.free(a.live, a.mem).map_err(Self::dev_err(e))?;
                 }
             }
             Op::Memcpy {
@@ -531,7 +530,7 @@ impl<'a> Replayer<'a> {
                         }
                         Ok(())
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.record_timed(e, dev_time)?;
             }
             Op::Launch {
@@ -557,49 +556,34 @@ impl<'a> Replayer<'a> {
                 }
             }
             Op::StreamCreate { stream } => {
-                let s = self
-                    .dev
-                    .stream_create()
-                    .map_err(|err| Self::dev_err(e, err))?;
+                let s = self.dev.stream_create().map_err(Self::dev_err(e))?;
                 self.streams.insert(stream.0, s);
             }
             Op::StreamDestroy { stream } => {
                 if let Some(s) = self.streams.remove(stream.0) {
-                    self.dev
-                        .stream_destroy(s)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.stream_destroy(s).map_err(Self::dev_err(e))?;
                 }
             }
             Op::StreamSync { stream } => {
                 let s = self.stream(e, Some(*stream))?.unwrap_or(0);
-                self.dev
-                    .stream_sync(s)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                self.dev.stream_sync(s).map_err(Self::dev_err(e))?;
             }
             Op::StreamWaitEvent { stream, event } => {
                 let s = self.stream(e, Some(*stream))?.unwrap_or(0);
                 if let Some(ev) = self.events.get(event.0) {
                     self.dev
                         .stream_wait_event(s, ev)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                        .map_err(Self::dev_err(e))?;
                 }
             }
-            Op::DeviceSync => self
-                .dev
-                .device_sync()
-                .map_err(|err| Self::dev_err(e, err))?,
+            Op::DeviceSync => self.dev.device_sync().map_err(Self::dev_err(e))?,
             Op::EventCreate { event } => {
-                let ev = self
-                    .dev
-                    .event_create()
-                    .map_err(|err| Self::dev_err(e, err))?;
+                let ev = self.dev.event_create().map_err(Self::dev_err(e))?;
                 self.events.insert(event.0, ev);
             }
             Op::EventDestroy { event } => {
                 if let Some(ev) = self.events.remove(event.0) {
-                    self.dev
-                        .event_destroy(ev)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.event_destroy(ev).map_err(Self::dev_err(e))?;
                 }
             }
             Op::EventRecord { event, stream } => {
@@ -608,15 +592,11 @@ impl<'a> Replayer<'a> {
                     .events
                     .get(event.0)
                     .ok_or_else(|| Self::fatal(e, EventFailure::UnknownEvent(*event)))?;
-                self.dev
-                    .event_record(ev, s)
-                    .map_err(|err| Self::dev_err(e, err))?;
+                self.dev.event_record(ev, s).map_err(Self::dev_err(e))?;
             }
             Op::EventSync { event } => {
                 if let Some(ev) = self.events.get(event.0) {
-                    self.dev
-                        .event_sync(ev)
-                        .map_err(|err| Self::dev_err(e, err))?;
+                    self.dev.event_sync(ev).map_err(Self::dev_err(e))?;
                 }
             }
             Op::SetDevice { device } => {
@@ -735,9 +715,13 @@ impl<'a> Replayer<'a> {
             } => self.memset_rect(e, *dst, *pitch, *extent, (*value, *width), *stream)?,
             Op::PoolCreate { pool } => self.pool_create(e, *pool)?,
             Op::PoolDestroy { pool } => self.pool_destroy(e, *pool)?,
-            Op::PoolTrim { pool, size } => self.pool_trim(e, *pool, *size)?,
-            Op::PoolAttr { pool, attr, value } => self.pool_attr(e, *pool, *attr, *value)?,
-            Op::DevicePool { pool, .. } => self.device_pool(e, *pool)?,
+            Op::PoolTrim { pool, size } => {
+                self.call_pool(e, *pool, |p| PoolCall::Trim(p, *size))?;
+            }
+            Op::PoolAttr { pool, attr, value } => {
+                self.call_pool(e, *pool, |p| PoolCall::SetAttr(p, *attr, *value))?;
+            }
+            Op::DevicePool { pool, .. } => self.call_pool(e, *pool, PoolCall::SetDevice)?,
             Op::PoolAlloc {
                 ptr,
                 size,
@@ -799,7 +783,7 @@ impl<'a> Replayer<'a> {
                 let dev_time = self
                     .clock
                     .around(timed, dev, stream, |d| d.copy_h2d(live, bytes, stream))
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.summary.copies.h2d_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.h2d_bytes += size;
                 self.record_timed(e, dev_time)?;
@@ -841,7 +825,7 @@ impl<'a> Replayer<'a> {
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
                 let result = r
-                    .map_err(|err| Self::dev_err(e, err))
+                    .map_err(Self::dev_err(e))
                     .and_then(|dev_time| self.check_d2h(e, blob, buf, dev_time));
                 if let Some(b) = pinned {
                     self.pinned.give_back(b);
@@ -857,7 +841,7 @@ impl<'a> Replayer<'a> {
                     .around(timed, self.dev, stream, |dev| {
                         dev.copy_d2d(d, s, size, stream)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.record_timed(e, dev_time)?;
             }
             // Host to host touches no device state.
@@ -1080,10 +1064,8 @@ impl<'a> Replayer<'a> {
                 .around(self.out.is_some(), self.dev, Some(stream), |d| {
                     d.launch(&launch)
                 })
-                .map_err(|err| Self::dev_err(e, err))?;
-            self.dev
-                .stream_sync(stream)
-                .map_err(|err| Self::dev_err(e, err))?;
+                .map_err(Self::dev_err(e))?;
+            self.dev.stream_sync(stream).map_err(Self::dev_err(e))?;
             let ms = t0.elapsed().as_secs_f64() * 1e3;
             let t = self
                 .timings
@@ -1097,9 +1079,7 @@ impl<'a> Replayer<'a> {
             t.max_ms = t.max_ms.max(ms);
             self.record_timed(e, dev_time)?;
         } else {
-            self.dev
-                .launch(&launch)
-                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev.launch(&launch).map_err(Self::dev_err(e))?;
         }
         self.kernarg = kernarg;
         self.summary.launches += 1;
@@ -1147,6 +1127,37 @@ impl Replayer<'_> {
         }
         Ok(())
     }
+}
+
+/// Replays the archive `b` writes onto `dev` with the default options: the
+/// engine's unit tests' run.
+#[cfg(test)]
+pub(crate) fn replay_built(
+    b: hrr_core::testkit::ArchiveBuilder,
+    dev: &mut crate::engine::mem_device::MemDevice,
+) -> (ReplaySummary, Option<ReplayError>) {
+    let t = tempfile::tempdir().unwrap();
+    let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+    replay_archive(&archive, dev)
+}
+
+/// Replays `archive` onto `dev` with the default options.
+#[cfg(test)]
+pub(crate) fn replay_archive(
+    archive: &Archive,
+    dev: &mut crate::engine::mem_device::MemDevice,
+) -> (ReplaySummary, Option<ReplayError>) {
+    let opts = ReplayOptions::default();
+    let mut pinned = PinnedHost::new(0);
+    Replayer::new(
+        dev,
+        archive,
+        &opts,
+        AddressSpace::default(),
+        None,
+        &mut pinned,
+    )
+    .run(|_| {})
 }
 
 #[cfg(test)]
@@ -1236,18 +1247,7 @@ mod tests {
         let b = PREFETCH_BATCH;
         for n in [1, 2, b - 1, b, b + 1, 3 * b + 7] {
             let archive = events_archive(&t.path().join(format!("{n}.hrr")), n, None);
-            let mut dev = MemDevice::new(false);
-            let mut pinned = PinnedHost::new(0);
-            let opts = ReplayOptions::default();
-            let r = Replayer::new(
-                &mut dev,
-                &archive,
-                &opts,
-                AddressSpace::default(),
-                None,
-                &mut pinned,
-            );
-            let (s, e) = r.run(|_| {});
+            let (s, e) = super::replay_archive(&archive, &mut MemDevice::new(false));
             assert!(e.is_none(), "{n} events: {e:?}");
             // The eof trailer is an event too.
             assert_eq!(s.events, n as u64 + 1, "{n} events");
@@ -1260,18 +1260,7 @@ mod tests {
         for bad in [3, b - 1, b, b + 1, 2 * b + 3] {
             let dir = t.path().join(format!("bad-{bad}.hrr"));
             let archive = events_archive(&dir, 3 * b, Some(bad));
-            let mut dev = MemDevice::new(false);
-            let mut pinned = PinnedHost::new(0);
-            let opts = ReplayOptions::default();
-            let r = Replayer::new(
-                &mut dev,
-                &archive,
-                &opts,
-                AddressSpace::default(),
-                None,
-                &mut pinned,
-            );
-            let (s, e) = r.run(|_| {});
+            let (s, e) = super::replay_archive(&archive, &mut MemDevice::new(false));
             assert_eq!(s.events, bad as u64, "malformed line {}", bad + 1);
             let e = chain(&e.expect("a malformed line stops the replay")).to_string();
             assert!(
@@ -1512,19 +1501,7 @@ mod tests {
         b: ArchiveBuilder,
         dev: &mut MemDevice,
     ) -> (ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut pinned = PinnedHost::new(0);
-        let r = Replayer::new(
-            dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        );
-        r.run(|_| {})
+        super::replay_built(b, dev)
     }
 
     const VA: u64 = 0x7f40_0000_0000;

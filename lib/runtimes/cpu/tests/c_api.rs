@@ -105,7 +105,11 @@ fn compile_program(out: &Path, sources: &[PathBuf], lib: &Path) {
 fn run_program(exe: &Path, args: &[&Path]) -> String {
     let mut cmd = Command::new(exe);
     println!("running {} against {}", exe.display(), lib_dir().display());
+    // The library just built, not the copy cargo's LD_LIBRARY_PATH may name
+    // first (target/<profile>/, refreshed by `cargo build` only), which
+    // would take precedence over the executable's rpath.
     cmd.args(args)
+        .env("LD_LIBRARY_PATH", lib_dir())
         .env("HRR_CPU_DEVICE_MEMORY", "8G")
         .env("HRR_CPU_LOG", "1");
     let out = run(&mut cmd);

@@ -92,9 +92,7 @@ impl Replayer<'_> {
 
     fn release_graph(&mut self, e: &Event, old: ExecState) -> Result<(), ReplayError> {
         if let Some(id) = old.launched {
-            self.dev
-                .graph_release(id)
-                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev.graph_release(id).map_err(Self::dev_err(e))?;
         }
         Ok(())
     }
@@ -358,9 +356,7 @@ impl Replayer<'_> {
             .collect();
         let id = spec_id(exec.0, &nodes);
         if let Some(old) = st.launched.filter(|old| *old != id) {
-            self.dev
-                .graph_release(old)
-                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev.graph_release(old).map_err(Self::dev_err(e))?;
         }
         st.launched = Some(id);
         let spec = GraphSpec { id, nodes: &nodes };
@@ -369,7 +365,7 @@ impl Replayer<'_> {
         } else {
             self.dev.graph_launch(&spec, stream)
         };
-        r.map_err(|err| Self::dev_err(e, err))?;
+        r.map_err(Self::dev_err(e))?;
         self.summary.launches += nodes
             .iter()
             .filter(|n| matches!(n.op, NodeSpec::Kernel(_)))
@@ -379,9 +375,7 @@ impl Replayer<'_> {
             return Ok(());
         }
         // The device-to-host nodes' bytes, once the launch has completed.
-        self.dev
-            .stream_sync(stream)
-            .map_err(|err| Self::dev_err(e, err))?;
+        self.dev.stream_sync(stream).map_err(Self::dev_err(e))?;
         let mut written = Vec::new();
         for (i, expected) in d2h {
             let actual = &st.host[&i];

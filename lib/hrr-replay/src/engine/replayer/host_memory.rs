@@ -42,7 +42,7 @@ impl Replayer<'_> {
         }
         self.dev
             .copy_h2d(live, &bytes, None)
-            .map_err(|err| Self::dev_err(e, err))
+            .map_err(Self::dev_err(e))
     }
 
     /// Replays `host_read`: reads the replay's memory for the range (the
@@ -74,7 +74,7 @@ impl Replayer<'_> {
         let result = self
             .dev
             .copy_d2h(&mut buf, live, None)
-            .map_err(|err| Self::dev_err(e, err))
+            .map_err(Self::dev_err(e))
             .and_then(|()| self.check_d2h(e, Some(blob), &buf, None));
         self.scratch = buf;
         result
@@ -83,9 +83,8 @@ impl Replayer<'_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::ReplayError;
     use crate::engine::mem_device::MemDevice;
-    use crate::engine::{AddressSpace, PinnedHost, ReplayError, ReplayOptions, Replayer};
-    use hrr_core::archive::Archive;
     use hrr_core::error_chain::chain;
     use hrr_core::event::{MemKind, Op};
     use hrr_core::hex::{Addr, BlobId};
@@ -95,20 +94,7 @@ mod tests {
     const HOST: u64 = 0x7f55_0000_0000;
 
     fn replay(b: ArchiveBuilder) -> (crate::engine::ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut dev = MemDevice::new(false);
-        let mut pinned = PinnedHost::new(0);
-        Replayer::new(
-            &mut dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        )
-        .run(|_| {})
+        super::super::replay_built(b, &mut MemDevice::new(false))
     }
 
     fn pinned(b: ArchiveBuilder) -> ArchiveBuilder {

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Replayer;
 use crate::alloc_map::Alloc;
+use crate::device::PoolCall;
 use crate::engine::error::{EventFailure, ReplayError};
 use hrr_core::event::{Event, MemKind};
 use hrr_core::hex::Addr;
@@ -41,10 +42,7 @@ impl Replayer<'_> {
     }
 
     pub(super) fn pool_create(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
-        let live = self
-            .dev
-            .pool_create()
-            .map_err(|err| Self::dev_err(e, err))?;
+        let live = self.dev.pool_create().map_err(Self::dev_err(e))?;
         self.pools.pools.insert(pool.0, live);
         Ok(())
     }
@@ -52,46 +50,22 @@ impl Replayer<'_> {
     pub(super) fn pool_destroy(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
         if let Some(Some(live)) = self.pools.pools.remove(&pool.0) {
             self.dev
-                .pool_destroy(live)
-                .map_err(|err| Self::dev_err(e, err))?;
+                .pool_call(PoolCall::Destroy(live))
+                .map_err(Self::dev_err(e))?;
         }
         Ok(())
     }
 
-    pub(super) fn pool_trim(
+    /// `call` on the device's pool for recorded `pool` (`pool_trim`,
+    /// `pool_attr`, `device_pool`); nothing where the device has no pools.
+    pub(super) fn call_pool(
         &mut self,
         e: &Event,
         pool: Addr,
-        keep: u64,
+        call: impl FnOnce(u64) -> PoolCall,
     ) -> Result<(), ReplayError> {
         if let Some(live) = self.pool(e, pool)? {
-            self.dev
-                .pool_trim(live, keep)
-                .map_err(|err| Self::dev_err(e, err))?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn pool_attr(
-        &mut self,
-        e: &Event,
-        pool: Addr,
-        attr: u32,
-        value: u64,
-    ) -> Result<(), ReplayError> {
-        if let Some(live) = self.pool(e, pool)? {
-            self.dev
-                .pool_set_attr(live, attr, value)
-                .map_err(|err| Self::dev_err(e, err))?;
-        }
-        Ok(())
-    }
-
-    pub(super) fn device_pool(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
-        if let Some(live) = self.pool(e, pool)? {
-            self.dev
-                .device_set_pool(live)
-                .map_err(|err| Self::dev_err(e, err))?;
+            self.dev.pool_call(call(live)).map_err(Self::dev_err(e))?;
         }
         Ok(())
     }
@@ -109,13 +83,13 @@ impl Replayer<'_> {
             Some(p) => self
                 .dev
                 .pool_alloc(p, size, stream)
-                .map_err(|err| Self::dev_err(e, err))?,
+                .map_err(Self::dev_err(e))?,
             None => self
                 .space
                 .allocate(self.dev, ptr.0, size, MemKind::Device, || {
                     format!("event {} ({}): {:#x}+{size}", e.seq, e.api, ptr.0)
                 })
-                .map_err(|err| Self::dev_err(e, err))?,
+                .map_err(Self::dev_err(e))?,
         };
         let alloc = Alloc {
             base: ptr.0,
@@ -138,7 +112,7 @@ impl Replayer<'_> {
     pub(super) fn pools_teardown(&mut self) {
         for (_, live) in self.pools.pools.drain() {
             if let Some(p) = live {
-                let _ = self.dev.pool_destroy(p);
+                let _ = self.dev.pool_call(PoolCall::Destroy(p));
             }
         }
         self.pools.from_pool.clear();
@@ -147,14 +121,11 @@ impl Replayer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::address_space::AddressSpace;
+
     use crate::engine::error::ReplayError;
     use crate::engine::mem_device::MemDevice;
-    use crate::engine::options::ReplayOptions;
-    use crate::engine::pinned_host::PinnedHost;
-    use crate::engine::replayer::Replayer;
     use crate::engine::summary::ReplaySummary;
-    use hrr_core::archive::Archive;
+
     use hrr_core::event::Op;
     use hrr_core::hex::Addr;
     use hrr_core::manifest::Platform;
@@ -164,19 +135,7 @@ mod tests {
     const POOL: u64 = 0x5500;
 
     fn run(b: ArchiveBuilder, dev: &mut MemDevice) -> (ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut pinned = PinnedHost::new(0);
-        Replayer::new(
-            dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        )
-        .run(|_| {})
+        super::super::replay_built(b, dev)
     }
 
     fn pool_alloc(b: ArchiveBuilder, ptr: u64, size: u64) -> ArchiveBuilder {

@@ -72,7 +72,7 @@ impl Replayer<'_> {
                     .around(timed, self.dev, stream, |d| {
                         d.copy_h2d_rect(live, dpitch, &bytes, extent, stream)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.summary.copies.h2d_bytes += len;
                 self.record_timed(e, dev_time)?;
             }
@@ -101,7 +101,7 @@ impl Replayer<'_> {
                     d.copy_d2h_rect(&mut buf, live, spitch, extent, stream)
                 });
                 self.summary.copies.d2h_bytes += len;
-                r.map_err(|err| Self::dev_err(e, err))
+                r.map_err(Self::dev_err(e))
                     .and_then(|dev_time| self.check_d2h(e, c.blob, &buf, dev_time))?;
             }
             Dir::D2d => {
@@ -115,7 +115,7 @@ impl Replayer<'_> {
                     .around(timed, self.dev, stream, |dev| {
                         dev.copy_d2d_rect((d, dpitch), (s, spitch), extent, stream)
                     })
-                    .map_err(|err| Self::dev_err(e, err))?;
+                    .map_err(Self::dev_err(e))?;
                 self.record_timed(e, dev_time)?;
             }
             Dir::H2h => {}
@@ -160,21 +160,18 @@ impl Replayer<'_> {
                 }
                 Ok(())
             })
-            .map_err(|err| Self::dev_err(e, err))?;
+            .map_err(Self::dev_err(e))?;
         self.record_timed(e, dev_time)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::address_space::AddressSpace;
+
     use crate::engine::error::ReplayError;
     use crate::engine::mem_device::MemDevice;
-    use crate::engine::options::ReplayOptions;
-    use crate::engine::pinned_host::PinnedHost;
-    use crate::engine::replayer::Replayer;
     use crate::engine::summary::ReplaySummary;
-    use hrr_core::archive::Archive;
+
     use hrr_core::event::{Dir, Op};
     use hrr_core::hex::{Addr, BlobId};
     use hrr_core::manifest::Platform;
@@ -184,20 +181,7 @@ mod tests {
     const HOST: u64 = 0x5555_0000;
 
     fn run(b: ArchiveBuilder) -> (ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut pinned = PinnedHost::new(0);
-        let mut dev = MemDevice::new(false);
-        Replayer::new(
-            &mut dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        )
-        .run(|_| {})
+        super::super::replay_built(b, &mut MemDevice::new(false))
     }
 
     fn copy(

@@ -48,7 +48,7 @@ impl Replayer<'_> {
         let mut buf = vec![0u8; size as usize];
         self.dev
             .copy_d2h(&mut buf, live, None)
-            .map_err(|err| Self::dev_err(e, err))?;
+            .map_err(Self::dev_err(e))?;
         for off in offsets {
             let o = off as usize;
             let word = u64::from_le_bytes(buf[o..o + 8].try_into().expect("8 bytes"));
@@ -66,15 +66,14 @@ impl Replayer<'_> {
         }
         self.dev
             .copy_h2d(live, &buf, None)
-            .map_err(|err| Self::dev_err(e, err))
+            .map_err(Self::dev_err(e))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::ReplayError;
     use crate::engine::mem_device::MemDevice;
-    use crate::engine::{AddressSpace, PinnedHost, ReplayError, ReplayOptions, Replayer};
-    use hrr_core::archive::Archive;
     use hrr_core::error_chain::chain;
     use hrr_core::event::{Op, encode_relocations};
     use hrr_core::hex::{Addr, BlobId};
@@ -101,20 +100,7 @@ mod tests {
     }
 
     fn replay(b: ArchiveBuilder) -> (crate::engine::ReplaySummary, Option<ReplayError>) {
-        let t = tempfile::tempdir().unwrap();
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let opts = ReplayOptions::default();
-        let mut dev = MemDevice::new(false);
-        let mut pinned = PinnedHost::new(0);
-        Replayer::new(
-            &mut dev,
-            &archive,
-            &opts,
-            AddressSpace::default(),
-            None,
-            &mut pinned,
-        )
-        .run(|_| {})
+        super::super::replay_built(b, &mut MemDevice::new(false))
     }
 
     fn table() -> ArchiveBuilder {

@@ -11,20 +11,32 @@ use crate::ffi::{self, HipError, HipPointerAttribute, err};
 use crate::memory::{Class, DevKind, HostKind};
 use crate::runtime::rt;
 
+/// `*ptr` = what `alloc` allocates, or null for 0 bytes (`alloc` is not
+/// called then).
+///
+/// # Safety
+/// `ptr` is null or valid for a write.
+unsafe fn alloc_out(
+    ptr: *mut *mut c_void,
+    size: usize,
+    alloc: impl FnOnce() -> Result<usize, HipError>,
+) -> Result<(), HipError> {
+    if ptr.is_null() {
+        return Err(err::INVALID_VALUE);
+    }
+    let p = if size == 0 { 0 } else { alloc()? };
+    // SAFETY: checked non-null; valid per this function's contract.
+    unsafe { put(ptr, p as *mut c_void) }
+}
+
 pub(super) unsafe fn hipMalloc(a: args::hipMalloc) -> HipError {
     let args::hipMalloc { ptr, size } = a;
 
-    guard(|| {
-        if ptr.is_null() {
-            return Err(err::INVALID_VALUE);
-        }
-        let p = if size == 0 {
-            0
-        } else {
-            rt()?.mem().alloc_device(size, DevKind::Device, 0)?
-        };
-        // SAFETY: HIP contract for the out-parameter (checked non-null).
-        unsafe { put(ptr, p as *mut c_void) }
+    // SAFETY: HIP contract for the out-parameter.
+    guard(|| unsafe {
+        alloc_out(ptr, size, || {
+            rt()?.mem().alloc_device(size, DevKind::Device, 0)
+        })
     })
 }
 
@@ -97,33 +109,26 @@ pub(super) unsafe fn hipMallocManaged(a: args::hipMallocManaged) -> HipError {
     } = a;
 
     guard(|| {
-        if ptr.is_null() || (flags != ffi::MEM_ATTACH_GLOBAL && flags != ffi::MEM_ATTACH_HOST) {
+        if flags != ffi::MEM_ATTACH_GLOBAL && flags != ffi::MEM_ATTACH_HOST {
             return Err(err::INVALID_VALUE);
         }
-        let p = if size == 0 {
-            0
-        } else {
-            rt()?.mem().alloc_device(size, DevKind::Managed, flags)?
-        };
-        // SAFETY: HIP contract for the out-parameter (checked non-null).
-        unsafe { put(ptr, p as *mut c_void) }
+        // SAFETY: HIP contract for the out-parameter.
+        unsafe {
+            alloc_out(ptr, size, || {
+                rt()?.mem().alloc_device(size, DevKind::Managed, flags)
+            })
+        }
     })
 }
 
 pub(super) unsafe fn hipHostMalloc(a: args::hipHostMalloc) -> HipError {
     let args::hipHostMalloc { ptr, size, flags } = a;
 
-    guard(|| {
-        if ptr.is_null() {
-            return Err(err::INVALID_VALUE);
-        }
-        let p = if size == 0 {
-            0
-        } else {
-            rt()?.mem().alloc_host(size, HostKind::Pinned, flags)?
-        };
-        // SAFETY: HIP contract for the out-parameter (checked non-null).
-        unsafe { put(ptr, p as *mut c_void) }
+    // SAFETY: HIP contract for the out-parameter.
+    guard(|| unsafe {
+        alloc_out(ptr, size, || {
+            rt()?.mem().alloc_host(size, HostKind::Pinned, flags)
+        })
     })
 }
 

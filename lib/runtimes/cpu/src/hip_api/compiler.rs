@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_void};
 
 use ::hip_api::args;
 
-use super::modules::pack_args;
+use super::modules::{NO_EVENTS, launch};
 use super::put;
 use crate::error::guard;
 use crate::error::guard_value;
@@ -112,19 +112,15 @@ pub(super) unsafe fn hipLaunchKernel(a: args::hipLaunchKernel) -> HipError {
     } = a;
 
     guard(|| {
-        let rt = rt()?;
-        let func = rt.host_function(function_address as usize)?;
+        let func = rt()?.host_function(function_address as usize)?;
         // SAFETY: HIP contract: args[i] points at argument i.
-        let ka = unsafe { pack_args(&func, args, std::ptr::null_mut()) }?;
-        // SAFETY: `ka` was packed per the kernel's own metadata.
         unsafe {
-            rt.launch(
-                func,
-                num_blocks,
-                dim_blocks,
-                shared,
-                ka,
-                (function_address as usize, stream as usize),
+            launch(
+                (func, function_address as usize),
+                (num_blocks, dim_blocks, shared),
+                (args, std::ptr::null_mut()),
+                stream,
+                NO_EVENTS,
             )
         }
     })
@@ -146,28 +142,17 @@ pub(super) unsafe fn hipExtLaunchKernel(a: args::hipExtLaunchKernel) -> HipError
         flags: _,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        let func = rt.host_function(function_address as usize)?;
+        let func = rt()?.host_function(function_address as usize)?;
         // SAFETY: HIP contract: args[i] points at argument i.
-        let ka = unsafe { pack_args(&func, args, std::ptr::null_mut()) }?;
-        if !start_event.is_null() {
-            rt.record_event(start_event as usize, stream as usize)?;
-        }
-        // SAFETY: `ka` was packed per the kernel's own metadata.
         unsafe {
-            rt.launch(
-                func,
-                num_blocks,
-                dim_blocks,
-                shared,
-                ka,
-                (function_address as usize, stream as usize),
+            launch(
+                (func, function_address as usize),
+                (num_blocks, dim_blocks, shared),
+                (args, std::ptr::null_mut()),
+                stream,
+                (start_event, stop_event),
             )
-        }?;
-        if !stop_event.is_null() {
-            rt.record_event(stop_event as usize, stream as usize)?;
         }
-        Ok(())
     })
 }
 
@@ -183,19 +168,15 @@ pub(super) unsafe fn hipLaunchCooperativeKernel(a: args::hipLaunchCooperativeKer
         stream,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        let func = rt.host_function(f as usize)?;
+        let func = rt()?.host_function(f as usize)?;
         // SAFETY: HIP contract: kernelParams[i] points at argument i.
-        let ka = unsafe { pack_args(&func, params, std::ptr::null_mut()) }?;
-        // SAFETY: `ka` was packed per the kernel's own metadata.
         unsafe {
-            rt.launch(
-                func,
-                grid,
-                block,
-                shared as usize,
-                ka,
-                (f as usize, stream as usize),
+            launch(
+                (func, f as usize),
+                (grid, block, shared as usize),
+                (params, std::ptr::null_mut()),
+                stream,
+                NO_EVENTS,
             )
         }
     })

@@ -32,122 +32,32 @@ unsafe fn memcpy(
     rt.submit(&target, op)
 }
 
-pub(super) unsafe fn hipMemcpy(a: args::hipMemcpy) -> HipError {
-    let args::hipMemcpy {
-        dst,
-        src,
-        sizeBytes: size,
-        kind,
-    } = a;
+/// The null stream, where the synchronous forms run.
+const SYNC: HipStream = std::ptr::null_mut();
 
-    // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, kind, std::ptr::null_mut()) })
+/// `linear_copies! { NAME { PARAM, … } => (KIND, STREAM), … }`: the 1D copy
+/// entry points. Each has `dst`, `src` and `sizeBytes`; its other
+/// parameters, bound by name, give the copy's kind and stream.
+macro_rules! linear_copies {
+    ($($name:ident { $($p:ident),* } => ($kind:expr, $stream:expr),)*) => {$(
+        pub(super) unsafe fn $name(a: args::$name) -> HipError {
+            let args::$name { dst, src, sizeBytes, $($p),* } = a;
+            let (kind, stream) = ($kind, $stream);
+            // SAFETY: HIP contract for the copy's host operands.
+            guard(|| unsafe { memcpy(dst, src, sizeBytes, kind, stream) })
+        }
+    )*};
 }
 
-pub(super) unsafe fn hipMemcpyAsync(a: args::hipMemcpyAsync) -> HipError {
-    let args::hipMemcpyAsync {
-        dst,
-        src,
-        sizeBytes: size,
-        kind,
-        stream,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, kind, stream) })
-}
-
-pub(super) unsafe fn hipMemcpyHtoD(a: args::hipMemcpyHtoD) -> HipError {
-    let args::hipMemcpyHtoD {
-        dst,
-        src,
-        sizeBytes: size,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe {
-        memcpy(
-            dst,
-            src,
-            size,
-            ffi::MEMCPY_HOST_TO_DEVICE,
-            std::ptr::null_mut(),
-        )
-    })
-}
-
-pub(super) unsafe fn hipMemcpyDtoH(a: args::hipMemcpyDtoH) -> HipError {
-    let args::hipMemcpyDtoH {
-        dst,
-        src,
-        sizeBytes: size,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe {
-        memcpy(
-            dst,
-            src,
-            size,
-            ffi::MEMCPY_DEVICE_TO_HOST,
-            std::ptr::null_mut(),
-        )
-    })
-}
-
-pub(super) unsafe fn hipMemcpyDtoD(a: args::hipMemcpyDtoD) -> HipError {
-    let args::hipMemcpyDtoD {
-        dst,
-        src,
-        sizeBytes: size,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe {
-        memcpy(
-            dst,
-            src,
-            size,
-            ffi::MEMCPY_DEVICE_TO_DEVICE,
-            std::ptr::null_mut(),
-        )
-    })
-}
-
-pub(super) unsafe fn hipMemcpyHtoDAsync(a: args::hipMemcpyHtoDAsync) -> HipError {
-    let args::hipMemcpyHtoDAsync {
-        dst,
-        src,
-        sizeBytes: size,
-        stream,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_HOST_TO_DEVICE, stream) })
-}
-
-pub(super) unsafe fn hipMemcpyDtoHAsync(a: args::hipMemcpyDtoHAsync) -> HipError {
-    let args::hipMemcpyDtoHAsync {
-        dst,
-        src,
-        sizeBytes: size,
-        stream,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_DEVICE_TO_HOST, stream) })
-}
-
-pub(super) unsafe fn hipMemcpyDtoDAsync(a: args::hipMemcpyDtoDAsync) -> HipError {
-    let args::hipMemcpyDtoDAsync {
-        dst,
-        src,
-        sizeBytes: size,
-        stream,
-    } = a;
-
-    // SAFETY: HIP contract.
-    guard(|| unsafe { memcpy(dst, src, size, ffi::MEMCPY_DEVICE_TO_DEVICE, stream) })
+linear_copies! {
+    hipMemcpy { kind } => (kind, SYNC),
+    hipMemcpyAsync { kind, stream } => (kind, stream),
+    hipMemcpyHtoD {} => (ffi::MEMCPY_HOST_TO_DEVICE, SYNC),
+    hipMemcpyDtoH {} => (ffi::MEMCPY_DEVICE_TO_HOST, SYNC),
+    hipMemcpyDtoD {} => (ffi::MEMCPY_DEVICE_TO_DEVICE, SYNC),
+    hipMemcpyHtoDAsync { stream } => (ffi::MEMCPY_HOST_TO_DEVICE, stream),
+    hipMemcpyDtoHAsync { stream } => (ffi::MEMCPY_DEVICE_TO_HOST, stream),
+    hipMemcpyDtoDAsync { stream } => (ffi::MEMCPY_DEVICE_TO_DEVICE, stream),
 }
 
 /// Copies `height` rows of `width` bytes, row `i` from `src + i * spitch`
@@ -185,15 +95,7 @@ pub(super) unsafe fn hipMemcpy2D(a: args::hipMemcpy2D) -> HipError {
         kind,
     } = a;
     // SAFETY: HIP contract.
-    guard(|| unsafe {
-        memcpy_2d(
-            (dst, dpitch),
-            (src, spitch),
-            (width, height),
-            kind,
-            std::ptr::null_mut(),
-        )
-    })
+    guard(|| unsafe { memcpy_2d((dst, dpitch), (src, spitch), (width, height), kind, SYNC) })
 }
 
 pub(super) unsafe fn hipMemcpy2DAsync(a: args::hipMemcpy2DAsync) -> HipError {
@@ -233,86 +135,26 @@ fn memset(
     rt.submit(&target, op)
 }
 
-pub(super) unsafe fn hipMemset(a: args::hipMemset) -> HipError {
-    let args::hipMemset {
-        dst,
-        value,
-        sizeBytes: size,
-    } = a;
-
-    guard(|| memset(dst, u32::from(value as u8), size, 1, std::ptr::null_mut()))
+/// `memsets! { NAME { PARAM, … } => (DST, VALUE, COUNT, WIDTH, STREAM), … }`:
+/// the linear memset entry points, from their parameters (bound by name).
+macro_rules! memsets {
+    ($($name:ident { $($p:ident),* } => ($($arg:expr),*),)*) => {$(
+        pub(super) unsafe fn $name(a: args::$name) -> HipError {
+            let args::$name { $($p),* } = a;
+            guard(|| memset($($arg),*))
+        }
+    )*};
 }
 
-pub(super) unsafe fn hipMemsetAsync(a: args::hipMemsetAsync) -> HipError {
-    let args::hipMemsetAsync {
-        dst,
-        value,
-        sizeBytes: size,
-        stream,
-    } = a;
-
-    guard(|| memset(dst, u32::from(value as u8), size, 1, stream))
-}
-
-pub(super) unsafe fn hipMemsetD8(a: args::hipMemsetD8) -> HipError {
-    let args::hipMemsetD8 {
-        dest: dst,
-        value,
-        count,
-    } = a;
-
-    guard(|| memset(dst, u32::from(value), count, 1, std::ptr::null_mut()))
-}
-
-pub(super) unsafe fn hipMemsetD8Async(a: args::hipMemsetD8Async) -> HipError {
-    let args::hipMemsetD8Async {
-        dest: dst,
-        value,
-        count,
-        stream,
-    } = a;
-
-    guard(|| memset(dst, u32::from(value), count, 1, stream))
-}
-
-pub(super) unsafe fn hipMemsetD16(a: args::hipMemsetD16) -> HipError {
-    let args::hipMemsetD16 {
-        dest: dst,
-        value,
-        count,
-    } = a;
-
-    guard(|| memset(dst, u32::from(value), count, 2, std::ptr::null_mut()))
-}
-
-pub(super) unsafe fn hipMemsetD16Async(a: args::hipMemsetD16Async) -> HipError {
-    let args::hipMemsetD16Async {
-        dest: dst,
-        value,
-        count,
-        stream,
-    } = a;
-
-    guard(|| memset(dst, u32::from(value), count, 2, stream))
-}
-
-pub(super) unsafe fn hipMemsetD32(a: args::hipMemsetD32) -> HipError {
-    let args::hipMemsetD32 {
-        dest: dst,
-        value,
-        count,
-    } = a;
-
-    guard(|| memset(dst, value as u32, count, 4, std::ptr::null_mut()))
-}
-
-pub(super) unsafe fn hipMemsetD32Async(a: args::hipMemsetD32Async) -> HipError {
-    let args::hipMemsetD32Async {
-        dst,
-        value,
-        count,
-        stream,
-    } = a;
-
-    guard(|| memset(dst, value as u32, count, 4, stream))
+memsets! {
+    hipMemset { dst, value, sizeBytes } => (dst, u32::from(value as u8), sizeBytes, 1, SYNC),
+    hipMemsetAsync { dst, value, sizeBytes, stream } =>
+        (dst, u32::from(value as u8), sizeBytes, 1, stream),
+    hipMemsetD8 { dest, value, count } => (dest, u32::from(value), count, 1, SYNC),
+    hipMemsetD8Async { dest, value, count, stream } => (dest, u32::from(value), count, 1, stream),
+    hipMemsetD16 { dest, value, count } => (dest, u32::from(value), count, 2, SYNC),
+    hipMemsetD16Async { dest, value, count, stream } =>
+        (dest, u32::from(value), count, 2, stream),
+    hipMemsetD32 { dest, value, count } => (dest, value as u32, count, 4, SYNC),
+    hipMemsetD32Async { dst, value, count, stream } => (dst, value as u32, count, 4, stream),
 }

@@ -2,7 +2,7 @@
 //! stream, instantiated, launched on a stream, updated; and the queries a
 //! recorder walks a graph with (`crate::graph` holds the state).
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use ::hip_api::args;
@@ -13,7 +13,7 @@ use super::modules::pack_args;
 use super::put;
 use crate::error::guard;
 use crate::ffi::{HipError, err};
-use crate::graph::{KernelNode, MemcpyNode, MemsetNode, NodeKind, kernarg_bytes};
+use crate::graph::{KernelNode, MemcpyNode, MemsetNode, Node, NodeKind, kernarg_bytes};
 use crate::runtime::rt;
 
 /// The dependency list of an add-node call.
@@ -151,6 +151,27 @@ unsafe fn add(
     })
 }
 
+/// `add_nodes! { NAME { PARAM, … } => { BODY } … }`: the `hipGraphAdd*Node`
+/// entry points, which share their first four parameters (out-handle, graph,
+/// dependency list and its length) and differ only in how the node is built
+/// from the rest: `BODY`, with `PARAM`s bound, returns the `NodeKind`.
+macro_rules! add_nodes {
+    ($($name:ident { $($p:ident),* } => $body:block)*) => {$(
+        pub(super) unsafe fn $name(a: args::$name) -> HipError {
+            let args::$name {
+                pGraphNode,
+                graph,
+                pDependencies,
+                numDependencies,
+                $($p),*
+            } = a;
+            let kind = || -> Result<NodeKind, HipError> { $body };
+            // SAFETY: HIP contract for the out-handle and the dependency list.
+            unsafe { add(pGraphNode, graph, pDependencies, numDependencies, kind) }
+        }
+    )*};
+}
+
 // ---------------------------------------------------------------- capture
 
 pub(super) unsafe fn hipStreamBeginCapture(a: args::hipStreamBeginCapture) -> HipError {
@@ -175,19 +196,30 @@ pub(super) unsafe fn hipStreamEndCapture(a: args::hipStreamEndCapture) -> HipErr
     })
 }
 
+/// A capture's id, graph and last nodes (`Runtime::capture_info`).
+type CaptureInfo = (u64, usize, (*const usize, usize));
+
+/// What the capture queries report of `stream`: its capture status and,
+/// while it captures, the capture.
+fn capture_state(stream: hipStream_t) -> Result<(c_int, Option<CaptureInfo>), HipError> {
+    let rt = rt()?;
+    rt.target(stream as usize)?;
+    let info = rt.capture_info(stream as usize);
+    let st = if info.is_some() {
+        capture_status::ACTIVE
+    } else {
+        capture_status::NONE
+    };
+    Ok((st, info))
+}
+
 pub(super) unsafe fn hipStreamIsCapturing(a: args::hipStreamIsCapturing) -> HipError {
     let args::hipStreamIsCapturing {
         stream,
         pCaptureStatus,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        rt.target(stream as usize)?;
-        let st = if rt.is_capturing(stream as usize) {
-            capture_status::ACTIVE
-        } else {
-            capture_status::NONE
-        };
+        let (st, _) = capture_state(stream)?;
         // SAFETY: HIP contract for the out-parameter.
         unsafe { put(pCaptureStatus, st) }
     })
@@ -200,14 +232,7 @@ pub(super) unsafe fn hipStreamGetCaptureInfo(a: args::hipStreamGetCaptureInfo) -
         pId,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        rt.target(stream as usize)?;
-        let info = rt.capture_info(stream as usize);
-        let st = if info.is_some() {
-            capture_status::ACTIVE
-        } else {
-            capture_status::NONE
-        };
+        let (st, info) = capture_state(stream)?;
         // SAFETY: HIP contract for the out-parameters.
         unsafe { put(pCaptureStatus, st) }?;
         if let (Some((id, _, _)), false) = (&info, pId.is_null()) {
@@ -228,14 +253,7 @@ pub(super) unsafe fn hipStreamGetCaptureInfo_v2(a: args::hipStreamGetCaptureInfo
         numDependencies_out,
     } = a;
     guard(|| {
-        let rt = rt()?;
-        rt.target(stream as usize)?;
-        let info = rt.capture_info(stream as usize);
-        let st = if info.is_some() {
-            capture_status::ACTIVE
-        } else {
-            capture_status::NONE
-        };
+        let (st, info) = capture_state(stream)?;
         // SAFETY: HIP contract for the out-parameters (optional ones may be null).
         unsafe { put(captureStatus_out, st) }?;
         if let Some((id, g, (last, n))) = info {
@@ -281,170 +299,47 @@ pub(super) unsafe fn hipGraphDestroy(a: args::hipGraphDestroy) -> HipError {
     guard(|| rt()?.destroy_graph(graph as usize))
 }
 
-pub(super) unsafe fn hipGraphAddKernelNode(a: args::hipGraphAddKernelNode) -> HipError {
-    let args::hipGraphAddKernelNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pNodeParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            kernel_node(pNodeParams)
-        })
+add_nodes! {
+    hipGraphAddKernelNode { pNodeParams } => {
+        // SAFETY: HIP contract for the parameters.
+        unsafe { kernel_node(pNodeParams) }
     }
-}
-
-pub(super) unsafe fn hipGraphAddMemcpyNode(a: args::hipGraphAddMemcpyNode) -> HipError {
-    let args::hipGraphAddMemcpyNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pCopyParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            memcpy_node(pCopyParams)
-        })
+    hipGraphAddMemcpyNode { pCopyParams } => {
+        // SAFETY: HIP contract for the parameters.
+        unsafe { memcpy_node(pCopyParams) }
     }
-}
-
-pub(super) unsafe fn hipGraphAddMemcpyNode1D(a: args::hipGraphAddMemcpyNode1D) -> HipError {
-    let args::hipGraphAddMemcpyNode1D {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        dst,
-        src,
-        count,
-        kind,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            if !(0..=4).contains(&kind) {
-                return Err(err::INVALID_MEMCPY_DIRECTION);
-            }
-            Ok(NodeKind::Memcpy(MemcpyNode::linear(
-                dst as usize,
-                src as usize,
-                count,
-                kind,
-            )))
-        })
+    hipGraphAddMemcpyNode1D { dst, src, count, kind } => {
+        if !(0..=4).contains(&kind) {
+            return Err(err::INVALID_MEMCPY_DIRECTION);
+        }
+        Ok(NodeKind::Memcpy(MemcpyNode::linear(dst as usize, src as usize, count, kind)))
     }
-}
-
-pub(super) unsafe fn hipGraphAddMemsetNode(a: args::hipGraphAddMemsetNode) -> HipError {
-    let args::hipGraphAddMemsetNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pMemsetParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            memset_node(pMemsetParams)
-        })
+    hipGraphAddMemsetNode { pMemsetParams } => {
+        // SAFETY: HIP contract for the parameters.
+        unsafe { memset_node(pMemsetParams) }
     }
-}
-
-pub(super) unsafe fn hipGraphAddEmptyNode(a: args::hipGraphAddEmptyNode) -> HipError {
-    let args::hipGraphAddEmptyNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            Ok(NodeKind::Empty)
-        })
+    hipGraphAddEmptyNode {} => { Ok(NodeKind::Empty) }
+    hipGraphAddHostNode { pNodeParams } => {
+        if pNodeParams.is_null() {
+            return Err(err::INVALID_VALUE);
+        }
+        // SAFETY: checked non-null; HIP contract for the parameters.
+        let p = unsafe { pNodeParams.read() };
+        let func = p.fn_.ok_or(err::INVALID_VALUE)?;
+        Ok(NodeKind::Host { func, data: p.userData as usize })
     }
-}
-
-pub(super) unsafe fn hipGraphAddHostNode(a: args::hipGraphAddHostNode) -> HipError {
-    let args::hipGraphAddHostNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        pNodeParams,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            if pNodeParams.is_null() {
-                return Err(err::INVALID_VALUE);
-            }
-            // SAFETY: contract.
-            let p = pNodeParams.read();
-            let func = p.fn_.ok_or(err::INVALID_VALUE)?;
-            Ok(NodeKind::Host {
-                func,
-                data: p.userData as usize,
-            })
-        })
+    hipGraphAddEventRecordNode { event } => {
+        rt()?.event(event as usize)?;
+        Ok(NodeKind::EventRecord(event as usize))
     }
-}
-
-pub(super) unsafe fn hipGraphAddEventRecordNode(a: args::hipGraphAddEventRecordNode) -> HipError {
-    let args::hipGraphAddEventRecordNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        event,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            rt()?.event(event as usize)?;
-            Ok(NodeKind::EventRecord(event as usize))
-        })
+    hipGraphAddEventWaitNode { event } => {
+        rt()?.event(event as usize)?;
+        Ok(NodeKind::EventWait(event as usize))
     }
-}
-
-pub(super) unsafe fn hipGraphAddEventWaitNode(a: args::hipGraphAddEventWaitNode) -> HipError {
-    let args::hipGraphAddEventWaitNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        event,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            rt()?.event(event as usize)?;
-            Ok(NodeKind::EventWait(event as usize))
-        })
-    }
-}
-
-pub(super) unsafe fn hipGraphAddChildGraphNode(a: args::hipGraphAddChildGraphNode) -> HipError {
-    let args::hipGraphAddChildGraphNode {
-        pGraphNode,
-        graph,
-        pDependencies,
-        numDependencies,
-        childGraph,
-    } = a;
-    // SAFETY: HIP contract for every argument.
-    unsafe {
-        add(pGraphNode, graph, pDependencies, numDependencies, || {
-            // The child is cloned: later changes to `childGraph` do not reach it.
-            let (c, _) = rt()?.graph(childGraph as usize)?.deep_clone();
-            Ok(NodeKind::Child(c))
-        })
+    hipGraphAddChildGraphNode { childGraph } => {
+        // The child is cloned: later changes to `childGraph` do not reach it.
+        let (c, _) = rt()?.graph(childGraph as usize)?.deep_clone();
+        Ok(NodeKind::Child(c))
     }
 }
 
@@ -472,6 +367,17 @@ pub(super) unsafe fn hipGraphAddDependencies(a: args::hipGraphAddDependencies) -
 
 // ---------------------------------------------------------------- queries
 
+/// The handles of `graph`'s nodes that `keep` accepts, in order.
+fn graph_nodes(graph: hipGraph_t, keep: impl Fn(&Node) -> bool) -> Result<Vec<usize>, HipError> {
+    let g = rt()?.graph(graph as usize)?;
+    let nodes = crate::runtime::lock(&g.nodes);
+    Ok(nodes
+        .iter()
+        .filter(|n| keep(n))
+        .map(|n| n.handle())
+        .collect())
+}
+
 pub(super) unsafe fn hipGraphGetNodes(a: args::hipGraphGetNodes) -> HipError {
     let args::hipGraphGetNodes {
         graph,
@@ -479,11 +385,7 @@ pub(super) unsafe fn hipGraphGetNodes(a: args::hipGraphGetNodes) -> HipError {
         numNodes,
     } = a;
     guard(|| {
-        let g = rt()?.graph(graph as usize)?;
-        let list: Vec<usize> = crate::runtime::lock(&g.nodes)
-            .iter()
-            .map(|n| n.handle())
-            .collect();
+        let list = graph_nodes(graph, |_| true)?;
         // SAFETY: HIP contract for the out-parameters.
         unsafe { put_list(nodes, numNodes, &list) }
     })
@@ -496,12 +398,7 @@ pub(super) unsafe fn hipGraphGetRootNodes(a: args::hipGraphGetRootNodes) -> HipE
         pNumRootNodes,
     } = a;
     guard(|| {
-        let g = rt()?.graph(graph as usize)?;
-        let list: Vec<usize> = crate::runtime::lock(&g.nodes)
-            .iter()
-            .filter(|n| crate::runtime::lock(&n.deps).is_empty())
-            .map(|n| n.handle())
-            .collect();
+        let list = graph_nodes(graph, |n| crate::runtime::lock(&n.deps).is_empty())?;
         // SAFETY: HIP contract for the out-parameters.
         unsafe { put_list(pRootNodes, pNumRootNodes, &list) }
     })
@@ -579,94 +476,43 @@ pub(super) unsafe fn hipGraphKernelNodeSetParams(a: args::hipGraphKernelNodeSetP
     })
 }
 
-pub(super) unsafe fn hipGraphMemcpyNodeGetParams(a: args::hipGraphMemcpyNodeGetParams) -> HipError {
-    let args::hipGraphMemcpyNodeGetParams { node, pNodeParams } = a;
-    guard(|| {
-        let m = with_kind(node, |k| match k {
-            NodeKind::Memcpy(m) => Some(*m),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pNodeParams, m.0) }
-    })
+/// `node_getters! { NAME(OUT) PATTERN => VALUE; … }`: the entry points that
+/// read one thing out of a node of one kind: `node`'s kind must match
+/// `PATTERN` (else `hipErrorInvalidValue`), and `VALUE`, from its bindings,
+/// is written to the out-parameter `OUT`.
+macro_rules! node_getters {
+    ($($name:ident($out:ident) $kind:pat => $value:expr;)*) => {$(
+        pub(super) unsafe fn $name(a: args::$name) -> HipError {
+            let args::$name { node, $out } = a;
+            guard(|| {
+                let v = with_kind(node, |k| match k {
+                    $kind => Some($value),
+                    _ => None,
+                })?;
+                // SAFETY: HIP contract for the out-parameter.
+                unsafe { put($out, v) }
+            })
+        }
+    )*};
 }
 
-pub(super) unsafe fn hipGraphMemsetNodeGetParams(a: args::hipGraphMemsetNodeGetParams) -> HipError {
-    let args::hipGraphMemsetNodeGetParams { node, pNodeParams } = a;
-    guard(|| {
-        let m = with_kind(node, |k| match k {
-            NodeKind::Memset(m) => Some(*m),
-            _ => None,
-        })?;
-        let p = hipMemsetParams {
-            dst: m.dst as *mut c_void,
-            elementSize: m.element_size,
-            height: m.height,
-            pitch: m.pitch,
-            value: m.value,
-            width: m.width,
-        };
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pNodeParams, p) }
-    })
-}
-
-pub(super) unsafe fn hipGraphHostNodeGetParams(a: args::hipGraphHostNodeGetParams) -> HipError {
-    let args::hipGraphHostNodeGetParams { node, pNodeParams } = a;
-    guard(|| {
-        let (func, data) = with_kind(node, |k| match k {
-            NodeKind::Host { func, data } => Some((*func, *data)),
-            _ => None,
-        })?;
-        let p = hipHostNodeParams {
-            fn_: Some(func),
-            userData: data as *mut c_void,
-        };
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pNodeParams, p) }
-    })
-}
-
-pub(super) unsafe fn hipGraphChildGraphNodeGetGraph(
-    a: args::hipGraphChildGraphNodeGetGraph,
-) -> HipError {
-    let args::hipGraphChildGraphNodeGetGraph { node, pGraph } = a;
-    guard(|| {
-        let g = with_kind(node, |k| match k {
-            NodeKind::Child(g) => Some(Arc::as_ptr(g) as usize),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(pGraph, g as hipGraph_t) }
-    })
-}
-
-pub(super) unsafe fn hipGraphEventRecordNodeGetEvent(
-    a: args::hipGraphEventRecordNodeGetEvent,
-) -> HipError {
-    let args::hipGraphEventRecordNodeGetEvent { node, event_out } = a;
-    guard(|| {
-        let e = with_kind(node, |k| match k {
-            NodeKind::EventRecord(e) => Some(*e),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(event_out, e as hipEvent_t) }
-    })
-}
-
-pub(super) unsafe fn hipGraphEventWaitNodeGetEvent(
-    a: args::hipGraphEventWaitNodeGetEvent,
-) -> HipError {
-    let args::hipGraphEventWaitNodeGetEvent { node, event_out } = a;
-    guard(|| {
-        let e = with_kind(node, |k| match k {
-            NodeKind::EventWait(e) => Some(*e),
-            _ => None,
-        })?;
-        // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(event_out, e as hipEvent_t) }
-    })
+node_getters! {
+    hipGraphMemcpyNodeGetParams(pNodeParams) NodeKind::Memcpy(m) => m.0;
+    hipGraphMemsetNodeGetParams(pNodeParams) NodeKind::Memset(m) => hipMemsetParams {
+        dst: m.dst as *mut c_void,
+        elementSize: m.element_size,
+        height: m.height,
+        pitch: m.pitch,
+        value: m.value,
+        width: m.width,
+    };
+    hipGraphHostNodeGetParams(pNodeParams) NodeKind::Host { func, data } => hipHostNodeParams {
+        fn_: Some(*func),
+        userData: *data as *mut c_void,
+    };
+    hipGraphChildGraphNodeGetGraph(pGraph) NodeKind::Child(g) => Arc::as_ptr(g) as hipGraph_t;
+    hipGraphEventRecordNodeGetEvent(event_out) NodeKind::EventRecord(e) => *e as hipEvent_t;
+    hipGraphEventWaitNodeGetEvent(event_out) NodeKind::EventWait(e) => *e as hipEvent_t;
 }
 
 // ---------------------------------------------------------------- executable graphs

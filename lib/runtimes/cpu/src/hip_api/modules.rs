@@ -2,6 +2,7 @@
 //! (`kernelParams` or `extra`; the extended, work-item-counted variant).
 
 use std::ffi::{CStr, c_void};
+use std::sync::Arc;
 
 use ::hip_api::args;
 
@@ -9,7 +10,7 @@ use super::put;
 use crate::error::guard;
 use crate::exec::KernArgs;
 use crate::ffi::{self, Dim3, HipError, HipEvent, HipFunction, HipModule, HipStream, err};
-use crate::module;
+use crate::module::{self, Function};
 use crate::runtime::rt;
 
 pub(super) unsafe fn hipModuleLoad(a: args::hipModuleLoad) -> HipError {
@@ -196,6 +197,37 @@ pub(super) unsafe fn pack_args(
     }
 }
 
+/// No events to record around a launch.
+pub(super) const NO_EVENTS: (HipEvent, HipEvent) = (std::ptr::null_mut(), std::ptr::null_mut());
+
+/// What every launch entry point does once it has the function: packs its
+/// arguments from `kernelParams` / `extra`, and launches it on `stream`
+/// (`handle`: what the application named it by), recording `start` before
+/// and `stop` after it on the stream, each when non-null.
+///
+/// # Safety
+/// HIP's contract for `kernelParams` / `extra`.
+pub(super) unsafe fn launch(
+    (func, handle): (Arc<Function>, usize),
+    (grid, block, shared): (Dim3, Dim3, usize),
+    (kernel_params, extra): (*mut *mut c_void, *mut *mut c_void),
+    stream: HipStream,
+    (start, stop): (HipEvent, HipEvent),
+) -> Result<(), HipError> {
+    let rt = rt()?;
+    // SAFETY: HIP contract for kernelParams / extra.
+    let args = unsafe { pack_args(&func, kernel_params, extra) }?;
+    if !start.is_null() {
+        rt.record_event(start as usize, stream as usize)?;
+    }
+    // SAFETY: `args` was packed per the kernel's own metadata.
+    unsafe { rt.launch(func, grid, block, shared, args, (handle, stream as usize)) }?;
+    if !stop.is_null() {
+        rt.record_event(stop as usize, stream as usize)?;
+    }
+    Ok(())
+}
+
 pub(super) unsafe fn hipModuleLaunchKernel(a: args::hipModuleLaunchKernel) -> HipError {
     let args::hipModuleLaunchKernel {
         f,
@@ -212,23 +244,17 @@ pub(super) unsafe fn hipModuleLaunchKernel(a: args::hipModuleLaunchKernel) -> Hi
     } = a;
 
     guard(|| {
-        let rt = rt()?;
-        let func = rt.function(f as usize)?;
+        let func = rt()?.function(f as usize)?;
+        let grid = Dim3::new(grid_x, grid_y, grid_z);
+        let block = Dim3::new(block_x, block_y, block_z);
         // SAFETY: HIP contract for kernelParams / extra.
-        let args = unsafe { pack_args(&func, kernel_params, extra) }?;
-        let (grid, block) = (
-            Dim3::new(grid_x, grid_y, grid_z),
-            Dim3::new(block_x, block_y, block_z),
-        );
-        // SAFETY: `args` was packed per the kernel's own metadata.
         unsafe {
-            rt.launch(
-                func,
-                grid,
-                block,
-                shared as usize,
-                args,
-                (f as usize, stream as usize),
+            launch(
+                (func, f as usize),
+                (grid, block, shared as usize),
+                (kernel_params, extra),
+                stream,
+                NO_EVENTS,
             )
         }
     })
@@ -292,36 +318,25 @@ unsafe fn ext_module_launch(
     (start_event, stop_event): (HipEvent, HipEvent),
 ) -> HipError {
     guard(|| {
-        let rt = rt()?;
-        let func = rt.function(f as usize)?;
+        let func = rt()?.function(f as usize)?;
         if local_x == 0 || local_y == 0 || local_z == 0 {
             return Err(err::INVALID_VALUE);
         }
-        // SAFETY: HIP contract for kernelParams / extra.
-        let args = unsafe { pack_args(&func, kernel_params, extra) }?;
         let grid = Dim3::new(
             global_x.div_ceil(local_x),
             global_y.div_ceil(local_y),
             global_z.div_ceil(local_z),
         );
         let block = Dim3::new(local_x, local_y, local_z);
-        if !start_event.is_null() {
-            rt.record_event(start_event as usize, stream as usize)?;
-        }
-        // SAFETY: `args` was packed per the kernel's own metadata.
+        // SAFETY: HIP contract for kernelParams / extra.
         unsafe {
-            rt.launch(
-                func,
-                grid,
-                block,
-                shared,
-                args,
-                (f as usize, stream as usize),
+            launch(
+                (func, f as usize),
+                (grid, block, shared),
+                (kernel_params, extra),
+                stream,
+                (start_event, stop_event),
             )
-        }?;
-        if !stop_event.is_null() {
-            rt.record_event(stop_event as usize, stream as usize)?;
         }
-        Ok(())
     })
 }

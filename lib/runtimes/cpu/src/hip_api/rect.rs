@@ -10,7 +10,7 @@ use std::ffi::c_void;
 
 use ::hip_api::args;
 use ::hip_api::rect::{RectCopy, RectError};
-use ::hip_api::types::{hipExtent, hipPitchedPtr};
+use ::hip_api::types::{hip_Memcpy2D, hipExtent, hipMemcpy3DParms, hipPitchedPtr};
 
 use super::put;
 use crate::error::guard;
@@ -190,13 +190,20 @@ pub(super) unsafe fn hipMalloc3D(a: args::hipMalloc3D) -> HipError {
     })
 }
 
+/// The copy `p` describes (a `hip_Memcpy2D` or a `hipMemcpy3DParms`, made a
+/// [`RectCopy`] by `rect`), on `stream`.
+///
 /// # Safety
 /// `p` is null or HIP's description of a copy whose host operands are valid.
-unsafe fn param_2d(p: *const ::hip_api::types::hip_Memcpy2D, stream: HipStream) -> HipError {
+unsafe fn copy_described<T>(
+    p: *const T,
+    rect: fn(&T) -> Result<RectCopy, RectError>,
+    stream: HipStream,
+) -> HipError {
     guard(|| {
-        // SAFETY: HIP contract: `p` points at a hip_Memcpy2D (checked non-null).
+        // SAFETY: HIP contract: `p` points at the description (checked non-null).
         let c = unsafe { p.as_ref() }.ok_or(err::INVALID_VALUE)?;
-        let rect = c.rect().map_err(rect_err)?;
+        let rect = rect(c).map_err(rect_err)?;
         // SAFETY: HIP contract for the host operands it describes.
         unsafe { copy_rect(rect, stream) }
     })
@@ -204,40 +211,28 @@ unsafe fn param_2d(p: *const ::hip_api::types::hip_Memcpy2D, stream: HipStream) 
 
 pub(super) unsafe fn hipMemcpyParam2D(a: args::hipMemcpyParam2D) -> HipError {
     // SAFETY: HIP contract.
-    unsafe { param_2d(a.pCopy, std::ptr::null_mut()) }
+    unsafe { copy_described(a.pCopy, hip_Memcpy2D::rect, std::ptr::null_mut()) }
 }
 
 pub(super) unsafe fn hipMemcpyParam2DAsync(a: args::hipMemcpyParam2DAsync) -> HipError {
     // SAFETY: HIP contract.
-    unsafe { param_2d(a.pCopy, a.stream) }
+    unsafe { copy_described(a.pCopy, hip_Memcpy2D::rect, a.stream) }
 }
 
 /// Unaligned pitches and offsets are no different on the CPU.
 pub(super) unsafe fn hipDrvMemcpy2DUnaligned(a: args::hipDrvMemcpy2DUnaligned) -> HipError {
     // SAFETY: HIP contract.
-    unsafe { param_2d(a.pCopy, std::ptr::null_mut()) }
-}
-
-/// # Safety
-/// `p` is null or HIP's description of a copy whose host operands are valid.
-unsafe fn copy_3d(p: *const ::hip_api::types::hipMemcpy3DParms, stream: HipStream) -> HipError {
-    guard(|| {
-        // SAFETY: HIP contract: `p` points at a hipMemcpy3DParms (checked non-null).
-        let c = unsafe { p.as_ref() }.ok_or(err::INVALID_VALUE)?;
-        let rect = c.rect().map_err(rect_err)?;
-        // SAFETY: HIP contract for the host operands it describes.
-        unsafe { copy_rect(rect, stream) }
-    })
+    unsafe { copy_described(a.pCopy, hip_Memcpy2D::rect, std::ptr::null_mut()) }
 }
 
 pub(super) unsafe fn hipMemcpy3D(a: args::hipMemcpy3D) -> HipError {
     // SAFETY: HIP contract.
-    unsafe { copy_3d(a.p, std::ptr::null_mut()) }
+    unsafe { copy_described(a.p, hipMemcpy3DParms::rect, std::ptr::null_mut()) }
 }
 
 pub(super) unsafe fn hipMemcpy3DAsync(a: args::hipMemcpy3DAsync) -> HipError {
     // SAFETY: HIP contract.
-    unsafe { copy_3d(a.p, a.stream) }
+    unsafe { copy_described(a.p, hipMemcpy3DParms::rect, a.stream) }
 }
 
 pub(super) unsafe fn hipMemset2D(a: args::hipMemset2D) -> HipError {

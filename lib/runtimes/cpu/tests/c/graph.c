@@ -4,7 +4,8 @@
  * empty, child graph, event record/wait, dependencies) launched, its kernel
  * node's argument changed with hipGraphExecKernelNodeSetParams, launched
  * again; the query API a recorder walks graphs with; hipGraphExecUpdate; a
- * host node. argv[1]: the kernels .so (saxpy). */
+ * host node, and a 3D-described copy node after it. argv[1]: the kernels .so
+ * (saxpy). */
 #include <hip/hip_runtime_api.h>
 #include "common.h"
 
@@ -175,6 +176,18 @@ int main(int argc, char **argv) {
     OK(hipGraphAddHostNode(&n_host, g3, NULL, 0, &hp));
     OK(hipGraphNodeGetType(n_host, &t));
     CHECK(t == hipGraphNodeTypeHost);
+    hipHostNodeParams hp_got = {NULL, NULL};
+    OK(hipGraphHostNodeGetParams(n_host, &hp_got));
+    CHECK(hp_got.fn == host_fn && hp_got.userData == &inc);
+    EXPECT(hipGraphHostNodeGetParams(n_k, &hp_got), hipErrorInvalidValue);
+    /* a 3D-described copy node after it: the captured H2D's parameters */
+    hipGraphNode_t n_cp;
+    OK(hipGraphAddMemcpyNode(&n_cp, g3, &n_host, 1, &cp));
+    hipMemcpy3DParms cp_got;
+    OK(hipGraphMemcpyNodeGetParams(n_cp, &cp_got));
+    CHECK(cp_got.dstPtr.ptr == dx && cp_got.srcPtr.ptr == hx && cp_got.extent.width == sizeof hx);
+    EXPECT(hipGraphAddMemcpyNode(&n_cp, g3, NULL, 0, NULL), hipErrorInvalidValue);
+    EXPECT(hipGraphMemcpyNodeGetParams(n_host, &cp_got), hipErrorInvalidValue);
     hipGraphExec_t ge4;
     OK(hipGraphInstantiate(&ge4, g3, NULL, NULL, 0));
     OK(hipGraphLaunch(ge4, s));

@@ -63,8 +63,13 @@ pub fn record<'a>(
         let Some(f) = in_full.take() else {
             return;
         };
+        let why = if crate::interpose::self_profile::on() {
+            memo.why_missed(&key, newest)
+        } else {
+            "phase launch: in full"
+        };
         let slot = memo.slot_after_miss(newest);
-        crate::interpose::self_profile::phase("phase launch: in full", || match slot {
+        crate::interpose::self_profile::phase(why, || match slot {
             Some(i) => f(Some(Slot {
                 entry: &mut memo.entries[i],
                 key,
@@ -202,6 +207,26 @@ impl LaunchMemo {
             }
         }
         Err(newest)
+    }
+
+    /// What made a launch of `key` miss, as the profile names it, from the
+    /// handle's most recently used entry `newest`.
+    #[cold]
+    fn why_missed(&self, key: &LaunchKey, newest: Option<usize>) -> &'static str {
+        let Some(k) = newest.and_then(|n| self.entries[n].key) else {
+            return "phase launch: in full (no line kept for its handle)";
+        };
+        if k.dims != key.dims {
+            "phase launch: in full (configuration changed)"
+        } else if k.registry != key.registry {
+            "phase launch: in full (code registry changed)"
+        } else if k.allocs != key.allocs {
+            "phase launch: in full (allocations changed)"
+        } else if k.attrs != key.attrs {
+            "phase launch: in full (attributes changed)"
+        } else {
+            "phase launch: in full (arguments changed)"
+        }
     }
 
     /// After a miss (`newest`: the handle's most recently used entry):

@@ -96,6 +96,11 @@ impl DriverCode {
         let Some(f) = self.module(library) else {
             return false;
         };
+        // Asked again (PyTorch asks per launch site): nothing changes, and
+        // the launch memo's lines stay good.
+        if self.module(module).is_some_and(|m| Arc::ptr_eq(&m, &f)) {
+            return true;
+        }
         registry::put(&self.modules, module, f);
         self.bump();
         true
@@ -138,7 +143,19 @@ impl DriverCode {
         name: &str,
         kind: FnKind,
     ) -> Arc<DriverFunction> {
-        let f = self.module(module).unwrap_or_else(|| {
+        let known = self.module(module);
+        // Asked again for the same function: the one resolved already
+        // (its layout is not asked twice, the memo's lines stay good).
+        if let Some(d) = self.function(func)
+            && d.kind == kind
+            && d.kernel.name == name
+            && known
+                .as_ref()
+                .is_some_and(|m| Arc::ptr_eq(m, &d.kernel.fatbin))
+        {
+            return d;
+        }
+        let f = known.unwrap_or_else(|| {
             Arc::new(Fatbin::new(
                 module,
                 Err(format!(
@@ -160,6 +177,13 @@ impl DriverCode {
         let Some(k) = self.function(kernel) else {
             return false;
         };
+        // PyTorch asks for a kernel's function at every launch of it.
+        if self
+            .function(func)
+            .is_some_and(|d| d.kind == FnKind::Function && Arc::ptr_eq(&d.kernel, &k.kernel))
+        {
+            return true;
+        }
         let d = Arc::new(DriverFunction {
             kernel: k.kernel.clone(),
             kind: FnKind::Function,
@@ -317,6 +341,21 @@ mod tests {
         assert!(c.alias_module(0x200, 0x100));
         assert!(Arc::ptr_eq(&c.module(0x200).unwrap(), &lib));
         assert!(!c.alias_module(0x300, 0x999));
+        // Asked again, as PyTorch asks per launch: the same answers, and
+        // the generation (so every kept launch line) stays.
+        let g1 = c.generation();
+        assert!(c.add_kernel_function(0xf1, 0x1c1));
+        assert!(c.alias_module(0x200, 0x100));
+        let again = c.add_function(0x1c1, 0x100, "saxpy", FnKind::Kernel);
+        assert!(Arc::ptr_eq(&again, &k));
+        assert_eq!(c.generation(), g1);
+        // A handle reused for another function is a change.
+        let d = DriverCode::new();
+        d.add_module(Fatbin::copied(0x100, FATBIN.to_vec()));
+        d.add_function(0x1c1, 0x100, "saxpy", FnKind::Kernel);
+        let g2 = d.generation();
+        d.add_function(0x1c1, 0x100, "other", FnKind::Kernel);
+        assert!(d.generation() > g2);
         // A handle the driver made for a loaded kernel: adopted by name,
         // sharing its image (not so a name nothing loaded has).
         let adopted = c.adopt_by_name(0xd1, "saxpy", FnKind::Function).unwrap();

@@ -16,7 +16,7 @@ use hrr_core::manifest::Platform;
 use hrr_core::wire::encode::{BlobHex, LaunchRef};
 use hrr_core::{BlobId, Dir, MemKind};
 use hrr_intercept::record::code_objects::Module;
-use hrr_intercept::record::kernel_args::ArgValues;
+use hrr_intercept::record::kernel_args::{ArgLayout, ArgSlot, ArgValues};
 use hrr_intercept::record::launch_memo::{self, Entry, LaunchKey};
 use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
 use hrr_intercept::sink::event_line::{
@@ -242,6 +242,16 @@ fn launch(c: &mut Criterion) {
                 .collect()
         })
         .collect();
+    // One by-value argument of the struct's size (as the driver's layout
+    // gives it): without a layout no argument would be read at all.
+    let one_arg = |size: u32| ArgLayout {
+        slots: vec![ArgSlot {
+            offset: 0,
+            size,
+            pointer: false,
+        }],
+    };
+    let struct_layout = one_arg(1024);
     let mut step_heads = HeadCache::new();
     let mut next = 0usize;
     c.bench_function("record/launch_step_25_kernels_1KiB", |bch| {
@@ -257,8 +267,46 @@ fn launch(c: &mut Criterion) {
                 "__cudaLaunchKernel",
                 0,
                 &refs[i],
-                ArgValues::Params(&vals).args(None),
+                ArgValues::Params(&vals).args(Some(&struct_layout)),
                 &allocs,
+            );
+            criterion::black_box(&body);
+        })
+    });
+    // PyTorch's foreach kernels (the optimizer step): a 4 KiB by-value list
+    // of tensor addresses, pieces of a few large allocator segments (a run
+    // of 64 tensors in each: a list's tensors are allocated together), with
+    // one word changing every launch, so the line is encoded and its 512
+    // words scanned each time.
+    let segments = hrr_intercept::record::live_allocs::LiveAllocs::new();
+    for s in 0..8u64 {
+        segments.insert(
+            0x7f40_0000_0000 + s * 0x1000_0000,
+            0x0800_0000,
+            MemKind::Device,
+        );
+    }
+    let mut list: Vec<u8> = (0..512u64)
+        .flat_map(|w| (0x7f40_0000_0000 + (w / 64) * 0x1000_0000 + w * 0x1000).to_le_bytes())
+        .collect();
+    let list_layout = one_arg(4096);
+    let mut list_heads = HeadCache::new();
+    let mut n = 0u64;
+    c.bench_function("record/launch_foreach_4KiB_list_changed", |bch| {
+        bch.iter(|| {
+            n += 1;
+            list[..8].copy_from_slice(&(0x7f40_0000_0000 + (n % 0x0800_0000)).to_le_bytes());
+            let vals: [&[u8]; 1] = [&list];
+            body.clear();
+            encode_launch_scanned_cached(
+                &mut body,
+                &mut list_heads,
+                7,
+                "__cudaLaunchKernel",
+                0,
+                &refs[0],
+                ArgValues::Params(&vals).args(Some(&list_layout)),
+                &segments,
             );
             criterion::black_box(&body);
         })

@@ -6,30 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef unsigned long long CUdeviceptr;
-int cuInit(unsigned);
-int cuMemAlloc_v2(CUdeviceptr *, size_t);
-int cuMemFree_v2(CUdeviceptr);
-int cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
-int cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
-int cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
-int cuModuleLoadData(void **, const void *);
-int cuModuleGetFunction(void **, void *, const char *);
-int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                   void *, void **, void **);
-
-static const char PTX[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                          ".visible .entry iota(.param .u64 iota_param_0, .param .u32 iota_param_1)\n"
-                          "{\n    ret;\n}\n";
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        int e_ = (x);                                                                              \
-        if (e_) {                                                                                  \
-            printf("WRONG %s = %d\n", #x, e_);                                                     \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "stand_in_cuda.h"
 
 int main(void) {
     enum { N = 64 };
@@ -40,7 +17,7 @@ int main(void) {
     for (int i = 0; i < N; i++) host[i] = -1.0f;
     CHECK(cuMemcpyHtoD_v2(d, host, sizeof host));
     CHECK(cuMemsetD32_v2(d + 4 * (N - 4), 0x7fc00000u, 4));
-    char *ptx = strdup(PTX);
+    char *ptx = strdup(IOTA_PTX);
     void *m, *f;
     CHECK(cuModuleLoadData(&m, ptx));
     CHECK(cuModuleGetFunction(&f, m, "iota"));

@@ -5,20 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef unsigned long long CUdeviceptr;
-int cuMemAddressReserve(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
-int cuMemAddressFree(CUdeviceptr, size_t);
-int cuMemCreate(unsigned long long *, size_t, const void *, unsigned long long);
-int cuMemRelease(unsigned long long);
-int cuMemMap(CUdeviceptr, size_t, size_t, unsigned long long, unsigned long long);
-int cuMemUnmap(CUdeviceptr, size_t);
-int cuMemSetAccess(CUdeviceptr, size_t, const void *, size_t);
-int cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
-int cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
-int cuModuleLoadData(void **, const void *);
-int cuModuleGetFunction(void **, void *, const char *);
-int cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, void *, const char *);
-int cuLaunchHostFunc(void *, void (*)(void *), void *);
+#include "stand_in_cuda.h"
+
 static void host_fn(void *p) { (void)p; }
 struct launch_attr { unsigned id; char pad[4]; unsigned char value[64]; };
 struct launch_config {
@@ -30,15 +18,6 @@ struct launch_config {
 int cuLaunchKernelEx(const struct launch_config *, void *, void **, void **);
 
 #define MIB (1u << 20)
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        int e_ = (x);                                                                              \
-        if (e_) {                                                                                  \
-            printf("WRONG %s = %d\n", #x, e_);                                                     \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
 static const char PTX[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                           ".visible .global .align 4 .b8 table[256];\n"
                           ".visible .entry iota(.param .u64 p0, .param .u32 p1)\n{\n    ret;\n}\n";

@@ -6,48 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef unsigned long long CUdeviceptr;
-int cuInit(unsigned);
-int cuMemAlloc_v2(CUdeviceptr *, size_t);
-int cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
-int cuModuleLoadData(void **, const void *);
-int cuModuleGetFunction(void **, void *, const char *);
-int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                   void *, void **, void **);
-int cuStreamSynchronize(void *);
-int cuMemcpyHtoDAsync_v2(CUdeviceptr, const void *, size_t, void *);
-int cuMemcpyDtoHAsync_v2(void *, CUdeviceptr, size_t, void *);
-int cuMemsetD32Async(CUdeviceptr, unsigned, size_t, void *);
-int cuStreamBeginCapture_v2(void *, int);
-int cuStreamEndCapture(void *, void **);
-int cuGraphCreate(void **, unsigned);
-struct kernel_params {
-    void *func;
-    unsigned gx, gy, gz, bx, by, bz, shmem;
-    void **params, **extra;
-    void *kern, *ctx;
-};
-int cuGraphAddKernelNode_v2(void **, void *, void *const *, size_t, const struct kernel_params *);
-int cuGraphAddEmptyNode(void **, void *, void *const *, size_t);
-int cuGraphAddChildGraphNode(void **, void *, void *const *, size_t, void *);
-int cuGraphInstantiateWithFlags(void **, void *, unsigned long long);
-int cuGraphExecKernelNodeSetParams_v2(void *, void *, const struct kernel_params *);
-int cuGraphLaunch(void *, void *);
-int cuGraphExecDestroy(void *);
-int cuGraphDestroy(void *);
-
-static const char PTX[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                          ".visible .entry iota(.param .u64 iota_param_0, .param .u32 iota_param_1)\n"
-                          "{\n    ret;\n}\n";
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        int e_ = (x);                                                                              \
-        if (e_) {                                                                                  \
-            printf("WRONG %s = %d\n", #x, e_);                                                     \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "stand_in_cuda.h"
 
 int main(void) {
     enum { N = 64 };
@@ -57,7 +16,7 @@ int main(void) {
     CHECK(cuInit(0));
     CHECK(cuMemAlloc_v2(&d, sizeof in));
     CHECK(cuMemAlloc_v2(&z, 16));
-    CHECK(cuModuleLoadData(&m, PTX));
+    CHECK(cuModuleLoadData(&m, IOTA_PTX));
     CHECK(cuModuleGetFunction(&f, m, "iota"));
 
     /* Captured: nothing runs until the graph is launched. */

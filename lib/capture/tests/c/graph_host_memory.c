@@ -5,37 +5,7 @@
  * synchronisation. */
 #include <stdio.h>
 
-int cuInit(unsigned);
-int cuMemHostAlloc(void **, size_t, unsigned);
-int cuMemFreeHost(void *);
-int cuModuleLoadData(void **, const void *);
-int cuModuleGetFunction(void **, void *, const char *);
-int cuStreamSynchronize(void *);
-int cuGraphCreate(void **, unsigned);
-struct kernel_params {
-    void *func;
-    unsigned gx, gy, gz, bx, by, bz, shmem;
-    void **params, **extra;
-    void *kern, *ctx;
-};
-int cuGraphAddKernelNode_v2(void **, void *, void *const *, size_t, const struct kernel_params *);
-int cuGraphInstantiateWithFlags(void **, void *, unsigned long long);
-int cuGraphLaunch(void *, void *);
-int cuGraphExecDestroy(void *);
-int cuGraphDestroy(void *);
-
-static const char PTX[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-                          ".visible .entry iota(.param .u64 iota_param_0, .param .u32 iota_param_1)\n"
-                          "{\n    ret;\n}\n";
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        int e_ = (x);                                                                              \
-        if (e_) {                                                                                  \
-            printf("WRONG %s = %d\n", #x, e_);                                                     \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "stand_in_cuda.h"
 
 int main(void) {
     enum { N = 64 };
@@ -43,7 +13,7 @@ int main(void) {
     void *m, *f, *g, *k, *exec, *s = (void *)0x5000;
     CHECK(cuInit(0));
     CHECK(cuMemHostAlloc((void **)&h, N * sizeof(float), 2 /* CU_MEMHOSTALLOC_DEVICEMAP */));
-    CHECK(cuModuleLoadData(&m, PTX));
+    CHECK(cuModuleLoadData(&m, IOTA_PTX));
     CHECK(cuModuleGetFunction(&f, m, "iota"));
     int n = 8;
     void *params[] = {&h, &n};

@@ -4,22 +4,13 @@
  * cuStreamEndCapture are. */
 #include <stdio.h>
 
+#include "stand_in_cuda.h"
+
 int cudaMallocAsync(void **, size_t, void *);
 int cudaMemsetAsync_ptsz(void *, int, size_t, void *);
 int cudaEventCreateWithFlags(void **, unsigned);
 int cudaEventRecord(void *, void *);
 int cudaStreamWaitEvent(void *, void *, unsigned);
-int cuStreamBeginCapture_v2(void *, int);
-int cuStreamEndCapture(void *, void **);
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        int e_ = (x);                                                                              \
-        if (e_) {                                                                                  \
-            printf("WRONG %s = %d\n", #x, e_);                                                     \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 int main(void) {
     void *d, *e, *g, *s = (void *)0x6000;

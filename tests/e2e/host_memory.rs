@@ -20,6 +20,22 @@ fn ops_of<'e>(events: &'e [Value], ops: &[&str]) -> Vec<&'e str> {
         .collect()
 }
 
+/// After the capture's recorded bytes were replaced: a replay says `d2h`
+/// (its check counts) and FAIL, exit 1, and so does `hrr-diff` of the
+/// capture against the first replay.
+fn replay_and_diff_fail(p: &Pipeline, d2h: &str) {
+    p.play_cmd(&["-o", "replay2.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(d2h))
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+    p.tool("hrr-diff")
+        .args(["cap.hrr", "replay.hrr"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+}
+
 /// Makes the capture's `host_read` events of blob `old` name other bytes of
 /// the same length (`len`, a valid blob): what kernels wrote, misrecorded.
 fn corrupt_host_read(p: &Pipeline, old: &str, len: usize) {
@@ -129,18 +145,7 @@ fn host_memory_a_kernel_writes_is_checked_at_replay() {
     // Corrupt what the capture recorded: the host_read names other bytes of
     // the same length (a valid blob), and both replay and diff fail.
     corrupt_host_read(&p, reads[0]["blob"].as_str().unwrap(), 16384);
-    p.play_cmd(&["-o", "replay2.hrr"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "d2h : 0 pass (0 exact, 0 within tolerance), 1 fail",
-        ))
-        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
-    p.tool("hrr-diff")
-        .args(["cap.hrr", "replay.hrr"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+    replay_and_diff_fail(&p, "d2h : 0 pass (0 exact, 0 within tolerance), 1 fail");
 }
 
 #[test]
@@ -195,16 +200,5 @@ fn host_memory_a_graph_kernel_node_writes_is_checked_at_replay() {
 
     // The second launch's result misrecorded: replay and diff fail on it.
     corrupt_host_read(&p, reads[1]["blob"].as_str().unwrap(), 16384);
-    p.play_cmd(&["-o", "replay2.hrr"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains(
-            "d2h : 1 pass (1 exact, 0 within tolerance), 1 fail",
-        ))
-        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
-    p.tool("hrr-diff")
-        .args(["cap.hrr", "replay.hrr"])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap());
+    replay_and_diff_fail(&p, "d2h : 1 pass (1 exact, 0 within tolerance), 1 fail");
 }

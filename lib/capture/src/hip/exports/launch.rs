@@ -2,8 +2,9 @@
 //! (`kernelParams` or `extra`; `hipModuleLaunchKernel`, the extended and
 //! mangled variants) and the compiler path (a registered host stub:
 //! `hipLaunchKernel`, `hipExtLaunchKernel`, `hipLaunchCooperativeKernel`). A successful
-//! launch given `kernelParams` or `args` that repeats the thread's previous
-//! one in every input appends the line kept from it (`launch_memo`).
+//! launch given `kernelParams` or `args` that repeats one of the thread's
+//! recent launches in every input appends the line kept from it
+//! (`launch_memo`).
 
 use std::ffi::c_void;
 use std::sync::Arc;

@@ -189,7 +189,8 @@ pub unsafe fn with_params<R>(
 
 /// Records a successful launch given one pointer per argument (`params`:
 /// `kernelParams`, `<<<>>>`'s `args`) through the thread's `LaunchMemo`:
-/// its kept line when every input repeats it, else `in_full` records it.
+/// a kept line when every input repeats its launch's, else `in_full`
+/// records it.
 /// `key` is read before `in_full` looks the kernel up and scans.
 ///
 /// # Safety

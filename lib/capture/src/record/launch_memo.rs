@@ -126,7 +126,8 @@ pub struct LaunchKey {
     /// [`LiveAllocs::generation`](crate::record::live_allocs::LiveAllocs::generation),
     /// read before the arguments were scanned.
     pub allocs: u64,
-    /// A hash of the launch attributes (0: none).
+    /// A 64-bit hash of the launch attributes (0: none): two sets of a few
+    /// 64-byte values that hash alike (odds 2^-64) would share a line.
     pub attrs: u64,
 }
 

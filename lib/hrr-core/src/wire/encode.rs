@@ -437,10 +437,7 @@ impl Out<'_> {
         self.put(b"\"size\":");
         self.u64(bytes.len() as u64);
         self.put(b",\"hex\":\"");
-        let d = &mut self.s[self.n..self.n + 2 * bytes.len()];
-        for (pair, b) in d.chunks_exact_mut(2).zip(bytes) {
-            pair.copy_from_slice(&HEX_PAIRS[*b as usize]);
-        }
+        hex_into(&mut self.s[self.n..self.n + 2 * bytes.len()], bytes);
         self.n += 2 * bytes.len();
         self.put(b"\",\"ptrs\":[");
     }
@@ -814,6 +811,12 @@ fn push_prefix<const N: usize>(buf: &mut Vec<u8>, tmp: &[u8; N], n: usize) {
 
 #[inline]
 fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.len() >= SIMD_HEX_FROM {
+        let at = buf.len();
+        buf.resize(at + 2 * bytes.len(), 0);
+        hex_into(&mut buf[at..], bytes);
+        return;
+    }
     // Through a stack chunk: one fixed-size copy per 16 bytes instead of two
     // `push`es per byte.
     let mut chunk = [0u8; 32];
@@ -822,6 +825,24 @@ fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
             chunk[2 * i..2 * i + 2].copy_from_slice(&HEX_PAIRS[*b as usize]);
         }
         push_prefix(buf, &chunk, 2 * part.len());
+    }
+}
+
+/// Argument length from which hex digits are made 16 or 32 bytes at a time
+/// (`const_hex`, SIMD): a framework's by-value lists of tensor addresses
+/// are KiBs, and a byte at a time was a third of recording such a launch.
+const SIMD_HEX_FROM: usize = 64;
+
+/// Writes the lowercase hex digits of `bytes` into `out`, exactly twice as
+/// long.
+#[inline(always)]
+fn hex_into(out: &mut [u8], bytes: &[u8]) {
+    if bytes.len() >= SIMD_HEX_FROM {
+        const_hex::encode_to_slice(bytes, out).expect("two digits of room per byte");
+        return;
+    }
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair.copy_from_slice(&HEX_PAIRS[*b as usize]);
     }
 }
 
@@ -953,6 +974,20 @@ mod tests {
     use super::*;
     use crate::{Addr, Dir, Event, HexBytes, KernelArg};
     use proptest::prelude::*;
+
+    #[test]
+    fn hex_of_every_length_and_byte_is_lowercase_pairs() {
+        let bytes: Vec<u8> = (0..600u32).map(|i| (i * 7 + i / 256) as u8).collect();
+        for n in (0..=130).chain([255, 256, 257, 600]) {
+            let want: String = bytes[..n].iter().map(|b| format!("{b:02x}")).collect();
+            let mut buf = b"prefix".to_vec();
+            push_hex(&mut buf, &bytes[..n]);
+            assert_eq!(std::str::from_utf8(&buf).unwrap(), format!("prefix{want}"));
+            let mut out = vec![0u8; 2 * n];
+            hex_into(&mut out, &bytes[..n]);
+            assert_eq!(std::str::from_utf8(&out).unwrap(), want, "{n} bytes");
+        }
+    }
 
     fn reference(seq: u64, t: u64, tid: u64, api: &str, ret: i64, op: &Op) -> Vec<u8> {
         let e = Event {

@@ -30,6 +30,32 @@ pub fn execs() -> MutexGuard<'static, HashMap<u64, ExecRecord>> {
         .unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The kernel node standing for a launch `op` (as `Recorder::launch_op`
+/// reads a node's launch); `None` for any other op.
+pub fn kernel_node(op: Op) -> Option<NodeOp> {
+    match op {
+        Op::Launch {
+            name,
+            code,
+            func,
+            grid,
+            block,
+            shmem,
+            args,
+            ..
+        } => Some(NodeOp::Kernel {
+            name,
+            code,
+            func,
+            grid,
+            block,
+            shmem,
+            args,
+        }),
+        _ => None,
+    }
+}
+
 /// The copy nodes of `nodes` in direction `dir`: (index, dst, src, size).
 fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64, u64, u64)> + '_ {
     nodes
@@ -62,6 +88,35 @@ fn kernel_words(nodes: &[GraphNode]) -> Vec<u64> {
 }
 
 impl Recorder {
+    /// Executable graph `exec`, made from `graph`, read back as `rec`
+    /// (`host_nodes` of its nodes run host functions): a warning for those
+    /// and for each node recorded as `unsupported`, the `graph_exec` event,
+    /// and the record kept for its launches and setters.
+    pub fn graph_exec(&self, api: &str, exec: u64, graph: u64, host_nodes: usize, rec: ExecRecord) {
+        if host_nodes > 0 {
+            self.warn(&format!(
+                "{api}: graph {graph:#x} has {host_nodes} host node(s): host functions are not recorded, and replay runs nothing in their place"
+            ));
+        }
+        for n in &rec.nodes {
+            if let NodeOp::Unsupported { what } = &n.op {
+                self.warn(&format!(
+                    "{api}: graph {graph:#x}: {what}: not recorded; replay refuses this graph"
+                ));
+            }
+        }
+        self.op(
+            api,
+            0,
+            &Op::GraphExec {
+                exec: Addr(exec),
+                graph: Addr(graph),
+                nodes: rec.nodes.clone(),
+            },
+        );
+        execs().insert(exec, rec);
+    }
+
     /// Before a launch of executable graph `exec` on `stream` (its id) is
     /// forwarded: records (`host_write`) the bytes the application changed
     /// in host memory its kernel nodes reach through their arguments, or

@@ -5,10 +5,11 @@
 //! repeat-launch path ([`launch_memo`]), host memory kernels read and
 //! write ([`host_memory`]), the calls forwarded without being recorded
 //! ([`unrecorded`]), 2D/3D copies ([`rect`]), memory pools ([`pools`])
-//! and executable graphs ([`graph_execs`]).
+//! and executable graphs ([`graph_execs`], read back by [`graph_walk`]).
 
 pub mod code_objects;
 pub mod graph_execs;
+pub mod graph_walk;
 pub mod handle_hasher;
 // Reads the tracked host ranges themselves (see its `track`).
 #[allow(unsafe_code)]

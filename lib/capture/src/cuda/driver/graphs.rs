@@ -12,7 +12,7 @@
 //! * **Instantiation** (`cuGraphInstantiateWithFlags`, `…WithParams`,
 //!   `cuGraphInstantiate_v2`) and **exec updates** (`cuGraphExecUpdate_v2`;
 //!   the kernel, memcpy and memset node setters) write `graph_exec`: the
-//!   graph read back through the driver's query API ([`graph_walk`]),
+//!   graph read back through the driver's query API (`record::graph_walk`),
 //!   kernel nodes read as launches of the same function are.
 //! * **Launches** write `graph_launch` with the bytes each host-to-device
 //!   node reads and, once the stream has finished, each device-to-host
@@ -37,10 +37,11 @@ use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, C
 use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
-use super::graph_walk::{self, GraphSource};
+use super::copy_pieces::copy_pieces;
 use super::libcuda::{self, GraphQueries};
 use crate::cuda::ffi::bytes;
 use crate::record::graph_execs::{ExecRecord, execs};
+use crate::record::graph_walk::{self, GraphSource};
 use crate::record::recorder::Recorder;
 
 // ---------------------------------------------------------------- capture
@@ -295,7 +296,7 @@ fn type_name(t: i32) -> &'static str {
 }
 
 /// A copy node's ops: its linear pieces with their directions, or
-/// `unsupported` (arrays, more rows than `graph_walk::MAX_PIECES`).
+/// `unsupported` (arrays, more rows than `copy_pieces::MAX_PIECES`).
 fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
     let c = match rect {
         Ok(c) => c,
@@ -310,7 +311,7 @@ fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
             }];
         }
     };
-    let pieces = match graph_walk::copy_pieces(&c) {
+    let pieces = match copy_pieces(&c) {
         Ok(p) => p,
         Err(what) => return vec![NodeOp::Unsupported { what }],
     };
@@ -375,35 +376,11 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
             );
         }
     };
-    if src.host_nodes > 0 {
-        r.warn(&format!(
-            "{api}: graph {graph:#x} has {} host node(s): host functions are not recorded, and replay runs nothing in their place",
-            src.host_nodes
-        ));
-    }
-    for n in &w.nodes {
-        if let NodeOp::Unsupported { what } = &n.op {
-            r.warn(&format!(
-                "{api}: graph {graph:#x}: {what}: not recorded; replay refuses this graph"
-            ));
-        }
-    }
-    r.op(
-        api,
-        0,
-        &Op::GraphExec {
-            exec: Addr(exec),
-            graph: Addr(graph),
-            nodes: w.nodes.clone(),
-        },
-    );
-    execs().insert(
-        exec,
-        ExecRecord {
-            nodes: w.nodes,
-            index: w.index,
-        },
-    );
+    let rec = ExecRecord {
+        nodes: w.nodes,
+        index: w.index,
+    };
+    r.graph_exec(api, exec, graph, src.host_nodes, rec);
 }
 
 /// A node setter the driver accepted: `node` of `exec` is now `ops` (a

@@ -29,12 +29,12 @@
 //! later launches need — modules, functions, kernels, globals — is kept at
 //! any depth (`code`).
 //!
-//! Layout: [`routes`], [`code`] and [`graph_walk`] are safe, GPU-free logic (unit-tested);
+//! Layout: [`routes`], [`code`] and [`copy_pieces`] are safe, GPU-free logic (unit-tested);
 //! `libcuda`, `api`, `proc`, `record`, `rect_pools` and `graphs` are the FFI (left out of unit
 //! tests and of the `bench` feature, like the other exports).
 
 pub mod code;
-pub mod graph_walk;
+pub mod copy_pieces;
 pub mod routes;
 
 #[cfg(not(any(test, feature = "bench")))]

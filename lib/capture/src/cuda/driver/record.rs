@@ -23,6 +23,7 @@ use crate::cuda::log::diag;
 use crate::cuda::registry::{self, Fatbin};
 use crate::cuda::types::stream_id;
 use crate::hip::exports::record_memoised;
+use crate::record::graph_execs;
 use crate::record::launch_memo::{self, LaunchKey};
 use crate::record::recorder::{self, Copy, LaunchDims, Recorder};
 
@@ -748,27 +749,9 @@ pub unsafe fn kernel_node(
             |k, load, values| r.launch_op(api, k, load, h, &dims, &values),
         )
     };
-    match op {
-        Some(Op::Launch {
-            name,
-            code,
-            func,
-            grid,
-            block,
-            shmem,
-            args,
-            ..
-        }) if !name.is_empty() => NodeOp::Kernel {
-            name,
-            code,
-            func,
-            grid,
-            block,
-            shmem,
-            args,
-        },
-        _ => NodeOp::Unsupported {
+    op.filter(|o| matches!(o, Op::Launch { name, .. } if !name.is_empty()))
+        .and_then(graph_execs::kernel_node)
+        .unwrap_or_else(|| NodeOp::Unsupported {
             what: format!("a kernel node of function {h:#x}, which the recorder does not know"),
-        },
-    }
+        })
 }

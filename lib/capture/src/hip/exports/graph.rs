@@ -32,7 +32,7 @@ use api_table::Entry;
 use hip_api::args;
 use hip_api::graph::{capture_status, node_type};
 use hip_api::types::*;
-use hrr_core::graph::{GraphNode, NodeOp};
+use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
 use super::{bytes, resolve_dir, with_params};
@@ -41,7 +41,8 @@ use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
 use crate::record::code_objects::FatBin;
-use crate::record::graph_execs::{ExecRecord, execs};
+use crate::record::graph_execs::{self, ExecRecord, execs};
+use crate::record::graph_walk::{self, GraphSource};
 use crate::record::kernel_args::ArgValues;
 use crate::record::recorder::{LaunchDims, Recorder};
 
@@ -146,22 +147,20 @@ fn node_list(
     Ok(v.into_iter().map(|p| p as u64).collect())
 }
 
-/// Walks graphs into a flat node list (see `hrr_core::graph`).
+/// HIP's graphs as `record::graph_walk` reads them, through the runtime's
+/// query API.
 struct Walk<'r> {
     r: &'r Recorder,
     api: &'static str,
-    out: Vec<GraphNode>,
-    /// The top-level graph's node handles, by index.
-    index: HashMap<u64, u32>,
+    /// Each node's type, asked once (by `child`, then used by `ops`).
+    types: HashMap<u64, hipGraphNodeType>,
     host_nodes: usize,
 }
 
-impl Walk<'_> {
-    /// Appends `graph`'s nodes, its root nodes depending on `root_deps`;
-    /// returns the indices of all of them.
-    fn graph(&mut self, graph: u64, root_deps: &[u32], top: bool) -> Result<Vec<u32>, String> {
+impl GraphSource for Walk<'_> {
+    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String> {
         let g = graph as hipGraph_t;
-        let nodes = node_list(
+        node_list(
             |p, n| {
                 real_call!(hipGraphGetNodes {
                     graph: g,
@@ -170,92 +169,54 @@ impl Walk<'_> {
                 })
             },
             "hipGraphGetNodes",
-        )?;
-        let mut deps: HashMap<u64, Vec<u64>> = HashMap::new();
-        for &n in &nodes {
-            let d = node_list(
-                |p, c| {
-                    real_call!(hipGraphNodeGetDependencies {
-                        node: n as hipGraphNode_t,
-                        pDependencies: p,
-                        pNumDependencies: c
-                    })
-                },
-                "hipGraphNodeGetDependencies",
-            )?;
-            deps.insert(n, d);
-        }
-        // Dependencies first (creation order where it already is).
-        let mut order = Vec::with_capacity(nodes.len());
-        let mut state: HashMap<u64, u8> = HashMap::new();
-        fn visit(
-            n: u64,
-            deps: &HashMap<u64, Vec<u64>>,
-            state: &mut HashMap<u64, u8>,
-            order: &mut Vec<u64>,
-        ) -> Result<(), String> {
-            match state.get(&n) {
-                Some(2) => return Ok(()),
-                Some(_) => return Err("the graph has a cycle".into()),
-                None => {}
-            }
-            state.insert(n, 1);
-            for d in deps.get(&n).ok_or("a dependency outside the graph")? {
-                visit(*d, deps, state, order)?;
-            }
-            state.insert(n, 2);
-            order.push(n);
-            Ok(())
-        }
-        for &n in &nodes {
-            visit(n, &deps, &mut state, &mut order)?;
-        }
-        let mut local: HashMap<u64, u32> = HashMap::new();
-        let mut all = Vec::with_capacity(order.len());
-        for n in order {
-            let mut d: Vec<u32> = deps[&n].iter().map(|h| local[h]).collect();
-            if d.is_empty() {
-                d = root_deps.to_vec();
-            }
-            let mut t: hipGraphNodeType = 0;
-            let ret = real_call!(hipGraphNodeGetType {
-                node: n as hipGraphNode_t,
-                pType: &mut t
-            });
-            if ret != hip::err::SUCCESS {
-                return Err(query_failed("hipGraphNodeGetType", ret));
-            }
-            let i = if t == node_type::GRAPH {
-                let mut child: hipGraph_t = std::ptr::null_mut();
-                let ret = real_call!(hipGraphChildGraphNodeGetGraph {
-                    node: n as hipGraphNode_t,
-                    pGraph: &mut child
-                });
-                if ret != hip::err::SUCCESS {
-                    return Err(query_failed("hipGraphChildGraphNodeGetGraph", ret));
-                }
-                let inner = self.graph(child as u64, &d, false)?;
-                all.extend(&inner);
-                let join = if inner.is_empty() { d } else { inner };
-                self.push(NodeOp::Empty, join)
-            } else {
-                let op = self.node(n, t)?;
-                self.push(op, d)
-            };
-            local.insert(n, i);
-            if top {
-                self.index.insert(n, i);
-            }
-            all.push(i);
-        }
-        Ok(all)
+        )
     }
 
-    fn push(&mut self, op: NodeOp, deps: Vec<u32>) -> u32 {
-        self.out.push(GraphNode { op, deps });
-        (self.out.len() - 1) as u32
+    fn deps(&mut self, node: u64) -> Result<Vec<u64>, String> {
+        node_list(
+            |p, c| {
+                real_call!(hipGraphNodeGetDependencies {
+                    node: node as hipGraphNode_t,
+                    pDependencies: p,
+                    pNumDependencies: c
+                })
+            },
+            "hipGraphNodeGetDependencies",
+        )
     }
 
+    fn child(&mut self, node: u64) -> Result<Option<u64>, String> {
+        let mut t: hipGraphNodeType = 0;
+        let ret = real_call!(hipGraphNodeGetType {
+            node: node as hipGraphNode_t,
+            pType: &mut t
+        });
+        if ret != hip::err::SUCCESS {
+            return Err(query_failed("hipGraphNodeGetType", ret));
+        }
+        self.types.insert(node, t);
+        if t != node_type::GRAPH {
+            return Ok(None);
+        }
+        let mut child: hipGraph_t = std::ptr::null_mut();
+        let ret = real_call!(hipGraphChildGraphNodeGetGraph {
+            node: node as hipGraphNode_t,
+            pGraph: &mut child
+        });
+        if ret != hip::err::SUCCESS {
+            return Err(query_failed("hipGraphChildGraphNodeGetGraph", ret));
+        }
+        Ok(Some(child as u64))
+    }
+
+    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String> {
+        // The walk asks `child` first, for every node.
+        let t = self.types[&node];
+        Ok(vec![self.node(node, t)?])
+    }
+}
+
+impl Walk<'_> {
     /// One node's parameters.
     fn node(&mut self, n: u64, t: hipGraphNodeType) -> Result<NodeOp, String> {
         let node = n as hipGraphNode_t;
@@ -367,29 +328,11 @@ unsafe fn kernel_op(r: &Recorder, api: &'static str, p: &hipKernelNodeParams) ->
         Some(k) => build(Some(&*k)),
         None => r.code().with_stub(func, build),
     };
-    match launch {
-        Some(Op::Launch {
-            name,
-            code,
-            func,
-            grid,
-            block,
-            shmem,
-            args,
-            ..
-        }) => NodeOp::Kernel {
-            name,
-            code,
-            func,
-            grid,
-            block,
-            shmem,
-            args,
-        },
-        _ => NodeOp::Unsupported {
+    launch
+        .and_then(graph_execs::kernel_node)
+        .unwrap_or_else(|| NodeOp::Unsupported {
             what: format!("kernel node of function {func:#x}, whose launch could not be read"),
-        },
-    }
+        })
 }
 
 /// A copy node: linear copies are recorded, others are `unsupported`.
@@ -438,44 +381,19 @@ fn memset_op(p: &hipMemsetParams) -> NodeOp {
 
 /// Reads `graph` back and records `exec`'s topology under `api`.
 fn record_exec(r: &Recorder, api: &'static str, exec: u64, graph: u64) {
-    let mut w = Walk {
+    let mut src = Walk {
         r,
         api,
-        out: Vec::new(),
-        index: HashMap::new(),
+        types: HashMap::new(),
         host_nodes: 0,
     };
-    match w.graph(graph, &[], true) {
-        Ok(_) => {
-            if w.host_nodes > 0 {
-                r.warn(&format!(
-                    "{api}: graph {graph:#x} has {} host node(s): host functions are not recorded, and replay runs nothing in their place",
-                    w.host_nodes
-                ));
-            }
-            for n in &w.out {
-                if let NodeOp::Unsupported { what } = &n.op {
-                    r.warn(&format!(
-                        "{api}: graph {graph:#x}: {what}: not recorded; replay refuses this graph"
-                    ));
-                }
-            }
-            r.op(
-                api,
-                0,
-                &Op::GraphExec {
-                    exec: Addr(exec),
-                    graph: Addr(graph),
-                    nodes: w.out.clone(),
-                },
-            );
-            execs().insert(
-                exec,
-                ExecRecord {
-                    nodes: w.out,
-                    index: w.index,
-                },
-            );
+    match graph_walk::walk(&mut src, graph) {
+        Ok(w) => {
+            let rec = ExecRecord {
+                nodes: w.nodes,
+                index: w.index,
+            };
+            r.graph_exec(api, exec, graph, src.host_nodes, rec);
         }
         Err(e) => r.lose(
             api,

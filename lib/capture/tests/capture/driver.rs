@@ -24,22 +24,7 @@ fn apis(c: &Captured) -> Vec<(&str, &str)> {
 
 #[test]
 fn a_program_linked_with_libcuda_is_recorded_at_the_driver_layer() {
-    let app = cuda_program("driver_linked", &["cuda"]);
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("d.hrr");
-    let out = capture_cuda(&dir, &app, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(
-        text(&out.stdout).contains("driver_linked: OK"),
-        "{}",
-        text(&out.stdout)
-    );
-    let c = Captured::open(&dir);
+    let (_t, c) = captured_ok("driver_linked", &["cuda"]);
     assert_eq!(c.manifest.platform, Platform::Nvidia);
     assert_eq!(
         apis(&c),
@@ -196,17 +181,7 @@ fn lookups_hand_out_wrappers_of_the_drivers_variant_real_queries_and_counting_st
 
 #[test]
 fn a_runtime_call_is_one_event_whatever_the_driver_calls_under_it() {
-    let app = cuda_program("runtime_nested", &["cudart"]);
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("r.hrr");
-    let out = capture_cuda(&dir, &app, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let c = Captured::open(&dir);
+    let (_t, c) = captured_ok("runtime_nested", &["cudart"]);
     // The stand-in runtime's cudaMalloc calls cuMemAlloc_v2 and its
     // cudaMemcpy the copies, all through cuGetProcAddress (wrappers):
     // the runtime's events stand for them.
@@ -252,17 +227,7 @@ fn with_the_driver_layer_off_driver_calls_are_not_recorded() {
 
 #[test]
 fn virtual_memory_globals_launch_attributes_and_counted_calls() {
-    let app = cuda_program("driver_more", &["cuda"]);
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("m.hrr");
-    let out = capture_cuda(&dir, &app, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let c = Captured::open(&dir);
+    let (_t, c) = captured_ok("driver_more", &["cuda"]);
     assert_eq!(
         apis(&c),
         [
@@ -371,19 +336,27 @@ fn iota_node(n: &GraphNode, d: u64, want_n: i32) {
     assert_eq!(args[1].hex.0, want_n.to_le_bytes());
 }
 
-#[test]
-fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
-    let app = cuda_program("graph_driver", &["cuda"]);
+/// Captures the stand-in CUDA program `name` (linked with `libs`), which
+/// must exit 0 and print `NAME: OK`, and opens its archive (kept in the
+/// returned directory).
+fn captured_ok(name: &str, libs: &[&str]) -> (tempfile::TempDir, Captured) {
+    let app = cuda_program(name, libs);
     let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("g.hrr");
+    let dir = t.path().join("c.hrr");
     let out = capture_cuda(&dir, &app, &[]);
     assert!(
-        out.status.success() && text(&out.stdout).contains("graph_driver: OK"),
+        out.status.success() && text(&out.stdout).contains(&format!("{name}: OK")),
         "{}{}",
         text(&out.stdout),
         text(&out.stderr)
     );
     let c = Captured::open(&dir);
+    (t, c)
+}
+
+#[test]
+fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
+    let (_t, c) = captured_ok("graph_driver", &["cuda"]);
     assert_eq!(
         apis(&c),
         [
@@ -539,17 +512,7 @@ fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
 
 #[test]
 fn host_memory_a_graphs_kernel_node_reaches_is_recorded_around_its_launches() {
-    let app = cuda_program("graph_host_memory", &["cuda"]);
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("h.hrr");
-    let out = capture_cuda(&dir, &app, &[]);
-    assert!(
-        out.status.success() && text(&out.stdout).contains("graph_host_memory: OK"),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let c = Captured::open(&dir);
+    let (_t, c) = captured_ok("graph_host_memory", &["cuda"]);
     let launch = [
         // What the host changed, before the launch is forwarded; what the
         // kernel node wrote, at the synchronisation.
@@ -610,17 +573,7 @@ fn host_memory_a_graphs_kernel_node_reaches_is_recorded_around_its_launches() {
 
 #[test]
 fn runtime_calls_into_a_capturing_stream_are_not_recorded() {
-    let app = cuda_program("runtime_capture", &["cuda", "cudart"]);
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("r.hrr");
-    let out = capture_cuda(&dir, &app, &[]);
-    assert!(
-        out.status.success() && text(&out.stdout).contains("runtime_capture: OK"),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let c = Captured::open(&dir);
+    let (_t, c) = captured_ok("runtime_capture", &["cuda", "cudart"]);
     assert_eq!(
         apis(&c),
         [

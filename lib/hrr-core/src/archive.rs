@@ -814,6 +814,23 @@ mod tests {
         assert_eq!(names, ["a.hrrr", "b.ndjson"]);
     }
 
+    /// What the repair of the crashed archive of these tests gives: complete,
+    /// marked repaired, 3 events and `eof`, blob `a` ("aaa") and one sidecar.
+    fn assert_repaired_crash(fixed: &Archive, a: &BlobId) {
+        let m = fixed.manifest();
+        assert!(m.complete && m.repaired);
+        assert_eq!((m.events, m.blobs), (3, 1));
+        let events: Vec<_> = fixed
+            .events(ReadOptions::strict())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[3].op, Op::Eof { events: 3 });
+        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
+        assert_eq!(fixed.region_files().len(), 1);
+    }
+
     #[test]
     fn repair_rewrites_a_crashed_archive() {
         let t = tempfile::tempdir().unwrap();
@@ -834,18 +851,7 @@ mod tests {
         );
 
         let fixed = Archive::open(&dst).unwrap();
-        let m = fixed.manifest();
-        assert!(m.complete && m.repaired);
-        assert_eq!((m.events, m.blobs), (3, 1));
-        let events: Vec<_> = fixed
-            .events(ReadOptions::strict())
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(events.len(), 4);
-        assert_eq!(events[3].op, Op::Eof { events: 3 });
-        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
-        assert_eq!(fixed.region_files().len(), 1);
+        assert_repaired_crash(&fixed, &a);
     }
 
     /// Every file under `dir`, into `files` under `name`.
@@ -942,18 +948,7 @@ mod tests {
         assert_eq!(r.warnings.len(), on_disk.warnings.len());
 
         let fixed = Archive::open_in_memory("m/fixed.hrr", &files).unwrap();
-        let m = fixed.manifest();
-        assert!(m.complete && m.repaired);
-        assert_eq!((m.events, m.blobs), (3, 1));
-        let events: Vec<_> = fixed
-            .events(ReadOptions::strict())
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        assert_eq!(events.len(), 4);
-        assert_eq!(events[3].op, Op::Eof { events: 3 });
-        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
-        assert_eq!(fixed.region_files().len(), 1);
+        assert_repaired_crash(&fixed, &a);
         assert!(matches!(
             repair_in_memory(&mem, "m/fixed.hrr", &files),
             Err(ArchiveError::Write(WriteError::NotEmpty { .. }))

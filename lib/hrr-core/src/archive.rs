@@ -827,7 +827,7 @@ mod tests {
             .collect();
         assert_eq!(events.len(), 4);
         assert_eq!(events[3].op, Op::Eof { events: 3 });
-        assert_eq!(&*fixed.blobs().get(&a).unwrap(), b"aaa");
+        assert_eq!(&*fixed.blobs().get(a).unwrap(), b"aaa");
         assert_eq!(fixed.region_files().len(), 1);
     }
 

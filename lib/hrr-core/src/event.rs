@@ -25,6 +25,17 @@ pub enum Dir {
 }
 
 impl Dir {
+    /// The direction of a copy from `src` to `dst`, each in device memory
+    /// or not.
+    pub fn between(src_on_device: bool, dst_on_device: bool) -> Dir {
+        match (src_on_device, dst_on_device) {
+            (false, false) => Dir::H2h,
+            (false, true) => Dir::H2d,
+            (true, false) => Dir::D2h,
+            (true, true) => Dir::D2d,
+        }
+    }
+
     /// The name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -31,12 +31,7 @@ pub fn resolve(
         cu::MEMCPY_HOST_TO_DEVICE => Dir::H2d,
         cu::MEMCPY_DEVICE_TO_HOST => Dir::D2h,
         cu::MEMCPY_DEVICE_TO_DEVICE => Dir::D2d,
-        _ => match (src_dev(), dst_dev()) {
-            (false, false) => Dir::H2h,
-            (false, true) => Dir::H2d,
-            (true, false) => Dir::D2h,
-            (true, true) => Dir::D2d,
-        },
+        _ => Dir::between(src_dev(), dst_dev()),
     }
 }
 

@@ -32,13 +32,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use cuda_api::graph::{
     CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, capture_status, node_type,
 };
-use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError, Side};
+use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
 use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
 use super::copy_pieces::copy_pieces;
 use super::libcuda::{self, GraphQueries};
+use super::record::on_device;
 use crate::cuda::ffi::bytes;
 use crate::record::graph_execs::{ExecRecord, execs};
 use crate::record::graph_walk::{self, GraphSource};
@@ -315,23 +316,10 @@ fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
         Ok(p) => p,
         Err(what) => return vec![NodeOp::Unsupported { what }],
     };
-    let on_device = |side: Side, p: u64| match side {
-        Side::Host => false,
-        Side::Device => true,
-        Side::Unified => r
-            .is_device(p)
-            .or_else(|| libcuda::pointer_is_device(p))
-            .unwrap_or(false),
-    };
     pieces
         .into_iter()
         .map(|(dst, src, size)| NodeOp::Memcpy {
-            dir: match (on_device(c.src_side, src), on_device(c.dst_side, dst)) {
-                (false, false) => Dir::H2h,
-                (false, true) => Dir::H2d,
-                (true, false) => Dir::D2h,
-                (true, true) => Dir::D2d,
-            },
+            dir: Dir::between(on_device(r, c.src_side, src), on_device(r, c.dst_side, dst)),
             dst: Addr(dst),
             src: Addr(src),
             size,

@@ -168,6 +168,17 @@ fn is_device(r: &Recorder, p: u64) -> bool {
         .unwrap_or(false)
 }
 
+/// Whether `p`, on `side` of a 2D/3D copy, is device memory (unified
+/// addresses asked as for [`copy`]).
+pub fn on_device(r: &Recorder, side: cuda_api::rect::Side, p: u64) -> bool {
+    use cuda_api::rect::Side;
+    match side {
+        Side::Host => false,
+        Side::Device => true,
+        Side::Unified => is_device(r, p),
+    }
+}
+
 /// Any copy: `dir` as the entry point names it (`None`: `cuMemcpy`'s
 /// unified addressing, resolved per operand); `stream`: the async
 /// variants' (a D2H result is read once that stream has finished).
@@ -186,12 +197,7 @@ pub unsafe fn copy(
     n: usize,
     stream: Option<CUstream>,
 ) {
-    let dir = dir.unwrap_or_else(|| match (is_device(r, src), is_device(r, dst)) {
-        (false, false) => Dir::H2h,
-        (false, true) => Dir::H2d,
-        (true, false) => Dir::D2h,
-        (true, true) => Dir::D2d,
-    });
+    let dir = dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst)));
     let c = Copy {
         dir,
         dst,

@@ -5,12 +5,12 @@
 
 use std::ffi::c_void;
 
-use cuda_api::rect::{CUDA_MEMCPY2D, CUDA_MEMCPY3D, Rect, RectError, Side};
+use cuda_api::rect::{CUDA_MEMCPY2D, CUDA_MEMCPY3D, Rect, RectError};
 use cuda_api::{CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
 use hrr_core::Dir;
 
 use super::libcuda;
-use super::record::s;
+use super::record::{on_device, s};
 use crate::record::pools::PoolOp;
 use crate::record::recorder::Recorder;
 use crate::record::rect::RectCopy;
@@ -72,20 +72,10 @@ pub unsafe fn copy_rect(
         Ok(c) => c,
         Err(_) => return count_array_copy(api),
     };
-    let on_device = |side: Side, p: u64| match side {
-        Side::Host => false,
-        Side::Device => true,
-        Side::Unified => r
-            .is_device(p)
-            .or_else(|| libcuda::pointer_is_device(p))
-            .unwrap_or(false),
-    };
-    let dir = match (on_device(c.src_side, c.src), on_device(c.dst_side, c.dst)) {
-        (false, false) => Dir::H2h,
-        (false, true) => Dir::H2d,
-        (true, false) => Dir::D2h,
-        (true, true) => Dir::D2d,
-    };
+    let dir = Dir::between(
+        on_device(r, c.src_side, c.src),
+        on_device(r, c.dst_side, c.dst),
+    );
     let rc = RectCopy {
         dir,
         dst: c.dst,

@@ -247,12 +247,7 @@ pub fn resolve_dir(
                 r.is_device(p)
                     .unwrap_or_else(|| memory::runtime_says_device(p))
             };
-            match (dev(src), dev(dst)) {
-                (false, false) => Dir::H2h,
-                (false, true) => Dir::H2d,
-                (true, false) => Dir::D2h,
-                (true, true) => Dir::D2d,
-            }
+            Dir::between(dev(src), dev(dst))
         }
     }
 }

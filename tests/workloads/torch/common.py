@@ -26,6 +26,15 @@ def setup(seed: int = 1234) -> torch.device:
     return torch.device("cuda")
 
 
+def mlp(dev: torch.device) -> tuple[torch.nn.Module, torch.optim.Optimizer]:
+    """The training workloads' model (Linear 64→128, ReLU, Linear 128→10)
+    and its optimizer (SGD with momentum)."""
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
+    ).to(dev)
+    return model, torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+
 class Checksum:
     """A position-weighted sum of the bytes of every host copy of a result,
     in order (torch only: the wheel does not bring numpy)."""

@@ -8,16 +8,13 @@ predictions, and the final weights, are copied to the host.
 The capture must record the graph (`graph_exec`) and its replays
 (`graph_launch`), not the captured kernels as if they ran."""
 
-from common import Checksum, finish, setup
+from common import Checksum, finish, mlp, setup
 
 import torch
 
 dev = setup()
 c = Checksum()
-model = torch.nn.Sequential(
-    torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
-).to(dev)
-opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+model, opt = mlp(dev)
 gen = torch.Generator().manual_seed(99)
 
 

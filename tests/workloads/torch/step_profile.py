@@ -11,15 +11,12 @@ import os
 import statistics
 import time
 
-from common import setup
+from common import mlp, setup
 
 import torch
 
 dev = setup()
-model = torch.nn.Sequential(
-    torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
-).to(dev)
-opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+model, opt = mlp(dev)
 x = torch.randn(256, 64, device=dev)
 y = torch.randn(256, 10, device=dev)
 steps = int(os.environ.get("HRR_TRAIN_STEPS", "200"))

@@ -10,16 +10,13 @@ libraries loaded, first-launch costs paid) as `train_steady_ms=`."""
 import os
 import time
 
-from common import Checksum, finish, setup
+from common import Checksum, finish, mlp, setup
 
 import torch
 
 dev = setup()
 c = Checksum()
-model = torch.nn.Sequential(
-    torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
-).to(dev)
-opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+model, opt = mlp(dev)
 x = torch.randn(256, 64, device=dev)
 y = torch.randn(256, 10, device=dev)
 steps = int(os.environ.get("HRR_TRAIN_STEPS", "5"))

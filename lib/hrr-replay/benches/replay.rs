@@ -95,6 +95,58 @@ impl Device for Instant {
     }
 }
 
+/// `hrr-play`'s side of an application's launch loop: one kernel launched
+/// `EVENTS` times on two buffers (as `launch_loop.cu`'s `tick`).
+fn launch_loop_archive(dir: &std::path::Path) -> Archive {
+    let mut w = ArchiveWriter::create(
+        dir,
+        ArchiveKind::Capture,
+        Platform::Cpu,
+        ManifestExtra::default(),
+    )
+    .unwrap();
+    let base = 0x7f00_0000_0000u64;
+    let ev = |seq: u64, api: &str, op: Op| Event {
+        seq,
+        t: seq,
+        tid: 1,
+        api: api.into(),
+        ret: 0,
+        op,
+    };
+    for (seq, ptr) in [(0, base), (1, base + 4096)] {
+        let op = Op::Alloc {
+            ptr: Addr(ptr),
+            size: 4096,
+            mem: MemKind::Device,
+        };
+        w.append(&ev(seq, "cudaMalloc", op)).unwrap();
+    }
+    let code = w.put_blob(b"not a real code object").unwrap();
+    let ptr = |p: u64, off: u32| KernelArg {
+        offset: Some(off),
+        size: 8,
+        hex: HexBytes(p.to_le_bytes().to_vec()),
+        ptrs: vec![0],
+    };
+    for seq in 2..EVENTS {
+        let op = Op::Launch {
+            name: "_Z4tickPjS_".into(),
+            code,
+            func: Some(Addr(0x5555_1000)),
+            grid: [1, 1, 1],
+            block: [32, 1, 1],
+            shmem: 0,
+            stream: Addr(0),
+            args: vec![ptr(base, 0), ptr(base + 4096, 8)],
+            attrs: vec![],
+        };
+        w.append(&ev(seq, "__cudaLaunchKernel", op)).unwrap();
+    }
+    w.finish().unwrap();
+    Archive::open(dir).unwrap()
+}
+
 fn archive(dir: &std::path::Path) -> Archive {
     let mut w = ArchiveWriter::create(
         dir,
@@ -198,6 +250,23 @@ fn bench(c: &mut Criterion) {
             let mut pinned = PinnedHost::new(0);
             let (s, e) = Replayer::new(&mut dev, &a, &opts, space, None, &mut pinned).run(|_| {});
             assert!(e.is_none() && s.d2h_exact > 0);
+        })
+    });
+    let loop_archive = launch_loop_archive(&tmp.path().join("loop.hrr"));
+    g.bench_function("engine_per_launch_loop", |b| {
+        b.iter(|| {
+            let mut dev = Instant { next: 0x1000 };
+            let mut pinned = PinnedHost::new(0);
+            let (s, e) = Replayer::new(
+                &mut dev,
+                &loop_archive,
+                &opts,
+                AddressSpace::default(),
+                None,
+                &mut pinned,
+            )
+            .run(|_| {});
+            assert!(e.is_none() && s.launches == EVENTS - 2);
         })
     });
     g.finish();

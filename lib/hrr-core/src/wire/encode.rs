@@ -380,7 +380,7 @@ impl PtrList<'_, '_> {
     pub fn push(&mut self, offset: u32) {
         let first = std::mem::replace(&mut self.first, false);
         let i = offset as usize / 8;
-        if offset % 8 == 0 && i < OFFSET_TEXT.len() {
+        if offset.is_multiple_of(8) && i < OFFSET_TEXT.len() {
             // One fixed-size copy (`Out::arg_max` leaves 11 bytes per
             // pointer, so the padding lands in room of its own).
             let e = &OFFSET_TEXT[i];

@@ -311,6 +311,46 @@ fn launch(c: &mut Criterion) {
             criterion::black_box(&body);
         })
     });
+    // The same kernels' argument as PyTorch lays it out
+    // (`TensorListMetadata<2>`, 4 KiB): 2 × 110 tensor addresses, then
+    // 110 element counts, 320 block-to-tensor bytes and 320 block-to-chunk
+    // ints; 12 addresses are live and most of the rest is stale pointers
+    // and small numbers from earlier launches. One count changes per launch.
+    let mut meta: Vec<u8> = Vec::with_capacity(4096);
+    for w in 0..220u64 {
+        meta.extend_from_slice(
+            &(0x7f40_0000_0000 + (w % 64) * 0x10_0000 + w * 0x100).to_le_bytes(),
+        );
+    }
+    for n in 0..110u64 {
+        meta.extend_from_slice(&(n * 4096 + 17).to_le_bytes());
+    }
+    meta.extend((0..320u32).map(|b| (b / 27) as u8));
+    for c in 0..320u32 {
+        meta.extend_from_slice(&(c % 27).to_le_bytes());
+    }
+    meta.resize(4096, 0);
+    let meta_layout = one_arg(4096);
+    let mut meta_heads = HeadCache::new();
+    c.bench_function("record/launch_foreach_metadata_changed", |bch| {
+        bch.iter(|| {
+            n += 1;
+            meta[1760..1768].copy_from_slice(&(n % 0x0800_0000).to_le_bytes());
+            let vals: [&[u8]; 1] = [&meta];
+            body.clear();
+            encode_launch_scanned_cached(
+                &mut body,
+                &mut meta_heads,
+                7,
+                "__cudaLaunchKernel",
+                0,
+                &refs[1],
+                ArgValues::Params(&vals).args(Some(&meta_layout)),
+                &segments,
+            );
+            criterion::black_box(&body);
+        })
+    });
     // The same step through the thread's memo (`launch_memo::record`):
     // each of the 25 kernels finds its own kept line, which is appended.
     let mut next = 0usize;

@@ -61,11 +61,6 @@ pub struct Args {
     /// through the device's graph API (for debugging).
     #[arg(long)]
     pub no_graphs: bool,
-    /// Release the device (its context, pinned buffers) before exiting, as
-    /// a long-lived user of the engine would; by default hrr-play exits as
-    /// an application does and leaves that to the driver.
-    #[arg(long)]
-    pub teardown: bool,
     /// A region sidecar that does not parse is fatal.
     #[arg(long)]
     pub regions_strict: bool,

@@ -251,13 +251,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         exit,
         unrecorded,
     )?;
-    if !args.teardown {
-        // The process ends now, as the application's did: the driver
-        // reclaims the context at exit; releasing it in order first only
-        // makes the replay slower than the application.
-        std::mem::forget(pinned);
-        std::mem::forget(dev);
-    }
     Ok(ExitCode::from(exit))
 }
 

@@ -11,6 +11,7 @@ pub mod mem_device;
 mod options;
 mod pinned_host;
 mod placement;
+mod prefetch;
 mod replayer;
 mod summary;
 mod virtual_memory;

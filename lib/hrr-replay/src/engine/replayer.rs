@@ -23,6 +23,7 @@ use crate::engine::error::{EventFailure, Operand, ReplayError};
 use crate::engine::launch_check;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
+use crate::engine::prefetch;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
 use crate::engine::virtual_memory::VirtualMemory;
 use crate::engine::watchdog::FINAL_SYNC;
@@ -206,7 +207,17 @@ impl<'a> Replayer<'a> {
                 Some(i) => batch.drain(i..).next().and_then(Result::err),
                 None => None,
             };
-            for event in batch.iter().flatten() {
+            // Only events are left in the batch (a read error ends it).
+            for (i, event) in batch.iter().flatten().enumerate() {
+                // The parser thread wrote the next events' pieces on its own
+                // core: fetched now, they are in cache when their turn comes
+                // (their pointers, one event ahead of their bytes).
+                if let Some(Ok(next)) = batch.get(i + 2) {
+                    prefetch::event_top(next);
+                }
+                if let Some(Ok(next)) = batch.get(i + 1) {
+                    prefetch::event_bytes(next);
+                }
                 span = Some(span.map_or((event.t, event.t), |(a, b)| {
                     (a.min(event.t), b.max(event.t))
                 }));

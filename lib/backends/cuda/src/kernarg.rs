@@ -16,6 +16,7 @@
 //! to match the kernel's declared parameters one for one, which a capture
 //! that recorded a raw buffer (`cudaLaunchKernel` with `extra`) does not give.
 
+use std::borrow::Cow;
 use std::ffi::c_void;
 
 use hrr_replay::device::{LaunchArg, pack_args as pack_kernarg};
@@ -26,15 +27,20 @@ use crate::ffi::{
 
 /// A packed buffer and its size, kept together so that `extra` can point at both.
 #[derive(Debug)]
-pub struct Kernarg {
-    buf: Vec<u8>,
+pub struct Kernarg<'a> {
+    buf: Cow<'a, [u8]>,
     size: usize,
 }
 
-impl Kernarg {
-    /// The buffer for `args`, each at its offset.
-    pub fn new(args: &[LaunchArg<'_>]) -> Kernarg {
-        let buf = pack_kernarg(args);
+impl<'a> Kernarg<'a> {
+    /// The buffer for `args`, each at its offset: the argument itself when
+    /// it is one packed buffer already (as the replay engine hands them),
+    /// else a copy with each at its place.
+    pub fn new(args: &[LaunchArg<'a>]) -> Kernarg<'a> {
+        let buf = match args {
+            [one] if one.offset == 0 => Cow::Borrowed(one.bytes),
+            _ => Cow::Owned(pack_kernarg(args)),
+        };
         let size = buf.len();
         Kernarg { buf, size }
     }
@@ -50,11 +56,12 @@ impl Kernarg {
     }
 
     /// The five-word `extra` array. The pointers in it are valid while
-    /// `self` is neither moved nor dropped.
+    /// `self` is neither moved nor dropped. The driver only reads the
+    /// buffer (`extra` is `void**` for C's sake).
     pub fn extra(&mut self) -> [*mut c_void; 5] {
         [
             CU_LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
-            self.buf.as_mut_ptr().cast(),
+            self.buf.as_ptr().cast_mut().cast(),
             CU_LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
             (&mut self.size as *mut usize).cast(),
             CU_LAUNCH_PARAM_END as *mut c_void,
@@ -113,6 +120,18 @@ mod tests {
     fn no_args_is_empty() {
         assert!(pack_kernarg(&[]).is_empty());
         assert!(Kernarg::new(&[]).is_empty());
+    }
+
+    #[test]
+    fn one_packed_buffer_is_used_as_it_is() {
+        let packed = [3u8; 20];
+        let k = Kernarg::new(&[arg(0, &packed)]);
+        assert_eq!(k.bytes().as_ptr(), packed.as_ptr(), "not copied");
+        assert_eq!(k.bytes(), &packed[..]);
+        // At another offset it is placed in a buffer of its own.
+        let k = Kernarg::new(&[arg(8, &packed)]);
+        assert_eq!(k.bytes().len(), 28);
+        assert_eq!(&k.bytes()[8..], &packed[..]);
     }
 
     #[test]

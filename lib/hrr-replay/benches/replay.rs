@@ -103,40 +103,55 @@ impl Device for Instant {
     }
 }
 
-/// `hrr-play`'s side of an application's launch loop: one kernel launched
-/// `EVENTS` times on two buffers (as `launch_loop.cu`'s `tick`).
-fn launch_loop_archive(dir: &std::path::Path) -> Archive {
-    let mut w = ArchiveWriter::create(
+/// Where the benchmarks' archives put their device memory.
+const BASE: u64 = 0x7f00_0000_0000;
+
+/// An archive being written at `dir`.
+fn writer(dir: &std::path::Path) -> ArchiveWriter {
+    ArchiveWriter::create(
         dir,
         ArchiveKind::Capture,
         Platform::Cpu,
         ManifestExtra::default(),
     )
-    .unwrap();
-    let base = 0x7f00_0000_0000u64;
-    let ev = |seq: u64, api: &str, op: Op| Event {
+    .unwrap()
+}
+
+/// Event `seq` of thread 1 (its time: `seq`).
+fn ev(seq: u64, api: &str, op: Op) -> Event {
+    Event {
         seq,
         t: seq,
         tid: 1,
         api: api.into(),
         ret: 0,
         op,
-    };
-    for (seq, ptr) in [(0, base), (1, base + 4096)] {
+    }
+}
+
+/// A pointer argument `p` at kernarg offset `off`.
+fn ptr(p: u64, off: u32) -> KernelArg {
+    KernelArg {
+        offset: Some(off),
+        size: 8,
+        hex: HexBytes(p.to_le_bytes().to_vec()),
+        ptrs: vec![0],
+    }
+}
+
+/// `hrr-play`'s side of an application's launch loop: one kernel launched
+/// `EVENTS` times on two buffers (as `launch_loop.cu`'s `tick`).
+fn launch_loop_archive(dir: &std::path::Path) -> Archive {
+    let mut w = writer(dir);
+    for (seq, p) in [(0, BASE), (1, BASE + 4096)] {
         let op = Op::Alloc {
-            ptr: Addr(ptr),
+            ptr: Addr(p),
             size: 4096,
             mem: MemKind::Device,
         };
         w.append(&ev(seq, "cudaMalloc", op)).unwrap();
     }
     let code = w.put_blob(b"not a real code object").unwrap();
-    let ptr = |p: u64, off: u32| KernelArg {
-        offset: Some(off),
-        size: 8,
-        hex: HexBytes(p.to_le_bytes().to_vec()),
-        ptrs: vec![0],
-    };
     for seq in 2..EVENTS {
         let op = Op::Launch {
             name: "_Z4tickPjS_".into(),
@@ -146,7 +161,7 @@ fn launch_loop_archive(dir: &std::path::Path) -> Archive {
             block: [32, 1, 1],
             shmem: 0,
             stream: Addr(0),
-            args: vec![ptr(base, 0), ptr(base + 4096, 8)],
+            args: vec![ptr(BASE, 0), ptr(BASE + 4096, 8)],
             attrs: vec![],
         };
         w.append(&ev(seq, "__cudaLaunchKernel", op)).unwrap();
@@ -156,22 +171,8 @@ fn launch_loop_archive(dir: &std::path::Path) -> Archive {
 }
 
 fn archive(dir: &std::path::Path) -> Archive {
-    let mut w = ArchiveWriter::create(
-        dir,
-        ArchiveKind::Capture,
-        Platform::Cpu,
-        ManifestExtra::default(),
-    )
-    .unwrap();
-    let base = 0x7f00_0000_0000u64;
-    let ev = |seq: u64, api: &str, op: Op| Event {
-        seq,
-        t: seq,
-        tid: 1,
-        api: api.into(),
-        ret: 0,
-        op,
-    };
+    let mut w = writer(dir);
+    let base = BASE;
     w.append(&ev(
         0,
         "hipMalloc",
@@ -185,12 +186,6 @@ fn archive(dir: &std::path::Path) -> Archive {
     let code = w.put_blob(b"not a real code object").unwrap();
     let payload = vec![0u8; 4096];
     let blob = w.put_blob(&payload).unwrap();
-    let ptr = |p: u64, off: u32| KernelArg {
-        offset: Some(off),
-        size: 8,
-        hex: HexBytes(p.to_le_bytes().to_vec()),
-        ptrs: vec![0],
-    };
     for seq in 1..EVENTS {
         let op = match seq % 4 {
             0 => Op::Memcpy {

@@ -30,6 +30,12 @@
 #    plain and under hrr-cap in alternating order: the median host time of
 #    each phase of a training step and the CPU time per operator, to find
 #    where the recorder's cost lands.
+# 6. Control (not in the default parts): train.py for HRR_CONTROL_STEPS
+#    (default 600) steps three ways in rotating order: plain, with the
+#    capture library preloaded but HRR_OUT unset (every call forwarded,
+#    nothing recorded), and under hrr-cap. Separates what being interposed
+#    costs from what recording costs; the longer steady window (steps 11 to
+#    the end) narrows the spread of single runs.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
@@ -170,6 +176,34 @@ awk -v l="$(median <"$W/g_loop")" -v ls="$(spread <"$W/g_loop")" -v p="$(median 
     printf "graph capture overhead: launch loop median %+.1f %% (ratios %s), process median %+.1f %% (ratios %s) — target <= +10 %%\n", 100 * (l - 1), ls, 100 * (p - 1), ps }'
 awk -v r="$(median <"$W/g_rep")" -v s="$(spread <"$W/g_rep")" -v n="$(median <"$W/g_nog")" -v ns="$(spread <"$W/g_nog")" 'BEGIN {
     printf "graph replay process / plain process: median %.2fx (ratios %s), --no-graphs %.2fx (ratios %s) — target <= 1.00x\n", r, s, n, ns }'
+fi
+
+if part control; then
+CSTEPS=${HRR_CONTROL_STEPS:-600}
+echo "--- control: training, $CSTEPS steps, plain / preloaded (nothing recorded) / captured, $ROUNDS rounds"
+LIB=$(cd "$BIN" && pwd)/libhrr_intercept.so
+cplain() { HRR_TRAIN_STEPS=$CSTEPS "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/c_plain.log" 2>&1; }
+cpreload() { HRR_TRAIN_STEPS=$CSTEPS LD_PRELOAD="$LIB" "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/c_preload.log" 2>&1; }
+ccaptured() {
+    rm -rf "$W/c.hrr"
+    HRR_TRAIN_STEPS=$CSTEPS "$BIN/hrr-cap" -o "$W/c.hrr" -- "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/c_captured.log" 2>/dev/null
+}
+for i in $(seq 1 "$ROUNDS"); do
+    case $((i % 3)) in
+        1) cplain; cpreload; ccaptured ;;
+        2) cpreload; ccaptured; cplain ;;
+        0) ccaptured; cplain; cpreload ;;
+    esac
+    p=$(field train_steady_ms "$W/c_plain.log"); l=$(field train_steady_ms "$W/c_preload.log"); c=$(field train_steady_ms "$W/c_captured.log")
+    if [ -z "$p" ] || [ -z "$l" ] || [ -z "$c" ]; then
+        echo "round $i: a run printed no train_steady_ms"
+        continue
+    fi
+    echo "round $i: steady (steps 11-$CSTEPS) plain $p ms, preloaded $l ms ($(div "$l" "$p")x), captured $c ms ($(div "$c" "$p")x)"
+    div "$l" "$p" >>"$W/c_pre"; div "$c" "$p" >>"$W/c_cap"
+done
+awk -v l="$(median <"$W/c_pre")" -v ls="$(spread <"$W/c_pre")" -v c="$(median <"$W/c_cap")" -v cs="$(spread <"$W/c_cap")" 'BEGIN {
+    printf "control: preloaded, nothing recorded, median %+.1f %% (ratios %s); captured median %+.1f %% (ratios %s)\n", 100 * (l - 1), ls, 100 * (c - 1), cs }'
 fi
 
 if part profile; then

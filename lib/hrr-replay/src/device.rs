@@ -3,6 +3,8 @@
 //! Backends (HIP through libloading, CUDA's driver API) implement it; the engine
 //! never sees runtime handles of the capture, only those its backend returned.
 
+use std::borrow::Cow;
+
 use hrr_core::event::{LaunchAttr, MemKind, rect_rows};
 
 use crate::graph::GraphSpec;
@@ -82,15 +84,24 @@ pub struct Launch<'a> {
     pub attrs: &'a [LaunchAttr],
 }
 
-impl Launch<'_> {
+impl<'a> Launch<'a> {
     /// The packed kernarg buffer both HIP and CUDA take through `extra`:
     /// every argument at its offset, zero between them, ending exactly at the
     /// last argument's end. No tail padding: CUDA's driver refuses a buffer
     /// longer than the kernel's parameter space (`(int*, int*, int*, int)`
     /// is 28 bytes, and 32 fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, as
     /// measured on the H200). Later arguments win where two overlap.
-    pub fn packed_args(&self) -> Vec<u8> {
-        pack_args(self.args)
+    pub fn packed_args(&self) -> Cow<'a, [u8]> {
+        packed(self.args)
+    }
+}
+
+/// [`pack_args`], without a copy when `args` is one buffer at offset 0
+/// (what the replay engine hands a backend: it packs them itself).
+pub fn packed<'a>(args: &[LaunchArg<'a>]) -> Cow<'a, [u8]> {
+    match args {
+        [one] if one.offset == 0 => Cow::Borrowed(one.bytes),
+        _ => Cow::Owned(pack_args(args)),
     }
 }
 

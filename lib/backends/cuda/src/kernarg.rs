@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::ffi::c_void;
 
-use hrr_replay::device::{LaunchArg, pack_args as pack_kernarg};
+use hrr_replay::device::{LaunchArg, packed};
 
 use crate::ffi::{
     CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END,
@@ -37,10 +37,7 @@ impl<'a> Kernarg<'a> {
     /// it is one packed buffer already (as the replay engine hands them),
     /// else a copy with each at its place.
     pub fn new(args: &[LaunchArg<'a>]) -> Kernarg<'a> {
-        let buf = match args {
-            [one] if one.offset == 0 => Cow::Borrowed(one.bytes),
-            _ => Cow::Owned(pack_kernarg(args)),
-        };
+        let buf = packed(args);
         let size = buf.len();
         Kernarg { buf, size }
     }
@@ -72,6 +69,7 @@ impl<'a> Kernarg<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hrr_replay::device::pack_args as pack_kernarg;
 
     fn arg(offset: u32, bytes: &[u8]) -> LaunchArg<'_> {
         LaunchArg { offset, bytes }

@@ -125,9 +125,9 @@ impl HipDevice {
             // valid while the graph may be launched (the spec's contract).
             let (call, code) = match &n.op {
                 NodeSpec::Kernel(l) => {
-                    let mut kernarg = l.packed_args();
+                    let kernarg = l.packed_args();
                     let mut size = kernarg.len();
-                    let mut extra = launch_extra(&mut kernarg, &mut size);
+                    let mut extra = launch_extra(&kernarg, &mut size);
                     let p = hipKernelNodeParams {
                         blockDim: ffi::Dim3::new(l.block[0], l.block[1], l.block[2]),
                         extra: extra.as_mut_ptr(),

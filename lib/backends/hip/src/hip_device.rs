@@ -134,12 +134,13 @@ fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
 
 /// The `extra` array of a launch (or kernel node) that passes the arguments
 /// as one buffer: `kernarg`, of `*size` bytes. Both must outlive its use.
-pub(crate) fn launch_extra(kernarg: &mut [u8], size: &mut usize) -> [*mut c_void; 5] {
+pub(crate) fn launch_extra(kernarg: &[u8], size: &mut usize) -> [*mut c_void; 5] {
     // HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
     let marker = std::ptr::without_provenance_mut::<c_void>;
     [
         marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
-        kernarg.as_mut_ptr().cast(),
+        // The runtime only reads the buffer (`void**` for C's sake).
+        kernarg.as_ptr().cast_mut().cast(),
         marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
         (size as *mut usize).cast(),
         marker(ffi::LAUNCH_PARAM_END),
@@ -635,9 +636,9 @@ impl Device for HipDevice {
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
-        let mut kernarg = l.packed_args();
+        let kernarg = l.packed_args();
         let mut size = kernarg.len();
-        let mut extra = launch_extra(&mut kernarg, &mut size);
+        let mut extra = launch_extra(&kernarg, &mut size);
         // SAFETY: `kernarg` and `size` outlive the call, which copies the
         // argument buffer before returning (HIP's launch contract).
         let code = unsafe {

@@ -458,7 +458,7 @@ impl Device for MemDevice {
     }
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
         if self.accept_code {
-            self.launches.push(l.packed_args());
+            self.launches.push(l.packed_args().into_owned());
             return Ok(());
         }
         Err(unsupported("launch"))

@@ -200,6 +200,10 @@ for i in $(seq 1 "$ROUNDS"); do
         continue
     fi
     echo "round $i: steady (steps 11-$CSTEPS) plain $p ms, preloaded $l ms ($(div "$l" "$p")x), captured $c ms ($(div "$c" "$p")x)"
+    # Of those, the main thread's CPU time and its context switches
+    # (voluntary,involuntary): more code run on it, or the CPU taken from it.
+    sw() { sed -n 's/.*train_steady_ctxsw=\([0-9,]*\).*/\1/p' "$1" | head -n 1; }
+    echo "round $i: main thread CPU plain $(field train_steady_cpu_ms "$W/c_plain.log") ms, preloaded $(field train_steady_cpu_ms "$W/c_preload.log") ms, captured $(field train_steady_cpu_ms "$W/c_captured.log") ms; context switches plain $(sw "$W/c_plain.log"), preloaded $(sw "$W/c_preload.log"), captured $(sw "$W/c_captured.log")"
     div "$l" "$p" >>"$W/c_pre"; div "$c" "$p" >>"$W/c_cap"
 done
 awk -v l="$(median <"$W/c_pre")" -v ls="$(spread <"$W/c_pre")" -v c="$(median <"$W/c_cap")" -v cs="$(spread <"$W/c_cap")" 'BEGIN {

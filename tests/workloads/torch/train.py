@@ -5,7 +5,11 @@ loss of every step and the final weights are copied to the host.
 `HRR_TRAIN_STEPS` sets the number of steps (default 5; gpu-speed.sh times
 200); the loop's wall time, GPU work included, is printed as
 `train_loop_ms=`, and that of the steps after the first ten (kernels and
-libraries loaded, first-launch costs paid) as `train_steady_ms=`."""
+libraries loaded, first-launch costs paid) as `train_steady_ms=`, with the
+main thread's CPU time over those steps (`train_steady_cpu_ms=`) and its
+voluntary and involuntary context switches (`train_steady_ctxsw=V,N`): a
+capture that slows the steps by running more code on the thread shows in
+its CPU time; one that takes the CPU away from it, in the rest."""
 
 import os
 import time
@@ -21,6 +25,18 @@ x = torch.randn(256, 64, device=dev)
 y = torch.randn(256, 10, device=dev)
 steps = int(os.environ.get("HRR_TRAIN_STEPS", "5"))
 losses = []
+
+
+def ctxsw():
+    """The main thread's (voluntary, involuntary) context switches so far."""
+    try:
+        with open("/proc/thread-self/status") as f:
+            v = dict(line.split(":", 1) for line in f if "ctxt_switches" in line)
+        return int(v["voluntary_ctxt_switches"]), int(v["nonvoluntary_ctxt_switches"])
+    except (OSError, KeyError, ValueError):
+        return 0, 0
+
+
 torch.cuda.synchronize()
 t0 = time.perf_counter()
 for step in range(steps):
@@ -30,11 +46,17 @@ for step in range(steps):
     opt.step()
     losses.append(c.add(loss).item())  # waits for the step
     if step == 9:
-        t10 = time.perf_counter()
+        t10, cpu10, sw10 = time.perf_counter(), time.thread_time(), ctxsw()
 torch.cuda.synchronize()
-t1 = time.perf_counter()
+t1, cpu1, sw1 = time.perf_counter(), time.thread_time(), ctxsw()
 loop_ms = (t1 - t0) * 1e3
-steady = f" train_steady_ms={(t1 - t10) * 1e3:.1f}" if steps > 10 else ""
+steady = (
+    f" train_steady_ms={(t1 - t10) * 1e3:.1f}"
+    f" train_steady_cpu_ms={(cpu1 - cpu10) * 1e3:.1f}"
+    f" train_steady_ctxsw={sw1[0] - sw10[0]},{sw1[1] - sw10[1]}"
+    if steps > 10
+    else ""
+)
 for p in model.parameters():
     c.add(p)
 print(f"train_loop_ms={loop_ms:.1f}{steady} steps={steps}", flush=True)

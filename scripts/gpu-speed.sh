@@ -35,7 +35,9 @@
 #    capture library preloaded but HRR_OUT unset (every call forwarded,
 #    nothing recorded), and under hrr-cap. Separates what being interposed
 #    costs from what recording costs; the longer steady window (steps 11 to
-#    the end) narrows the spread of single runs.
+#    the end) narrows the spread of single runs. Each run's main-thread CPU
+#    time and context switches over those steps tell more code run on the
+#    thread from the CPU taken away from it.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every

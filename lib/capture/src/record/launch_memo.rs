@@ -23,7 +23,7 @@
 
 use std::cell::RefCell;
 
-use crate::record::kernel_args::ArgValues;
+use crate::record::kernel_args::{ArgValues, same_bytes};
 use crate::record::recorder::{LaunchDims, Recorder};
 
 thread_local! {
@@ -278,7 +278,7 @@ impl Entry {
         }
         let mut at = 0;
         for (i, &size) in self.sizes.iter().enumerate() {
-            if !same(arg(i, size), &self.args[at..at + size]) {
+            if !same_bytes(arg(i, size), &self.args[at..at + size]) {
                 return None;
             }
             at += size;
@@ -304,14 +304,6 @@ impl Entry {
         self.line.clear();
         self.line.extend_from_slice(line);
         self.key = Some(key);
-    }
-}
-
-/// `a == b`, without a `bcmp` call for the common 8-byte argument.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    match (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
-        (Ok(x), Ok(y)) => u64::from_ne_bytes(x) == u64::from_ne_bytes(y),
-        _ => a == b,
     }
 }
 

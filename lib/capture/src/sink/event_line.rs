@@ -10,7 +10,7 @@
 
 use hrr_core::wire::encode::{BlobHex, EventLine, LaunchRef, launch_head};
 
-use crate::record::kernel_args::ArgIn;
+use crate::record::kernel_args::{ArgIn, same_bytes};
 use crate::record::live_allocs::{AllocView, LiveAllocs};
 
 /// `"args":[…]` from arguments as they come from the application: a
@@ -144,15 +144,6 @@ impl ArgKey {
             pointer: a.pointer,
             len: a.bytes.len(),
         }
-    }
-}
-
-/// `a == b` for equal-length slices, without a `bcmp` call for the common
-/// argument sizes (this runs on every recorded launch).
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    match (a.len(), <[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
-        (8, Ok(x), Ok(y)) => u64::from_ne_bytes(x) == u64::from_ne_bytes(y),
-        _ => a == b,
     }
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Capture cost as the application sees it (docs/PERFORMANCE.md, "Capture"):
 # a C loop of 100k tiny launches and a large-copy program on the CPU runtime,
-# each run plain and under hrr-cap, alternately, ROUNDS times (release build).
+# each run plain and under hrr-cap, alternately, ROUNDS times (release build);
+# then the driver layer's launch (how CUDA is recorded) through the test
+# suite's stand-in libcuda, 200k launches, each followed by touching 0 and
+# 16 KiB of memory (a real driver's launch evicts the recorder's data).
 # Usage: lib/capture/benches/capture_loop.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -16,6 +19,8 @@ LIBS="-L$R -Wl,-rpath,$R -Wl,--no-as-needed -lhrr_hip_cpu"
 gcc -O2 -shared -fPIC -Itests/workloads/include $C/kernels.c -o "$W/kernels.so"
 gcc $CFLAGS $C/launch_loop.c -o "$W/launch_loop" $LIBS
 gcc $CFLAGS $C/h2d_copy.c -o "$W/h2d_copy" $LIBS
+gcc -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $C/fake_cuda/libcuda.c -o "$W/libcuda.so.1"
+gcc -O2 -I$C lib/capture/benches/driver_loop.c -o "$W/driver_loop" -L"$W" -Wl,-rpath,"$W" -l:libcuda.so.1
 ns() { sed -n 's/.* \([0-9.]*\) ns\/launch.*/\1/p'; }
 plain=() capd=()
 for i in $(seq "$ROUNDS"); do
@@ -38,3 +43,13 @@ for mode in plain captured; do
         /usr/bin/time -f "$mode launch-loop maxrss %M KiB" "$R/hrr-cap" -o "$W/c.hrr" -- "$W/launch_loop" "$W/kernels.so" 100000 >/dev/null
     fi
 done 2>&1
+for fp in 0 16; do
+    plain=() capd=()
+    for i in $(seq "$ROUNDS"); do
+        plain+=("$("$W/driver_loop" 200000 $fp | ns)")
+        rm -rf "$W/d.hrr"
+        capd+=("$("$R/hrr-cap" -o "$W/d.hrr" -- "$W/driver_loop" 200000 $fp 2>/dev/null | ns)")
+    done
+    mp=$(median "${plain[@]}") mc=$(median "${capd[@]}")
+    echo "driver loop, $fp KiB touched per launch: median plain $mp ns, captured $mc ns, capture cost $(echo "$mc - $mp" | bc) ns/launch"
+done

@@ -13,13 +13,16 @@
 use hrr_codeobj::KernelMeta;
 
 /// `a == b` for two arguments' bytes, without a `bcmp` call for the common
-/// 8-byte argument (this runs on every recorded launch).
+/// 8- and 4-byte arguments (this runs on every recorded launch).
 #[inline]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    match (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
-        (Ok(x), Ok(y)) => u64::from_ne_bytes(x) == u64::from_ne_bytes(y),
-        _ => a == b,
+    if let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
+        return u64::from_ne_bytes(x) == u64::from_ne_bytes(y);
     }
+    if let (Ok(x), Ok(y)) = (<[u8; 4]>::try_from(a), <[u8; 4]>::try_from(b)) {
+        return u32::from_ne_bytes(x) == u32::from_ne_bytes(y);
+    }
+    a == b
 }
 
 /// One host argument of a kernel's signature.

@@ -83,6 +83,7 @@ pub fn record<'a>(
 }
 
 /// [`LaunchKey::attrs`] of a launch with `attrs`.
+#[inline]
 pub fn attrs_key(attrs: &[hrr_core::LaunchAttr]) -> u64 {
     if attrs.is_empty() {
         return 0;
@@ -268,6 +269,7 @@ impl Entry {
     /// The kept line, if `key` is the kept one and argument `i` (read with
     /// `arg(i, size)`, `size` being the kept size of argument `i`) has the
     /// kept bytes for every `i`.
+    #[inline]
     pub fn hit<'a>(
         &self,
         key: &LaunchKey,

@@ -50,7 +50,7 @@ use hrr_core::Op;
 
 use super::blob_batch::BlobBatch;
 use crate::interpose::sys;
-use hrr_core::wire::encode;
+use hrr_core::wire::{LineHead, encode};
 
 /// Buffered bytes that trigger a hand-off to the writer (or a write). Large
 /// enough that a buffer takes several `POLL_INTERVAL`s to fill at the
@@ -116,6 +116,8 @@ struct SinkState {
     blobs: BlobBatch,
     last_write_ns: u64,
     finished: bool,
+    /// The last line's `{"seq":N,"t":T`, rewritten for the next.
+    head: LineHead,
 }
 
 struct Handoff {
@@ -194,6 +196,7 @@ impl EventSink {
                 blobs: BlobBatch::default(),
                 last_write_ns: sys::monotonic_ns(),
                 finished: false,
+                head: LineHead::new(),
             }),
             owner: AtomicU64::new(0),
             handoff: Mutex::new(Handoff {
@@ -374,7 +377,7 @@ impl EventSink {
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Relaxed);
         let t = sys::monotonic_ns();
-        encode::push_head(&mut st.buf, seq, t);
+        st.head.push(&mut st.buf, seq, t);
         st.buf.extend_from_slice(body);
         let room = st.buf.spare_capacity_mut();
         sys::prefetch(&room[..room.len().min(PREFETCH_BYTES)]);
@@ -546,7 +549,7 @@ impl EventSink {
         let mut body = Vec::with_capacity(96);
         encode::encode_op(&mut body, tid, api, 0, &Op::Eof { events: seq });
         let t = sys::monotonic_ns();
-        encode::push_head(&mut st.buf, seq, t);
+        st.head.push(&mut st.buf, seq, t);
         st.buf.extend_from_slice(&body);
         self.drain(st, &mut h, t);
         sys::fsync(self.fd);

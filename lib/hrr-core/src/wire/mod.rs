@@ -9,6 +9,8 @@
 
 pub mod encode;
 mod form;
+mod line_head;
 pub mod scan;
 
 pub use form::{EventError, Wire};
+pub use line_head::LineHead;

@@ -467,12 +467,16 @@ pub unsafe fn global(
 // ---------------------------------------------------------------- launches
 
 /// The packed buffer of a launch's `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`,
-/// `…_SIZE`, `…_END`), if it has one.
+/// `…_SIZE`, `…_END`), if it has one and no `kernelParams` (which the
+/// driver takes first).
 ///
 /// # Safety
 /// `extra` is null or the `extra` array the driver just accepted.
-unsafe fn extra_buffer(extra: *mut *mut c_void) -> Option<(*const u8, usize)> {
-    if extra.is_null() {
+unsafe fn extra_buffer(
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Option<(*const u8, usize)> {
+    if !kernel_params.is_null() || extra.is_null() {
         return None;
     }
     let (mut buf, mut size) = (None, None);
@@ -574,38 +578,24 @@ pub unsafe fn launch(
     extra: *mut *mut c_void,
     attrs: &[LaunchAttr],
 ) {
-    let d = function_of(f, ret);
-    let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
-    let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
-    let kernel = d.as_ref().map(|d| &*d.kernel);
-    // SAFETY: the driver read `extra` (when it had no kernelParams).
-    let buffer = if kernel_params.is_null() {
-        unsafe { extra_buffer(extra) }
-    } else {
-        None
-    };
-    if let Some((p, n)) = buffer {
-        // SAFETY: per the contract: the buffer the driver read.
-        unsafe {
-            record_kernel_launch(
-                r,
-                api,
-                ret,
-                kernel,
-                f,
-                dims,
-                ArgSource::Buffer(p, n),
-                None,
-                driver,
-                attrs,
-            )
+    // What the launch's handle is: looked up only for a launch recorded in
+    // full (a repeated one was, when its line was kept).
+    let full = |slot: Option<launch_memo::Slot<'_>>| {
+        let d = function_of(f, ret);
+        let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
+        let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
+        let kernel = d.as_ref().map(|d| &*d.kernel);
+        // SAFETY: the driver read `extra` (when it had no kernelParams).
+        let args = match unsafe { extra_buffer(kernel_params, extra) } {
+            Some((p, n)) => ArgSource::Buffer(p, n),
+            None => ArgSource::Params(kernel_params),
         };
-        return;
-    }
-    let args = ArgSource::Params(kernel_params);
-    if ret != CUDA_SUCCESS {
-        // SAFETY: per the contract.
-        unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, None, driver, attrs) };
+        // SAFETY: per the contract: the arguments the driver read.
+        unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs) }
+    };
+    // SAFETY: as above.
+    if ret != CUDA_SUCCESS || unsafe { extra_buffer(kernel_params, extra) }.is_some() {
+        full(None);
         return;
     }
     let key = LaunchKey {
@@ -619,11 +609,7 @@ pub unsafe fn launch(
         attrs: launch_memo::attrs_key(attrs),
     };
     // SAFETY: the driver accepted this launch with these kernelParams.
-    unsafe {
-        record_memoised(r, key, kernel_params, |slot| {
-            record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs)
-        })
-    };
+    unsafe { record_memoised(r, key, kernel_params, full) };
 }
 
 /// Before a driver launch of `f` is forwarded: the host memory it may
@@ -643,14 +629,10 @@ pub unsafe fn host_writes(
     let d = function_of(f, CUDA_SUCCESS);
     let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
     let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
-    let args = if kernel_params.is_null() {
-        // SAFETY: per the contract, the extra array the driver reads.
-        match unsafe { extra_buffer(extra) } {
-            Some((p, n)) => ArgSource::Buffer(p, n),
-            None => ArgSource::Params(std::ptr::null_mut()),
-        }
-    } else {
-        ArgSource::Params(kernel_params)
+    // SAFETY: per the contract, the extra array the driver reads.
+    let args = match unsafe { extra_buffer(kernel_params, extra) } {
+        Some((p, n)) => ArgSource::Buffer(p, n),
+        None => ArgSource::Params(kernel_params),
     };
     // SAFETY: per the contract.
     unsafe { host_writes_of(r, api, d.as_ref().map(|d| &*d.kernel), stream, args, driver) };
@@ -738,9 +720,9 @@ pub unsafe fn kernel_node(
     };
     let driver = |_: &registry::CudaKernel| libcuda::param_layout(h, kind_kernel);
     // SAFETY: the driver read `extra` (when it had no kernelParams).
-    let args = match (p.kernel_params.is_null(), unsafe { extra_buffer(p.extra) }) {
-        (true, Some((b, n))) => ArgSource::Buffer(b, n),
-        _ => ArgSource::Params(p.kernel_params),
+    let args = match unsafe { extra_buffer(p.kernel_params, p.extra) } {
+        Some((b, n)) => ArgSource::Buffer(b, n),
+        None => ArgSource::Params(p.kernel_params),
     };
     // SAFETY: per the contract.
     let op = unsafe {

@@ -38,6 +38,13 @@
 #    the end) narrows the spread of single runs. Each run's main-thread CPU
 #    time and context switches over those steps tell more code run on the
 #    thread from the CPU taken away from it.
+# 7. Paired: tests/workloads/cuda/launch_paired.cu, plain and under hrr-cap,
+#    each round: blocks of 500 launches alternate between the linked
+#    cuLaunchKernel (recorded under hrr-cap) and the driver's own function
+#    (found in libcuda's symbol table: never recorded), in one process, so
+#    the recording cost per launch is measured without the spread between
+#    processes; plain, the same difference is the probe's noise. Also the
+#    driver's cost of `extra` (hrr-play's form) against kernelParams.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
@@ -61,7 +68,7 @@ spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
 gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
 
-PARTS=" ${HRR_SPEED_PARTS:-launches copies train graphs} "
+PARTS=" ${HRR_SPEED_PARTS:-launches paired copies train graphs} "
 part() { [[ $PARTS == *" $1 "* ]]; }
 
 plain() { "${PIN[@]}" "$W/ll" loop 100000 >"$W/p.log"; }
@@ -86,6 +93,22 @@ awk -v r="$(median <"$W/cap_ratio")" -v g="$(gmean <"$W/cap_ratio")" -v s="$(spr
 awk -v r="$(median <"$W/rep_ratio")" -v s="$(spread <"$W/rep_ratio")" 'BEGIN {
     printf "replay process / plain process: median %.2fx (ratios %s) — target <= 1.00x\n", r, s }'
 
+fi
+
+if part paired; then
+echo "--- paired: recorded and unrecorded launches in one process, $ROUNDS rounds"
+${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/lp" tests/workloads/cuda/launch_paired.cu -lcuda
+for i in $(seq 1 "$ROUNDS"); do
+    "$W/lp" >"$W/lp_plain.log" 2>&1
+    rm -rf "$W/lp.hrr"
+    "$BIN/hrr-cap" -o "$W/lp.hrr" -- "$W/lp" >"$W/lp_cap.log" 2>/dev/null
+    pc=$(field paired_cost_ns "$W/lp_plain.log"); cc=$(field paired_cost_ns "$W/lp_cap.log")
+    echo "round $i: plain: linked - direct $pc ns/launch (of $(field paired_direct_ns "$W/lp_plain.log")); captured: linked - direct $cc ns/launch (of $(field paired_direct_ns "$W/lp_cap.log")), $(awk -v c="$cc" -v d="$(field paired_direct_ns "$W/lp_cap.log")" 'BEGIN {printf "%+.1f %%", 100 * c / d}'); extra - kernelParams $(field paired_extra_minus_params_ns "$W/lp_plain.log") ns"
+    echo "$pc" >>"$W/lp_p"; echo "$cc" >>"$W/lp_c"
+    awk -v c="$cc" -v d="$(field paired_direct_ns "$W/lp_cap.log")" 'BEGIN {print c / d}' >>"$W/lp_r"
+done
+awk -v p="$(median <"$W/lp_p")" -v c="$(median <"$W/lp_c")" -v r="$(median <"$W/lp_r")" -v s="$(spread <"$W/lp_r")" 'BEGIN {
+    printf "paired: recording cost %.1f ns per launch, %+.1f %% of a launch (median of rounds; %s); the probe without capture %.1f ns\n", c, 100 * r, s, p }'
 fi
 
 if part copies; then

@@ -28,12 +28,12 @@ impl Guard {
     /// `None`: forward the call without recording (nested call, recording
     /// off, forked child, archive finished).
     pub fn enter(api: &'static str) -> Option<Guard> {
-        if DEPTH.with(Cell::get) > 0 {
+        // Marked before the recorder is created: its creation must not
+        // record anything of its own. Tested and set in one access to the
+        // thread-local (each is a `__tls_get_addr` call in this library).
+        if DEPTH.with(|d| d.replace(1)) > 0 {
             return None;
         }
-        // Marked before the recorder is created: its creation must not
-        // record anything of its own.
-        DEPTH.with(|d| d.set(1));
         match catch_unwind(recorder::global) {
             Ok(Some(rec)) => Some(Guard { rec, api }),
             _ => {

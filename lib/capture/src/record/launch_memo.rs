@@ -113,7 +113,7 @@ impl Slot<'_> {
 }
 
 /// Everything but the argument bytes that a launch line is encoded from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub struct LaunchKey {
     /// The entry point.
     pub api: &'static str,
@@ -130,6 +130,24 @@ pub struct LaunchKey {
     /// A 64-bit hash of the launch attributes (0: none): two sets of a few
     /// 64-byte values that hash alike (odds 2^-64) would share a line.
     pub attrs: u64,
+}
+
+impl PartialEq for LaunchKey {
+    /// Field by field, `api` by address first: each wrapper passes its own
+    /// constant, and comparing the text would call `memcmp` per launch.
+    fn eq(&self, o: &LaunchKey) -> bool {
+        same_api(self.api, o.api)
+            && self.func == o.func
+            && self.dims == o.dims
+            && self.registry == o.registry
+            && self.allocs == o.allocs
+            && self.attrs == o.attrs
+    }
+}
+
+#[inline]
+fn same_api(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 /// Lines kept per thread: a training step launches a few dozen kernels
@@ -197,7 +215,7 @@ impl LaunchMemo {
         for (i, e) in self.entries.iter().enumerate() {
             if !e
                 .key
-                .is_some_and(|k| k.func == key.func && k.api == key.api)
+                .is_some_and(|k| k.func == key.func && same_api(k.api, key.api))
             {
                 continue;
             }

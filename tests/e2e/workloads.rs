@@ -117,7 +117,7 @@ fn launch_repeat_pipeline() {
     let launches = ops(&ev, "launch");
     assert_eq!(launches.len(), n, "one launch event per launch");
     let d2h = ev.iter().filter(|e| e["dir"] == "d2h").count();
-    assert_eq!(d2h, 8, "one D2H per checked phase");
+    assert_eq!(d2h, 10, "one D2H per checked phase");
     // Kept lines are the lines the encoder writes: the buffer argument is a
     // pointer each time, and `tagged`'s address word only while it is live.
     let mut tag_ptrs = vec![];

@@ -4,6 +4,7 @@
  * line, so every input that can change between two launches must end the
  * repeat. Each phase changes one (a scalar, the buffer, the kernel, the
  * grid, the stream, an allocation elsewhere, an `extra` launch in between,
+ * repeated `extra` launches whose packed bytes change,
  * the liveness of an address passed by value, the module itself) and reads the results back; a stale line would make
  * the replay compute something else, and its D2H check fail.
  * (tests/workloads/cuda/launch_repeat.cu is the CUDA form.) */
@@ -32,6 +33,22 @@ static void launch(hipFunction_t f, struct buf *b, unsigned v, unsigned grid, hi
     CHECK(hipModuleLaunchKernel(f, grid, 1, 1, 32, 1, 1, 0, st, params, NULL));
     launches++;
     for (unsigned i = 0; i < grid * 32; i++) b->want[i] = f == mul ? b->want[i] * v : b->want[i] + v;
+}
+
+/* The same through a packed `extra` buffer (kept by the recorder as one
+ * argument). */
+static void launch_packed(hipFunction_t f, struct buf *b, unsigned v) {
+    struct {
+        unsigned *p;
+        unsigned v;
+        unsigned pad;
+    } ka = {b->d, v, 0};
+    size_t ka_size = sizeof ka;
+    void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &ka, HIP_LAUNCH_PARAM_BUFFER_SIZE, &ka_size,
+                     HIP_LAUNCH_PARAM_END};
+    CHECK(hipModuleLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, extra));
+    launches++;
+    for (unsigned i = 0; i < 32; i++) b->want[i] = f == mul ? b->want[i] * v : b->want[i] + v;
 }
 
 static void check(const struct buf *b, const char *phase) {
@@ -79,21 +96,20 @@ int main(void) {
     }
     check(&b, "buffer freed and allocated again");
 
-    /* An `extra` launch (never kept) between repeats of the same launch. */
+    /* An `extra` launch between repeats of the same launch. */
     for (int i = 0; i < 10; i++) launch(add, &a, 1, 1, NULL);
-    struct {
-        unsigned *p;
-        unsigned v;
-        unsigned pad;
-    } ka = {a.d, 7, 0};
-    size_t ka_size = sizeof ka;
-    void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &ka, HIP_LAUNCH_PARAM_BUFFER_SIZE, &ka_size,
-                     HIP_LAUNCH_PARAM_END};
-    CHECK(hipModuleLaunchKernel(add, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, extra));
-    launches++;
-    for (int i = 0; i < 32; i++) a.want[i] += 7;
+    launch_packed(add, &a, 7);
     for (int i = 0; i < 10; i++) launch(add, &a, 1, 1, NULL);
     check(&a, "an extra launch between repeats");
+
+    /* Repeated `extra` launches: a change of the packed bytes (the scalar,
+     * then the buffer) must end the repeat, as for kernelParams. */
+    for (int i = 0; i < 5; i++) launch_packed(add, &a, 3);
+    for (int i = 0; i < 5; i++) launch_packed(add, &a, 4);
+    for (int i = 0; i < 5; i++) launch_packed(add, &b, 4);
+    launch_packed(mul, &b, 3);
+    check(&a, "repeated extra launches, then a changing scalar");
+    check(&b, "repeated extra launches on another buffer, then another kernel");
 
     /* A by-value word equal to a live address is recorded as a pointer;
      * once that allocation is freed, the same bytes are not (a replay of

@@ -102,7 +102,7 @@ fn launch(c: &mut Criterion) {
         })
     });
     // The repeat path of a `<<<>>>` launch (`launch_memo`): what replaces
-    // the lookup, argument gathering and encode (`_encode_cached` below);
+    // the lookup, argument gathering and encode (`_encode_head_cached` below);
     // the sink's append that follows is the same for both. Flat out, the
     // sink is bound by the page cache (see `record/launch_4_args`).
     let mut memo = Entry::default();
@@ -113,6 +113,7 @@ fn launch(c: &mut Criterion) {
         registry: 0,
         allocs: r.allocs().generation(),
         attrs: 0,
+        packed: false,
     };
     memo.keep(key, [&pa[..], &pb, &px, &py], &[b'x'; 400]);
     c.bench_function("record/launch_4_args_memo_hit", |bch| {
@@ -190,37 +191,35 @@ fn launch(c: &mut Criterion) {
             criterion::black_box(&body);
         })
     });
-    // The same, as the recorder encodes it, through the thread's cache:
-    // `_cached` repeats the launch exactly (the whole line is copied),
-    // `_head_cached` changes the 64-bit scalar every time (the head is
-    // copied, the arguments encoded and scanned).
+    // The same, as the recorder encodes it after a memo miss, with the
+    // 64-bit scalar changing every time: the head copied from the thread's
+    // cache, the arguments encoded and scanned.
     let mut heads = HeadCache::new();
-    for (id, vary) in [("cached", false), ("head_cached", true)] {
-        let mut n = 0u64;
-        c.bench_function(&format!("record/launch_4_args_encode_{id}"), |bch| {
-            bch.iter(|| {
-                n += u64::from(vary);
-                let px = (x + n).to_le_bytes();
-                let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
-                body.clear();
-                encode_launch_scanned_cached(
-                    &mut body,
-                    &mut heads,
-                    7,
-                    "hipModuleLaunchKernel",
-                    0,
-                    &k,
-                    ArgValues::Params(&vals).args(layout.as_ref()),
-                    &allocs,
-                );
-                criterion::black_box(&body);
-            })
-        });
-    }
-    // A training step's launches as the recorder sees them: 25 kernels in
-    // turn, each with a 1 KiB by-value struct (PyTorch's TensorIterator
-    // and foreach kernels) holding pointers, the same every step. Per
-    // launch, through the thread's cache of launch heads.
+    let mut n = 0u64;
+    c.bench_function("record/launch_4_args_encode_head_cached", |bch| {
+        bch.iter(|| {
+            n += 1;
+            let px = (x + n).to_le_bytes();
+            let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
+            body.clear();
+            encode_launch_scanned_cached(
+                &mut body,
+                &mut heads,
+                7,
+                "hipModuleLaunchKernel",
+                0,
+                &k,
+                ArgValues::Params(&vals).args(layout.as_ref()),
+                &allocs,
+            );
+            criterion::black_box(&body);
+        })
+    });
+    // A training step's launches: 25 kernels in turn, each with a 1 KiB
+    // by-value struct (PyTorch's TensorIterator and foreach kernels) holding
+    // pointers, the same every step. Per launch, encoded in full (head from
+    // the thread's cache, arguments scanned): what each would cost without
+    // the memo (`_memo` below).
     let names: Vec<String> = (0..25).map(|i| format!("step_kernel_{i}")).collect();
     let refs: Vec<LaunchRef<'_>> = names
         .iter()

@@ -14,8 +14,9 @@
 //! the recording cost of a `<<<>>>` launch, and a full recording of a
 //! PyTorch launch costs ten times a repeated one (docs/PERFORMANCE.md).
 //!
-//! Only successful launches whose arguments came one pointer each
-//! (`kernelParams`, the CUDA launches' `args`) are kept; the thread id is fixed
+//! Only successful launches are kept, their arguments one pointer each
+//! (`kernelParams`, the CUDA launches' `args`) or one packed buffer
+//! (`extra`, kept as a single argument); the thread id is fixed
 //! because each thread has its own memo ([`record`]). [`WAYS`] handles are
 //! kept per thread, the least recently used giving way.
 //!
@@ -103,11 +104,13 @@ pub struct Slot<'m> {
 }
 
 impl Slot<'_> {
-    /// Keeps `line`, recorded from `values` (only `ArgValues::Params`; see
-    /// `Recorder::launch`).
+    /// Keeps `line`, recorded from `values` (see `Recorder::launch`): the
+    /// `kernelParams` one by one, a packed buffer as one argument.
     pub fn keep(self, values: &ArgValues<'_, '_>, line: &[u8]) {
-        if let ArgValues::Params(vals) = values {
-            self.entry.keep(self.key, vals.iter().copied(), line);
+        match values {
+            ArgValues::Params(vals) => self.entry.keep(self.key, vals.iter().copied(), line),
+            ArgValues::Buffer(b) => self.entry.keep(self.key, [*b], line),
+            ArgValues::None => {}
         }
     }
 }
@@ -130,6 +133,9 @@ pub struct LaunchKey {
     /// A 64-bit hash of the launch attributes (0: none): two sets of a few
     /// 64-byte values that hash alike (odds 2^-64) would share a line.
     pub attrs: u64,
+    /// The arguments came as one packed buffer (`extra`), kept as one
+    /// argument: never the same line as `kernelParams` of the same bytes.
+    pub packed: bool,
 }
 
 impl PartialEq for LaunchKey {
@@ -142,6 +148,7 @@ impl PartialEq for LaunchKey {
             && self.registry == o.registry
             && self.allocs == o.allocs
             && self.attrs == o.attrs
+            && self.packed == o.packed
     }
 }
 
@@ -343,6 +350,7 @@ mod tests {
             },
             registry: 3,
             allocs: 7,
+            packed: false,
             attrs: 0,
         }
     }
@@ -377,9 +385,10 @@ mod tests {
     fn any_key_field_or_argument_byte_changed_misses() {
         let m = kept();
         let mut changed = vec![];
-        for f in 0..10 {
+        for f in 0..11 {
             let mut k = key();
             match f {
+                9 => k.packed = true,
                 8 => k.attrs = 0x1234,
                 0 => k.api = "__cudaLaunchKernel_ptsz",
                 1 => k.func += 1,

@@ -21,7 +21,7 @@ pub const MIN_POINTER: u64 = 0x10000;
 pub struct LiveAllocs {
     map: RwLock<Live>,
     /// Bumped by every change: a scan result tagged with it stays valid
-    /// while it is unchanged (see `event_line::HeadCache`).
+    /// while it is unchanged (see `launch_memo`).
     generation: AtomicU64,
 }
 

@@ -10,24 +10,21 @@
 
 use hrr_core::wire::encode::{BlobHex, EventLine, LaunchRef, launch_head};
 
-use crate::record::kernel_args::{ArgIn, same_bytes};
+use crate::record::kernel_args::ArgIn;
 use crate::record::live_allocs::{AllocView, LiveAllocs};
 
 /// `"args":[…]` from arguments as they come from the application: a
 /// `global_buffer` is a pointer at offset 0, anything else is scanned
 /// against the live allocations while it is written (no intermediate
-/// storage on this hot path). Each argument is shown to `each` as it goes
-/// (the launch cache keeps them without a second pass).
+/// storage on this hot path).
 #[inline]
 fn write_args_scanned<'b>(
     l: &mut EventLine<'_>,
     args: impl IntoIterator<Item = ArgIn<'b>>,
     allocs: &AllocView<'_>,
-    mut each: impl FnMut(&ArgIn<'b>),
 ) {
     l.open_args();
     for (i, a) in args.into_iter().enumerate() {
-        each(&a);
         l.arg_with(i, a.offset, a.bytes, |ptrs| {
             if a.pointer {
                 if a.bytes.len() >= 8 {
@@ -53,7 +50,7 @@ pub fn encode_launch_scanned<'b>(
     allocs: &AllocView<'_>,
 ) {
     let mut l = launch_head(buf, tid, api, ret, k);
-    write_args_scanned(&mut l, args, allocs, |_| {});
+    write_args_scanned(&mut l, args, allocs);
     l.end();
 }
 
@@ -71,7 +68,7 @@ pub fn encode_launch_scanned_attrs<'b, 'c>(
     attrs: impl IntoIterator<Item = (u32, &'c [u8])>,
 ) {
     let mut l = launch_head(buf, tid, api, ret, k);
-    write_args_scanned(&mut l, args, allocs, |_| {});
+    write_args_scanned(&mut l, args, allocs);
     l.attrs(attrs);
     l.end();
 }
@@ -88,11 +85,8 @@ const HEAD_CACHE_ENTRIES: usize = 32;
 /// events, with the values each was encoded from. A launch of the same
 /// kernel with the same configuration copies the bytes instead of encoding
 /// them again; the key holds every input of [`launch_head`], so the bytes
-/// are those the encoder would write. Each head also keeps the rest of its
-/// last line (`,"args":[…]}` and the newline) with the argument values and
-/// the [`LiveAllocs::generation`] it was encoded under: a loop launching
-/// the same kernel on the same buffers (the common case) copies the whole
-/// line, without scanning.
+/// are those the encoder would write. (A launch whose arguments are the same
+/// too does not get here: `launch_memo` repeats its whole line.)
 #[derive(Default)]
 pub struct HeadCache {
     entries: Vec<HeadEntry>,
@@ -113,38 +107,6 @@ struct HeadEntry {
     api: String,
     name: String,
     bytes: Vec<u8>,
-    /// The rest of the last line under this head; empty: none yet.
-    tail: Vec<u8>,
-    /// The arguments `tail` was encoded from: each one's shape, and all
-    /// their bytes end to end.
-    tail_args: Vec<ArgKey>,
-    tail_bytes: Vec<u8>,
-    tail_generation: u64,
-    /// Launches since the tail last matched: past a few, a kernel whose
-    /// arguments change every time keeps no tail (its cost would be all
-    /// loss) but for one launch in [`TAIL_RETRY`].
-    tail_misses: u32,
-}
-
-/// See `HeadEntry::tail_misses`.
-const TAIL_RETRY: u32 = 64;
-
-/// What identifies one argument as an encoder input, besides its bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct ArgKey {
-    offset: Option<u32>,
-    pointer: bool,
-    len: usize,
-}
-
-impl ArgKey {
-    fn of(a: &ArgIn<'_>) -> ArgKey {
-        ArgKey {
-            offset: a.offset,
-            pointer: a.pointer,
-            len: a.bytes.len(),
-        }
-    }
 }
 
 impl HeadEntry {
@@ -176,27 +138,6 @@ impl HeadEntry {
         self.name.push_str(k.name);
         self.bytes.clear();
         launch_head(&mut self.bytes, tid, api, ret, k);
-        self.tail.clear();
-        self.tail_misses = 0;
-    }
-
-    /// Whether `args` under `generation` are those `tail` was encoded from.
-    fn tail_matches<'b>(&self, args: impl Iterator<Item = ArgIn<'b>>, generation: u64) -> bool {
-        if self.tail.is_empty() || self.tail_generation != generation {
-            return false;
-        }
-        let (mut n, mut at) = (0, 0);
-        for a in args {
-            let Some(k) = self.tail_args.get(n) else {
-                return false;
-            };
-            if *k != ArgKey::of(&a) || !same_bytes(&self.tail_bytes[at..at + k.len], a.bytes) {
-                return false;
-            }
-            n += 1;
-            at += k.len;
-        }
-        n == self.tail_args.len()
     }
 }
 
@@ -232,53 +173,23 @@ impl HeadCache {
     }
 }
 
-/// [`encode_launch_scanned`] through `cache`: the head, or the whole line
-/// when the arguments and `allocs` are as they were at this head's last
-/// launch; otherwise the arguments are scanned under a view of `allocs`.
+/// [`encode_launch_scanned`] through `cache` (the head), its arguments
+/// scanned under a view of `allocs`.
 #[allow(clippy::too_many_arguments)]
-pub fn encode_launch_scanned_cached<'b, I>(
+pub fn encode_launch_scanned_cached<'b>(
     buf: &mut Vec<u8>,
     cache: &mut HeadCache,
     tid: u64,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
-    args: I,
+    args: impl IntoIterator<Item = ArgIn<'b>>,
     allocs: &LiveAllocs,
-) where
-    I: IntoIterator<Item = ArgIn<'b>>,
-    I::IntoIter: Clone,
-{
-    let args = args.into_iter();
-    let e = cache.entry(tid, api, ret, k);
-    buf.extend_from_slice(&e.bytes);
-    // Read before the view: a change after it only makes the next launch miss.
-    let generation = allocs.generation();
-    if e.tail_matches(args.clone(), generation) {
-        e.tail_misses = 0;
-        buf.extend_from_slice(&e.tail);
-        return;
-    }
-    e.tail_misses = e.tail_misses.saturating_add(1);
-    if e.tail_misses > 2 && !e.tail_misses.is_multiple_of(TAIL_RETRY) {
-        e.tail.clear();
-        let mut l = EventLine::resume(buf);
-        write_args_scanned(&mut l, args, &allocs.view(), |_| {});
-        l.end();
-        return;
-    }
-    let start = buf.len();
-    e.tail_args.clear();
-    e.tail_bytes.clear();
+) {
+    buf.extend_from_slice(&cache.entry(tid, api, ret, k).bytes);
     let mut l = EventLine::resume(buf);
-    write_args_scanned(&mut l, args, &allocs.view(), |a| {
-        e.tail_args.push(ArgKey::of(a));
-        e.tail_bytes.extend_from_slice(a.bytes);
-    });
+    write_args_scanned(&mut l, args, &allocs.view());
     l.end();
-    e.tail.clear();
-    e.tail.extend_from_slice(&buf[start..]);
-    e.tail_generation = generation;
 }
 
 #[cfg(test)]
@@ -490,42 +401,6 @@ mod tests {
                 let mut got = b"x".to_vec();
                 encode_launch_scanned_cached(&mut got, &mut cache, tid, api, ret, &k, args, &allocs);
                 prop_assert_eq!(&got[1..], &want[..]);
-            }
-        }
-    }
-
-    proptest! {
-        /// The whole-line cache under one or two heads (so that lines are
-        /// reused, dropped after misses and retried): equal to the encoder
-        /// whatever the argument values and the allocations made or freed
-        /// between launches.
-        #[test]
-        fn cached_launch_tails_follow_arguments_and_allocations(
-            seq in proptest::collection::vec((0u8..2, 0u8..4, 0u8..4), 1..300),
-        ) {
-            use crate::record::kernel_args::ArgIn;
-            let allocs = crate::record::live_allocs::LiveAllocs::new();
-            allocs.insert(0x7f12_3456_0000, 0x1000, MemKind::Device);
-            let late = 0x7f99_0001_0000u64;
-            let code = BlobHex::of(&BlobId::of(b"a"));
-            let mut cache = HeadCache::new();
-            for (head, which, change) in seq {
-                match change {
-                    1 => allocs.insert(late, 0x100, MemKind::Device),
-                    2 => { allocs.remove(late); }
-                    _ => {}
-                }
-                let k = LaunchRef { name: "k", code: &code, func: Some(1 + u64::from(head)), grid: [1; 3], block: [1; 3], shmem: 0, stream: 0 };
-                let (a, b) = ([late, 0x7f12_3456_0010, 7, 0][which as usize].to_le_bytes(), 5u32.to_le_bytes());
-                let args = [
-                    ArgIn { offset: Some(0), bytes: &a, pointer: false },
-                    ArgIn { offset: Some(8), bytes: &b, pointer: false },
-                ];
-                let mut want = Vec::new();
-                encode_launch_scanned(&mut want, 9, "cudaLaunchKernel", 0, &k, args, &allocs.view());
-                let mut got = Vec::new();
-                encode_launch_scanned_cached(&mut got, &mut cache, 9, "cudaLaunchKernel", 0, &k, args, &allocs);
-                prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
             }
         }
     }

@@ -593,11 +593,12 @@ pub unsafe fn launch(
         // SAFETY: per the contract: the arguments the driver read.
         unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs) }
     };
-    // SAFETY: as above.
-    if ret != CUDA_SUCCESS || unsafe { extra_buffer(kernel_params, extra) }.is_some() {
+    if ret != CUDA_SUCCESS {
         full(None);
         return;
     }
+    // SAFETY: as above.
+    let packed = unsafe { extra_buffer(kernel_params, extra) };
     let key = LaunchKey {
         api,
         func: f,
@@ -607,9 +608,17 @@ pub unsafe fn launch(
             .wrapping_add(registry::global().generation()),
         allocs: r.allocs().generation(),
         attrs: launch_memo::attrs_key(attrs),
+        packed: packed.is_some(),
     };
-    // SAFETY: the driver accepted this launch with these kernelParams.
-    unsafe { record_memoised(r, key, kernel_params, full) };
+    match packed {
+        Some((p, n)) => {
+            // SAFETY: the buffer the driver just read.
+            let b = unsafe { bytes(p.cast(), n) };
+            launch_memo::record(r, key, |_, _| b, full)
+        }
+        // SAFETY: the driver accepted this launch with these kernelParams.
+        None => unsafe { record_memoised(r, key, kernel_params, full) },
+    }
 }
 
 /// Before a driver launch of `f` is forwarded: the host memory it may

@@ -593,6 +593,7 @@ fn record_any_launch(
         registry: registry::global().generation(),
         allocs: r.allocs().generation(),
         attrs: launch_memo::attrs_key(attrs),
+        packed: false,
     };
     // SAFETY: the runtime accepted this launch with these args.
     unsafe { record_memoised(r, key, args, in_full) };

@@ -19,7 +19,7 @@ use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
 use crate::record::code_objects::{FatBin, Kernel, Module};
 use crate::record::kernel_args::ArgValues;
-use crate::record::launch_memo::{LaunchKey, Slot};
+use crate::record::launch_memo::{self, LaunchKey, Slot};
 use crate::record::recorder::{LaunchDims, Recorder};
 
 /// The packed buffer of an `extra` array
@@ -76,9 +76,19 @@ fn record_module_launch(
                 record_module_launch_of(r, api, ret, kernel, func, dims, kernel_params, extra, slot)
             })
         };
-        if ret != hip::err::SUCCESS || kernel_params.is_null() {
+        if ret != hip::err::SUCCESS {
             return in_full(None);
         }
+        // Without kernelParams, the packed buffer of `extra`, if any.
+        let packed = match (kernel_params.is_null(), extra.is_null()) {
+            (false, _) => None,
+            // SAFETY: the successful launch walked this extra array.
+            (true, false) => match unsafe { extra_buffer(extra) } {
+                ArgValues::Buffer(b) => Some(b),
+                _ => return in_full(None),
+            },
+            (true, true) => return in_full(None),
+        };
         let key = LaunchKey {
             api,
             func: func as u64,
@@ -86,9 +96,13 @@ fn record_module_launch(
             registry: r.code().generation(),
             allocs: r.allocs().generation(),
             attrs: 0,
+            packed: packed.is_some(),
         };
-        // SAFETY: the runtime accepted this launch with these kernelParams.
-        unsafe { record_memoised(r, key, kernel_params, in_full) };
+        match packed {
+            Some(b) => launch_memo::record(r, key, |_, _| b, in_full),
+            // SAFETY: the runtime accepted this launch with these kernelParams.
+            None => unsafe { record_memoised(r, key, kernel_params, in_full) },
+        }
     });
 }
 
@@ -368,6 +382,7 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
                 registry: r.code().generation(),
                 allocs: r.allocs().generation(),
                 attrs: 0,
+                packed: false,
             };
             // SAFETY: the runtime accepted this launch with these args.
             unsafe { record_memoised(r, key, args, in_full) };

@@ -62,7 +62,7 @@ W=$(mktemp -d "${HRR_SPEED_TMP:-/tmp}/hrr-speed.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 ${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/ll" tests/workloads/cuda/launch_loop.cu
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | head -n 1; }
+field() { sed -n "s/.*$1=\([-0-9.]*\).*/\1/p" "$2" | head -n 1; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
 gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }

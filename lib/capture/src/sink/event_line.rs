@@ -1,6 +1,6 @@
 //! The capture's part of encoding an event line: kernel arguments written
 //! while they are scanned for pointers into the live allocations, and the
-//! per-thread cache of launch lines.
+//! per-thread cache of launch heads.
 //!
 //! The line format itself, and the encoder of everything else, is
 //! `hrr_core::wire::encode` (checked byte for byte against the reference
@@ -75,10 +75,8 @@ pub fn encode_launch_scanned_attrs<'b, 'c>(
 
 /// Launch heads per thread: how many different ones are kept. A training
 /// step launches a few dozen kernels in turn (PyTorch: ~25 for a small
-/// MLP), each with the same arguments every step; with fewer entries than
-/// that each would be evicted before its next launch and pay the full
-/// scan and encode (≈ 10 µs for a foreach kernel's 4 KiB of arguments).
-/// A loop of one kernel finds it in the first entry.
+/// MLP); those whose arguments change every step (foreach lists) find
+/// their head here. A loop of one kernel finds it in the first entry.
 const HEAD_CACHE_ENTRIES: usize = 32;
 
 /// The heads (everything before `,"args":`) of a thread's recent launch

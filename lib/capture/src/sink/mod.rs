@@ -1,6 +1,6 @@
 //! Writing the archive: the ordered, crash-tolerant event stream
 //! ([`event_sink`]) and the capture's part of its line encoder
-//! ([`event_line`]: scanned launch arguments, the launch line cache), content-addressed
+//! ([`event_line`]: scanned launch arguments, the launch-head cache), content-addressed
 //! blobs ([`blob_writer`]; small ones written with the events buffer,
 //! [`blob_batch`]), and the one-process-per-archive rule
 //! ([`archive_claim`]).

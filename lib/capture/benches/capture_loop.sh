@@ -20,7 +20,7 @@ gcc -O2 -shared -fPIC -Itests/workloads/include $C/kernels.c -o "$W/kernels.so"
 gcc $CFLAGS $C/launch_loop.c -o "$W/launch_loop" $LIBS
 gcc $CFLAGS $C/h2d_copy.c -o "$W/h2d_copy" $LIBS
 gcc -O1 -shared -fPIC -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $C/fake_cuda/libcuda.c -o "$W/libcuda.so.1"
-gcc -O2 -I$C lib/capture/benches/driver_loop.c -o "$W/driver_loop" -L"$W" -Wl,-rpath,"$W" -l:libcuda.so.1
+gcc -O2 -I$C $C/driver_loop.c -o "$W/driver_loop" -L"$W" -Wl,-rpath,"$W" -l:libcuda.so.1
 ns() { sed -n 's/.* \([0-9.]*\) ns\/launch.*/\1/p'; }
 plain=() capd=()
 for i in $(seq "$ROUNDS"); do

@@ -3,22 +3,11 @@
  * hipModuleLaunchKernel on the CPU runtime, synchronising every BATCH.
  * Usage: launch_loop KERNELS.so [LAUNCHES]
  * Prints the per-launch time (ns), median of 10 rounds. */
+#include "bench_clock.h"
 #include "common.h"
 
-#include <time.h>
 
 #define BATCH 1000
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     long launches = argc > 2 ? atol(argv[2]) : 100000;

@@ -79,15 +79,15 @@ fn record_module_launch(
         if ret != hip::err::SUCCESS {
             return in_full(None);
         }
-        // Without kernelParams, the packed buffer of `extra`, if any.
-        let packed = match (kernel_params.is_null(), extra.is_null()) {
-            (false, _) => None,
+        // Without kernelParams, the arguments are `extra`'s packed buffer.
+        let packed = if kernel_params.is_null() {
             // SAFETY: the successful launch walked this extra array.
-            (true, false) => match unsafe { extra_buffer(extra) } {
-                ArgValues::Buffer(b) => Some(b),
+            match (!extra.is_null()).then(|| unsafe { extra_buffer(extra) }) {
+                Some(ArgValues::Buffer(b)) => Some(b),
                 _ => return in_full(None),
-            },
-            (true, true) => return in_full(None),
+            }
+        } else {
+            None
         };
         let key = LaunchKey {
             api,

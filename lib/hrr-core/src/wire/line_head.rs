@@ -60,7 +60,10 @@ impl LineHead {
             let low = (t % LOW_MOD) as usize;
             let end = self.len;
             let d = &mut self.text[end - LOW_DIGITS..end];
-            for (i, pair) in [low / 10_000 % 100, low / 100 % 100, low % 100].into_iter().enumerate() {
+            for (i, pair) in [low / 10_000 % 100, low / 100 % 100, low % 100]
+                .into_iter()
+                .enumerate()
+            {
                 d[2 * i..2 * i + 2].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
             }
         } else {
@@ -116,7 +119,11 @@ mod tests {
         let mut buf = Vec::new();
         let mut t = 999_999_999_990u64;
         // The last one wraps: `seq` 0 after `u64::MAX` is no increment.
-        for seq in (0..12).chain(95..1005).chain(u64::MAX - 3..=u64::MAX).chain([0]) {
+        for seq in (0..12)
+            .chain(95..1005)
+            .chain(u64::MAX - 3..=u64::MAX)
+            .chain([0])
+        {
             t += 3;
             buf.clear();
             h.push(&mut buf, seq, t);

@@ -45,6 +45,8 @@
 #    the recording cost per launch is measured without the spread between
 #    processes; plain, the same difference is the probe's noise. Also the
 #    driver's cost of `extra` (hrr-play's form) against kernelParams.
+#    HRR_PAIRED_BUILDS="A=DIR B=DIR" compares builds (directories holding
+#    hrr-cap and libhrr_intercept.so) in rotating order, round by round.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
@@ -96,19 +98,36 @@ awk -v r="$(median <"$W/rep_ratio")" -v s="$(spread <"$W/rep_ratio")" 'BEGIN {
 fi
 
 if part paired; then
-echo "--- paired: recorded and unrecorded launches in one process, $ROUNDS rounds"
+# Builds compared side by side: HRR_PAIRED_BUILDS="NAME=DIR ..." (each DIR
+# holding hrr-cap and libhrr_intercept.so), run in rotating order within
+# each round; default: this run's binaries alone.
+read -r -a BUILDS <<<"${HRR_PAIRED_BUILDS:-this=$BIN}"
+echo "--- paired: recorded and unrecorded launches in one process, $ROUNDS rounds, builds: ${BUILDS[*]}"
 ${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/lp" tests/workloads/cuda/launch_paired.cu -lcuda
 for i in $(seq 1 "$ROUNDS"); do
     "$W/lp" >"$W/lp_plain.log" 2>&1
-    rm -rf "$W/lp.hrr"
-    "$BIN/hrr-cap" -o "$W/lp.hrr" -- "$W/lp" >"$W/lp_cap.log" 2>/dev/null
-    pc=$(field paired_cost_ns "$W/lp_plain.log"); cc=$(field paired_cost_ns "$W/lp_cap.log")
-    echo "round $i: plain: linked - direct $pc ns/launch (of $(field paired_direct_ns "$W/lp_plain.log")); captured: linked - direct $cc ns/launch (of $(field paired_direct_ns "$W/lp_cap.log")), $(awk -v c="$cc" -v d="$(field paired_direct_ns "$W/lp_cap.log")" 'BEGIN {printf "%+.1f %%", 100 * c / d}'); extra - kernelParams $(field paired_extra_minus_params_ns "$W/lp_plain.log") ns"
-    echo "$pc" >>"$W/lp_p"; echo "$cc" >>"$W/lp_c"
-    awk -v c="$cc" -v d="$(field paired_direct_ns "$W/lp_cap.log")" 'BEGIN {print c / d}' >>"$W/lp_r"
+    pc=$(field paired_cost_ns "$W/lp_plain.log")
+    echo "$pc" >>"$W/lp_p"
+    line="round $i: plain: linked - direct $pc ns/launch, extra - kernelParams $(field paired_extra_minus_params_ns "$W/lp_plain.log") ns"
+    n=${#BUILDS[@]}
+    for k in $(seq 0 $((n - 1))); do
+        b=${BUILDS[$(((i + k) % n))]}
+        name=${b%%=*} dir=${b#*=}
+        rm -rf "$W/lp.hrr"
+        "$dir/hrr-cap" -o "$W/lp.hrr" -- "$W/lp" >"$W/lp_cap.log" 2>/dev/null
+        cc=$(field paired_cost_ns "$W/lp_cap.log") d=$(field paired_direct_ns "$W/lp_cap.log")
+        line="$line; $name: $cc ns/launch of $d ($(awk -v c="$cc" -v d="$d" 'BEGIN {printf "%+.1f %%", 100 * c / d}'))"
+        echo "$cc" >>"$W/lp_c_$name"
+        awk -v c="$cc" -v d="$d" 'BEGIN {print c / d}' >>"$W/lp_r_$name"
+    done
+    echo "$line"
 done
-awk -v p="$(median <"$W/lp_p")" -v c="$(median <"$W/lp_c")" -v r="$(median <"$W/lp_r")" -v s="$(spread <"$W/lp_r")" 'BEGIN {
-    printf "paired: recording cost %.1f ns per launch, %+.1f %% of a launch (median of rounds; %s); the probe without capture %.1f ns\n", c, 100 * r, s, p }'
+for b in "${BUILDS[@]}"; do
+    name=${b%%=*}
+    awk -v n="$name" -v c="$(median <"$W/lp_c_$name")" -v r="$(median <"$W/lp_r_$name")" -v s="$(spread <"$W/lp_r_$name")" 'BEGIN {
+        printf "paired, %s: recording cost %.1f ns per launch, %+.1f %% of a launch (median of rounds; ratios %s)\n", n, c, 100 * r, s }'
+done
+echo "paired: the probe without capture $(median <"$W/lp_p") ns (median of rounds)"
 fi
 
 if part copies; then

@@ -115,6 +115,55 @@ fn a_program_linked_with_libcuda_is_recorded_at_the_driver_layer() {
     assert_eq!(c.blob(&down), want);
 }
 
+/// Launches whose arguments come packed in `extra`, repeated with the count
+/// and then the buffer changing: the recorder repeats a kept line only
+/// while the packed bytes are the same, so every event holds its own
+/// launch's pointer and count.
+#[test]
+fn repeated_packed_launches_record_their_own_arguments() {
+    let app = cuda_program("driver_packed", &["cuda"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("c.hrr");
+    let out = capture_cuda(&dir, &app, &[]);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("driver_packed: OK"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+    let want: Vec<(u64, i32)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let (p, n) = l.strip_prefix("launch 0x")?.split_once(' ')?;
+            Some((u64::from_str_radix(p, 16).ok()?, n.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(want.len(), 13, "{stdout}");
+    let c = Captured::open(&dir);
+    let got: Vec<(u64, i32)> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::Launch { args, .. } => {
+                let word = |i: usize, n: usize| {
+                    let mut b = [0u8; 8];
+                    b[..n].copy_from_slice(&args[i].hex.0[..n]);
+                    u64::from_le_bytes(b)
+                };
+                assert_eq!(
+                    args.len(),
+                    2,
+                    "the packed buffer split by the layout: {args:?}"
+                );
+                assert_eq!(args[0].ptrs, [0], "the buffer pointer marked");
+                Some((word(0, 8), word(1, 4) as i32))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn lookups_hand_out_wrappers_of_the_drivers_variant_real_queries_and_counting_stubs() {
     let app = cuda_program("driver_lookup", &[]);

@@ -109,15 +109,26 @@ static void set_kernel(struct node *x, const struct kernel_params *p);
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                         void **extra) {
-    (void)extra;
     struct node *x = captured(s, 0);
     if (x) {
         struct kernel_params p = {f, gx, gy, gz, bx, by, bz, shmem, params, NULL, NULL, NULL};
         set_kernel(x, &p);
         return OK;
     }
-    float *out = *(float **)params[0];
-    int n = *(int *)params[1];
+    float *out;
+    int n;
+    if (params) {
+        out = *(float **)params[0];
+        n = *(int *)params[1];
+    } else {
+        /* extra: {BUFFER_POINTER (1), buf, BUFFER_SIZE (2), &size, END (0)},
+         * the buffer packed as k's parameters: out at 0, n at 8. */
+        if (!extra || extra[0] != (void *)1 || extra[2] != (void *)2 || *(size_t *)extra[3] < 12)
+            return INVALID_VALUE;
+        const unsigned char *b = extra[1];
+        memcpy(&out, b, sizeof out);
+        memcpy(&n, b + 8, sizeof n);
+    }
     for (int i = 0; i < n; i++) out[i] = (float)i;
     return OK;
 }

@@ -35,6 +35,7 @@ thread_local! {
 /// `i` reads as `arg(i, size)`: the thread's kept line when they match it,
 /// else `in_full` records it and keeps its line in the [`Slot`] it is given
 /// (`None`: the thread has no memo, during its TLS teardown).
+#[inline]
 pub fn record<'a>(
     r: &Recorder,
     key: LaunchKey,

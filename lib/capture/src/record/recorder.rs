@@ -815,6 +815,7 @@ impl Recorder {
 
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
     /// and `t`) as [`Recorder::launch`] appended it before.
+    #[inline]
     pub fn repeat_launch(&self, line: &[u8]) {
         self.sink.append(line);
     }

@@ -363,10 +363,15 @@ impl EventSink {
 
     /// Appends one event whose body (from `hrr_core::wire::encode`) is `body`; returns
     /// its `seq`, or `None` once the sink is finished.
+    #[inline]
     pub fn append(&self, body: &[u8]) -> Option<u64> {
         crate::interpose::self_profile::phase("phase events: append", || self.append_now(body))
     }
 
+    // Inlined into its callers, as the memo's repeat path and the guard:
+    // one stack frame where there were several, each of its lines a miss
+    // after the runtime's own code ran (docs/PERFORMANCE.md).
+    #[inline]
     fn append_now(&self, body: &[u8]) -> Option<u64> {
         let mut held = self.lock();
         let st = &mut *held.guard;

@@ -295,7 +295,7 @@ impl Entry {
     /// The kept line, if `key` is the kept one and argument `i` (read with
     /// `arg(i, size)`, `size` being the kept size of argument `i`) has the
     /// kept bytes for every `i`.
-    #[inline]
+    #[inline(always)]
     pub fn hit<'a>(
         &self,
         key: &LaunchKey,

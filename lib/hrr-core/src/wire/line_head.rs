@@ -56,20 +56,19 @@ impl LineHead {
         let high = t / LOW_MOD;
         let follows =
             matches!(self.last, Some((s, h)) if s.checked_add(1) == Some(seq) && h == high);
-        if follows && t >= LOW_MOD && self.next_seq() {
-            let low = (t % LOW_MOD) as usize;
-            let end = self.len;
-            let d = &mut self.text[end - LOW_DIGITS..end];
-            for (i, pair) in [low / 10_000 % 100, low / 100 % 100, low % 100]
-                .into_iter()
-                .enumerate()
-            {
-                d[2 * i..2 * i + 2].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
-            }
-        } else {
-            self.format(seq, t);
-        }
         self.last = Some((seq, high));
+        if !(follows && t >= LOW_MOD && self.next_seq()) {
+            return self.format(buf, seq, t);
+        }
+        let low = (t % LOW_MOD) as usize;
+        let end = self.len;
+        let d = &mut self.text[end - LOW_DIGITS..end];
+        for (i, pair) in [low / 10_000 % 100, low / 100 % 100, low % 100]
+            .into_iter()
+            .enumerate()
+        {
+            d[2 * i..2 * i + 2].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
+        }
         buf.extend_from_slice(&self.text[..self.len]);
     }
 
@@ -92,13 +91,16 @@ impl LineHead {
         false
     }
 
+    /// Formats the head in full into `buf` (no allocation: events further
+    /// apart than a millisecond take this path every time), and keeps it.
     #[cold]
-    fn format(&mut self, seq: u64, t: u64) {
-        let mut v = Vec::with_capacity(MAX);
-        push_head(&mut v, seq, t);
-        self.text[..v.len()].copy_from_slice(&v);
-        self.len = v.len();
-        self.seq_end = v.iter().position(|&b| b == b',').unwrap_or(v.len());
+    fn format(&mut self, buf: &mut Vec<u8>, seq: u64, t: u64) {
+        let start = buf.len();
+        push_head(buf, seq, t);
+        let head = &buf[start..];
+        self.text[..head.len()].copy_from_slice(head);
+        self.len = head.len();
+        self.seq_end = head.iter().position(|&b| b == b',').unwrap_or(head.len());
     }
 }
 

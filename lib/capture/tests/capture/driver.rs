@@ -121,16 +121,7 @@ fn a_program_linked_with_libcuda_is_recorded_at_the_driver_layer() {
 /// launch's pointer and count.
 #[test]
 fn repeated_packed_launches_record_their_own_arguments() {
-    let app = cuda_program("driver_packed", &["cuda"]);
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("c.hrr");
-    let out = capture_cuda(&dir, &app, &[]);
-    let stdout = text(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("driver_packed: OK"),
-        "{stdout}{}",
-        text(&out.stderr)
-    );
+    let (_t, c, stdout) = captured_ok_out("driver_packed", &["cuda"]);
     let want: Vec<(u64, i32)> = stdout
         .lines()
         .filter_map(|l| {
@@ -139,7 +130,6 @@ fn repeated_packed_launches_record_their_own_arguments() {
         })
         .collect();
     assert_eq!(want.len(), 13, "{stdout}");
-    let c = Captured::open(&dir);
     let got: Vec<(u64, i32)> = c
         .events
         .iter()
@@ -389,18 +379,24 @@ fn iota_node(n: &GraphNode, d: u64, want_n: i32) {
 /// must exit 0 and print `NAME: OK`, and opens its archive (kept in the
 /// returned directory).
 fn captured_ok(name: &str, libs: &[&str]) -> (tempfile::TempDir, Captured) {
+    let (t, c, _) = captured_ok_out(name, libs);
+    (t, c)
+}
+
+/// [`captured_ok`], with the program's standard output.
+fn captured_ok_out(name: &str, libs: &[&str]) -> (tempfile::TempDir, Captured, String) {
     let app = cuda_program(name, libs);
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("c.hrr");
     let out = capture_cuda(&dir, &app, &[]);
+    let stdout = text(&out.stdout);
     assert!(
-        out.status.success() && text(&out.stdout).contains(&format!("{name}: OK")),
-        "{}{}",
-        text(&out.stdout),
+        out.status.success() && stdout.contains(&format!("{name}: OK")),
+        "{stdout}{}",
         text(&out.stderr)
     );
     let c = Captured::open(&dir);
-    (t, c)
+    (t, c, stdout)
 }
 
 #[test]

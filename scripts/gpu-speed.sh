@@ -6,7 +6,9 @@
 #
 # 1. Launches: the 100k-launch loop plain and under hrr-cap, in alternating
 #    order (odd rounds plain first, even rounds captured first, so drift of
-#    the machine cancels), then that round's archive replayed. Capture
+#    the machine cancels), then that round's archive replayed, with the
+#    launch thread and without it (--no-launch-thread), alternating which
+#    goes first. Capture
 #    overhead is the median of the per-round ratios captured/plain; the
 #    plain loop alone moves by ±10 % between runs on a VM.
 # 2. Copies: 256 MiB pinned H2D/D2H plain (the app's own GB/s, 4 copies
@@ -84,16 +86,25 @@ for i in $(seq 1 "$ROUNDS"); do
     if [ $((i % 2)) = 1 ]; then plain; captured; else captured; plain; fi
     p=$(field launch_loop_ms "$W/p.log"); c=$(field launch_loop_ms "$W/c.log")
     pe=$(field enqueue_ms "$W/p.log"); ce=$(field enqueue_ms "$W/c.log")
+    # The replay with launches on their own thread (the default) and on the
+    # replay thread (--no-launch-thread), in alternating order.
+    replay() { "${PIN[@]}" "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json "$@" >"$W/r.json" 2>/dev/null; }
     t0=$(now_ms); "${PIN[@]}" "$W/ll" loop 100000 >/dev/null; t1=$(now_ms)
-    "${PIN[@]}" "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json >"$W/r.json" 2>/dev/null; t2=$(now_ms)
-    echo "round $i: plain loop $p ms (enqueue $pe), captured loop $c ms (enqueue $ce) ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $((t2 - t1)) ms ($(div $((t2 - t1)) $((t1 - t0)))x)"
+    if [ $((i % 2)) = 1 ]; then
+        replay; t2=$(now_ms); replay --no-launch-thread; t3=$(now_ms); r=$((t2 - t1)) s=$((t3 - t2))
+    else
+        replay --no-launch-thread; t2=$(now_ms); replay; t3=$(now_ms); s=$((t2 - t1)) r=$((t3 - t2))
+    fi
+    echo "round $i: plain loop $p ms (enqueue $pe), captured loop $c ms (enqueue $ce) ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $r ms ($(div $r $((t1 - t0)))x), with --no-launch-thread $s ms ($(div $s $((t1 - t0)))x)"
     div "$c" "$p" >>"$W/cap_ratio"; echo "$p" >>"$W/plain"; echo "$c" >>"$W/cap"
-    div $((t2 - t1)) $((t1 - t0)) >>"$W/rep_ratio"
+    div $r $((t1 - t0)) >>"$W/rep_ratio"; div $s $((t1 - t0)) >>"$W/rep_serial_ratio"
 done
 awk -v r="$(median <"$W/cap_ratio")" -v g="$(gmean <"$W/cap_ratio")" -v s="$(spread <"$W/cap_ratio")" -v p="$(median <"$W/plain")" -v c="$(median <"$W/cap")" 'BEGIN {
     printf "capture overhead: median per-round ratio %+.1f %%, geometric mean %+.1f %% (ratios %s; loop medians plain %.1f ms, captured %.1f ms) — target <= +5 %%\n", 100 * (r - 1), 100 * (g - 1), s, p, c }'
 awk -v r="$(median <"$W/rep_ratio")" -v s="$(spread <"$W/rep_ratio")" 'BEGIN {
     printf "replay process / plain process: median %.2fx (ratios %s) — target <= 1.00x\n", r, s }'
+awk -v r="$(median <"$W/rep_serial_ratio")" -v s="$(spread <"$W/rep_serial_ratio")" 'BEGIN {
+    printf "replay process --no-launch-thread / plain process: median %.2fx (ratios %s)\n", r, s }'
 
 fi
 
@@ -184,14 +195,17 @@ for i in $(seq 1 "$ROUNDS"); do
         continue
     fi
     t0=$(now_ms); "$BIN/hrr-play" "$W/t.hrr" --backend cuda --json >"$W/tr.json" 2>"$W/tr.err"; t1=$(now_ms); pr=$((t1 - t0))
+    "$BIN/hrr-play" "$W/t.hrr" --backend cuda --no-launch-thread >/dev/null 2>&1; t2=$(now_ms); ps1=$((t2 - t1))
     result=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]).get("result","?"))' "$W/tr.json" 2>/dev/null || echo "? ($(tail -n 1 "$W/tr.err"))")
-    echo "round $i: loop plain $p ms, captured $c ms ($(div "$c" "$p")x); steady (steps 11-$STEPS) plain $ps ms, captured $cs ms ($(div "$cs" "$ps")x); process plain $pp ms, captured $pc ms ($(div "$pc" "$pp")x); replay process $pr ms ($(div "$pr" "$pp")x of plain process) $result"
-    div "$c" "$p" >>"$W/t_loop"; div "$cs" "$ps" >>"$W/t_steady"; div "$pc" "$pp" >>"$W/t_proc"; div "$pr" "$pp" >>"$W/t_rep"
+    echo "round $i: loop plain $p ms, captured $c ms ($(div "$c" "$p")x); steady (steps 11-$STEPS) plain $ps ms, captured $cs ms ($(div "$cs" "$ps")x); process plain $pp ms, captured $pc ms ($(div "$pc" "$pp")x); replay process $pr ms ($(div "$pr" "$pp")x of plain process; --no-launch-thread $ps1 ms, $(div "$ps1" "$pp")x) $result"
+    div "$c" "$p" >>"$W/t_loop"; div "$cs" "$ps" >>"$W/t_steady"; div "$pc" "$pp" >>"$W/t_proc"; div "$pr" "$pp" >>"$W/t_rep"; div "$ps1" "$pp" >>"$W/t_rep_serial"
 done
 awk -v l="$(median <"$W/t_loop")" -v ls="$(spread <"$W/t_loop")" -v s="$(median <"$W/t_steady")" -v ss="$(spread <"$W/t_steady")" -v p="$(median <"$W/t_proc")" -v ps="$(spread <"$W/t_proc")" 'BEGIN {
     printf "training capture overhead: whole loop median %+.1f %% (ratios %s), steady steps median %+.1f %% (ratios %s), process median %+.1f %% (ratios %s) — target <= +10 %%\n", 100 * (l - 1), ls, 100 * (s - 1), ss, 100 * (p - 1), ps }'
 awk -v r="$(median <"$W/t_rep")" -v s="$(spread <"$W/t_rep")" 'BEGIN {
     printf "training replay process / plain process: median %.2fx (ratios %s) — target <= 1.00x\n", r, s }'
+awk -v r="$(median <"$W/t_rep_serial")" -v s="$(spread <"$W/t_rep_serial")" 'BEGIN {
+    printf "training replay process --no-launch-thread / plain process: median %.2fx (ratios %s)\n", r, s }'
 fi
 
 if part graphs; then

@@ -119,21 +119,48 @@ fn a_faulting_kernel_is_a_launch_error_not_a_dead_replayer() {
     let so = workloads().kernel("fill");
     // A pointer-like word too small to be a pointer: passed as is, and the
     // kernel writes to address 0x10.
-    fill_archive(&so, fill_args(0x10, 2.5, N as i32, vec![]))
+    let args = || fill_args(0x10, 2.5, N as i32, vec![]);
+    fill_archive(&so, args())
         .write(p.path("fault.hrr"))
         .unwrap();
-    let a = play(&p, &["fault.hrr"]).assert().code(1);
-    let err = stderr(&a);
-    assert_no_crash("hrr-play", &err);
-    assert!(
-        err.contains(
-            "hrr-play: fatal: event 2 (hipModuleLaunchKernel): hipModuleLaunchKernel failed: \
-             an illegal memory access was encountered; launched with grid [1, 1, 1], \
-             block [256, 1, 1], 0 bytes of shared memory, 16 bytes of arguments (code 700)"
-        ),
-        "{err}"
-    );
-    assert!(stdout(&a).ends_with("FAIL\n"));
+    // The same launch as the last event: nothing after it waits for it.
+    ArchiveBuilder::new(Platform::Cpu)
+        .alloc(DEV, (N * 4) as u64)
+        .module_load(0x9000, &so)
+        .launch("fill", &so, [1, 1, 1], [N as u32, 1, 1], args())
+        .write(p.path("fault-last.hrr"))
+        .unwrap();
+    // Made on the launch thread, the launch fails after its event has
+    // passed; it is still reported as that event's error, word for word as
+    // when it is made in place (--no-launch-thread).
+    for (name, serial) in [
+        ("fault.hrr", false),
+        ("fault-last.hrr", false),
+        ("fault.hrr", true),
+        ("fault-last.hrr", true),
+    ] {
+        let mut args = vec![name, "--json"];
+        if serial {
+            args.push("--no-launch-thread");
+        }
+        let a = play(&p, &args).assert().code(1);
+        let err = stderr(&a);
+        assert_no_crash("hrr-play", &err);
+        assert!(
+            err.contains(
+                "hrr-play: fatal: event 2 (hipModuleLaunchKernel): hipModuleLaunchKernel failed: \
+                 an illegal memory access was encountered; launched with grid [1, 1, 1], \
+                 block [256, 1, 1], 0 bytes of shared memory, 16 bytes of arguments (code 700)"
+            ),
+            "{name}, --no-launch-thread {serial}: {err}"
+        );
+        let out = stdout(&a);
+        assert!(
+            out.contains(&format!("\"launch_thread\":{}", !serial))
+                && out.contains("\"result\":\"FAIL\""),
+            "{name}, --no-launch-thread {serial}: {out}"
+        );
+    }
 }
 
 #[test]

@@ -156,6 +156,7 @@ fn extract(
 ) -> Result<Summary, ExtractError> {
     let opts = ReplayOptions {
         regions: true,
+        launch_thread: true,
         ..ReplayOptions::default()
     };
     let mut warnings = Vec::new();

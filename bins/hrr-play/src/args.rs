@@ -61,6 +61,10 @@ pub struct Args {
     /// through the device's graph API (for debugging).
     #[arg(long)]
     pub no_graphs: bool,
+    /// Make every launch on the replay thread, in series with its own work,
+    /// instead of on a thread of their own (for debugging and comparison).
+    #[arg(long)]
+    pub no_launch_thread: bool,
     /// A region sidecar that does not parse is fatal.
     #[arg(long)]
     pub regions_strict: bool,

@@ -52,6 +52,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         kernel_filter: args.kernel_filter.clone(),
         timing: args.timing,
         no_graphs: args.no_graphs,
+        launch_thread: !args.no_launch_thread,
         progress: progress.clone(),
     };
     let incomplete = archive.incomplete_reason();

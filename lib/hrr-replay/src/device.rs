@@ -4,9 +4,11 @@
 //! never sees runtime handles of the capture, only those its backend returned.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use hrr_core::event::{LaunchAttr, MemKind, rect_rows};
 
+use crate::engine::watchdog::Progress;
 use crate::graph::GraphSpec;
 
 /// A failed runtime call.
@@ -32,6 +34,16 @@ pub enum DeviceError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A launch made on the backend's launch thread failed; reported by the
+    /// next call ([`crate::launch_thread`]).
+    #[error("the launch of event {event} failed")]
+    Deferred {
+        /// The launch's event (`seq`).
+        event: u64,
+        /// Why it failed.
+        #[source]
+        source: Box<DeviceError>,
+    },
 }
 
 impl DeviceError {
@@ -39,6 +51,7 @@ impl DeviceError {
     pub fn call(&self) -> &'static str {
         match self {
             DeviceError::Call { call, .. } | DeviceError::Backend { call, .. } => call,
+            DeviceError::Deferred { source, .. } => source.call(),
         }
     }
 
@@ -47,6 +60,7 @@ impl DeviceError {
         match self {
             DeviceError::Call { code, .. } => Some(*code),
             DeviceError::Backend { .. } => None,
+            DeviceError::Deferred { source, .. } => source.code(),
         }
     }
 }
@@ -67,6 +81,9 @@ pub struct LaunchArg<'a> {
 /// A launch as the engine hands it to the backend.
 #[derive(Debug)]
 pub struct Launch<'a> {
+    /// The event it replays (`seq`), for an error reported after the call
+    /// returned ([`DeviceError::Deferred`]).
+    pub event: u64,
     /// The live function handle.
     pub func: Handle,
     /// Grid dimensions, in blocks.
@@ -197,6 +214,20 @@ pub trait Device {
     fn function(&mut self, module: Handle, name: &str) -> Result<Handle, DeviceError>;
     /// Launches a kernel.
     fn launch(&mut self, launch: &Launch<'_>) -> Result<(), DeviceError>;
+    /// From now on (`on`), [`Device::launch`] may queue launches for a
+    /// thread of the backend's own and return ([`crate::launch_thread`]);
+    /// every other call waits for them first, and a launch that failed is
+    /// reported by the next call. Off waits for the queued launches. Returns
+    /// whether launches are queued. The launch thread marks the launch it is
+    /// making in `progress`, for the watchdog.
+    fn launch_thread(
+        &mut self,
+        on: bool,
+        progress: Option<&Arc<Progress>>,
+    ) -> Result<bool, DeviceError> {
+        let _ = (on, progress);
+        Ok(false)
+    }
     /// Whether [`Device::launch`] honours CUDA launch attribute `id`; the
     /// engine leaves out (and warns about) the others.
     fn launch_attr_supported(&self, id: u32) -> bool {
@@ -445,6 +476,7 @@ mod tests {
             },
         ];
         let l = Launch {
+            event: 0,
             func: 0,
             grid: [1; 3],
             block: [1; 3],

@@ -144,6 +144,7 @@ pub fn run_in_order<D: Device + ?Sized>(
         match &n.op {
             NodeSpec::Kernel(l) => {
                 let l = Launch {
+                    event: l.event,
                     func: l.func,
                     grid: l.grid,
                     block: l.block,

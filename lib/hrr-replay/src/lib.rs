@@ -15,5 +15,6 @@ pub mod fuzzing;
 pub mod granules;
 pub mod graph;
 pub mod handle_map;
+pub mod launch_thread;
 pub mod region_segments;
 pub mod region_timeline;

@@ -12,12 +12,13 @@ use std::sync::Arc;
 
 use cuda_api::{
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUlaunchAttribute, CUlaunchConfig,
-    CUmemAccessDesc, CUmemAllocationProp, CUmemLocation, DEFAULT_MAX_DYNAMIC_SHARED,
-    LAUNCH_ATTR_VALUE_SIZE, launch_attr,
+    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUmemAccessDesc, CUmemAllocationProp,
+    CUmemLocation, DEFAULT_MAX_DYNAMIC_SHARED, launch_attr,
 };
-use hrr_core::{LaunchAttr, MemKind};
+use hrr_core::MemKind;
 use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall};
+use hrr_replay::engine::watchdog::Progress;
+use hrr_replay::launch_thread::LaunchThread;
 
 use crate::driver::{CudaDriver, c_name};
 use crate::error::CudaError;
@@ -25,7 +26,7 @@ use crate::ffi::{
     self, CUDA_ERROR_NO_DEVICE, CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUmodule,
     CUstream,
 };
-use crate::kernarg::Kernarg;
+use crate::launcher::{self, CudaLauncher};
 use crate::pinned::{PinnedBuffer, PinnedRanges};
 use crate::placement::Placer;
 use crate::staging::{Staging, StagingConfig};
@@ -54,6 +55,8 @@ pub struct CudaDevice {
     placer: Option<Option<Placer>>,
     /// Graphs built for the engine (`graphs`).
     pub(crate) graphs: crate::graphs::Built,
+    /// Launches made on a thread of their own (`Device::launch_thread`).
+    launches: Option<LaunchThread>,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -149,6 +152,7 @@ impl CudaDevice {
             zeroed: HashSet::new(),
             placer: None,
             graphs: Default::default(),
+            launches: None,
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
@@ -172,13 +176,24 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// Binds, then runs one driver call and maps its result.
+    /// Every driver call of the device passes here first. Launches queued on
+    /// the launch thread are made (and a failure among them reported)
+    /// before any other call, so the driver sees the calls in the recorded
+    /// order; then the context is made current on this thread.
+    pub(crate) fn ready(&self) -> Result<(), DeviceError> {
+        if let Some(q) = &self.launches {
+            q.wait()?;
+        }
+        Ok(self.bind()?)
+    }
+
+    /// [`CudaDevice::ready`], then runs one driver call and maps its result.
     pub(crate) fn call(
         &self,
         name: &'static str,
         f: impl FnOnce(&ffi::CudaApi) -> ffi::CUresult,
     ) -> Result<(), DeviceError> {
-        self.bind()?;
+        self.ready()?;
         let code = f(self.drv.api());
         Ok(self.drv.check(name, code)?)
     }
@@ -271,6 +286,10 @@ impl CudaDevice {
 
 impl Drop for CudaDevice {
     fn drop(&mut self) {
+        // The launch thread ends before the context it uses is released.
+        if let Some(q) = self.launches.take() {
+            let _ = q.stop();
+        }
         let _ = self.bind();
         self.release_graphs();
         self.staging.release(self.drv);
@@ -345,7 +364,7 @@ impl Device for CudaDevice {
     fn placement_granularity(&mut self) -> Option<u64> {
         if self.placer.is_none() {
             let placer = self
-                .bind()
+                .ready()
                 .ok()
                 .and_then(|()| Placer::new(self.drv, self.dev));
             self.placer = Some(placer);
@@ -357,7 +376,7 @@ impl Device for CudaDevice {
     }
 
     fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
-        self.bind()?;
+        self.ready()?;
         let drv = self.drv;
         Ok(match self.placer.as_mut() {
             Some(Some(p)) => p.reserve_at(drv, base, size),
@@ -369,7 +388,7 @@ impl Device for CudaDevice {
         if mem != MemKind::Device {
             return Ok(None);
         }
-        self.bind()?;
+        self.ready()?;
         let (drv, dev) = (self.drv, self.dev);
         let Some(Some(placer)) = self.placer.as_mut() else {
             return Ok(None);
@@ -397,7 +416,7 @@ impl Device for CudaDevice {
             && placer.is_placed(p)
         {
             // As cuMemFree does: work still using the memory finishes first.
-            self.bind()?;
+            self.ready()?;
             // SAFETY: the context is current.
             let code = unsafe { (self.drv.api().cuCtxSynchronize)() };
             self.drv.check("cuCtxSynchronize", code)?;
@@ -423,7 +442,7 @@ impl Device for CudaDevice {
             return Ok(());
         }
         if self.stages(src) {
-            self.bind()?;
+            self.ready()?;
             return Ok(self.staging.h2d(self.drv, self.ctx, dst, src, stream(s))?);
         }
         match s {
@@ -450,7 +469,7 @@ impl Device for CudaDevice {
             return Ok(());
         }
         if self.stages(dst) {
-            self.bind()?;
+            self.ready()?;
             return Ok(self.staging.d2h(self.drv, self.ctx, dst, src, stream(s))?);
         }
         match s {
@@ -473,7 +492,7 @@ impl Device for CudaDevice {
     }
 
     fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
-        self.bind()?;
+        self.ready()?;
         let b = PinnedBuffer::new(self.drv, self.pinned.clone(), len)?;
         Ok(Some(Box::new(b)))
     }
@@ -816,79 +835,34 @@ impl Device for CudaDevice {
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
         self.opt_in_shared(l.func, l.shmem)?;
-        if !l.attrs.is_empty() {
-            return self.launch_ex(l);
+        match &mut self.launches {
+            Some(q) => q.push(l),
+            None => {
+                self.ready()?;
+                launcher::launch(self.drv, l)
+            }
         }
-        let mut kernarg = Kernarg::new(l.args);
-        let mut extra = kernarg.extra();
-        // A kernel without parameters takes neither array.
-        let extra_ptr = if kernarg.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            extra.as_mut_ptr()
-        };
-        // SAFETY: `kernarg` (buffer and size) and `extra` outlive the call,
-        // and cuLaunchKernel copies the parameter buffer before returning.
-        self.call("cuLaunchKernel", |a| unsafe {
-            (a.cuLaunchKernel)(
-                ptr(l.func),
-                l.grid[0],
-                l.grid[1],
-                l.grid[2],
-                l.block[0],
-                l.block[1],
-                l.block[2],
-                l.shmem,
-                ptr(l.stream),
-                std::ptr::null_mut(),
-                extra_ptr,
-            )
-        })
     }
-}
 
-impl CudaDevice {
-    /// A launch with attributes, through `cuLaunchKernelEx`.
-    fn launch_ex(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
-        let f = self.optional(self.drv.api().cuLaunchKernelEx, "cuLaunchKernelEx")?;
-        let mut attrs: Vec<CUlaunchAttribute> = l.attrs.iter().map(launch_attribute).collect();
-        let config = CUlaunchConfig {
-            grid_dim_x: l.grid[0],
-            grid_dim_y: l.grid[1],
-            grid_dim_z: l.grid[2],
-            block_dim_x: l.block[0],
-            block_dim_y: l.block[1],
-            block_dim_z: l.block[2],
-            shared_mem_bytes: l.shmem,
-            h_stream: ptr(l.stream),
-            attrs: attrs.as_mut_ptr(),
-            num_attrs: attrs.len() as u32,
-        };
-        let mut kernarg = Kernarg::new(l.args);
-        let mut extra = kernarg.extra();
-        let extra_ptr = if kernarg.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            extra.as_mut_ptr()
-        };
-        // SAFETY: `config`, `attrs`, `kernarg` and `extra` outlive the call,
-        // which copies the parameters before returning.
-        self.call("cuLaunchKernelEx", |_| unsafe {
-            f(&config, ptr(l.func), std::ptr::null_mut(), extra_ptr)
-        })
-    }
-}
-
-/// A recorded attribute as `cuLaunchKernelEx` takes it: its value bytes
-/// at the start of the 64-byte union, the rest zero.
-pub fn launch_attribute(a: &LaunchAttr) -> CUlaunchAttribute {
-    let mut value = [0u8; LAUNCH_ATTR_VALUE_SIZE];
-    let n = a.hex.0.len().min(LAUNCH_ATTR_VALUE_SIZE);
-    value[..n].copy_from_slice(&a.hex.0[..n]);
-    CUlaunchAttribute {
-        id: a.id,
-        pad: [0; 4],
-        value,
+    fn launch_thread(
+        &mut self,
+        on: bool,
+        progress: Option<&Arc<Progress>>,
+    ) -> Result<bool, DeviceError> {
+        match (on, self.launches.take()) {
+            (true, None) => {
+                let thread =
+                    LaunchThread::start(CudaLauncher::new(self.drv, self.ctx), progress.cloned());
+                self.launches = Some(thread.map_err(|e| DeviceError::Backend {
+                    call: "cuLaunchKernel",
+                    source: Box::new(e),
+                })?);
+            }
+            (true, q) => self.launches = q,
+            (false, Some(q)) => q.stop()?,
+            (false, None) => {}
+        }
+        Ok(self.launches.is_some())
     }
 }
 
@@ -906,23 +880,6 @@ pub fn looks_like_text(image: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recorded_attributes_fill_the_value_union() {
-        let a = LaunchAttr {
-            id: launch_attr::CLUSTER_DIMENSION,
-            hex: hrr_core::HexBytes(vec![2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]),
-        };
-        let c = launch_attribute(&a);
-        assert_eq!(c.id, 4);
-        assert_eq!(&c.value[..12], &a.hex.0[..]);
-        assert!(c.value[12..].iter().all(|&b| b == 0));
-        let long = LaunchAttr {
-            id: 2,
-            hex: hrr_core::HexBytes(vec![7; 80]),
-        };
-        assert_eq!(launch_attribute(&long).value, [7; 64], "cut to the union");
-    }
 
     #[test]
     fn targets_from_compute_capability() {

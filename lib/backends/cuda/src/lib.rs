@@ -10,6 +10,8 @@
 //!   (`cuFuncGetParamInfo` / `cuKernelGetParamInfo`) for the capture library.
 //! * [`CudaDevice`]: [`hrr_replay::device::Device`] on a device's primary context.
 //! * [`kernarg`]: the `extra` parameter buffer of `cuLaunchKernel`.
+//! * `launcher`: the launch itself, on the replay thread or the launch thread
+//!   ([`hrr_replay::launch_thread`]).
 //! * [`staging`]: large pageable copies through pinned buffers, in parallel.
 //! * [`pinned`]: page-locked host buffers for the engine, copied without staging.
 //!
@@ -83,6 +85,7 @@ pub mod error;
 pub mod ffi;
 mod graphs;
 pub mod kernarg;
+mod launcher;
 pub mod pinned;
 mod placement;
 mod rect_pools;

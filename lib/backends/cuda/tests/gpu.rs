@@ -333,6 +333,7 @@ fn ptx_module_layouts_and_launches() {
     ];
     let s = d.stream_create().unwrap();
     d.launch(&Launch {
+        event: 0,
         func: f,
         grid: [n.div_ceil(256), 1, 1],
         block: [256, 1, 1],
@@ -369,6 +370,7 @@ fn ptx_module_layouts_and_launches() {
         bytes: &st,
     }];
     d.launch(&Launch {
+        event: 0,
         func: g,
         grid: [n.div_ceil(128), 1, 1],
         block: [128, 1, 1],
@@ -389,6 +391,7 @@ fn ptx_module_layouts_and_launches() {
     let e = d.function(m, "hrr_empty").unwrap();
     assert_eq!(d.param_layout(e).unwrap(), vec![]);
     d.launch(&Launch {
+        event: 0,
         func: e,
         grid: [1, 1, 1],
         block: [1, 1, 1],
@@ -471,6 +474,7 @@ fn speed_probe() {
         },
     ];
     let l = Launch {
+        event: 0,
         func: f,
         grid: [1, 1, 1],
         block: [32, 1, 1],
@@ -719,6 +723,7 @@ fn globals_shared_memory_opt_in_and_launch_attributes() {
     for attrs in [&[][..], std::slice::from_ref(&cluster)] {
         d.memset(out, 0, 256, None).unwrap();
         d.launch(&Launch {
+            event: 0,
             func: f,
             grid: [1, 1, 1],
             block: [64, 1, 1],
@@ -784,6 +789,7 @@ fn virtual_memory_pieces_are_contiguous() {
         },
     ];
     d.launch(&Launch {
+        event: 0,
         func: f,
         grid: [n.div_ceil(256), 1, 1],
         block: [256, 1, 1],
@@ -871,6 +877,7 @@ fn graphs_build_launch_and_release() {
             },
             GraphNodeSpec {
                 op: NodeSpec::Kernel(Launch {
+                    event: 0,
                     func: f,
                     grid: [n / 256, 1, 1],
                     block: [256, 1, 1],

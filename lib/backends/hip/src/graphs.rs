@@ -12,7 +12,8 @@ use hrr_replay::device::{DeviceError, Handle};
 use hrr_replay::graph::{GraphSpec, NodeSpec, run_in_order};
 
 use crate::ffi::{self, GraphApi};
-use crate::hip_device::{HipDevice, launch_extra};
+use crate::hip_device::HipDevice;
+use crate::launcher::launch_extra;
 
 /// Executable graphs built so far, by spec id.
 #[derive(Default)]

@@ -1,12 +1,16 @@
 //! `HipDevice`: the replay engine's [`Device`] over a loaded HIP runtime.
 
 use std::ffi::{CStr, CString, c_char, c_void};
+use std::sync::Arc;
 
 use hrr_core::MemKind;
 use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall, unsupported};
+use hrr_replay::engine::watchdog::Progress;
+use hrr_replay::launch_thread::LaunchThread;
 
 use crate::ffi::{self, HipError};
 use crate::host_buffer::HipHostBuffer;
+use crate::launcher::{self, HipLauncher};
 use crate::placement::{Placer, access_desc};
 use crate::runtime::HipRuntime;
 
@@ -18,6 +22,8 @@ pub struct HipDevice {
     placer: Option<Option<Placer>>,
     /// Graphs built from the engine's specs.
     pub(crate) graphs: crate::graphs::Built,
+    /// Launches made on a thread of their own (`Device::launch_thread`).
+    launches: Option<LaunchThread>,
 }
 
 impl HipDevice {
@@ -36,6 +42,7 @@ impl HipDevice {
             target,
             placer: None,
             graphs: Default::default(),
+            launches: None,
         }
     }
 
@@ -54,23 +61,17 @@ impl HipDevice {
     }
 
     pub(crate) fn check(&self, call: &'static str, code: HipError) -> Result<(), DeviceError> {
-        if code == ffi::err::SUCCESS {
-            return Ok(());
+        launcher::check(self.rt.api.hipGetErrorString, call, code)
+    }
+
+    /// Every Device call but a launch starts here: launches queued on the
+    /// launch thread are made (and a failure among them reported) first, so
+    /// the runtime sees the calls in the recorded order.
+    fn ready(&self) -> Result<(), DeviceError> {
+        match &self.launches {
+            Some(q) => q.wait(),
+            None => Ok(()),
         }
-        // SAFETY: hipGetErrorString returns a static NUL-terminated string (or null).
-        let msg = unsafe {
-            let p = (self.rt.api.hipGetErrorString)(code);
-            if p.is_null() {
-                String::from("unknown error")
-            } else {
-                CStr::from_ptr(p).to_string_lossy().into_owned()
-            }
-        };
-        Err(DeviceError::Call {
-            call,
-            code: i64::from(code),
-            message: msg,
-        })
     }
 }
 
@@ -132,21 +133,6 @@ fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
     e
 }
 
-/// The `extra` array of a launch (or kernel node) that passes the arguments
-/// as one buffer: `kernarg`, of `*size` bytes. Both must outlive its use.
-pub(crate) fn launch_extra(kernarg: &[u8], size: &mut usize) -> [*mut c_void; 5] {
-    // HIP_LAUNCH_PARAM_* are small integers passed where pointers go.
-    let marker = std::ptr::without_provenance_mut::<c_void>;
-    [
-        marker(ffi::LAUNCH_PARAM_BUFFER_POINTER),
-        // The runtime only reads the buffer (`void**` for C's sake).
-        kernarg.as_ptr().cast_mut().cast(),
-        marker(ffi::LAUNCH_PARAM_BUFFER_SIZE),
-        (size as *mut usize).cast(),
-        marker(ffi::LAUNCH_PARAM_END),
-    ]
-}
-
 fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
@@ -176,6 +162,7 @@ impl Device for HipDevice {
     }
 
     fn alloc(&mut self, size: u64, mem: MemKind) -> Result<u64, DeviceError> {
+        self.ready()?;
         let mut p: *mut c_void = std::ptr::null_mut();
         let n = size.max(1) as usize;
         let api = &self.rt.api;
@@ -219,6 +206,7 @@ impl Device for HipDevice {
     }
 
     fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
+        self.ready()?;
         let Some(api) = self.rt.vmm.as_ref() else {
             return Ok(false);
         };
@@ -229,6 +217,7 @@ impl Device for HipDevice {
     }
 
     fn alloc_at(&mut self, addr: u64, size: u64, mem: MemKind) -> Result<Option<u64>, DeviceError> {
+        self.ready()?;
         let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut()) else {
             return Ok(None);
         };
@@ -264,6 +253,7 @@ impl Device for HipDevice {
     }
 
     fn free(&mut self, p: u64, mem: MemKind) -> Result<(), DeviceError> {
+        self.ready()?;
         if let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut())
             && placer.is_placed(p)
         {
@@ -290,6 +280,7 @@ impl Device for HipDevice {
     /// On the CPU runtime pinned memory is ordinary memory: none, so that
     /// replay's memory stays bounded as docs/PERFORMANCE.md says.
     fn host_buffer(&mut self, len: usize) -> Result<Option<HostBuffer>, DeviceError> {
+        self.ready()?;
         if self.rt.is_cpu() {
             return Ok(None);
         }
@@ -297,6 +288,7 @@ impl Device for HipDevice {
     }
 
     fn copy_h2d(&mut self, dst: u64, src: &[u8], s: Option<Handle>) -> Result<(), DeviceError> {
+        self.ready()?;
         let kind = ffi::MEMCPY_HOST_TO_DEVICE;
         // SAFETY: `src` is a live slice of the length passed; `dst` is a
         // translated device address the runtime validates.
@@ -306,6 +298,7 @@ impl Device for HipDevice {
     }
 
     fn copy_d2h(&mut self, dst: &mut [u8], src: u64, s: Option<Handle>) -> Result<(), DeviceError> {
+        self.ready()?;
         let kind = ffi::MEMCPY_DEVICE_TO_HOST;
         // SAFETY: `dst` is a live mutable slice of the length passed.
         let code = unsafe { self.memcpy(dst.as_mut_ptr().cast(), ptr(src), dst.len(), kind, s) };
@@ -320,6 +313,7 @@ impl Device for HipDevice {
         size: u64,
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         let kind = ffi::MEMCPY_DEVICE_TO_DEVICE;
         // SAFETY: both are translated device addresses the runtime validates.
         let code = unsafe { self.memcpy(ptr(dst), ptr(src), size as usize, kind, s) };
@@ -334,6 +328,7 @@ impl Device for HipDevice {
         size: u64,
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         let api = &self.rt.api;
         // SAFETY: a translated device address the runtime validates.
         let code = unsafe {
@@ -356,6 +351,7 @@ impl Device for HipDevice {
         extent: [u64; 3],
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         let host = (src.as_ptr() as u64, [extent[0], extent[0] * extent[1]]);
         self.rect_copy(
             "hipMemcpy2D(HtoD)",
@@ -374,6 +370,7 @@ impl Device for HipDevice {
         extent: [u64; 3],
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         let host = (dst.as_mut_ptr() as u64, [extent[0], extent[0] * extent[1]]);
         self.rect_copy(
             "hipMemcpy2D(DtoH)",
@@ -391,6 +388,7 @@ impl Device for HipDevice {
         extent: [u64; 3],
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         self.rect_copy(
             "hipMemcpy2D(DtoD)",
             ffi::MEMCPY_DEVICE_TO_DEVICE,
@@ -408,22 +406,27 @@ impl Device for HipDevice {
         value: u8,
         s: Option<Handle>,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         self.rect_memset((dst, pitch), extent, value, s)
     }
 
     fn pool_create(&mut self) -> Result<Option<Handle>, DeviceError> {
+        self.ready()?;
         self.hip_pool_create()
     }
 
     fn pool_call(&mut self, call: PoolCall) -> Result<(), DeviceError> {
+        self.ready()?;
         self.hip_pool_call(call)
     }
 
     fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
+        self.ready()?;
         self.hip_pool_alloc(pool, size, s)
     }
 
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
+        self.ready()?;
         let mut s: ffi::HipStream = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
         let code = unsafe { (self.rt.api.hipStreamCreate)(&mut s) };
@@ -432,30 +435,35 @@ impl Device for HipDevice {
     }
 
     fn stream_destroy(&mut self, s: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: `s` came from hipStreamCreate.
         let code = unsafe { (self.rt.api.hipStreamDestroy)(ptr(s)) };
         self.check("hipStreamDestroy", code)
     }
 
     fn stream_sync(&mut self, s: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: `s` came from hipStreamCreate or is the null stream.
         let code = unsafe { (self.rt.api.hipStreamSynchronize)(ptr(s)) };
         self.check("hipStreamSynchronize", code)
     }
 
     fn stream_wait_event(&mut self, s: Handle, e: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: live handles from this runtime.
         let code = unsafe { (self.rt.api.hipStreamWaitEvent)(ptr(s), ptr(e), 0) };
         self.check("hipStreamWaitEvent", code)
     }
 
     fn device_sync(&mut self) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: no arguments.
         let code = unsafe { (self.rt.api.hipDeviceSynchronize)() };
         self.check("hipDeviceSynchronize", code)
     }
 
     fn event_create(&mut self) -> Result<Handle, DeviceError> {
+        self.ready()?;
         let mut e: ffi::HipEvent = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
         let code = unsafe { (self.rt.api.hipEventCreate)(&mut e) };
@@ -464,24 +472,28 @@ impl Device for HipDevice {
     }
 
     fn event_destroy(&mut self, e: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: `e` came from hipEventCreate.
         let code = unsafe { (self.rt.api.hipEventDestroy)(ptr(e)) };
         self.check("hipEventDestroy", code)
     }
 
     fn event_record(&mut self, e: Handle, s: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: live handles from this runtime.
         let code = unsafe { (self.rt.api.hipEventRecord)(ptr(e), ptr(s)) };
         self.check("hipEventRecord", code)
     }
 
     fn event_sync(&mut self, e: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: `e` came from hipEventCreate.
         let code = unsafe { (self.rt.api.hipEventSynchronize)(ptr(e)) };
         self.check("hipEventSynchronize", code)
     }
 
     fn event_elapsed_ms(&mut self, a: Handle, b: Handle) -> Result<f32, DeviceError> {
+        self.ready()?;
         let mut ms = 0f32;
         // SAFETY: valid out-pointer and live event handles.
         let code = unsafe { (self.rt.api.hipEventElapsedTime)(&mut ms, ptr(a), ptr(b)) };
@@ -490,6 +502,7 @@ impl Device for HipDevice {
     }
 
     fn module_load(&mut self, image: &[u8]) -> Result<Handle, DeviceError> {
+        self.ready()?;
         // hipModuleLoadData takes a bare pointer and reads as far as the
         // image's headers say: an image that is empty, or whose headers
         // describe more than `image` holds, would be read past its end.
@@ -524,12 +537,14 @@ impl Device for HipDevice {
     }
 
     fn module_unload(&mut self, m: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         // SAFETY: `m` came from hipModuleLoadData.
         let code = unsafe { (self.rt.api.hipModuleUnload)(ptr(m)) };
         self.check("hipModuleUnload", code)
     }
 
     fn function(&mut self, m: Handle, name: &str) -> Result<Handle, DeviceError> {
+        self.ready()?;
         let cname = CString::new(name).map_err(|_| DeviceError::Call {
             call: "hipModuleGetFunction",
             code: -1,
@@ -543,6 +558,7 @@ impl Device for HipDevice {
     }
 
     fn va_reserve(&mut self, size: u64) -> Result<u64, DeviceError> {
+        self.ready()?;
         let api = self.vmm("hipMemAddressReserve")?;
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointer; no address asked for.
@@ -554,6 +570,7 @@ impl Device for HipDevice {
     }
 
     fn va_free(&mut self, p: u64, size: u64) -> Result<(), DeviceError> {
+        self.ready()?;
         let api = self.vmm("hipMemAddressFree")?;
         // SAFETY: a reservation va_reserve made, of this size.
         let code = unsafe { (api.hipMemAddressFree)(ptr(p), size as usize) };
@@ -561,6 +578,7 @@ impl Device for HipDevice {
     }
 
     fn mem_create(&mut self, size: u64, mem: MemKind) -> Result<Handle, DeviceError> {
+        self.ready()?;
         if mem != MemKind::Device {
             return Err(DeviceError::Call {
                 call: "hipMemCreate",
@@ -581,6 +599,7 @@ impl Device for HipDevice {
     }
 
     fn mem_release(&mut self, h: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         let api = self.vmm("hipMemRelease")?;
         // SAFETY: a handle mem_create made.
         let code = unsafe { (api.hipMemRelease)(ptr(h)) };
@@ -588,6 +607,7 @@ impl Device for HipDevice {
     }
 
     fn mem_map(&mut self, p: u64, size: u64, offset: u64, h: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
         let api = self.vmm("hipMemMap")?;
         // SAFETY: `p` lies in a reservation va_reserve made (the engine
         // checks), `h` is a handle mem_create made.
@@ -600,6 +620,7 @@ impl Device for HipDevice {
     }
 
     fn mem_unmap(&mut self, p: u64, size: u64) -> Result<(), DeviceError> {
+        self.ready()?;
         let api = self.vmm("hipMemUnmap")?;
         // SAFETY: a mapping mem_map made, of this size.
         let code = unsafe { (api.hipMemUnmap)(ptr(p), size as usize) };
@@ -607,6 +628,7 @@ impl Device for HipDevice {
     }
 
     fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {
+        self.ready()?;
         let f = self
             .rt
             .get_global
@@ -628,50 +650,58 @@ impl Device for HipDevice {
         g: &hrr_replay::graph::GraphSpec<'_>,
         stream: Handle,
     ) -> Result<(), DeviceError> {
+        self.ready()?;
         self.launch_graph(g, stream)
     }
 
     fn graph_release(&mut self, id: u64) -> Result<(), DeviceError> {
+        self.ready()?;
         self.release_graph(id)
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
-        let kernarg = l.packed_args();
-        let mut size = kernarg.len();
-        let mut extra = launch_extra(&kernarg, &mut size);
-        // SAFETY: `kernarg` and `size` outlive the call, which copies the
-        // argument buffer before returning (HIP's launch contract).
-        let code = unsafe {
-            (self.rt.api.hipModuleLaunchKernel)(
-                ptr(l.func),
-                l.grid[0],
-                l.grid[1],
-                l.grid[2],
-                l.block[0],
-                l.block[1],
-                l.block[2],
-                l.shmem,
-                ptr(l.stream),
-                std::ptr::null_mut(),
-                extra.as_mut_ptr(),
-            )
-        };
-        // "invalid argument" alone does not say which: name what was passed.
-        self.check("hipModuleLaunchKernel", code).map_err(|mut e| {
-            if let DeviceError::Call { message, .. } = &mut e {
-                *message = format!(
-                    "{message}; launched with grid {:?}, block {:?}, {} bytes of shared memory, {} bytes of arguments",
-                    l.grid, l.block, l.shmem, size
-                );
+        match &mut self.launches {
+            Some(q) => q.push(l),
+            None => launcher::launch(
+                self.rt.api.hipModuleLaunchKernel,
+                self.rt.api.hipGetErrorString,
+                l,
+            ),
+        }
+    }
+
+    fn launch_thread(
+        &mut self,
+        on: bool,
+        progress: Option<&Arc<Progress>>,
+    ) -> Result<bool, DeviceError> {
+        match (on, self.launches.take()) {
+            (true, None) => {
+                let launcher = HipLauncher {
+                    launch: self.rt.api.hipModuleLaunchKernel,
+                    error_string: self.rt.api.hipGetErrorString,
+                };
+                let thread = LaunchThread::start(launcher, progress.cloned());
+                self.launches = Some(thread.map_err(|e| DeviceError::Backend {
+                    call: "hipModuleLaunchKernel",
+                    source: Box::new(e),
+                })?);
             }
-            e
-        })
+            (true, q) => self.launches = q,
+            (false, Some(q)) => q.stop()?,
+            (false, None) => {}
+        }
+        Ok(self.launches.is_some())
     }
 }
 
 impl Drop for HipDevice {
-    /// Placed memory and reservations go back before the runtime is unloaded.
+    /// The launch thread ends, and placed memory and reservations go back,
+    /// before the runtime is unloaded.
     fn drop(&mut self) {
+        if let Some(q) = self.launches.take() {
+            let _ = q.stop();
+        }
         if let (Some(api), Some(Some(placer))) = (self.rt.vmm.as_ref(), self.placer.as_mut()) {
             placer.release_all(api);
         }

@@ -8,6 +8,7 @@ mod ffi;
 mod graphs;
 mod hip_device;
 mod host_buffer;
+mod launcher;
 mod placement;
 mod rect_pools;
 mod runtime;

@@ -12,6 +12,7 @@ mod options;
 mod pinned_host;
 mod placement;
 mod prefetch;
+mod recent_launches;
 mod replayer;
 mod summary;
 mod virtual_memory;

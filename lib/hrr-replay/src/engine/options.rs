@@ -26,6 +26,11 @@ pub struct ReplayOptions {
     /// Graphs run node by node in dependency order instead of through the
     /// device's graph API (`--no-graphs`, for debugging).
     pub no_graphs: bool,
+    /// Let the backend make launches on a thread of its own, overlapped with
+    /// the replay thread's work ([`crate::launch_thread`]); not with
+    /// `timing` or `continue_on_error`, which need each launch's outcome at
+    /// its event.
+    pub launch_thread: bool,
     /// Where the replayer marks each event it starts, for a watchdog.
     pub progress: Option<Arc<Progress>>,
 }

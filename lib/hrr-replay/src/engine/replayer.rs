@@ -24,6 +24,7 @@ use crate::engine::launch_check;
 use crate::engine::options::ReplayOptions;
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::prefetch;
+use crate::engine::recent_launches::RecentLaunches;
 use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
 use crate::engine::virtual_memory::VirtualMemory;
 use crate::engine::watchdog::FINAL_SYNC;
@@ -81,6 +82,8 @@ pub struct Replayer<'a> {
     graphs: graphs::Graphs,
     /// Memory pools and the allocations made from them.
     pools: pools::Pools,
+    /// The events of launches that may still be queued on the launch thread.
+    recent_launches: RecentLaunches,
 }
 
 impl<'a> Replayer<'a> {
@@ -116,6 +119,7 @@ impl<'a> Replayer<'a> {
             pause: None,
             graphs: Default::default(),
             pools: pools::Pools::default(),
+            recent_launches: RecentLaunches::default(),
         }
     }
 
@@ -198,6 +202,15 @@ impl<'a> Replayer<'a> {
             });
             (Parser::Thread(handle), Some(rx), Some(recycle))
         };
+        if self.opts.launch_thread && !self.opts.timing && !self.opts.continue_on_error {
+            match self.dev.launch_thread(true, self.opts.progress.as_ref()) {
+                Ok(on) => self.summary.launch_thread = on,
+                Err(e) => self.summary.warnings.push(format!(
+                    "launches are made on the replay thread: {}",
+                    chain(&e)
+                )),
+            }
+        }
         let mut span: Option<(u64, u64)> = None;
         let mut error = None;
         'events: for mut batch in std::iter::once(first).chain(rest.into_iter().flatten()) {
@@ -230,6 +243,7 @@ impl<'a> Replayer<'a> {
                     break 'events;
                 }
                 if let Err(e) = self.step(event) {
+                    let e = self.recent_launches.relabel(e);
                     match e {
                         ReplayError::Fatal { .. } if self.opts.continue_on_error => {
                             eprintln!("hrr-play: error: {}", chain(&e));
@@ -270,6 +284,13 @@ impl<'a> Replayer<'a> {
         self.summary.warnings.extend(self.pinned.take_warning());
         if let Some(p) = &self.opts.progress {
             p.enter(FINAL_SYNC);
+        }
+        // A launch that failed after the last event's call is reported here.
+        if self.summary.launch_thread
+            && let Err(e) = self.dev.launch_thread(false, None)
+            && error.is_none()
+        {
+            error = Some(self.recent_launches.relabel(ReplayError::FinalSync(e)));
         }
         if error.is_none()
             && let Err(e) = self.dev.device_sync()
@@ -1060,6 +1081,7 @@ impl<'a> Replayer<'a> {
             &kept
         };
         let launch = Launch {
+            event: e.seq,
             func,
             grid,
             block,
@@ -1090,6 +1112,9 @@ impl<'a> Replayer<'a> {
             t.max_ms = t.max_ms.max(ms);
             self.record_timed(e, dev_time)?;
         } else {
+            if self.summary.launch_thread {
+                self.recent_launches.note(e);
+            }
             self.dev.launch(&launch).map_err(Self::dev_err(e))?;
         }
         self.kernarg = kernarg;

@@ -112,6 +112,9 @@ pub struct ReplaySummary {
     pub copies: CopyTiming,
     /// Wall time of the replay.
     pub wall_ms: f64,
+    /// Launches were made on a thread of the backend's own
+    /// ([`crate::launch_thread`]).
+    pub launch_thread: bool,
 }
 
 impl ReplaySummary {

@@ -26,6 +26,12 @@ pub struct Progress {
     seq: AtomicU64,
     /// The replay is over: the watchdog stops.
     done: AtomicBool,
+    /// Launches made on the launch thread ([`crate::launch_thread`]): its
+    /// progress while the replay thread waits for it.
+    launches: AtomicU64,
+    /// `seq + 1` of the launch the launch thread is making (0: none): the
+    /// event a stall inside that launch is reported at.
+    launching: AtomicU64,
 }
 
 /// `seq` marking the synchronisation after the last event.
@@ -48,17 +54,41 @@ impl Progress {
         self.done.store(true, Ordering::Relaxed);
     }
 
-    fn snapshot(&self) -> (u64, u64) {
-        (
+    /// The launch thread starts making the launch of event `seq`.
+    pub fn launch_begin(&self, seq: u64) {
+        self.launching.store(seq.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// The launch thread has made its launch.
+    pub fn launch_end(&self) {
+        self.launching.store(0, Ordering::Relaxed);
+        self.launches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> [u64; 4] {
+        [
             self.started.load(Ordering::Relaxed),
             self.seq.load(Ordering::Relaxed),
-        )
+            self.launches.load(Ordering::Relaxed),
+            self.launching.load(Ordering::Relaxed),
+        ]
+    }
+
+    /// The event a stall at `snapshot` is in: a launch stuck on the launch
+    /// thread, or else the replay thread's event (which may be waiting for
+    /// that launch).
+    fn stalled_at(snapshot: [u64; 4]) -> u64 {
+        match snapshot[3] {
+            0 => snapshot[1],
+            launching => launching - 1,
+        }
     }
 }
 
 /// Starts the watchdog thread over `progress`: when no event has started
-/// for `limit`, `on_stall(seq, limit)` is called once with the `seq` of the
-/// event in progress ([`FINAL_SYNC`] after the last one). `on_stall` is
+/// and no launch been made for `limit`, `on_stall(seq, limit)` is called
+/// once with the `seq` of the event in progress ([`FINAL_SYNC`] after the
+/// last one), or of the launch the launch thread is stuck in. `on_stall` is
 /// expected not to return (it exits the process); if it does, the watchdog
 /// stops. A zero `limit` starts nothing.
 pub fn spawn(
@@ -87,7 +117,7 @@ pub fn spawn(
                     last = now;
                     since = Instant::now();
                 } else if since.elapsed() >= limit {
-                    on_stall(now.1, limit);
+                    on_stall(Progress::stalled_at(now), limit);
                     return;
                 }
             }
@@ -111,6 +141,22 @@ mod tests {
         .unwrap();
         // Blocks until the watchdog fires: no timing assumption beyond "eventually".
         assert_eq!(rx.recv().unwrap(), (7, Duration::from_millis(20)));
+    }
+
+    #[test]
+    fn a_launch_stuck_on_the_launch_thread_is_reported_at_its_own_event() {
+        let p = Progress::new();
+        p.enter(3);
+        p.launch_begin(7);
+        p.launch_end();
+        p.launch_begin(9);
+        p.enter(12); // the replay thread went on, then waited for the launch
+        let (tx, rx) = mpsc::channel();
+        spawn(p.clone(), Duration::from_millis(20), move |seq, _| {
+            tx.send(seq).unwrap();
+        })
+        .unwrap();
+        assert_eq!(rx.recv().unwrap(), 9);
     }
 
     #[test]

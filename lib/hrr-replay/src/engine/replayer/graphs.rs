@@ -341,6 +341,7 @@ impl Replayer<'_> {
                         shmem,
                         args,
                     } => NodeSpec::Kernel(Launch {
+                        event: e.seq,
                         func,
                         grid,
                         block,

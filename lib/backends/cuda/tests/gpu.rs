@@ -937,3 +937,73 @@ fn graphs_build_launch_and_release() {
         d.free(p, MemKind::Device).unwrap();
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn launches_on_the_launch_thread_keep_their_order_and_name_their_failure() {
+    let mut d = dev();
+    let m = d.module_load(PTX.as_bytes()).unwrap();
+    let f = d.function(m, "hrr_axpy").unwrap();
+    assert!(d.launch_thread(true, None).unwrap());
+    let n = 4096u32;
+    let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
+    let (dx, dy) = (
+        d.alloc(4 * n as u64, MemKind::Device).unwrap(),
+        d.alloc(4 * n as u64, MemKind::Device).unwrap(),
+    );
+    d.copy_h2d(dx, &f32s(&x), None).unwrap();
+    let (py, px, a, nn) = (
+        dy.to_le_bytes(),
+        dx.to_le_bytes(),
+        2.0f32.to_le_bytes(),
+        n.to_le_bytes(),
+    );
+    let mut packed = Vec::new();
+    for b in [&py[..], &px[..], &a[..], &nn[..]] {
+        packed.extend_from_slice(b);
+    }
+    let args = [LaunchArg {
+        offset: 0,
+        bytes: &packed,
+    }];
+    let axpy = |event| Launch {
+        event,
+        func: f,
+        grid: [n.div_ceil(256), 1, 1],
+        block: [256, 1, 1],
+        shmem: 0,
+        stream: 0,
+        args: &args,
+        attrs: &[],
+    };
+    // Each launch adds 2x to y: the copy sees all of them, made in order
+    // before it.
+    let launches = 1000u32;
+    for i in 0..launches {
+        d.launch(&axpy(u64::from(i))).unwrap();
+    }
+    let mut out = vec![0u8; 4 * n as usize];
+    d.copy_d2h(&mut out, dy, None).unwrap();
+    let got: Vec<f32> = out
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for i in 0..n as usize {
+        assert_eq!(got[i], launches as f32 * 2.0 * x[i], "element {i}");
+    }
+    // 2048 threads per block is past the H200's 1024: the driver refuses the
+    // launch, which is reported by the next call, naming the launch's event.
+    let mut bad = axpy(77);
+    bad.block = [2048, 1, 1];
+    d.launch(&bad).unwrap();
+    let err = d.device_sync().unwrap_err();
+    println!("late launch error: {err}");
+    assert!(
+        matches!(err, DeviceError::Deferred { event: 77, .. }),
+        "{err:?}"
+    );
+    assert_eq!((err.call(), err.code()), ("cuLaunchKernel", Some(1)));
+    d.device_sync().unwrap();
+    assert!(!d.launch_thread(false, None).unwrap());
+    d.module_unload(m).unwrap();
+}

@@ -6,15 +6,19 @@
 // A benchmark binary: `criterion_main!` defines its undocumented `main`.
 #![allow(missing_docs)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::manifest::{ArchiveKind, Platform};
 use hrr_core::{Addr, BlobId, Dir, Event, HexBytes, KernelArg, MemKind, Op};
 use hrr_replay::device::{Device, DeviceError, Handle, Launch};
+use hrr_replay::engine::watchdog::Progress;
 use hrr_replay::engine::{AddressSpace, PinnedHost, ReplayOptions, Replayer};
+use hrr_replay::launch_thread::{LaunchThread, Launcher};
 
 const EVENTS: u64 = 20_000;
 
@@ -23,6 +27,25 @@ struct Instant {
     next: u64,
     /// How long each launch call takes (0: returns at once).
     launch_ns: u64,
+    /// Launches on a thread of their own (`Device::launch_thread`).
+    launches: Option<LaunchThread>,
+}
+
+/// A launch call busy for `launch_ns`, as a runtime's launch call is: the
+/// parser thread then keeps up, and what the replay adds shows.
+struct Busy {
+    launch_ns: u64,
+}
+
+impl Launcher for Busy {
+    fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
+        std::hint::black_box(l.packed_args());
+        let t = std::time::Instant::now();
+        while (t.elapsed().as_nanos() as u64) < self.launch_ns {
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
 }
 
 impl Device for Instant {
@@ -43,6 +66,9 @@ impl Device for Instant {
         Ok(())
     }
     fn copy_d2h(&mut self, dst: &mut [u8], _: u64, _: Option<Handle>) -> Result<(), DeviceError> {
+        if let Some(q) = &self.launches {
+            q.wait()?;
+        }
         dst.fill(0);
         Ok(())
     }
@@ -65,6 +91,9 @@ impl Device for Instant {
         Ok(())
     }
     fn device_sync(&mut self) -> Result<(), DeviceError> {
+        if let Some(q) = &self.launches {
+            q.wait()?;
+        }
         Ok(())
     }
     fn event_create(&mut self) -> Result<Handle, DeviceError> {
@@ -92,14 +121,27 @@ impl Device for Instant {
         Ok(1)
     }
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
-        std::hint::black_box(l.packed_args());
-        // Busy for `launch_ns`, as a runtime's launch call is: the parser
-        // thread then keeps up, and what the replay adds shows.
-        let t = std::time::Instant::now();
-        while (t.elapsed().as_nanos() as u64) < self.launch_ns {
-            std::hint::spin_loop();
+        match &mut self.launches {
+            Some(q) => q.push(l),
+            None => Busy {
+                launch_ns: self.launch_ns,
+            }
+            .launch(l),
         }
-        Ok(())
+    }
+    fn launch_thread(&mut self, on: bool, _: Option<&Arc<Progress>>) -> Result<bool, DeviceError> {
+        match (on, self.launches.take()) {
+            (true, None) => {
+                let busy = Busy {
+                    launch_ns: self.launch_ns,
+                };
+                self.launches = Some(LaunchThread::start(busy, None).expect("thread"));
+            }
+            (true, q) => self.launches = q,
+            (false, Some(q)) => q.stop()?,
+            (false, None) => {}
+        }
+        Ok(self.launches.is_some())
     }
 }
 
@@ -248,6 +290,7 @@ fn bench(c: &mut Criterion) {
             let mut dev = Instant {
                 next: 0x1000,
                 launch_ns: 0,
+                launches: None,
             };
             let space = AddressSpace {
                 regions_enabled: true,
@@ -262,25 +305,38 @@ fn bench(c: &mut Criterion) {
     // Each launch call busy for 3 µs (an H200's `cuLaunchKernel` of a tiny
     // kernel takes about 4): time per event minus 3 µs is what the replay's
     // own thread adds to a launch.
-    g.bench_function("engine_per_launch_loop_3us_launches", |b| {
-        b.iter(|| {
-            let mut dev = Instant {
-                next: 0x1000,
-                launch_ns: 3000,
-            };
-            let mut pinned = PinnedHost::new(0);
-            let (s, e) = Replayer::new(
-                &mut dev,
-                &loop_archive,
-                &opts,
-                AddressSpace::default(),
-                None,
-                &mut pinned,
-            )
-            .run(|_| {});
-            assert!(e.is_none() && s.launches == EVENTS - 2);
-        })
-    });
+    // The same with the launches on a thread of their own: the replay
+    // thread's work overlaps the launch calls instead of adding to them.
+    for (name, launch_thread) in [
+        ("engine_per_launch_loop_3us_launches", false),
+        ("engine_per_launch_loop_3us_launches_launch_thread", true),
+    ] {
+        let opts = ReplayOptions {
+            launch_thread,
+            ..ReplayOptions::default()
+        };
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut dev = Instant {
+                    next: 0x1000,
+                    launch_ns: 3000,
+                    launches: None,
+                };
+                let mut pinned = PinnedHost::new(0);
+                let (s, e) = Replayer::new(
+                    &mut dev,
+                    &loop_archive,
+                    &opts,
+                    AddressSpace::default(),
+                    None,
+                    &mut pinned,
+                )
+                .run(|_| {});
+                assert!(e.is_none() && s.launches == EVENTS - 2);
+                assert_eq!(s.launch_thread, launch_thread);
+            })
+        });
+    }
     g.finish();
 }
 

@@ -12,8 +12,11 @@
 //!   `__cudaLaunchKernel` receives ([`Registry::bind_handle`]).
 //! - At the first launch of a kernel, [`CudaKernel::resolve`] writes its fat
 //!   binary as one blob (once per fat binary, however many of its kernels
-//!   run: [`Fatbin::module`]) and fixes the parameter layout (driver first,
-//!   the fat binary's metadata as fallback: `layout::choose`). The result is
+//!   run: [`Fatbin::module`]) and fixes the parameter layout: the driver's,
+//!   and the fat binary's metadata only when the driver cannot give it
+//!   (`layout::choose`). Reading that metadata means decompressing a cubin:
+//!   milliseconds at each kernel's first launch for a framework's fat
+//!   binaries, where the driver's answer takes microseconds. The result is
 //!   an ordinary `code_objects::Kernel`, so the launch is recorded by
 //!   `Recorder::launch` exactly like a HIP one.
 //!
@@ -208,11 +211,13 @@ impl CudaKernel {
 
     /// Code and layout, fixed the first time: `load(addr, len)` writes the
     /// fat binary's blob (once per fat binary), `driver(self)` asks the
-    /// driver for the parameter layout. The `bool` is true for the call that
-    /// resolved it (which reports `warning`).
+    /// driver for the parameter layout, and only where it cannot,
+    /// `metadata(addr, len)` reads the fat binary's kernels. The `bool` is
+    /// true for the call that resolved it (which reports `warning`).
     pub fn resolve(
         &self,
         load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
+        metadata: impl FnOnce(usize, usize) -> Result<Vec<KernelMeta>, String>,
         driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
     ) -> (&Resolved, bool) {
         let mut fresh = false;
@@ -220,7 +225,7 @@ impl CudaKernel {
             fresh = true;
             crate::interpose::self_profile::phase(
                 "phase launch: a kernel's code and layout",
-                || self.resolve_now(load, driver),
+                || self.resolve_now(load, metadata, driver),
             )
         });
         (r, fresh)
@@ -229,18 +234,24 @@ impl CudaKernel {
     fn resolve_now(
         &self,
         load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
+        metadata: impl FnOnce(usize, usize) -> Result<Vec<KernelMeta>, String>,
         driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
     ) -> Resolved {
         let module = self.fatbin.module(load);
         let from_driver = driver(self);
-        let from_fatbin: Result<&KernelMeta, String> = match &module {
-            Ok(m) => match &m.kernels {
-                Ok(ks) => ks
-                    .iter()
-                    .find(|k| k.name == self.name)
-                    .ok_or_else(|| format!("not among the {} kernels of its metadata", ks.len())),
-                Err(e) => Err(e.clone()),
-            },
+        let kernels = match (&from_driver, &module, &self.fatbin.image) {
+            (Ok(_), ..) => Err("not read: the driver gave the layout".to_string()),
+            (Err(_), Err(e), _) | (Err(_), Ok(_), Err(e)) => Err(e.clone()),
+            (Err(_), Ok(_), Ok(_)) if !self.fatbin.is_live() => {
+                Err("fat binary was unregistered before its metadata was read".into())
+            }
+            (Err(_), Ok(_), &Ok((addr, len))) => metadata(addr, len),
+        };
+        let from_fatbin: Result<&KernelMeta, String> = match &kernels {
+            Ok(ks) => ks
+                .iter()
+                .find(|k| k.name == self.name)
+                .ok_or_else(|| format!("not among the {} kernels of its metadata", ks.len())),
             Err(e) => Err(e.clone()),
         };
         let Choice {
@@ -538,23 +549,36 @@ mod tests {
         let load = |addr: usize, len: usize| {
             assert_eq!((addr, len), used);
             loads.fetch_add(1, Ordering::Relaxed);
-            r.load_bundle(FATBIN)
+            r.load_code(FATBIN)
         };
-        // saxpy(float a, const float *x, float *y, int n): the driver's answer.
-        let (res, fresh) = saxpy.resolve(load, |k| {
-            assert_eq!(k.handle(), 0xaaa0);
-            Ok(vec![(0, 4), (8, 8), (16, 8), (24, 4)])
-        });
+        let metadata = |addr: usize, len: usize| {
+            assert_eq!((addr, len), used);
+            crate::record::code_objects::kernels_of(FATBIN)
+        };
+        // saxpy(float a, const float *x, float *y, int n): the driver's
+        // answer, and the fat binary's metadata is not read.
+        let (res, fresh) = saxpy.resolve(
+            load,
+            |_, _| unreachable!(),
+            |k| {
+                assert_eq!(k.handle(), 0xaaa0);
+                Ok(vec![(0, 4), (8, 8), (16, 8), (24, 4)])
+            },
+        );
         assert!(fresh);
         assert_eq!(res.layout, layout::Source::Driver);
-        assert_eq!(res.warning, None, "driver and cubin metadata agree");
+        assert_eq!(res.warning, None);
         assert_eq!(res.params, 4);
         // Second resolve: cached, nothing loaded or asked.
-        let (_, fresh) = saxpy.resolve(|_, _| unreachable!(), |_| unreachable!());
+        let (_, fresh) = saxpy.resolve(
+            |_, _| unreachable!(),
+            |_, _| unreachable!(),
+            |_| unreachable!(),
+        );
         assert!(!fresh);
         // with_struct(Pair, char, long long*) from the same fat binary, the
         // driver unavailable: the cubin's EIATTR_KPARAM_INFO is used.
-        let (ws, _) = with_struct.resolve(load, |_| Err("no libcuda.so.1".into()));
+        let (ws, _) = with_struct.resolve(load, metadata, |_| Err("no libcuda.so.1".into()));
         assert_eq!(ws.layout, layout::Source::FatbinMetadata);
         assert_eq!(ws.params, 3);
         assert!(ws.warning.as_ref().unwrap().contains("no libcuda"));
@@ -674,13 +698,21 @@ mod tests {
         let k = reg.add_function(1, 0x10, "k");
         assert!(reg.remove_fatbin(1));
         assert!(!reg.remove_fatbin(1));
-        let (res, _) = k.resolve(|_, _| unreachable!(), |_| Ok(vec![(0, 8)]));
+        let (res, _) = k.resolve(
+            |_, _| unreachable!(),
+            |_, _| unreachable!(),
+            |_| Ok(vec![(0, 8)]),
+        );
         assert!(res.code_error.as_ref().unwrap().contains("unregistered"));
         assert_eq!(res.params, 1, "the driver's layout is still known");
 
         reg.add_fatbin(2, Err("wrapper not readable".into()));
         let k = reg.add_function(2, 0x20, "k2");
-        let (res, _) = k.resolve(|_, _| unreachable!(), |_| Err("x".into()));
+        let (res, _) = k.resolve(
+            |_, _| unreachable!(),
+            |_, _| unreachable!(),
+            |_| Err("x".into()),
+        );
         assert_eq!(res.code_error.as_deref(), Some("wrapper not readable"));
         assert_eq!(res.layout, layout::Source::None);
         assert!(res.warning.as_ref().unwrap().contains("WITHOUT arguments"));
@@ -688,7 +720,7 @@ mod tests {
         // A function of a handle nobody registered still has its name.
         let k = reg.add_function(3, 0x30, "orphan");
         assert_eq!(reg.by_host(0x30).unwrap().name, "orphan");
-        let (res, _) = k.resolve(|_, _| unreachable!(), |_| Ok(vec![]));
+        let (res, _) = k.resolve(|_, _| unreachable!(), |_, _| unreachable!(), |_| Ok(vec![]));
         assert!(
             res.code_error
                 .as_ref()
@@ -703,12 +735,14 @@ mod tests {
         let load = |_: usize, _: usize| {
             Ok(Arc::new(Module::new(
                 BlobId::of(FATBIN),
-                hrr_codeobj::kernels(FATBIN).map_err(|e| e.to_string()),
+                Err("not read".into()),
             )))
         };
-        a.resolve(load, |_| Err("no driver".into()));
+        let metadata = |_: usize, _: usize| hrr_codeobj::kernels(FATBIN).map_err(|e| e.to_string());
+        let (res, _) = a.resolve(load, metadata, |_| Err("no driver".into()));
+        assert_eq!(res.layout, layout::Source::FatbinMetadata);
         reg.remove_fatbin(4);
-        let (res, _) = b.resolve(|_, _| unreachable!(), |_| Ok(vec![]));
+        let (res, _) = b.resolve(|_, _| unreachable!(), |_, _| unreachable!(), |_| Ok(vec![]));
         assert_eq!((res.code_error.as_deref(), res.params), (None, 0));
     }
 }

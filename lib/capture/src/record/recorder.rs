@@ -472,9 +472,7 @@ impl Recorder {
 
     /// A code object turned into a module: its blob and metadata.
     fn module_of(&self, what: &str, image: &[u8]) -> Module {
-        let code = self
-            .put_blob(what, image)
-            .unwrap_or_else(|| BlobId::of(image));
+        let code = self.code_of(what, image);
         let kernels = kernels_of(image);
         if let Err(e) = &kernels {
             self.warn(&format!(
@@ -581,6 +579,22 @@ impl Recorder {
     /// blob and the kernel metadata of its device entries.
     pub fn load_bundle(&self, bytes: &[u8]) -> Result<Arc<Module>, String> {
         Ok(Arc::new(self.module_of("fat binary", bytes)))
+    }
+
+    /// A CUDA image as a module whose code is written and whose kernel
+    /// metadata is not read: the driver gives CUDA's layouts
+    /// (`cuda::registry`).
+    pub fn load_code(&self, bytes: &[u8]) -> Result<Arc<Module>, String> {
+        Ok(Arc::new(Module::new(
+            self.code_of("fat binary", bytes),
+            Err("not read: the driver gives CUDA's layouts".into()),
+        )))
+    }
+
+    /// A code object's blob, written (its id even where writing failed).
+    fn code_of(&self, what: &str, image: &[u8]) -> BlobId {
+        self.put_blob(what, image)
+            .unwrap_or_else(|| BlobId::of(image))
     }
 
     /// Records a launch of `kernel` (`None`: a handle the recorder never saw

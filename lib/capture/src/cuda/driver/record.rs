@@ -320,7 +320,7 @@ pub fn module_load(r: &Recorder, api: &str, ret: CUresult, handle: u64) {
         return;
     }
     // SAFETY: the image is the Fatbin's own copy, alive while `f` is.
-    match f.module(|addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) })) {
+    match f.module(|addr, len| r.load_code(unsafe { bytes(addr as *const c_void, len) })) {
         Ok(m) => r.op(
             api,
             ret,
@@ -445,7 +445,7 @@ pub unsafe fn global(
             // SAFETY: the image is live while its module is loaded (it just
             // answered this lookup), or the Fatbin's copy.
             .map(|f| {
-                f.module(|addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }))
+                f.module(|addr, len| r.load_code(unsafe { bytes(addr as *const c_void, len) }))
             });
         let code: BlobId = match code {
             Some(Ok(m)) => m.code,

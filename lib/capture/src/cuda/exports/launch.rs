@@ -43,7 +43,7 @@ use crate::cuda::types::{self as cu, CudaError, CudaStream, Dim3, stream_id};
 use crate::hip::exports::{record_memoised, with_params};
 use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
-use crate::record::code_objects::{FatBin, Kernel, Module, Source};
+use crate::record::code_objects::{FatBin, Kernel, Module, Source, kernels_of};
 use crate::record::kernel_args::ArgValues;
 use crate::record::launch_memo::{self, LaunchKey, Slot};
 use crate::record::recorder::{LaunchDims, Recorder};
@@ -223,6 +223,26 @@ fn driver_layout(k: &CudaKernel) -> Result<Vec<(u64, u64)>, String> {
 
 /// Reports a kernel's first launch: its layout warning (always) and, with
 /// `HRR_LOG`, where its code and layout came from.
+/// `k`'s code and layout ([`CudaKernel::resolve`]), reported the first time.
+fn resolve<'k>(
+    r: &Recorder,
+    k: &'k CudaKernel,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+) -> &'k Resolved {
+    let (res, fresh) = k.resolve(
+        // SAFETY (both): the registry calls these only while the image is
+        // live: in the application's loaded image, or copied into the
+        // Fatbin; `len` is its extent.
+        |addr, len| r.load_code(unsafe { bytes(addr as *const c_void, len) }),
+        |addr, len| kernels_of(unsafe { bytes(addr as *const c_void, len) }),
+        driver,
+    );
+    if fresh {
+        report_first(r, k, res);
+    }
+    res
+}
+
 pub(crate) fn report_first(r: &Recorder, k: &CudaKernel, res: &Resolved) {
     if let Some(w) = &res.warning {
         r.warn(w);
@@ -330,16 +350,7 @@ pub(crate) unsafe fn read_kernel_launch<R>(
             ArgValues::None,
         );
     };
-    let (res, fresh) = k.resolve(
-        // SAFETY: Fatbin::module calls this only while the image is live:
-        // in the application's loaded image, or copied into the Fatbin;
-        // `len` is its extent.
-        |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
-        driver,
-    );
-    if fresh {
-        report_first(r, k, res);
-    }
+    let res = resolve(r, k, driver);
     // Borrowed: the String is made only if a launch asks for the code.
     let why = res.code_error.as_deref().unwrap_or_default();
     let load = |_: &FatBin| Err(why.to_string());
@@ -395,14 +406,7 @@ pub(crate) unsafe fn host_writes_of(
 ) {
     let layout = match kernel {
         Some(k) => {
-            let (res, fresh) = k.resolve(
-                // SAFETY: as in `record_kernel_launch`.
-                |addr, len| r.load_bundle(unsafe { bytes(addr as *const c_void, len) }),
-                driver,
-            );
-            if fresh {
-                report_first(r, k, res);
-            }
+            let res = resolve(r, k, driver);
             let why = res.code_error.as_deref().unwrap_or_default();
             res.kernel
                 .resolve(|_: &FatBin| Err(why.to_string()))

@@ -129,19 +129,14 @@ impl Device for Instant {
             .launch(l),
         }
     }
-    fn launch_thread(&mut self, on: bool, _: Option<&Arc<Progress>>) -> Result<bool, DeviceError> {
-        match (on, self.launches.take()) {
-            (true, None) => {
-                let busy = Busy {
-                    launch_ns: self.launch_ns,
-                };
-                self.launches = Some(LaunchThread::start(busy, None).expect("thread"));
-            }
-            (true, q) => self.launches = q,
-            (false, Some(q)) => q.stop()?,
-            (false, None) => {}
-        }
-        Ok(self.launches.is_some())
+    fn launch_thread(
+        &mut self,
+        on: bool,
+        progress: Option<&Arc<Progress>>,
+    ) -> Result<bool, DeviceError> {
+        let launch_ns = self.launch_ns;
+        let busy = || Busy { launch_ns };
+        LaunchThread::switch(&mut self.launches, on, "launch", busy, progress)
     }
 }
 

@@ -117,6 +117,32 @@ impl LaunchThread {
         })
     }
 
+    /// `Device::launch_thread` for a backend that keeps its launch thread in
+    /// `slot`: `on` starts one over `launcher()` if none runs (a thread that
+    /// cannot start is `call`'s error), off stops it, waiting for its
+    /// launches. Returns whether one runs.
+    pub fn switch<L: Launcher>(
+        slot: &mut Option<LaunchThread>,
+        on: bool,
+        call: &'static str,
+        launcher: impl FnOnce() -> L,
+        progress: Option<&Arc<Progress>>,
+    ) -> Result<bool, DeviceError> {
+        match (on, slot.take()) {
+            (true, None) => {
+                let thread = LaunchThread::start(launcher(), progress.cloned());
+                *slot = Some(thread.map_err(|e| DeviceError::Backend {
+                    call,
+                    source: Box::new(e),
+                })?);
+            }
+            (true, running) => *slot = running,
+            (false, Some(q)) => q.stop()?,
+            (false, None) => {}
+        }
+        Ok(slot.is_some())
+    }
+
     /// Queues launch `l` and returns; waits only while the ring is full. An
     /// earlier launch's failure is returned instead.
     pub fn push(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {

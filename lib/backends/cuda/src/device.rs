@@ -849,20 +849,9 @@ impl Device for CudaDevice {
         on: bool,
         progress: Option<&Arc<Progress>>,
     ) -> Result<bool, DeviceError> {
-        match (on, self.launches.take()) {
-            (true, None) => {
-                let thread =
-                    LaunchThread::start(CudaLauncher::new(self.drv, self.ctx), progress.cloned());
-                self.launches = Some(thread.map_err(|e| DeviceError::Backend {
-                    call: "cuLaunchKernel",
-                    source: Box::new(e),
-                })?);
-            }
-            (true, q) => self.launches = q,
-            (false, Some(q)) => q.stop()?,
-            (false, None) => {}
-        }
-        Ok(self.launches.is_some())
+        let (drv, ctx) = (self.drv, self.ctx);
+        let launcher = || CudaLauncher::new(drv, ctx);
+        LaunchThread::switch(&mut self.launches, on, "cuLaunchKernel", launcher, progress)
     }
 }
 

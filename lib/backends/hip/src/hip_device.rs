@@ -675,23 +675,17 @@ impl Device for HipDevice {
         on: bool,
         progress: Option<&Arc<Progress>>,
     ) -> Result<bool, DeviceError> {
-        match (on, self.launches.take()) {
-            (true, None) => {
-                let launcher = HipLauncher {
-                    launch: self.rt.api.hipModuleLaunchKernel,
-                    error_string: self.rt.api.hipGetErrorString,
-                };
-                let thread = LaunchThread::start(launcher, progress.cloned());
-                self.launches = Some(thread.map_err(|e| DeviceError::Backend {
-                    call: "hipModuleLaunchKernel",
-                    source: Box::new(e),
-                })?);
-            }
-            (true, q) => self.launches = q,
-            (false, Some(q)) => q.stop()?,
-            (false, None) => {}
-        }
-        Ok(self.launches.is_some())
+        let launcher = || HipLauncher {
+            launch: self.rt.api.hipModuleLaunchKernel,
+            error_string: self.rt.api.hipGetErrorString,
+        };
+        LaunchThread::switch(
+            &mut self.launches,
+            on,
+            "hipModuleLaunchKernel",
+            launcher,
+            progress,
+        )
     }
 }
 

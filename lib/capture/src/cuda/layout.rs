@@ -146,29 +146,16 @@ pub struct Choice {
     pub warning: Option<String>,
 }
 
-/// Picks the layout of kernel `name` from the driver's answer and the fat
-/// binary's metadata (`fatbin`: the kernel's entry there, or why there is
-/// none). The driver wins whenever it answered; a disagreement is reported.
+/// Picks the layout of kernel `name` from the driver's answer or, where it
+/// has none, the fat binary's metadata (`fatbin`: the kernel's entry there,
+/// or why there is none; the registry reads it only then).
 pub fn choose(
     name: &str,
     driver: Result<Vec<(u64, u64)>, String>,
     fatbin: Result<&KernelMeta, String>,
 ) -> Choice {
     match (driver, fatbin) {
-        (Ok(pairs), Ok(m)) => {
-            let theirs = pairs_of(m);
-            let warning = (theirs != pairs).then(|| {
-                format!(
-                    "kernel {name}: the driver's parameter layout {pairs:?} differs from the fat binary's {theirs:?}; recording with the driver's"
-                )
-            });
-            Choice {
-                meta: Some(meta_from_pairs(name, &pairs)),
-                source: Source::Driver,
-                warning,
-            }
-        }
-        (Ok(pairs), Err(_)) => Choice {
+        (Ok(pairs), _) => Choice {
             meta: Some(meta_from_pairs(name, &pairs)),
             source: Source::Driver,
             warning: None,
@@ -234,16 +221,17 @@ mod tests {
     }
 
     #[test]
-    fn driver_wins_and_disagreement_is_reported() {
+    fn the_driver_wins_and_the_metadata_is_the_fallback() {
         let fat = meta_from_pairs("k", &[(0, 8), (8, 4)]);
-        let c = choose("k", Ok(vec![(0, 8), (8, 4)]), Ok(&fat));
-        assert_eq!((c.source, c.warning.is_none()), (Source::Driver, true));
         let c = choose("k", Ok(vec![(0, 8), (8, 8)]), Ok(&fat));
-        assert_eq!(c.source, Source::Driver);
+        assert_eq!((c.source, c.warning), (Source::Driver, None));
         assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 8), (8, 8)]);
-        assert!(c.warning.unwrap().contains("differs"));
-        let c = choose("k", Ok(vec![]), Err("no metadata".into()));
+        let c = choose("k", Ok(vec![]), Err("not read".into()));
         assert_eq!((c.source, c.meta.unwrap().args.len()), (Source::Driver, 0));
+        let c = choose("k", Err("no libcuda".into()), Ok(&fat));
+        assert_eq!(c.source, Source::FatbinMetadata);
+        assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 8), (8, 4)]);
+        assert!(c.warning.unwrap().contains("no libcuda"));
     }
 
     #[test]

@@ -168,7 +168,7 @@ pub struct Resolved {
     pub layout: layout::Source,
     /// Number of parameters in the layout (0 with no layout).
     pub params: usize,
-    /// Things to report once (layout disagreements and fallbacks).
+    /// Things to report once (layout fallbacks).
     pub warning: Option<String>,
 }
 

@@ -225,22 +225,15 @@ impl LaunchThread {
     }
 
     fn finish(&mut self) -> Result<(), DeviceError> {
-        let Some(t) = self.thread.take() else {
+        if self.thread.is_none() {
             return Ok(());
-        };
-        let waited = if t.is_finished() {
-            Ok(())
-        } else {
-            // `wait` needs the handle to tell a live thread.
-            self.thread = Some(t);
-            let r = self.wait();
-            let t = self.thread.take().expect("put back above");
-            self.shared.stop.store(true, Ordering::SeqCst);
+        }
+        let waited = self.wait();
+        self.shared.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
             t.thread().unpark();
             let _ = t.join();
-            return r;
-        };
-        let _ = t.join();
+        }
         waited
     }
 }
@@ -283,11 +276,11 @@ fn run(
                 args: &args,
                 attrs: &job.attrs,
             };
-            // A panic must not leave the replay thread waiting for a count
-            // that never comes: it becomes this launch's error.
             if let Some(p) = progress {
                 p.launch_begin(job.event);
             }
+            // A panic must not leave the replay thread waiting for a count
+            // that never comes: it becomes this launch's error.
             let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 if !bound {
                     launcher.bind()?;
@@ -330,6 +323,8 @@ fn idle(rx: &rtrb::Consumer<Queued>, shared: &Shared) -> bool {
         std::hint::spin_loop();
     }
     shared.parked.store(true, Ordering::SeqCst);
+    // Pairs with `push`'s fence: either it sees `parked`, or this sees its launch.
+    fence(Ordering::SeqCst);
     if rx.is_empty() {
         if shared.stop.load(Ordering::SeqCst) {
             return false;

@@ -701,3 +701,41 @@ impl Drop for HipDevice {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every `Device` method that calls the runtime waits for the launch
+    /// thread first (`ready`); nothing else keeps the runtime's calls in the
+    /// recorded order, so a method added without it is caught here.
+    #[test]
+    fn every_runtime_call_waits_for_the_queued_launches() {
+        // Calls nothing (`name` asks a property of device 0, which launches
+        // do not change), or is the launch path itself.
+        const EXEMPT: [&str; 6] = [
+            "name",
+            "target",
+            "placement_granularity",
+            "launch_attr_supported",
+            "launch",
+            "launch_thread",
+        ];
+        let src = include_str!("hip_device.rs");
+        let start = src.find("impl Device for HipDevice {").expect("the impl");
+        let body = &src[start..];
+        let body = &body[..body.find("\n}\n").expect("its end")];
+        let mut checked = 0;
+        for method in body.split("\n    fn ").skip(1) {
+            let name = &method[..method.find('(').expect("a signature")];
+            if EXEMPT.contains(&name) {
+                continue;
+            }
+            let after = &method[method.find(" {\n").expect("a body") + 3..];
+            assert!(
+                after.trim_start().starts_with("self.ready()?;"),
+                "Device::{name} does not start with `self.ready()?;`"
+            );
+            checked += 1;
+        }
+        assert!(checked > 30, "only {checked} methods found: the parse is off");
+    }
+}

@@ -736,6 +736,9 @@ mod tests {
             );
             checked += 1;
         }
-        assert!(checked > 30, "only {checked} methods found: the parse is off");
+        assert!(
+            checked > 30,
+            "only {checked} methods found: the parse is off"
+        );
     }
 }

@@ -578,20 +578,9 @@ pub unsafe fn launch(
     extra: *mut *mut c_void,
     attrs: &[LaunchAttr],
 ) {
-    // What the launch's handle is: looked up only for a launch recorded in
-    // full (a repeated one was, when its line was kept).
-    let full = |slot: Option<launch_memo::Slot<'_>>| {
-        let d = function_of(f, ret);
-        let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
-        let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
-        let kernel = d.as_ref().map(|d| &*d.kernel);
-        // SAFETY: the driver read `extra` (when it had no kernelParams).
-        let args = match unsafe { extra_buffer(kernel_params, extra) } {
-            Some((p, n)) => ArgSource::Buffer(p, n),
-            None => ArgSource::Params(kernel_params),
-        };
-        // SAFETY: per the contract: the arguments the driver read.
-        unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs) }
+    // SAFETY: per this function's contract.
+    let full = |slot: Option<launch_memo::Slot<'_>>| unsafe {
+        launch_in_full(r, api, ret, f, dims, kernel_params, extra, attrs, slot)
     };
     if ret != CUDA_SUCCESS {
         full(None);
@@ -619,6 +608,42 @@ pub unsafe fn launch(
         // SAFETY: the driver accepted this launch with these kernelParams.
         None => unsafe { record_memoised(r, key, kernel_params, full) },
     }
+}
+
+/// [`launch`] recorded in full: the handle looked up (a repeated launch's
+/// was, when its line was kept), arguments read and encoded. Out of line,
+/// so that its locals leave the repeat path's stack frame: 3 fewer of the
+/// frame's lines written per repeated launch (cachegrind, a simulated
+/// 32 KiB L1, the driver loop touching 64 KiB between launches), lines the
+/// runtime's own launch has evicted in between.
+///
+/// # Safety
+/// As [`launch`].
+#[inline(never)]
+#[cold]
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_in_full(
+    r: &Recorder,
+    api: &'static str,
+    ret: CUresult,
+    f: u64,
+    dims: LaunchDims,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    attrs: &[LaunchAttr],
+    slot: Option<launch_memo::Slot<'_>>,
+) {
+    let d = function_of(f, ret);
+    let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
+    let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
+    let kernel = d.as_ref().map(|d| &*d.kernel);
+    // SAFETY: the driver read `extra` (when it had no kernelParams).
+    let args = match unsafe { extra_buffer(kernel_params, extra) } {
+        Some((p, n)) => ArgSource::Buffer(p, n),
+        None => ArgSource::Params(kernel_params),
+    };
+    // SAFETY: per the contract: the arguments the driver read.
+    unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs) }
 }
 
 /// Before a driver launch of `f` is forwarded: the host memory it may

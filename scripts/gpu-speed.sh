@@ -82,13 +82,13 @@ captured() {
 }
 if part launches; then
 echo "--- launches: 100k tiny kernels, $ROUNDS rounds"
+replay() { "${PIN[@]}" "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json "$@" >"$W/r.json" 2>/dev/null; }
 for i in $(seq 1 "$ROUNDS"); do
     if [ $((i % 2)) = 1 ]; then plain; captured; else captured; plain; fi
     p=$(field launch_loop_ms "$W/p.log"); c=$(field launch_loop_ms "$W/c.log")
     pe=$(field enqueue_ms "$W/p.log"); ce=$(field enqueue_ms "$W/c.log")
     # The replay with launches on their own thread (the default) and on the
     # replay thread (--no-launch-thread), in alternating order.
-    replay() { "${PIN[@]}" "$BIN/hrr-play" "$W/c.hrr" --backend cuda --json "$@" >"$W/r.json" 2>/dev/null; }
     t0=$(now_ms); "${PIN[@]}" "$W/ll" loop 100000 >/dev/null; t1=$(now_ms)
     if [ $((i % 2)) = 1 ]; then
         replay; t2=$(now_ms); replay --no-launch-thread; t3=$(now_ms); r=$((t2 - t1)) s=$((t3 - t2))

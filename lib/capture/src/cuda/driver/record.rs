@@ -634,16 +634,45 @@ unsafe fn launch_in_full(
     slot: Option<launch_memo::Slot<'_>>,
 ) {
     let d = function_of(f, ret);
-    let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
-    let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
     let kernel = d.as_ref().map(|d| &*d.kernel);
     // SAFETY: the driver read `extra` (when it had no kernelParams).
-    let args = match unsafe { extra_buffer(kernel_params, extra) } {
+    let args = unsafe { arg_source(kernel_params, extra) };
+    // SAFETY: per the contract: the arguments the driver read.
+    unsafe {
+        record_kernel_launch(
+            r,
+            api,
+            ret,
+            kernel,
+            f,
+            dims,
+            args,
+            slot,
+            driver_layout(f, &d),
+            attrs,
+        )
+    }
+}
+
+/// How the driver gives the parameter layout of `f`, which is `d`.
+fn driver_layout(
+    f: u64,
+    d: &Option<Arc<code::DriverFunction>>,
+) -> impl FnOnce(&registry::CudaKernel) -> Result<Vec<(u64, u64)>, String> {
+    let kernel = d.as_ref().is_some_and(|d| d.kind == FnKind::Kernel);
+    move |_| libcuda::param_layout(f, kernel)
+}
+
+/// A driver launch's arguments: `extra`'s packed buffer, or `kernelParams`.
+///
+/// # Safety
+/// As [`extra_buffer`].
+unsafe fn arg_source(kernel_params: *mut *mut c_void, extra: *mut *mut c_void) -> ArgSource {
+    // SAFETY: per the contract.
+    match unsafe { extra_buffer(kernel_params, extra) } {
         Some((p, n)) => ArgSource::Buffer(p, n),
         None => ArgSource::Params(kernel_params),
-    };
-    // SAFETY: per the contract: the arguments the driver read.
-    unsafe { record_kernel_launch(r, api, ret, kernel, f, dims, args, slot, driver, attrs) }
+    }
 }
 
 /// Before a driver launch of `f` is forwarded: the host memory it may
@@ -661,15 +690,11 @@ pub unsafe fn host_writes(
     extra: *mut *mut c_void,
 ) {
     let d = function_of(f, CUDA_SUCCESS);
-    let kind = d.as_ref().map_or(FnKind::Function, |d| d.kind);
-    let driver = |_: &registry::CudaKernel| libcuda::param_layout(f, kind == FnKind::Kernel);
     // SAFETY: per the contract, the extra array the driver reads.
-    let args = match unsafe { extra_buffer(kernel_params, extra) } {
-        Some((p, n)) => ArgSource::Buffer(p, n),
-        None => ArgSource::Params(kernel_params),
-    };
+    let args = unsafe { arg_source(kernel_params, extra) };
+    let kernel = d.as_ref().map(|d| &*d.kernel);
     // SAFETY: per the contract.
-    unsafe { host_writes_of(r, api, d.as_ref().map(|d| &*d.kernel), stream, args, driver) };
+    unsafe { host_writes_of(r, api, kernel, stream, args, driver_layout(f, &d)) };
 }
 
 /// A `cuLaunchKernel`-shaped launch's configuration.
@@ -754,10 +779,7 @@ pub unsafe fn kernel_node(
     };
     let driver = |_: &registry::CudaKernel| libcuda::param_layout(h, kind_kernel);
     // SAFETY: the driver read `extra` (when it had no kernelParams).
-    let args = match unsafe { extra_buffer(p.kernel_params, p.extra) } {
-        Some((b, n)) => ArgSource::Buffer(b, n),
-        None => ArgSource::Params(p.kernel_params),
-    };
+    let args = unsafe { arg_source(p.kernel_params, p.extra) };
     // SAFETY: per the contract.
     let op = unsafe {
         crate::cuda::exports::launch::read_kernel_launch(

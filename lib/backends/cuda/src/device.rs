@@ -69,7 +69,8 @@ pub fn version_string(v: i32) -> String {
     format!("{}.{}", v / 1000, (v % 1000) / 10)
 }
 
-fn ptr(v: u64) -> *mut c_void {
+/// A runtime handle or device address as the pointer the C API takes.
+pub(crate) fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
 

@@ -20,7 +20,7 @@ use cuda_api::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
 use hrr_replay::device::{DeviceError, Handle};
 use hrr_replay::graph::{GraphSpec, HostRange, NodeSpec, run_in_order};
 
-use crate::device::CudaDevice;
+use crate::device::{CudaDevice, ptr};
 use crate::ffi::CudaApi;
 use crate::kernarg::Kernarg;
 
@@ -37,10 +37,6 @@ struct Exec {
     h2d: Vec<(HostRange, usize)>,
     /// (engine range, page-locked buffer) per device-to-host node.
     d2h: Vec<(HostRange, usize)>,
-}
-
-fn ptr(v: u64) -> *mut c_void {
-    v as usize as *mut c_void
 }
 
 /// The driver's graph entry points, when it has them all.

@@ -7,6 +7,7 @@ use hrr_core::LaunchAttr;
 use hrr_replay::device::{DeviceError, Launch};
 use hrr_replay::launch_thread::Launcher;
 
+use crate::device::ptr;
 use crate::driver::CudaDriver;
 use crate::error::CudaError;
 use crate::ffi::CUcontext;
@@ -97,10 +98,6 @@ pub(crate) fn launch(drv: &CudaDriver, l: &Launch<'_>) -> Result<(), DeviceError
         ("cuLaunchKernelEx", code)
     };
     Ok(drv.check(name, code)?)
-}
-
-fn ptr(v: u64) -> *mut std::ffi::c_void {
-    v as usize as *mut std::ffi::c_void
 }
 
 /// A recorded attribute as `cuLaunchKernelEx` takes it: its value bytes

@@ -13,12 +13,8 @@ use hrr_core::MemKind;
 use hrr_core::event::rect_rows;
 use hrr_replay::device::{Device, DeviceError, Handle, PoolCall};
 
-use crate::device::CudaDevice;
+use crate::device::{CudaDevice, ptr};
 use crate::ffi::{CUdeviceptr, CUstream};
-
-fn ptr(v: u64) -> *mut c_void {
-    v as usize as *mut c_void
-}
 
 fn stream(s: Option<Handle>) -> CUstream {
     ptr(s.unwrap_or(0))

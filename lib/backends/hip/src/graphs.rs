@@ -12,17 +12,13 @@ use hrr_replay::device::{DeviceError, Handle};
 use hrr_replay::graph::{GraphSpec, NodeSpec, run_in_order};
 
 use crate::ffi::{self, GraphApi};
-use crate::hip_device::HipDevice;
+use crate::hip_device::{HipDevice, ptr};
 use crate::launcher::launch_extra;
 
 /// Executable graphs built so far, by spec id.
 #[derive(Default)]
 pub struct Built {
     execs: HashMap<u64, usize>,
-}
-
-fn ptr(v: u64) -> *mut c_void {
-    v as usize as *mut c_void
 }
 
 impl HipDevice {

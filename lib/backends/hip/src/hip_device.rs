@@ -133,7 +133,8 @@ fn with_operands(mut e: DeviceError, operands: String) -> DeviceError {
     e
 }
 
-fn ptr(v: u64) -> *mut c_void {
+/// A runtime handle or device address as the pointer the C API takes.
+pub(crate) fn ptr(v: u64) -> *mut c_void {
     v as usize as *mut c_void
 }
 

@@ -8,6 +8,7 @@ use hrr_replay::device::{DeviceError, Launch};
 use hrr_replay::launch_thread::Launcher;
 
 use crate::ffi::{self, HipError, fns};
+use crate::hip_device::ptr;
 
 /// The launch thread's end of a [`crate::HipDevice`]. The runtime stays
 /// loaded while it runs: the device stops the thread before unloading it.
@@ -98,8 +99,4 @@ pub(crate) fn launch_extra(kernarg: &[u8], size: &mut usize) -> [*mut c_void; 5]
         (size as *mut usize).cast(),
         marker(ffi::LAUNCH_PARAM_END),
     ]
-}
-
-fn ptr(v: u64) -> *mut c_void {
-    v as usize as *mut c_void
 }

@@ -11,11 +11,7 @@ use hrr_core::event::rect_rows;
 use hrr_replay::device::{Device, DeviceError, Handle, PoolCall};
 
 use crate::ffi::HipMemcpyKind;
-use crate::hip_device::HipDevice;
-
-fn ptr(v: u64) -> *mut c_void {
-    v as usize as *mut c_void
-}
+use crate::hip_device::{HipDevice, ptr};
 
 /// `hipMemPoolProps` (ROCm 5.2): pinned device memory of device 0.
 #[repr(C)]

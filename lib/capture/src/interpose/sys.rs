@@ -36,6 +36,31 @@ pub fn gettid_raw() -> u64 {
     unsafe { libc::syscall(libc::SYS_gettid) as u64 }
 }
 
+/// An identity of the calling thread that costs no system call and no
+/// thread-local lookup (`pthread_self`: the thread pointer, in glibc). It
+/// can be compared, not given to the kernel; async-signal-safe in glibc.
+pub fn thread_self() -> u64 {
+    // SAFETY: pthread_self takes no arguments and cannot fail.
+    unsafe { libc::pthread_self() as u64 }
+}
+
+/// The CPU's time-stamp counter (x86_64), `None` elsewhere.
+#[inline(always)]
+pub fn tsc() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: RDTSC reads a counter; it has no operands in memory.
+    return Some(unsafe { std::arch::x86_64::_rdtsc() });
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+/// Whether the kernel keeps its clocks from the TSC (the clocksource it
+/// chooses only for an invariant TSC in step across CPUs).
+pub fn tsc_is_the_clocksource() -> bool {
+    std::fs::read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .is_ok_and(|s| s.trim_ascii() == b"tsc")
+}
+
 /// `getpid(2)`.
 pub fn getpid() -> u32 {
     // SAFETY: getpid takes no arguments and cannot fail.

@@ -44,11 +44,14 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
+
+use spin::mutex::{SpinMutex, SpinMutexGuard};
 use std::time::{Duration, Instant};
 
 use hrr_core::Op;
 
 use super::blob_batch::BlobBatch;
+use super::event_clock::EventClock;
 use crate::interpose::sys;
 use hrr_core::wire::{LineHead, encode};
 
@@ -67,6 +70,8 @@ pub const FLUSH_INTERVAL_NS: u64 = 100_000_000;
 /// cost into page faults on fresh buffer memory, and memory stays bounded
 /// by two buffers.
 const BACKLOG_BYTES: usize = FLUSH_BYTES + FLUSH_BYTES / 2;
+/// Tries of the state lock that spin before the next ones yield.
+const LOCK_SPINS: u32 = 1_000;
 /// How long (in yields) a signal handler or `_exit` waits for another
 /// thread to leave the sink, or for an in-flight write to end.
 const WAIT_SPINS: u32 = 200_000;
@@ -82,10 +87,14 @@ const POLL_IDLE: Duration = Duration::from_millis(50);
 pub struct EventSink {
     file: File,
     fd: RawFd,
-    /// The appenders' state. Lock order: `state`, then `handoff`.
-    state: Mutex<SinkState>,
-    /// Thread id of the `state` holder (0: free). Lets a signal handler tell
-    /// "held by the thread I interrupted" from "held by another thread".
+    /// The appenders' state. Lock order: `state`, then `handoff`. A spin
+    /// lock, waited for with yields ([`EventSink::lock`]): its release is a
+    /// plain store where a futex mutex's is an atomic exchange, one of the
+    /// few costs left on a repeated launch's path (docs/PERFORMANCE.md).
+    state: SpinMutex<SinkState>,
+    /// `sys::thread_self` of the `state` holder (0: free). Lets a signal
+    /// handler tell "held by the thread I interrupted" from "held by another
+    /// thread".
     owner: AtomicU64,
     /// Between appenders and the writer thread. The writer takes only this
     /// lock, never `state`: a writer queued on the appenders' hot lock
@@ -118,6 +127,8 @@ struct SinkState {
     finished: bool,
     /// The last line's `{"seq":N,"t":T`, rewritten for the next.
     head: LineHead,
+    /// Where `t` comes from.
+    clock: EventClock,
 }
 
 struct Handoff {
@@ -161,7 +172,7 @@ pub enum LockMode {
 }
 
 struct Held<'a> {
-    guard: MutexGuard<'a, SinkState>,
+    guard: SpinMutexGuard<'a, SinkState>,
     owner: &'a AtomicU64,
 }
 
@@ -189,7 +200,7 @@ impl EventSink {
         EventSink {
             file,
             fd,
-            state: Mutex::new(SinkState {
+            state: SpinMutex::new(SinkState {
                 // Twice the threshold: a line can overshoot it, and the
                 // buffer should not reallocate in steady state.
                 buf: Vec::with_capacity(2 * FLUSH_BYTES),
@@ -197,6 +208,7 @@ impl EventSink {
                 last_write_ns: sys::monotonic_ns(),
                 finished: false,
                 head: LineHead::new(),
+                clock: EventClock::new(),
             }),
             owner: AtomicU64::new(0),
             handoff: Mutex::new(Handoff {
@@ -217,12 +229,35 @@ impl EventSink {
         }
     }
 
+    #[inline]
     fn lock(&self) -> Held<'_> {
-        let guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        self.owner.store(sys::gettid(), Ordering::Release);
+        let guard = match self.state.try_lock() {
+            Some(g) => g,
+            None => self.lock_contended(),
+        };
+        self.owner.store(sys::thread_self(), Ordering::Release);
         Held {
             guard,
             owner: &self.owner,
+        }
+    }
+
+    /// Waits for `state`: spins briefly (holders copy a line), then yields
+    /// (a holder may be writing a buffer itself, or be preempted).
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) -> SpinMutexGuard<'_, SinkState> {
+        let mut tries = 0u32;
+        loop {
+            if let Some(g) = self.state.try_lock() {
+                return g;
+            }
+            tries = tries.saturating_add(1);
+            if tries < LOCK_SPINS {
+                std::hint::spin_loop();
+            } else {
+                sys::yield_now();
+            }
         }
     }
 
@@ -233,30 +268,19 @@ impl EventSink {
     /// Takes the state lock without ever waiting on the calling thread
     /// itself, and not forever; async-signal-safe (atomics and sched_yield).
     fn try_lock_bounded(&self) -> Option<Held<'_>> {
-        let me = sys::gettid_raw();
+        let me = sys::thread_self();
         for _ in 0..WAIT_SPINS {
-            match self.state.try_lock() {
-                Ok(guard) => {
-                    self.owner.store(me, Ordering::Release);
-                    return Some(Held {
-                        guard,
-                        owner: &self.owner,
-                    });
-                }
-                Err(TryLockError::Poisoned(p)) => {
-                    self.owner.store(me, Ordering::Release);
-                    return Some(Held {
-                        guard: p.into_inner(),
-                        owner: &self.owner,
-                    });
-                }
-                Err(TryLockError::WouldBlock) => {
-                    if self.owner.load(Ordering::Acquire) == me {
-                        return None;
-                    }
-                    sys::yield_now();
-                }
+            if let Some(guard) = self.state.try_lock() {
+                self.owner.store(me, Ordering::Release);
+                return Some(Held {
+                    guard,
+                    owner: &self.owner,
+                });
             }
+            if self.owner.load(Ordering::Acquire) == me {
+                return None;
+            }
+            sys::yield_now();
         }
         None
     }
@@ -381,7 +405,7 @@ impl EventSink {
         // Only `state`'s holder changes `seq`: no read-modify-write needed.
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq + 1, Ordering::Relaxed);
-        let t = sys::monotonic_ns();
+        let t = st.clock.now();
         st.head.push(&mut st.buf, seq, t);
         st.buf.extend_from_slice(body);
         let room = st.buf.spare_capacity_mut();
@@ -441,7 +465,7 @@ impl EventSink {
                 && last_idle_check.elapsed() >= POLL_IDLE
             {
                 last_idle_check = Instant::now();
-                if let Ok(mut st) = self.state.try_lock() {
+                if let Some(mut st) = self.state.try_lock() {
                     let now = sys::monotonic_ns();
                     if !(st.buf.is_empty() && st.blobs.is_empty())
                         && now.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
@@ -553,7 +577,7 @@ impl EventSink {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut body = Vec::with_capacity(96);
         encode::encode_op(&mut body, tid, api, 0, &Op::Eof { events: seq });
-        let t = sys::monotonic_ns();
+        let t = st.clock.now();
         st.head.push(&mut st.buf, seq, t);
         st.buf.extend_from_slice(&body);
         self.drain(st, &mut h, t);

@@ -1,5 +1,5 @@
 //! Writing the archive: the ordered, crash-tolerant event stream
-//! ([`event_sink`]) and the capture's part of its line encoder
+//! ([`event_sink`], its clock [`event_clock`]) and the capture's part of its line encoder
 //! ([`event_line`]: scanned launch arguments, the launch-head cache), content-addressed
 //! blobs ([`blob_writer`]; small ones written with the events buffer,
 //! [`blob_batch`]), and the one-process-per-archive rule
@@ -8,5 +8,6 @@
 pub mod archive_claim;
 pub mod blob_batch;
 pub mod blob_writer;
+pub mod event_clock;
 pub mod event_line;
 pub mod event_sink;

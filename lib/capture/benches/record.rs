@@ -110,8 +110,7 @@ fn launch(c: &mut Criterion) {
         api: "__cudaLaunchKernel",
         func: 2,
         dims,
-        registry: 0,
-        allocs: r.allocs().generation(),
+        epoch: launch_memo::epoch(),
         attrs: 0,
         packed: false,
     };
@@ -120,7 +119,7 @@ fn launch(c: &mut Criterion) {
         bch.iter(|| {
             let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
             let key = LaunchKey {
-                allocs: r.allocs().generation(),
+                epoch: launch_memo::epoch(),
                 ..key
             };
             let line = memo.hit(&key, |i, _| vals[i]).expect("a repeated launch");
@@ -137,7 +136,7 @@ fn launch(c: &mut Criterion) {
             let px = (x + n).to_le_bytes();
             let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
             let key = LaunchKey {
-                allocs: r.allocs().generation(),
+                epoch: launch_memo::epoch(),
                 ..key
             };
             launch_memo::record(
@@ -360,7 +359,7 @@ fn launch(c: &mut Criterion) {
             let vals: [&[u8]; 1] = [&structs[i]];
             let key = LaunchKey {
                 func: 100 + i as u64,
-                allocs: r.allocs().generation(),
+                epoch: launch_memo::epoch(),
                 ..key
             };
             launch_memo::record(

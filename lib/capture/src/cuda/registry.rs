@@ -349,6 +349,7 @@ impl Registry {
             f.live.store(false, Ordering::Release);
         }
         self.generation.fetch_add(1, Ordering::Release);
+        crate::record::launch_memo::invalidate();
         f.is_some()
     }
 
@@ -372,6 +373,7 @@ impl Registry {
             .entry(name.to_string())
             .or_insert_with(|| k.clone());
         self.generation.fetch_add(1, Ordering::Release);
+        crate::record::launch_memo::invalidate();
         k
     }
 
@@ -402,6 +404,7 @@ impl Registry {
         }
         put(&self.by_handle, handle, kernel.clone());
         self.generation.fetch_add(1, Ordering::Release);
+        crate::record::launch_memo::invalidate();
     }
 
     /// See the field: read before a lookup, compare after.

@@ -302,6 +302,7 @@ impl CodeObjects {
     /// After the change, so that a reader of the new value sees it.
     fn changed(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
+        crate::record::launch_memo::invalidate();
     }
 
     /// `hipModuleLoad*`: `module` under its handle.

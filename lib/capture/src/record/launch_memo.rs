@@ -5,10 +5,10 @@
 //! `t` (which the sink writes); a training step launches a few dozen
 //! kernels in turn, each with the same arguments step after step. The memo
 //! keeps, per launched handle, that line with every input it was encoded
-//! from: the entry point, the kernel handle and the registry generation it
-//! was resolved under (so name, code and layout), the configuration, the
-//! launch attributes, the argument bytes, and the [`LiveAllocs`] generation
-//! (so the pointers found in them). A launch whose inputs all match appends
+//! from: the entry point, the kernel handle, the configuration, the launch
+//! attributes, the argument bytes, and the [`epoch`], which moves with
+//! every change of a code registry (so the handle's name, code and layout)
+//! and of the [`LiveAllocs`] (so the pointers found in the arguments). A launch whose inputs all match appends
 //! the kept line without looking the kernel up, gathering and scanning its
 //! arguments or encoding anything. On the H200 that path was about half of
 //! the recording cost of a `<<<>>>` launch, and a full recording of a
@@ -23,9 +23,31 @@
 //! [`LiveAllocs`]: crate::record::live_allocs::LiveAllocs
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::record::kernel_args::{ArgValues, same_bytes};
 use crate::record::recorder::{LaunchDims, Recorder};
+
+/// Moves after any change that could alter a kept line other than its
+/// launch's own inputs: a code registry (CUDA's fat binaries, the driver
+/// layer's modules, HIP's code objects: a handle's name, code and layout)
+/// or the live allocations (the pointers found in arguments). Each of those
+/// moves it after its change, as it moves its own generation, so a key that
+/// read it before a lookup is conservative. One word per launch where the
+/// key read three, each in a structure of its own: on the H200 each line a
+/// repeated launch touches costs it (docs/PERFORMANCE.md).
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// [`LaunchKey::epoch`] now.
+#[inline(always)]
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
+}
+
+/// Makes every kept line stale (see [`EPOCH`]).
+pub fn invalidate() {
+    EPOCH.fetch_add(1, Ordering::Release);
+}
 
 thread_local! {
     static MEMO: RefCell<LaunchMemo> = const { RefCell::new(LaunchMemo::new()) };
@@ -125,12 +147,9 @@ pub struct LaunchKey {
     pub func: u64,
     /// Grid, block, shared memory and stream.
     pub dims: LaunchDims,
-    /// Generation of the registry the handle was resolved in (CUDA's
-    /// fat-binary registry, HIP's `CodeObjects`), read before the lookup.
-    pub registry: u64,
-    /// [`LiveAllocs::generation`](crate::record::live_allocs::LiveAllocs::generation),
-    /// read before the arguments were scanned.
-    pub allocs: u64,
+    /// [`epoch`], read before the handle was looked up and the arguments
+    /// scanned.
+    pub epoch: u64,
     /// A 64-bit hash of the launch attributes (0: none): two sets of a few
     /// 64-byte values that hash alike (odds 2^-64) would share a line.
     pub attrs: u64,
@@ -146,8 +165,7 @@ impl PartialEq for LaunchKey {
         same_api(self.api, o.api)
             && self.func == o.func
             && self.dims == o.dims
-            && self.registry == o.registry
-            && self.allocs == o.allocs
+            && self.epoch == o.epoch
             && self.attrs == o.attrs
             && self.packed == o.packed
     }
@@ -246,10 +264,8 @@ impl LaunchMemo {
         };
         if k.dims != key.dims {
             "phase launch: in full (configuration changed)"
-        } else if k.registry != key.registry {
-            "phase launch: in full (code registry changed)"
-        } else if k.allocs != key.allocs {
-            "phase launch: in full (allocations changed)"
+        } else if k.epoch != key.epoch {
+            "phase launch: in full (code or allocations changed)"
         } else if k.attrs != key.attrs {
             "phase launch: in full (attributes changed)"
         } else {
@@ -349,8 +365,7 @@ mod tests {
                 shmem: 0,
                 stream: 0,
             },
-            registry: 3,
-            allocs: 7,
+            epoch: 3,
             packed: false,
             attrs: 0,
         }
@@ -386,19 +401,18 @@ mod tests {
     fn any_key_field_or_argument_byte_changed_misses() {
         let m = kept();
         let mut changed = vec![];
-        for f in 0..11 {
+        for f in 0..10 {
             let mut k = key();
             match f {
-                9 => k.packed = true,
-                8 => k.attrs = 0x1234,
                 0 => k.api = "__cudaLaunchKernel_ptsz",
                 1 => k.func += 1,
                 2 => k.dims.grid[2] = 2,
                 3 => k.dims.block[0] = 64,
                 4 => k.dims.shmem = 16,
                 5 => k.dims.stream = 0x10,
-                6 => k.registry += 1,
-                7 => k.allocs += 1,
+                6 => k.epoch += 1,
+                7 => k.attrs = 0x1234,
+                8 => k.packed = true,
                 _ => {}
             }
             changed.push(k);
@@ -423,7 +437,7 @@ mod tests {
     fn keep_replaces_the_line() {
         let mut m = kept();
         let mut k = key();
-        k.allocs += 1;
+        k.epoch += 1;
         m.keep(k, [&B[..]], b"OTHER\n");
         assert_eq!(m.hit(&k, args(&B, &[])), Some(&b"OTHER\n"[..]));
         assert_eq!(m.hit(&key(), args(&A, &B)), None);

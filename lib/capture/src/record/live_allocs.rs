@@ -56,6 +56,7 @@ impl LiveAllocs {
         live.max_last = live.max_last.max(last);
         live.map.insert(base, (size, mem));
         self.generation.fetch_add(1, Ordering::Release);
+        crate::record::launch_memo::invalidate();
     }
 
     /// Removes the allocation based at `base`, returning its kind.
@@ -63,6 +64,7 @@ impl LiveAllocs {
         let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
         let removed = live.map.remove(&base).map(|(_, m)| m);
         self.generation.fetch_add(1, Ordering::Release);
+        crate::record::launch_memo::invalidate();
         removed
     }
 

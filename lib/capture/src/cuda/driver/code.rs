@@ -71,6 +71,7 @@ impl DriverCode {
 
     fn bump(&self) {
         self.generation.fetch_add(1, Ordering::Release);
+        crate::record::launch_memo::invalidate();
     }
 
     /// See `Registry::generation`.

@@ -592,10 +592,7 @@ pub unsafe fn launch(
         api,
         func: f,
         dims,
-        registry: driver_code()
-            .generation()
-            .wrapping_add(registry::global().generation()),
-        allocs: r.allocs().generation(),
+        epoch: launch_memo::epoch(),
         attrs: launch_memo::attrs_key(attrs),
         packed: packed.is_some(),
     };

@@ -594,8 +594,7 @@ fn record_any_launch(
         api,
         func,
         dims,
-        registry: registry::global().generation(),
-        allocs: r.allocs().generation(),
+        epoch: launch_memo::epoch(),
         attrs: launch_memo::attrs_key(attrs),
         packed: false,
     };

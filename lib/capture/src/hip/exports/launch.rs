@@ -93,8 +93,7 @@ fn record_module_launch(
             api,
             func: func as u64,
             dims,
-            registry: r.code().generation(),
-            allocs: r.allocs().generation(),
+            epoch: launch_memo::epoch(),
             attrs: 0,
             packed: packed.is_some(),
         };
@@ -379,8 +378,7 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
                 api,
                 func: function_address as u64,
                 dims,
-                registry: r.code().generation(),
-                allocs: r.allocs().generation(),
+                epoch: launch_memo::epoch(),
                 attrs: 0,
                 packed: false,
             };

@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use hrr_codeobj::{KernelMeta, bundle};
@@ -270,9 +270,6 @@ pub struct CodeObjects {
     stubs: Handles<u64, Kernel>,
     /// Compiler path: host shadow variable → device variable (`__hipRegisterVar`).
     vars: Handles<u64, Var>,
-    /// Advanced after every change: a result computed from lookups made
-    /// after reading it holds while it has not moved (`launch_memo`).
-    generation: AtomicU64,
 }
 
 impl Default for CodeObjects {
@@ -290,18 +287,12 @@ impl CodeObjects {
             fatbins: Handles::new(),
             stubs: Handles::new(),
             vars: Handles::new(),
-            generation: AtomicU64::new(0),
         }
     }
 
-    /// See the field: read before a lookup.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
-    }
-
-    /// After the change, so that a reader of the new value sees it.
+    /// After the change: a launch that reads the memo's epoch before its
+    /// lookups sees the new code or misses.
     fn changed(&self) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
         crate::record::launch_memo::invalidate();
     }
 

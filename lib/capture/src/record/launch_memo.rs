@@ -32,8 +32,8 @@ use crate::record::recorder::{LaunchDims, Recorder};
 /// launch's own inputs: a code registry (CUDA's fat binaries, the driver
 /// layer's modules, HIP's code objects: a handle's name, code and layout)
 /// or the live allocations (the pointers found in arguments). Each of those
-/// moves it after its change, as it moves its own generation, so a key that
-/// read it before a lookup is conservative. One word per launch where the
+/// moves it after its change, so a key that read it before a lookup is
+/// conservative. One word per launch where the
 /// key read three, each in a structure of its own: on the H200 each line a
 /// repeated launch touches costs it (docs/PERFORMANCE.md).
 static EPOCH: AtomicU64 = AtomicU64::new(0);

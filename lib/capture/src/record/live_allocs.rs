@@ -8,7 +8,6 @@
 //! (readers) vastly outnumber allocations (writers).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 use hrr_core::MemKind;
@@ -20,9 +19,6 @@ pub const MIN_POINTER: u64 = 0x10000;
 #[derive(Default)]
 pub struct LiveAllocs {
     map: RwLock<Live>,
-    /// Bumped by every change: a scan result tagged with it stays valid
-    /// while it is unchanged (see `launch_memo`).
-    generation: AtomicU64,
 }
 
 #[derive(Default)]
@@ -55,7 +51,7 @@ impl LiveAllocs {
         let last = base.saturating_add(size.max(1) - 1);
         live.max_last = live.max_last.max(last);
         live.map.insert(base, (size, mem));
-        self.generation.fetch_add(1, Ordering::Release);
+        // A kept launch line's pointers were found in the old map.
         crate::record::launch_memo::invalidate();
     }
 
@@ -63,15 +59,8 @@ impl LiveAllocs {
     pub fn remove(&self, base: u64) -> Option<MemKind> {
         let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
         let removed = live.map.remove(&base).map(|(_, m)| m);
-        self.generation.fetch_add(1, Ordering::Release);
         crate::record::launch_memo::invalidate();
         removed
-    }
-
-    /// Changes so far. Read before a [`LiveAllocs::view`], a result
-    /// computed from that view is valid while this has not moved.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
     }
 
     /// A consistent view for scanning arguments.

@@ -60,7 +60,9 @@ pub struct DriverCode {
     functions: ByAddr<DriverFunction>,
     /// Module handle → the globals looked up in it `(address, size)`.
     globals: RwLock<HashMap<u64, Vec<(u64, u64)>>>,
-    /// Bumped by every change a lookup could see.
+    /// Bumped by every change a lookup could see (each also moves the
+    /// launch memo's epoch); its tests hold a lookup asked again to be no
+    /// change.
     generation: AtomicU64,
 }
 
@@ -74,7 +76,7 @@ impl DriverCode {
         crate::record::launch_memo::invalidate();
     }
 
-    /// See `Registry::generation`.
+    /// Changes so far.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }

@@ -195,7 +195,7 @@ pub unsafe fn with_params<R>(
 ///
 /// # Safety
 /// `params` is null or the argument array of a launch of the kernel that
-/// `key` names (by handle and registry generation) which the runtime just
+/// `key` names (by handle and epoch) which the runtime just
 /// accepted: it read `params[i]` and the argument's size behind it, which
 /// is the size the memo kept for argument `i` of that kernel.
 pub unsafe fn record_memoised(

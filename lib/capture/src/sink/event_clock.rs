@@ -70,13 +70,9 @@ impl EventClock {
     #[inline]
     pub fn now(&mut self) -> u64 {
         let t = match sys::tsc() {
-            Some(tsc) if self.rate != 0 => {
-                let dt = tsc.wrapping_sub(self.base.0);
-                if dt < self.resync_ticks {
-                    self.base.1 + ((u128::from(dt) * u128::from(self.rate)) >> 32) as u64
-                } else {
-                    self.sync()
-                }
+            Some(tsc) if self.rate != 0 && tsc.wrapping_sub(self.base.0) < self.resync_ticks => {
+                let ticks = u128::from(tsc.wrapping_sub(self.base.0));
+                self.base.1 + ((ticks * u128::from(self.rate)) >> 32) as u64
             }
             _ => self.sync(),
         };

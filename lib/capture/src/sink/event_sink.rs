@@ -44,11 +44,10 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
-
-use spin::mutex::{SpinMutex, SpinMutexGuard};
 use std::time::{Duration, Instant};
 
 use hrr_core::Op;
+use spin::mutex::{SpinMutex, SpinMutexGuard};
 
 use super::blob_batch::BlobBatch;
 use super::event_clock::EventClock;

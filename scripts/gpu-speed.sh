@@ -46,7 +46,12 @@
 #    (found in libcuda's symbol table: never recorded), in one process, so
 #    the recording cost per launch is measured without the spread between
 #    processes; plain, the same difference is the probe's noise. Also the
-#    driver's cost of `extra` (hrr-play's form) against kernelParams.
+#    driver's cost of `extra` (hrr-play's form) against kernelParams. And a
+#    runtime launch (`<<<>>>`, what the 100k-launch loop makes) against the
+#    direct driver call: that difference under hrr-cap less the plain
+#    run's in the same round is what recording costs a runtime launch
+#    (the runtime-layer recording and the driver wrapper it passes through),
+#    as a share of the plain runtime launch.
 #    HRR_PAIRED_BUILDS="A=DIR B=DIR" compares builds (directories holding
 #    hrr-cap and libhrr_intercept.so) in rotating order, round by round.
 # On the H200 VM one process runs everything (the CUDA launch itself and
@@ -71,6 +76,9 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 spread() { sort -g | awk '{a[NR]=$1} END {printf "%s..%s", a[1], a[NR]}'; }
 gmean() { awk '{s += log($1)} END {printf "%.4f", exp(s / NR)}'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
+# c / d and as a signed percentage; 0 where d is missing (an older probe).
+share() { awk -v c="$1" -v d="$2" 'BEGIN {print (d + 0 != 0) ? c / d : 0}'; }
+pct() { awk -v c="$1" -v d="$2" 'BEGIN {printf "%+.1f %%", (d + 0 != 0) ? 100 * c / d : 0}'; }
 
 PARTS=" ${HRR_SPEED_PARTS:-launches paired copies train graphs} "
 part() { [[ $PARTS == *" $1 "* ]]; }
@@ -118,8 +126,9 @@ ${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/lp" tests/w
 for i in $(seq 1 "$ROUNDS"); do
     "$W/lp" >"$W/lp_plain.log" 2>&1
     pc=$(field paired_cost_ns "$W/lp_plain.log")
+    prt=$(field paired_runtime_minus_direct_ns "$W/lp_plain.log") pr=$(field paired_runtime_ns "$W/lp_plain.log")
     echo "$pc" >>"$W/lp_p"
-    line="round $i: plain: linked - direct $pc ns/launch, extra - kernelParams $(field paired_extra_minus_params_ns "$W/lp_plain.log") ns"
+    line="round $i: plain: linked - direct $pc ns/launch, extra - kernelParams $(field paired_extra_minus_params_ns "$W/lp_plain.log") ns, runtime - direct $prt ns"
     n=${#BUILDS[@]}
     for k in $(seq 0 $((n - 1))); do
         b=${BUILDS[$(((i + k) % n))]}
@@ -127,9 +136,12 @@ for i in $(seq 1 "$ROUNDS"); do
         rm -rf "$W/lp.hrr"
         "$dir/hrr-cap" -o "$W/lp.hrr" -- "$W/lp" >"$W/lp_cap.log" 2>/dev/null
         cc=$(field paired_cost_ns "$W/lp_cap.log") d=$(field paired_direct_ns "$W/lp_cap.log")
-        line="$line; $name: $cc ns/launch of $d ($(awk -v c="$cc" -v d="$d" 'BEGIN {printf "%+.1f %%", 100 * c / d}'))"
+        rc=$(awk -v a="$(field paired_runtime_minus_direct_ns "$W/lp_cap.log")" -v b="$prt" 'BEGIN {printf "%.1f", a - b}')
+        line="$line; $name: $cc ns/launch of $d ($(pct "$cc" "$d")), runtime launch $rc ns of $pr ($(pct "$rc" "$pr"))"
         echo "$cc" >>"$W/lp_c_$name"
-        awk -v c="$cc" -v d="$d" 'BEGIN {print c / d}' >>"$W/lp_r_$name"
+        share "$cc" "$d" >>"$W/lp_r_$name"
+        echo "$rc" >>"$W/lp_rc_$name"
+        share "$rc" "$pr" >>"$W/lp_rr_$name"
     done
     echo "$line"
 done
@@ -137,6 +149,8 @@ for b in "${BUILDS[@]}"; do
     name=${b%%=*}
     awk -v n="$name" -v c="$(median <"$W/lp_c_$name")" -v r="$(median <"$W/lp_r_$name")" -v s="$(spread <"$W/lp_r_$name")" 'BEGIN {
         printf "paired, %s: recording cost %.1f ns per launch, %+.1f %% of a launch (median of rounds; ratios %s)\n", n, c, 100 * r, s }'
+    awk -v n="$name" -v c="$(median <"$W/lp_rc_$name")" -v r="$(median <"$W/lp_rr_$name")" -v s="$(spread <"$W/lp_rr_$name")" 'BEGIN {
+        printf "paired, %s: runtime launch (<<<>>>) recording cost %.1f ns, %+.1f %% of the plain runtime launch (median of rounds; ratios %s) — target <= +5 %%\n", n, c, 100 * r, s }'
 done
 echo "paired: the probe without capture $(median <"$W/lp_p") ns (median of rounds)"
 fi

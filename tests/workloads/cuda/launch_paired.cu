@@ -12,7 +12,13 @@
 // Without a capture both are the driver's and their difference is the
 // probe's own noise. A third pair of routes, both direct, compares the two
 // forms of arguments the driver takes, kernelParams (an application's) and
-// the packed `extra` buffer (what hrr-play passes).
+// the packed `extra` buffer (what hrr-play passes). A fourth pair sets
+//   runtime  the same kernel by `<<<>>>`: the CUDA runtime's launch, which a
+//            capture records at the runtime layer and whose own driver
+//            call then passes through the capture's driver wrapper
+// against direct. Without a capture their difference is the runtime's own
+// cost; under one, the difference less that (from a plain run of the same
+// round) is what recording costs a runtime launch (scripts/gpu-speed.sh).
 // Each block's launch calls are timed; the GPU is drained between blocks.
 // Prints medians of ns per launch and of the per-pair differences.
 #include <algorithm>
@@ -120,10 +126,12 @@ int main(int argc, char** argv) {
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &packed_size, CU_LAUNCH_PARAM_END};
     long launches = 0;
-    // One block through `route`: 0 linked, 1 direct, 2 direct with `extra`.
+    // One block through `route`: 0 linked, 1 direct, 2 direct with `extra`,
+    // 3 the runtime's `<<<>>>`.
     auto run = [&](int route) {
         auto t = Clock::now();
-        for (int i = 0; i < block; ++i) {
+        for (int i = 0; i < block && route == 3; ++i) tick<<<1, 32>>>(counter, scratch);
+        for (int i = 0; i < block && route != 3; ++i) {
             CUresult r = route == 0   ? cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, nullptr)
                          : route == 1 ? direct(f, 1, 1, 1, 32, 1, 1, 0, 0, params, nullptr)
                                       : direct(f, 1, 1, 1, 32, 1, 1, 0, 0, nullptr, extra);
@@ -133,17 +141,20 @@ int main(int argc, char** argv) {
             }
         }
         double ns = std::chrono::duration<double, std::nano>(Clock::now() - t).count() / block;
+        if (route == 3) CK(cudaGetLastError());
         launches += block;
         CK(cudaDeviceSynchronize());
         return ns;
     };
-    std::vector<double> linked, direct_p, cost, direct_p2, direct_x, form;
+    std::vector<double> linked, direct_p, cost, direct_p2, direct_x, form, runtime, direct_p3, rt_cost;
     for (int p = 0; p < pairs; ++p) {
         double a, b;
         if (p % 2) { b = run(1); a = run(0); } else { a = run(0); b = run(1); }
         linked.push_back(a), direct_p.push_back(b), cost.push_back(a - b);
         if (p % 2) { b = run(2); a = run(1); } else { a = run(1); b = run(2); }
         direct_p2.push_back(a), direct_x.push_back(b), form.push_back(b - a);
+        if (p % 2) { b = run(1); a = run(3); } else { a = run(3); b = run(1); }
+        runtime.push_back(a), direct_p3.push_back(b), rt_cost.push_back(a - b);
     }
     CK(cudaMemcpy(&got, counter, sizeof(unsigned), cudaMemcpyDeviceToHost));
     std::printf("launch_paired: %d pairs of %d launches: linked %.1f ns/launch, direct %.1f, "
@@ -152,8 +163,13 @@ int main(int argc, char** argv) {
     std::printf("launch_paired: direct kernelParams %.1f ns/launch, direct extra %.1f, "
                 "extra - kernelParams %.1f ns (median of pairs)\n",
                 median(direct_p2), median(direct_x), median(form));
+    std::printf("launch_paired: runtime <<<>>> %.1f ns/launch, direct %.1f, difference %.1f ns "
+                "(median of pairs)\n",
+                median(runtime), median(direct_p3), median(rt_cost));
     std::printf("HRR_TIME paired_cost_ns=%.1f paired_linked_ns=%.1f paired_direct_ns=%.1f "
-                "paired_extra_minus_params_ns=%.1f\n",
-                median(cost), median(linked), median(direct_p), median(form));
+                "paired_extra_minus_params_ns=%.1f paired_runtime_ns=%.1f "
+                "paired_runtime_minus_direct_ns=%.1f\n",
+                median(cost), median(linked), median(direct_p), median(form), median(runtime),
+                median(rt_cost));
     return report("launch_paired", got == (unsigned)launches, "counter == launches");
 }

@@ -8,9 +8,9 @@
 //! from: the entry point, the kernel handle, the configuration, the launch
 //! attributes, the argument bytes, and the [`epoch`], which moves with
 //! every change of a code registry (so the handle's name, code and layout)
-//! and of the [`LiveAllocs`] (so the pointers found in the arguments). A launch whose inputs all match appends
-//! the kept line without looking the kernel up, gathering and scanning its
-//! arguments or encoding anything. On the H200 that path was about half of
+//! and of the [`LiveAllocs`] (so the pointers found in the arguments). A
+//! launch whose inputs all match appends the kept line without looking the
+//! kernel up, gathering and scanning its arguments or encoding anything. On the H200 that path was about half of
 //! the recording cost of a `<<<>>>` launch, and a full recording of a
 //! PyTorch launch costs ten times a repeated one (docs/PERFORMANCE.md).
 //!
@@ -33,9 +33,9 @@ use crate::record::recorder::{LaunchDims, Recorder};
 /// layer's modules, HIP's code objects: a handle's name, code and layout)
 /// or the live allocations (the pointers found in arguments). Each of those
 /// moves it after its change, so a key that read it before a lookup is
-/// conservative. One word per launch where the
-/// key read three, each in a structure of its own: on the H200 each line a
-/// repeated launch touches costs it (docs/PERFORMANCE.md).
+/// conservative. One word per launch where the key read three, each in a
+/// structure of its own: fewer lines for a repeated launch to bring back
+/// after the runtime's own work (docs/PERFORMANCE.md).
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// [`LaunchKey::epoch`] now.

@@ -25,6 +25,14 @@ use hrr_intercept::sink::event_line::{
 use hrr_intercept::sink::event_sink::LockMode;
 
 /// A recorder with its events writer thread running, as in a capture.
+/// A stand-in for a kept launch line (what a memo hit appends): a whole
+/// line, so that the events file's line count matches the events appended.
+const KEPT_LINE: [u8; 400] = {
+    let mut l = [b'x'; 400];
+    l[399] = b'\n';
+    l
+};
+
 fn recorder(dir: &std::path::Path) -> &'static Recorder {
     let r: &'static Recorder = Box::leak(Box::new(
         Recorder::create(dir, Platform::Cpu, vec!["bench".into()], Default::default()).unwrap(),
@@ -114,7 +122,7 @@ fn launch(c: &mut Criterion) {
         attrs: 0,
         packed: false,
     };
-    memo.keep(key, [&pa[..], &pb, &px, &py], &[b'x'; 400]);
+    memo.keep(key, [&pa[..], &pb, &px, &py], &KEPT_LINE);
     c.bench_function("record/launch_4_args_memo_hit", |bch| {
         bch.iter(|| {
             let vals: [&[u8]; 4] = [&pa, &pb, &px, &py];
@@ -145,7 +153,7 @@ fn launch(c: &mut Criterion) {
                 |i, _| vals[i],
                 |slot| {
                     if let Some(s) = slot {
-                        s.keep(&ArgValues::Params(&vals), &[b'x'; 400]);
+                        s.keep(&ArgValues::Params(&vals), &KEPT_LINE);
                     }
                 },
             );
@@ -368,7 +376,7 @@ fn launch(c: &mut Criterion) {
                 |j, _| vals[j],
                 |slot| {
                     if let Some(s) = slot {
-                        s.keep(&ArgValues::Params(&vals), &[b'x'; 400]);
+                        s.keep(&ArgValues::Params(&vals), &KEPT_LINE);
                     }
                 },
             );

@@ -180,6 +180,30 @@ fn fatbin_path_pipeline() {
     assert!(bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
 }
 
+/// A thread's repeated launches read back by another thread after a
+/// hand-over: the read-back follows every one of those launches in the
+/// archive (the capture defers repeated launches and writes them before
+/// any later event of any thread), so its replay reads what the
+/// application read.
+#[test]
+fn launch_handoff_pipeline() {
+    let (p, _out) = full("launch_handoff", &[], false);
+    let ev = p.events("cap.hrr");
+    let (rounds, each) = (6, 3000);
+    assert_eq!(ops(&ev, "launch").len(), rounds * each);
+    let d2h: Vec<usize> = ev
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["dir"] == "d2h")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(d2h.len(), rounds);
+    for (r, &at) in d2h.iter().enumerate() {
+        let before = ev[..at].iter().filter(|e| e["op"] == "launch").count();
+        assert_eq!(before, (r + 1) * each, "launches before read-back {r}");
+    }
+}
+
 #[test]
 fn streams_threads_pipeline() {
     let (p, _out) = full("streams_threads", &[], false);

@@ -23,10 +23,12 @@
 //! [`LiveAllocs`]: crate::record::live_allocs::LiveAllocs
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::record::kernel_args::{ArgValues, same_bytes};
 use crate::record::recorder::{LaunchDims, Recorder};
+use crate::sink::repeat_run::RepeatRun;
 
 /// Moves after any change that could alter a kept line other than its
 /// launch's own inputs: a code registry (CUDA's fat binaries, the driver
@@ -76,10 +78,14 @@ pub fn record<'a>(
                 memo.last = i;
                 let e = &mut memo.entries[i];
                 (e.used, e.misses) = (memo.tick, 0);
-                crate::interpose::self_profile::phase("phase launch: repeated line", || {
-                    r.repeat_launch(&e.line)
-                });
                 in_full = None;
+                // The common case: stamped into the thread's run, no lock.
+                if memo.run.as_ref().is_some_and(|run| run.defer(i, e.serial)) {
+                    return;
+                }
+                crate::interpose::self_profile::phase("phase launch: repeated line", || {
+                    r.repeat_launch(&e.line, i, e.serial, &mut memo.run)
+                });
                 return;
             }
             Err(newest) => newest,
@@ -187,6 +193,9 @@ pub struct LaunchMemo {
     last: usize,
     /// Launches so far, for least-recently-used replacement.
     tick: u64,
+    /// The thread's deferred repeats (`sink::repeat_run`), once the sink
+    /// made it.
+    run: Option<Arc<RepeatRun>>,
 }
 
 /// One kept line. A handle may have several: one kernel launched from
@@ -200,6 +209,9 @@ pub struct Entry {
     args: Vec<u8>,
     /// The line after `seq` and `t` (what the sink appends).
     line: Vec<u8>,
+    /// Names this line among all lines ever kept (0: none), for the
+    /// thread's [`RepeatRun`], which holds a copy.
+    serial: u64,
     /// Launches of its handle that missed since one hit.
     misses: u32,
     /// `tick` at its last use.
@@ -219,6 +231,7 @@ impl LaunchMemo {
             entries: Vec::new(),
             last: 0,
             tick: 0,
+            run: None,
         }
     }
 
@@ -347,6 +360,8 @@ impl Entry {
         }
         self.line.clear();
         self.line.extend_from_slice(line);
+        static SERIALS: AtomicU64 = AtomicU64::new(1);
+        self.serial = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.key = Some(key);
     }
 }

@@ -828,10 +828,19 @@ impl Recorder {
     }
 
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
-    /// and `t`) as [`Recorder::launch`] appended it before.
+    /// and `t`) as [`Recorder::launch`] appended it before: the line of memo
+    /// slot `slot`, kept as its `serial`th; the thread's next repeats of it
+    /// go to `run` (`sink::repeat_run`).
     #[inline]
-    pub fn repeat_launch(&self, line: &[u8]) {
-        self.sink.append(line);
+    pub fn repeat_launch(
+        &self,
+        line: &[u8],
+        slot: usize,
+        serial: u64,
+        run: &mut Option<std::sync::Arc<crate::sink::repeat_run::RepeatRun>>,
+    ) {
+        self.sink
+            .append_repeat(line, slot, serial, crate::record::launch_memo::WAYS, run);
     }
 
     /// Writes buffered events from a fatal-signal handler

@@ -83,6 +83,44 @@ impl EventClock {
     }
 
     /// Reads the kernel's clock, and the TSC around it to measure the rate.
+    /// Whether readings taken elsewhere can be converted ([`EventClock::at`]):
+    /// the TSC's rate is known, or readings are the kernel's clock already.
+    pub fn ready(&self) -> bool {
+        !self.tsc || self.rate != 0
+    }
+
+    /// Whether readings taken elsewhere are TSC ticks (else nanoseconds).
+    pub fn uses_tsc(&self) -> bool {
+        self.tsc
+    }
+
+    /// `t` of a reading taken earlier by another thread (a deferred
+    /// launch's stamp: TSC ticks when [`EventClock::uses_tsc`], else
+    /// nanoseconds), converted from the latest base, either side of it;
+    /// never before the last `t` handed out.
+    pub fn at(&mut self, raw: u64) -> u64 {
+        let t = if !self.tsc {
+            raw
+        } else if self.rate == 0 {
+            self.sync()
+        } else {
+            let ahead = raw.wrapping_sub(self.base.0) as i64;
+            if ahead >= 0 && ahead as u64 >= self.resync_ticks {
+                self.sync();
+            }
+            let ahead = raw.wrapping_sub(self.base.0) as i64;
+            let ns = ((u128::from(ahead.unsigned_abs()) * u128::from(self.rate)) >> 32) as u64;
+            if ahead >= 0 {
+                self.base.1 + ns
+            } else {
+                self.base.1.saturating_sub(ns)
+            }
+        };
+        let t = t.max(self.last);
+        self.last = t;
+        t
+    }
+
     #[cold]
     #[inline(never)]
     fn sync(&mut self) -> u64 {
@@ -181,5 +219,35 @@ mod tests {
         let (out, back, n) = track(&mut c, 20, 0);
         assert_eq!((out, back), (0, 0), "of {n}");
         assert_eq!(c.rate, 0);
+    }
+    #[test]
+    fn readings_taken_earlier_convert_on_either_side_of_the_base() {
+        let mut c = EventClock::new();
+        if !c.tsc {
+            assert!(c.ready() && !c.uses_tsc());
+            return;
+        }
+        track(&mut c, 3, 10_000);
+        assert!(c.ready() && c.uses_tsc());
+        // Readings 100 µs apart, the clock's base moved in the middle: the
+        // first half convert back from it, then some forward, the rest after
+        // a resync of their own.
+        let mut readings = vec![];
+        for i in 0..40 {
+            let lo = sys::monotonic_ns();
+            let raw = sys::tsc().unwrap();
+            readings.push((lo, raw, sys::monotonic_ns()));
+            if i == 20 {
+                c.sync();
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        for (lo, raw, hi) in readings {
+            let t = c.at(raw);
+            assert!(
+                t + 10_000 >= lo && t <= hi + 10_000,
+                "{t} outside [{lo}, {hi}] by more than 10 µs"
+            );
+        }
     }
 }

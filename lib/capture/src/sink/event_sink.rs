@@ -42,6 +42,7 @@
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
@@ -51,6 +52,7 @@ use spin::mutex::{SpinMutex, SpinMutexGuard};
 
 use super::blob_batch::BlobBatch;
 use super::event_clock::EventClock;
+use super::repeat_run::RepeatRun;
 use crate::interpose::sys;
 use hrr_core::wire::{LineHead, encode};
 
@@ -81,6 +83,8 @@ const PREFETCH_BYTES: usize = 512;
 const POLL_INTERVAL: Duration = Duration::from_millis(1);
 /// How long without a buffer before the writer sleeps until woken.
 const POLL_IDLE: Duration = Duration::from_millis(50);
+/// Room a line's head takes at most (`LineHead`).
+const HEAD_ROOM: usize = 64;
 
 /// The events file of one archive.
 pub struct EventSink {
@@ -109,6 +113,9 @@ pub struct EventSink {
     writing: AtomicBool,
     /// A writer thread is running.
     has_writer: AtomicBool,
+    /// A thread has deferred launches (`state.runs` is not empty): the
+    /// writer looks at every poll.
+    has_runs: AtomicBool,
     /// errno of the first failed write (0: none); the lines of that write
     /// and every later one are lost (see [`EventSink::write_error`]).
     write_errno: AtomicI32,
@@ -128,6 +135,9 @@ struct SinkState {
     head: LineHead,
     /// Where `t` comes from.
     clock: EventClock,
+    /// Threads' deferred repeated launches, each with the lines its memo
+    /// slots hold (see `repeat_run`): written before anything else is.
+    runs: Vec<(Arc<RepeatRun>, Vec<Vec<u8>>)>,
 }
 
 struct Handoff {
@@ -208,6 +218,7 @@ impl EventSink {
                 finished: false,
                 head: LineHead::new(),
                 clock: EventClock::new(),
+                runs: Vec::new(),
             }),
             owner: AtomicU64::new(0),
             handoff: Mutex::new(Handoff {
@@ -223,6 +234,7 @@ impl EventSink {
             seq: AtomicU64::new(0),
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
+            has_runs: AtomicBool::new(false),
             write_errno: AtomicI32::new(0),
             blob_errno: AtomicI32::new(0),
         }
@@ -397,9 +409,123 @@ impl EventSink {
     #[inline]
     fn append_now(&self, body: &[u8]) -> Option<u64> {
         let mut held = self.lock();
-        let st = &mut *held.guard;
+        self.append_held(&mut held.guard, body)
+    }
+
+    /// Appends a launch line that repeats the line kept in memo slot `slot`
+    /// as its `serial`th (of `slots`), and lets the thread's later launches
+    /// repeating it be deferred: `run` is the thread's [`RepeatRun`],
+    /// created here once the clock can convert its stamps.
+    pub fn append_repeat(
+        &self,
+        body: &[u8],
+        slot: usize,
+        serial: u64,
+        slots: usize,
+        run: &mut Option<Arc<RepeatRun>>,
+    ) -> Option<u64> {
+        crate::interpose::self_profile::phase("phase events: append", || {
+            let mut held = self.lock();
+            let st = &mut *held.guard;
+            let seq = self.append_held(st, body)?;
+            if st.clock.ready() && slot < slots {
+                // Every run was written out by `append_held`: no pending
+                // launch of this thread reads the slot's old line.
+                let tsc = st.clock.uses_tsc();
+                let run = run.get_or_insert_with(|| Arc::new(RepeatRun::new(slots, tsc)));
+                let at = match st.runs.iter().position(|(r, _)| Arc::ptr_eq(r, run)) {
+                    Some(at) => at,
+                    None => {
+                        st.runs.push((run.clone(), Vec::new()));
+                        self.has_runs.store(true, Ordering::Relaxed);
+                        st.runs.len() - 1
+                    }
+                };
+                let lines = &mut st.runs[at].1;
+                if lines.len() < slots {
+                    lines.resize_with(slots, Vec::new);
+                }
+                lines[slot].clear();
+                lines[slot].extend_from_slice(body);
+                run.hold(slot, serial);
+            }
+            Some(seq)
+        })
+    }
+
+    /// Writes every thread's deferred launches into the buffer, oldest
+    /// stamp first across threads, while the buffer stays within `room`
+    /// bytes (`false`: it is full, write it and call again; the signal
+    /// path must not grow it). Then forgets runs whose thread is gone.
+    fn write_runs(&self, st: &mut SinkState, room: usize) -> bool {
+        let SinkState {
+            buf,
+            head,
+            clock,
+            runs,
+            ..
+        } = st;
+        loop {
+            // The run with the oldest pending launch, and the next run's
+            // oldest: that run's launches up to it go in one stretch.
+            let mut first: Option<(usize, u64)> = None;
+            let mut bound = u64::MAX;
+            for (i, (r, _)) in runs.iter().enumerate() {
+                let (k, end) = r.pending();
+                if k == end {
+                    continue;
+                }
+                let stamp = r.at(k).0;
+                match first {
+                    Some((_, f)) if f <= stamp => bound = bound.min(stamp),
+                    _ => {
+                        if let Some((_, f)) = first {
+                            bound = bound.min(f);
+                        }
+                        first = Some((i, stamp));
+                    }
+                }
+            }
+            let Some((i, _)) = first else {
+                break;
+            };
+            let (r, lines) = &runs[i];
+            let (mut k, end) = r.pending();
+            while k < end {
+                let (stamp, slot) = r.at(k);
+                if stamp > bound {
+                    break;
+                }
+                let line = lines.get(slot).map_or(&[][..], Vec::as_slice);
+                if !buf.is_empty() && buf.len() + HEAD_ROOM + line.len() > room {
+                    r.consume(k);
+                    return false;
+                }
+                // Set before any launch was deferred on it (`append_repeat`).
+                debug_assert!(!line.is_empty());
+                let seq = self.seq.load(Ordering::Relaxed);
+                self.seq.store(seq + 1, Ordering::Relaxed);
+                head.push(buf, seq, clock.at(stamp));
+                buf.extend_from_slice(line);
+                k += 1;
+            }
+            r.consume(k);
+        }
+        runs.retain(|(r, _)| {
+            let (k, end) = r.pending();
+            Arc::strong_count(r) > 1 || k != end
+        });
+        true
+    }
+
+    /// Appends under the lock (see [`EventSink::append`]).
+    #[inline]
+    fn append_held(&self, st: &mut SinkState, body: &[u8]) -> Option<u64> {
         if st.finished {
             return None;
+        }
+        if !st.runs.is_empty() {
+            self.write_runs(st, usize::MAX);
         }
         // Only `state`'s holder changes `seq`: no read-modify-write needed.
         let seq = self.seq.load(Ordering::Relaxed);
@@ -456,18 +582,32 @@ impl EventSink {
                 self.has_writer.store(false, Ordering::Release);
                 return;
             }
-            // Idle flush, at most every POLL_IDLE: polling takes no lock the
+            // Deferred launches written out at every poll, so that the
+            // launching threads seldom write their own; and the idle flush,
+            // at most every POLL_IDLE. Polling otherwise takes no lock the
             // appenders use. try_lock: lock order is state → handoff, and a
-            // busy state lock means an appender will see the age itself.
+            // busy state lock means an appender is writing them itself.
+            let idle_due = last_idle_check.elapsed() >= POLL_IDLE;
             if h.pending.is_empty()
                 && h.spare.capacity() > 0
-                && last_idle_check.elapsed() >= POLL_IDLE
+                && (idle_due || self.has_runs.load(Ordering::Relaxed))
             {
-                last_idle_check = Instant::now();
+                if idle_due {
+                    last_idle_check = Instant::now();
+                }
                 if let Some(mut st) = self.state.try_lock() {
+                    let before = self.seq.load(Ordering::Relaxed);
+                    if !st.runs.is_empty() {
+                        self.write_runs(&mut st, usize::MAX);
+                    }
+                    if self.seq.load(Ordering::Relaxed) != before {
+                        // Events stream: keep polling.
+                        last_write = Instant::now();
+                    }
                     let now = sys::monotonic_ns();
-                    if !(st.buf.is_empty() && st.blobs.is_empty())
-                        && now.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
+                    if st.buf.len() >= FLUSH_BYTES
+                        || !(st.buf.is_empty() && st.blobs.is_empty())
+                            && now.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
                     {
                         let spare = std::mem::take(&mut h.spare);
                         h.pending = std::mem::replace(&mut st.buf, spare);
@@ -519,6 +659,7 @@ impl EventSink {
     /// Writes what is buffered now (tests, and callers that must see the file).
     pub fn flush(&self) {
         let mut held = self.lock();
+        self.write_runs(&mut held.guard, usize::MAX);
         let mut h = self.lock_handoff();
         self.drain(&mut held.guard, &mut h, sys::monotonic_ns());
     }
@@ -544,8 +685,16 @@ impl EventSink {
         h.pending = pending;
         h.pending_blobs = pending_blobs;
         let st = &mut *held.guard;
-        self.write(&mut h, &mut st.buf, &mut st.blobs);
-        true
+        // Deferred launches too, in buffers' worth: the buffer must not
+        // grow here (no allocation in a signal handler).
+        loop {
+            let room = st.buf.capacity();
+            let done = self.write_runs(st, room);
+            self.write(&mut h, &mut st.buf, &mut st.blobs);
+            if done {
+                return true;
+            }
+        }
     }
 
     /// Appends the `eof` event (api `api`, by thread `tid`), writes and
@@ -571,6 +720,20 @@ impl EventSink {
         };
         if !self.wait_in_flight() {
             return Finish::Busy;
+        }
+        // Bounded by the buffer in `Try` mode (`_exit` from a handler).
+        loop {
+            let room = match mode {
+                LockMode::Block => usize::MAX,
+                LockMode::Try => st.buf.capacity(),
+            };
+            if self.write_runs(st, room) {
+                break;
+            }
+            let now = st.last_write_ns;
+            if !self.drain(st, &mut h, now) {
+                return Finish::Busy;
+            }
         }
         st.finished = true;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
@@ -605,6 +768,7 @@ impl EventSink {
 
 #[cfg(test)]
 mod tests {
+    use super::super::repeat_run::RUN_CAP;
     use super::*;
     use std::fs::OpenOptions;
     use std::sync::Arc;
@@ -780,6 +944,150 @@ mod tests {
         );
         w.join().unwrap();
         assert_eq!(seqs(&path), (0..26001).collect::<Vec<_>>());
+    }
+
+    /// Appends `line` as memo slot 0's line until the sink lets launches
+    /// repeating it be deferred (its clock calibrated); returns the run and
+    /// the lines appended.
+    fn deferring(s: &EventSink, line: &[u8]) -> (Arc<RepeatRun>, u64) {
+        let mut run = None;
+        let mut n = 0;
+        while run.is_none() {
+            s.append_repeat(line, 0, 7, 4, &mut run).unwrap();
+            n += 1;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (run.unwrap(), n)
+    }
+
+    fn events(path: &std::path::Path) -> Vec<hrr_core::Event> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn deferred_repeats_are_written_before_the_next_event_and_past_a_full_ring() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let launch = body("hipModuleLaunchKernel");
+        let (run, first) = deferring(&s, &launch);
+        assert!(!run.defer(0, 8), "another kept line: not deferred");
+        assert!(!run.defer(1, 7), "another slot: not deferred");
+        let mut deferred = 0;
+        for _ in 0..3 * RUN_CAP {
+            if run.defer(0, 7) {
+                deferred += 1;
+            } else {
+                // The ring is full: the memo's path appends it itself.
+                s.append_repeat(&launch, 0, 7, 4, &mut Some(run.clone()));
+            }
+        }
+        assert!(deferred >= 2 * RUN_CAP, "{deferred}");
+        s.append(&body("hipMemcpy")).unwrap();
+        s.finish("exit", 1, LockMode::Block);
+        let ev = events(&path);
+        let n = first as usize + 3 * RUN_CAP;
+        assert_eq!(ev.len(), n + 2);
+        assert!(ev.iter().enumerate().all(|(i, e)| e.seq == i as u64));
+        assert!(ev.windows(2).all(|w| w[0].t <= w[1].t), "t in order");
+        assert!(ev[..n].iter().all(|e| e.api == "hipModuleLaunchKernel"));
+        assert_eq!(ev[n].api, "hipMemcpy", "after every deferred launch");
+    }
+
+    #[test]
+    fn deferred_stamps_read_as_the_kernel_clock() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let launch = body("hipModuleLaunchKernel");
+        let (run, first) = deferring(&s, &launch);
+        let mut bounds = vec![];
+        for _ in 0..50 {
+            let before = sys::monotonic_ns();
+            assert!(run.defer(0, 7));
+            bounds.push((before, sys::monotonic_ns()));
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        s.flush();
+        let ev = events(&path);
+        for (e, (lo, hi)) in ev[first as usize..].iter().zip(bounds) {
+            assert!(
+                e.t + 10_000 >= lo && e.t <= hi + 10_000,
+                "t {} outside [{lo}, {hi}] by more than 10 µs",
+                e.t
+            );
+        }
+    }
+
+    #[test]
+    fn signal_flush_and_the_writer_write_deferred_repeats() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let s = Arc::new(s);
+        let launch = body("hipModuleLaunchKernel");
+        let (run, first) = deferring(&s, &launch);
+        for _ in 0..10 {
+            assert!(run.defer(0, 7));
+        }
+        assert!(s.flush_from_signal());
+        assert_eq!(seqs(&path), (0..first + 10).collect::<Vec<_>>());
+        let w = {
+            let s = s.clone();
+            std::thread::spawn(move || s.run_writer())
+        };
+        for _ in 0..10 {
+            assert!(run.defer(0, 7));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            seqs(&path),
+            (0..first + 20).collect::<Vec<_>>(),
+            "written without another event"
+        );
+        s.finish("exit", 0, LockMode::Block);
+        w.join().unwrap();
+    }
+
+    #[test]
+    fn threads_deferring_at_once_keep_their_order_and_every_launch() {
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let s = Arc::new(s);
+        let w = {
+            let s = s.clone();
+            std::thread::spawn(move || s.run_writer())
+        };
+        let each = 20_000;
+        let ts: Vec<_> = (0..4)
+            .map(|k| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let api = ["k0", "k1", "k2", "k3"][k];
+                    let line = body(api);
+                    let (run, first) = deferring(&s, &line);
+                    let mut run = Some(run);
+                    for _ in first..each {
+                        if !run.as_ref().unwrap().defer(0, 7) {
+                            s.append_repeat(&line, 0, 7, 4, &mut run);
+                        }
+                    }
+                    s.append(&body("hipDeviceSynchronize")).unwrap();
+                })
+            })
+            .collect();
+        for th in ts {
+            th.join().unwrap();
+        }
+        s.finish("exit", 0, LockMode::Block);
+        w.join().unwrap();
+        let ev = events(&path);
+        assert_eq!(ev.len() as u64, 4 * (each + 1) + 1);
+        assert!(ev.iter().enumerate().all(|(i, e)| e.seq == i as u64));
+        assert!(ev.windows(2).all(|w| w[0].t <= w[1].t), "t in order");
+        for k in ["k0", "k1", "k2", "k3"] {
+            assert_eq!(ev.iter().filter(|e| e.api == k).count() as u64, each);
+        }
     }
 
     #[test]

@@ -11,3 +11,4 @@ pub mod blob_writer;
 pub mod event_clock;
 pub mod event_line;
 pub mod event_sink;
+pub mod repeat_run;

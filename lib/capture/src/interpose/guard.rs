@@ -28,12 +28,25 @@ impl Guard {
     /// `None`: forward the call without recording (nested call, recording
     /// off, forked child, archive finished).
     pub fn enter(api: &'static str) -> Option<Guard> {
-        // Marked before the recorder is created: its creation must not
-        // record anything of its own. Tested and set in one access to the
-        // thread-local (each is a `__tls_get_addr` call in this library).
-        if DEPTH.with(|d| d.replace(1)) > 0 {
+        if !Guard::first_level() {
             return None;
         }
+        Guard::enter_first(api)
+    }
+
+    /// Marks the thread as inside a recorded call; `false` when it already
+    /// was (a nested call: forward it unrecorded, and leave the mark to its
+    /// owner). Tested and set in one access to the thread-local (each is a
+    /// `__tls_get_addr` call in this library). Marked before the recorder
+    /// is created: its creation must not record anything of its own.
+    #[inline(always)]
+    pub fn first_level() -> bool {
+        DEPTH.with(|d| d.replace(1)) == 0
+    }
+
+    /// After [`Guard::first_level`] said `true`: the guard, or `None`
+    /// (recording off, forked child, archive finished) with the mark gone.
+    pub fn enter_first(api: &'static str) -> Option<Guard> {
         match catch_unwind(recorder::global) {
             Ok(Some(rec)) => Some(Guard { rec, api }),
             _ => {
@@ -90,6 +103,12 @@ impl Drop for Guard {
     fn drop(&mut self) {
         DEPTH.with(|d| d.set(0));
     }
+}
+
+/// Takes back the mark of a [`Guard::first_level`] call that records
+/// nothing.
+pub fn unmark() {
+    DEPTH.with(|d| d.set(0));
 }
 
 /// Whether the calling thread is inside a recorded call.

@@ -120,6 +120,16 @@ pub fn phase<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
     v
 }
 
+/// Counts a call that costs the recorder no work of its own (`name`: a
+/// nested call forwarded unrecorded, which the profile lists to show what
+/// a runtime calls underneath each recorded call).
+#[inline(always)]
+pub fn count(name: &'static str) {
+    if on() {
+        sum(name, 0);
+    }
+}
+
 /// The totals as printed: one line per entry point or phase, most time
 /// first, with the spread of single calls (bucket bounds: within 2×).
 pub fn report() -> Vec<String> {

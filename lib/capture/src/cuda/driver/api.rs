@@ -16,7 +16,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use api_table::Entry;
 use cuda_api::types::*;
@@ -29,7 +29,8 @@ use super::libcuda;
 use super::proc::{cuGetProcAddress, cuGetProcAddress_v2};
 use super::record::{self as rec, bookkeeping, out, s};
 use super::rect_pools as rp;
-use crate::cuda::ffi::{driver_layer_on, enter};
+use crate::cuda::ffi::{driver_layer_on, note_cuda_call};
+use crate::interpose::guard::{self, Guard};
 use crate::record::pools::PoolOp;
 use crate::record::recorder::Recorder;
 
@@ -126,10 +127,40 @@ macro_rules! driver_wrapper {
         pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
             const API: &str = stringify!($name);
             let a = cuda_api::args::$name { $( $p ),* };
-            let Some(real) = real::<cuda_api::args::$name>(Sym::$name) else {
-                return missing(API);
+            // The driver's function, looked up once (the table is fixed
+            // once the driver is loaded).
+            static REAL: AtomicUsize = AtomicUsize::new(0);
+            let real = match std::ptr::NonNull::new(REAL.load(Ordering::Relaxed) as *mut std::ffi::c_void) {
+                // SAFETY: stored below from `real`, this entry's function.
+                Some(p) => unsafe { <cuda_api::args::$name as Entry>::fn_at(p) },
+                None => match real::<cuda_api::args::$name>(Sym::$name) {
+                    Some(f) => {
+                        REAL.store(f as usize, Ordering::Relaxed);
+                        f
+                    }
+                    None => return missing(API),
+                },
             };
-            let g = if driver_layer_on() { enter(API) } else { None };
+            // Nested (the runtime's own call inside a recorded one, or the
+            // recorder's): forwarded before anything else is looked at. A
+            // `<<<>>>` launch passes through here once per launch.
+            if !Guard::first_level() {
+                crate::interpose::self_profile::count(concat!("nested ", stringify!($name)));
+                // SAFETY: the application's arguments, forwarded unchanged.
+                let ret = unsafe { a.call(real) };
+                $(
+                    let t = tracker::<cuda_api::args::$name, _>($track);
+                    bookkeeping(API, || t(API, ret, a));
+                )?
+                return ret;
+            }
+            let g = if driver_layer_on() {
+                note_cuda_call();
+                Guard::enter_first(API)
+            } else {
+                guard::unmark();
+                None
+            };
             // Work issued to a capturing stream joins a graph and does not
             // run now: nothing of it is recorded (one load without captures).
             let st: Option<u64> =

@@ -80,7 +80,11 @@ pub fn record<'a>(
                 (e.used, e.misses) = (memo.tick, 0);
                 in_full = None;
                 // The common case: stamped into the thread's run, no lock.
-                if memo.run.as_ref().is_some_and(|run| run.defer(i, e.serial)) {
+                if memo
+                    .run
+                    .as_ref()
+                    .is_some_and(|run| run.belongs_to(r.sink_id()) && run.defer(i, e.serial))
+                {
                     return;
                 }
                 crate::interpose::self_profile::phase("phase launch: repeated line", || {

@@ -827,6 +827,12 @@ impl Recorder {
         self.empty_blob()
     }
 
+    /// `EventSink::id` of the archive's events (a `RepeatRun` belongs to it).
+    #[inline(always)]
+    pub fn sink_id(&self) -> usize {
+        self.sink.id()
+    }
+
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
     /// and `t`) as [`Recorder::launch`] appended it before: the line of memo
     /// slot `slot`, kept as its `serial`th; the thread's next repeats of it

@@ -43,7 +43,7 @@
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -116,6 +116,8 @@ pub struct EventSink {
     /// A thread has deferred launches (`state.runs` is not empty): the
     /// writer looks at every poll.
     has_runs: AtomicBool,
+    /// See [`EventSink::id`].
+    id: usize,
     /// errno of the first failed write (0: none); the lines of that write
     /// and every later one are lost (see [`EventSink::write_error`]).
     write_errno: AtomicI32,
@@ -235,6 +237,10 @@ impl EventSink {
             writing: AtomicBool::new(false),
             has_writer: AtomicBool::new(false),
             has_runs: AtomicBool::new(false),
+            id: {
+                static SINKS: AtomicUsize = AtomicUsize::new(1);
+                SINKS.fetch_add(1, Ordering::Relaxed)
+            },
             write_errno: AtomicI32::new(0),
             blob_errno: AtomicI32::new(0),
         }
@@ -431,8 +437,12 @@ impl EventSink {
             if st.clock.ready() && slot < slots {
                 // Every run was written out by `append_held`: no pending
                 // launch of this thread reads the slot's old line.
-                let tsc = st.clock.uses_tsc();
-                let run = run.get_or_insert_with(|| Arc::new(RepeatRun::new(slots, tsc)));
+                if run.as_ref().is_some_and(|r| !r.belongs_to(self.id())) {
+                    // The thread's run of another sink (tests make several).
+                    *run = None;
+                }
+                let (tsc, id) = (st.clock.uses_tsc(), self.id());
+                let run = run.get_or_insert_with(|| Arc::new(RepeatRun::new(slots, tsc, id)));
                 let at = match st.runs.iter().position(|(r, _)| Arc::ptr_eq(r, run)) {
                     Some(at) => at,
                     None => {
@@ -453,10 +463,17 @@ impl EventSink {
         })
     }
 
+    /// Names this sink among others in a process (a [`RepeatRun`]'s).
+    #[inline(always)]
+    pub fn id(&self) -> usize {
+        self.id
+    }
+
     /// Writes every thread's deferred launches into the buffer, oldest
     /// stamp first across threads, while the buffer stays within `room`
-    /// bytes (`false`: it is full, write it and call again; the signal
-    /// path must not grow it). Then forgets runs whose thread is gone.
+    /// bytes (`false`: it is full, write it and call again). Bounded (the
+    /// signal path) it neither grows the buffer nor frees anything;
+    /// unbounded it then forgets the runs of threads that are gone.
     fn write_runs(&self, st: &mut SinkState, room: usize) -> bool {
         let SinkState {
             buf,
@@ -511,10 +528,12 @@ impl EventSink {
             }
             r.consume(k);
         }
-        runs.retain(|(r, _)| {
-            let (k, end) = r.pending();
-            Arc::strong_count(r) > 1 || k != end
-        });
+        if room == usize::MAX {
+            runs.retain(|(r, _)| {
+                let (k, end) = r.pending();
+                Arc::strong_count(r) > 1 || k != end
+            });
+        }
         true
     }
 
@@ -994,6 +1013,30 @@ mod tests {
         assert!(ev.windows(2).all(|w| w[0].t <= w[1].t), "t in order");
         assert!(ev[..n].iter().all(|e| e.api == "hipModuleLaunchKernel"));
         assert_eq!(ev[n].api, "hipMemcpy", "after every deferred launch");
+    }
+
+    #[test]
+    fn a_thread_recording_into_another_sink_gets_a_run_of_that_sink() {
+        let t = tempfile::tempdir().unwrap();
+        let (da, db) = (t.path().join("a"), t.path().join("b"));
+        std::fs::create_dir_all(&da).unwrap();
+        std::fs::create_dir_all(&db).unwrap();
+        let ((a, pa), (b, pb)) = (sink(&da), sink(&db));
+        let launch = body("hipModuleLaunchKernel");
+        let (of_a, na) = deferring(&a, &launch);
+        assert!(of_a.belongs_to(a.id()) && !of_a.belongs_to(b.id()));
+        let mut run = Some(of_a.clone());
+        let mut nb = 0;
+        while run.as_ref().is_some_and(|r| Arc::ptr_eq(r, &of_a)) && nb < 500 {
+            b.append_repeat(&launch, 0, 7, 4, &mut run).unwrap();
+            nb += 1;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(run.unwrap().belongs_to(b.id()), "still a's after {nb}");
+        a.finish("exit", 1, LockMode::Block);
+        b.finish("exit", 1, LockMode::Block);
+        assert_eq!(seqs(&pa).len() as u64, na + 1);
+        assert_eq!(seqs(&pb).len() as u64, nb + 1);
     }
 
     #[test]

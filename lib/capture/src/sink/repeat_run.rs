@@ -51,17 +51,21 @@ pub struct RepeatRun {
     /// Stamps are TSC ticks (else CLOCK_MONOTONIC ns), as the sink's clock
     /// converts them.
     tsc: bool,
+    /// `EventSink::id` of the sink holding its lines.
+    sink: usize,
 }
 
 impl RepeatRun {
-    /// A run for a memo of `slots` lines, stamping with the TSC or not.
-    pub fn new(slots: usize, tsc: bool) -> RepeatRun {
+    /// A run for a memo of `slots` lines, stamping with the TSC or not,
+    /// whose lines sink `sink` holds.
+    pub fn new(slots: usize, tsc: bool, sink: usize) -> RepeatRun {
         RepeatRun {
             ring: (0..RUN_CAP).map(|_| Pending::default()).collect(),
             count: AtomicU64::new(0),
             consumed: AtomicU64::new(0),
             serials: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             tsc,
+            sink,
         }
     }
 
@@ -126,6 +130,12 @@ impl RepeatRun {
     /// Lock holder: launches before `k` are written.
     pub fn consume(&self, k: u64) {
         self.consumed.store(k, Ordering::Release);
+    }
+
+    /// Whether sink `id` (`EventSink::id`) holds its lines.
+    #[inline(always)]
+    pub fn belongs_to(&self, id: usize) -> bool {
+        self.sink == id
     }
 
     /// Whether stamps are TSC ticks.

@@ -9,8 +9,10 @@
 //! attributes, the argument bytes, and the [`epoch`], which moves with
 //! every change of a code registry (so the handle's name, code and layout)
 //! and of the [`LiveAllocs`] (so the pointers found in the arguments). A
-//! launch whose inputs all match appends the kept line without looking the
-//! kernel up, gathering and scanning its arguments or encoding anything. On the H200 that path was about half of
+//! launch whose inputs all match repeats the kept line without looking the
+//! kernel up, gathering and scanning its arguments or encoding anything:
+//! once the sink holds a copy of that line, a stamp in the thread's
+//! [`RepeatRun`] without the sink's lock, else an append. On the H200 that path was about half of
 //! the recording cost of a `<<<>>>` launch, and a full recording of a
 //! PyTorch launch costs ten times a repeated one (docs/PERFORMANCE.md).
 //!

@@ -834,9 +834,9 @@ impl Recorder {
     }
 
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
-    /// and `t`) as [`Recorder::launch`] appended it before: the line of memo
-    /// slot `slot`, kept as its `serial`th; the thread's next repeats of it
-    /// go to `run` (`sink::repeat_run`).
+    /// and `t`) as [`Recorder::launch`] appended it before: the line memo
+    /// slot `slot` keeps under `serial`. The thread's next repeats of it go
+    /// to `run` without the sink's lock (`sink::repeat_run`).
     #[inline]
     pub fn repeat_launch(
         &self,

@@ -26,6 +26,12 @@
 //!   measured as the costliest part of an append on the 2-core dev VM and as
 //!   about 70 ns per recorded launch on the H200 host. After `POLL_IDLE`
 //!   without a buffer it sleeps, and the next hand-off wakes it.
+//! - **Deferred launches.** A repeated launch line is not appended: its
+//!   thread stamps it into a `RepeatRun` of its own (`repeat_run`). Every
+//!   append, flush, finish and signal flush, and the writer thread at each
+//!   poll, first writes every thread's pending launches (oldest stamp
+//!   first, `seq` and `t` given then), so nothing recorded after a launch
+//!   returned precedes it.
 //! - **Fatal signals.** [`EventSink::flush_from_signal`] writes what is
 //!   buffered (the pending buffer, then the current one) with
 //!   async-signal-safe operations only: an atomic try-lock, atomic loads,

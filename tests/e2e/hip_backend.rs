@@ -39,3 +39,50 @@ fn pinned_buffers_are_zeroed_and_copy_both_ways() {
     drop((up, down));
     dev.free(d, MemKind::Device).unwrap();
 }
+
+/// Dropping the backend leaves the runtime loaded: its threads may still be
+/// starting when `hrr-play` exits, and unloading their code under them
+/// crashed the replayer now and then. Checked in a child process running
+/// this test alone, where no other test holds the library.
+#[test]
+fn the_runtime_stays_loaded_after_the_backend_is_dropped() {
+    const CHILD: &str = "HRR_TEST_UNLOAD_CHILD";
+    let path = tools().cpu_runtime();
+    if std::env::var_os(CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "hip_backend::the_runtime_stays_loaded_after_the_backend_is_dropped",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "child: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    let loaded = || {
+        // SAFETY: RTLD_NOLOAD only looks the library up; a handle it returns
+        // is closed again at once.
+        unsafe {
+            let h = libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+            if !h.is_null() {
+                libc::dlclose(h);
+            }
+            !h.is_null()
+        }
+    };
+    assert!(!loaded(), "loaded before the test");
+    let mut dev = cpu_device();
+    let d = dev.alloc(4096, MemKind::Device).unwrap();
+    dev.free(d, MemKind::Device).unwrap();
+    assert!(loaded());
+    drop(dev);
+    assert!(loaded(), "unloaded with the backend");
+}

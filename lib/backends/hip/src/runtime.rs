@@ -1,5 +1,6 @@
 //! `HipRuntime`: a HIP runtime library found, loaded and initialised.
 
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 
 use crate::ffi::{GraphApi, HipApi, MissingSymbol, PoolApi, RectApi, VmmApi};
@@ -100,8 +101,13 @@ pub struct HipRuntime {
     pub(crate) pools: Option<PoolApi>,
     path: String,
     is_cpu: bool,
-    // Keeps the entry points in `api` valid; dropped last.
-    _lib: libloading::Library,
+    // Keeps the entry points in `api` valid, and is never dlclose'd: the
+    // runtime's own threads (the CPU runtime's block workers, ROCm's) may
+    // still be starting when the backend is dropped at exit, and unmapping
+    // their code under them killed `hrr-play` now and then (SIGSEGV in a
+    // worker's start-up, after the replay had passed). The process keeps
+    // it to the end, as the CUDA backend keeps the driver.
+    _lib: ManuallyDrop<libloading::Library>,
 }
 
 impl HipRuntime {
@@ -187,7 +193,7 @@ impl HipRuntime {
             pools,
             path: shown,
             is_cpu,
-            _lib: lib,
+            _lib: ManuallyDrop::new(lib),
         })
     }
 

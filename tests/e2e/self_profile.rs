@@ -37,6 +37,29 @@ fn profile_lines_name_the_recorded_entry_points_only_when_asked() {
             .any(|l| l.starts_with("hrr-intercept: profile: phase events: append: ")),
         "{on}"
     );
+    // What made kept launch lines stale, counted: the program allocates
+    // and frees between its launches, and loads its module again.
+    let count = |what: &str| {
+        lines
+            .iter()
+            .find_map(|l| {
+                l.strip_prefix("hrr-intercept: profile: ")?
+                    .strip_prefix(what)?
+                    .strip_prefix(": ")?
+                    .split(' ')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or(0)
+    };
+    for what in [
+        "epoch moved: an allocation",
+        "epoch moved: a free",
+        "epoch moved: a HIP code object",
+    ] {
+        assert!(count(what) > 0, "no '{what}' line:\n{on}");
+    }
     let off = captured_stderr("");
     assert!(!off.contains("profile:"), "{off}");
 }

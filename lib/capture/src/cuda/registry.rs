@@ -349,7 +349,7 @@ impl Registry {
             f.live.store(false, Ordering::Release);
         }
         self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate("epoch moved: a fat binary unregistered");
         f.is_some()
     }
 
@@ -373,7 +373,7 @@ impl Registry {
             .entry(name.to_string())
             .or_insert_with(|| k.clone());
         self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate("epoch moved: a kernel registered");
         k
     }
 
@@ -404,7 +404,7 @@ impl Registry {
         }
         put(&self.by_handle, handle, kernel.clone());
         self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate("epoch moved: a kernel handle bound");
     }
 
     /// See the field: read before a lookup, compare after.

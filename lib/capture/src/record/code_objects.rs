@@ -293,7 +293,7 @@ impl CodeObjects {
     /// After the change: a launch that reads the memo's epoch before its
     /// lookups sees the new code or misses.
     fn changed(&self) {
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate("epoch moved: a HIP code object");
     }
 
     /// `hipModuleLoad*`: `module` under its handle.

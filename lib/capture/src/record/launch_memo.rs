@@ -48,9 +48,12 @@ pub fn epoch() -> u64 {
     EPOCH.load(Ordering::Acquire)
 }
 
-/// Makes every kept line stale (see [`EPOCH`]).
-pub fn invalidate() {
+/// Makes every kept line stale (see [`EPOCH`]); `why` names the change in
+/// the capture profile (`HRR_CAPTURE_PROFILE=1`), which counts them: each
+/// makes the next launch of every kept kernel a full recording.
+pub fn invalidate(why: &'static str) {
     EPOCH.fetch_add(1, Ordering::Release);
+    crate::interpose::self_profile::count(why);
 }
 
 thread_local! {

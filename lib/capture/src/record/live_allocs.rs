@@ -52,14 +52,14 @@ impl LiveAllocs {
         live.max_last = live.max_last.max(last);
         live.map.insert(base, (size, mem));
         // A kept launch line's pointers were found in the old map.
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate("epoch moved: an allocation");
     }
 
     /// Removes the allocation based at `base`, returning its kind.
     pub fn remove(&self, base: u64) -> Option<MemKind> {
         let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
         let removed = live.map.remove(&base).map(|(_, m)| m);
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate("epoch moved: a free");
         removed
     }
 

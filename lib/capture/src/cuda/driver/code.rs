@@ -71,9 +71,9 @@ impl DriverCode {
         DriverCode::default()
     }
 
-    fn bump(&self) {
+    fn bump(&self, why: &'static str) {
         self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate();
+        crate::record::launch_memo::invalidate(why);
     }
 
     /// Changes so far.
@@ -85,7 +85,7 @@ impl DriverCode {
     pub fn add_module(&self, image: Fatbin) -> Arc<Fatbin> {
         let f = Arc::new(image);
         registry::put(&self.modules, f.handle, f.clone());
-        self.bump();
+        self.bump("epoch moved: a module loaded");
         f
     }
 
@@ -105,7 +105,7 @@ impl DriverCode {
             return true;
         }
         registry::put(&self.modules, module, f);
-        self.bump();
+        self.bump("epoch moved: a library's module");
         true
     }
 
@@ -128,7 +128,7 @@ impl DriverCode {
                 .unwrap_or_else(PoisonError::into_inner)
                 .retain(|_, d| !Arc::ptr_eq(&d.kernel.fatbin, f));
         }
-        self.bump();
+        self.bump("epoch moved: a module unloaded");
         self.globals
             .write()
             .unwrap_or_else(PoisonError::into_inner)
@@ -170,7 +170,7 @@ impl DriverCode {
         k.set_handle(func);
         let d = Arc::new(DriverFunction { kernel: k, kind });
         registry::put(&self.functions, func, d.clone());
-        self.bump();
+        self.bump("epoch moved: a function looked up");
         d
     }
 
@@ -192,7 +192,7 @@ impl DriverCode {
             kind: FnKind::Function,
         });
         registry::put(&self.functions, func, d);
-        self.bump();
+        self.bump("epoch moved: a kernel's function");
         true
     }
 
@@ -216,7 +216,7 @@ impl DriverCode {
             .map(|d| d.kernel.clone())?;
         let d = Arc::new(DriverFunction { kernel: k, kind });
         registry::put(&self.functions, handle, d.clone());
-        self.bump();
+        self.bump("epoch moved: a graph node's function");
         Some(d)
     }
 

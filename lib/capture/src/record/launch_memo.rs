@@ -107,7 +107,7 @@ pub fn record<'a>(
         } else {
             "phase launch: in full"
         };
-        let slot = memo.slot_after_miss(newest);
+        let slot = memo.slot_after_miss(newest, key.epoch);
         crate::interpose::self_profile::phase(why, || match slot {
             Some(i) => f(Some(Slot {
                 entry: &mut memo.entries[i],
@@ -300,8 +300,22 @@ impl LaunchMemo {
     /// the least recently used —, or `None` while the handle's launches
     /// keep missing (arguments that change every time: keeping would copy
     /// their lines for nothing and push out lines that repeat), but for one
-    /// in [`KEEP_RETRY`].
-    fn slot_after_miss(&mut self, newest: Option<usize>) -> Option<usize> {
+    /// in [`KEEP_RETRY`]. A miss because the handle's line was kept before
+    /// the epoch (now `epoch`) moved says nothing about its arguments: that
+    /// dead line's entry keeps the new one. (Counted as a miss, a program
+    /// that registers its kernels while its first launches run — PyTorch
+    /// registers some 20 000 — stopped keeping lines of kernels launched
+    /// three times by then, and recorded them in full for 64 launches at a
+    /// time.)
+    fn slot_after_miss(&mut self, newest: Option<usize>, epoch: u64) -> Option<usize> {
+        if let Some(n) = newest
+            && self.entries[n].key.is_some_and(|k| k.epoch != epoch)
+        {
+            let e = &mut self.entries[n];
+            (e.key, e.misses, e.used) = (None, 0, self.tick);
+            self.last = n;
+            return Some(n);
+        }
         let misses = newest
             .map_or(0, |n| self.entries[n].misses)
             .saturating_add(1);
@@ -481,7 +495,7 @@ mod tests {
                 true
             }
             Err(newest) => {
-                if let Some(i) = m.slot_after_miss(newest) {
+                if let Some(i) = m.slot_after_miss(newest, k.epoch) {
                     m.entries[i].keep(k, [a], line);
                 }
                 false
@@ -551,6 +565,25 @@ mod tests {
         assert!(!launch(&mut m, with_func(1), &A, b"L"));
         assert!(launch(&mut m, with_func(3), &A, b"L"));
         assert!(launch(&mut m, with_func(WAYS as u64), &A, b"L"));
+    }
+
+    #[test]
+    fn a_line_gone_stale_with_the_epoch_is_kept_again_at_once() {
+        let mut m = LaunchMemo::new();
+        // The epoch moves between the first launches (a program still
+        // registering its kernels), then stays.
+        for epoch in 0..5 {
+            let k = LaunchKey { epoch, ..key() };
+            assert!(!launch(&mut m, k, &A, b"L"), "epoch {epoch}");
+        }
+        let k = LaunchKey { epoch: 4, ..key() };
+        assert!(launch(&mut m, k, &A, b"L"), "kept at the last move");
+        assert_eq!(m.entries.len(), 1, "each dead line's entry reused");
+        // Arguments that change still stop the keeping.
+        for n in 0..3u64 {
+            launch(&mut m, k, &n.to_le_bytes(), b"X");
+        }
+        assert_eq!(m.entries.len(), 3, "the third miss in a row is not kept");
     }
 
     #[test]

@@ -424,10 +424,10 @@ impl EventSink {
         self.append_held(&mut held.guard, body)
     }
 
-    /// Appends a launch line that repeats the line kept in memo slot `slot`
-    /// as its `serial`th (of `slots`), and lets the thread's later launches
-    /// repeating it be deferred: `run` is the thread's [`RepeatRun`],
-    /// created here once the clock can convert its stamps.
+    /// Appends a repeated launch line, the one memo slot `slot` (of `slots`)
+    /// keeps under `serial`, and lets the thread's later launches repeating
+    /// it be deferred: `run` is the thread's [`RepeatRun`], created here
+    /// once the clock can convert its stamps.
     pub fn append_repeat(
         &self,
         body: &[u8],
@@ -887,6 +887,12 @@ mod tests {
         assert!(s.flush_from_signal());
     }
 
+    /// A writer thread for `s`.
+    fn writer(s: &Arc<EventSink>) -> std::thread::JoinHandle<()> {
+        let s = s.clone();
+        std::thread::spawn(move || s.run_writer())
+    }
+
     fn hammer(s: &Arc<EventSink>, threads: usize, each: usize) {
         let ts: Vec<_> = (0..threads)
             .map(|_| {
@@ -948,10 +954,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let (s, path) = sink(t.path());
         let s = Arc::new(s);
-        let w = {
-            let s = s.clone();
-            std::thread::spawn(move || s.run_writer())
-        };
+        let w = writer(&s);
         while !s.has_writer.load(Ordering::Acquire) {
             std::thread::yield_now();
         }
@@ -1081,10 +1084,7 @@ mod tests {
         }
         assert!(s.flush_from_signal());
         assert_eq!(seqs(&path), (0..first + 10).collect::<Vec<_>>());
-        let w = {
-            let s = s.clone();
-            std::thread::spawn(move || s.run_writer())
-        };
+        let w = writer(&s);
         for _ in 0..10 {
             assert!(run.defer(0, 7));
         }
@@ -1103,10 +1103,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let (s, path) = sink(t.path());
         let s = Arc::new(s);
-        let w = {
-            let s = s.clone();
-            std::thread::spawn(move || s.run_writer())
-        };
+        let w = writer(&s);
         let each = 20_000;
         let ts: Vec<_> = (0..4)
             .map(|k| {
@@ -1144,10 +1141,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let (s, path) = sink(t.path());
         let s = Arc::new(s);
-        let w = {
-            let s = s.clone();
-            std::thread::spawn(move || s.run_writer())
-        };
+        let w = writer(&s);
         s.append(&body("a"));
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(seqs(&path), vec![0], "written without another append");

@@ -348,8 +348,7 @@ impl Registry {
         if let Some(f) = &f {
             f.live.store(false, Ordering::Release);
         }
-        self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate("epoch moved: a fat binary unregistered");
+        self.changed("epoch moved: a fat binary unregistered");
         f.is_some()
     }
 
@@ -372,8 +371,7 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner)
             .entry(name.to_string())
             .or_insert_with(|| k.clone());
-        self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate("epoch moved: a kernel registered");
+        self.changed("epoch moved: a kernel registered");
         k
     }
 
@@ -403,8 +401,14 @@ impl Registry {
             kernel.set_handle(handle);
         }
         put(&self.by_handle, handle, kernel.clone());
+        self.changed("epoch moved: a kernel handle bound");
+    }
+
+    /// After a change that can alter a lookup: the generation and the
+    /// launch memo's epoch move (`why` names it in the capture profile).
+    fn changed(&self, why: &'static str) {
         self.generation.fetch_add(1, Ordering::Release);
-        crate::record::launch_memo::invalidate("epoch moved: a kernel handle bound");
+        crate::record::launch_memo::invalidate(why);
     }
 
     /// See the field: read before a lookup, compare after.

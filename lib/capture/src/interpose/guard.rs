@@ -110,8 +110,3 @@ impl Drop for Guard {
 pub fn unmark() {
     DEPTH.with(|d| d.set(0));
 }
-
-/// Whether the calling thread is inside a recorded call.
-pub fn inside() -> bool {
-    DEPTH.with(Cell::get) > 0
-}

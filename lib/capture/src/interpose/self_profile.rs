@@ -120,9 +120,10 @@ pub fn phase<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
     v
 }
 
-/// Counts a call that costs the recorder no work of its own (`name`: a
-/// nested call forwarded unrecorded, which the profile lists to show what
-/// a runtime calls underneath each recorded call).
+/// Counts something that costs the recorder no work of its own, listed by
+/// the profile with the times: a nested call forwarded unrecorded (what a
+/// runtime calls underneath each recorded call), a move of the launch
+/// memo's epoch (what turns repeated launches into full recordings).
 #[inline(always)]
 pub fn count(name: &'static str) {
     if on() {

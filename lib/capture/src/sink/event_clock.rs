@@ -72,17 +72,34 @@ impl EventClock {
     pub fn now(&mut self) -> u64 {
         let t = match sys::tsc() {
             Some(tsc) if self.rate != 0 && tsc.wrapping_sub(self.base.0) < self.resync_ticks => {
-                let ticks = u128::from(tsc.wrapping_sub(self.base.0));
-                self.base.1 + ((ticks * u128::from(self.rate)) >> 32) as u64
+                self.ns_of(tsc)
             }
             _ => self.sync(),
         };
+        self.hand_out(t)
+    }
+
+    /// TSC reading `raw` in nanoseconds, from the base at the measured
+    /// rate, on either side of the base.
+    #[inline(always)]
+    fn ns_of(&self, raw: u64) -> u64 {
+        let ahead = raw.wrapping_sub(self.base.0) as i64;
+        let ns = ((u128::from(ahead.unsigned_abs()) * u128::from(self.rate)) >> 32) as u64;
+        if ahead >= 0 {
+            self.base.1 + ns
+        } else {
+            self.base.1.saturating_sub(ns)
+        }
+    }
+
+    /// `t`, or the last `t` handed out if that is later.
+    #[inline(always)]
+    fn hand_out(&mut self, t: u64) -> u64 {
         let t = t.max(self.last);
         self.last = t;
         t
     }
 
-    /// Reads the kernel's clock, and the TSC around it to measure the rate.
     /// Whether readings taken elsewhere can be converted ([`EventClock::at`]):
     /// the TSC's rate is known, or readings are the kernel's clock already.
     pub fn ready(&self) -> bool {
@@ -108,19 +125,12 @@ impl EventClock {
             if ahead >= 0 && ahead as u64 >= self.resync_ticks {
                 self.sync();
             }
-            let ahead = raw.wrapping_sub(self.base.0) as i64;
-            let ns = ((u128::from(ahead.unsigned_abs()) * u128::from(self.rate)) >> 32) as u64;
-            if ahead >= 0 {
-                self.base.1 + ns
-            } else {
-                self.base.1.saturating_sub(ns)
-            }
+            self.ns_of(raw)
         };
-        let t = t.max(self.last);
-        self.last = t;
-        t
+        self.hand_out(t)
     }
 
+    /// Reads the kernel's clock, and the TSC around it to measure the rate.
     #[cold]
     #[inline(never)]
     fn sync(&mut self) -> u64 {

@@ -105,8 +105,8 @@ pub struct EventSink {
     /// handler tell "held by the thread I interrupted" from "held by another
     /// thread".
     owner: AtomicU64,
-    /// Between appenders and the writer thread. The writer takes only this
-    /// lock, never `state`: a writer queued on the appenders' hot lock
+    /// Between appenders and the writer thread. The writer waits only for
+    /// this lock, never for `state` (it only tries it): a writer queued on the appenders' hot lock
     /// starved (measured: every buffer ended up written by the application
     /// thread, and each unlock paid a futex wake).
     handoff: Mutex<Handoff>,
@@ -449,21 +449,21 @@ impl EventSink {
                 }
                 let (tsc, id) = (st.clock.uses_tsc(), self.id());
                 let run = run.get_or_insert_with(|| Arc::new(RepeatRun::new(slots, tsc, id)));
-                let at = match st.runs.iter().position(|(r, _)| Arc::ptr_eq(r, run)) {
-                    Some(at) => at,
-                    None => {
-                        st.runs.push((run.clone(), Vec::new()));
-                        self.has_runs.store(true, Ordering::Relaxed);
-                        st.runs.len() - 1
-                    }
-                };
-                let lines = &mut st.runs[at].1;
-                if lines.len() < slots {
-                    lines.resize_with(slots, Vec::new);
+                // Already held: the ring was full, nothing to copy.
+                if !run.holds(slot, serial) {
+                    let at = match st.runs.iter().position(|(r, _)| Arc::ptr_eq(r, run)) {
+                        Some(at) => at,
+                        None => {
+                            st.runs.push((run.clone(), vec![Vec::new(); slots]));
+                            self.has_runs.store(true, Ordering::Relaxed);
+                            st.runs.len() - 1
+                        }
+                    };
+                    let line = &mut st.runs[at].1[slot];
+                    line.clear();
+                    line.extend_from_slice(body);
+                    run.hold(slot, serial);
                 }
-                lines[slot].clear();
-                lines[slot].extend_from_slice(body);
-                run.hold(slot, serial);
             }
             Some(seq)
         })

@@ -83,11 +83,7 @@ impl RepeatRun {
     /// has room; `false`: append it under the lock instead.
     #[inline]
     pub fn defer(&self, slot: usize, serial: u64) -> bool {
-        if self
-            .serials
-            .get(slot)
-            .is_none_or(|s| s.load(Ordering::Relaxed) != serial)
-        {
+        if !self.holds(slot, serial) {
             return false;
         }
         let c = self.count.load(Ordering::Relaxed);
@@ -99,6 +95,14 @@ impl RepeatRun {
         p.slot.store(slot as u64, Ordering::Relaxed);
         self.count.store(c + 1, Ordering::Release);
         true
+    }
+
+    /// Owner only: whether the sink holds kept line `serial` for `slot`.
+    #[inline(always)]
+    pub fn holds(&self, slot: usize, serial: u64) -> bool {
+        self.serials
+            .get(slot)
+            .is_some_and(|s| s.load(Ordering::Relaxed) == serial)
     }
 
     /// Owner only, under the sink's lock, after its line for `slot` was
@@ -136,10 +140,5 @@ impl RepeatRun {
     #[inline(always)]
     pub fn belongs_to(&self, id: usize) -> bool {
         self.sink == id
-    }
-
-    /// Whether stamps are TSC ticks.
-    pub fn tsc(&self) -> bool {
-        self.tsc
     }
 }

@@ -24,7 +24,6 @@ use hrr_intercept::sink::event_line::{
 };
 use hrr_intercept::sink::event_sink::LockMode;
 
-/// A recorder with its events writer thread running, as in a capture.
 /// A stand-in for a kept launch line (what a memo hit appends): a whole
 /// line, so that the events file's line count matches the events appended.
 const KEPT_LINE: [u8; 400] = {
@@ -33,6 +32,7 @@ const KEPT_LINE: [u8; 400] = {
     l
 };
 
+/// A recorder with its events writer thread running, as in a capture.
 fn recorder(dir: &std::path::Path) -> &'static Recorder {
     let r: &'static Recorder = Box::leak(Box::new(
         Recorder::create(dir, Platform::Cpu, vec!["bench".into()], Default::default()).unwrap(),

@@ -480,5 +480,39 @@ fn d2h_small(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, launch, h2d_blob, d2h_small);
+/// A 2 MiB code object, new each time (a framework's first launch of a
+/// kernel from a fat binary not yet written): hash + blob (+ module), as
+/// the recording thread pays it. Paced 20 ms apart (outside the timed
+/// part) so that the writer thread has written each before the next: on a
+/// 2-core machine its write would otherwise compete with the timed thread.
+/// Each file is removed then.
+fn code_object(c: &mut Criterion) {
+    const SIZE: usize = 2 << 20;
+    let t = tempfile::tempdir().unwrap();
+    let r = recorder(t.path());
+    let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+    let mut data: Vec<u8> = (0..SIZE).map(|i| (i * 13 + i / 4096) as u8).collect();
+    let mut g = c.benchmark_group("record/code_object");
+    g.throughput(Throughput::Bytes(SIZE as u64));
+    g.sample_size(10);
+    let mut n = 0u64;
+    g.bench_function(BenchmarkId::from_parameter("2MiB_new"), |bch| {
+        bch.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                n += 1;
+                data[..8].copy_from_slice(&n.to_le_bytes());
+                let t0 = Instant::now();
+                let m = r.load_code(&data).unwrap();
+                total += t0.elapsed();
+                std::thread::sleep(Duration::from_millis(20));
+                let _ = std::fs::remove_file(store.path(&m.code));
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, launch, h2d_blob, d2h_small, code_object);
 criterion_main!(benches);

@@ -88,10 +88,12 @@ pub struct BlobId(pub [u8; 32]);
 impl BlobId {
     /// The BLAKE3 hash of `bytes`.
     pub fn of(bytes: &[u8]) -> BlobId {
-        // Large blobs (256 MiB copies, model weights) hash on every core: one
-        // core's BLAKE3 (~5 GB/s) would cap capture and replay copy bandwidth
-        // far below a GPU link's. Below this the thread hand-off costs more.
-        const PARALLEL_FROM: usize = 8 << 20;
+        // Large blobs (256 MiB copies, model weights, a framework's code
+        // objects of a few MiB) hash on every core: one core's BLAKE3
+        // (~8 GB/s) would cap capture and replay copy bandwidth far below a
+        // GPU link's, and is most of what recording a code object costs its
+        // launch. From 1 MiB two cores already win (1.3x, 2-core VM).
+        const PARALLEL_FROM: usize = 1 << 20;
         if bytes.len() >= PARALLEL_FROM {
             return BlobId(
                 *blake3::Hasher::new()

@@ -9,7 +9,10 @@ libraries loaded, first-launch costs paid) as `train_steady_ms=`, with the
 main thread's CPU time over those steps (`train_steady_cpu_ms=`) and its
 voluntary and involuntary context switches (`train_steady_ctxsw=V,N`): a
 capture that slows the steps by running more code on the thread shows in
-its CPU time; one that takes the CPU away from it, in the rest."""
+its CPU time; one that takes the CPU away from it, in the rest. The first
+ten steps (first launches: libraries and kernels loaded, code recorded)
+print as `train_warm_ms=` and `train_warm_cpu_ms=`; `HRR_TRAIN_TRACE=1`
+adds each step's wall time (`train_step_ms=`)."""
 
 import os
 import time
@@ -24,7 +27,9 @@ model, opt = mlp(dev)
 x = torch.randn(256, 64, device=dev)
 y = torch.randn(256, 10, device=dev)
 steps = int(os.environ.get("HRR_TRAIN_STEPS", "5"))
+trace = os.environ.get("HRR_TRAIN_TRACE") == "1"
 losses = []
+marks = []
 
 
 def ctxsw():
@@ -38,19 +43,23 @@ def ctxsw():
 
 
 torch.cuda.synchronize()
-t0 = time.perf_counter()
+t0, cpu0 = time.perf_counter(), time.thread_time()
 for step in range(steps):
     opt.zero_grad(set_to_none=True)
     loss = torch.nn.functional.mse_loss(model(x), y)
     loss.backward()
     opt.step()
     losses.append(c.add(loss).item())  # waits for the step
+    if trace:
+        marks.append(time.perf_counter())
     if step == 9:
         t10, cpu10, sw10 = time.perf_counter(), time.thread_time(), ctxsw()
 torch.cuda.synchronize()
 t1, cpu1, sw1 = time.perf_counter(), time.thread_time(), ctxsw()
 loop_ms = (t1 - t0) * 1e3
 steady = (
+    f" train_warm_ms={(t10 - t0) * 1e3:.1f}"
+    f" train_warm_cpu_ms={(cpu10 - cpu0) * 1e3:.1f}"
     f" train_steady_ms={(t1 - t10) * 1e3:.1f}"
     f" train_steady_cpu_ms={(cpu1 - cpu10) * 1e3:.1f}"
     f" train_steady_ctxsw={sw1[0] - sw10[0]},{sw1[1] - sw10[1]}"
@@ -60,5 +69,8 @@ steady = (
 for p in model.parameters():
     c.add(p)
 print(f"train_loop_ms={loop_ms:.1f}{steady} steps={steps}", flush=True)
+if trace:
+    ms = [(b - a) * 1e3 for a, b in zip([t0] + marks, marks)]
+    print("train_step_ms=" + " ".join(f"{v:.2f}" for v in ms), flush=True)
 print("losses " + " ".join(f"{v:.6f}" for v in losses), flush=True)
 finish("torch_train", losses[-1] < losses[0], f"loss decreases over {steps} steps", c)

@@ -481,11 +481,9 @@ fn d2h_small(c: &mut Criterion) {
 }
 
 /// A 2 MiB code object, new each time (a framework's first launch of a
-/// kernel from a fat binary not yet written): hash + blob (+ module), as
-/// the recording thread pays it. Paced 20 ms apart (outside the timed
-/// part) so that the writer thread has written each before the next: on a
-/// 2-core machine its write would otherwise compete with the timed thread.
-/// Each file is removed then.
+/// kernel from a fat binary not yet written): hash + blob file (+ module),
+/// as the recording thread pays it. Paced 20 ms apart (outside the timed
+/// part), like a start-up's first launches; each file is removed then.
 fn code_object(c: &mut Criterion) {
     const SIZE: usize = 2 << 20;
     let t = tempfile::tempdir().unwrap();

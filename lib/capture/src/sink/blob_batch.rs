@@ -1,11 +1,10 @@
-//! `BlobBatch`: blob files waiting to be written with the events buffer
-//! they travel with.
+//! `BlobBatch`: small blob files waiting to be written with the events
+//! buffer they travel with.
 //!
 //! Creating a file and renaming it into the blob store costs the recording
 //! thread tens of microseconds to milliseconds (the filesystem's journal),
 //! far more than the copy it records: a training loop reading its loss back
-//! every step paid that per step, and a framework's first launches pay it
-//! for every code object. So a blob's bytes are copied into
+//! every step paid that per step. So a small blob's bytes are copied into
 //! the batch of the events buffer being filled, and whoever writes that
 //! buffer — the writer thread, an appender draining, `finish`, a fatal
 //! signal's flush — writes the batch's files first. Events never name a
@@ -87,12 +86,6 @@ impl BlobBatch {
         }
         self.clear();
         first
-    }
-
-    /// Gives back what the batch's memory grew past `bytes` (an allocator
-    /// call: never from a signal handler).
-    pub fn shrink_to(&mut self, bytes: usize) {
-        self.arena.shrink_to(bytes);
     }
 
     /// Drops every pending file unwritten (after a failed events write:

@@ -1,17 +1,15 @@
 //! `BlobWriter`: the capture side of the archive's blob store.
 //!
-//! A blob up to `DEFERRED_BLOB` bytes is hashed by the recording thread and
-//! copied into the events buffer's batch (`EventSink::defer_blob`), written
-//! by whoever writes that buffer, before it: the copy costs the recording
-//! thread a fraction of creating, writing and renaming the file (a
-//! framework's first launches write tens of MiB of code objects; a training
-//! loop reads its loss back every step). Larger blobs, and those a full
-//! batch refuses, are hashed and written by the recording thread straight
+//! Large blobs are hashed and written by the recording thread, straight
 //! from the application's memory (no copy: the recorder's memory does not
-//! grow with the data). Either way an event never refers to a blob that is
-//! not on disk. hrr-core's `BlobStore` does the content addressing, the
-//! names and the atomic tmp+rename; this adds the counts the manifest and
-//! `hrr-cap` report, and skips blobs this process already wrote without a
+//! grow with the data), before the event naming them is appended. Small
+//! ones (up to `SMALL_BLOB` bytes) are hashed and copied into the events
+//! buffer's batch (`EventSink::defer_blob`), written by whoever writes that
+//! buffer, before it: creating a file costs far more than such a copy.
+//! Either way an event never refers to a blob that is not on disk.
+//! hrr-core's `BlobStore` does the content addressing, the names and the
+//! atomic tmp+rename; this adds the counts the manifest and `hrr-cap`
+//! report, and skips blobs this process already wrote without a
 //! filesystem call.
 
 use std::collections::HashSet;
@@ -26,9 +24,8 @@ use hrr_core::blob_store::BlobStore;
 use super::event_sink::EventSink;
 
 /// Blobs up to this size are hashed before the store is asked (skipped
-/// when this process has them) and written with the events buffer. Above
-/// it the copy would be most of what the recorder's memory holds.
-pub const DEFERRED_BLOB: usize = 16 << 20;
+/// when this process has them) and written with the events buffer.
+pub const SMALL_BLOB: usize = 64 * 1024;
 
 /// Writes blobs into one archive.
 pub struct BlobWriter {
@@ -65,10 +62,10 @@ impl BlobWriter {
     /// Stores `bytes`; returns their id. A small blob goes to `sink`'s
     /// buffer (written before the events appended after this call).
     pub fn put(&self, bytes: &[u8], sink: &EventSink) -> io::Result<BlobId> {
-        // Hash first, skip the store when this process has the blob already
-        // (a loop copying the same buffer). The largest go to the store
-        // directly, which hashes once and checks existence itself.
-        let id = if bytes.len() <= DEFERRED_BLOB {
+        // Small blobs: hash first, skip the store when this process has the
+        // blob already (a loop copying the same buffer). Large ones go to the
+        // store directly, which hashes once and checks existence itself.
+        let id = if bytes.len() <= SMALL_BLOB {
             let id = BlobId::of(bytes);
             if self
                 .seen
@@ -82,7 +79,7 @@ impl BlobWriter {
             let (tmp, path) = self.store.names_in_fan_out(&id);
             let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
             if !sink.defer_blob(&name(tmp), &name(path), bytes) {
-                self.store.put_hashed(&id, bytes)?;
+                self.store.put(bytes)?;
             }
             id
         } else {
@@ -138,48 +135,9 @@ mod tests {
         w.put(&big, &s).unwrap();
         assert_eq!((w.count(), w.bytes()), (2, 100_005));
         let store = BlobStore::of_archive(t.path());
-        s.flush();
         assert_eq!(store.get(&b).unwrap().len(), 100_000);
+        s.flush();
         assert_eq!(&*store.get(&a).unwrap(), b"hello");
-    }
-
-    /// Distinct bytes (a blob already written would not show the route).
-    fn blob(len: usize, seed: u8) -> Vec<u8> {
-        (0..len).map(|i| (i % 251) as u8 ^ seed).collect()
-    }
-
-    #[test]
-    fn a_code_object_sized_blob_waits_for_its_events_buffer() {
-        let t = tempfile::tempdir().unwrap();
-        let w = BlobWriter::new(t.path()).unwrap();
-        let s = sink(t.path());
-        let store = BlobStore::of_archive(t.path());
-        let code = blob(3 << 20, 1);
-        let id = w.put(&code, &s).unwrap();
-        assert_eq!(id, BlobId::of(&code));
-        assert!(!store.contains(&id), "copied into the batch, not written");
-        s.flush();
-        assert_eq!(&*store.get(&id).unwrap(), &code[..]);
-    }
-
-    #[test]
-    fn a_blob_past_the_batch_or_the_deferred_size_is_written_at_once() {
-        use super::super::event_sink::BATCH_BLOB_BYTES;
-        let t = tempfile::tempdir().unwrap();
-        let w = BlobWriter::new(t.path()).unwrap();
-        let s = sink(t.path());
-        let store = BlobStore::of_archive(t.path());
-        let first = w.put(&blob(BATCH_BLOB_BYTES - (1 << 20), 1), &s).unwrap();
-        assert!(!store.contains(&first));
-        // The batch is bounded: the next would pass it.
-        let second = blob(2 << 20, 2);
-        let id = w.put(&second, &s).unwrap();
-        assert_eq!(&*store.get(&id).unwrap(), &second[..]);
-        let huge = blob(DEFERRED_BLOB + 1, 3);
-        s.flush();
-        let id = w.put(&huge, &s).unwrap();
-        assert_eq!(store.get(&id).unwrap().len(), huge.len());
-        assert!(store.contains(&first));
     }
 
     #[test]

@@ -66,18 +66,10 @@ use hrr_core::wire::{LineHead, encode};
 /// enough that a buffer takes several `POLL_INTERVAL`s to fill at the
 /// fastest event rate measured (≈ 100 MB/s of NDJSON, 250k launches/s).
 pub const FLUSH_BYTES: usize = 512 * 1024;
-/// Blob bytes buffered (`defer_blob`) that hand the batch to the writer,
-/// like `FLUSH_BYTES` of lines, at once (not at the next append): a
-/// start-up's code objects come in bursts, and a batch left to fill up
-/// would leave the next ones to their callers.
-const HAND_OFF_BLOB_BYTES: usize = 1 << 20;
-/// Blob bytes a buffer's batch takes at most; a blob that would pass it is
-/// written by its caller. Two batches circulate, so the recorder holds at
-/// most twice this for blobs.
-pub const BATCH_BLOB_BYTES: usize = 16 << 20;
-/// What a written batch keeps of its memory for the next (the rest is
-/// returned: code objects and copies of MiBs pass through at start-up).
-const KEPT_BLOB_BYTES: usize = 4 << 20;
+/// Small blob files buffered (`defer_blob`) that trigger a hand-off, like
+/// `FLUSH_BYTES` of lines; past twice this, blobs are written by the
+/// caller instead.
+pub const FLUSH_BLOB_BYTES: usize = 4 << 20;
 /// Time since the last write that triggers one.
 pub const FLUSH_INTERVAL_NS: u64 = 100_000_000;
 /// Backlog at which an appending thread stops waiting for the writer and
@@ -365,21 +357,17 @@ impl EventSink {
         }
     }
 
-    /// Queues a blob file (`data` written at `tmp`, renamed to `path`) with
-    /// the lines being buffered, to be written before them; `false` when the
-    /// caller must write it itself (the sink is finished, or the batch would
-    /// hold more than `BATCH_BLOB_BYTES`).
+    /// Queues a small blob file (`data` written at `tmp`, renamed to `path`)
+    /// with the lines being buffered, to be written before them; `false`
+    /// when the caller must write it itself (the sink is finished, or
+    /// holds `2 × FLUSH_BLOB_BYTES` of blobs already).
     pub fn defer_blob(&self, tmp: &[u8], path: &[u8], data: &[u8]) -> bool {
         let mut held = self.lock();
         let st = &mut *held.guard;
-        if st.finished || st.blobs.held() + data.len() > BATCH_BLOB_BYTES {
+        if st.finished || st.blobs.held() >= 2 * FLUSH_BLOB_BYTES {
             return false;
         }
         st.blobs.push(tmp, path, data);
-        if st.blobs.held() >= HAND_OFF_BLOB_BYTES {
-            let h = self.lock_handoff();
-            self.hand_off(st, h, sys::monotonic_ns());
-        }
         true
     }
 
@@ -573,47 +561,34 @@ impl EventSink {
         let room = st.buf.spare_capacity_mut();
         sys::prefetch(&room[..room.len().min(PREFETCH_BYTES)]);
         if st.buf.len() >= FLUSH_BYTES
-            || st.blobs.held() >= HAND_OFF_BLOB_BYTES
+            || st.blobs.held() >= FLUSH_BLOB_BYTES
             || t.saturating_sub(st.last_write_ns) >= FLUSH_INTERVAL_NS
         {
             let writer = self.has_writer.load(Ordering::Acquire);
             let mut h = self.lock_handoff();
-            if !self.hand_off(st, h, t) && (!writer || st.buf.len() >= BACKLOG_BYTES) {
-                // Blobs are no reason to write here: a full batch refuses
-                // more, and its callers write their own.
-                h = self.lock_handoff();
+            // Hand off only into the spare buffer: two buffers circulate and
+            // nothing is allocated in steady state.
+            if writer && h.pending.is_empty() && h.spare.capacity() > 0 {
+                let spare = std::mem::take(&mut h.spare);
+                h.pending = std::mem::replace(&mut st.buf, spare);
+                let spare_blobs = std::mem::take(&mut h.spare_blobs);
+                h.pending_blobs = std::mem::replace(&mut st.blobs, spare_blobs);
+                st.last_write_ns = t;
+                // Set and cleared under `handoff` around the wait: a writer
+                // not asleep checks `pending` before it next waits.
+                let asleep = h.sleeping;
+                drop(h);
+                if asleep {
+                    self.wake.notify_one();
+                }
+            } else if !writer
+                || st.buf.len() >= BACKLOG_BYTES
+                || st.blobs.held() >= FLUSH_BLOB_BYTES + FLUSH_BLOB_BYTES / 2
+            {
                 self.drain(st, &mut h, t);
             }
         }
         Some(seq)
-    }
-
-    /// Hands the buffered lines and their batch to the writer thread, if
-    /// there is one and it has room (only into the spare buffer: two
-    /// buffers circulate and nothing is allocated in steady state);
-    /// whether it did. Releases `h`.
-    fn hand_off(&self, st: &mut SinkState, mut h: MutexGuard<'_, Handoff>, now: u64) -> bool {
-        // The spare is taken while a buffer is pending or being written
-        // (its batch with it, even when it holds no line).
-        if !(self.has_writer.load(Ordering::Acquire)
-            && h.pending.is_empty()
-            && h.spare.capacity() > 0)
-        {
-            return false;
-        }
-        let spare = std::mem::take(&mut h.spare);
-        h.pending = std::mem::replace(&mut st.buf, spare);
-        let spare_blobs = std::mem::take(&mut h.spare_blobs);
-        h.pending_blobs = std::mem::replace(&mut st.blobs, spare_blobs);
-        st.last_write_ns = now;
-        // Set and cleared under `handoff` around the wait: a writer not
-        // asleep checks `pending` before it next waits.
-        let asleep = h.sleeping;
-        drop(h);
-        if asleep {
-            self.wake.notify_one();
-        }
-        true
     }
 
     /// The writer thread's body: writes handed-off buffers, and what is
@@ -687,8 +662,6 @@ impl EventSink {
             self.writing.store(true, Ordering::Release);
             drop(h);
             self.write_blobs(&mut full_blobs);
-            // Not on the signal path: this frees.
-            full_blobs.shrink_to(KEPT_BLOB_BYTES);
             let r = if full.is_empty() {
                 Ok(())
             } else {
@@ -901,24 +874,6 @@ mod tests {
         assert!(!s.defer_blob(&name(".tmp-c"), &name("c"), b"C"), "finished");
         assert_eq!(seqs(&path), [0, 1, 2]);
         assert_eq!(s.blob_write_error(), None);
-    }
-
-    #[test]
-    fn a_blob_of_a_mib_goes_to_the_writer_without_waiting_for_lines() {
-        let t = tempfile::tempdir().unwrap();
-        let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
-        let (s, _) = sink(t.path());
-        // A writer thread, not started: what it would take stays visible.
-        s.has_writer.store(true, Ordering::Release);
-        assert!(s.defer_blob(&name(".tmp-a"), &name("a"), b"small"));
-        assert!(s.lock_handoff().pending_blobs.is_empty(), "waits for lines");
-        let big = vec![7u8; HAND_OFF_BLOB_BYTES];
-        assert!(s.defer_blob(&name(".tmp-b"), &name("b"), &big));
-        assert!(s.lock().guard.blobs.is_empty());
-        assert!(!s.lock_handoff().pending_blobs.is_empty());
-        s.has_writer.store(false, Ordering::Release);
-        s.flush();
-        assert!(t.path().join("a").exists() && t.path().join("b").exists());
     }
 
     #[test]

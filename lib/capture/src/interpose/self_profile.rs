@@ -78,6 +78,12 @@ fn decide() -> bool {
     on
 }
 
+/// Turns profiling on in this process (tests of the parts it times).
+#[cfg(test)]
+pub fn turn_on() {
+    STATE.store(2, Ordering::Relaxed);
+}
+
 /// The current time, for [`add`], when no timed work is open on this
 /// thread (`None`: nested, already timed by the outer one).
 pub fn start() -> Option<u64> {

@@ -256,7 +256,13 @@ impl EventSink {
     fn lock(&self) -> Held<'_> {
         let guard = match self.state.try_lock() {
             Some(g) => g,
-            None => self.lock_contended(),
+            // Timed: a holder preempted mid-copy (a VM's vCPU descheduled)
+            // would show here, as the main thread's time but no recorder
+            // work of its own.
+            None => crate::interpose::self_profile::phase(
+                "phase events: waited for the sink's lock",
+                || self.lock_contended(),
+            ),
         };
         self.owner.store(sys::thread_self(), Ordering::Release);
         Held {
@@ -623,7 +629,11 @@ impl EventSink {
                 if let Some(mut st) = self.state.try_lock() {
                     let before = self.seq.load(Ordering::Relaxed);
                     if !st.runs.is_empty() {
-                        self.write_runs(&mut st, usize::MAX);
+                        // Timed: how long the appenders' lock is held here.
+                        crate::interpose::self_profile::phase(
+                            "phase writer: deferred launches written",
+                            || self.write_runs(&mut st, usize::MAX),
+                        );
                     }
                     if self.seq.load(Ordering::Relaxed) != before {
                         // Events stream: keep polling.
@@ -874,6 +884,35 @@ mod tests {
         assert!(!s.defer_blob(&name(".tmp-c"), &name("c"), b"C"), "finished");
         assert_eq!(seqs(&path), [0, 1, 2]);
         assert_eq!(s.blob_write_error(), None);
+    }
+
+    #[test]
+    fn a_wait_for_the_lock_is_in_the_profile() {
+        crate::interpose::self_profile::turn_on();
+        let t = tempfile::tempdir().unwrap();
+        let (s, _) = sink(t.path());
+        let s = Arc::new(s);
+        let held = s.lock();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                tx.send(()).unwrap();
+                s.append(&body("waits"));
+            })
+        };
+        rx.recv().unwrap();
+        // Long enough for the waiter to reach the lock (its send was the
+        // step before); were it late, it would not wait and the test fail.
+        std::thread::sleep(Duration::from_millis(50));
+        drop(held);
+        waiter.join().unwrap();
+        let r = crate::interpose::self_profile::report();
+        assert!(
+            r.iter()
+                .any(|l| l.starts_with("phase events: waited for the sink's lock: ")),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -81,6 +81,21 @@ impl<'de> Deserialize<'de> for Addr {
     }
 }
 
+/// Blob length from which [`BlobId::of`] hashes on every core. Large blobs
+/// (256 MiB copies, model weights) must: one core's BLAKE3 (5–8 GB/s) would
+/// cap capture and replay copy bandwidth far below a GPU link's. A
+/// framework's code objects (1–8 MiB, hashed as its first launches are
+/// recorded) gain from it where there are many cores (H200 host, 16: a
+/// 2 MiB blob after 5 ms idle, 396 → 187 µs), not on two (a 2 MiB code
+/// object recorded: 1.18 → 1.26–1.41 ms, the pool's wake-up costs more).
+fn parallel_from() -> usize {
+    static FROM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *FROM.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores >= 8 { 1 << 20 } else { 8 << 20 }
+    })
+}
+
 /// BLAKE3 hash of a blob's bytes; its lowercase hex names the blob file.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BlobId(pub [u8; 32]);
@@ -88,13 +103,7 @@ pub struct BlobId(pub [u8; 32]);
 impl BlobId {
     /// The BLAKE3 hash of `bytes`.
     pub fn of(bytes: &[u8]) -> BlobId {
-        // Large blobs (256 MiB copies, model weights, a framework's code
-        // objects of a few MiB) hash on every core: one core's BLAKE3
-        // (~8 GB/s) would cap capture and replay copy bandwidth far below a
-        // GPU link's, and is most of what recording a code object costs its
-        // launch. From 1 MiB two cores already win (1.3x, 2-core VM).
-        const PARALLEL_FROM: usize = 1 << 20;
-        if bytes.len() >= PARALLEL_FROM {
+        if bytes.len() >= parallel_from() {
             return BlobId(
                 *blake3::Hasher::new()
                     .update_rayon(bytes)
@@ -254,6 +263,14 @@ impl<'de> Deserialize<'de> for HexBytes {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_id_is_the_same_on_every_core_as_on_one() {
+        for len in [parallel_from() - 1, parallel_from(), 9 << 20] {
+            let b: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            assert_eq!(BlobId::of(&b).0, *blake3::hash(&b).as_bytes(), "{len}");
+        }
+    }
 
     proptest! {
         #[test]

@@ -404,9 +404,33 @@ fn launch(c: &mut Criterion) {
     );
 }
 
-/// A 64 MiB H2D copy: hash + blob file + event. Each iteration's data is
-/// new (first word changed), so every blob is really written; files are
-/// removed outside the timed region so the disk does not fill.
+/// Times `record` on `data` made new `iters` times (its first word a count
+/// in `n`), so that every blob is really written; after each, outside the
+/// timed part, waits `pause` and removes the blob file so the disk does not
+/// fill.
+fn each_new(
+    dir: &std::path::Path,
+    data: &mut [u8],
+    n: &mut u64,
+    iters: u64,
+    pause: Duration,
+    mut record: impl FnMut(&[u8]),
+) -> Duration {
+    let store = hrr_core::blob_store::BlobStore::of_archive(dir);
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        *n += 1;
+        data[..8].copy_from_slice(&n.to_le_bytes());
+        let t0 = Instant::now();
+        record(data);
+        total += t0.elapsed();
+        std::thread::sleep(pause);
+        let _ = std::fs::remove_file(store.path(&BlobId::of(data)));
+    }
+    total
+}
+
+/// A 64 MiB H2D copy of new data: hash + blob file + event.
 fn h2d_blob(c: &mut Criterion) {
     const SIZE: usize = 64 << 20;
     let t = tempfile::tempdir().unwrap();
@@ -426,19 +450,9 @@ fn h2d_blob(c: &mut Criterion) {
     let mut n = 0u64;
     g.bench_function(BenchmarkId::from_parameter("64MiB_new"), |bch| {
         bch.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                n += 1;
-                data[..8].copy_from_slice(&n.to_le_bytes());
-                let t0 = Instant::now();
-                r.memcpy("hipMemcpy", 0, &copy, Some(&data));
-                total += t0.elapsed();
-                let id = BlobId::of(&data);
-                let _ = std::fs::remove_file(
-                    hrr_core::blob_store::BlobStore::of_archive(t.path()).path(&id),
-                );
-            }
-            total
+            each_new(t.path(), &mut data, &mut n, iters, Duration::ZERO, |d| {
+                r.memcpy("hipMemcpy", 0, &copy, Some(d))
+            })
         })
     });
     g.bench_function(BenchmarkId::from_parameter("64MiB_repeat"), |bch| {
@@ -482,13 +496,12 @@ fn d2h_small(c: &mut Criterion) {
 
 /// A 2 MiB code object, new each time (a framework's first launch of a
 /// kernel from a fat binary not yet written): hash + blob file (+ module),
-/// as the recording thread pays it. Paced 20 ms apart (outside the timed
-/// part), like a start-up's first launches; each file is removed then.
+/// as the recording thread pays it. Paced 20 ms apart, like a start-up's
+/// first launches.
 fn code_object(c: &mut Criterion) {
     const SIZE: usize = 2 << 20;
     let t = tempfile::tempdir().unwrap();
     let r = recorder(t.path());
-    let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
     let mut data: Vec<u8> = (0..SIZE).map(|i| (i * 13 + i / 4096) as u8).collect();
     let mut g = c.benchmark_group("record/code_object");
     g.throughput(Throughput::Bytes(SIZE as u64));
@@ -496,17 +509,16 @@ fn code_object(c: &mut Criterion) {
     let mut n = 0u64;
     g.bench_function(BenchmarkId::from_parameter("2MiB_new"), |bch| {
         bch.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                n += 1;
-                data[..8].copy_from_slice(&n.to_le_bytes());
-                let t0 = Instant::now();
-                let m = r.load_code(&data).unwrap();
-                total += t0.elapsed();
-                std::thread::sleep(Duration::from_millis(20));
-                let _ = std::fs::remove_file(store.path(&m.code));
-            }
-            total
+            each_new(
+                t.path(),
+                &mut data,
+                &mut n,
+                iters,
+                Duration::from_millis(20),
+                |d| {
+                    r.load_code(d).unwrap();
+                },
+            )
         })
     });
     g.finish();

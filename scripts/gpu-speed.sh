@@ -55,12 +55,16 @@
 #    as a share of the plain runtime launch.
 #    HRR_PAIRED_BUILDS="A=DIR B=DIR" compares builds (directories holding
 #    hrr-cap and libhrr_intercept.so) in rotating order, round by round.
+# 8. Training A/B (not in the default parts): train.py plain and under each
+#    build of HRR_TRAIN_BUILDS="NAME=DIR ..." in rotating order, round by
+#    round; per build, the median per-round ratio to plain of the loop, its
+#    first ten steps, the rest, and the main thread's CPU over the rest.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
 # program of part 1 with a command to test causes, e.g.
 # "taskset -c 2-5" (placement) or "setarch x86_64 -R" (address layout).
-# HRR_SPEED_PARTS names the parts to run (default "launches copies train graphs"); HRR_SPEED_TMP names where the
+# HRR_SPEED_PARTS names the parts to run (default "launches paired copies train graphs"); HRR_SPEED_TMP names where the
 # archives go (default /tmp).
 # Prints one line per round and a summary; writes nothing else.
 set -euo pipefail
@@ -282,6 +286,52 @@ for i in $(seq 1 "$ROUNDS"); do
 done
 awk -v l="$(median <"$W/c_pre")" -v ls="$(spread <"$W/c_pre")" -v c="$(median <"$W/c_cap")" -v cs="$(spread <"$W/c_cap")" 'BEGIN {
     printf "control: preloaded, nothing recorded, median %+.1f %% (ratios %s); captured median %+.1f %% (ratios %s)\n", 100 * (l - 1), ls, 100 * (c - 1), cs }'
+fi
+
+if part trainab; then
+# Builds compared on the training loop: plain and each build of
+# HRR_TRAIN_BUILDS="NAME=DIR ..." (each DIR holding hrr-cap and
+# libhrr_intercept.so; default: this run's binaries) in rotating order
+# within each round, so that a change is judged against the build before it
+# on the same instance, round by round.
+read -r -a TB <<<"${HRR_TRAIN_BUILDS:-this=$BIN}"
+ABSTEPS=${HRR_TRAIN_STEPS:-200}
+RUNS=("plain=" "${TB[@]}")
+echo "--- training A/B: $ABSTEPS steps, $ROUNDS rounds, plain and ${TB[*]} in rotating order"
+FIELDS="loop warm steady steady_cpu"
+for i in $(seq 1 "$ROUNDS"); do
+    line="round $i:"
+    n=${#RUNS[@]}
+    for k in $(seq 0 $((n - 1))); do
+        spec=${RUNS[$(((i + k) % n))]}
+        name=${spec%%=*} dir=${spec#*=}
+        if [ -z "$dir" ]; then
+            HRR_TRAIN_STEPS=$ABSTEPS "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/ab_$name.log" 2>&1
+        else
+            rm -rf "$W/ab.hrr"
+            HRR_TRAIN_STEPS=$ABSTEPS "$dir/hrr-cap" -o "$W/ab.hrr" -- "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/ab_$name.log" 2>/dev/null
+        fi
+        line="$line $name"
+        for f in $FIELDS; do line="$line $f $(field "train_${f}_ms" "$W/ab_$name.log")"; done
+        line="$line;"
+    done
+    echo "$line"
+    for b in "${TB[@]}"; do
+        name=${b%%=*}
+        for f in $FIELDS; do
+            p=$(field "train_${f}_ms" "$W/ab_plain.log") c=$(field "train_${f}_ms" "$W/ab_$name.log")
+            [ -n "$p" ] && [ -n "$c" ] && div "$c" "$p" >>"$W/ab_${name}_$f"
+        done
+    done
+done
+for b in "${TB[@]}"; do
+    name=${b%%=*} line="training A/B, $name / plain (median of per-round ratios):"
+    for f in $FIELDS; do
+        [ -s "$W/ab_${name}_$f" ] || continue
+        line="$line $f $(awk -v m="$(median <"$W/ab_${name}_$f")" 'BEGIN {printf "%+.1f %%", 100 * (m - 1)}') ($(spread <"$W/ab_${name}_$f"));"
+    done
+    echo "$line"
+done
 fi
 
 if part profile; then

@@ -59,6 +59,8 @@
 #    build of HRR_TRAIN_BUILDS="NAME=DIR ..." in rotating order, round by
 #    round; per build, the median per-round ratio to plain of the loop, its
 #    first ten steps, the rest, and the main thread's CPU over the rest.
+#    scripts/gpu-variant.sh NAME REV builds a revision's hrr-cap and capture
+#    library into .gpu/variants/NAME for this and for part 7's builds.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every

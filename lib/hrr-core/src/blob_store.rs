@@ -521,13 +521,10 @@ fn mem_blob(mem: &MemFiles, id: &BlobId, path: &Path) -> Result<Arc<Vec<u8>>, Bl
 fn read_exact_at_parallel(file: &File, dst: &mut [u8]) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     const PARALLEL_FROM: usize = 8 << 20;
-    // available_parallelism reads cgroup files: once per process.
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     if dst.len() < PARALLEL_FROM {
         return file.read_exact_at(dst, 0);
     }
-    let threads =
-        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)));
+    let threads = crate::cores().min(8);
     if threads == 1 {
         return file.read_exact_at(dst, 0);
     }

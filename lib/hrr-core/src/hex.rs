@@ -89,11 +89,11 @@ impl<'de> Deserialize<'de> for Addr {
 /// 2 MiB blob after 5 ms idle, 396 → 187 µs), not on two (a 2 MiB code
 /// object recorded: 1.18 → 1.26–1.41 ms, the pool's wake-up costs more).
 fn parallel_from() -> usize {
-    static FROM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *FROM.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores >= 8 { 1 << 20 } else { 8 << 20 }
-    })
+    if crate::cores() >= 8 {
+        1 << 20
+    } else {
+        8 << 20
+    }
 }
 
 /// BLAKE3 hash of a blob's bytes; its lowercase hex names the blob file.

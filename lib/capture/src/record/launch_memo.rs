@@ -12,9 +12,10 @@
 //! launch whose inputs all match repeats the kept line without looking the
 //! kernel up, gathering and scanning its arguments or encoding anything:
 //! once the sink holds a copy of that line, a stamp in the thread's
-//! [`RepeatRun`] without the sink's lock, else an append. On the H200 that path was about half of
-//! the recording cost of a `<<<>>>` launch, and a full recording of a
-//! PyTorch launch costs ten times a repeated one (docs/PERFORMANCE.md).
+//! [`RepeatRun`] without the sink's lock, else an append. On the H200 that
+//! path was about half of the recording cost of a `<<<>>>` launch, and a
+//! full recording of a PyTorch launch costs ten times a repeated one
+//! (docs/PERFORMANCE.md).
 //!
 //! Only successful launches are kept, their arguments one pointer each
 //! (`kernelParams`, the CUDA launches' `args`) or one packed buffer

@@ -230,6 +230,7 @@ mod tests {
         assert_eq!((out, back), (0, 0), "of {n}");
         assert_eq!(c.rate, 0);
     }
+
     #[test]
     fn readings_taken_earlier_convert_on_either_side_of_the_base() {
         let mut c = EventClock::new();

@@ -106,9 +106,10 @@ pub struct EventSink {
     /// thread".
     owner: AtomicU64,
     /// Between appenders and the writer thread. The writer waits only for
-    /// this lock, never for `state` (it only tries it): a writer queued on the appenders' hot lock
-    /// starved (measured: every buffer ended up written by the application
-    /// thread, and each unlock paid a futex wake).
+    /// this lock, never for `state` (it only tries it): a writer queued on
+    /// the appenders' hot lock starved (measured: every buffer ended up
+    /// written by the application thread, and each unlock paid a futex
+    /// wake).
     handoff: Mutex<Handoff>,
     wake: Condvar,
     /// Next `seq`; also the number of events appended so far. Written only

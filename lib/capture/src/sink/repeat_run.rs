@@ -10,7 +10,7 @@
 //! clock and publishes `(stamp, slot)` in a ring of its own, lock-free;
 //! the line, `seq` and `t` are written later, under the sink's lock, by
 //! whichever thread takes it next (`EventSink`: every append, flush,
-//! finish, signal flush and the writer's idle check first writes every
+//! finish, signal flush and the writer thread's poll first writes every
 //! thread's pending lines, so an event recorded after a launch returned is
 //! never ahead of it in the file).
 //!

@@ -67,7 +67,8 @@
 # program of part 1 with a command to test causes, e.g.
 # "taskset -c 2-5" (placement) or "setarch x86_64 -R" (address layout).
 # HRR_SPEED_PARTS names the parts to run (default "launches paired copies train graphs"); HRR_SPEED_TMP names where the
-# archives go (default /tmp).
+# archives go (default /tmp). HRR_SPEED_KEEP names a folder where part
+# trainab copies each run's output (ab_ROUND_NAME.log).
 # Prints one line per round and a summary; writes nothing else.
 set -euo pipefail
 ROUNDS=${1:-9}
@@ -292,8 +293,9 @@ fi
 
 if part trainab; then
 # Builds compared on the training loop: plain and each build of
-# HRR_TRAIN_BUILDS="NAME=DIR ..." (each DIR holding hrr-cap and
-# libhrr_intercept.so; default: this run's binaries) in rotating order
+# HRR_TRAIN_BUILDS="NAME=DIR[:OUT] ..." (each DIR holding hrr-cap and
+# libhrr_intercept.so; default: this run's binaries; OUT: where its archive
+# goes, e.g. /dev/shm to take the disk out) in rotating order
 # within each round, so that a change is judged against the build before it
 # on the same instance, round by round.
 read -r -a TB <<<"${HRR_TRAIN_BUILDS:-this=$BIN}"
@@ -306,13 +308,16 @@ for i in $(seq 1 "$ROUNDS"); do
     n=${#RUNS[@]}
     for k in $(seq 0 $((n - 1))); do
         spec=${RUNS[$(((i + k) % n))]}
-        name=${spec%%=*} dir=${spec#*=}
+        name=${spec%%=*} dir=${spec#*=} out=$W
+        [[ $dir == *:* ]] && out=${dir#*:} dir=${dir%%:*}
         if [ -z "$dir" ]; then
             HRR_TRAIN_STEPS=$ABSTEPS "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/ab_$name.log" 2>&1
         else
-            rm -rf "$W/ab.hrr"
-            HRR_TRAIN_STEPS=$ABSTEPS "$dir/hrr-cap" -o "$W/ab.hrr" -- "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/ab_$name.log" 2>/dev/null
+            rm -rf "$out/ab.hrr"
+            HRR_TRAIN_STEPS=$ABSTEPS "$dir/hrr-cap" -o "$out/ab.hrr" -- "${PYTHON:-python3}" tests/workloads/torch/train.py >"$W/ab_$name.log" 2>/dev/null
+            rm -rf "$out/ab.hrr"
         fi
+        [ -n "${HRR_SPEED_KEEP:-}" ] && cp "$W/ab_$name.log" "$HRR_SPEED_KEEP/ab_${i}_$name.log"
         line="$line $name"
         for f in $FIELDS; do line="$line $f $(field "train_${f}_ms" "$W/ab_$name.log")"; done
         line="$line;"

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hrr_tests::{Pipeline, assert_no_crash, d2h_counts, read_events, read_manifest};
+use hrr_tests::{Pipeline, assert_no_crash, blob_path, d2h_counts, read_events, read_manifest};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -63,10 +63,6 @@ fn hashes(dir: &Path) -> BTreeMap<PathBuf, String> {
         }
     }
     out
-}
-
-fn blob_path(archive: &Path, id: &str) -> PathBuf {
-    archive.join("blobs").join(&id[..2]).join(id)
 }
 
 /// `hrr-play --backend cpu ARCHIVE`: PASS, every D2H exact; returns stdout.

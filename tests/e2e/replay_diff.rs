@@ -10,7 +10,7 @@ use std::path::Path;
 
 use hrr_core::manifest::Platform;
 use hrr_core::testkit::ArchiveBuilder;
-use hrr_tests::{Pipeline, assert_no_crash, read_events};
+use hrr_tests::{Pipeline, assert_no_crash, blob_path, read_events};
 
 /// A capture made by the real pipeline (`hrr-cap` over saxpy_module).
 fn captured() -> Pipeline {
@@ -47,10 +47,6 @@ fn first_d2h(archive: &Path) -> (u64, String) {
         e["seq"].as_u64().unwrap(),
         e["blob"].as_str().unwrap().to_string(),
     )
-}
-
-fn blob_path(archive: &Path, id: &str) -> std::path::PathBuf {
-    archive.join("blobs").join(&id[..2]).join(id)
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! capture → play → diff for every workload, and what each capture must hold.
 
-use hrr_tests::{Pipeline, assert_no_crash, d2h_counts, read_manifest, region_segs};
+use hrr_tests::{Pipeline, assert_no_crash, blob_path, d2h_counts, read_manifest, region_segs};
 use serde_json::Value;
 
 /// capture → (sidecar) → play → diff; returns the pipeline after diff and
@@ -141,6 +141,25 @@ fn launch_repeat_pipeline() {
             freed.clone(),
             freed
         ]
+    );
+}
+
+#[test]
+fn fatbin_heap_pipeline() {
+    // The bundle's blob is written from the program's memory after its
+    // first launch; the program scribbles over that memory and frees it
+    // right after unregistering. The archive must hold the bundle as
+    // launched, and replay from it.
+    let (p, _out) = full("fatbin_heap", &[], false);
+    let ev = p.events("cap.hrr");
+    let launches = ops(&ev, "launch");
+    assert_eq!(launches.len(), 1, "{launches:?}");
+    let code = launches[0]["code"].as_str().expect("launch names its code");
+    let blob = std::fs::read(blob_path(&p.cap(), code)).expect("the code blob is on disk");
+    assert!(
+        blob == hrr_tests::workloads().bundle(),
+        "the code blob ({} bytes) is not the bundle as launched",
+        blob.len()
     );
 }
 

@@ -347,6 +347,14 @@ impl Workloads {
         &self.kernels
     }
 
+    /// The offload bundle the compiler-path workloads embed or load
+    /// (`HRR_BUNDLE_PATH`).
+    pub fn bundle(&self) -> Vec<u8> {
+        self.kernels();
+        let p = self.dir.join("fatbin.bundle");
+        std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
     /// A compiled kernel code object, e.g. `kernel("fill")` → bytes of fill.so.
     pub fn kernel(&self, name: &str) -> Vec<u8> {
         let p = self.kernels().join(format!("{name}.so"));
@@ -688,6 +696,11 @@ pub fn read_events(archive: &Path) -> Vec<serde_json::Value> {
         .filter(|l| !l.trim().is_empty())
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
+}
+
+/// Where blob `id` (its hex name) of an archive is.
+pub fn blob_path(archive: &Path, id: &str) -> PathBuf {
+    archive.join("blobs").join(&id[..2]).join(id)
 }
 
 /// `manifest.json` of an archive.

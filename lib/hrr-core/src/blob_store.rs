@@ -231,12 +231,12 @@ impl BlobStore {
     /// Stores `bytes` and returns their id; a blob already present is not rewritten.
     pub fn put(&self, bytes: &[u8]) -> io::Result<BlobId> {
         let id = hash(bytes);
-        self.put_with_id(&id, bytes)?;
+        self.put_hashed(&id, bytes)?;
         Ok(id)
     }
 
     /// Stores bytes whose id the caller already computed (and vouches for).
-    fn put_with_id(&self, id: &BlobId, bytes: &[u8]) -> io::Result<()> {
+    pub fn put_hashed(&self, id: &BlobId, bytes: &[u8]) -> io::Result<()> {
         let path = self.path(id);
         if let Some(mem) = &self.mem {
             if !mem.contains(&path) {
@@ -395,7 +395,7 @@ impl BlobStore {
         let dst = self.path(id);
         if self.mem.is_some() || src.mem.is_some() {
             // No link between memory and disk, nor within memory.
-            self.put_with_id(id, &blob)
+            self.put_hashed(id, &blob)
                 .map_err(|source| BlobError::Io { path: dst, source })?;
             return Ok(CopyOutcome::Copied);
         }
@@ -408,7 +408,7 @@ impl BlobStore {
             Ok(()) => Ok(CopyOutcome::HardLinked),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(CopyOutcome::AlreadyPresent),
             Err(_) => {
-                self.put_with_id(id, &blob)
+                self.put_hashed(id, &blob)
                     .map_err(|source| BlobError::Io { path: dst, source })?;
                 Ok(CopyOutcome::Copied)
             }

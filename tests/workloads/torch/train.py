@@ -12,9 +12,14 @@ capture that slows the steps by running more code on the thread shows in
 its CPU time; one that takes the CPU away from it, in the rest. The first
 ten steps (first launches: libraries and kernels loaded, code recorded)
 print as `train_warm_ms=` and `train_warm_cpu_ms=`; `HRR_TRAIN_TRACE=1`
-adds each step's wall time (`train_step_ms=`)."""
+adds each step's wall time (`train_step_ms=`), the main thread's minor page
+faults over the steady steps (`train_steady_minflt=`) and, per thread of the
+process, its CPU time over its life and the CPU it last ran on
+(`train_thread=NAME cpu_ms=T last_cpu=N`, from the kernel's schedstat):
+what else ran beside the loop, and where."""
 
 import os
+import resource
 import time
 
 from common import Checksum, finish, mlp, setup
@@ -42,6 +47,29 @@ def ctxsw():
         return 0, 0
 
 
+def minflt():
+    """The main thread's minor page faults so far."""
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+
+def threads():
+    """One line per thread of this process: name, CPU time, last CPU."""
+    out = []
+    for tid in sorted(os.listdir("/proc/self/task"), key=int):
+        try:
+            base = f"/proc/self/task/{tid}"
+            with open(f"{base}/comm") as f:
+                name = f.read().strip().replace(" ", "_")
+            with open(f"{base}/schedstat") as f:
+                ns = int(f.read().split()[0])
+            with open(f"{base}/stat") as f:
+                last = f.read().rsplit(")", 1)[1].split()[36]
+        except (OSError, IndexError, ValueError):
+            continue
+        out.append(f"train_thread={name} tid={tid} cpu_ms={ns / 1e6:.1f} last_cpu={last}")
+    return out
+
+
 torch.cuda.synchronize()
 t0, cpu0 = time.perf_counter(), time.thread_time()
 for step in range(steps):
@@ -53,9 +81,9 @@ for step in range(steps):
     if trace:
         marks.append(time.perf_counter())
     if step == 9:
-        t10, cpu10, sw10 = time.perf_counter(), time.thread_time(), ctxsw()
+        t10, cpu10, sw10, mf10 = time.perf_counter(), time.thread_time(), ctxsw(), minflt()
 torch.cuda.synchronize()
-t1, cpu1, sw1 = time.perf_counter(), time.thread_time(), ctxsw()
+t1, cpu1, sw1, mf1 = time.perf_counter(), time.thread_time(), ctxsw(), minflt()
 loop_ms = (t1 - t0) * 1e3
 steady = (
     f" train_warm_ms={(t10 - t0) * 1e3:.1f}"
@@ -72,5 +100,8 @@ print(f"train_loop_ms={loop_ms:.1f}{steady} steps={steps}", flush=True)
 if trace:
     ms = [(b - a) * 1e3 for a, b in zip([t0] + marks, marks)]
     print("train_step_ms=" + " ".join(f"{v:.2f}" for v in ms), flush=True)
+    if steps > 10:
+        print(f"train_steady_minflt={mf1 - mf10}", flush=True)
+    print("\n".join(threads()), flush=True)
 print("losses " + " ".join(f"{v:.6f}" for v in losses), flush=True)
 finish("torch_train", losses[-1] < losses[0], f"loss decreases over {steps} steps", c)

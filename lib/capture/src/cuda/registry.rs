@@ -88,6 +88,9 @@ pub struct Fatbin {
     owned: Option<Box<[u8]>>,
     /// Cleared by `__cudaUnregisterFatBinary`: its memory may be gone.
     live: AtomicBool,
+    /// The image stays where it is until a call that settles the recorder
+    /// first (see [`Fatbin::settles`]).
+    settles: bool,
     loaded: OnceLock<Result<Arc<Module>, String>>,
 }
 
@@ -98,7 +101,17 @@ impl Fatbin {
             image,
             owned: None,
             live: AtomicBool::new(true),
+            settles: false,
             loaded: OnceLock::new(),
+        }
+    }
+
+    /// A fat binary `__cudaRegisterFatBinary` registered: its image stays
+    /// until `__cudaUnregisterFatBinary`.
+    pub fn registered(handle: u64, image: Result<(usize, usize), String>) -> Fatbin {
+        Fatbin {
+            settles: true,
+            ..Fatbin::new(handle, image)
         }
     }
 
@@ -112,8 +125,18 @@ impl Fatbin {
             image,
             owned: Some(owned),
             live: AtomicBool::new(true),
+            settles: true,
             loaded: OnceLock::new(),
         }
+    }
+
+    /// Whether the image stays where it is until a call that settles the
+    /// recorder first (`Recorder::settle_code`): a registered fat binary
+    /// until it is unregistered, a copy until its module is unloaded. An
+    /// image in an object the driver layer loaded does not: the object can
+    /// go with no call the recorder sees.
+    pub fn settles(&self) -> bool {
+        self.settles
     }
 
     /// The copied bytes, if the image was copied at load.
@@ -328,7 +351,7 @@ impl Registry {
 
     /// `__cudaRegisterFatBinary`.
     pub fn add_fatbin(&self, handle: u64, image: Result<(usize, usize), String>) -> Arc<Fatbin> {
-        let f = Arc::new(Fatbin::new(handle, image));
+        let f = Arc::new(Fatbin::registered(handle, image));
         put(&self.fatbins, handle, f.clone());
         f
     }

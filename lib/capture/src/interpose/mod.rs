@@ -4,8 +4,9 @@
 //! process's end, fatal signals and `fork` do to a capture ([`process_exit`],
 //! [`fatal_signals`], [`fork_policy`]), what a process that recorded nothing
 //! tells `hrr-cap` ([`no_capture_note`]), the environment it reads ([`config`]),
-//! the recorder's own time per entry point on request ([`self_profile`])
-//! and the libc calls behind safe functions ([`sys`]).
+//! the recorder's own time per entry point on request ([`self_profile`]),
+//! the libc calls behind safe functions ([`sys`]) and memory a blob is
+//! written from where it lies ([`kept`]).
 
 pub mod config;
 #[allow(unsafe_code)]
@@ -21,6 +22,8 @@ pub mod fatal_signals;
 #[allow(unsafe_code)]
 pub mod fork_policy;
 pub mod guard;
+#[allow(unsafe_code)]
+pub mod kept;
 pub mod no_capture_note;
 #[cfg(not(any(test, feature = "bench")))]
 #[allow(unsafe_code)]

@@ -21,6 +21,7 @@ use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
 use crate::interpose::config::{Config, ConfigError, detect_platform};
+use crate::interpose::kept::Kept;
 use crate::interpose::sys;
 use crate::record::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
 use crate::record::host_memory::{self, HostMemory};
@@ -271,6 +272,37 @@ impl Recorder {
         }
     }
 
+    /// [`Recorder::put_blob`] of bytes that stay where they lie until
+    /// [`Recorder::settle_code`]: hashed here, written by the events
+    /// buffer's writer.
+    fn put_kept(&self, what: &str, bytes: Kept) -> Option<BlobId> {
+        let put = || self.blobs.put_kept(bytes, &self.sink);
+        match crate::interpose::self_profile::phase("phase blob: hash and store", put) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.warn(&format!(
+                    "cannot write the {what} blob ({} bytes): {e}",
+                    bytes.len()
+                ));
+                None
+            }
+        }
+    }
+
+    /// Waits until every code object queued from where it lies
+    /// ([`Recorder::load_code_kept`], [`Recorder::load_bundle_kept`]) is on
+    /// disk: called before such memory can go (a fat binary unregistered, a
+    /// module unloaded). Bounded: past it, a warning says which blobs may
+    /// not be what was launched.
+    pub fn settle_code(&self) {
+        if !self.sink.settle_kept() {
+            self.warn(
+                "code objects queued for writing were still unwritten when their memory was \
+                 released; their blobs may not hold the code that ran",
+            );
+        }
+    }
+
     /// Records any op that needs no bookkeeping (streams, events, syncs).
     /// After a successful synchronisation, the host memory kernels it
     /// completes could have written is recorded (`host_read`).
@@ -472,7 +504,11 @@ impl Recorder {
 
     /// A code object turned into a module: its blob and metadata.
     fn module_of(&self, what: &str, image: &[u8]) -> Module {
-        let code = self.code_of(what, image);
+        self.module_with(what, image, self.code_of(what, image))
+    }
+
+    /// A code object whose blob is `code` turned into a module.
+    fn module_with(&self, what: &str, image: &[u8], code: BlobId) -> Module {
         let kernels = kernels_of(image);
         if let Err(e) = &kernels {
             self.warn(&format!(
@@ -570,8 +606,10 @@ impl Recorder {
         );
     }
 
-    /// `__hipUnregisterFatBinary`: forgets the fat binary (nothing is recorded).
+    /// `__hipUnregisterFatBinary`: forgets the fat binary (nothing is
+    /// recorded) once its queued code is on disk.
     pub fn unregister_fatbin(&self, handle: u64) {
+        self.settle_code();
         self.code.remove_fatbin(handle);
     }
 
@@ -581,20 +619,42 @@ impl Recorder {
         Ok(Arc::new(self.module_of("fat binary", bytes)))
     }
 
+    /// [`Recorder::load_bundle`] of a bundle that stays where it lies until
+    /// [`Recorder::settle_code`] (a registered fat binary): its blob is
+    /// written by the events buffer's writer.
+    pub fn load_bundle_kept(&self, bytes: Kept) -> Result<Arc<Module>, String> {
+        let code = self.kept_code_of("fat binary", bytes);
+        Ok(Arc::new(self.module_with(
+            "fat binary",
+            bytes.bytes(),
+            code,
+        )))
+    }
+
     /// A CUDA image as a module whose code is written and whose kernel
     /// metadata is not read: the driver gives CUDA's layouts
     /// (`cuda::registry`).
     pub fn load_code(&self, bytes: &[u8]) -> Result<Arc<Module>, String> {
-        Ok(Arc::new(Module::new(
-            self.code_of("fat binary", bytes),
-            Err("not read: the driver gives CUDA's layouts".into()),
-        )))
+        Ok(cuda_module(self.code_of("fat binary", bytes)))
+    }
+
+    /// [`Recorder::load_code`] of an image that stays where it lies until
+    /// [`Recorder::settle_code`]: its blob is written by the events buffer's
+    /// writer.
+    pub fn load_code_kept(&self, bytes: Kept) -> Result<Arc<Module>, String> {
+        Ok(cuda_module(self.kept_code_of("fat binary", bytes)))
     }
 
     /// A code object's blob, written (its id even where writing failed).
     fn code_of(&self, what: &str, image: &[u8]) -> BlobId {
         self.put_blob(what, image)
             .unwrap_or_else(|| BlobId::of(image))
+    }
+
+    /// [`Recorder::code_of`] of bytes that stay where they lie.
+    fn kept_code_of(&self, what: &str, image: Kept) -> BlobId {
+        self.put_kept(what, image)
+            .unwrap_or_else(|| BlobId::of(image.bytes()))
     }
 
     /// Records a launch of `kernel` (`None`: a handle the recorder never saw
@@ -958,6 +1018,14 @@ impl Recorder {
 }
 
 /// Whole lines in an events file (what a failed capture did get to disk).
+/// A CUDA module of code blob `code`, its kernel metadata left to the driver.
+fn cuda_module(code: BlobId) -> Arc<Module> {
+    Arc::new(Module::new(
+        code,
+        Err("not read: the driver gives CUDA's layouts".into()),
+    ))
+}
+
 fn count_lines(path: &Path) -> u64 {
     use std::io::Read;
     let Ok((mut f, _)) = hrr_core::safe_fs::open_regular(path, hrr_core::safe_fs::Follow::No)
@@ -1136,6 +1204,26 @@ mod tests {
         };
         assert_eq!(id, BlobId::of(b"abc"));
         assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn a_kept_code_object_is_on_disk_once_the_recorder_is_settled() {
+        static IMAGE: [u8; 100_000] = [0x42; 100_000];
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let m = r.load_code_kept(Kept::of_static(&IMAGE)).unwrap();
+        assert_eq!(m.code, BlobId::of(&IMAGE));
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        assert!(!store.contains(&m.code), "written with its events buffer");
+        r.settle_code();
+        assert_eq!(&*store.get(&m.code).unwrap(), &IMAGE[..]);
+        // Seen once: the same image again queues nothing.
+        assert_eq!(
+            r.load_code_kept(Kept::of_static(&IMAGE)).unwrap().code,
+            m.code
+        );
+        r.finish("exit", LockMode::Block);
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
     }
 

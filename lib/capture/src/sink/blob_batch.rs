@@ -11,10 +11,15 @@
 //! blob that is not on disk: a blob joins a batch before the event naming
 //! it is appended, so it is in that event's buffer or an earlier one.
 //!
+//! A code object whose memory stays put until the recorder is settled
+//! ([`Kept`]) joins a batch by address instead, uncopied and outside the
+//! size budget: its file is written from where it lies.
+//!
 //! Everything lives in two plain vectors (the paths, NUL-terminated, and
-//! the bytes in one arena; `Copy` spans in the other), so writing and
+//! the bytes in one arena; `Copy` items in the other), so writing and
 //! clearing a batch allocate and free nothing: async-signal-safe.
 
+use crate::interpose::kept::Kept;
 use crate::interpose::sys;
 
 /// A span of the arena.
@@ -24,12 +29,21 @@ struct Span {
     len: usize,
 }
 
+/// Where a pending file's bytes are.
+#[derive(Clone, Copy)]
+enum Data {
+    /// Copied into the arena.
+    Copied(Span),
+    /// Where they lie.
+    Kept(Kept),
+}
+
 /// One pending file: its temporary name, final name and bytes.
 #[derive(Clone, Copy)]
 struct Item {
     tmp: Span,
     path: Span,
-    data: Span,
+    data: Data,
 }
 
 /// Blob files waiting for their events buffer's write.
@@ -37,12 +51,18 @@ struct Item {
 pub struct BlobBatch {
     arena: Vec<u8>,
     items: Vec<Item>,
+    kept: usize,
 }
 
 impl BlobBatch {
-    /// Bytes held (paths and data).
+    /// Bytes held (paths and copied data).
     pub fn held(&self) -> usize {
         self.arena.len()
+    }
+
+    /// Files written from where their bytes lie ([`BlobBatch::push_kept`]).
+    pub fn kept(&self) -> usize {
+        self.kept
     }
 
     /// Whether no file is pending.
@@ -53,23 +73,32 @@ impl BlobBatch {
     /// Adds a file: `data` to be written at `tmp` and renamed to `path`
     /// (neither holds a NUL byte).
     pub fn push(&mut self, tmp: &[u8], path: &[u8], data: &[u8]) {
-        let mut span = |bytes: &[u8], nul: bool| {
-            let start = self.arena.len();
-            self.arena.extend_from_slice(bytes);
-            if nul {
-                self.arena.push(0);
-            }
-            Span {
-                start,
-                len: self.arena.len() - start,
-            }
-        };
-        let item = Item {
-            tmp: span(tmp, true),
-            path: span(path, true),
-            data: span(data, false),
-        };
-        self.items.push(item);
+        let (tmp, path) = (self.copy(tmp, true), self.copy(path, true));
+        let data = Data::Copied(self.copy(data, false));
+        self.items.push(Item { tmp, path, data });
+    }
+
+    /// Adds a file written from `data` where it lies (see [`Kept`]).
+    pub fn push_kept(&mut self, tmp: &[u8], path: &[u8], data: Kept) {
+        let (tmp, path) = (self.copy(tmp, true), self.copy(path, true));
+        self.items.push(Item {
+            tmp,
+            path,
+            data: Data::Kept(data),
+        });
+        self.kept += 1;
+    }
+
+    fn copy(&mut self, bytes: &[u8], nul: bool) -> Span {
+        let start = self.arena.len();
+        self.arena.extend_from_slice(bytes);
+        if nul {
+            self.arena.push(0);
+        }
+        Span {
+            start,
+            len: self.arena.len() - start,
+        }
     }
 
     /// Writes every file, in order, then empties the batch; the first
@@ -78,7 +107,11 @@ impl BlobBatch {
         let mut first = Ok(());
         for it in &self.items {
             let at = |s: Span| &self.arena[s.start..s.start + s.len];
-            if let Err(e) = sys::write_file_renamed(at(it.tmp), at(it.path), at(it.data))
+            let data = match &it.data {
+                Data::Copied(s) => at(*s),
+                Data::Kept(k) => k.bytes(),
+            };
+            if let Err(e) = sys::write_file_renamed(at(it.tmp), at(it.path), data)
                 && first.is_ok()
             {
                 first = Err(e);
@@ -93,6 +126,7 @@ impl BlobBatch {
     pub fn clear(&mut self) {
         self.arena.clear();
         self.items.clear();
+        self.kept = 0;
     }
 }
 
@@ -113,6 +147,23 @@ mod tests {
         assert_eq!(std::fs::read(t.path().join("one")).unwrap(), b"first");
         assert_eq!(std::fs::read(t.path().join("two")).unwrap(), b"second");
         assert!(!t.path().join(".tmp-1").exists());
+    }
+
+    #[test]
+    fn a_kept_file_is_written_from_where_it_lies_and_not_held() {
+        static CODE: [u8; 4096] = [0x5a; 4096];
+        let t = tempfile::tempdir().unwrap();
+        let p = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
+        let mut b = BlobBatch::default();
+        b.push(&p(".tmp-1"), &p("copied"), b"copied");
+        let before = b.held();
+        b.push_kept(&p(".tmp-2"), &p("kept"), Kept::of_static(&CODE));
+        assert_eq!(b.kept(), 1);
+        assert!(b.held() - before < 64, "only its names are held");
+        b.write().unwrap();
+        assert_eq!(b.kept(), 0);
+        assert_eq!(std::fs::read(t.path().join("kept")).unwrap(), CODE);
+        assert_eq!(std::fs::read(t.path().join("copied")).unwrap(), b"copied");
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! ones (up to `SMALL_BLOB` bytes) are hashed and copied into the events
 //! buffer's batch (`EventSink::defer_blob`), written by whoever writes that
 //! buffer, before it: creating a file costs far more than such a copy.
+//! Code objects whose memory outlives the write ([`Kept`]) are hashed by
+//! the recording thread and written from where they lie by whoever writes
+//! their events buffer (`EventSink::defer_kept`), whatever their size.
 //! Either way an event never refers to a blob that is not on disk.
 //! hrr-core's `BlobStore` does the content addressing, the names and the
 //! atomic tmp+rename; this adds the counts the manifest and `hrr-cap`
@@ -22,6 +25,7 @@ use hrr_core::BlobId;
 use hrr_core::blob_store::BlobStore;
 
 use super::event_sink::EventSink;
+use crate::interpose::kept::Kept;
 
 /// Blobs up to this size are hashed before the store is asked (skipped
 /// when this process has them) and written with the events buffer.
@@ -67,12 +71,7 @@ impl BlobWriter {
         // store directly, which hashes once and checks existence itself.
         let id = if bytes.len() <= SMALL_BLOB {
             let id = BlobId::of(bytes);
-            if self
-                .seen
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .contains(&id)
-            {
+            if self.has(&id) {
                 return Ok(id);
             }
             // The fan-out directory is made by whoever writes the batch.
@@ -85,15 +84,46 @@ impl BlobWriter {
         } else {
             self.store.put(bytes)?
         };
-        if self
+        self.first_sight(&id, bytes.len());
+        Ok(id)
+    }
+
+    /// Stores `bytes` that stay where they lie until `sink` is settled
+    /// (`EventSink::settle_kept`); returns their id. Only hashing happens
+    /// here: the file is written with the events buffer, from `bytes`.
+    pub fn put_kept(&self, bytes: Kept, sink: &EventSink) -> io::Result<BlobId> {
+        let id = BlobId::of(bytes.bytes());
+        if self.has(&id) {
+            return Ok(id);
+        }
+        let (tmp, path) = self.store.names_in_fan_out(&id);
+        let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
+        if !sink.defer_kept(&name(tmp), &name(path), bytes) {
+            self.store.put_hashed(&id, bytes.bytes())?;
+        }
+        // Noted once queued: a thread that finds it here appends its event
+        // after the file joined a batch.
+        self.first_sight(&id, bytes.len());
+        Ok(id)
+    }
+
+    fn has(&self, id: &BlobId) -> bool {
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(id)
+    }
+
+    /// Notes `id` (of `len` bytes) as written by this process.
+    fn first_sight(&self, id: &BlobId, len: usize) {
+        let new = self
             .seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id)
-        {
-            self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            .insert(*id);
+        if new {
+            self.bytes.fetch_add(len as u64, Ordering::Relaxed);
         }
-        Ok(id)
     }
 
     /// Distinct blobs written by this process.

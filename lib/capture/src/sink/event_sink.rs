@@ -59,6 +59,7 @@ use spin::mutex::{SpinMutex, SpinMutexGuard};
 use super::blob_batch::BlobBatch;
 use super::event_clock::EventClock;
 use super::repeat_run::RepeatRun;
+use crate::interpose::kept::Kept;
 use crate::interpose::sys;
 use hrr_core::wire::{LineHead, encode};
 
@@ -131,6 +132,9 @@ pub struct EventSink {
     /// errno of the first blob file of a batch that could not be written
     /// (0: none; see [`EventSink::blob_write_error`]).
     blob_errno: AtomicI32,
+    /// Blob files queued from where their bytes lie (`defer_kept`) and not
+    /// yet written or dropped: what [`EventSink::settle_kept`] waits for.
+    kept_unwritten: AtomicUsize,
 }
 
 struct SinkState {
@@ -250,6 +254,7 @@ impl EventSink {
             },
             write_errno: AtomicI32::new(0),
             blob_errno: AtomicI32::new(0),
+            kept_unwritten: AtomicUsize::new(0),
         }
     }
 
@@ -332,7 +337,7 @@ impl EventSink {
     /// in a signal handler).
     fn write(&self, h: &mut Handoff, b: &mut Vec<u8>, blobs: &mut BlobBatch) {
         if h.failed {
-            blobs.clear();
+            self.drop_blobs(blobs);
         } else {
             self.write_blobs(blobs);
         }
@@ -348,11 +353,20 @@ impl EventSink {
 
     /// Writes a batch's files, keeping the first error (signal-safe).
     fn write_blobs(&self, blobs: &mut BlobBatch) {
+        let kept = blobs.kept();
         if let Err(e) = blobs.write() {
             let _ = self
                 .blob_errno
                 .compare_exchange(0, e, Ordering::AcqRel, Ordering::Acquire);
         }
+        self.kept_unwritten.fetch_sub(kept, Ordering::AcqRel);
+    }
+
+    /// Drops a batch's files unwritten (after a failed write).
+    fn drop_blobs(&self, blobs: &mut BlobBatch) {
+        let kept = blobs.kept();
+        blobs.clear();
+        self.kept_unwritten.fetch_sub(kept, Ordering::AcqRel);
     }
 
     /// errno of the first blob file that could not be written, if any: the
@@ -376,6 +390,40 @@ impl EventSink {
         }
         st.blobs.push(tmp, path, data);
         true
+    }
+
+    /// Queues a blob file written from `data` where it lies (see
+    /// [`Kept`]), with the lines being buffered, and hands the buffer to the
+    /// writer thread at once where it can; `false` when the sink is finished
+    /// (the caller writes it). Nothing is copied and there is no budget:
+    /// the memory stays until [`EventSink::settle_kept`].
+    pub fn defer_kept(&self, tmp: &[u8], path: &[u8], data: Kept) -> bool {
+        let mut held = self.lock();
+        let st = &mut *held.guard;
+        if st.finished {
+            return false;
+        }
+        st.blobs.push_kept(tmp, path, data);
+        self.kept_unwritten.fetch_add(1, Ordering::AcqRel);
+        if self.has_writer.load(Ordering::Acquire) {
+            let _ = self.hand_off(st, self.lock_handoff(), sys::monotonic_ns());
+        }
+        true
+    }
+
+    /// Waits until every file queued by [`EventSink::defer_kept`] is
+    /// written, writing what is buffered from the calling thread (bounded:
+    /// three flushes, each waiting a bounded time for a write in flight);
+    /// `false` when some still are not (a stalled disk, or other threads
+    /// queueing more meanwhile).
+    pub fn settle_kept(&self) -> bool {
+        for _ in 0..3 {
+            if self.kept_unwritten.load(Ordering::Acquire) == 0 {
+                return true;
+            }
+            self.flush();
+        }
+        self.kept_unwritten.load(Ordering::Acquire) == 0
     }
 
     /// Keeps the first write error (an atomic store: signal-safe).
@@ -573,22 +621,13 @@ impl EventSink {
         {
             let writer = self.has_writer.load(Ordering::Acquire);
             let mut h = self.lock_handoff();
-            // Hand off only into the spare buffer: two buffers circulate and
-            // nothing is allocated in steady state.
-            if writer && h.pending.is_empty() && h.spare.capacity() > 0 {
-                let spare = std::mem::take(&mut h.spare);
-                h.pending = std::mem::replace(&mut st.buf, spare);
-                let spare_blobs = std::mem::take(&mut h.spare_blobs);
-                h.pending_blobs = std::mem::replace(&mut st.blobs, spare_blobs);
-                st.last_write_ns = t;
-                // Set and cleared under `handoff` around the wait: a writer
-                // not asleep checks `pending` before it next waits.
-                let asleep = h.sleeping;
-                drop(h);
-                if asleep {
-                    self.wake.notify_one();
+            if writer {
+                match self.hand_off(st, h, t) {
+                    Ok(()) => return Some(seq),
+                    Err(back) => h = back,
                 }
-            } else if !writer
+            }
+            if !writer
                 || st.buf.len() >= BACKLOG_BYTES
                 || st.blobs.held() >= FLUSH_BLOB_BYTES + FLUSH_BLOB_BYTES / 2
             {
@@ -596,6 +635,35 @@ impl EventSink {
             }
         }
         Some(seq)
+    }
+
+    /// Hands what is buffered to the writer thread (`now`: the time of the
+    /// hand-off) and wakes it if asleep, unless a buffer waits for it
+    /// already: then `h` comes back.
+    fn hand_off<'h>(
+        &self,
+        st: &mut SinkState,
+        mut h: MutexGuard<'h, Handoff>,
+        now: u64,
+    ) -> Result<(), MutexGuard<'h, Handoff>> {
+        // Hand off only into the spare buffer: two buffers circulate and
+        // nothing is allocated in steady state.
+        if !(h.pending.is_empty() && h.pending_blobs.is_empty()) || h.spare.capacity() == 0 {
+            return Err(h);
+        }
+        let spare = std::mem::take(&mut h.spare);
+        h.pending = std::mem::replace(&mut st.buf, spare);
+        let spare_blobs = std::mem::take(&mut h.spare_blobs);
+        h.pending_blobs = std::mem::replace(&mut st.blobs, spare_blobs);
+        st.last_write_ns = now;
+        // Set and cleared under `handoff` around the wait: a writer not
+        // asleep checks `pending` before it next waits.
+        let asleep = h.sleeping;
+        drop(h);
+        if asleep {
+            self.wake.notify_one();
+        }
+        Ok(())
     }
 
     /// The writer thread's body: writes handed-off buffers, and what is
@@ -655,7 +723,7 @@ impl EventSink {
             }
             if (h.pending.is_empty() && h.pending_blobs.is_empty()) || h.failed {
                 h.pending.clear();
-                h.pending_blobs.clear();
+                self.drop_blobs(&mut h.pending_blobs);
                 let polling = !h.failed && last_write.elapsed() < POLL_IDLE;
                 h.sleeping = !polling;
                 let wait = if polling { POLL_INTERVAL } else { POLL_IDLE };
@@ -885,6 +953,51 @@ mod tests {
         assert!(!s.defer_blob(&name(".tmp-c"), &name("c"), b"C"), "finished");
         assert_eq!(seqs(&path), [0, 1, 2]);
         assert_eq!(s.blob_write_error(), None);
+    }
+
+    #[test]
+    fn a_kept_file_is_written_by_settling_at_the_latest() {
+        static CODE: [u8; 8192] = [0x3c; 8192];
+        let t = tempfile::tempdir().unwrap();
+        let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
+        let (s, path) = sink(t.path());
+        assert!(s.settle_kept(), "nothing queued");
+        assert!(s.defer_kept(&name(".tmp-k"), &name("k"), Kept::of_static(&CODE)));
+        s.append(&body("launch"));
+        assert!(!t.path().join("k").exists(), "no writer: buffered");
+        assert!(s.settle_kept());
+        assert_eq!(std::fs::read(t.path().join("k")).unwrap(), CODE);
+        assert_eq!(seqs(&path), [0], "its line went with it");
+        s.finish("exit", 1, LockMode::Block);
+        assert!(
+            !s.defer_kept(&name(".tmp-l"), &name("l"), Kept::of_static(&CODE)),
+            "finished: the caller writes"
+        );
+        assert!(s.settle_kept());
+    }
+
+    #[test]
+    fn kept_files_queued_beside_a_writer_are_all_settled() {
+        static CODE: [u8; 4096] = [0x7e; 4096];
+        let t = tempfile::tempdir().unwrap();
+        let (s, path) = sink(t.path());
+        let s = Arc::new(s);
+        let w = writer(&s);
+        let names: Vec<String> = (0..64).map(|i| format!("k{i}")).collect();
+        for n in &names {
+            let tmp = t.path().join(format!(".tmp-{n}")).into_os_string();
+            let at = t.path().join(n).into_os_string();
+            let kept = Kept::of_static(&CODE);
+            assert!(s.defer_kept(tmp.as_encoded_bytes(), at.as_encoded_bytes(), kept));
+            s.append(&body(n));
+        }
+        assert!(s.settle_kept());
+        for n in &names {
+            assert_eq!(std::fs::read(t.path().join(n)).unwrap(), CODE, "{n}");
+        }
+        s.finish("exit", 1, LockMode::Block);
+        w.join().unwrap();
+        assert_eq!(seqs(&path).len(), names.len() + 1);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use hrr_core::{Addr, BlobId, Dir, HexBytes, LaunchAttr, MemKind, Op};
 
 use super::code::{self, FnKind};
 use super::{code as driver_code, libcuda};
-use crate::cuda::exports::launch::{ArgSource, host_writes_of, record_kernel_launch};
+use crate::cuda::exports::launch::{ArgSource, host_writes_of, load_image, record_kernel_launch};
 use crate::cuda::ffi::{bytes, c_str, recording_wanted};
 use crate::cuda::log::diag;
 use crate::cuda::registry::{self, Fatbin};
@@ -319,8 +319,7 @@ pub fn module_load(r: &Recorder, api: &str, ret: CUresult, handle: u64) {
     if f.owned().is_none() {
         return;
     }
-    // SAFETY: the image is the Fatbin's own copy, alive while `f` is.
-    match f.module(|addr, len| r.load_code(unsafe { bytes(addr as *const c_void, len) })) {
+    match f.module(|addr, len| load_image(r, &f, addr, len)) {
         Ok(m) => r.op(
             api,
             ret,
@@ -338,6 +337,10 @@ pub fn module_load(r: &Recorder, api: &str, ret: CUresult, handle: u64) {
 pub fn track_unload(ret: CUresult, handle: u64) {
     if ret != CUDA_SUCCESS {
         return;
+    }
+    // Before the Fatbin (and a copy it owns) can go.
+    if let Some(r) = crate::record::recorder::existing() {
+        r.settle_code();
     }
     let globals = driver_code().unload(handle);
     if !globals.is_empty() {
@@ -442,11 +445,9 @@ pub unsafe fn global(
     with_recorder_anyway(|r| {
         let code = driver_code()
             .module(module)
-            // SAFETY: the image is live while its module is loaded (it just
-            // answered this lookup), or the Fatbin's copy.
-            .map(|f| {
-                f.module(|addr, len| r.load_code(unsafe { bytes(addr as *const c_void, len) }))
-            });
+            // The image is live while its module is loaded (it just answered
+            // this lookup), or the Fatbin's copy.
+            .map(|f| f.module(|addr, len| load_image(r, &f, addr, len)));
         let code: BlobId = match code {
             Some(Ok(m)) => m.code,
             Some(Err(e)) => {

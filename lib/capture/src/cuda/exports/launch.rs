@@ -42,6 +42,7 @@ use crate::cuda::registry::{self, CudaKernel, Resolved};
 use crate::cuda::types::{self as cu, CudaError, CudaStream, Dim3, stream_id};
 use crate::hip::exports::{record_memoised, with_params};
 use crate::interpose::guard::Guard;
+use crate::interpose::kept::Kept;
 use crate::interpose::real_fn::Real;
 use crate::record::code_objects::{FatBin, Kernel, Module, Source, kernels_of};
 use crate::record::kernel_args::ArgValues;
@@ -124,6 +125,9 @@ pub unsafe fn __cudaUnregisterFatBinary(
     if recording_wanted() {
         // Before the call: afterwards the fat binary's memory may be gone.
         bookkeeping("__cudaUnregisterFatBinary", || {
+            if let Some(r) = crate::record::recorder::existing() {
+                r.settle_code();
+            }
             registry::global().remove_fatbin(a.handle as u64);
         });
     }
@@ -221,6 +225,27 @@ fn driver_layout(k: &CudaKernel) -> Result<Vec<(u64, u64)>, String> {
     ffi::params_of(h)
 }
 
+/// `f`'s image, `len` bytes at `addr`, as a module: its blob written from
+/// where it lies by the events buffer's writer when the image stays until a
+/// call that settles the recorder (`Fatbin::settles`), else by this thread.
+/// Called by `Fatbin::module`, only while the image is live.
+pub(crate) fn load_image(
+    r: &Recorder,
+    f: &registry::Fatbin,
+    addr: usize,
+    len: usize,
+) -> Result<Arc<Module>, String> {
+    if f.settles() {
+        // SAFETY: the image is live now (see above), and it stays until
+        // `__cudaUnregisterFatBinary` or the module's unload, each of which
+        // settles the recorder before the memory can go.
+        r.load_code_kept(unsafe { Kept::new(addr as *const u8, len) })
+    } else {
+        // SAFETY: the image is live now; `len` is its extent.
+        r.load_code(unsafe { bytes(addr as *const c_void, len) })
+    }
+}
+
 /// Reports a kernel's first launch: its layout warning (always) and, with
 /// `HRR_LOG`, where its code and layout came from.
 /// `k`'s code and layout ([`CudaKernel::resolve`]), reported the first time.
@@ -230,10 +255,10 @@ fn resolve<'k>(
     driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
 ) -> &'k Resolved {
     let (res, fresh) = k.resolve(
-        // SAFETY (both): the registry calls these only while the image is
-        // live: in the application's loaded image, or copied into the
-        // Fatbin; `len` is its extent.
-        |addr, len| r.load_code(unsafe { bytes(addr as *const c_void, len) }),
+        |addr, len| load_image(r, &k.fatbin, addr, len),
+        // SAFETY: the registry calls this only while the image is live: in
+        // the application's loaded image, or copied into the Fatbin; `len`
+        // is its extent.
         |addr, len| kernels_of(unsafe { bytes(addr as *const c_void, len) }),
         driver,
     );

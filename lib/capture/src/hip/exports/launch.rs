@@ -16,6 +16,7 @@ use super::{bytes, record_memoised, with_params};
 use crate::hip::types::{self as hip, HipError, HipFunction};
 use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
+use crate::interpose::kept::Kept;
 use crate::interpose::real_fn::Real;
 use crate::record::code_objects::{FatBin, Kernel, Module};
 use crate::record::kernel_args::ArgValues;
@@ -49,11 +50,13 @@ pub(super) unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'sta
     ArgValues::Buffer(unsafe { bytes(buf, *size) })
 }
 
-/// Reads a registered fat binary's bundle for its first launch.
+/// Reads a registered fat binary's bundle for its first launch; its blob is
+/// written from where it lies.
 pub(super) fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
     // SAFETY: FatBin::module only calls this while the fat binary is
-    // registered, and its bundle lies in the application's loaded image.
-    r.load_bundle(unsafe { bytes(f.addr as *const c_void, f.len) })
+    // registered, and its bundle stays until `__hipUnregisterFatBinary`,
+    // which settles the recorder first (`Recorder::unregister_fatbin`).
+    r.load_bundle_kept(unsafe { Kept::new(f.addr as *const u8, f.len) })
 }
 
 /// Records a launch of a module function after the call.

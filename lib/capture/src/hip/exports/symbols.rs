@@ -58,11 +58,9 @@ fn symbol_global(r: &Recorder, api: &str, symbol: u64, ptr: u64, size: u64) {
         r.warn(&format!("{api}: symbol {symbol:#x} was never registered"));
         return;
     };
-    let module = var.fatbin.module(|| {
-        // SAFETY: FatBin::module only loads while the fat binary is
-        // registered; its bundle lies in the application's loaded image.
-        r.load_bundle(unsafe { bytes(var.fatbin.addr as *const c_void, var.fatbin.len) })
-    });
+    let module = var
+        .fatbin
+        .module(|| super::launch::load_fatbin(r, &var.fatbin));
     match module {
         Ok(m) => r.global(api, 0, var.handle, &var.name, m.code, ptr, size),
         Err(why) => r.warn(&format!("{api}: symbol {}: {why}", var.name)),

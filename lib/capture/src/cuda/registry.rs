@@ -109,10 +109,9 @@ impl Fatbin {
     /// A fat binary `__cudaRegisterFatBinary` registered: its image stays
     /// until `__cudaUnregisterFatBinary`.
     pub fn registered(handle: u64, image: Result<(usize, usize), String>) -> Fatbin {
-        Fatbin {
-            settles: true,
-            ..Fatbin::new(handle, image)
-        }
+        let mut f = Fatbin::new(handle, image);
+        f.settles = true;
+        f
     }
 
     /// An image copied into this process's memory at load: `load` is later
@@ -177,6 +176,20 @@ impl Fatbin {
 
     pub fn is_live(&self) -> bool {
         self.live.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Fatbin {
+    /// A copy whose blob may still be queued is freed only once it is
+    /// written, whichever path lets the last handle go (an unload, a handle
+    /// the driver reused).
+    fn drop(&mut self) {
+        if self.owned.is_some()
+            && self.is_loaded()
+            && let Some(r) = crate::record::recorder::existing()
+        {
+            r.settle_code();
+        }
     }
 }
 

@@ -338,10 +338,6 @@ pub fn track_unload(ret: CUresult, handle: u64) {
     if ret != CUDA_SUCCESS {
         return;
     }
-    // Before the Fatbin (and a copy it owns) can go.
-    if let Some(r) = crate::record::recorder::existing() {
-        r.settle_code();
-    }
     let globals = driver_code().unload(handle);
     if !globals.is_empty() {
         with_recorder_anyway(|r| globals.iter().for_each(|&(p, _)| r.forget_memory(p)));

@@ -92,7 +92,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // Planned on a thread of its own while the device opens: reading every
     // event of a 100k-launch archive takes about 50 ms, making a CUDA
     // context longer.
-    let plan_now = !(args.no_placement || !arenas.is_empty());
+    let plan_now = !args.no_placement && arenas.is_empty();
     let (dev, ranges) = std::thread::scope(|s| {
         let plan = plan_now.then(|| s.spawn(|| plan_ranges(&archive)));
         let dev = args.device.open(platform, arenas);

@@ -7,18 +7,13 @@
  *
  * The kernels are those of fatbin_path.c (vadd, scale), registered the way
  * hipcc's host code registers them; the host functions only serve as keys. */
+#include "hip_compiler_abi.h"
 #include "hrr_workload.h"
 
 #ifndef HRR_BUNDLE_PATH
 #error "define HRR_BUNDLE_PATH to the offload bundle to embed"
 #endif
 
-/* hipcc's registration entry points (not declared by the public headers). */
-extern void **__hipRegisterFatBinary(const void *data);
-extern void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
-                                  const char *deviceName, unsigned int threadLimit, void *tid,
-                                  void *bid, dim3 *blockDim, dim3 *gridDim, int *wSize);
-extern void __hipUnregisterFatBinary(void **modules);
 
 __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".p2align 12\n"
@@ -27,14 +22,8 @@ __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".previous\n");
 extern const char __hip_fatbin_start[];
 
-struct hip_fatbin_wrapper {
-    uint32_t magic;
-    uint32_t version;
-    const void *binary;
-    void *dummy1;
-};
 __attribute__((section(".hipFatBinSegment"), aligned(8), used))
-static const struct hip_fatbin_wrapper wrapper = {0x48495046u, 1u, __hip_fatbin_start, NULL};
+static const struct hip_fatbin_wrapper wrapper = {HIP_FATBIN_MAGIC, 1u, __hip_fatbin_start, NULL};
 
 /* Host-side keys of the two kernels (distinct bodies: distinct addresses). */
 static volatile int g_key;

@@ -10,25 +10,14 @@
  * Build with -DHRR_BUNDLE_PATH="\"/path/to/kernels.bundle\"" (read at run
  * time: host-x86_64-unknown-linux-gnu empty entry, then
  * hipv4-x86_64-unknown-linux-gnu-cpu holding the kernel .so). */
+#include "hip_compiler_abi.h"
 #include "hrr_workload.h"
 
 #ifndef HRR_BUNDLE_PATH
 #error "define HRR_BUNDLE_PATH to the offload bundle to load"
 #endif
 
-/* hipcc's generated host code calls these (hip_platform.cpp in ROCm's clr). */
-extern void **__hipRegisterFatBinary(const void *data);
-extern void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
-                                  const char *deviceName, unsigned int threadLimit, void *tid,
-                                  void *bid, dim3 *blockDim, dim3 *gridDim, int *wSize);
-extern void __hipUnregisterFatBinary(void **modules);
 
-struct hip_fatbin_wrapper {
-    uint32_t magic;
-    uint32_t version;
-    const void *binary;
-    void *dummy1;
-};
 
 /* Host stub: its address is the kernel's key. */
 static void vadd(const float *a, const float *b, float *c, int n) {
@@ -56,7 +45,7 @@ int main(void) {
 
     struct hip_fatbin_wrapper *wrapper = malloc(sizeof *wrapper);
     EXPECT(wrapper != NULL, "malloc");
-    *wrapper = (struct hip_fatbin_wrapper){0x48495046u, 1u, bundle, NULL};
+    *wrapper = (struct hip_fatbin_wrapper){HIP_FATBIN_MAGIC, 1u, bundle, NULL};
     void **handle = __hipRegisterFatBinary(wrapper);
     __hipRegisterFunction(handle, (const void *)vadd, "vadd", "vadd", (unsigned)-1, NULL, NULL,
                           NULL, NULL, NULL);

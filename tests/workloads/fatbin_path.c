@@ -8,19 +8,12 @@
  * bundle (host-x86_64-unknown-linux-gnu empty entry, then
  * hipv4-x86_64-unknown-linux-gnu-cpu holding the kernel .so) is embedded
  * with .incbin. */
+#include "hip_compiler_abi.h"
 #include "hrr_workload.h"
 
 #ifndef HRR_BUNDLE_PATH
 #error "define HRR_BUNDLE_PATH to the offload bundle to embed"
 #endif
-
-/* Not declared by the public headers; these are the prototypes hipcc's
- * generated host code calls (hip_platform.cpp in ROCm's clr). */
-extern void **__hipRegisterFatBinary(const void *data);
-extern void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
-                                  const char *deviceName, unsigned int threadLimit, void *tid,
-                                  void *bid, dim3 *blockDim, dim3 *gridDim, int *wSize);
-extern void __hipUnregisterFatBinary(void **modules);
 
 __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".p2align 12\n"
@@ -29,15 +22,9 @@ __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".previous\n");
 extern const char __hip_fatbin_start[];
 
-struct hip_fatbin_wrapper {
-    uint32_t magic;
-    uint32_t version;
-    const void *binary;
-    void *dummy1;
-};
 __attribute__((section(".hipFatBinSegment"), aligned(8), used))
-static const struct hip_fatbin_wrapper __hip_fatbin_wrapper = {0x48495046u, 1u, __hip_fatbin_start,
-                                                               NULL};
+static const struct hip_fatbin_wrapper __hip_fatbin_wrapper = {HIP_FATBIN_MAGIC, 1u,
+                                                               __hip_fatbin_start, NULL};
 
 static void **__hip_gpubin_handle;
 

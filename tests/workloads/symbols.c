@@ -6,19 +6,13 @@
  * hipGetSymbolAddress + a plain hipMemcpy. The module path: the same code
  * object loaded with hipModuleLoadData (its own copy of the globals),
  * hipModuleGetGlobal, plain copies to and from the global, a launch. */
+#include "hip_compiler_abi.h"
 #include "hrr_workload.h"
 
 #ifndef HRR_BUNDLE_PATH
 #error "define HRR_BUNDLE_PATH to the offload bundle to embed"
 #endif
 
-extern void **__hipRegisterFatBinary(const void *data);
-extern void __hipRegisterFunction(void **modules, const void *hostFunction, char *deviceFunction,
-                                  const char *deviceName, unsigned int threadLimit, void *tid,
-                                  void *bid, dim3 *blockDim, dim3 *gridDim, int *wSize);
-extern void __hipRegisterVar(void **modules, void *var, char *hostVar, char *deviceVar, int ext,
-                             size_t size, int constant, int global);
-extern void __hipUnregisterFatBinary(void **modules);
 
 __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".p2align 12\n"
@@ -27,15 +21,9 @@ __asm__(".section .hip_fatbin,\"a\",@progbits\n"
         ".previous\n");
 extern const char __hip_fatbin_start[];
 
-struct hip_fatbin_wrapper {
-    uint32_t magic;
-    uint32_t version;
-    const void *binary;
-    void *dummy1;
-};
 __attribute__((section(".hipFatBinSegment"), aligned(8), used))
-static const struct hip_fatbin_wrapper __hip_fatbin_wrapper = {0x48495046u, 1u, __hip_fatbin_start,
-                                                               NULL};
+static const struct hip_fatbin_wrapper __hip_fatbin_wrapper = {HIP_FATBIN_MAGIC, 1u,
+                                                               __hip_fatbin_start, NULL};
 static void **__hip_gpubin_handle;
 
 /* Host shadows of the device variables: their addresses are the symbols. */

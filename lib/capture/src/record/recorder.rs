@@ -259,31 +259,28 @@ impl Recorder {
     }
 
     pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
-        let put = || self.blobs.put(bytes, &self.sink);
-        match crate::interpose::self_profile::phase("phase blob: hash and store", put) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                self.warn(&format!(
-                    "cannot write the {what} blob ({} bytes): {e}",
-                    bytes.len()
-                ));
-                None
-            }
-        }
+        self.stored(what, bytes.len(), || self.blobs.put(bytes, &self.sink))
     }
 
     /// [`Recorder::put_blob`] of bytes that stay where they lie until
     /// [`Recorder::settle_code`]: hashed here, written by the events
     /// buffer's writer.
     fn put_kept(&self, what: &str, bytes: Kept) -> Option<BlobId> {
-        let put = || self.blobs.put_kept(bytes, &self.sink);
+        self.stored(what, bytes.len(), || self.blobs.put_kept(bytes, &self.sink))
+    }
+
+    /// The id `put` stored a blob of `len` bytes under (timed), or a
+    /// warning.
+    fn stored(
+        &self,
+        what: &str,
+        len: usize,
+        put: impl FnOnce() -> std::io::Result<BlobId>,
+    ) -> Option<BlobId> {
         match crate::interpose::self_profile::phase("phase blob: hash and store", put) {
             Ok(id) => Some(id),
             Err(e) => {
-                self.warn(&format!(
-                    "cannot write the {what} blob ({} bytes): {e}",
-                    bytes.len()
-                ));
+                self.warn(&format!("cannot write the {what} blob ({len} bytes): {e}"));
                 None
             }
         }

@@ -101,9 +101,15 @@ fn parallel_from() -> usize {
 pub struct BlobId(pub [u8; 32]);
 
 impl BlobId {
+    /// Whether [`BlobId::of`] hashes `len` bytes on every core of the
+    /// current rayon pool (else on the calling thread alone).
+    pub fn hashed_in_parallel(len: usize) -> bool {
+        len >= parallel_from()
+    }
+
     /// The BLAKE3 hash of `bytes`.
     pub fn of(bytes: &[u8]) -> BlobId {
-        if bytes.len() >= parallel_from() {
+        if BlobId::hashed_in_parallel(bytes.len()) {
             return BlobId(
                 *blake3::Hasher::new()
                     .update_rayon(bytes)

@@ -29,7 +29,7 @@ pub use event::{Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 
 /// The cores this process may use, read once (`available_parallelism`
 /// reads cgroup files): what large blob hashes and reads are split over.
-pub(crate) fn cores() -> usize {
+pub fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -25,6 +25,7 @@ use hrr_core::BlobId;
 use hrr_core::blob_store::BlobStore;
 
 use super::event_sink::EventSink;
+use super::hash_pool;
 use crate::interpose::kept::Kept;
 
 /// Blobs up to this size are hashed before the store is asked (skipped
@@ -82,7 +83,7 @@ impl BlobWriter {
             }
             id
         } else {
-            self.store.put(bytes)?
+            hash_pool::run(bytes.len(), || self.store.put(bytes))?
         };
         self.first_sight(&id, bytes.len());
         Ok(id)
@@ -92,7 +93,7 @@ impl BlobWriter {
     /// (`EventSink::settle_kept`); returns their id. Only hashing happens
     /// here: the file is written with the events buffer, from `bytes`.
     pub fn put_kept(&self, bytes: Kept, sink: &EventSink) -> io::Result<BlobId> {
-        let id = BlobId::of(bytes.bytes());
+        let id = hash_pool::run(bytes.len(), || BlobId::of(bytes.bytes()));
         if self.has(&id) {
             return Ok(id);
         }

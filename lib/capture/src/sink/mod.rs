@@ -2,7 +2,8 @@
 //! ([`event_sink`], its clock [`event_clock`]) and the capture's part of its line encoder
 //! ([`event_line`]: scanned launch arguments, the launch-head cache), content-addressed
 //! blobs ([`blob_writer`]; small ones written with the events buffer,
-//! [`blob_batch`]), and the one-process-per-archive rule
+//! [`blob_batch`]; large ones hashed in the recorder's own threads,
+//! [`hash_pool`]), and the one-process-per-archive rule
 //! ([`archive_claim`]).
 
 pub mod archive_claim;
@@ -11,4 +12,5 @@ pub mod blob_writer;
 pub mod event_clock;
 pub mod event_line;
 pub mod event_sink;
+pub mod hash_pool;
 pub mod repeat_run;

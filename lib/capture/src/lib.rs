@@ -25,8 +25,8 @@
 //! leave them out for the same reason.
 //!
 //! `unsafe` is denied crate-wide and allowed only in the FFI modules: the
-//! families' exports and `interpose::{sys, real_fn, exports, fatal_signals,
-//! fork_policy, process_exit}`.
+//! families' exports and `interpose::{sys, kept, real_fn, exports,
+//! fatal_signals, fork_policy, process_exit, count_stubs, dlsym_hook}`.
 
 #![deny(unsafe_code)]
 

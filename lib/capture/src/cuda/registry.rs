@@ -131,7 +131,7 @@ impl Fatbin {
 
     /// Whether the image stays where it is until a call that settles the
     /// recorder first (`Recorder::settle_code`): a registered fat binary
-    /// until it is unregistered, a copy until its module is unloaded. An
+    /// until it is unregistered, a copy until it is dropped. An
     /// image in an object the driver layer loaded does not: the object can
     /// go with no call the recorder sees.
     pub fn settles(&self) -> bool {

@@ -1,8 +1,9 @@
 //! `BlobWriter`: the capture side of the archive's blob store.
 //!
-//! Large blobs are hashed and written by the recording thread, straight
-//! from the application's memory (no copy: the recorder's memory does not
-//! grow with the data), before the event naming them is appended. Small
+//! Large blobs are hashed (in the recorder's pool, `hash_pool`) and written
+//! by the recording thread, straight from the application's memory (no
+//! copy: the recorder's memory does not grow with the data), before the
+//! event naming them is appended. Small
 //! ones (up to `SMALL_BLOB` bytes) are hashed and copied into the events
 //! buffer's batch (`EventSink::defer_blob`), written by whoever writes that
 //! buffer, before it: creating a file costs far more than such a copy.
@@ -83,7 +84,9 @@ impl BlobWriter {
             }
             id
         } else {
-            hash_pool::run(bytes.len(), || self.store.put(bytes))?
+            let id = hash_pool::run(bytes.len(), || BlobId::of(bytes));
+            self.store.put_hashed(&id, bytes)?;
+            id
         };
         self.first_sight(&id, bytes.len());
         Ok(id)

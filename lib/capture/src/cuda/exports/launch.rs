@@ -237,8 +237,9 @@ pub(crate) fn load_image(
 ) -> Result<Arc<Module>, String> {
     if f.settles() {
         // SAFETY: the image is live now (see above), and it stays until
-        // `__cudaUnregisterFatBinary` or the module's unload, each of which
-        // settles the recorder before the memory can go.
+        // `__cudaUnregisterFatBinary` (a registered fat binary) or the
+        // Fatbin's drop (its own copy), each of which settles the recorder
+        // before the memory can go.
         r.load_code_kept(unsafe { Kept::new(addr as *const u8, len) })
     } else {
         // SAFETY: the image is live now; `len` is its extent.

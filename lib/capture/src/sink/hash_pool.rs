@@ -4,7 +4,7 @@
 //! inside the application's process. Rayon's global pool has a thread per
 //! core, and each idle worker spins and yields a while before it sleeps:
 //! on the H200 host a 200-step PyTorch capture's burst of code objects kept
-//! 16 workers busy for 40–54 ms of CPU in all, beside an application that
+//! 16 workers busy for 37–54 ms of CPU in all, beside an application that
 //! has its own pool per core. So the recorder hashes in a pool of its own,
 //! of a few threads (named `hrr-hash-N`, asynchronous signals blocked like
 //! the writer's), and only blobs that are hashed in parallel go to it.

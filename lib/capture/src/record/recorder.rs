@@ -289,8 +289,8 @@ impl Recorder {
     /// Waits until every code object queued from where it lies
     /// ([`Recorder::load_code_kept`], [`Recorder::load_bundle_kept`]) is on
     /// disk: called before such memory can go (a fat binary unregistered, a
-    /// module unloaded). Bounded: past it, a warning says which blobs may
-    /// not be what was launched.
+    /// driver-layer copy dropped). Bounded: past it, a warning says the
+    /// blobs may not hold the code that ran.
     pub fn settle_code(&self) {
         if !self.sink.settle_kept() {
             self.warn(
@@ -616,9 +616,10 @@ impl Recorder {
         Ok(Arc::new(self.module_of("fat binary", bytes)))
     }
 
-    /// [`Recorder::load_bundle`] of a bundle that stays where it lies until
-    /// [`Recorder::settle_code`] (a registered fat binary): its blob is
-    /// written by the events buffer's writer.
+    /// A registered fat binary's bundle, which stays where it lies until
+    /// [`Recorder::settle_code`], as a module: its blob (written by the
+    /// events buffer's writer) and the kernel metadata of its device
+    /// entries.
     pub fn load_bundle_kept(&self, bytes: Kept) -> Result<Arc<Module>, String> {
         let code = self.kept_code_of("fat binary", bytes);
         Ok(Arc::new(self.module_with(

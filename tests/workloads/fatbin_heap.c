@@ -22,11 +22,7 @@
 /* Host stub: its address is the kernel's key. */
 static void vadd(const float *a, const float *b, float *c, int n) {
     void *args[] = {&a, &b, &c, &n};
-    dim3 grid, block;
-    size_t shmem;
-    hipStream_t stream;
-    if (__hipPopCallConfiguration(&grid, &block, &shmem, &stream) != hipSuccess) return;
-    (void)hipLaunchKernel((const void *)vadd, grid, block, args, shmem, stream);
+    hip_stub_launch((const void *)vadd, args);
 }
 
 #define N 2048

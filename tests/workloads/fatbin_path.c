@@ -31,20 +31,12 @@ static void **__hip_gpubin_handle;
 /* Host stubs: hipcc emits one per __global__ function. */
 static void vadd(const float *a, const float *b, float *c, int n) {
     void *args[] = {&a, &b, &c, &n};
-    dim3 grid, block;
-    size_t shmem;
-    hipStream_t stream;
-    if (__hipPopCallConfiguration(&grid, &block, &shmem, &stream) != hipSuccess) return;
-    (void)hipLaunchKernel((const void *)vadd, grid, block, args, shmem, stream);
+    hip_stub_launch((const void *)vadd, args);
 }
 
 static void scale(float *c, float k, int n) {
     void *args[] = {&c, &k, &n};
-    dim3 grid, block;
-    size_t shmem;
-    hipStream_t stream;
-    if (__hipPopCallConfiguration(&grid, &block, &shmem, &stream) != hipSuccess) return;
-    (void)hipLaunchKernel((const void *)scale, grid, block, args, shmem, stream);
+    hip_stub_launch((const void *)scale, args);
 }
 
 static void __hip_module_dtor(void) {

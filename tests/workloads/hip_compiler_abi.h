@@ -26,4 +26,15 @@ struct hip_fatbin_wrapper {
     void *dummy1;
 };
 
+/* The body hipcc gives the host stub of a kernel: it pops the launch
+ * configuration its call site pushed and launches the kernel whose key is
+ * the stub's own address, with `args` (one pointer per argument). */
+static inline void hip_stub_launch(const void *stub, void **args) {
+    dim3 grid, block;
+    size_t shmem;
+    hipStream_t stream;
+    if (__hipPopCallConfiguration(&grid, &block, &shmem, &stream) != hipSuccess) return;
+    (void)hipLaunchKernel(stub, grid, block, args, shmem, stream);
+}
+
 #endif

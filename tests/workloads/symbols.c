@@ -32,11 +32,7 @@ static int counter;
 
 static void bump(int k) {
     void *args[] = {&k};
-    dim3 grid, block;
-    size_t shmem;
-    hipStream_t stream;
-    if (__hipPopCallConfiguration(&grid, &block, &shmem, &stream) != hipSuccess) return;
-    (void)hipLaunchKernel((const void *)bump, grid, block, args, shmem, stream);
+    hip_stub_launch((const void *)bump, args);
 }
 
 static void __hip_module_dtor(void) {

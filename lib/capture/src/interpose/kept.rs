@@ -3,7 +3,7 @@
 //!
 //! A code object the CUDA or HIP runtime registered stays in the
 //! application's memory until it is unregistered, and an image the driver
-//! layer copied stays in the recorder's copy until its module is unloaded.
+//! layer copied stays in the recorder's copy until that copy is dropped.
 //! Copying tens of megabytes of them only to write them later, or writing
 //! them on the launching thread, is what a capture's first steps paid most
 //! for. So the recording thread hashes them, and the thread that writes the

@@ -51,7 +51,6 @@ struct Item {
 pub struct BlobBatch {
     arena: Vec<u8>,
     items: Vec<Item>,
-    kept: usize,
 }
 
 impl BlobBatch {
@@ -62,7 +61,10 @@ impl BlobBatch {
 
     /// Files written from where their bytes lie ([`BlobBatch::push_kept`]).
     pub fn kept(&self) -> usize {
-        self.kept
+        self.items
+            .iter()
+            .filter(|it| matches!(it.data, Data::Kept(_)))
+            .count()
     }
 
     /// Whether no file is pending.
@@ -86,7 +88,6 @@ impl BlobBatch {
             path,
             data: Data::Kept(data),
         });
-        self.kept += 1;
     }
 
     fn copy(&mut self, bytes: &[u8], nul: bool) -> Span {
@@ -126,7 +127,6 @@ impl BlobBatch {
     pub fn clear(&mut self) {
         self.arena.clear();
         self.items.clear();
-        self.kept = 0;
     }
 }
 

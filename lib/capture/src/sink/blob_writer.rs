@@ -84,7 +84,7 @@ impl BlobWriter {
             }
             id
         } else {
-            let id = hash_pool::run(bytes.len(), || BlobId::of(bytes));
+            let id = hash_pool::id_of(bytes);
             self.store.put_hashed(&id, bytes)?;
             id
         };
@@ -96,7 +96,7 @@ impl BlobWriter {
     /// (`EventSink::settle_kept`); returns their id. Only hashing happens
     /// here: the file is written with the events buffer, from `bytes`.
     pub fn put_kept(&self, bytes: Kept, sink: &EventSink) -> io::Result<BlobId> {
-        let id = hash_pool::run(bytes.len(), || BlobId::of(bytes.bytes()));
+        let id = hash_pool::id_of(bytes.bytes());
         if self.has(&id) {
             return Ok(id);
         }

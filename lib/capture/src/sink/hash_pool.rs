@@ -18,10 +18,14 @@ use crate::interpose::sys;
 /// Threads of the pool: at most this many, and no more than the cores.
 const THREADS: usize = 4;
 
-/// `hash()`, the hash of `len` bytes, run in the recorder's pool when they
-/// are hashed in parallel (else on the calling thread, as when the pool
-/// cannot be made).
-pub fn run<R: Send>(len: usize, hash: impl FnOnce() -> R + Send) -> R {
+/// The id of `bytes`, hashed in the recorder's pool when they are hashed in
+/// parallel (else on the calling thread, as when the pool cannot be made).
+pub fn id_of(bytes: &[u8]) -> BlobId {
+    run(bytes.len(), || BlobId::of(bytes))
+}
+
+/// `hash()`, the hash of `len` bytes, run where [`id_of`] runs it.
+fn run<R: Send>(len: usize, hash: impl FnOnce() -> R + Send) -> R {
     static POOL: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
     if !BlobId::hashed_in_parallel(len) {
         return hash();

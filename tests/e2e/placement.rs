@@ -43,6 +43,14 @@ fn a_table_built_by_a_kernel_needs_placement() {
     with_and_without("b", 4);
 }
 
+/// Memory the program maps itself: the reservation is made at its recorded
+/// address (counted as one of the allocations), so a table copied into it
+/// stays right.
+#[test]
+fn a_table_in_mapped_virtual_memory_needs_placement() {
+    with_and_without("v", 2);
+}
+
 /// The capture notes the address arenas the process reserves (here one the
 /// program makes itself, as the CUDA driver makes its own) in the
 /// manifest's `va_arenas`, for a replay to reserve its driver's at the same

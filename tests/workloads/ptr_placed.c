@@ -7,7 +7,11 @@
  * Buffers are small (not page multiples), so neighbours share pages.
  * (r) reserves an address arena as the CUDA driver does (512 MiB,
  *     PROT_NONE, no hint) and prints its base: the capture notes it.
- * Usage: ptr_placed [a|b|r] (a and b when no argument). */
+ * (v) as (a), in memory the program maps itself (hipMemAddressReserve,
+ *     hipMemCreate, hipMemMap: PyTorch's expandable segments): the sources
+ *     and the table live in one reservation, so only a reservation made at
+ *     its recorded address keeps the table right.
+ * Usage: ptr_placed [a|b|r|v] (a and b when no argument). */
 #include <sys/mman.h>
 
 #include "hrr_workload.h"
@@ -24,6 +28,7 @@ static void check_gather(const char *what, const float *out, float *const src[T]
 
 static void part_a(hipFunction_t gather);
 static void part_b(hipFunction_t gather, hipFunction_t build);
+static void part_v(hipFunction_t gather);
 static float host[T][N], out[T * N];
 static float *hsrc[T];
 static int tables = T, n = N;
@@ -46,6 +51,7 @@ int main(int argc, char **argv) {
     }
     if (strchr(part, 'a')) part_a(gather);
     if (strchr(part, 'b')) part_b(gather, build);
+    if (strchr(part, 'v')) part_v(gather);
     CHECK(hipModuleUnload(mod));
     printf("ptr_placed: OK\n");
     return 0;
@@ -108,4 +114,43 @@ static void part_b(hipFunction_t gather, hipFunction_t build) {
     CHECK(hipFree(dtable2));
     CHECK(hipFree(dtable3));
     CHECK(hipFree(dout2));
+}
+
+static void part_v(hipFunction_t gather) {
+    /* (v) a table copied into mapped virtual memory, pointing next to it */
+    hipMemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = hipMemAllocationTypePinned;
+    prop.location.type = hipMemLocationTypeDevice;
+    size_t g = 0;
+    CHECK(hipMemGetAllocationGranularity(&g, &prop, hipMemAllocationGranularityMinimum));
+    size_t len = 2 * g;
+    EXPECT(sizeof host + sizeof(float *) * T <= len, "granule %zu too small", g);
+    void *base;
+    CHECK(hipMemAddressReserve(&base, 4 * len, 0, NULL, 0));
+    char *at = (char *)base + len; /* not the reservation's first byte */
+    hipMemGenericAllocationHandle_t h;
+    CHECK(hipMemCreate(&h, len, &prop, 0));
+    CHECK(hipMemMap(at, len, 0, h, 0));
+    hipMemAccessDesc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.location.type = hipMemLocationTypeDevice;
+    desc.flags = hipMemAccessFlagsProtReadWrite;
+    CHECK(hipMemSetAccess(at, len, &desc, 1));
+    float *dsrc[T], **dtable = (float **)at, *dout;
+    for (int t = 0; t < T; t++) {
+        dsrc[t] = (float *)(at + 256 + t * sizeof host[t]);
+        CHECK(hipMemcpy(dsrc[t], host[t], sizeof host[t], hipMemcpyHostToDevice));
+    }
+    CHECK(hipMalloc((void **)&dout, sizeof out));
+    CHECK(hipMemcpy(dtable, dsrc, sizeof dsrc, hipMemcpyHostToDevice));
+    void *ga[] = {&dtable, &dout, &tables, &n};
+    CHECK(hipModuleLaunchKernel(gather, (N + 63) / 64, 1, 1, 64, 1, 1, 0, NULL, ga, NULL));
+    CHECK(hipMemcpy(out, dout, sizeof out, hipMemcpyDeviceToHost));
+    check_gather("table in mapped memory", out, hsrc);
+    printf("ptr_placed: a table in mapped virtual memory, read by a kernel: ok\n");
+    CHECK(hipFree(dout));
+    CHECK(hipMemUnmap(at, len));
+    CHECK(hipMemRelease(h));
+    CHECK(hipMemAddressFree(base, 4 * len));
 }

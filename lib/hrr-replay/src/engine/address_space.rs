@@ -47,6 +47,27 @@ pub struct PlacementCount {
     pub fallbacks: Vec<String>,
 }
 
+impl PlacementCount {
+    /// Counts a program's own reservation (`va_reserve`): placement applies
+    /// to it as to an allocation, so that pointers into its mappings stay
+    /// right.
+    pub fn count_reservation(&mut self, placement: &Placement, base: u64, size: u64, placed: bool) {
+        self.enabled = placement.enabled();
+        if !placement.enabled() || placement.unable().is_some() {
+            return;
+        }
+        self.allocations += 1;
+        if placed {
+            self.placed += 1;
+        } else {
+            self.fallbacks.push(format!(
+                "reservation {base:#x}+{size}: translated, not placed: {}",
+                placement.why_not(base, size)
+            ));
+        }
+    }
+}
+
 /// A device operand that could not be translated, with what replay knows of it.
 #[derive(Debug)]
 pub struct Unmapped {

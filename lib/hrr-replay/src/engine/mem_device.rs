@@ -507,11 +507,17 @@ impl Device for MemDevice {
         offset: u64,
         handle: Handle,
     ) -> Result<(), DeviceError> {
+        // In a reservation of its own or in one placement made.
         let inside = self
             .reserved
             .range(..=ptr)
             .next_back()
-            .is_some_and(|(b, s)| ptr + size <= b + s);
+            .is_some_and(|(b, s)| ptr + size <= b + s)
+            || self
+                .place_reserved
+                .range(..=ptr)
+                .next_back()
+                .is_some_and(|(_, &e)| ptr + size <= e);
         let fits = self
             .physical
             .get(&handle)

@@ -19,9 +19,10 @@
 //! identity there), so a replay that places some allocations and translates
 //! others is correct wherever pure translation was.
 //!
-//! Placed are device allocations (`MemKind::Device`) and materialised
-//! segments; host, pinned and managed memory, module globals and virtual
-//! memory reservations are always translated.
+//! Placed are device allocations (`MemKind::Device`, pools included),
+//! materialised segments and the program's own virtual-memory reservations
+//! (see `VirtualMemory`); host, pinned and managed memory and module globals
+//! are always translated.
 
 use std::collections::BTreeMap;
 
@@ -56,7 +57,8 @@ pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> V
                     size,
                     mem: MemKind::Device,
                 }
-                | Op::PoolAlloc { ptr, size, .. } => Some((ptr, size)),
+                | Op::PoolAlloc { ptr, size, .. }
+                | Op::VaReserve { ptr, size } => Some((ptr, size)),
                 _ => None,
             };
             if let Some((ptr, size)) = range
@@ -186,6 +188,23 @@ impl Placement {
             .range(..=base)
             .next_back()
             .is_some_and(|(_, &e)| end <= e)
+    }
+
+    /// Whether `[base, base + size)` lies in a range this placement reserved
+    /// on the device: something recorded there can be made at its address.
+    pub fn holds(&self, base: u64, size: u64) -> bool {
+        self.enabled && self.unable.is_none() && !self.by_allocator && self.reserved_for(base, size)
+    }
+
+    /// Why `[base, base + size)` cannot be had at its recorded address.
+    pub fn why_not(&self, base: u64, size: u64) -> &'static str {
+        if self.by_allocator {
+            "the runtime's allocator keeps its own ranges"
+        } else if self.reserved_for(base, size) {
+            "the device could not map it at that address"
+        } else {
+            "its recorded range was taken before replay could reserve it"
+        }
     }
 
     /// Makes the allocation recorded at `[base, base + size)` at that address

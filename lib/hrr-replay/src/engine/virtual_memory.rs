@@ -11,8 +11,16 @@
 //! replay too, whatever physical memory backs them. A reservation holds no
 //! memory, so PyTorch's reservation of the whole GPU costs nothing.
 //!
+//! Where placement reserved the recorded range ([`Placement`]), the
+//! reservation is made *there*: its live base is its recorded one, no call
+//! reaches the device (the range is reserved already), and freeing it gives
+//! nothing back (placement keeps the range for the device's life). Pointers
+//! the program stored into its own mapped memory then stay right.
+//!
 //! `mem_access` needs nothing: the backend makes every mapping readable and
 //! writable by its device as it maps it.
+//!
+//! [`Placement`]: crate::engine::placement::Placement
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -63,6 +71,18 @@ pub enum VmmError {
     },
 }
 
+/// A replayed reservation (`va_reserve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reservation {
+    /// The replay's base.
+    live: u64,
+    /// Its size.
+    size: u64,
+    /// Inside a range placement reserved: the device made no reservation of
+    /// its own, so there is none to free.
+    placed: bool,
+}
+
 /// A recorded physical allocation (`mem_create`) and the replay's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Physical {
@@ -98,8 +118,8 @@ pub struct Mapped {
 /// replay counterparts.
 #[derive(Debug, Default)]
 pub struct VirtualMemory {
-    /// Recorded base → (replay base, size).
-    reservations: HashMap<u64, (u64, u64)>,
+    /// Recorded base → the replay's reservation.
+    reservations: HashMap<u64, Reservation>,
     /// Recorded physical handle → the replay's.
     handles: HashMap<u64, Physical>,
     /// Recorded mapped address → the mapping.
@@ -115,7 +135,7 @@ impl VirtualMemory {
 
     /// The size of the reservation at recorded `base`.
     pub fn reservation(&self, base: u64) -> Option<u64> {
-        self.reservations.get(&base).map(|&(_, size)| size)
+        self.reservations.get(&base).map(|r| r.size)
     }
 
     /// The live mappings, by recorded address.
@@ -128,7 +148,9 @@ impl VirtualMemory {
         self.handles.get(&handle)
     }
 
-    /// Replays `va_reserve`: a range of the same size, entered as one allocation.
+    /// Replays `va_reserve`: at the recorded base where placement reserved
+    /// it, else a range of the same size wherever the device puts it; either
+    /// way entered as one allocation.
     pub fn reserve(
         &mut self,
         dev: &mut dyn Device,
@@ -136,7 +158,12 @@ impl VirtualMemory {
         base: u64,
         size: u64,
     ) -> Result<(), VmmError> {
-        let live = dev.va_reserve(size)?;
+        let placed = space.placement.holds(base, size);
+        let live = if placed {
+            base
+        } else {
+            dev.va_reserve(size)?
+        };
         let alloc = Alloc {
             base,
             size,
@@ -145,10 +172,14 @@ impl VirtualMemory {
             materialised: false,
         };
         if let Err(e) = space.allocs.insert(alloc) {
-            let _ = dev.va_free(live, size);
+            if !placed {
+                let _ = dev.va_free(live, size);
+            }
             return Err(e.into());
         }
-        self.reservations.insert(base, (live, size));
+        space.placed.count_reservation(&space.placement, base, size, placed);
+        self.reservations
+            .insert(base, Reservation { live, size, placed });
         Ok(())
     }
 
@@ -159,12 +190,15 @@ impl VirtualMemory {
         space: &mut AddressSpace,
         base: u64,
     ) -> Result<(), VmmError> {
-        let (live, size) = self
+        let r = self
             .reservations
             .remove(&base)
             .ok_or(VmmError::NotReserved(base))?;
         space.allocs.remove(base)?;
-        Ok(dev.va_free(live, size)?)
+        if r.placed {
+            return Ok(());
+        }
+        Ok(dev.va_free(r.live, r.size)?)
     }
 
     /// Replays `mem_create`.
@@ -269,8 +303,10 @@ impl VirtualMemory {
         for (_, h) in self.handles.drain() {
             let _ = dev.mem_release(h.live);
         }
-        for (_, (live, size)) in self.reservations.drain() {
-            let _ = dev.va_free(live, size);
+        for (_, r) in self.reservations.drain() {
+            if !r.placed {
+                let _ = dev.va_free(r.live, r.size);
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Hostile and broken archives through the real binaries on the CPU runtime:
 //! nothing in an archive crashes, hangs or exhausts a tool, nothing is
 //! written outside the archive, and an incomplete capture never passes
-//! silently.
+//! (unless `--allow-partial` asks for a prefix).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -442,32 +442,61 @@ fn an_incomplete_capture_is_never_a_bare_pass() {
         .h2d(DEV, b"abcd")
         .d2h(DEV, b"abcd");
     b.clone().write_unfinished(p.path("died.hrr")).unwrap();
-    let a = play(&p, &["died.hrr"]).assert().success();
+    // Every D2H it holds passes, and still the replay fails: it proves less
+    // than a PASS says.
+    let a = play(&p, &["died.hrr"]).assert().code(1);
     let out = stdout(&a);
     assert!(
         out.starts_with(
             "capture : incomplete (no eof: the capture was killed or died before finishing)\n"
-        ) && out.ends_with("PASS (partial: 3 of 3 events; capture incomplete)\n"),
+        ) && out.ends_with("FAIL (partial: 3 of 3 events; capture incomplete)\n"),
         "{out}"
+    );
+    // Unless a prefix is what the user asked to compare.
+    let a = play(&p, &["--allow-partial", "died.hrr"])
+        .assert()
+        .success();
+    assert!(
+        stdout(&a).ends_with("PASS (partial: 3 of 3 events; capture incomplete)\n"),
+        "{}",
+        stdout(&a)
     );
     let a = play(&p, &["--strict", "died.hrr"]).assert().code(1);
     assert!(stdout(&a).ends_with("FAIL (capture incomplete; --strict)\n"));
-    let a = play(&p, &["--json", "died.hrr"]).assert().success();
+    let a = play(&p, &["--json", "died.hrr"]).assert().code(1);
     let v: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
     assert_eq!(v["partial"], true);
-    assert_eq!(v["result"], "PASS");
+    assert_eq!(v["result"], "FAIL");
+    let a = play(&p, &["--json", "--allow-partial", "died.hrr"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert_eq!(
+        (&v["partial"], &v["result"]),
+        (&true.into(), &"PASS".into())
+    );
     // hrr-diff says so too.
     b.clone().write(p.path("full.hrr")).unwrap();
     let a = p
         .tool("hrr-diff")
         .args(["died.hrr", "full.hrr"])
         .assert()
-        .success();
+        .code(1);
     let out = stdout(&a);
     assert!(
         out.starts_with("capture : incomplete (no eof")
-            && out.ends_with("PASS (partial: capture incomplete)\n"),
+            && out.ends_with("FAIL (partial: capture incomplete)\n"),
         "{out}"
+    );
+    let a = p
+        .tool("hrr-diff")
+        .args(["--allow-partial", "died.hrr", "full.hrr"])
+        .assert()
+        .success();
+    assert!(
+        stdout(&a).ends_with("PASS (partial: capture incomplete)\n"),
+        "{}",
+        stdout(&a)
     );
     // Torn last line.
     b.clone().write_unfinished(p.path("torn.hrr")).unwrap();
@@ -475,7 +504,7 @@ fn an_incomplete_capture_is_never_a_bare_pass() {
     let mut text = std::fs::read(&ev).unwrap();
     text.extend_from_slice(b"{\"seq\":3,\"api\":\"hipMem");
     std::fs::write(&ev, text).unwrap();
-    play(&p, &["torn.hrr"]).assert().success().stdout(contains(
+    play(&p, &["torn.hrr"]).assert().code(1).stdout(contains(
         "capture : incomplete (torn last line: the writer died mid-write)",
     ));
     // Still being written: the owner's pid (this test process) is alive.
@@ -487,7 +516,7 @@ fn an_incomplete_capture_is_never_a_bare_pass() {
     .unwrap();
     play(&p, &["live.hrr"])
         .assert()
-        .success()
+        .code(1)
         .stdout(contains(format!(
             "capture : incomplete (still being written: capture process {} is running)",
             std::process::id()
@@ -579,13 +608,16 @@ fn a_capture_whose_event_writes_fail_says_so_once_and_keeps_the_app_status() {
         err.contains("(incomplete: events.ndjson: File too large;"),
         "hrr-cap's summary names the cause: {err}"
     );
-    let a = play(&p, &["cap.hrr"]).assert().success();
+    let a = play(&p, &["cap.hrr"]).assert().code(1);
     let out = stdout(&a);
     let events = m["events"].as_u64().unwrap();
     assert!(
         out.starts_with(&format!(
             "capture : incomplete (events.ndjson: File too large; {lost} events lost)\n"
-        )) && out.contains(&format!("of {} events; capture incomplete)", events + lost)),
+        )) && out.contains(&format!(
+            "\nFAIL (partial: {events} of {} events; capture incomplete)\n",
+            events + lost
+        )),
         "{out}"
     );
 }

@@ -15,6 +15,8 @@ mod hip_backend;
 mod host_memory;
 mod hostile;
 mod hsa_regions;
+mod nondeterminism;
+mod partial;
 mod placement;
 mod replay_diff;
 mod seed;

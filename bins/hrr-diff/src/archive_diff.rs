@@ -13,14 +13,21 @@
 //! with the same `seq` (a replay looped N times), the k-th of A pairs with the
 //! k-th of B. Whatever is left is reported as present on one side only, and
 //! counts as a failure: a replay that stopped early must not pass.
+//!
+//! Nondeterminism ([`diff_against`]): given C, a second capture of the same
+//! program, a D2H of A whose bytes C does not reproduce (beyond the
+//! tolerance) differs from run to run of the program itself. It is counted
+//! as nondeterministic and listed, and not compared with B; every other D2H
+//! is compared A against B as without C.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use hrr_core::archive::{Archive, ArchiveError};
-use hrr_core::blob_store::BlobError;
+use hrr_core::blob_store::{Blob, BlobError};
 use hrr_core::event::{Dir, Op};
 use hrr_core::event_reader::{ReadError, ReadOptions};
 use hrr_core::graph::NodeOp;
@@ -95,6 +102,39 @@ impl fmt::Display for Mismatch {
     }
 }
 
+/// A D2H whose bytes differ between A and the second capture C
+/// ([`diff_against`]): nondeterministic.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Nondeterministic {
+    /// The event's `seq`.
+    pub seq: u64,
+    /// A's entry point.
+    pub api: String,
+    /// For a graph launch's device-to-host node: the node's index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    /// Bytes of A's blob.
+    pub size: u64,
+    /// Offset of the first byte that differs between A and C.
+    pub first_diff: Option<u64>,
+    /// Bytes that differ between A and C.
+    pub bytes_differing: u64,
+}
+
+impl fmt::Display for Nondeterministic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seq {} {}", self.seq, self.api)?;
+        if let Some(n) = self.node {
+            write!(f, " node {n}")?;
+        }
+        write!(f, ": size {}", self.size)?;
+        if let Some(off) = self.first_diff {
+            write!(f, ", first diff at byte {off}")?;
+        }
+        write!(f, ", {} bytes differ between A and C", self.bytes_differing)
+    }
+}
+
 /// Everything `hrr-diff` prints, in one serialisable document.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DiffReport {
@@ -114,6 +154,17 @@ pub struct DiffReport {
     pub failed: u64,
     /// Pairs where a side recorded no blob (nothing to compare).
     pub unchecked: u64,
+    /// The second capture D2H were checked against for nondeterminism
+    /// (`--against`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub against: Option<PathBuf>,
+    /// Pairs whose A differs from C: nondeterministic, not compared.
+    pub nondeterministic: u64,
+    /// Each of them.
+    pub nondeterministic_d2h: Vec<Nondeterministic>,
+    /// Pairs whose A has no partner in C (compared as without C).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_in_against: Option<u64>,
     /// Bytes actually compared (pairs with identical blob ids need no reading).
     pub bytes_compared: u64,
     /// Each failing pair.
@@ -133,15 +184,20 @@ impl DiffReport {
     }
 
     /// `d2h : P pass (E exact, T within tolerance), F fail` — the same
-    /// greppable line `hrr-play` prints (DESIGN.md §5).
+    /// greppable line `hrr-play` prints (DESIGN.md §5), with
+    /// `, K nondeterministic` when [`diff_against`] found any.
     pub fn summary_line(&self) -> String {
-        format!(
+        let mut line = format!(
             "d2h : {} pass ({} exact, {} within tolerance), {} fail",
             self.exact + self.within_tolerance,
             self.exact,
             self.within_tolerance,
             self.failed
-        )
+        );
+        if self.nondeterministic > 0 {
+            line += &format!(", {} nondeterministic", self.nondeterministic);
+        }
+        line
     }
 }
 
@@ -173,6 +229,8 @@ pub enum Step {
     ReadA,
     /// Reading B's events (bytes).
     ReadB,
+    /// Reading C's events (bytes; [`diff_against`]).
+    ReadC,
     /// Comparing paired D2H outputs (pairs).
     Compare,
 }
@@ -187,11 +245,32 @@ pub fn diff_with_progress(
     a: &Archive,
     b: &Archive,
     tol: &Tolerance,
+    progress: impl FnMut(Step, u64, u64),
+) -> Result<DiffReport, DiffError> {
+    diff_against(a, b, None, tol, progress)
+}
+
+/// [`diff_with_progress`], with `c` (a second capture of the program A
+/// captured) telling nondeterministic D2H apart: a pair whose A differs
+/// from C's D2H of the same `seq` (and node, and occurrence) beyond `tol`
+/// is counted in [`DiffReport::nondeterministic`] instead of compared.
+pub fn diff_against(
+    a: &Archive,
+    b: &Archive,
+    c: Option<&Archive>,
+    tol: &Tolerance,
     mut progress: impl FnMut(Step, u64, u64),
 ) -> Result<DiffReport, DiffError> {
     let mut warnings = Vec::new();
     let da = d2h_entries(a, &mut warnings, |d, t| progress(Step::ReadA, d, t))?;
     let db = d2h_entries(b, &mut warnings, |d, t| progress(Step::ReadB, d, t))?;
+    let mut dc = match c {
+        Some(c) => Some(Against::new(
+            c,
+            d2h_entries(c, &mut warnings, |d, t| progress(Step::ReadC, d, t))?,
+        )),
+        None => None,
+    };
     // Every pair or one-sided entry is one step of the comparison.
     let total = da.len().max(db.len()) as u64;
     let mut done = 0u64;
@@ -204,6 +283,10 @@ pub fn diff_with_progress(
         within_tolerance: 0,
         failed: 0,
         unchecked: 0,
+        against: c.map(|c| c.path().to_path_buf()),
+        nondeterministic: 0,
+        nondeterministic_d2h: Vec::new(),
+        not_in_against: c.map(|_| 0),
         bytes_compared: 0,
         mismatches: Vec::new(),
         only_in_a: Vec::new(),
@@ -228,13 +311,101 @@ pub fn diff_with_progress(
             }
             (Some(_), Some(_)) => {
                 let (x, y) = (ia.next().expect("peeked"), ib.next().expect("peeked"));
+                if let Some(against) = &mut dc
+                    && against.nondeterministic(a, &x, tol, &mut report)?
+                {
+                    report.paired += 1;
+                    continue;
+                }
                 compare_pair(a, b, x, y, tol, &mut report)?;
             }
         }
     }
+    if let Some(n) = report.not_in_against.filter(|&n| n > 0) {
+        report.warnings.push(format!(
+            "{n} D2H of A have no partner in C ({}): compared with B without it",
+            report.against.as_deref().unwrap_or(Path::new("")).display()
+        ));
+    }
     progress(Step::Compare, total, total);
     report.failed += (report.only_in_a.len() + report.only_in_b.len()) as u64;
     Ok(report)
+}
+
+/// The D2H of C (`--against`), by `(seq, node, occurrence)`.
+struct Against<'c> {
+    archive: &'c Archive,
+    entries: HashMap<(u64, Option<u32>, u32), D2hEntry>,
+    /// Occurrences of each `(seq, node)` of A seen so far.
+    seen: HashMap<(u64, Option<u32>), u32>,
+}
+
+impl<'c> Against<'c> {
+    fn new(archive: &'c Archive, entries: Vec<D2hEntry>) -> Against<'c> {
+        let mut seen: HashMap<(u64, Option<u32>), u32> = HashMap::new();
+        let entries = entries
+            .into_iter()
+            .map(|e| {
+                let k = seen.entry((e.seq, e.node)).or_default();
+                let key = (e.seq, e.node, *k);
+                *k += 1;
+                (key, e)
+            })
+            .collect();
+        Against {
+            archive,
+            entries,
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Whether A's D2H `x` differs from C's (then recorded in `report`); a
+    /// D2H C lacks, or holds no blob for, is counted as not in C.
+    fn nondeterministic(
+        &mut self,
+        a: &Archive,
+        x: &D2hEntry,
+        tol: &Tolerance,
+        report: &mut DiffReport,
+    ) -> Result<bool, DiffError> {
+        let seen = self.seen.entry((x.seq, x.node)).or_default();
+        let k = *seen;
+        *seen += 1;
+        let z = self.entries.get(&(x.seq, x.node, k));
+        let (Some(ba), Some(bc)) = (x.blob, z.and_then(|z| z.blob)) else {
+            *report.not_in_against.get_or_insert(0) += 1;
+            return Ok(false);
+        };
+        if ba == bc {
+            return Ok(false);
+        }
+        let ea = read_blob(a, &ba, x.seq)?;
+        let ec = read_blob(self.archive, &bc, x.seq)?;
+        let c = compare(&ea, &ec, tol);
+        report.bytes_compared += ea.len().min(ec.len()) as u64;
+        if c.verdict != Verdict::Mismatch {
+            return Ok(false);
+        }
+        report.nondeterministic += 1;
+        report.nondeterministic_d2h.push(Nondeterministic {
+            seq: x.seq,
+            api: x.api.clone(),
+            node: x.node,
+            size: c.expected_size,
+            first_diff: c.first_diff,
+            bytes_differing: c.bytes_differing,
+        });
+        Ok(true)
+    }
+}
+
+/// The bytes of blob `id` of `archive`, for the D2H event `seq`.
+fn read_blob(archive: &Archive, id: &BlobId, seq: u64) -> Result<Blob, DiffError> {
+    archive.blobs().get(id).map_err(|source| DiffError::Blob {
+        archive: archive.path().to_path_buf(),
+        seq,
+        source,
+    })
 }
 
 fn compare_pair(
@@ -265,14 +436,7 @@ fn compare_pair(
         report.exact += 1;
         return Ok(());
     }
-    let get = |archive: &Archive, id: &BlobId| {
-        archive.blobs().get(id).map_err(|source| DiffError::Blob {
-            archive: archive.path().to_path_buf(),
-            seq: x.seq,
-            source,
-        })
-    };
-    let (ea, eb) = (get(a, &ba)?, get(b, &bb)?);
+    let (ea, eb) = (read_blob(a, &ba, x.seq)?, read_blob(b, &bb, x.seq)?);
     let c: Comparison = compare(&ea, &eb, tol);
     report.bytes_compared += ea.len().min(eb.len()) as u64;
     match c.verdict {
@@ -519,6 +683,48 @@ mod tests {
         assert_eq!((r.exact, r.failed), (1, 3));
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["only_in_a"][0]["seq"], 2);
+    }
+
+    #[test]
+    fn a_second_capture_sets_nondeterministic_d2h_apart() {
+        let t = tempfile::tempdir().unwrap();
+        // seq 1 the same every run; seq 2 a clock; seq 3 the same in both
+        // captures, wrong in the replay; seq 4 only in A and B.
+        let a = capture(&t.path().join("a"), &[b"same", b"t=17", b"good", b"four"]);
+        let b = replay(
+            &t.path().join("b"),
+            &[(1, b"same"), (2, b"t=99"), (3, b"evil"), (4, b"four")],
+        );
+        let c = capture(&t.path().join("c"), &[b"same", b"t=42", b"good"]);
+        let r = diff(&a, &b, &Tolerance::default()).unwrap();
+        assert_eq!((r.exact, r.failed, r.nondeterministic), (2, 2, 0));
+        assert_eq!(r.not_in_against, None);
+        let r = diff_against(&a, &b, Some(&c), &Tolerance::default(), |_, _, _| {}).unwrap();
+        assert_eq!(
+            (r.paired, r.exact, r.failed, r.nondeterministic),
+            (4, 2, 1, 1),
+            "{r:#?}"
+        );
+        assert_eq!(r.mismatches[0].seq, 3);
+        let n = &r.nondeterministic_d2h[0];
+        assert_eq!(
+            n.to_string(),
+            "seq 2 hipMemcpy: size 4, first diff at byte 2, 2 bytes differ between A and C"
+        );
+        assert_eq!(r.not_in_against, Some(1));
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.starts_with("1 D2H of A have no partner in C")),
+            "{:?}",
+            r.warnings
+        );
+        assert_eq!(
+            r.summary_line(),
+            "d2h : 2 pass (2 exact, 0 within tolerance), 1 fail, 1 nondeterministic"
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["nondeterministic_d2h"][0]["seq"], 2);
     }
 
     #[test]

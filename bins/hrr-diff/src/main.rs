@@ -2,12 +2,19 @@
 //!
 //! Data goes to stdout (per-mismatch lines, the `d2h :` summary, `PASS` or
 //! `FAIL`; or one JSON document with `--json`), warnings and errors to stderr.
-//! Exit status: 0 same, 1 differ, 2 error.
+//! Exit status: 0 same, 1 differ (or an archive is incomplete), 2 error.
 //!
 //! An archive that is not complete (a capture killed, a disk that filled, a
 //! replay that stopped) is said before the summary, as
 //! `capture : incomplete (REASON)` (or `replay : …` for a replay archive),
-//! and a pass over it is `PASS (partial: …)`: only what it holds was compared.
+//! and fails the diff: `FAIL (partial: KIND incomplete)`, exit 1. Only what
+//! it holds was compared; `--allow-partial` accepts that as
+//! `PASS (partial: KIND incomplete)`, exit 0.
+//!
+//! `--against C` (a second capture of the same program) sets apart the D2H
+//! whose bytes differ between A and C: nondeterministic, counted
+//! (`d2h : … , K nondeterministic`), named on stderr, not compared with B
+//! and not failing unless `--strict`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +23,7 @@ use anyhow::Context;
 use clap::Parser;
 use hrr_cli::progress::{Progress, Unit};
 use hrr_core::archive::Archive;
-use hrr_diff::archive_diff::{DiffReport, Step, diff_with_progress};
+use hrr_diff::archive_diff::{DiffReport, Step, diff_against};
 use hrr_replay::compare::{DType, Tolerance};
 
 /// Compare the device-to-host outputs of two hrr archives.
@@ -42,6 +49,66 @@ struct Args {
     /// Print one JSON document on stdout instead of text.
     #[arg(long)]
     json: bool,
+    /// A second capture of the program A captured: D2H whose bytes differ
+    /// between A and C (beyond the tolerance) are nondeterministic — counted
+    /// and listed, not compared with B, not failing unless --strict.
+    #[arg(long, value_name = "C")]
+    against: Option<PathBuf>,
+    /// Accept an incomplete archive (a capture killed, a replay that
+    /// stopped): what it holds is compared and a pass is
+    /// `PASS (partial: …)`, exit 0. Without it, `FAIL (partial: …)`, exit 1.
+    #[arg(long)]
+    allow_partial: bool,
+    /// Nondeterministic D2H (--against) fail, and an incomplete archive
+    /// fails even with --allow-partial.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// The last line and whether it is a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Pass,
+    /// Every pair passed, an archive is incomplete, `--allow-partial`.
+    Partial,
+    /// Every pair passed, but an archive is incomplete.
+    FailPartial,
+    /// Every pair passed, an archive is incomplete, `--strict`.
+    FailIncomplete,
+    /// Every pair passed, but some D2H are nondeterministic and `--strict`.
+    FailNondeterministic,
+    Fail,
+}
+
+impl Verdict {
+    fn of(args: &Args, r: &DiffReport, incomplete: bool) -> Verdict {
+        match (r.passed(), incomplete) {
+            (false, _) => Verdict::Fail,
+            (true, true) if args.strict => Verdict::FailIncomplete,
+            (true, true) if args.allow_partial => Verdict::Partial,
+            (true, true) => Verdict::FailPartial,
+            (true, false) if args.strict && r.nondeterministic > 0 => Verdict::FailNondeterministic,
+            (true, false) => Verdict::Pass,
+        }
+    }
+
+    fn passed(self) -> bool {
+        matches!(self, Verdict::Pass | Verdict::Partial)
+    }
+
+    /// The last line; `kind` of the first incomplete archive.
+    fn line(self, r: &DiffReport, kind: &str) -> String {
+        match self {
+            Verdict::Pass => "PASS".into(),
+            Verdict::Partial => format!("PASS (partial: {kind} incomplete)"),
+            Verdict::FailPartial => format!("FAIL (partial: {kind} incomplete)"),
+            Verdict::FailIncomplete => format!("FAIL ({kind} incomplete; --strict)"),
+            Verdict::FailNondeterministic => {
+                format!("FAIL ({} nondeterministic; --strict)", r.nondeterministic)
+            }
+            Verdict::Fail => "FAIL".into(),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -70,14 +137,16 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     );
     let a = Archive::open(&args.a)?;
     let b = Archive::open(&args.b)?;
+    let c = args.against.as_ref().map(Archive::open).transpose()?;
     let mut progress = Progress::new(args.json);
     let mut step = None;
-    let report = diff_with_progress(&a, &b, &tol, |s, done, total| {
+    let report = diff_against(&a, &b, c.as_ref(), &tol, |s, done, total| {
         if step != Some(s) {
             step = Some(s);
             let (label, unit) = match s {
                 Step::ReadA => ("reading A", Unit::Bytes),
                 Step::ReadB => ("reading B", Unit::Bytes),
+                Step::ReadC => ("reading C", Unit::Bytes),
                 Step::Compare => ("comparing", Unit::Pairs),
             };
             progress.stage(label, total, unit);
@@ -88,32 +157,41 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     for w in &report.warnings {
         eprintln!("hrr-diff: warning: {w}");
     }
-    let incomplete: Vec<(&'static str, String)> = [&a, &b]
+    for n in &report.nondeterministic_d2h {
+        eprintln!("hrr-diff: nondeterministic: {n}");
+    }
+    let incomplete: Vec<(&'static str, String)> = [Some(&a), Some(&b), c.as_ref()]
         .into_iter()
+        .flatten()
         .filter_map(|x| {
             x.incomplete_reason()
                 .map(|why| (x.manifest().kind.as_str(), why))
         })
         .collect();
+    let verdict = Verdict::of(args, &report, !incomplete.is_empty());
     if args.json {
         let mut doc = serde_json::to_value(&report).context("serialising the report")?;
-        doc["passed"] = report.passed().into();
+        doc["passed"] = verdict.passed().into();
         doc["incomplete"] = serde_json::json!({
             "a": a.incomplete_reason(),
             "b": b.incomplete_reason(),
         });
+        if let Some(c) = &c {
+            doc["incomplete"]["c"] = c.incomplete_reason().into();
+        }
         doc["partial"] = (!incomplete.is_empty()).into();
+        doc["allow_partial"] = args.allow_partial.into();
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).context("serialising the report")?
         );
     } else {
-        print_text(&report, &incomplete);
+        print_text(&report, &incomplete, verdict);
     }
-    Ok(report.passed())
+    Ok(verdict.passed())
 }
 
-fn print_text(r: &DiffReport, incomplete: &[(&'static str, String)]) {
+fn print_text(r: &DiffReport, incomplete: &[(&'static str, String)], verdict: Verdict) {
     for (kind, why) in incomplete {
         println!("{kind} : incomplete ({why})");
     }
@@ -127,9 +205,6 @@ fn print_text(r: &DiffReport, incomplete: &[(&'static str, String)]) {
         println!("only in B: seq {} {} size {}", e.seq, e.api, e.size);
     }
     println!("{}", r.summary_line());
-    match (r.passed(), incomplete.first()) {
-        (true, Some((kind, _))) => println!("PASS (partial: {kind} incomplete)"),
-        (true, None) => println!("PASS"),
-        (false, _) => println!("FAIL"),
-    }
+    let kind = incomplete.first().map_or("", |(kind, _)| kind);
+    println!("{}", verdict.line(r, kind));
 }

@@ -207,11 +207,28 @@ fn torn_replay_warns_but_still_compares() {
     let mut text = std::fs::read(&events).unwrap();
     text.extend_from_slice(br#"{"seq":2,"api":"hipMemcpy","op":"mem"#);
     std::fs::write(&events, text).unwrap();
+    // Every pair passes, and still the diff fails: the replay is incomplete.
     hrr_diff()
         .arg(&cap)
         .arg(&rep)
         .assert()
-        .code(0)
+        .code(1)
         .stderr(contains("archive is incomplete").and(contains("torn last line")))
-        .stdout(contains("PASS"));
+        .stdout(contains(
+            "d2h : 1 pass (1 exact, 0 within tolerance), 0 fail\nFAIL (partial: replay incomplete)\n",
+        ));
+    hrr_diff()
+        .arg("--allow-partial")
+        .arg(&cap)
+        .arg(&rep)
+        .assert()
+        .code(0)
+        .stdout(contains("PASS (partial: replay incomplete)\n"));
+    hrr_diff()
+        .args(["--allow-partial", "--strict"])
+        .arg(&cap)
+        .arg(&rep)
+        .assert()
+        .code(1)
+        .stdout(contains("FAIL (replay incomplete; --strict)\n"));
 }

@@ -50,6 +50,18 @@ pub struct Args {
     /// Replay the archive N times (benchmarking); D2H is validated every time.
     #[arg(long = "loop", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub loops: u32,
+    /// Replay the archive N times (N >= 2) and compare each D2H across the
+    /// replays: one whose bytes differ between them is nondeterministic
+    /// (counted, named on stderr, not a failure unless --strict); one on
+    /// which they agree and the capture does not fails. Agreeing runs do not
+    /// prove determinism. With -o, the output holds the first run's D2H.
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "loops",
+        value_parser = clap::value_parser!(u32).range(2..)
+    )]
+    pub runs: Option<u32>,
     /// Ignore region sidecars: nothing is materialised.
     #[arg(long)]
     pub no_regions: bool,
@@ -72,11 +84,17 @@ pub struct Args {
     #[arg(long)]
     pub continue_on_error: bool,
     /// Unknown event ops are errors, not warnings; an incomplete capture
-    /// fails the replay (exit 1); a capture with calls the capture library
-    /// forwarded without recording them (the manifest's `unrecorded`) is
-    /// refused (exit 1).
+    /// fails the replay (exit 1) even with --allow-partial; a capture with
+    /// calls the capture library forwarded without recording them (the
+    /// manifest's `unrecorded`) is refused (exit 1); with --runs, a
+    /// nondeterministic D2H fails.
     #[arg(long)]
     pub strict: bool,
+    /// Accept an incomplete capture (killed, disk full, events lost): the
+    /// events it holds are replayed and a pass is `PASS (partial: …)`, exit
+    /// 0. Without it, such a replay ends `FAIL (partial: …)`, exit 1.
+    #[arg(long)]
+    pub allow_partial: bool,
     /// Seconds without progress (a launch or sync that never returns)
     /// before the replay is stopped with a fatal error; 0 = never.
     #[arg(long, value_name = "SECS", default_value_t = 600)]

@@ -5,6 +5,7 @@ mod args;
 mod info;
 mod play;
 mod repair;
+mod stop;
 
 use std::process::ExitCode;
 

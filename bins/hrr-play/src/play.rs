@@ -15,12 +15,12 @@ use hrr_core::manifest::{ArchiveKind, UnrecordedCalls};
 use hrr_replay::compare::{DType, Tolerance};
 use hrr_replay::engine::watchdog::{self, FINAL_SYNC, Progress};
 use hrr_replay::engine::{
-    self, AddressSpace, KernelTiming, PinnedHost, Placement, ReplayError, ReplayOptions,
-    ReplaySummary, Replayer,
+    self, AddressSpace, D2hRecords, KernelTiming, PinnedHost, Placement, ReplayError,
+    ReplayOptions, ReplaySummary, Replayer, runs,
 };
 
 use crate::args::{self, Args};
-use crate::info;
+use crate::{info, stop};
 
 /// Fallback notes printed one by one; the rest are counted.
 const FALLBACK_NOTES: usize = 20;
@@ -42,7 +42,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let progress = (args.watchdog > 0).then(Progress::new);
+    // Every event the replay starts is marked: for the watchdog, and for
+    // naming the event a signal stopped a stuck replay at.
+    let progress = Progress::new();
     let opts = ReplayOptions {
         read,
         tolerance: tolerance(args),
@@ -53,7 +55,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         timing: args.timing,
         no_graphs: args.no_graphs,
         launch_thread: !args.no_launch_thread,
-        progress: progress.clone(),
+        progress: Some(progress.clone()),
+        interrupt: Some(&stop::INTERRUPTED),
+        d2h_records: match args.runs {
+            None => D2hRecords::Off,
+            // Failed results are compared with each other within the
+            // tolerance, so their bytes are kept; byte for byte, a hash does.
+            Some(_) if bytewise(&tolerance(args)) => D2hRecords::Digests,
+            Some(_) => D2hRecords::FailedBytes,
+        },
     };
     let incomplete = archive.incomplete_reason();
     // Events the application made, when the capture knows how many it lost.
@@ -137,74 +147,43 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None => None,
     };
 
-    if let Some(p) = &progress {
-        start_watchdog(args, p.clone())?;
-    }
-
-    // Declared after the device, so dropped before it; kept across loops:
-    // the blobs landed in the first iteration serve the later ones.
-    let mut pinned = PinnedHost::new(args.pinned_cache.saturating_mul(1 << 20));
-    let mut summary = ReplaySummary::default();
-    let mut error = None;
-    let mut iteration_ms = Vec::new();
-    // One bar for every loop: its delay counts from the start of the work.
-    let mut bar = ProgressBar::new(args.json);
-    let per_loop = archive.manifest().events;
-    bar.stage(
-        "replay",
-        per_loop.saturating_mul(u64::from(args.loops)),
-        Unit::Events,
+    // Whatever stops the replay from here on, the replay archive is left
+    // saying so, with every D2H validated before.
+    let replayed = replay_all(
+        args,
+        &archive,
+        &opts,
+        &placement,
+        dev.as_mut(),
+        out.as_mut(),
+        &progress,
     );
-    for i in 0..args.loops {
-        let mut warnings = Vec::new();
-        let regions = if opts.regions {
-            engine::load_regions(&archive, opts.regions_strict, &mut warnings)?
-        } else {
-            // Not materialised, but still known: a launch argument pointing
-            // into a declared segment is then refused rather than run on
-            // its capture-time address. Best effort, silently.
-            engine::load_regions(&archive, false, &mut Vec::new()).unwrap_or_default()
-        };
-        let space = AddressSpace {
-            regions,
-            regions_enabled: opts.regions,
-            placement: placement.clone(),
-            ..AddressSpace::default()
-        };
-        // Only the first iteration writes the replay archive.
-        let writer = if i == 0 { out.as_mut() } else { None };
-        let done = per_loop.saturating_mul(u64::from(i));
-        let replayer = Replayer::new(dev.as_mut(), &archive, &opts, space, writer, &mut pinned);
-        let (mut s, e) = replayer.run(|n| bar.set(done + n));
-        s.warnings.splice(0..0, warnings);
-        iteration_ms.push(s.wall_ms);
-        // Kernel times add up over the loops (`--loop N --timing` is a
-        // benchmark: each kernel's mean is over all N iterations).
-        let mut kernels = std::mem::take(&mut summary.kernels);
-        merge_kernel_timings(&mut kernels, std::mem::take(&mut s.kernels));
-        s.kernels = kernels;
-        summary = s;
-        if e.is_some() {
-            error = e;
-            break;
-        }
-    }
-    bar.finish();
-    if let Some(p) = &progress {
-        p.finish();
+    progress.finish();
+    if !stop::claim() {
+        // The watchdog or the interrupt watcher is ending the process.
+        stop::wait_for_the_end();
     }
     if let Some(w) = out {
-        match &error {
+        let stopped = match &replayed {
+            Ok(r) => r.error.as_ref().map(|e| chain(e).to_string()),
+            Err(e) => Some(chain(&**e).to_string()),
+        };
+        match stopped {
             None => {
                 w.finish().context("finishing the replay archive")?;
             }
             // A replay that stopped early is not a complete replay archive.
-            Some(e) => {
-                w.abandon(&format!("the replay stopped: {}", chain(e)))
+            Some(why) => {
+                w.abandon(&format!("the replay stopped: {why}"))
                     .context("writing the replay archive's manifest")?;
             }
         }
     }
+    let Replayed {
+        summary,
+        error,
+        iteration_ms,
+    } = replayed?;
 
     for w in &summary.warnings {
         eprintln!("hrr-play: warning: {w}");
@@ -223,10 +202,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             summary.placement.fallbacks.len() - FALLBACK_NOTES
         );
     }
+    for n in &summary.nondeterministic {
+        eprintln!("hrr-play: nondeterministic: {n}");
+    }
     let code = match &error {
         Some(e @ ReplayError::Fatal { .. }) => {
             eprintln!("hrr-play: fatal: {}", chain(e));
             1
+        }
+        Some(e @ ReplayError::Interrupted { .. }) => {
+            eprintln!("hrr-play: fatal: {}", chain(e));
+            stop::interrupted_status()
         }
         Some(e) => {
             // Reader errors name their file (inside the archive) already.
@@ -242,10 +228,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None if summary.passed() => 0,
         None => 1,
     };
-    // A replay of part of a capture proves less than a PASS says.
+    // A replay of part of a capture proves less than a PASS says: it fails
+    // unless the user asked for a prefix (`--allow-partial`).
     let verdict = match (&incomplete, code) {
         (Some(_), 0) if args.strict => Verdict::FailIncomplete,
-        (Some(_), 0) => Verdict::Partial(recorded),
+        (Some(_), 0) if args.allow_partial => Verdict::Partial(recorded),
+        (Some(_), 0) => Verdict::FailPartial(recorded),
+        (None, 0) if args.strict && summary.d2h_nondeterministic > 0 => {
+            Verdict::FailNondeterministic
+        }
         (_, 0) => Verdict::Pass,
         _ => Verdict::Fail,
     };
@@ -262,15 +253,116 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::from(exit))
 }
 
+/// What the replays did.
+struct Replayed {
+    /// The last replay's summary (with `--runs`, the verdicts over all).
+    summary: ReplaySummary,
+    /// Why the replay stopped early, if it did.
+    error: Option<ReplayError>,
+    /// Wall time of each replay.
+    iteration_ms: Vec<f64>,
+}
+
+/// Replays the archive `--loop N` or `--runs N` times (once by default),
+/// the first replay writing `out`; with `--runs`, merges the D2H verdicts
+/// of all replays. An `Err` is an error outside any replay (the watchdog,
+/// the regions); a replay that stopped is `Ok` with its `error`.
+fn replay_all(
+    args: &Args,
+    archive: &Archive,
+    opts: &ReplayOptions,
+    placement: &Placement,
+    dev: &mut dyn hrr_replay::device::Device,
+    mut out: Option<&mut ArchiveWriter>,
+    progress: &std::sync::Arc<Progress>,
+) -> Result<Replayed> {
+    if args.watchdog > 0 {
+        start_watchdog(args, progress.clone())?;
+    }
+    watch_signals(args, progress.clone()).context("installing the signal handlers")?;
+    // Declared after the device, so dropped before it; kept across loops:
+    // the blobs landed in the first iteration serve the later ones.
+    let mut pinned = PinnedHost::new(args.pinned_cache.saturating_mul(1 << 20));
+    let mut summary = ReplaySummary::default();
+    let mut error = None;
+    let mut iteration_ms = Vec::new();
+    let mut records = Vec::new();
+    let iterations = args.runs.unwrap_or(args.loops);
+    // One bar for every loop: its delay counts from the start of the work.
+    let mut bar = ProgressBar::new(args.json);
+    let per_loop = archive.manifest().events;
+    bar.stage(
+        "replay",
+        per_loop.saturating_mul(u64::from(iterations)),
+        Unit::Events,
+    );
+    for i in 0..iterations {
+        let mut warnings = Vec::new();
+        let regions = if opts.regions {
+            engine::load_regions(archive, opts.regions_strict, &mut warnings)?
+        } else {
+            // Not materialised, but still known: a launch argument pointing
+            // into a declared segment is then refused rather than run on
+            // its capture-time address. Best effort, silently.
+            engine::load_regions(archive, false, &mut Vec::new()).unwrap_or_default()
+        };
+        let space = AddressSpace {
+            regions,
+            regions_enabled: opts.regions,
+            placement: placement.clone(),
+            ..AddressSpace::default()
+        };
+        // Only the first iteration writes the replay archive.
+        let writer = if i == 0 { out.as_deref_mut() } else { None };
+        let done = per_loop.saturating_mul(u64::from(i));
+        let replayer = Replayer::new(dev, archive, opts, space, writer, &mut pinned);
+        let (mut s, e) = replayer.run(|n| bar.set(done + n));
+        s.warnings.splice(0..0, warnings);
+        iteration_ms.push(s.wall_ms);
+        records.push(std::mem::take(&mut s.d2h_records));
+        // Kernel times add up over the loops (`--loop N --timing` is a
+        // benchmark: each kernel's mean is over all N iterations).
+        let mut kernels = std::mem::take(&mut summary.kernels);
+        merge_kernel_timings(&mut kernels, std::mem::take(&mut s.kernels));
+        s.kernels = kernels;
+        summary = s;
+        if e.is_some() {
+            error = e;
+            break;
+        }
+    }
+    bar.finish();
+    if args.runs.is_some() {
+        let v = runs::merge(&records, &opts.tolerance);
+        summary.d2h_exact = v.exact;
+        summary.d2h_tolerance = v.within_tolerance;
+        summary.d2h_fail = v.fail;
+        summary.mismatches = v.mismatches;
+        summary.d2h_nondeterministic = v.nondeterministic.len() as u64;
+        summary.nondeterministic = v.nondeterministic;
+    }
+    Ok(Replayed {
+        summary,
+        error,
+        iteration_ms,
+    })
+}
+
 /// How a replay ends: the last line of the summary and the exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verdict {
     Pass,
-    /// Passed, but the capture is incomplete: `PASS (partial: …)`, exit 0;
-    /// with the number of events the application made, when known.
+    /// Passed, but the capture is incomplete and `--allow-partial` was
+    /// given: `PASS (partial: …)`, exit 0; with the number of events the
+    /// application made, when known.
     Partial(Option<u64>),
+    /// Passed, but the capture is incomplete: `FAIL (partial: …)`, exit 1.
+    FailPartial(Option<u64>),
     /// Passed, the capture is incomplete and `--strict` was given: exit 1.
     FailIncomplete,
+    /// Passed, but `--runs` found nondeterministic D2H and `--strict` was
+    /// given: exit 1.
+    FailNondeterministic,
     Fail,
 }
 
@@ -278,7 +370,7 @@ impl Verdict {
     fn exit_code(self, code: u8) -> u8 {
         match self {
             Verdict::Pass | Verdict::Partial(_) => 0,
-            Verdict::FailIncomplete => 1,
+            Verdict::FailPartial(_) | Verdict::FailIncomplete | Verdict::FailNondeterministic => 1,
             Verdict::Fail => code,
         }
     }
@@ -287,15 +379,27 @@ impl Verdict {
         matches!(self, Verdict::Pass | Verdict::Partial(_))
     }
 
+    fn partial(self) -> bool {
+        matches!(self, Verdict::Partial(_) | Verdict::FailPartial(_))
+    }
+
     fn line(self, s: &ReplaySummary) -> String {
-        match self {
-            Verdict::Pass => "PASS".into(),
-            Verdict::Partial(recorded) => format!(
-                "PASS (partial: {} of {} events; capture incomplete)",
+        let partial = |recorded: Option<u64>| {
+            format!(
+                "partial: {} of {} events; capture incomplete",
                 s.replayed,
                 recorded.unwrap_or(s.events).max(s.replayed)
-            ),
+            )
+        };
+        match self {
+            Verdict::Pass => "PASS".into(),
+            Verdict::Partial(recorded) => format!("PASS ({})", partial(recorded)),
+            Verdict::FailPartial(recorded) => format!("FAIL ({})", partial(recorded)),
             Verdict::FailIncomplete => "FAIL (capture incomplete; --strict)".into(),
+            Verdict::FailNondeterministic => format!(
+                "FAIL ({} nondeterministic; --strict)",
+                s.d2h_nondeterministic
+            ),
             Verdict::Fail => "FAIL".into(),
         }
     }
@@ -303,33 +407,72 @@ impl Verdict {
 
 /// Starts the `--watchdog` thread: a replay stuck in one event for the
 /// limit ends with the fatal line and exit status 1 (the stuck runtime
-/// call cannot be interrupted, so the process exits around it).
+/// call cannot be interrupted, so the process exits around it), its
+/// replay archive marked stopped at that event.
 fn start_watchdog(args: &Args, progress: std::sync::Arc<Progress>) -> Result<()> {
     let archive = args.archive.clone();
+    let output = args.output.clone();
     let json = args.json;
     watchdog::spawn(
         progress,
         Duration::from_secs(args.watchdog),
         move |seq, limit| {
+            if !stop::claim() {
+                return; // the replay is over: the main thread ends it
+            }
             let what = describe_event(&archive, seq);
             let msg = format!("{what}: no progress after {} s (watchdog)", limit.as_secs());
-            eprintln!("hrr-play: fatal: {msg}");
-            let mut out = std::io::stdout().lock();
-            let _ = if json {
-                let v = serde_json::json!({
-                    "result": "FAIL", "exit_code": 1, "fatal": msg,
-                });
-                writeln!(out, "{v}")
-            } else {
-                writeln!(out, "FAIL")
-            };
-            let _ = out.flush();
-            // SAFETY: _exit ends the process without running atexit
-            // handlers, which could wait on the runtime call that is stuck.
-            unsafe { libc::_exit(1) }
+            end_stopped(output.as_deref(), json, &msg, 1)
         },
     )
     .context("starting the watchdog thread")
+}
+
+/// Installs the SIGINT/SIGTERM handlers ([`stop`]): the replayer stops
+/// before its next event; a replay stuck in one runtime call is ended
+/// around it, its replay archive marked stopped at that event.
+fn watch_signals(args: &Args, progress: std::sync::Arc<Progress>) -> std::io::Result<()> {
+    let archive = args.archive.clone();
+    let output = args.output.clone();
+    let json = args.json;
+    stop::watch_signals(move |_| {
+        if !stop::claim() {
+            return; // the replay stopped by itself
+        }
+        let msg = format!(
+            "{}: interrupted",
+            describe_event(&archive, progress.current())
+        );
+        end_stopped(output.as_deref(), json, &msg, stop::interrupted_status())
+    })
+}
+
+/// Ends the process from a thread other than the replay's, which is stuck
+/// in a runtime call: the replay archive (whose D2H lines are on disk
+/// already) is marked stopped, the fatal line and `FAIL` are printed.
+fn end_stopped(output: Option<&Path>, json: bool, msg: &str, status: u8) -> ! {
+    eprintln!("hrr-play: fatal: {msg}");
+    if let Some(dir) = output
+        && let Err(e) = stop::mark_stopped(dir, &format!("the replay stopped: {msg}"))
+    {
+        eprintln!(
+            "hrr-play: error: writing the replay archive's manifest: {}",
+            chain(&e)
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = if json {
+        let v = serde_json::json!({
+            "result": "FAIL", "exit_code": status, "fatal": msg,
+        });
+        writeln!(out, "{v}")
+    } else {
+        writeln!(out, "FAIL")
+    };
+    let _ = out.flush();
+    // SAFETY: _exit ends the process without running atexit handlers,
+    // which could wait on the runtime call that is stuck.
+    unsafe { libc::_exit(i32::from(status)) }
 }
 
 /// `event N (api)` for the event with `seq` (read again from the archive:
@@ -347,6 +490,12 @@ fn describe_event(archive: &Path, seq: u64) -> String {
         Some(api) => format!("event {seq} ({api})"),
         None => format!("event {seq}"),
     }
+}
+
+/// Whether `t` passes only identical bytes (up to `+0`/`-0` and NaN
+/// payloads): replays are then compared with each other by hash.
+fn bytewise(t: &Tolerance) -> bool {
+    t.exact || (t.atol == 0.0 && t.rtol == 0.0)
 }
 
 fn tolerance(args: &Args) -> Tolerance {
@@ -385,7 +534,11 @@ fn report(
         });
         v["iterations_ms"] = serde_json::json!(iteration_ms);
         v["result"] = serde_json::json!(if verdict.passed() { "PASS" } else { "FAIL" });
-        v["partial"] = serde_json::json!(matches!(verdict, Verdict::Partial(_)));
+        v["partial"] = serde_json::json!(verdict.partial());
+        v["allow_partial"] = serde_json::json!(args.allow_partial);
+        if let Some(n) = args.runs {
+            v["runs"] = serde_json::json!(n);
+        }
         v["capture_incomplete"] = serde_json::json!(incomplete);
         v["exit_code"] = serde_json::json!(exit);
         writeln!(out, "{v}")?;
@@ -424,11 +577,13 @@ fn report(
     if iteration_ms.len() > 1 {
         let mean = iteration_ms.iter().sum::<f64>() / iteration_ms.len() as f64;
         let min = iteration_ms.iter().copied().fold(f64::INFINITY, f64::min);
-        writeln!(
-            out,
-            "loop : {} iterations, mean {mean:.3} ms, min {min:.3} ms",
-            iteration_ms.len()
-        )?;
+        let n = iteration_ms.len();
+        if args.runs.is_some() {
+            write!(out, "runs : {n} replays compared")?;
+        } else {
+            write!(out, "loop : {n} iterations")?;
+        }
+        writeln!(out, ", mean {mean:.3} ms, min {min:.3} ms")?;
     }
     writeln!(out, "{unrecorded}")?;
     write!(out, "{s}")?;

@@ -43,6 +43,14 @@ pub enum ReplayError {
     /// The replay archive (`-o`) could not be written (exit 2).
     #[error(transparent)]
     Output(#[from] WriteError),
+    /// The user stopped the replay (SIGINT, SIGTERM) before this event.
+    #[error("event {seq} ({api}): interrupted")]
+    Interrupted {
+        /// The `seq` of the event that was not started.
+        seq: u64,
+        /// Its runtime entry point.
+        api: String,
+    },
     /// An event could not be replayed (exit 1).
     #[error("event {seq} ({api})")]
     Fatal {

@@ -14,6 +14,7 @@ mod placement;
 mod prefetch;
 mod recent_launches;
 mod replayer;
+pub mod runs;
 mod summary;
 mod virtual_memory;
 pub mod watchdog;
@@ -22,11 +23,13 @@ pub use address_space::{AddressSpace, MaterialiseError, PlacementCount, Unmapped
 pub use code_cache::{CodeCache, CodeError};
 pub use error::{EventFailure, Operand, RegionsError, ReplayError};
 pub use hrr_core::event::arg_offsets;
-pub use options::ReplayOptions;
+pub use options::{D2hRecords, ReplayOptions};
 pub use pinned_host::PinnedHost;
 pub use placement::{Placed, Placement, plan as placement_plan};
 pub use replayer::{LaunchPointer, PauseHook, Paused, Replayer};
-pub use summary::{CopyTiming, D2hMismatch, KernelTiming, ReplaySummary};
+pub use summary::{
+    CopyTiming, D2hMismatch, D2hRecord, KernelTiming, NondeterministicD2h, ReplaySummary,
+};
 pub use virtual_memory::{Mapped, Physical, VirtualMemory};
 
 use crate::region_timeline::RegionTimeline;

@@ -1,6 +1,7 @@
 //! `ReplayOptions`: how `hrr-play` asked for a replay.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use crate::compare::Tolerance;
 use crate::engine::watchdog::Progress;
@@ -33,4 +34,25 @@ pub struct ReplayOptions {
     pub launch_thread: bool,
     /// Where the replayer marks each event it starts, for a watchdog.
     pub progress: Option<Arc<Progress>>,
+    /// Set (by a signal handler) when the user asked the replay to stop: the
+    /// replayer looks at it before each event and stops with
+    /// [`crate::engine::ReplayError::Interrupted`].
+    pub interrupt: Option<&'static AtomicBool>,
+    /// What the summary keeps of each checked D2H, to compare several
+    /// replays of one archive ([`crate::engine::runs`]).
+    pub d2h_records: D2hRecords,
+}
+
+/// What a replay keeps of each D2H result it checks, in
+/// [`crate::engine::ReplaySummary::d2h_records`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum D2hRecords {
+    /// Nothing (one replay: the counts say it all).
+    #[default]
+    Off,
+    /// Its verdict and a hash of its bytes.
+    Digests,
+    /// The same, and the bytes of a result that failed against the capture
+    /// (runs are then compared with each other within the tolerance).
+    FailedBytes,
 }

@@ -21,11 +21,11 @@ use crate::engine::code_cache::CodeCache;
 use crate::engine::dev_clock::DevClock;
 use crate::engine::error::{EventFailure, Operand, ReplayError};
 use crate::engine::launch_check;
-use crate::engine::options::ReplayOptions;
+use crate::engine::options::{D2hRecords, ReplayOptions};
 use crate::engine::pinned_host::PinnedHost;
 use crate::engine::prefetch;
 use crate::engine::recent_launches::RecentLaunches;
-use crate::engine::summary::{D2hMismatch, KernelTiming, ReplaySummary};
+use crate::engine::summary::{D2hMismatch, D2hRecord, KernelTiming, ReplaySummary};
 use crate::engine::virtual_memory::VirtualMemory;
 use crate::engine::watchdog::FINAL_SYNC;
 use crate::handle_map::HandleMap;
@@ -237,6 +237,17 @@ impl<'a> Replayer<'a> {
                 self.summary.events += 1;
                 if let Some(p) = &self.opts.progress {
                     p.enter(event.seq);
+                }
+                if self
+                    .opts
+                    .interrupt
+                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+                {
+                    error = Some(ReplayError::Interrupted {
+                        seq: event.seq,
+                        api: event.api.clone(),
+                    });
+                    break 'events;
                 }
                 if self.pause.as_mut().is_some_and(|h| h.pause_before(event)) {
                     self.pause(event);
@@ -898,15 +909,21 @@ impl<'a> Replayer<'a> {
                 _ => {}
             }
             out.append_timed(&rec, dev_time)?;
+            // On disk at once: a replay that stops later, however it stops
+            // (a watchdog or a signal ends the process), keeps every D2H
+            // it read back. One write per D2H, beside the blob's file.
+            out.flush()?;
         }
-        self.check_bytes(e, blob, actual)
+        self.check_bytes(e, None, blob, actual)
     }
 
-    /// Compares bytes a D2H read (a copy, a graph's node) against the
-    /// expected blob, counting the verdict.
+    /// Compares bytes a D2H read (a copy, a graph's `node`) against the
+    /// expected blob, counting the verdict (and keeping it, when the
+    /// options ask: [`ReplayOptions::d2h_records`]).
     fn check_bytes(
         &mut self,
         e: &Event,
+        node: Option<u32>,
         blob: Option<hrr_core::hex::BlobId>,
         actual: &[u8],
     ) -> Result<(), ReplayError> {
@@ -929,12 +946,17 @@ impl<'a> Replayer<'a> {
             ));
         }
         let c = compare(&expected, actual, &self.opts.tolerance);
-        match c.verdict {
-            Verdict::Exact => self.summary.d2h_exact += 1,
-            Verdict::WithinTolerance => self.summary.d2h_tolerance += 1,
+        let mismatch = match c.verdict {
+            Verdict::Exact => {
+                self.summary.d2h_exact += 1;
+                None
+            }
+            Verdict::WithinTolerance => {
+                self.summary.d2h_tolerance += 1;
+                None
+            }
             Verdict::Mismatch => {
-                self.summary.d2h_fail += 1;
-                self.summary.mismatches.push(D2hMismatch {
+                let m = D2hMismatch {
                     seq: e.seq,
                     api: e.api.clone(),
                     size: actual.len() as u64,
@@ -942,8 +964,25 @@ impl<'a> Replayer<'a> {
                     bytes_differing: c.bytes_differing,
                     max_abs: c.max_abs,
                     max_rel: c.max_rel,
-                });
+                };
+                self.summary.d2h_fail += 1;
+                self.summary.mismatches.push(m.clone());
+                Some(m)
             }
+        };
+        if self.opts.d2h_records != D2hRecords::Off {
+            let bytes = (mismatch.is_some() && self.opts.d2h_records == D2hRecords::FailedBytes)
+                .then(|| actual.to_vec());
+            self.summary.d2h_records.push(D2hRecord {
+                seq: e.seq,
+                node,
+                api: e.api.clone(),
+                size: actual.len() as u64,
+                digest: hrr_core::hex::BlobId::of(actual),
+                verdict: c.verdict,
+                mismatch,
+                bytes,
+            });
         }
         Ok(())
     }
@@ -1521,6 +1560,121 @@ mod tests {
                 &[("memcpy", 4, false, true), ("eof", 5, false, false)]
             };
             assert_eq!(got, want, "timing {timing}");
+        }
+    }
+
+    #[test]
+    fn each_d2h_line_is_on_disk_before_the_replay_goes_on() {
+        use hrr_core::archive_writer::{ArchiveWriter, EVENTS_FILE, ManifestExtra};
+        use hrr_core::manifest::ArchiveKind;
+
+        // Two checked reads, then an operand no allocation holds: fatal.
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 64)
+            .h2d(DEV, &pattern(64, 1))
+            .d2h(DEV, &pattern(64, 1))
+            .d2h(DEV, &pattern(64, 1))
+            .memset(DEV + (1 << 20), 0, 4);
+        let t = tempfile::tempdir().unwrap();
+        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let dir = t.path().join("r.hrr");
+        let mut out = ArchiveWriter::create(
+            &dir,
+            ArchiveKind::Replay,
+            Platform::Cpu,
+            ManifestExtra::default(),
+        )
+        .unwrap();
+        let opts = ReplayOptions::default();
+        let mut dev = MemDevice::new(false);
+        let mut pinned = PinnedHost::new(0);
+        let r = Replayer::new(
+            &mut dev,
+            &archive,
+            &opts,
+            AddressSpace::default(),
+            Some(&mut out),
+            &mut pinned,
+        );
+        let (s, e) = r.run(|_| {});
+        assert!(
+            matches!(e, Some(ReplayError::Fatal { seq: 4, .. })),
+            "{e:?}"
+        );
+        assert_eq!(s.d2h_exact, 2);
+        // Nothing finished or abandoned the writer (a watchdog or a signal
+        // ends the process around it): both lines are in the file already.
+        let text = std::fs::read_to_string(dir.join(EVENTS_FILE)).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        std::mem::forget(out);
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_replay_before_its_next_event() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 64)
+            .h2d(DEV, &pattern(64, 1))
+            .d2h(DEV, &pattern(64, 1));
+        let opts = ReplayOptions {
+            interrupt: Some(&STOP),
+            ..ReplayOptions::default()
+        };
+        let mut dev = MemDevice::new(false);
+        let (s, e) = replay_with(b.clone(), &mut dev, &opts, false);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(s.d2h_exact, 1);
+        STOP.store(true, Ordering::Relaxed);
+        let (s, e) = replay_with(b, &mut dev, &opts, false);
+        let e = e.expect("interrupted");
+        assert_eq!(chain(&e).to_string(), "event 0 (hipMalloc): interrupted");
+        assert_eq!((s.replayed, s.d2h_exact), (0, 0));
+    }
+
+    #[test]
+    fn d2h_records_keep_verdicts_digests_and_failed_bytes_when_asked() {
+        let good = pattern(64, 1);
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 64)
+            .h2d(DEV, &good)
+            .d2h(DEV, &good)
+            .d2h(DEV, &pattern(64, 2));
+        let mut dev = MemDevice::new(false);
+        let (s, _) = replay_with(b.clone(), &mut dev, &ReplayOptions::default(), false);
+        assert!(s.d2h_records.is_empty(), "off by default");
+        for (records, kept) in [
+            (D2hRecords::Digests, false),
+            (D2hRecords::FailedBytes, true),
+        ] {
+            let opts = ReplayOptions {
+                d2h_records: records,
+                ..ReplayOptions::default()
+            };
+            let (s, e) = replay_with(b.clone(), &mut dev, &opts, false);
+            assert!(e.is_none(), "{e:?}");
+            let got: Vec<_> = s
+                .d2h_records
+                .iter()
+                .map(|r| {
+                    (
+                        r.seq,
+                        r.verdict,
+                        r.digest,
+                        r.mismatch.is_some(),
+                        r.bytes.is_some(),
+                    )
+                })
+                .collect();
+            let digest = hrr_core::hex::BlobId::of(&good);
+            assert_eq!(
+                got,
+                [
+                    (2, Verdict::Exact, digest, false, false),
+                    (3, Verdict::Mismatch, digest, true, kept),
+                ],
+                "{records:?}"
+            );
         }
     }
 

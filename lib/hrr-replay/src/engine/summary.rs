@@ -5,7 +5,9 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::compare::Verdict;
 use crate::engine::address_space::PlacementCount;
+use hrr_core::hex::BlobId;
 
 /// One D2H whose bytes differ beyond tolerance.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -24,6 +26,64 @@ pub struct D2hMismatch {
     pub max_abs: f64,
     /// Largest relative error.
     pub max_rel: f64,
+}
+
+/// One D2H result as a replay checked it, kept when
+/// [`crate::engine::ReplayOptions::d2h_records`] asks (several replays of
+/// one archive are compared through these: [`crate::engine::runs`]).
+#[derive(Debug, Clone)]
+pub struct D2hRecord {
+    /// The event's `seq`.
+    pub seq: u64,
+    /// For a graph launch's device-to-host node: the node's index.
+    pub node: Option<u32>,
+    /// Its entry point.
+    pub api: String,
+    /// Bytes read back.
+    pub size: u64,
+    /// Hash of the bytes read back.
+    pub digest: BlobId,
+    /// How they compared with the capture's.
+    pub verdict: Verdict,
+    /// The details, when they did not match.
+    pub mismatch: Option<D2hMismatch>,
+    /// The bytes, when they did not match and
+    /// [`crate::engine::D2hRecords::FailedBytes`] asked for them.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// A D2H whose bytes differ between replays of the same archive
+/// (`hrr-play --runs N`): nondeterministic, not a failure unless `--strict`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct NondeterministicD2h {
+    /// The event's `seq`.
+    pub seq: u64,
+    /// For a graph launch's device-to-host node: the node's index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    /// Its entry point.
+    pub api: String,
+    /// Bytes read back.
+    pub size: u64,
+    /// Replays that read it back.
+    pub runs: u32,
+    /// Of those, the replays whose bytes differ from the first replay's.
+    pub differing: u32,
+}
+
+impl fmt::Display for NondeterministicD2h {
+    /// `event SEQ (API)[ node N] size S: D of R runs differ from the first`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "event {} ({})", self.seq, self.api)?;
+        if let Some(n) = self.node {
+            write!(f, " node {n}")?;
+        }
+        write!(
+            f,
+            " size {}: {} of {} runs differ from the first",
+            self.size, self.differing, self.runs
+        )
+    }
 }
 
 /// Per-kernel host-side timing (`--timing`).
@@ -100,8 +160,16 @@ pub struct ReplaySummary {
     pub d2h_fail: u64,
     /// D2H events without an expected blob (nothing to compare).
     pub d2h_unchecked: u64,
+    /// D2H results whose bytes differ between replays of the archive
+    /// (`hrr-play --runs N`; always 0 for one replay).
+    pub d2h_nondeterministic: u64,
     /// Each failing D2H.
     pub mismatches: Vec<D2hMismatch>,
+    /// Each nondeterministic D2H.
+    pub nondeterministic: Vec<NondeterministicD2h>,
+    /// Each checked D2H result, when the options asked for them.
+    #[serde(skip)]
+    pub d2h_records: Vec<D2hRecord>,
     /// Events that failed under `--continue-on-error`.
     pub errors: u64,
     /// What went wrong without stopping replay.
@@ -169,7 +237,7 @@ impl fmt::Display for ReplaySummary {
             "placement : {} of {} allocations at recorded addresses",
             self.placement.placed, self.placement.allocations
         )?;
-        writeln!(
+        write!(
             f,
             "d2h : {} pass ({} exact, {} within tolerance), {} fail",
             self.d2h_pass(),
@@ -177,6 +245,10 @@ impl fmt::Display for ReplaySummary {
             self.d2h_tolerance,
             self.d2h_fail
         )?;
+        if self.d2h_nondeterministic > 0 {
+            write!(f, ", {} nondeterministic", self.d2h_nondeterministic)?;
+        }
+        writeln!(f)?;
         if self.errors > 0 {
             writeln!(f, "errors : {}", self.errors)?;
         }

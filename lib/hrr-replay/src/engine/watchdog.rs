@@ -65,6 +65,13 @@ impl Progress {
         self.launches.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The `seq` of the event the replay is in now ([`FINAL_SYNC`] after
+    /// the last one): a launch the launch thread is making, or else the
+    /// replay thread's event.
+    pub fn current(&self) -> u64 {
+        Progress::stalled_at(self.snapshot())
+    }
+
     fn snapshot(&self) -> [u64; 4] {
         [
             self.started.load(Ordering::Relaxed),

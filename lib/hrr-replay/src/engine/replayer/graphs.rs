@@ -386,7 +386,7 @@ impl Replayer<'_> {
                     blob: out.put_blob(actual)?,
                 });
             }
-            self.check_bytes(e, expected, actual)?;
+            self.check_bytes(e, Some(i), expected, actual)?;
         }
         if let Some(out) = self.out.as_deref_mut() {
             let mut rec = e.clone();
@@ -394,6 +394,8 @@ impl Replayer<'_> {
                 *blobs = written;
             }
             out.append_timed(&rec, None)?;
+            // On disk at once, as a D2H copy's line (`check_d2h`).
+            out.flush()?;
         }
         Ok(())
     }

@@ -348,12 +348,20 @@ fn an_interrupted_replay_keeps_its_d2h() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(status.code(), Some(130), "{status:?}: {err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "FAIL\n", "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(last_line(&stdout), "FAIL", "{err}");
     let m = read_manifest(&p.replay());
     assert_eq!(m["complete"], false, "{m}");
-    assert_eq!(
-        m["incomplete"], "the replay stopped: event 8 (hipModuleLaunchKernel): interrupted",
+    // Stuck in the kernel, it stops around it; on a machine slow enough
+    // that the signal comes before the launch, at the next event.
+    let why = m["incomplete"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("the replay stopped: event ") && why.ends_with("): interrupted"),
         "{m}"
+    );
+    assert!(
+        err.contains("hrr-play: fatal: event ") && err.contains("): interrupted"),
+        "{err}"
     );
     assert_eq!(d2h_seqs(&p.replay()), [3, 5], "{m}");
 }

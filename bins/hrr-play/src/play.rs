@@ -91,10 +91,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         &archive.manifest().va_arenas[..]
     };
     // The recorded ranges, found before the device exists, are reserved as
-    // soon as it does: before anything else of this process allocates. A
-    // capture that noted the runtime's own arenas needs neither: steered to
-    // their recorded bases, they give the recorded addresses back by
-    // themselves (and reserving inside them only costs time).
+    // soon as it does: before anything else of this process allocates. Where
+    // the capture noted the runtime's own address arenas (the CUDA driver's),
+    // they are first steered to their recorded bases, so that the recorded
+    // ranges lie inside them again, where the driver honours a reservation
+    // at a requested address.
     let plan_ranges = |archive: &Archive| {
         let regions = engine::load_regions(archive, false, &mut Vec::new()).unwrap_or_default();
         engine::placement_plan(archive, read, &regions)
@@ -102,9 +103,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // Planned on a thread of its own while the device opens: reading every
     // event of a 100k-launch archive takes about 50 ms, making a CUDA
     // context longer.
-    let plan_now = !args.no_placement && arenas.is_empty();
     let (dev, ranges) = std::thread::scope(|s| {
-        let plan = plan_now.then(|| s.spawn(|| plan_ranges(&archive)));
+        let plan = (!args.no_placement).then(|| s.spawn(|| plan_ranges(&archive)));
         let dev = args.device.open(platform, arenas);
         let ranges = plan.map_or_else(Vec::new, |h| {
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
@@ -114,10 +114,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut dev = dev?;
     let placement = if args.no_placement {
         Placement::off()
-    } else if !arenas.is_empty() && hrr_cli::backend::arenas_steered() {
-        Placement::by_allocator()
-    } else if !arenas.is_empty() {
-        Placement::reserve(dev.as_mut(), &plan_ranges(&archive))
     } else {
         Placement::reserve(dev.as_mut(), &ranges)
     };

@@ -108,12 +108,6 @@ impl BackendArgs {
     }
 }
 
-/// Whether steering can still place every planned arena: none of them has
-/// found its recorded base taken.
-pub fn arenas_steered() -> bool {
-    hrr_va_arenas::steering().1 == 0
-}
-
 /// What steering the driver's address arenas did, for a note after the
 /// replay: `None` when no arena was planned or reserved.
 pub fn arena_note(planned: usize) -> Option<String> {

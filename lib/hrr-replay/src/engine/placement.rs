@@ -83,9 +83,6 @@ pub struct Placement {
     refused: u64,
     /// Why nothing can be placed at all, when so (said once, not per allocation).
     unable: Option<String>,
-    /// Placed by the runtime's own allocator ([`Placement::by_allocator`]):
-    /// nothing reserved, nothing mapped by hand.
-    by_allocator: bool,
 }
 
 /// What [`Placement::place`] did with one allocation.
@@ -104,21 +101,6 @@ impl Placement {
     /// Pure translation (`--no-placement`).
     pub fn off() -> Placement {
         Placement::default()
-    }
-
-    /// Placement left to the runtime's own allocator: every address range it
-    /// allocates from was reserved at its recorded base before it started
-    /// (the CUDA driver's arenas, `hrr-va-arenas`), and within them it
-    /// hands out addresses deterministically, so the replay's allocations,
-    /// made in the recorded order, land at their recorded addresses with no
-    /// reservation or mapping of this engine's. One that does not is
-    /// translated.
-    pub fn by_allocator() -> Placement {
-        Placement {
-            enabled: true,
-            by_allocator: true,
-            ..Placement::default()
-        }
     }
 
     /// Reserves `ranges` (recorded `(base, size)`, see [`plan`]) on `dev`,
@@ -193,14 +175,12 @@ impl Placement {
     /// Whether `[base, base + size)` lies in a range this placement reserved
     /// on the device: something recorded there can be made at its address.
     pub fn holds(&self, base: u64, size: u64) -> bool {
-        self.enabled && self.unable.is_none() && !self.by_allocator && self.reserved_for(base, size)
+        self.enabled && self.unable.is_none() && self.reserved_for(base, size)
     }
 
     /// Why `[base, base + size)` cannot be had at its recorded address.
     pub fn why_not(&self, base: u64, size: u64) -> &'static str {
-        if self.by_allocator {
-            "the runtime's allocator keeps its own ranges"
-        } else if self.reserved_for(base, size) {
+        if self.reserved_for(base, size) {
             "the device could not map it at that address"
         } else {
             "its recorded range was taken before replay could reserve it"
@@ -212,11 +192,6 @@ impl Placement {
     pub fn place(&self, dev: &mut dyn Device, base: u64, size: u64, mem: MemKind) -> Placed {
         if !self.enabled || self.unable.is_some() || mem != MemKind::Device {
             return Placed::Off;
-        }
-        if self.by_allocator {
-            return Placed::Fallback(
-                "the runtime's allocator gave another address in its arenas".into(),
-            );
         }
         if !self.reserved_for(base, size) {
             return Placed::Fallback(
@@ -382,49 +357,6 @@ mod tests {
             s.placement.fallbacks
         );
         assert_eq!(&words(&dev.launches[0])[..2], &[P, P + 0x1000]);
-    }
-
-    #[test]
-    fn by_allocator_reserves_nothing_and_places_what_lands_at_its_address() {
-        // The device's allocator starts at 0x1000_0000: P comes back at its
-        // recorded address, Q (recorded elsewhere) cannot and is translated.
-        const P: u64 = 0x1000_0000;
-        const Q: u64 = 0x7f00_0000_0000;
-        let t = tempfile::tempdir().unwrap();
-        let b = ArchiveBuilder::new(Platform::Cpu)
-            .alloc(P, 0x400)
-            .alloc(Q, 0x100)
-            .launch(
-                "k",
-                b"code",
-                [1, 1, 1],
-                [1, 1, 1],
-                vec![ptr_arg(P), ptr_arg(Q)],
-            )
-            .d2h(P, &[0; 0x400]);
-        let archive = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
-        let mut dev = MemDevice::new(false);
-        dev.accept_code = true;
-        dev.granularity = Some(0x1000);
-        let space = AddressSpace {
-            placement: Placement::by_allocator(),
-            ..AddressSpace::default()
-        };
-        let mut pinned = PinnedHost::new(0);
-        let opts = ReplayOptions::default();
-        let (s, e) = Replayer::new(&mut dev, &archive, &opts, space, None, &mut pinned).run(|_| {});
-        assert!(e.is_none(), "{e:?}");
-        assert_eq!((s.placement.placed, s.placement.allocations), (1, 2));
-        assert!(dev.place_reserved.is_empty(), "{:?}", dev.place_reserved);
-        assert!(
-            s.placement.fallbacks.len() == 1
-                && s.placement.fallbacks[0].contains("allocator gave another address"),
-            "{:?}",
-            s.placement.fallbacks
-        );
-        let w = words(&dev.launches[0]);
-        assert_eq!(w[0], P);
-        assert_ne!(w[1], Q, "Q was translated");
     }
 
     #[test]

@@ -158,6 +158,17 @@ fn a_taken_range_falls_back_to_translation() {
          its recorded range was taken before replay could reserve it"
     );
     assert!(err.contains(&note), "no {note:?} in:\n{err}");
+
+    // Correct by translation, but not what `--strict` accepts.
+    p.play_cmd(&["--strict"])
+        .env("LD_PRELOAD", &lib)
+        .env("HRR_TEST_OCCUPY", format!("{:x}:{page}", ptr & !(page - 1)))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "FAIL ({} of {of} allocations not placed; --strict)",
+            of - placed
+        )));
 }
 
 /// A materialised region segment is placed as well: the seed's hidden HSA

@@ -87,7 +87,8 @@ pub struct Args {
     /// fails the replay (exit 1) even with --allow-partial; a capture with
     /// calls the capture library forwarded without recording them (the
     /// manifest's `unrecorded`) is refused (exit 1); with --runs, a
-    /// nondeterministic D2H fails.
+    /// nondeterministic D2H fails; so does a device allocation that could
+    /// not be placed at its recorded address.
     #[arg(long)]
     pub strict: bool,
     /// Accept an incomplete capture (killed, disk full, events lost): the

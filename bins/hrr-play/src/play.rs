@@ -233,6 +233,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         (None, 0) if args.strict && summary.d2h_nondeterministic > 0 => {
             Verdict::FailNondeterministic
         }
+        // Pointers stored in device memory are right only where placed.
+        (None, 0) if args.strict && summary.placement.placed < summary.placement.allocations => {
+            Verdict::FailUnplaced
+        }
         (_, 0) => Verdict::Pass,
         _ => Verdict::Fail,
     };
@@ -359,6 +363,9 @@ enum Verdict {
     /// Passed, but `--runs` found nondeterministic D2H and `--strict` was
     /// given: exit 1.
     FailNondeterministic,
+    /// Passed, but allocations were translated, not placed, and `--strict`
+    /// was given: exit 1.
+    FailUnplaced,
     Fail,
 }
 
@@ -366,7 +373,10 @@ impl Verdict {
     fn exit_code(self, code: u8) -> u8 {
         match self {
             Verdict::Pass | Verdict::Partial(_) => 0,
-            Verdict::FailPartial(_) | Verdict::FailIncomplete | Verdict::FailNondeterministic => 1,
+            Verdict::FailPartial(_)
+            | Verdict::FailIncomplete
+            | Verdict::FailNondeterministic
+            | Verdict::FailUnplaced => 1,
             Verdict::Fail => code,
         }
     }
@@ -395,6 +405,11 @@ impl Verdict {
             Verdict::FailNondeterministic => format!(
                 "FAIL ({} nondeterministic; --strict)",
                 s.d2h_nondeterministic
+            ),
+            Verdict::FailUnplaced => format!(
+                "FAIL ({} of {} allocations not placed; --strict)",
+                s.placement.allocations - s.placement.placed,
+                s.placement.allocations
             ),
             Verdict::Fail => "FAIL".into(),
         }

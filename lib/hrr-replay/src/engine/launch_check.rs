@@ -9,7 +9,8 @@
 //!   more bytes than the blob holds, would have them read past its end.
 //! * [`kernarg_layout`]: argument offsets and sizes within [`MAX_KERNARG`],
 //!   pointer offsets within their argument.
-//! * [`check_grid`]: grid and block within what any device launches.
+//! * [`check_launch_grid`]: grid and block within what the archive's
+//!   platform launches ([`GridLimits`]).
 //! * [`unmarked_pointers`]: argument words the capture did not mark as
 //!   pointers but that point into recorded or declared memory; replay must
 //!   translate them, or refuse the launch when it cannot — a kernel run on a
@@ -17,6 +18,7 @@
 
 use hrr_codeobj::{CodeObjError, ImageKind};
 use hrr_core::event::KernelArg;
+use hrr_core::manifest::Platform;
 
 use crate::alloc_map::AllocMap;
 use crate::region_timeline::{RegionClass, RegionTimeline};
@@ -28,6 +30,68 @@ pub const MAX_KERNARG: u64 = 1 << 20;
 pub const MAX_GRID_DIM: u32 = i32::MAX as u32;
 /// Most threads per block on any supported device.
 pub const MAX_BLOCK_THREADS: u64 = 1024;
+
+/// What a platform's runtime launches: a launch beyond these failed at
+/// capture, so an archive that records one is damaged or hostile, and on
+/// the CPU runtime it would loop for as long as its grid says (a grid of
+/// 65536³ blocks is 2^48 of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridLimits {
+    /// Most blocks in grid x, y, z.
+    pub grid: [u32; 3],
+    /// Most threads in block x, y, z.
+    pub block: [u32; 3],
+    /// Most threads in a block.
+    pub threads: u64,
+    /// Most threads (grid × block) in one dimension, where the platform
+    /// bounds that rather than the grid alone.
+    pub threads_per_dim: Option<u64>,
+    /// The platform, for messages.
+    pub platform: &'static str,
+}
+
+impl GridLimits {
+    /// CUDA's: grid x at most `2^31 - 1`, y and z at most 65535; block x
+    /// and y at most 1024, z at most 64, 1024 threads in all. Also what a
+    /// `cpu` archive is held to: the portable limits, which every platform
+    /// launches.
+    pub const CUDA: GridLimits = GridLimits {
+        grid: [MAX_GRID_DIM, 65535, 65535],
+        block: [1024, 1024, 64],
+        threads: MAX_BLOCK_THREADS,
+        threads_per_dim: None,
+        platform: "nvidia",
+    };
+
+    /// HIP's on AMD GPUs: every grid dimension at most `2^31 - 1` blocks
+    /// and `2^32 - 1` threads (grid × block: the dispatch packet's grid
+    /// size is in threads, 32 bits a dimension); block dimensions at most
+    /// 1024, 1024 threads in all.
+    pub const HIP: GridLimits = GridLimits {
+        grid: [MAX_GRID_DIM; 3],
+        block: [1024; 3],
+        threads: MAX_BLOCK_THREADS,
+        threads_per_dim: Some(u32::MAX as u64),
+        platform: "amd",
+    };
+
+    /// The limits of archives of `platform`.
+    pub fn of(platform: Platform) -> GridLimits {
+        match platform {
+            Platform::Nvidia => GridLimits::CUDA,
+            Platform::Amd => GridLimits::HIP,
+            Platform::Cpu => GridLimits {
+                platform: "cpu",
+                ..GridLimits::CUDA
+            },
+        }
+    }
+}
+
+/// The name of dimension `i` (0, 1, 2).
+fn axis(i: usize) -> char {
+    ['x', 'y', 'z'][i]
+}
 
 /// Why a code object is not handed to the runtime.
 #[derive(Debug, thiserror::Error)]
@@ -104,16 +168,59 @@ pub enum GridError {
         /// The recorded block.
         block: [u32; 3],
     },
-    /// More blocks in one dimension than [`MAX_GRID_DIM`].
+    /// More blocks in one grid dimension than the platform launches.
     #[error(
         "grid {grid:?}: {blocks} blocks in one dimension, more than any device launches \
-         ({MAX_GRID_DIM})"
+         (grid {axis}: at most {limit} on {platform})"
     )]
     TooManyBlocks {
         /// The recorded grid.
         grid: [u32; 3],
-        /// Its largest dimension.
+        /// The dimension: `x`, `y` or `z`.
+        axis: char,
+        /// Blocks in it.
         blocks: u32,
+        /// The platform's limit.
+        limit: u32,
+        /// The archive's platform.
+        platform: &'static str,
+    },
+    /// More threads (grid × block) in one dimension than the platform
+    /// launches.
+    #[error(
+        "grid {grid:?} x block {block:?}: {threads} threads in {axis}, more than any device \
+         launches (at most {limit} in one dimension on {platform})"
+    )]
+    TooManyThreadsInGrid {
+        /// The recorded grid.
+        grid: [u32; 3],
+        /// The recorded block.
+        block: [u32; 3],
+        /// The dimension.
+        axis: char,
+        /// Threads in it (grid × block).
+        threads: u64,
+        /// The platform's limit.
+        limit: u64,
+        /// The archive's platform.
+        platform: &'static str,
+    },
+    /// More threads in one block dimension than the platform runs.
+    #[error(
+        "block {block:?}: {threads} threads in {axis}, more than any device runs \
+         (block {axis}: at most {limit} on {platform})"
+    )]
+    BlockDimension {
+        /// The recorded block.
+        block: [u32; 3],
+        /// The dimension.
+        axis: char,
+        /// Threads in it.
+        threads: u32,
+        /// The platform's limit.
+        limit: u32,
+        /// The archive's platform.
+        platform: &'static str,
     },
     /// More threads in a block than [`MAX_BLOCK_THREADS`].
     #[error(
@@ -203,19 +310,63 @@ pub fn kernarg_layout(args: &[KernelArg]) -> Result<(Vec<u32>, usize), KernargEr
     Ok((offsets, end as usize))
 }
 
-/// Refuses a grid or block no device launches (a zero dimension, more than
-/// [`MAX_GRID_DIM`] blocks in a dimension, more than [`MAX_BLOCK_THREADS`]
-/// threads in a block): such a launch fails at capture, and a grid of
-/// 2^32 × 2^32 blocks would run for ever on the CPU runtime.
+/// Refuses a grid or block that the CPU runtime and CUDA would refuse: the
+/// portable limits ([`GridLimits::of`] `cpu`). See [`check_launch_grid`].
 pub fn check_grid(grid: [u32; 3], block: [u32; 3]) -> Result<(), GridError> {
+    check_launch_grid(Platform::Cpu, grid, block)
+}
+
+/// Refuses a grid or block that no device of `platform` launches
+/// ([`GridLimits::of`]): a zero dimension, too many blocks in a grid
+/// dimension, too many threads in a dimension or in the block. Such a
+/// launch failed at capture, and a grid of 65536³ blocks would run for
+/// ever on the CPU runtime. Errors name the dimension.
+pub fn check_launch_grid(
+    platform: Platform,
+    grid: [u32; 3],
+    block: [u32; 3],
+) -> Result<(), GridError> {
+    let limits = GridLimits::of(platform);
     if grid.contains(&0) || block.contains(&0) {
         return Err(GridError::ZeroDimension { grid, block });
     }
-    if let Some(&blocks) = grid.iter().find(|&&g| g > MAX_GRID_DIM) {
-        return Err(GridError::TooManyBlocks { grid, blocks });
+    for i in 0..3 {
+        if grid[i] > limits.grid[i] {
+            return Err(GridError::TooManyBlocks {
+                grid,
+                axis: axis(i),
+                blocks: grid[i],
+                limit: limits.grid[i],
+                platform: limits.platform,
+            });
+        }
+        let threads = u64::from(grid[i]) * u64::from(block[i]);
+        if let Some(limit) = limits.threads_per_dim
+            && threads > limit
+        {
+            return Err(GridError::TooManyThreadsInGrid {
+                grid,
+                block,
+                axis: axis(i),
+                threads,
+                limit,
+                platform: limits.platform,
+            });
+        }
+    }
+    for i in 0..3 {
+        if block[i] > limits.block[i] {
+            return Err(GridError::BlockDimension {
+                block,
+                axis: axis(i),
+                threads: block[i],
+                limit: limits.block[i],
+                platform: limits.platform,
+            });
+        }
     }
     let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
-    if threads > MAX_BLOCK_THREADS {
+    if threads > limits.threads {
         return Err(GridError::TooManyThreads { block, threads });
     }
     Ok(())
@@ -352,6 +503,52 @@ mod tests {
                 .contains("4294967295 blocks in one dimension")
         );
         assert!(refused([1, 1, 1], [32, 32, 2]).contains("2048 threads"));
+    }
+
+    #[test]
+    fn grids_are_held_to_their_platforms_limits() {
+        // CUDA's, and the portable ones of the CPU runtime's archives.
+        for p in [Platform::Cpu, Platform::Nvidia] {
+            let name = p.as_str();
+            check_launch_grid(p, [MAX_GRID_DIM, 65535, 65535], [1024, 1, 1]).unwrap();
+            check_launch_grid(p, [1, 1, 1], [1, 16, 64]).unwrap();
+            let refused = |grid, block| check_launch_grid(p, grid, block).unwrap_err().to_string();
+            assert_eq!(
+                refused([65536; 3], [1; 3]),
+                format!(
+                    "grid [65536, 65536, 65536]: 65536 blocks in one dimension, more than any \
+                     device launches (grid y: at most 65535 on {name})"
+                )
+            );
+            assert!(refused([1, 1, 65536], [1; 3]).contains("(grid z: at most 65535 on"));
+            assert!(refused([1 << 31, 1, 1], [1; 3]).contains("(grid x: at most 2147483647 on"));
+            assert_eq!(
+                refused([1; 3], [1, 1, 65]),
+                format!(
+                    "block [1, 1, 65]: 65 threads in z, more than any device runs (block z: at \
+                     most 64 on {name})"
+                )
+            );
+            assert!(refused([1; 3], [1, 1025, 1]).contains("1025 threads in y"));
+            assert!(refused([1; 3], [64, 32, 1]).contains("2048 threads, more than"));
+        }
+        // HIP on AMD: a dimension is bounded by its threads (grid × block).
+        let amd = |grid, block| check_launch_grid(Platform::Amd, grid, block);
+        amd([65536; 3], [1; 3]).unwrap();
+        amd([1, 1, 1], [1, 1, 1024]).unwrap();
+        amd([1, 1 << 22, 1], [1, 1023, 1]).unwrap();
+        assert_eq!(
+            amd([1, 1 << 22, 1], [1, 1024, 1]).unwrap_err().to_string(),
+            "grid [1, 4194304, 1] x block [1, 1024, 1]: 4294967296 threads in y, more than any \
+             device launches (at most 4294967295 in one dimension on amd)"
+        );
+        assert!(
+            amd([1 << 31, 1, 1], [1; 3])
+                .unwrap_err()
+                .to_string()
+                .contains("(grid x: at most 2147483647 on amd)")
+        );
+        assert!(amd([1; 3], [32, 32, 2]).is_err());
     }
 
     #[test]

@@ -1063,7 +1063,9 @@ impl<'a> Replayer<'a> {
         attrs: &[LaunchAttr],
     ) -> Result<bool, ReplayError> {
         let stream = self.stream(e, Some(stream))?.unwrap_or(0);
-        launch_check::check_grid(grid, block).map_err(|why| Self::fatal(e, why))?;
+        let platform = self.archive.manifest().platform;
+        launch_check::check_launch_grid(platform, grid, block)
+            .map_err(|why| Self::fatal(e, why))?;
         let (offsets, end) =
             launch_check::kernarg_layout(args).map_err(|why| Self::fatal(e, why))?;
         let archive = self.archive;

@@ -160,7 +160,9 @@ impl Replayer<'_> {
                     args,
                     ..
                 } => {
-                    launch_check::check_grid(*grid, *block).map_err(|why| Self::fatal(e, why))?;
+                    let platform = self.archive.manifest().platform;
+                    launch_check::check_launch_grid(platform, *grid, *block)
+                        .map_err(|why| Self::fatal(e, why))?;
                     let (offsets, end) =
                         launch_check::kernarg_layout(args).map_err(|why| Self::fatal(e, why))?;
                     let func = self

@@ -2,7 +2,9 @@
 //! Perfetto (ui.perfetto.dev) or chrome://tracing.
 //!
 //! The trace goes to stdout, or with `-o FILE` to a file that appears only
-//! once it is whole. Warnings, the one-line summary and errors go to stderr;
+//! once it is whole: written as a new temporary beside it (`0600`, created
+//! with `O_CREAT | O_EXCL`, never through a planted link) and renamed over
+//! it. Warnings, the one-line summary and errors go to stderr;
 //! a progress bar too, when stderr is a terminal and the work takes more
 //! than a second. Exit status: 0 written, 2 usage, archive or write error.
 
@@ -25,7 +27,8 @@ struct Args {
     /// The archive directory (NAME.hrr): a capture, or a replay written by
     /// `hrr-play -o` (with `--timing`, device slices show measured times).
     archive: PathBuf,
-    /// Write the trace to FILE instead of stdout.
+    /// Write the trace to FILE instead of stdout (mode 0600, replaced whole
+    /// once written).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Unknown event ops are errors, not warnings.
@@ -89,6 +92,12 @@ fn run(args: &Args) -> Result<(), CliError> {
 
 /// Writes through `write` into a temporary file next to `path`, renamed
 /// over it once whole; removed when anything fails.
+///
+/// The temporary is created, never opened (`O_CREAT | O_EXCL`, which no
+/// symlink passes; mode `0600`), under the first free name of
+/// `.NAME.tmp-PID-N`: a file or symlink planted under a predictable name is
+/// skipped, never written through. The rename replaces `path` itself, a
+/// symlink there included.
 fn to_file(
     path: &Path,
     write: impl FnOnce(File) -> Result<(File, TraceStats), TraceError>,
@@ -100,11 +109,7 @@ fn to_file(
     let name = path
         .file_name()
         .ok_or_else(|| output(io::Error::other("not a file name")))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let file = File::create(&tmp).map_err(output)?;
+    let (tmp, file) = create_temporary(path, name).map_err(output)?;
     let result = write(file)
         .map_err(CliError::from)
         .and_then(|(mut file, stats)| {
@@ -113,9 +118,36 @@ fn to_file(
             Ok(stats)
         });
     if result.is_err() {
+        // Unlinks the temporary itself (never what a link there names).
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// A new file `.NAME.tmp-PID-N` beside `path` (see [`to_file`]).
+fn create_temporary(path: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    for n in 0..1000 {
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
+        let tmp = path.with_file_name(tmp_name);
+        // create_new is O_CREAT | O_EXCL: any existing name fails, a
+        // symlink (dangling or not) included, which is never followed.
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(hrr_core::safe_fs::FILE_MODE)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other(
+        "no free name for a temporary file beside it",
+    ))
 }
 
 fn summary(s: &TraceStats) -> String {

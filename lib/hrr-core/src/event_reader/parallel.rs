@@ -27,7 +27,9 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use memmap2::{Mmap, UncheckedAdvice};
 
-use super::{EventReader, MappedEvents, ReadError, ReadOptions, Warning, after_eof, map_events};
+use super::{
+    EventReader, MAX_LINE, MappedEvents, ReadError, ReadOptions, Warning, after_eof, map_events,
+};
 use crate::event::{DevTime, Event};
 
 /// Chunks a worker may have claimed ahead of the caller (parsed, waiting to
@@ -298,11 +300,24 @@ impl Claims {
         }
         let start = s.next_start;
         // Found under the lock, so that the file is scanned for chunk ends
-        // once: a file of one endless line costs one pass, not one per chunk.
+        // once. No further than a line may reach: a line no longer than
+        // MAX_LINE ends within MAX_LINE + 1 bytes of `from`. Without a
+        // newline there, the chunk is cut: it holds more than MAX_LINE bytes
+        // of one line, which its reader reports as too long, so nothing
+        // after it is read — an endless line costs MAX_LINE bytes, as it
+        // does [`EventReader`], not a pass over the rest of the file.
         let from = start.saturating_add(chunk_bytes - 1).min(data.len());
-        let end = memchr::memchr(b'\n', &data[from..]).map_or(data.len(), |i| from + i + 1);
+        let reach = from.saturating_add(MAX_LINE as usize + 1).min(data.len());
+        let end = match memchr::memchr(b'\n', &data[from..reach]) {
+            Some(i) => from + i + 1,
+            None => reach,
+        };
         let index = s.next_index;
-        s.next_start = end;
+        s.next_start = if end < data.len() && data[end - 1] != b'\n' {
+            data.len()
+        } else {
+            end
+        };
         s.next_index += 1;
         Some((index, start, end))
     }
@@ -352,6 +367,16 @@ impl<T, C: Fn(Event, Option<DevTime>) -> T> Worker<'_, T, C> {
                     Ok(e) => items.push((self.convert)(e, reader.dev_time())),
                     Err(e) => error = Some(e),
                 }
+            }
+            if error.is_none() && end < data.len() && data[end - 1] != b'\n' {
+                // A chunk cut inside an over-long line (see `Claims::claim`)
+                // ends in that line's error; should it not, reading still
+                // stops here, never short of the file without saying so.
+                error = Some(ReadError::Malformed {
+                    path: self.reader.path.clone(),
+                    line: reader.line() + 1,
+                    reason: format!("line longer than {MAX_LINE} bytes"),
+                });
             }
             release_pages(&self.reader.map, start, end);
             let parsed = Parsed {
@@ -609,6 +634,64 @@ mod tests {
         );
         for chunk in [1, 4096, ParallelReader::CHUNK_BYTES] {
             assert_eq!(parallel(&path, ReadOptions::default(), 3, chunk), want);
+        }
+    }
+
+    #[test]
+    fn a_chunk_is_never_sought_further_than_a_line_may_reach() {
+        // No newline anywhere: the chunk is cut a line's length past where
+        // its end was sought, and nothing after it is claimed (its reader
+        // reports the line as too long), so an endless line costs
+        // MAX_LINE bytes, not the file.
+        const MAX: usize = super::super::MAX_LINE as usize;
+        let claims = Claims {
+            state: Mutex::new(ClaimState {
+                next_start: 0,
+                next_index: 0,
+                taken: 0,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            window: 8,
+        };
+        let data = vec![b'a'; 2 * MAX + 4096];
+        let (_, start, end) = claims.claim(&data, 100).unwrap();
+        assert_eq!((start, end), (0, 99 + MAX + 1));
+        assert!(claims.claim(&data, 100).is_none());
+        // A newline within reach ends the chunk there, as always.
+        let mut data = data;
+        data[MAX + 50] = b'\n';
+        let claims = Claims {
+            state: Mutex::new(ClaimState {
+                next_start: 0,
+                next_index: 0,
+                taken: 0,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            window: 8,
+        };
+        assert_eq!(claims.claim(&data, 100).unwrap(), (0, 0, MAX + 51));
+        let (_, start, end) = claims.claim(&data, 100).unwrap();
+        assert_eq!((start, end), (MAX + 51, MAX + 51 + 99 + MAX + 1));
+    }
+
+    #[test]
+    fn an_endless_line_is_an_error_after_the_events_before_it() {
+        let mut text = a_line(1, 0).into_bytes();
+        text.resize(text.len() + 3 * super::super::MAX_LINE as usize, b'a');
+        let (_t, path) = file(&text);
+        let want = sequential(&path, ReadOptions::default());
+        assert!(
+            matches!(&want.0[..], [Ok(_), Err(e)] if e.ends_with(":2: malformed event: line longer than 16777216 bytes")),
+            "{:?}",
+            want.0
+        );
+        for (threads, chunk) in [(1, 1), (3, 4096), (2, ParallelReader::CHUNK_BYTES)] {
+            assert_eq!(
+                parallel(&path, ReadOptions::default(), threads, chunk),
+                want
+            );
         }
     }
 

@@ -14,6 +14,7 @@ mod graphs;
 mod hip_backend;
 mod host_memory;
 mod hostile;
+mod hostile_input;
 mod hsa_regions;
 mod nondeterminism;
 mod partial;

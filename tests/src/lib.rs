@@ -33,6 +33,7 @@ pub const PACKAGES: &[&str] = &[
     "hrr-sidecar",
     "hrr-diff",
     "hrr-extract",
+    "hrr-trace",
     "hrr-capture",
     "hrr-runtime-cpu",
 ];

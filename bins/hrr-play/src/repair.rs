@@ -6,8 +6,14 @@
 //! aside to the first free name of `NAME.torn`, `NAME.torn.1`, … (never
 //! replacing anything: `renameat2(RENAME_NOREPLACE)`), and the repaired one
 //! takes its place. Any failure removes the hidden directory and puts the
-//! original back, so nothing is left behind. An archive that is complete
-//! and reads cleanly is left alone: repairing twice is repairing once.
+//! original back, so nothing is left behind; with `-o OUT`, a failure
+//! removes what was written there. An archive that is complete and reads
+//! cleanly is left alone: repairing twice is repairing once.
+//!
+//! What cannot be copied is reported and left out, as docs/FORMAT.md says:
+//! missing, corrupt or unreadable blobs (a FIFO, symlink or directory in
+//! their place; their events are kept), and region files that are not
+//! regular files or are larger than a reader reads.
 
 use std::ffi::{CString, OsString};
 use std::io;
@@ -93,6 +99,12 @@ fn print_report(report: &RepairReport) {
     }
     for (id, seq) in &report.blobs_corrupt {
         eprintln!("hrr-play: repair: blob {id} (first used by event {seq}) is corrupt");
+    }
+    for (id, seq, why) in &report.blobs_unreadable {
+        eprintln!("hrr-play: repair: blob {id} (first used by event {seq}) is unreadable: {why}");
+    }
+    for (_, why) in &report.regions_left_out {
+        eprintln!("hrr-play: repair: region file left out: {why}");
     }
 }
 

@@ -23,7 +23,9 @@ use crate::event_reader::{
 use crate::hex::BlobId;
 use crate::manifest::{MANIFEST_FILE, MAX_MANIFEST, Manifest, ManifestError};
 use crate::mem_files::{MemFiles, MemReader};
-use crate::region_record::{RegionError, RegionStream, load_region_bytes, load_region_file};
+use crate::region_record::{
+    MAX_REGION_FILE, RegionError, RegionStream, load_region_bytes, load_region_file,
+};
 use crate::safe_fs::OpenError;
 
 /// Lock file a capture creates in its archive, holding its pid.
@@ -127,8 +129,9 @@ impl BufRead for ArchiveEvents {
 }
 
 impl Archive {
-    /// Opens `dir`: reads `manifest.json` (format and version checked) and
-    /// checks that `events.ndjson` exists.
+    /// Opens `dir`: reads `manifest.json` (format and version checked),
+    /// checks that `events.ndjson` is a regular file and that `blobs/` is
+    /// not a symlink.
     pub fn open(dir: impl AsRef<Path>) -> Result<Archive, ArchiveError> {
         let dir = dir.as_ref().to_path_buf();
         match fs::metadata(&dir) {
@@ -160,6 +163,9 @@ impl Archive {
             }
         }
         let blobs = BlobStore::of_archive(&dir);
+        // Every blob is read through `blobs/`: a symlink there is refused
+        // now, by name, rather than at each blob.
+        blobs.check_root()?;
         Ok(Archive {
             dir,
             manifest,
@@ -472,16 +478,29 @@ pub struct RepairReport {
     pub blobs_missing: Vec<(BlobId, u64)>,
     /// Referenced blobs present but failing their hash check.
     pub blobs_corrupt: Vec<(BlobId, u64)>,
+    /// Referenced blobs that could not be read: not a regular file (a FIFO,
+    /// a symlink, a directory), or an error reading it; with the first event
+    /// naming each and why.
+    pub blobs_unreadable: Vec<(BlobId, u64, String)>,
     /// Region sidecar files copied.
     pub regions_copied: u64,
+    /// Region files not copied, and why: not a regular file, or larger than
+    /// a reader reads ([`crate::region_record::MAX_REGION_FILE`]).
+    pub regions_left_out: Vec<(PathBuf, String)>,
 }
 
 /// Rewrites a torn or crashed archive `src` as a clean one at `dst` (which
 /// must not exist or be empty): every event up to the first malformed line,
 /// the referenced blobs that are present and intact (hard-linked when
 /// possible), the region sidecars, a new `eof`, and a manifest with
-/// `complete:true, repaired:true`. Events whose blobs are missing are kept;
-/// the report lists the blobs so the damage is visible.
+/// `complete:true, repaired:true`. Events whose blobs are missing, corrupt
+/// or unreadable are kept; the report lists the blobs so the damage is
+/// visible, and the region files it left out.
+///
+/// Nothing but regular files is read: a FIFO, symlink or directory in place
+/// of a blob or region file is reported, never opened for a blocking read
+/// or followed. On an error, what was written under `dst` is removed (`dst`
+/// itself too, unless it was there before).
 pub fn repair(src: impl AsRef<Path>, dst: impl AsRef<Path>) -> Result<RepairReport, ArchiveError> {
     repair_with_progress(src, dst, |_, _| {})
 }
@@ -494,11 +513,50 @@ pub fn repair_with_progress(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<RepairReport, ArchiveError> {
     let src = Archive::open(src)?;
+    // A `regions/` that cannot be listed (a symlink) is refused before
+    // anything is written.
+    let regions = src.try_region_files()?;
     let total = fs::metadata(src.events_path()).map_or(0, |m| m.len());
     let mut manifest = src.manifest().clone();
     manifest.repaired = true;
-    let writer = ArchiveWriter::create_with_manifest(dst, manifest)?;
-    repair_into(&src, writer, total, &mut progress)
+    let dst = dst.as_ref();
+    let existed = fs::symlink_metadata(dst).is_ok();
+    let writer = match ArchiveWriter::create_with_manifest(dst, manifest) {
+        Ok(w) => w,
+        Err(e) => {
+            // Made here and left half made: ours to remove. One that was
+            // there is not touched (it may not be empty, or not ours).
+            if !existed && fs::symlink_metadata(dst).is_ok_and(|m| m.is_dir()) {
+                let _ = fs::remove_dir_all(dst);
+            }
+            return Err(e.into());
+        }
+    };
+    let result = repair_into(&src, writer, regions, total, &mut progress);
+    if result.is_err() {
+        discard(dst, existed);
+    }
+    result
+}
+
+/// Removes a repair's partial output: `dst` when [`repair`] created it,
+/// else what it put inside (it was empty). Links are removed, never
+/// followed.
+fn discard(dst: &Path, existed: bool) {
+    if !existed {
+        let _ = fs::remove_dir_all(dst);
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dst) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let _ = match entry.file_type() {
+            Ok(t) if t.is_dir() => fs::remove_dir_all(&path),
+            _ => fs::remove_file(&path),
+        };
+    }
 }
 
 /// [`repair`] of `src` (in memory, see [`crate::mem_files`], or on disk)
@@ -512,21 +570,23 @@ pub fn repair_in_memory(
         .memory()
         .and_then(|m| m.read(&src.events_path()))
         .map_or(0, |e| e.len() as u64);
+    let regions = src.try_region_files()?;
     let mut manifest = src.manifest().clone();
     manifest.repaired = true;
     let writer = ArchiveWriter::create_in_memory(dst, manifest, files)?;
-    repair_into(src, writer, total, &mut |_, _| {})
+    repair_into(src, writer, regions, total, &mut |_, _| {})
 }
 
-/// What [`repair`] does once `writer` is created: `total` is the size of
-/// the source's events, for `progress`.
+/// What [`repair`] does once `writer` is created: `regions` are the source's
+/// region files ([`Archive::try_region_files`]), `total` is the size of the
+/// source's events, for `progress`.
 fn repair_into(
     src: &Archive,
     mut writer: ArchiveWriter,
+    regions: Vec<PathBuf>,
     total: u64,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RepairReport, ArchiveError> {
-    let dst = writer.path().to_path_buf();
     let mut report = RepairReport::default();
     let mut seen: HashSet<BlobId> = HashSet::new();
     let mut events = src.events(ReadOptions::default())?;
@@ -562,6 +622,12 @@ fn repair_into(
                 Err(WriteError::Blob(BlobError::Corrupt { .. })) => {
                     report.blobs_corrupt.push((id, event.seq))
                 }
+                // The source's blob could not be read (a FIFO, symlink or
+                // directory in its place, an I/O error): listed, its events
+                // kept. Writing the copy failing is the repair's own error.
+                Err(WriteError::Blob(e)) if e.path().starts_with(src.blobs().root()) => report
+                    .blobs_unreadable
+                    .push((id, event.seq, crate::error_chain::chain(&e).to_string())),
                 Err(e) => return Err(e.into()),
             }
         }
@@ -570,41 +636,110 @@ fn repair_into(
     }
     progress(events.bytes_read(), total);
     report.warnings = events.take_warnings();
-    for path in src.try_region_files()? {
-        let name = path.file_name().expect("region file has a name");
-        let to = dst.join(REGIONS_DIR).join(name);
-        match (src.memory(), writer.memory()) {
-            (None, None) => {
-                fs::copy(&path, &to).map_err(|source| ArchiveError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-            }
-            (from, to_mem) => {
-                let bytes = match from {
-                    Some(m) => m.read(&path).map(|b| b.to_vec()),
-                    None => Some(fs::read(&path).map_err(|source| ArchiveError::Io {
-                        path: path.clone(),
-                        source,
-                    })?),
-                }
-                .ok_or_else(|| ArchiveError::Io {
-                    path: path.clone(),
-                    source: io::ErrorKind::NotFound.into(),
-                })?;
-                match to_mem {
-                    Some(m) => m.write(to, bytes),
-                    None => fs::write(&to, bytes).map_err(|source| ArchiveError::Io {
-                        path: to.clone(),
-                        source,
-                    })?,
-                }
-            }
+    for path in regions {
+        match copy_region(src, &writer, &path)? {
+            Ok(()) => report.regions_copied += 1,
+            Err(why) => report.regions_left_out.push((path, why)),
         }
-        report.regions_copied += 1;
     }
     writer.finish()?;
     Ok(report)
+}
+
+/// Bytes read and written at a time when copying a region file.
+const REGION_COPY_CHUNK: usize = 64 << 10;
+
+/// Copies region file `path` of `src` into `writer`'s `regions/`; the inner
+/// error says why the file was left out (not a regular file, larger than
+/// [`MAX_REGION_FILE`], unreadable), the outer one that writing failed.
+/// Runs of zeros are not written (the copy is sparse where they are).
+fn copy_region(
+    src: &Archive,
+    writer: &ArchiveWriter,
+    path: &Path,
+) -> Result<Result<(), String>, ArchiveError> {
+    use crate::safe_fs::{Follow, OpenError, open_regular};
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = path.file_name().expect("region file has a name");
+    let to = writer.path().join(REGIONS_DIR).join(name);
+    let too_large = |len: u64| {
+        OpenError::TooLarge {
+            path: path.to_path_buf(),
+            len,
+            limit: MAX_REGION_FILE,
+            what: "region file",
+        }
+        .to_string()
+    };
+    // A new file in the directory the writer made (O_EXCL: never through
+    // a link).
+    let write_err = |source| ArchiveError::Io {
+        path: to.clone(),
+        source,
+    };
+    let create = || {
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(crate::safe_fs::FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&to)
+            .map_err(write_err)
+    };
+    // In memory, on either side: whole byte vectors.
+    if src.memory().is_some() || writer.memory().is_some() {
+        let read = match src.memory() {
+            Some(m) => m
+                .read(path)
+                .map(|b| b.to_vec())
+                .ok_or_else(|| OpenError::NotFound { path: path.into() }),
+            None => crate::safe_fs::read_limited(path, Follow::No, MAX_REGION_FILE, "region file"),
+        };
+        let bytes = match read {
+            Ok(b) if b.len() as u64 > MAX_REGION_FILE => return Ok(Err(too_large(b.len() as u64))),
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        match writer.memory() {
+            Some(m) => m.write(to, bytes),
+            None => create()?.write_all(&bytes).map_err(write_err)?,
+        }
+        return Ok(Ok(()));
+    }
+    let (file, meta) = match open_regular(path, Follow::No) {
+        Ok(f) => f,
+        Err(e) => return Ok(Err(e.to_string())),
+    };
+    if meta.len() > MAX_REGION_FILE {
+        return Ok(Err(too_large(meta.len())));
+    }
+    let mut out = create()?;
+    // At most the length seen: a file growing meanwhile is copied as it was.
+    let mut input = file.take(meta.len());
+    let mut buf = vec![0u8; REGION_COPY_CHUNK];
+    let mut copied = 0u64;
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                drop(out);
+                let _ = fs::remove_file(&to);
+                return Ok(Err(format!("{}: {e}", path.display())));
+            }
+        };
+        if buf[..n].iter().all(|&b| b == 0) {
+            out.seek(SeekFrom::Current(n as i64)).map_err(write_err)?;
+        } else {
+            out.write_all(&buf[..n]).map_err(write_err)?;
+        }
+        copied += n as u64;
+    }
+    // Trailing zeros were skipped: the length makes them (as a hole).
+    out.set_len(copied).map_err(write_err)?;
+    Ok(Ok(()))
 }
 
 #[cfg(test)]
@@ -829,6 +964,189 @@ mod tests {
         assert_eq!(events[3].op, Op::Eof { events: 3 });
         assert_eq!(&*fixed.blobs().get(a).unwrap(), b"aaa");
         assert_eq!(fixed.region_files().len(), 1);
+    }
+
+    fn mkfifo(path: &Path) {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path; mkfifo has no other preconditions.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn repair_lists_blobs_that_are_not_regular_files_and_keeps_their_events() {
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("crashed.hrr");
+        let (a, _) = crashed(&src);
+        let store = BlobStore::of_archive(&src);
+        for (i, damage) in ["fifo", "symlink", "dir"].into_iter().enumerate() {
+            let blob = store.path(&a);
+            fs::remove_file(&blob).unwrap();
+            match damage {
+                "fifo" => mkfifo(&blob),
+                "symlink" => {
+                    let outside = t.path().join("aaa");
+                    fs::write(&outside, b"aaa").unwrap();
+                    std::os::unix::fs::symlink(&outside, &blob).unwrap();
+                }
+                _ => fs::create_dir(&blob).unwrap(),
+            }
+            let dst = t.path().join(format!("fixed{i}.hrr"));
+            let r = repair(&src, &dst).unwrap();
+            assert_eq!(r.events_kept, 3, "{damage}");
+            assert_eq!(r.blobs_linked + r.blobs_copied, 0, "{damage}");
+            let [(id, seq, why)] = &r.blobs_unreadable[..] else {
+                panic!("{damage}: {r:?}");
+            };
+            assert_eq!((id, *seq), (&a, 0), "{damage}");
+            let blob_name = blob.display().to_string();
+            let wanted = match damage {
+                "fifo" => format!("{blob_name}: is a FIFO, not a regular file"),
+                "symlink" => format!("{blob_name}: refusing a symlink inside the blob store"),
+                _ => format!("{blob_name}: is a directory, not a regular file"),
+            };
+            assert_eq!(why, &wanted);
+            let fixed = Archive::open(&dst).unwrap();
+            assert!(fixed.manifest().complete);
+            assert_eq!(fixed.manifest().events, 3);
+            assert!(!fixed.blobs().contains(&a));
+            // Whatever it was, it is still there, and nothing was followed.
+            if damage == "dir" {
+                fs::remove_dir(&blob).unwrap();
+            } else {
+                fs::remove_file(&blob).unwrap();
+            }
+            fs::write(&blob, b"aaa").unwrap();
+        }
+        assert_eq!(fs::read(t.path().join("aaa")).unwrap(), b"aaa");
+    }
+
+    #[test]
+    fn repair_leaves_out_region_files_it_must_not_read_and_copies_holes_as_holes() {
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let src = t.path().join("crashed.hrr");
+        crashed(&src);
+        let regions = src.join(REGIONS_DIR);
+        mkfifo(&regions.join("fifo.ndjson"));
+        fs::write(t.path().join("victim"), b"").unwrap();
+        std::os::unix::fs::symlink(t.path().join("victim"), regions.join("link.hrrr")).unwrap();
+        let big = fs::File::create(regions.join("big.hrrr")).unwrap();
+        big.set_len(MAX_REGION_FILE + 1).unwrap();
+        // Within the limit and mostly hole: copied, the hole kept.
+        let sparse = fs::File::create(regions.join("sparse.ndjson")).unwrap();
+        sparse.set_len(64 << 20).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&sparse, b"{}\n", 32 << 20).unwrap();
+        drop((big, sparse));
+        let dst = t.path().join("fixed.hrr");
+        let r = repair(&src, &dst).unwrap();
+        assert_eq!(r.regions_copied, 2);
+        let mut left: Vec<(String, String)> = r
+            .regions_left_out
+            .iter()
+            .map(|(p, why)| (p.file_name().unwrap().to_string_lossy().into(), why.clone()))
+            .collect();
+        left.sort();
+        let at = |n: &str| regions.join(n).display().to_string();
+        assert_eq!(
+            left,
+            [
+                (
+                    "big.hrrr".to_string(),
+                    format!(
+                        "{}: 268435457 bytes, more than the 268435456 bytes a region file may have",
+                        at("big.hrrr")
+                    )
+                ),
+                (
+                    "fifo.ndjson".to_string(),
+                    format!(
+                        "{}: is a FIFO, not a regular file; refusing to read it",
+                        at("fifo.ndjson")
+                    )
+                ),
+                (
+                    "link.hrrr".to_string(),
+                    format!(
+                        "{}: is a symbolic link; refusing to follow it inside an archive",
+                        at("link.hrrr")
+                    )
+                ),
+            ]
+        );
+        let copy = dst.join(REGIONS_DIR).join("sparse.ndjson");
+        let meta = fs::symlink_metadata(&copy).unwrap();
+        assert_eq!(meta.len(), 64 << 20);
+        assert!(meta.blocks() * 512 < 1 << 20, "{} blocks", meta.blocks());
+        assert_eq!(
+            fs::read(&copy).unwrap(),
+            fs::read(regions.join("sparse.ndjson")).unwrap()
+        );
+        assert_eq!(fs::read(t.path().join("victim")).unwrap(), b"");
+    }
+
+    #[test]
+    fn repair_refuses_symlinked_store_directories_before_writing_anything() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let src = t.path().join("crashed.hrr");
+        crashed(&src);
+        let dst = t.path().join("fixed.hrr");
+        // regions/ a link: refused by every reader, and by repair first.
+        fs::rename(src.join(REGIONS_DIR), outside.path().join("regions")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("regions"), src.join(REGIONS_DIR)).unwrap();
+        let e = repair(&src, &dst).unwrap_err();
+        assert!(
+            chain(&e)
+                .to_string()
+                .contains("regions: is a symbolic link"),
+            "{e}"
+        );
+        assert!(!dst.exists());
+        fs::remove_file(src.join(REGIONS_DIR)).unwrap();
+        fs::rename(outside.path().join("regions"), src.join(REGIONS_DIR)).unwrap();
+        // blobs/ a link: the archive does not open.
+        let blobs = src.join(crate::blob_store::BLOBS_DIR);
+        fs::rename(&blobs, outside.path().join("blobs")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("blobs"), &blobs).unwrap();
+        let e = Archive::open(&src).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: refusing a symlink inside the blob store",
+                blobs.display()
+            )
+        );
+        let e = repair(&src, &dst).unwrap_err();
+        assert!(e.to_string().contains("refusing a symlink"), "{e}");
+        assert!(!dst.exists());
+    }
+
+    #[test]
+    fn a_failed_repairs_output_is_discarded_without_following_links() {
+        // A `dst` repair made is removed; one that was there (empty) is
+        // emptied again. A link inside goes, its target stays.
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        fs::create_dir(&victim).unwrap();
+        fs::write(victim.join("keep"), b"x").unwrap();
+        let made = t.path().join("made.hrr");
+        let pre = t.path().join("pre.hrr");
+        fs::create_dir(&pre).unwrap();
+        for (dst, existed) in [(&made, false), (&pre, true)] {
+            ArchiveWriter::create(
+                dst,
+                ArchiveKind::Capture,
+                Platform::Cpu,
+                ManifestExtra::default(),
+            )
+            .unwrap();
+            std::os::unix::fs::symlink(&victim, dst.join("link")).unwrap();
+            discard(dst, existed);
+        }
+        assert!(!made.exists());
+        assert!(fs::read_dir(&pre).unwrap().next().is_none());
+        assert_eq!(fs::read(victim.join("keep")).unwrap(), b"x");
     }
 
     #[test]

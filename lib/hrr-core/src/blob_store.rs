@@ -50,6 +50,9 @@ pub struct BlobStore {
     /// Fan-out directories this store made sure of for writing (exist, not
     /// a symlink): checked once each, not per blob.
     dirs_made: Arc<[AtomicBool; 256]>,
+    /// `blobs/` itself checked not to be a symlink (once: see
+    /// [`BlobStore::check_root`]).
+    root_checked: Arc<AtomicBool>,
     /// Where the blob files are when they are not on disk.
     mem: Option<MemFiles>,
 }
@@ -125,11 +128,13 @@ pub enum BlobError {
         /// The file.
         path: PathBuf,
     },
-    #[error("{}: not a regular file", path.display())]
+    #[error("{}: is a {kind}, not a regular file", path.display())]
     /// The blob's path is not a regular file.
     NotFile {
         /// The file.
         path: PathBuf,
+        /// What it is instead (directory, FIFO, …).
+        kind: &'static str,
     },
     #[error("{}: content does not match its name (hashes to {actual}); the blob is corrupt", path.display())]
     /// The blob's bytes do not hash to its id.
@@ -158,7 +163,7 @@ impl BlobError {
             BlobError::Missing { path, .. }
             | BlobError::Io { path, .. }
             | BlobError::Symlink { path }
-            | BlobError::NotFile { path }
+            | BlobError::NotFile { path, .. }
             | BlobError::Corrupt { path, .. }
             | BlobError::Length { path, .. } => path,
         }
@@ -189,6 +194,7 @@ impl BlobStore {
             root: blobs_dir.into(),
             dirs_checked: Arc::new(std::array::from_fn(|_| AtomicBool::new(false))),
             dirs_made: Arc::new(std::array::from_fn(|_| AtomicBool::new(false))),
+            root_checked: Arc::new(AtomicBool::new(false)),
             mem: None,
         }
     }
@@ -209,6 +215,26 @@ impl BlobStore {
     /// The store's directory.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Refuses a store whose directory (`blobs/`) is a symlink: nothing
+    /// inside an archive is followed (docs/FORMAT.md), and every blob path
+    /// goes through it. Checked once while it is there; a missing store is
+    /// not an error here (its blobs are then missing).
+    pub fn check_root(&self) -> Result<(), BlobError> {
+        if self.mem.is_some() || self.root_checked.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match fs::symlink_metadata(&self.root) {
+            Ok(m) if m.file_type().is_symlink() => Err(BlobError::Symlink {
+                path: self.root.clone(),
+            }),
+            Ok(_) => {
+                self.root_checked.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(_) => Ok(()),
+        }
     }
 
     /// `blobs/<h2>/<h>`. Safe by construction: both parts are hex digits.
@@ -432,6 +458,8 @@ impl BlobStore {
             }
             return Ok(out);
         }
+        self.check_root()
+            .map_err(|e| io::Error::other(e.to_string()))?;
         let top = match fs::read_dir(&self.root) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
@@ -462,6 +490,7 @@ impl BlobStore {
     /// Opens a blob file refusing symlinks at the fan-out directory and the file.
     /// Opens a blob file refusing symlinks; returns it with its length.
     fn open_checked(&self, id: &BlobId, path: &Path) -> Result<(File, u64), BlobError> {
+        self.check_root()?;
         let dir = path.parent().expect("blob path has a parent");
         let checked = &self.dirs_checked[usize::from(id.0[0])];
         if !checked.load(Ordering::Relaxed) {
@@ -502,6 +531,7 @@ impl BlobStore {
         if !meta.is_file() {
             return Err(BlobError::NotFile {
                 path: path.to_path_buf(),
+                kind: crate::safe_fs::kind_name(&meta),
             });
         }
         Ok((file, meta.len()))
@@ -541,9 +571,19 @@ fn read_exact_at_parallel(file: &File, dst: &mut [u8]) -> io::Result<()> {
     })
 }
 
-/// Creates `dir` (and parents, `0700`) and refuses it if it is a symlink.
+/// Creates `dir` (and parents, `0700`) and refuses it if it is a symlink,
+/// or if its parent (the store's `blobs/`) is one: nothing is created
+/// through a link.
 fn ensure_real_dir(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
+    if let Some(root) = dir.parent()
+        && fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(io::Error::other(format!(
+            "{}: refusing a symlink inside the blob store",
+            root.display()
+        )));
+    }
     fs::DirBuilder::new()
         .recursive(true)
         .mode(crate::safe_fs::DIR_MODE)
@@ -711,6 +751,42 @@ mod tests {
         assert!(
             s.put(b"other").is_err(),
             "never writes through a symlinked fan-out dir"
+        );
+    }
+
+    #[test]
+    fn a_symlinked_store_directory_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let real = BlobStore::new(outside.path().join("blobs"));
+        let id = real.put(b"elsewhere").unwrap();
+        let root = t.path().join(BLOBS_DIR);
+        std::os::unix::fs::symlink(outside.path().join("blobs"), &root).unwrap();
+        let s = BlobStore::new(&root);
+        let refused = format!(
+            "{}: refusing a symlink inside the blob store",
+            root.display()
+        );
+        assert_eq!(s.check_root().unwrap_err().to_string(), refused);
+        assert_eq!(s.get(&id).unwrap_err().to_string(), refused);
+        assert!(s.size(&id).is_err());
+        assert!(s.list().unwrap_err().to_string().contains(&refused));
+        let e = s.put(b"new").unwrap_err();
+        assert!(e.to_string().contains(&refused), "{e}");
+        assert!(
+            !real.contains(&BlobId::of(b"new")),
+            "nothing written through it"
+        );
+        // A blob that is not a regular file says what it is.
+        let s = BlobStore::new(t.path().join("real"));
+        let id = BlobId::of(b"dir");
+        fs::create_dir_all(s.path(&id)).unwrap();
+        assert_eq!(
+            s.get(&id).unwrap_err().to_string(),
+            format!(
+                "{}: is a directory, not a regular file",
+                s.path(&id).display()
+            )
         );
     }
 

@@ -20,6 +20,7 @@ use hrr_intercept::record::code_objects::Module;
 use hrr_intercept::record::kernel_args::{ArgLayout, ArgSlot, ArgValues};
 use hrr_intercept::record::launch_memo::{self, Entry, LaunchKey};
 use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
+use hrr_intercept::sink::blob_batch::BlobBatch;
 use hrr_intercept::sink::event_line::{
     HeadCache, encode_launch_scanned, encode_launch_scanned_cached,
 };
@@ -532,5 +533,45 @@ fn code_object(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, launch, h2d_blob, d2h_small, code_object);
+/// The writer thread's side of a kept code object: its blob file written
+/// from where the bytes lie (`BlobBatch::write` of one 2 MiB kept file),
+/// what the writer pays per new code object. The file is removed after
+/// each write, outside the timed part.
+fn kept_write(c: &mut Criterion) {
+    const SIZE: usize = 2 << 20;
+    let t = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..SIZE).map(|i| (i * 13 + i / 4096) as u8).collect();
+    let id = BlobId::of(&data);
+    let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
+    let (tmp, path) = (name(".tmp-kept"), name("kept"));
+    let mut batch = BlobBatch::default();
+    let mut g = c.benchmark_group("record/kept_write");
+    g.throughput(Throughput::Bytes(SIZE as u64));
+    g.sample_size(20);
+    g.bench_function(BenchmarkId::from_parameter("2MiB"), |bch| {
+        bch.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                // SAFETY: `data` outlives the batch's write, unchanged.
+                let kept = unsafe { Kept::new(data.as_ptr(), data.len()) };
+                batch.push_kept(&tmp, &path, kept, id);
+                let t0 = Instant::now();
+                batch.write(|_, _| panic!("the kept file was not written"));
+                total += t0.elapsed();
+                std::fs::remove_file(t.path().join("kept")).unwrap();
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    launch,
+    h2d_blob,
+    d2h_small,
+    code_object,
+    kept_write
+);
 criterion_main!(benches);

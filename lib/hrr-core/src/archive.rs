@@ -444,8 +444,9 @@ fn last_byte(path: &Path) -> Option<u8> {
     Some(b[0])
 }
 
-/// The blobs an operation refers to (copy payloads and code objects).
-pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
+/// The blobs an operation refers to (copy payloads and code objects; a
+/// graph's kernel nodes' code objects and a graph launch's host copies).
+pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> + '_ {
     let id = match op {
         Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob,
         Op::Relocate { blob, .. } | Op::HostWrite { blob, .. } | Op::HostRead { blob, .. } => {
@@ -456,7 +457,20 @@ pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> {
         }
         _ => None,
     };
+    let nodes = match op {
+        Op::GraphExec { nodes, .. } => &nodes[..],
+        _ => &[],
+    };
+    let copies = match op {
+        Op::GraphLaunch { blobs, .. } => &blobs[..],
+        _ => &[],
+    };
     id.into_iter()
+        .chain(nodes.iter().filter_map(|n| match &n.op {
+            crate::graph::NodeOp::Kernel { code, .. } => Some(*code),
+            _ => None,
+        }))
+        .chain(copies.iter().map(|c| c.blob))
 }
 
 /// What [`repair`] kept, dropped and could not find.

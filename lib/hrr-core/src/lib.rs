@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod archive_writer;
+pub mod blob_check;
 pub mod blob_store;
 pub mod error_chain;
 pub mod event;

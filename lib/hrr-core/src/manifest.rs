@@ -27,6 +27,11 @@ pub const MAX_MANIFEST: u64 = 1 << 20;
 /// Manifest field a writer that could not finish sets to why (`"disk full"`).
 pub const INCOMPLETE_FIELD: &str = "incomplete";
 
+/// Manifest field of captures: blob files the capture library could not
+/// write (their bytes changed after they were hashed, a write failed); with
+/// `complete:false` (docs/FORMAT.md).
+pub const BLOB_FAILURES_FIELD: &str = "blob_failures";
+
 /// What produced the archive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -289,6 +294,19 @@ impl Manifest {
         self.extra.get(INCOMPLETE_FIELD).and_then(Value::as_str)
     }
 
+    /// Marks the archive incomplete (`complete:false`) because of `why`,
+    /// after any reason it already gives (`first; why`): a writer's own
+    /// reason is the first cause, a later check's adds to it.
+    pub fn mark_incomplete(&mut self, why: &str) {
+        self.complete = false;
+        let why = match self.incomplete_reason() {
+            Some(first) if first.contains(why) => first.to_string(),
+            Some(first) => format!("{first}; {why}"),
+            None => why.to_string(),
+        };
+        self.extra.insert(INCOMPLETE_FIELD.into(), Value::from(why));
+    }
+
     /// Parses manifest bytes of the archive at `archive_dir` (used in messages).
     pub fn parse(bytes: &[u8], archive_dir: &Path) -> Result<Manifest, ManifestError> {
         let path = archive_dir.join(MANIFEST_FILE);
@@ -475,6 +493,29 @@ mod tests {
         let back = Manifest::read(t.path()).unwrap();
         assert_eq!(back, m);
         assert_eq!(back.incomplete_reason(), Some("disk full"));
+    }
+
+    #[test]
+    fn marking_incomplete_keeps_the_first_reason() {
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        m.complete = true;
+        m.mark_incomplete("blob check: 1 of 2 blobs missing");
+        assert!(!m.complete);
+        assert_eq!(
+            m.incomplete_reason(),
+            Some("blob check: 1 of 2 blobs missing")
+        );
+        let mut m = Manifest::new(ArchiveKind::Capture, Platform::Cpu);
+        m.extra.insert(
+            INCOMPLETE_FIELD.into(),
+            Value::from("blobs: blob x not written"),
+        );
+        m.mark_incomplete("blob check: 1 of 2 blobs missing");
+        m.mark_incomplete("blob check: 1 of 2 blobs missing");
+        assert_eq!(
+            m.incomplete_reason(),
+            Some("blobs: blob x not written; blob check: 1 of 2 blobs missing")
+        );
     }
 
     #[test]

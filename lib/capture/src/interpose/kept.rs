@@ -11,6 +11,15 @@
 //! settles the recorder first (`Recorder::settle_code`). A handle holds a
 //! plain address and length: dropping or clearing one frees nothing, so the
 //! batches that hold them stay safe to clear in a signal handler.
+//!
+//! Memory the program owns can still change between the hash and the
+//! write (a JIT rewriting its buffer, a heap block freed and reused
+//! without the unregistration the recorder would see). So the writer
+//! hashes what it wrote, read back from the file, and keeps the file only
+//! if that is the name (`sink::blob_batch`). The bytes are only ever read
+//! here by the recording thread, within the call that names them, and by
+//! the kernel for write(2): memory the program unmapped meanwhile makes
+//! the write fail (`EFAULT`), not this process.
 
 /// `len` bytes at `addr`, readable until the recorder is settled.
 #[derive(Clone, Copy, Debug)]
@@ -27,9 +36,11 @@ unsafe impl Sync for Kept {}
 
 impl Kept {
     /// # Safety
-    /// `len` bytes at `addr` stay readable and unchanged until every blob
-    /// written from them is on disk: the caller's memory is only freed (or
-    /// rewritten) after `Recorder::settle_code` returned.
+    /// `len` bytes at `addr` stay readable (mapped) until every blob written
+    /// from them is on disk: the caller's memory is only unmapped after
+    /// `Recorder::settle_code` returned. Their changing meanwhile is found
+    /// by the write, not prevented (and their being unmapped makes it
+    /// fail).
     pub unsafe fn new(addr: *const u8, len: usize) -> Kept {
         Kept { addr, len }
     }

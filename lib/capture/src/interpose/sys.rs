@@ -1,7 +1,8 @@
 //! The few libc calls the recorder makes, each behind a safe function.
 //!
 //! Everything here that a fatal-signal handler may call ([`write_all`],
-//! [`write_file_renamed`], [`gettid_raw`], [`yield_now`]) is a direct system-call wrapper: no
+//! [`pread_exact`], [`write_file_renamed`], [`write_file_renamed_with`],
+//! [`gettid_raw`], [`yield_now`]) is a direct system-call wrapper: no
 //! allocation, no locks, so it stays async-signal-safe.
 
 use std::cell::Cell;
@@ -122,6 +123,37 @@ pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
     Ok(())
 }
 
+/// Fills `dst` from `fd` at `offset` with pread(2), retrying on EINTR and
+/// short reads. Async-signal-safe. `Err(errno)` otherwise (`EIO` at the
+/// file's end).
+pub fn pread_exact(fd: RawFd, mut dst: &mut [u8], mut offset: u64) -> Result<(), i32> {
+    while !dst.is_empty() {
+        // SAFETY: the pointer and length describe a live slice we borrow
+        // mutably.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                offset as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = errno();
+            if e == libc::EINTR {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(libc::EIO);
+        }
+        dst = &mut dst[n as usize..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
 /// Writes `data` to a new file `tmp` (mode 0600, never an existing file)
 /// and renames it to `path`, in the same directory; both are
 /// NUL-terminated. No link is followed, the directory included (it is
@@ -132,19 +164,31 @@ pub fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
 /// removed. Plain system calls on a buffer of our own only:
 /// async-signal-safe.
 pub fn write_file_renamed(tmp: &[u8], path: &[u8], data: &[u8]) -> Result<(), i32> {
+    write_file_renamed_with(tmp, path, |fd| write_all(fd, data))
+}
+
+/// [`write_file_renamed`] of what `fill` writes to the new file's
+/// descriptor (open for reading too): renamed to `path` only when `fill`
+/// succeeded, else removed (an errno of the file's own making becomes
+/// `E::from(errno)`). Async-signal-safe when `fill` is.
+pub fn write_file_renamed_with<E: From<i32>>(
+    tmp: &[u8],
+    path: &[u8],
+    fill: impl FnOnce(RawFd) -> Result<(), E>,
+) -> Result<(), E> {
     fn split(p: &[u8]) -> Option<(&[u8], &[u8])> {
         let slash = p.iter().rposition(|&b| b == b'/')?;
         (p.last() == Some(&0)).then_some((&p[..slash], &p[slash + 1..]))
     }
     let (Some((dir, tmp_name)), Some((path_dir, name))) = (split(tmp), split(path)) else {
-        return Err(libc::EINVAL);
+        return Err(E::from(libc::EINVAL));
     };
     if dir != path_dir || dir.is_empty() {
-        return Err(libc::EINVAL);
+        return Err(E::from(libc::EINVAL));
     }
     let mut dir_c = [0u8; libc::PATH_MAX as usize];
     if dir.len() >= dir_c.len() {
-        return Err(libc::ENAMETOOLONG);
+        return Err(E::from(libc::ENAMETOOLONG));
     }
     dir_c[..dir.len()].copy_from_slice(dir);
     let open_dir = || {
@@ -156,32 +200,33 @@ pub fn write_file_renamed(tmp: &[u8], path: &[u8], data: &[u8]) -> Result<(), i3
     if dfd < 0 && errno() == libc::ENOENT {
         // SAFETY: as above.
         if unsafe { libc::mkdir(dir_c.as_ptr().cast(), 0o700) } != 0 && errno() != libc::EEXIST {
-            return Err(errno());
+            return Err(E::from(errno()));
         }
         dfd = open_dir();
     }
     if dfd < 0 {
-        return Err(errno());
+        return Err(E::from(errno()));
     }
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // Read-write: `fill` may read back what it wrote.
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: `dfd` is the directory just opened; `tmp_name` is
     // NUL-terminated (it ends `tmp`, checked above).
     let fd = unsafe { libc::openat(dfd, tmp_name.as_ptr().cast(), flags, 0o600 as libc::c_uint) };
     let mut r = if fd < 0 {
-        Err(errno())
+        Err(E::from(errno()))
     } else {
-        write_all(fd, data)
+        fill(fd)
     };
     // SAFETY: `fd` is the descriptor just opened, closed once.
     if fd >= 0 && unsafe { libc::close(fd) } != 0 && r.is_ok() {
-        r = Err(errno());
+        r = Err(E::from(errno()));
     }
     let rename = || {
         // SAFETY: both names are NUL-terminated and relative to `dfd`.
         unsafe { libc::renameat(dfd, tmp_name.as_ptr().cast(), dfd, name.as_ptr().cast()) }
     };
     if r.is_ok() && rename() != 0 {
-        r = Err(errno());
+        r = Err(E::from(errno()));
     }
     if r.is_err() && fd >= 0 {
         // SAFETY: as above.

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock, PoisonError};
 
-use hrr_core::manifest::{ArchiveKind, Manifest, Platform};
+use hrr_core::manifest::{ArchiveKind, BLOB_FAILURES_FIELD, Manifest, Platform};
 use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
@@ -29,6 +29,7 @@ use crate::record::kernel_args::{ArgLayout, ArgValues};
 use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
 use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
+use crate::sink::blob_batch::BlobFailure;
 use crate::sink::blob_writer::BlobWriter;
 use crate::sink::event_line::{self, HeadCache};
 use crate::sink::event_sink::{EventSink, Finish, LockMode};
@@ -289,13 +290,14 @@ impl Recorder {
     /// Waits until every code object queued from where it lies
     /// ([`Recorder::load_code_kept`], [`Recorder::load_bundle_kept`]) is on
     /// disk: called before such memory can go (a fat binary unregistered, a
-    /// driver-layer copy dropped). Bounded: past it, a warning says the
-    /// blobs may not hold the code that ran.
+    /// driver-layer copy dropped). Bounded: past it, a warning says so (a
+    /// file written later from memory that changed meanwhile is not
+    /// written, and the capture says so at its end).
     pub fn settle_code(&self) {
         if !self.sink.settle_kept() {
             self.warn(
                 "code objects queued for writing were still unwritten when their memory was \
-                 released; their blobs may not hold the code that ran",
+                 released; any whose bytes change before they are written will be missing",
             );
         }
     }
@@ -960,17 +962,39 @@ impl Recorder {
                 Value::from(why),
             );
         }
-        if let Some(errno) = self.sink.blob_write_error() {
-            // A small blob's file, written after its event was buffered,
-            // failed (disk full, ...): events name a blob that is missing.
-            let why = format!("blobs: {}", os_message(errno));
-            eprintln!(
-                "hrr-intercept: capture incomplete: {why} (a blob file could not be written)"
-            );
+        let (failed, first) = self.sink.blob_failures();
+        if failed > 0 {
+            // Blob files written after their events were buffered could not
+            // be (disk full, ...), or were no longer what their names say
+            // (a code object the program rewrote): events name blobs that
+            // are not on disk. Said here, and in the manifest.
+            for (id, f) in &first {
+                eprintln!(
+                    "hrr-intercept: capture incomplete: blob {id} not written: {}",
+                    failure_text(f)
+                );
+            }
+            let more = failed - first.len();
+            if more > 0 {
+                eprintln!("hrr-intercept: capture incomplete: {more} more blob files not written");
+            }
+            let why = match first.first() {
+                Some((id, f)) if more == 0 && failed == 1 => {
+                    format!("blobs: blob {id} not written: {}", failure_text(f))
+                }
+                Some((id, f)) => format!(
+                    "blobs: {failed} blob files not written; blob {id}: {}",
+                    failure_text(f)
+                ),
+                None => format!("blobs: {failed} blob files not written"),
+            };
             m.complete = false;
             m.extra
                 .entry(hrr_core::manifest::INCOMPLETE_FIELD)
                 .or_insert(Value::from(why));
+            m.extra
+                .insert(BLOB_FAILURES_FIELD.into(), Value::from(failed as u64));
+            self.blobs.unwritten(failed);
         }
         m.blobs = self.blobs.count();
         m.extra
@@ -1037,6 +1061,17 @@ fn count_lines(path: &Path) -> u64 {
             Ok(0) | Err(_) => return n,
             Ok(k) => n += buf[..k].iter().filter(|&&c| c == b'\n').count() as u64,
         }
+    }
+}
+
+/// Why a blob file was not written, for stderr and the manifest.
+fn failure_text(f: &BlobFailure) -> String {
+    match f {
+        BlobFailure::Io(errno) => os_message(*errno),
+        BlobFailure::Changed { actual } => format!(
+            "its bytes changed after they were hashed (to {actual}): the program rewrote or \
+             freed memory it had registered as code"
+        ),
     }
 }
 
@@ -1223,6 +1258,40 @@ mod tests {
         );
         r.finish("exit", LockMode::Block);
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    // A `Kept` over memory the test owns (and changes or unmaps).
+    #[allow(unsafe_code)]
+    fn a_code_object_rewritten_before_its_write_leaves_the_archive_incomplete() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut image = vec![0x42u8; 100_000];
+        // SAFETY: `image` outlives the recorder's writes; it changes before
+        // them, which is the test.
+        let m = r
+            .load_code_kept(unsafe { Kept::new(image.as_ptr(), image.len()) })
+            .unwrap();
+        image[50_000] = 0;
+        r.settle_code();
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        assert!(
+            !store.contains(&m.code),
+            "not under a name it does not hash to"
+        );
+        r.finish("exit", LockMode::Block);
+        let man = Manifest::read(t.path()).unwrap();
+        assert!(!man.complete);
+        let why = man.incomplete_reason().unwrap();
+        assert!(
+            why.starts_with(&format!(
+                "blobs: blob {} not written: its bytes changed",
+                m.code
+            )),
+            "{why}"
+        );
+        assert_eq!(man.extra[BLOB_FAILURES_FIELD], 1);
+        assert_eq!(man.blobs, 0, "counts only blob files written");
     }
 
     #[test]

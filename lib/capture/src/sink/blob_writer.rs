@@ -3,14 +3,19 @@
 //! Large blobs are hashed (in the recorder's pool, `hash_pool`) and written
 //! by the recording thread, straight from the application's memory (no
 //! copy: the recorder's memory does not grow with the data), before the
-//! event naming them is appended. Small
-//! ones (up to `SMALL_BLOB` bytes) are hashed and copied into the events
+//! event naming them is appended, inside the call whose operand they are.
+//! Small ones (up to `SMALL_BLOB` bytes) are copied first, into a buffer of
+//! the recording thread's, and that copy is hashed and goes to the events
 //! buffer's batch (`EventSink::defer_blob`), written by whoever writes that
-//! buffer, before it: creating a file costs far more than such a copy.
-//! Code objects whose memory outlives the write ([`Kept`]) are hashed by
-//! the recording thread and written from where they lie by whoever writes
-//! their events buffer (`EventSink::defer_kept`), whatever their size.
-//! Either way an event never refers to a blob that is not on disk.
+//! buffer, before it: creating a file costs far more than such a copy, and
+//! the name is that of the bytes written whatever the program's memory
+//! does meanwhile. Code objects whose memory outlives the write ([`Kept`])
+//! are hashed by the recording thread and written from where they lie by
+//! whoever writes their events buffer (`EventSink::defer_kept`), whatever
+//! their size, and hashed again as read back from the file: a file whose
+//! bytes changed since is not kept, and the sink reports it
+//! (`BlobBatch::write`). Either way an event never refers to a blob that
+//! is not on disk, or to one that does not hold what its name says.
 //! hrr-core's `BlobStore` does the content addressing, the names and the
 //! atomic tmp+rename; this adds the counts the manifest and `hrr-cap`
 //! report, and skips blobs this process already wrote without a
@@ -38,6 +43,8 @@ pub struct BlobWriter {
     store: BlobStore,
     seen: Mutex<HashSet<BlobId>>,
     bytes: AtomicU64,
+    /// See [`BlobWriter::unwritten`].
+    unwritten: AtomicU64,
 }
 
 impl BlobWriter {
@@ -62,39 +69,45 @@ impl BlobWriter {
             store,
             seen: Mutex::new(HashSet::new()),
             bytes: AtomicU64::new(0),
+            unwritten: AtomicU64::new(0),
         })
     }
 
     /// Stores `bytes`; returns their id. A small blob goes to `sink`'s
     /// buffer (written before the events appended after this call).
     pub fn put(&self, bytes: &[u8], sink: &EventSink) -> io::Result<BlobId> {
-        // Small blobs: hash first, skip the store when this process has the
-        // blob already (a loop copying the same buffer). Large ones go to the
-        // store directly, which hashes once and checks existence itself.
-        let id = if bytes.len() <= SMALL_BLOB {
-            let id = BlobId::of(bytes);
-            if self.has(&id) {
-                return Ok(id);
-            }
-            // The fan-out directory is made by whoever writes the batch.
-            let (tmp, path) = self.store.names_in_fan_out(&id);
-            let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
-            if !sink.defer_blob(&name(tmp), &name(path), bytes) {
-                self.store.put(bytes)?;
-            }
-            id
-        } else {
-            let id = hash_pool::id_of(bytes);
-            self.store.put_hashed(&id, bytes)?;
-            id
-        };
+        if bytes.len() <= SMALL_BLOB {
+            return with_small_copy(bytes, |copy| self.put_small(copy, sink));
+        }
+        // Large: the store hashes once and checks existence itself.
+        let id = hash_pool::id_of(bytes);
+        self.store.put_hashed(&id, bytes)?;
         self.first_sight(&id, bytes.len());
+        Ok(id)
+    }
+
+    /// [`BlobWriter::put`] of a small blob's copy: hashed, skipped when
+    /// this process has the blob already (a loop copying the same buffer),
+    /// else queued with the events buffer.
+    fn put_small(&self, copy: &[u8], sink: &EventSink) -> io::Result<BlobId> {
+        let id = BlobId::of(copy);
+        if self.has(&id) {
+            return Ok(id);
+        }
+        // The fan-out directory is made by whoever writes the batch.
+        let (tmp, path) = self.store.names_in_fan_out(&id);
+        let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
+        if !sink.defer_blob(&name(tmp), &name(path), copy, id) {
+            self.store.put_hashed(&id, copy)?;
+        }
+        self.first_sight(&id, copy.len());
         Ok(id)
     }
 
     /// Stores `bytes` that stay where they lie until `sink` is settled
     /// (`EventSink::settle_kept`); returns their id. Only hashing happens
-    /// here: the file is written with the events buffer, from `bytes`.
+    /// here: the file is written with the events buffer, from `bytes`, if
+    /// they still hash to the id then.
     pub fn put_kept(&self, bytes: Kept, sink: &EventSink) -> io::Result<BlobId> {
         let id = hash_pool::id_of(bytes.bytes());
         if self.has(&id) {
@@ -102,13 +115,25 @@ impl BlobWriter {
         }
         let (tmp, path) = self.store.names_in_fan_out(&id);
         let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
-        if !sink.defer_kept(&name(tmp), &name(path), bytes) {
-            self.store.put_hashed(&id, bytes.bytes())?;
+        if !sink.defer_kept(&name(tmp), &name(path), bytes, id) {
+            // The sink is finished (the process is exiting): written here,
+            // from a copy, under the copy's name.
+            let copy = bytes.bytes().to_vec();
+            let id = hash_pool::id_of(&copy);
+            self.store.put_hashed(&id, &copy)?;
+            self.first_sight(&id, copy.len());
+            return Ok(id);
         }
         // Noted once queued: a thread that finds it here appends its event
         // after the file joined a batch.
         self.first_sight(&id, bytes.len());
         Ok(id)
+    }
+
+    /// Blobs written by this process that turned out not to be (their
+    /// files could not be written): no longer counted.
+    pub fn unwritten(&self, n: usize) {
+        self.unwritten.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     fn has(&self, id: &BlobId) -> bool {
@@ -132,15 +157,41 @@ impl BlobWriter {
 
     /// Distinct blobs written by this process.
     pub fn count(&self) -> u64 {
-        self.seen
+        let seen = self
+            .seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .len() as u64
+            .len() as u64;
+        seen.saturating_sub(self.unwritten.load(Ordering::Relaxed))
     }
 
     /// Their total size in bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// `put(copy)` of a copy of `bytes` (at most [`SMALL_BLOB`]) in a buffer of
+/// the calling thread's, reused (a fresh one when the thread's is in use
+/// or gone).
+fn with_small_copy<R>(bytes: &[u8], put: impl FnOnce(&[u8]) -> R) -> R {
+    thread_local! {
+        static COPY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let mut put = Some(put);
+    let r = COPY.try_with(|c| {
+        let mut c = c.try_borrow_mut().ok()?;
+        c.clear();
+        c.extend_from_slice(bytes);
+        Some((put.take().expect("called once"))(&c))
+    });
+    match r {
+        Ok(Some(r)) => r,
+        _ => {
+            // A copy all the same: the name is the copy's.
+            let copy = bytes.to_vec();
+            (put.take().expect("not yet called"))(&copy)
+        }
     }
 }
 

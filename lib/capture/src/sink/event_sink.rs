@@ -53,10 +53,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
-use hrr_core::Op;
+use hrr_core::{BlobId, Op};
 use spin::mutex::{SpinMutex, SpinMutexGuard};
 
-use super::blob_batch::BlobBatch;
+use super::blob_batch::{BlobBatch, BlobFailure};
 use super::event_clock::EventClock;
 use super::repeat_run::RepeatRun;
 use crate::interpose::kept::Kept;
@@ -92,6 +92,25 @@ const POLL_INTERVAL: Duration = Duration::from_millis(1);
 const POLL_IDLE: Duration = Duration::from_millis(50);
 /// Room a line's head takes at most (`LineHead`).
 const HEAD_ROOM: usize = 64;
+/// Blob files that could not be written kept with why (the rest are
+/// counted).
+pub const FAILURES_KEPT: usize = 4;
+
+/// The first blob files that could not be written (see
+/// [`EventSink::blob_failures`]).
+struct FailureLog {
+    first: [(BlobId, BlobFailure); FAILURES_KEPT],
+    len: usize,
+}
+
+impl Default for FailureLog {
+    fn default() -> FailureLog {
+        FailureLog {
+            first: [(BlobId([0; 32]), BlobFailure::Io(0)); FAILURES_KEPT],
+            len: 0,
+        }
+    }
+}
 
 /// The events file of one archive.
 pub struct EventSink {
@@ -129,9 +148,12 @@ pub struct EventSink {
     /// errno of the first failed write (0: none); the lines of that write
     /// and every later one are lost (see [`EventSink::write_error`]).
     write_errno: AtomicI32,
-    /// errno of the first blob file of a batch that could not be written
-    /// (0: none; see [`EventSink::blob_write_error`]).
-    blob_errno: AtomicI32,
+    /// Blob files of batches that could not be written (see
+    /// [`EventSink::blob_failures`]).
+    blob_failed: AtomicUsize,
+    /// The first [`FAILURES_KEPT`] of them, with why. A spin lock, only
+    /// tried: a signal handler that finds it taken counts only.
+    blob_failures: SpinMutex<FailureLog>,
     /// Blob files queued from where their bytes lie (`defer_kept`) and not
     /// yet written or dropped: what [`EventSink::settle_kept`] waits for.
     kept_unwritten: AtomicUsize,
@@ -253,7 +275,8 @@ impl EventSink {
                 SINKS.fetch_add(1, Ordering::Relaxed)
             },
             write_errno: AtomicI32::new(0),
-            blob_errno: AtomicI32::new(0),
+            blob_failed: AtomicUsize::new(0),
+            blob_failures: SpinMutex::new(FailureLog::default()),
             kept_unwritten: AtomicUsize::new(0),
         }
     }
@@ -351,15 +374,24 @@ impl EventSink {
         b.clear();
     }
 
-    /// Writes a batch's files, keeping the first error (signal-safe).
+    /// Writes a batch's files, noting those that could not be (signal-safe).
     fn write_blobs(&self, blobs: &mut BlobBatch) {
         let kept = blobs.kept();
-        if let Err(e) = blobs.write() {
-            let _ = self
-                .blob_errno
-                .compare_exchange(0, e, Ordering::AcqRel, Ordering::Acquire);
-        }
+        blobs.write(|id, why| self.note_blob_failure(id, why));
         self.kept_unwritten.fetch_sub(kept, Ordering::AcqRel);
+    }
+
+    /// Counts a blob file that could not be written and keeps the first
+    /// few (atomics and a tried spin lock: signal-safe).
+    fn note_blob_failure(&self, id: &BlobId, why: BlobFailure) {
+        self.blob_failed.fetch_add(1, Ordering::AcqRel);
+        if let Some(mut log) = self.blob_failures.try_lock()
+            && log.len < FAILURES_KEPT
+        {
+            let at = log.len;
+            log.first[at] = (*id, why);
+            log.len += 1;
+        }
     }
 
     /// Drops a batch's files unwritten (after a failed write).
@@ -369,41 +401,43 @@ impl EventSink {
         self.kept_unwritten.fetch_sub(kept, Ordering::AcqRel);
     }
 
-    /// errno of the first blob file that could not be written, if any: the
-    /// events naming it point at nothing.
-    pub fn blob_write_error(&self) -> Option<i32> {
-        match self.blob_errno.load(Ordering::Acquire) {
-            0 => None,
-            e => Some(e),
-        }
+    /// Blob files queued here that could not be written: how many, and the
+    /// first [`FAILURES_KEPT`] of them with why. Events name them, and no
+    /// file holds what they name.
+    pub fn blob_failures(&self) -> (usize, Vec<(BlobId, BlobFailure)>) {
+        let n = self.blob_failed.load(Ordering::Acquire);
+        let log = self.blob_failures.lock();
+        (n, log.first[..log.len].to_vec())
     }
 
-    /// Queues a small blob file (`data` written at `tmp`, renamed to `path`)
-    /// with the lines being buffered, to be written before them; `false`
-    /// when the caller must write it itself (the sink is finished, or
-    /// holds `2 × FLUSH_BLOB_BYTES` of blobs already).
-    pub fn defer_blob(&self, tmp: &[u8], path: &[u8], data: &[u8]) -> bool {
+    /// Queues a small blob file (`data`, blob `id`, written at `tmp`,
+    /// renamed to `path`) with the lines being buffered, to be written
+    /// before them; `false` when the caller must write it itself (the sink
+    /// is finished, or holds `2 × FLUSH_BLOB_BYTES` of blobs already).
+    pub fn defer_blob(&self, tmp: &[u8], path: &[u8], data: &[u8], id: BlobId) -> bool {
         let mut held = self.lock();
         let st = &mut *held.guard;
         if st.finished || st.blobs.held() >= 2 * FLUSH_BLOB_BYTES {
             return false;
         }
-        st.blobs.push(tmp, path, data);
+        st.blobs.push(tmp, path, data, id);
         true
     }
 
     /// Queues a blob file written from `data` where it lies (see
-    /// [`Kept`]), with the lines being buffered, and hands the buffer to the
-    /// writer thread at once where it can; `false` when the sink is finished
-    /// (the caller writes it). Nothing is copied and there is no budget:
-    /// the memory stays until [`EventSink::settle_kept`].
-    pub fn defer_kept(&self, tmp: &[u8], path: &[u8], data: Kept) -> bool {
+    /// [`Kept`]; `id` what the bytes hashed to), with the lines being
+    /// buffered, and hands the buffer to the writer thread at once where
+    /// it can; `false` when the sink is finished (the caller writes it).
+    /// Nothing is copied here and there is no budget: the memory stays
+    /// until [`EventSink::settle_kept`], and whoever writes the file checks
+    /// that it is still blob `id` ([`BlobBatch::write`]).
+    pub fn defer_kept(&self, tmp: &[u8], path: &[u8], data: Kept, id: BlobId) -> bool {
         let mut held = self.lock();
         let st = &mut *held.guard;
         if st.finished {
             return false;
         }
-        st.blobs.push_kept(tmp, path, data);
+        st.blobs.push_kept(tmp, path, data, id);
         self.kept_unwritten.fetch_add(1, Ordering::AcqRel);
         if self.has_writer.load(Ordering::Acquire) {
             let _ = self.hand_off(st, self.lock_handoff(), sys::monotonic_ns());
@@ -941,18 +975,22 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
         let (s, path) = sink(t.path());
-        assert!(s.defer_blob(&name(".tmp-a"), &name("a"), b"A"));
+        let id = |b: &[u8]| BlobId::of(b);
+        assert!(s.defer_blob(&name(".tmp-a"), &name("a"), b"A", id(b"A")));
         s.append(&body("a"));
         assert!(!t.path().join("a").exists(), "buffered with its line");
         assert!(s.flush_from_signal());
         assert_eq!(std::fs::read(t.path().join("a")).unwrap(), b"A");
-        assert!(s.defer_blob(&name(".tmp-b"), &name("b"), b"B"));
+        assert!(s.defer_blob(&name(".tmp-b"), &name("b"), b"B", id(b"B")));
         s.append(&body("b"));
         s.finish("exit", 1, LockMode::Block);
         assert_eq!(std::fs::read(t.path().join("b")).unwrap(), b"B");
-        assert!(!s.defer_blob(&name(".tmp-c"), &name("c"), b"C"), "finished");
+        assert!(
+            !s.defer_blob(&name(".tmp-c"), &name("c"), b"C", id(b"C")),
+            "finished"
+        );
         assert_eq!(seqs(&path), [0, 1, 2]);
-        assert_eq!(s.blob_write_error(), None);
+        assert_eq!(s.blob_failures(), (0, vec![]));
     }
 
     #[test]
@@ -962,7 +1000,8 @@ mod tests {
         let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
         let (s, path) = sink(t.path());
         assert!(s.settle_kept(), "nothing queued");
-        assert!(s.defer_kept(&name(".tmp-k"), &name("k"), Kept::of_static(&CODE)));
+        let (kept, id) = (Kept::of_static(&CODE), BlobId::of(&CODE));
+        assert!(s.defer_kept(&name(".tmp-k"), &name("k"), kept, id));
         s.append(&body("launch"));
         assert!(!t.path().join("k").exists(), "no writer: buffered");
         assert!(s.settle_kept());
@@ -970,10 +1009,41 @@ mod tests {
         assert_eq!(seqs(&path), [0], "its line went with it");
         s.finish("exit", 1, LockMode::Block);
         assert!(
-            !s.defer_kept(&name(".tmp-l"), &name("l"), Kept::of_static(&CODE)),
+            !s.defer_kept(&name(".tmp-l"), &name("l"), kept, id),
             "finished: the caller writes"
         );
         assert!(s.settle_kept());
+    }
+
+    #[test]
+    // A `Kept` over memory the test owns (and changes or unmaps).
+    #[allow(unsafe_code)]
+    fn a_kept_file_that_changed_is_settled_and_reported_not_written() {
+        let t = tempfile::tempdir().unwrap();
+        let name = |n: &str| t.path().join(n).into_os_string().into_encoded_bytes();
+        let (s, _) = sink(t.path());
+        let mut code = vec![0x11u8; 10_000];
+        let id = BlobId::of(&code);
+        // SAFETY: `code` outlives the sink's writes; it changes, which is
+        // the test.
+        let kept = unsafe { Kept::new(code.as_ptr(), code.len()) };
+        assert!(s.defer_kept(&name(".tmp-k"), &name("k"), kept, id));
+        s.append(&body("launch"));
+        code[9_999] = 0x22;
+        assert!(s.settle_kept(), "tried, so settled");
+        assert!(!t.path().join("k").exists());
+        let (n, first) = s.blob_failures();
+        assert_eq!(n, 1);
+        assert_eq!(
+            first,
+            [(
+                id,
+                BlobFailure::Changed {
+                    actual: BlobId::of(&code)
+                }
+            )]
+        );
+        s.finish("exit", 1, LockMode::Block);
     }
 
     #[test]
@@ -987,8 +1057,9 @@ mod tests {
         for n in &names {
             let tmp = t.path().join(format!(".tmp-{n}")).into_os_string();
             let at = t.path().join(n).into_os_string();
-            let kept = Kept::of_static(&CODE);
-            assert!(s.defer_kept(tmp.as_encoded_bytes(), at.as_encoded_bytes(), kept));
+            let (kept, id) = (Kept::of_static(&CODE), BlobId::of(&CODE));
+            let (tmp, at) = (tmp.as_encoded_bytes(), at.as_encoded_bytes());
+            assert!(s.defer_kept(tmp, at, kept, id));
             s.append(&body(n));
         }
         assert!(s.settle_kept());

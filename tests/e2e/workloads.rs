@@ -163,6 +163,98 @@ fn fatbin_heap_pipeline() {
     );
 }
 
+/// hrr-cap's exit status when the application succeeded but the archive's
+/// blobs are not what their names say (`hrr-cap --help`).
+const EXIT_ARCHIVE_BAD: i32 = 74;
+
+#[test]
+fn a_bundle_rewritten_while_registered_is_reported_not_written() {
+    // The program rewrites its registered bundle right after the launch
+    // that hashed it, before the capture library's writer could write the
+    // blob (fatbin_heap.c holds the writer back: at SCHED_IDLE on the
+    // program's CPU it still gets a scheduler tick now and then, and may
+    // write the true bytes first). The archive must never hold other bytes
+    // under the bundle's name; when the rewrite came first, hrr-cap must say
+    // so. Tried until the rewrite comes first.
+    for _ in 0..10 {
+        let p = Pipeline::new("fatbin_heap").arg("rewrite");
+        let out = p.capture_assert().get_output().clone();
+        let (stderr, log) = (String::from_utf8_lossy(&out.stderr), p.app_log());
+        assert!(
+            log.contains("writer thread held back") && log.contains(": OK"),
+            "{log}"
+        );
+        let ev = p.events("cap.hrr");
+        let launches = ops(&ev, "launch");
+        assert_eq!(launches.len(), 1, "{launches:?}");
+        let code = launches[0]["code"].as_str().expect("launch names its code");
+        let m = read_manifest(&p.cap());
+        // Whatever is on disk under the name is the named bytes.
+        if let Ok(bytes) = std::fs::read(blob_path(&p.cap(), code)) {
+            assert_eq!(
+                blake3::hash(&bytes).to_hex().as_str(),
+                code,
+                "a blob file that is not what its name says; hrr-cap exited {:?}, \
+                 complete:{}",
+                out.status.code(),
+                m["complete"]
+            );
+            // The writer came first: an ordinary capture. Again.
+            assert_eq!(out.status.code(), Some(0), "{stderr}");
+            assert_eq!(m["complete"], true, "{m}");
+            continue;
+        }
+        assert_eq!(
+            out.status.code(),
+            Some(EXIT_ARCHIVE_BAD),
+            "the application succeeded, the archive did not:\n{stderr}"
+        );
+        let seq = launches[0]["seq"].as_u64().unwrap();
+        let named = format!("blob {code}");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("hrr-intercept: ") && l.contains(&named)),
+            "the capture library names the blob it could not write:\n{stderr}"
+        );
+        assert!(
+            stderr.lines().any(|l| l.starts_with("hrr-cap: ")
+                && l.contains(&named)
+                && l.contains(&format!("event {seq} (hipLaunchKernel)"))),
+            "hrr-cap names the blob and the event using it:\n{stderr}"
+        );
+        assert_eq!(m["complete"], false, "{m}");
+        let why = m["incomplete"].as_str().unwrap_or_default();
+        assert!(why.contains(code) && why.contains("changed"), "{m}");
+        // Replay cannot pass without the code it would run.
+        let played = p.play_cmd(&["-o", "replay.hrr"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&played.stdout);
+        assert!(
+            !played.status.success() && !stdout.lines().any(|l| l == "PASS"),
+            "hrr-play passed an archive without its code object:\n{stdout}"
+        );
+        return;
+    }
+    panic!("the writer thread wrote the bundle before the rewrite 10 times out of 10");
+}
+
+#[test]
+fn an_ordinary_capture_keeps_the_applications_status_and_completes() {
+    let p = Pipeline::new("fatbin_heap").arg("exit=3");
+    let out = p.capture_assert().get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(p.app_log().contains(": OK"), "{}", p.app_log());
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the application's own:\n{stderr}"
+    );
+    let m = read_manifest(&p.cap());
+    assert_eq!(m["complete"], true, "{m}");
+    assert!(m.get("incomplete").is_none(), "{m}");
+    assert!(!stderr.contains("hrr-cap: error"), "{stderr}");
+}
+
 #[test]
 fn fatbin_path_pipeline() {
     let (p, _out) = full("fatbin_path", &[], false);

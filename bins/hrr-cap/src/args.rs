@@ -18,7 +18,15 @@ pub enum PlatformArg {
 
 /// Record an application's HIP calls into an hrr archive.
 #[derive(Debug, Parser)]
-#[command(name = "hrr-cap", version, trailing_var_arg = true)]
+#[command(
+    name = "hrr-cap",
+    version,
+    trailing_var_arg = true,
+    after_help = "Exit status: the application's own (128+S when signal S killed it); 74 when \
+                  the application succeeded but a blob of the archive is missing or not what \
+                  its name says (the archive is marked incomplete); 2 when hrr-cap could not \
+                  run the application."
+)]
 pub struct Args {
     /// Archive directory to create (default: hrr-<app>-<UTC time>.hrr).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -30,6 +38,12 @@ pub struct Args {
     /// DIR/regions/hsa.ndjson, so replay needs no hand-made sidecar for it.
     #[arg(long)]
     pub hsa_regions: bool,
+    /// Do not check the archive's blobs after the application ends. By
+    /// default every blob file is hashed and every blob an event names is
+    /// looked for; a missing or corrupt one marks the archive incomplete
+    /// and, when the application succeeded, makes the exit status 74.
+    #[arg(long)]
+    pub no_verify: bool,
     /// The application and its arguments (after `--`).
     #[arg(required = true, num_args = 1.., value_name = "APP ARGS")]
     pub command: Vec<OsString>,

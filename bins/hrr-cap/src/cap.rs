@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
-use hrr_core::manifest::UnrecordedCalls;
+use hrr_core::manifest::{Manifest, UnrecordedCalls};
 
 use crate::args::{Args, PlatformArg};
 use crate::error::CapError;
 use crate::intercept_lib;
 use crate::no_capture::{self, NoteFile};
 use crate::summary::{ArchiveSummary, child_archives};
+use crate::verify;
 
 /// The capture library's switch for its HSA region producer (its `config`).
 pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
@@ -82,6 +83,15 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         source,
     })?;
 
+    // The blobs checked first: a bad one marks the archive incomplete,
+    // which the summary then says.
+    let mut archive_bad = false;
+    if Manifest::read(&dir).is_ok() {
+        archive_bad = verify::library_failures(&dir) > 0;
+        if !args.no_verify && !verify::run(&dir) {
+            archive_bad = true;
+        }
+    }
     let summary = ArchiveSummary::read(&dir);
     let mut line = format!("hrr-cap: {summary} -> {}", dir.display());
     if let Some(sig) = status.signal() {
@@ -117,7 +127,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         Some(u) => eprintln!("{}", UnrecordedCalls(u)),
         None => eprintln!("unrecorded : unknown (the archive was not finished)"),
     }
-    Ok(exit_code(status))
+    Ok(match exit_code(status) {
+        0 if archive_bad => crate::error::EXIT_ARCHIVE_BAD,
+        app => app,
+    })
 }
 
 /// The application's exit status as hrr-cap's: its code, or 128+signal.

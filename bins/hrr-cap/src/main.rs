@@ -2,7 +2,7 @@
 //! record its HIP calls into an hrr archive.
 //!
 //! ```text
-//! hrr-cap [-o DIR] [--platform auto|hip|cuda] -- APP ARGS…
+//! hrr-cap [-o DIR] [--platform auto|hip|cuda] [--hsa-regions] [--no-verify] -- APP ARGS…
 //! ```
 //!
 //! The application's stdin, stdout and stderr are its own (stdout passes
@@ -18,8 +18,19 @@
 //! application embeds CUDA device code but links the CUDA runtime
 //! statically: none of its CUDA calls could be recorded.
 //!
+//! Before those lines, the archive's blobs are checked against their names
+//! (`verify`; `--no-verify` skips it): each one missing or not what its
+//! name says gets an `hrr-cap: error: blob H is missing; used by event N
+//! (api)` line (or `does not match its name …`),
+//! and the archive is marked incomplete (`complete:false`, the reason in
+//! the manifest's `incomplete`). A check longer than a second says how
+//! long it took; on a terminal it draws a progress bar.
+//!
 //! Exit status: the application's own, or 128+S when a signal S killed it.
-//! Exit status 2 with an `hrr-cap: error:` line and no summary line is
+//! 74 ([`error::EXIT_ARCHIVE_BAD`]) when the application exited 0 but the
+//! archive is not whole: a blob missing or not what its name says (found
+//! by the check, or reported by the capture library, which could not write
+//! it). Exit status 2 with an `hrr-cap: error:` line and no summary line is
 //! hrr-cap's own failure (no application to run, an unusable DIR, the
 //! capture library not found): the application did not run.
 
@@ -29,6 +40,7 @@ mod error;
 mod intercept_lib;
 mod no_capture;
 mod summary;
+mod verify;
 
 use std::process::ExitCode;
 

@@ -35,12 +35,16 @@ impl ArchiveSummary {
         let manifest = Manifest::read(dir).ok();
         let (blobs, bytes) = blob_files(&dir.join(BLOBS_DIR));
         let complete = manifest.as_ref().map(|m| m.complete);
+        // Finished: complete, or incomplete for a reason its writer gave
+        // when it finished (a failed write, a blob it could not keep) or a
+        // check added since; either way its counts were written.
+        let finished = |m: &Manifest| m.complete || m.incomplete_reason().is_some();
         let events = match &manifest {
-            Some(m) if m.complete => m.events,
+            Some(m) if finished(m) => m.events,
             _ => count_lines(&dir.join(EVENTS_FILE)),
         };
         let unrecorded = match &manifest {
-            Some(m) if m.complete => Some(m.unrecorded.clone()),
+            Some(m) if finished(m) => Some(m.unrecorded.clone()),
             Some(_) => None,
             None => Some(BTreeMap::new()),
         };
@@ -163,6 +167,12 @@ mod tests {
         let s = ArchiveSummary::read(&d);
         assert_eq!(s.events, 1, "complete: the manifest's count (eof excluded)");
         assert_eq!(s.unrecorded, Some(m.unrecorded.clone()));
+        // Finished, then found incomplete: still the manifest's counts.
+        m.mark_incomplete("blob check: 1 of 1 blob missing");
+        m.write_atomic(&d).unwrap();
+        let s = ArchiveSummary::read(&d);
+        assert_eq!(s.complete, Some(false));
+        assert_eq!((s.events, s.unrecorded), (1, Some(m.unrecorded.clone())));
         let none = ArchiveSummary::read(&t.path().join("none"));
         assert_eq!(none.complete, None);
         assert_eq!(

@@ -92,11 +92,12 @@ pub fn run(dir: &Path) -> bool {
         );
     }
     if !check.ok() {
-        eprintln!(
-            "hrr-cap: error: {} is incomplete: replay would stop at the first event needing \
-             one of these blobs",
-            dir.display()
-        );
+        let why = if check.bad.iter().any(|b| b.uses > 0) {
+            ": replay would stop at the first event needing one of these blobs"
+        } else {
+            ""
+        };
+        eprintln!("hrr-cap: error: {} is incomplete{why}", dir.display());
     }
     check.ok()
 }

@@ -47,6 +47,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    if let Some(code) = hrr_cli::generate::requested::<args::Args>() {
+        return code;
+    }
     let args = args::Args::parse();
     match cap::run(&args) {
         Ok(status) => ExitCode::from(status),

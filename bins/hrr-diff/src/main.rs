@@ -112,6 +112,9 @@ impl Verdict {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = hrr_cli::generate::requested::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     match run(&args) {
         Ok(true) => ExitCode::SUCCESS,

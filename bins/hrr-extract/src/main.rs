@@ -18,6 +18,9 @@ use clap::Parser;
 use hrr_core::error_chain::chain;
 
 fn main() -> ExitCode {
+    if let Some(code) = hrr_cli::generate::requested::<args::Args>() {
+        return code;
+    }
     let args = args::Args::parse();
     match extract::run(&args) {
         Ok(()) => ExitCode::SUCCESS,

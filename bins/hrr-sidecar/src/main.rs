@@ -76,6 +76,9 @@ fn parse_base(s: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = hrr_cli::generate::requested::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -50,6 +50,9 @@ enum CliError {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = hrr_cli::generate::requested::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -51,6 +51,20 @@ fn a_table_in_mapped_virtual_memory_needs_placement() {
     with_and_without("v", 2);
 }
 
+/// More allocations live at once than the kernel allows a process
+/// mappings (65530 by default): placement reserves them in a bounded number
+/// of ranges and maps their memory a slab at a time, so the replay neither
+/// aborts nor translates; the pointer table they hold reads right.
+#[test]
+fn seventy_thousand_allocations_are_placed() {
+    let p = Pipeline::new("many_allocs").capture();
+    assert!(p.app_log().contains("many_allocs: 70000 allocations: OK"), "{}", p.app_log());
+    let p = p
+        .play()
+        .stdout_has("placement : 70000 of 70000 allocations at recorded addresses");
+    p.diff();
+}
+
 /// The capture notes the address arenas the process reserves (here one the
 /// program makes itself, as the CUDA driver makes its own) in the
 /// manifest's `va_arenas`, for a replay to reserve its driver's at the same

@@ -97,7 +97,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // ranges lie inside them again, where the driver honours a reservation
     // at a requested address.
     let plan_ranges = |archive: &Archive| {
-        let regions = engine::load_regions(archive, false, &mut Vec::new()).unwrap_or_default();
+        // Segments are planned only where they may be materialised.
+        let regions = if args.no_regions {
+            Default::default()
+        } else {
+            engine::load_regions(archive, false, &mut Vec::new()).unwrap_or_default()
+        };
         engine::placement_plan(archive, read, &regions)
     };
     // Planned on a thread of its own while the device opens: reading every

@@ -9,8 +9,18 @@
 //! the last one is freed. A new allocation therefore maps only the gaps of
 //! its granule range, and must zero its bytes in the granules it shares
 //! (a freed neighbour may have left data there).
+//!
+//! A gap is mapped a [`SLAB`] at a time where the granule is smaller
+//! (the CPU runtime's 4 KiB pages): one mapping per small allocation would
+//! run a process past the kernel's limit on mappings (`vm.max_map_count`,
+//! 65530) after some 65 thousand allocations, while a slab serves hundreds
+//! of neighbours. Its bytes beyond the allocation are zeroed by whichever
+//! allocation lands there later, as in any shared granule.
 
 use std::collections::{BTreeMap, HashMap};
+
+/// The smallest length a gap is mapped in, where the reservation has room.
+pub const SLAB: u64 = 2 << 20;
 
 /// One mapping: whole granules, and what the backend keeps of it (`H`: its
 /// physical allocation's handle, say).
@@ -91,14 +101,16 @@ impl<H: Copy> Granules<H> {
         let g = self.granularity;
         let end = addr.checked_add(size.max(1))?;
         let (start, gend) = (addr & !(g - 1), end.checked_next_multiple_of(g)?);
-        let inside = self
+        let Some(reservation_end) = self
             .reserved
             .range(..=start)
             .next_back()
-            .is_some_and(|(&b, &s)| gend <= b + s);
-        if !inside {
+            .map(|(&b, &s)| b + s)
+            .filter(|&e| gend <= e)
+        else {
             return None;
-        }
+        };
+        let slab = SLAB.max(g);
         let clip = |b: u64, e: u64| (b.max(addr), e.min(end));
         let mut plan = Plan::default();
         let mut at = start;
@@ -116,9 +128,21 @@ impl<H: Copy> Granules<H> {
                 continue;
             }
             let next = self.maps.range(at..gend).next().map_or(gend, |(&b, _)| b);
-            plan.gaps.push((at, next - at));
+            // The last gap runs on to its slab's end, short of the next
+            // mapping and of the reservation's end.
+            let mapped_end = if next == gend {
+                let limit = self
+                    .maps
+                    .range(gend..)
+                    .next()
+                    .map_or(reservation_end, |(&b, _)| b.min(reservation_end));
+                gend.max((at + 1).next_multiple_of(slab).min(limit))
+            } else {
+                next
+            };
+            plan.gaps.push((at, mapped_end - at));
             plan.fresh.push(clip(at, next));
-            at = next;
+            at = mapped_end;
         }
         Some(plan)
     }
@@ -194,55 +218,88 @@ mod tests {
 
     #[test]
     fn neighbours_share_granules_until_the_last_is_freed() {
-        let mut g: Granules<u32> = Granules::new(0x1000);
-        g.reserved(0x10_000, 0x10_000);
-        assert!(g.plan(0x2_0000, 8).is_none(), "outside every reservation");
-        assert!(
-            g.plan(0x1f_800, 0x1000).is_none(),
-            "runs past the reservation"
-        );
+        // Granules of 2 MiB: a slab is one granule.
+        const G: u64 = SLAB;
+        let mut g: Granules<u32> = Granules::new(G);
+        g.reserved(16 * G, 16 * G);
+        assert!(g.plan(32 * G, 8).is_none(), "outside every reservation");
+        assert!(g.plan(32 * G - 8, 16).is_none(), "runs past the reservation");
 
-        // A: [0x10100, 0x11100) maps two granules.
-        let a = g.plan(0x10_100, 0x1000).unwrap();
-        assert_eq!(a.gaps, [(0x10_000, 0x2000)]);
-        assert_eq!(a.fresh, [(0x10_100, 0x11_100)]);
+        // A: [16G + 0x100, 17G + 0x100) maps two granules.
+        let a = g.plan(16 * G + 0x100, G).unwrap();
+        assert_eq!(a.gaps, [(16 * G, 2 * G)]);
+        assert_eq!(a.fresh, [(16 * G + 0x100, 17 * G + 0x100)]);
         assert!(a.reused.is_empty());
-        g.commit(0x10_100, a, &[1]);
-        assert!(g.plan(0x10_100, 1).is_none(), "placed already");
+        g.commit(16 * G + 0x100, a, &[1]);
+        assert!(g.plan(16 * G + 0x100, 1).is_none(), "placed already");
 
-        // B: [0x11200, 0x13000) shares A's second granule, maps one more.
-        let b = g.plan(0x11_200, 0x1e00).unwrap();
-        assert_eq!(b.reused, [(0x11_200, 0x12_000)]);
-        assert_eq!(b.gaps, [(0x12_000, 0x1000)]);
-        assert_eq!(b.fresh, [(0x12_000, 0x13_000)]);
-        g.commit(0x11_200, b, &[2]);
+        // B: [17G + 0x200, 19G) shares A's second granule, maps one more.
+        let b = g.plan(17 * G + 0x200, 2 * G - 0x200).unwrap();
+        assert_eq!(b.reused, [(17 * G + 0x200, 18 * G)]);
+        assert_eq!(b.gaps, [(18 * G, G)]);
+        assert_eq!(b.fresh, [(18 * G, 19 * G)]);
+        g.commit(17 * G + 0x200, b, &[2]);
 
         // Freeing A keeps its mapping: B still uses it.
-        assert_eq!(g.free(0x10_100), Some(vec![]));
+        assert_eq!(g.free(16 * G + 0x100), Some(vec![]));
         // C lands in the middle of A's old mapping: shares it.
-        let c = g.plan(0x10_000, 0x10).unwrap();
+        let c = g.plan(16 * G, 0x10).unwrap();
         assert!(c.gaps.is_empty());
-        assert_eq!(c.reused, [(0x10_000, 0x10_010)]);
-        g.commit(0x10_000, c, &[]);
+        assert_eq!(c.reused, [(16 * G, 16 * G + 0x10)]);
+        g.commit(16 * G, c, &[]);
         assert_eq!(
-            g.free(0x11_200),
+            g.free(17 * G + 0x200),
             Some(vec![Mapping {
-                start: 0x12_000,
-                len: 0x1000,
+                start: 18 * G,
+                len: G,
                 handle: 2
             }])
         );
         assert_eq!(
-            g.free(0x10_000),
+            g.free(16 * G),
             Some(vec![Mapping {
-                start: 0x10_000,
-                len: 0x2000,
+                start: 16 * G,
+                len: 2 * G,
                 handle: 1
             }])
         );
-        assert_eq!(g.free(0x10_000), None);
+        assert_eq!(g.free(16 * G), None);
         let (maps, res) = g.drain();
         assert!(maps.is_empty());
-        assert_eq!(res, [(0x10_000, 0x10_000)]);
+        assert_eq!(res, [(16 * G, 16 * G)]);
+    }
+
+    /// Small granules are mapped a slab at a time, so that thousands of
+    /// small neighbours share a few mappings; a slab stops short of the
+    /// next mapping and of the reservation's end.
+    #[test]
+    fn small_granules_are_mapped_a_slab_at_a_time() {
+        const G: u64 = 0x1000;
+        let mut g: Granules<u32> = Granules::new(G);
+        let base = 4 * SLAB;
+        g.reserved(base, SLAB + 3 * G);
+        let mut handles = 0;
+        for k in 0..(SLAB / G + 3) {
+            let addr = base + k * G;
+            let p = g.plan(addr, G).unwrap();
+            assert_eq!(p.fresh.len() + p.reused.len(), 1, "{p:?}");
+            handles += p.gaps.len() as u32;
+            let ids: Vec<u32> = (0..p.gaps.len() as u32).map(|i| handles - i).collect();
+            g.commit(addr, p, &ids);
+        }
+        assert_eq!(handles, 2, "one slab, then the reservation's last 3 granules");
+        let (maps, _) = g.drain();
+        assert_eq!(
+            maps.iter().map(|m| (m.start, m.len)).collect::<Vec<_>>(),
+            [(base, SLAB), (base + SLAB, 3 * G)]
+        );
+
+        // Short of the next mapping.
+        let mut g: Granules<u32> = Granules::new(G);
+        g.reserved(base, SLAB);
+        let p = g.plan(base + 8 * G, G).unwrap();
+        g.commit(base + 8 * G, p, &[1]);
+        let p = g.plan(base, G).unwrap();
+        assert_eq!(p.gaps, [(base, 8 * G)]);
     }
 }

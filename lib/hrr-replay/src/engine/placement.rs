@@ -72,6 +72,45 @@ pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> V
     ranges
 }
 
+/// How many reservations placement makes at most, short of retries: each
+/// is a mapping of the process, and the kernel allows about 65 thousand
+/// (`vm.max_map_count`), threads' stacks and the runtime's own included.
+const MAX_RESERVATIONS: usize = 4096;
+
+/// `ranges` (sorted, disjoint) in at most `max` groups of neighbours, each
+/// reserved as one range from its first start to its last end: the
+/// smallest gaps are spanned first. Address space costs nothing; a mapping
+/// per allocation would run out.
+fn coalesce(ranges: &[(u64, u64)], max: usize) -> Vec<&[(u64, u64)]> {
+    let max = max.max(1);
+    let mut cut = vec![true; ranges.len().saturating_sub(1)];
+    if ranges.len() > max {
+        // Keep the `max - 1` widest gaps as cuts.
+        let mut gaps: Vec<(u64, usize)> = ranges
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| (w[1].0 - w[0].1, i))
+            .collect();
+        gaps.sort_unstable_by(|a, b| b.cmp(a));
+        cut.fill(false);
+        for &(_, i) in &gaps[..max - 1] {
+            cut[i] = true;
+        }
+    }
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for (i, &c) in cut.iter().enumerate() {
+        if c {
+            groups.push(&ranges[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < ranges.len() {
+        groups.push(&ranges[start..]);
+    }
+    groups
+}
+
 /// Where placement stands for one device: the recorded ranges it reserved.
 /// Cloned into each replay (`--loop`): reservations last as long as the device.
 #[derive(Debug, Clone, Default)]
@@ -135,15 +174,26 @@ impl Placement {
             enabled: true,
             ..Placement::default()
         };
-        for (b, e) in merged {
-            match dev.reserve_at(b, e - b) {
-                Ok(true) => {
-                    p.reserved.insert(b, e);
-                }
-                Ok(false) | Err(_) => p.refused += 1,
-            }
+        for group in coalesce(&merged, MAX_RESERVATIONS) {
+            p.reserve_group(dev, group);
         }
         p
+    }
+
+    /// Reserves `group` as one range; where that is refused (something lies
+    /// in a gap it spans), each half on its own, down to single ranges: a
+    /// few obstacles cost a few reservations each, not one per range.
+    fn reserve_group(&mut self, dev: &mut dyn Device, group: &[(u64, u64)]) {
+        let (b, e) = (group[0].0, group[group.len() - 1].1);
+        if dev.reserve_at(b, e - b).unwrap_or(false) {
+            self.reserved.insert(b, e);
+        } else if group.len() == 1 {
+            self.refused += 1;
+        } else {
+            let (left, right) = group.split_at(group.len() / 2);
+            self.reserve_group(dev, left);
+            self.reserve_group(dev, right);
+        }
     }
 
     /// Whether placement was asked for (it may still place nothing).
@@ -267,6 +317,39 @@ mod tests {
             .chunks(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
             .collect()
+    }
+
+    #[test]
+    fn many_ranges_are_reserved_in_few_groups_spanning_the_smallest_gaps() {
+        let ranges: Vec<(u64, u64)> = (0..10u64)
+            .map(|i| (i * 0x10_000 + if i >= 5 { 0x100_0000 } else { 0 }, i * 0x10_000 + 0x1000))
+            .map(|(b, e)| (b, e.max(b + 0x1000)))
+            .collect();
+        let groups = coalesce(&ranges, 2);
+        assert_eq!(groups.len(), 2);
+        assert_eq!((groups[0].len(), groups[1].len()), (5, 5), "cut at the widest gap");
+        assert_eq!(coalesce(&ranges, 100).len(), 10, "under the limit: one each");
+        assert!(coalesce(&[], 4).is_empty());
+    }
+
+    /// A group refused as a whole (something lies in a gap it spans) is
+    /// reserved range by range.
+    #[test]
+    fn a_refused_group_is_reserved_range_by_range() {
+        let mut dev = MemDevice::new(false);
+        dev.granularity = Some(0x1000);
+        dev.taken.push((0x3000, 0x1000));
+        let ranges: Vec<(u64, u64)> = (0..2 * MAX_RESERVATIONS as u64)
+            .map(|i| (0x1000 + i * 0x4000, 0x1000))
+            .collect();
+        let p = Placement::reserve(&mut dev, &ranges);
+        assert!(p.holds(0x1000, 0x1000) && p.holds(0x5000, 0x1000), "{p:?}");
+        assert_eq!(p.refused(), 0);
+        assert!(
+            dev.place_reserved.len() <= MAX_RESERVATIONS + 16,
+            "{}",
+            dev.place_reserved.len()
+        );
     }
 
     #[test]

@@ -748,3 +748,30 @@ fn archives_are_created_private() {
         }
     }
 }
+
+/// A recorded allocation larger than the device, filled by one memset: the
+/// allocation is refused (the CPU runtime has no more memory than its
+/// device reservation, at a requested address too) and the replay stops
+/// there with the event named, instead of filling memory until the kernel
+/// kills it.
+#[test]
+fn an_allocation_larger_than_the_device_is_refused_not_filled() {
+    // Where nothing of the process lies: placement can reserve it.
+    const FAR: u64 = 0x2000_0000_0000;
+    let p = Pipeline::empty("hostile-huge");
+    ArchiveBuilder::new(Platform::Cpu)
+        .alloc(FAR, 1 << 40)
+        .memset(FAR, 0x5a, 1 << 40)
+        .write(p.path("huge.hrr"))
+        .unwrap();
+    let a = play(&p, &["huge.hrr"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let err = stderr(&a);
+    assert_no_crash("hrr-play", &err);
+    assert!(
+        err.contains("fatal: event 0 (hipMalloc)") && err.contains("out of memory"),
+        "{err}"
+    );
+}

@@ -233,6 +233,12 @@ impl Memory {
         if size == 0 || !self.page_multiple(size) {
             return Err(err::INVALID_VALUE);
         }
+        // The device has no more memory than its reservation holds, as a
+        // GPU has no more than its own (a sparse memfd would take any size
+        // and run the machine out of memory only once it is filled).
+        if size > self.capacity() {
+            return Err(err::OUT_OF_MEMORY);
+        }
         // SAFETY: a NUL-terminated name and valid flags.
         let fd = unsafe { libc::memfd_create(c"hrr-vmm".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {

@@ -531,3 +531,18 @@ fn module_globals_are_extracted_with_their_values_at_the_launch() {
     std::fs::remove_dir_all(&cap).unwrap();
     plays_exact(&p, "a1.hrr");
 }
+
+/// A launch that reads a pointer table the program copied to the device:
+/// the replay up to it places every allocation, as hrr-play does, so the
+/// table's pointers are right when the launch reads them and the launch is
+/// extracted; translated instead (`--no-placement`), they are not.
+#[test]
+fn a_launch_reading_a_copied_pointer_table_is_extracted() {
+    let p = Pipeline::new("ptr_placed").arg("a").capture().play();
+    extract(&p, &["--kernel", "gather", "-o", "g.hrr"]).success();
+    p.tool("hrr-play").arg("g.hrr").assert().success();
+    let a = extract(&p, &["--kernel", "gather", "--no-placement", "-o", "g2.hrr"]).failure();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert_no_crash("hrr-extract", &err);
+    assert!(err.contains("gather"), "the launch is what fails:\n{err}");
+}

@@ -34,6 +34,10 @@ pub struct Args {
     /// Print the summary as one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Replay up to the launch with every allocation translated instead of
+    /// at its recorded address (as hrr-play --no-placement).
+    #[arg(long)]
+    pub no_placement: bool,
 }
 
 impl Args {

@@ -32,11 +32,12 @@ use hrr_cli::progress::{Progress, Unit};
 use hrr_core::archive::Archive;
 use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
 use hrr_core::event::{Dir, Event, MemKind, Op, encode_relocations};
+use hrr_core::event_reader::ReadOptions;
 use hrr_core::hex::{Addr, BlobId};
 use hrr_core::manifest::ArchiveKind;
 use hrr_replay::device::Device;
 use hrr_replay::engine::{
-    self, AddressSpace, Mapped, PauseHook, Paused, PinnedHost, ReplayOptions, Replayer,
+    self, AddressSpace, Mapped, PauseHook, Paused, PinnedHost, Placement, ReplayOptions, Replayer,
     VirtualMemory,
 };
 use serde::Serialize;
@@ -107,7 +108,14 @@ pub fn run(args: &Args) -> Result<(), ExtractError> {
         return Err(ExtractError::OutputExists(out.clone()));
     }
     let platform = archive.manifest().platform;
-    let mut dev = args.device.open(platform, &[])?;
+    // Replayed at the recorded addresses, as hrr-play does, so that pointers
+    // stored in device memory are right up to the launch.
+    let arenas = if args.no_placement {
+        &[][..]
+    } else {
+        &archive.manifest().va_arenas[..]
+    };
+    let mut dev = args.device.open(platform, arenas)?;
     let device_name = dev.name();
     eprintln!(
         "hrr-extract: replaying {} on {device_name} up to {selector}",
@@ -166,9 +174,16 @@ fn extract(
             source,
         }
     })?;
+    let placement = if args.no_placement {
+        Placement::off()
+    } else {
+        let plan = engine::placement_plan(archive, ReadOptions::default(), &regions);
+        Placement::reserve(dev, &plan)
+    };
     let space = AddressSpace {
         regions,
         regions_enabled: true,
+        placement,
         ..AddressSpace::default()
     };
     let mut hook = Extraction {

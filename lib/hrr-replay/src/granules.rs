@@ -101,15 +101,12 @@ impl<H: Copy> Granules<H> {
         let g = self.granularity;
         let end = addr.checked_add(size.max(1))?;
         let (start, gend) = (addr & !(g - 1), end.checked_next_multiple_of(g)?);
-        let Some(reservation_end) = self
+        let reservation_end = self
             .reserved
             .range(..=start)
             .next_back()
             .map(|(&b, &s)| b + s)
-            .filter(|&e| gend <= e)
-        else {
-            return None;
-        };
+            .filter(|&e| gend <= e)?;
         let slab = SLAB.max(g);
         let clip = |b: u64, e: u64| (b.max(addr), e.min(end));
         let mut plan = Plan::default();

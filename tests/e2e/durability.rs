@@ -181,3 +181,50 @@ fn repair_drops_a_torn_last_line() {
     );
     p.play().diff();
 }
+
+/// SIGTERM sent to hrr-cap alone (as `timeout` sends it) reaches the
+/// application, which ends as it would without hrr-cap: hrr-cap reports
+/// and exits 128 + SIGTERM, no application is left running, and the archive
+/// it leaves is marked incomplete and repairs into one that replays.
+#[test]
+fn sigterm_to_hrr_cap_ends_the_application_and_leaves_a_repairable_archive() {
+    // About 10 s of iterations: long enough to be cut, short enough that an
+    // application left running ends by itself.
+    let p = Pipeline::new("progress_loop").arg("5000").arg("2000");
+    let script = format!("exec hrr-cap -o cap.hrr -- {}", p.app_cmdline());
+    let mut cap = p
+        .sh_std(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn hrr-cap");
+    let mut lines = BufReader::new(cap.stdout.take().unwrap()).lines();
+    let mut app = None;
+    let mut iterations = 0;
+    while iterations < 5 {
+        let line = lines.next().expect("the app's output ended early").unwrap();
+        if let Some(v) = line.strip_prefix("progress_loop: pid=") {
+            app = Some(v.trim().parse::<i32>().unwrap());
+        } else if line.contains(" iteration ") {
+            iterations += 1;
+        }
+    }
+    let app = app.expect("the app printed its pid");
+    // SAFETY: plain kill(2) of the hrr-cap this test started.
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    for _ in lines {}
+    let status = cap.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut cap.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    assert!(err.contains("app died by signal 15"), "{err}");
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(app, 0) } == 0;
+    assert!(!alive, "the application {app} was left running");
+    assert_eq!(read_manifest(&p.cap())["complete"], false);
+    p.tool("hrr-play")
+        .args(["--repair", "cap.hrr", "-o", "fixed.hrr"])
+        .assert()
+        .success();
+    p.tool("hrr-play").arg("fixed.hrr").assert().success();
+}

@@ -78,6 +78,7 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     // it means, and hrr-cap stays to report. Set after the spawn, so the
     // application does not inherit the ignored dispositions.
     ignore_terminal_signals();
+    forward_signals_to(child.id());
     let status = child.wait().map_err(|source| CapError::Spawn {
         app: app.clone(),
         source,
@@ -255,6 +256,32 @@ fn utc_stamp(secs: u64) -> String {
         rem / 60 % 60,
         rem % 60
     )
+}
+
+/// The application's pid, for [`forward`] (0: none yet).
+static APP_PID: AtomicI32 = AtomicI32::new(0);
+
+/// Passes SIGTERM and SIGHUP sent to hrr-cap alone (`timeout 60 hrr-cap …`,
+/// a job scheduler, a closed terminal) on to the application, so that it
+/// ends as it would without hrr-cap — its capture library then marks the
+/// archive as cut short — while hrr-cap stays to report. Without this the
+/// application would run on, orphaned.
+fn forward_signals_to(pid: u32) {
+    APP_PID.store(pid as i32, Ordering::Relaxed);
+    for sig in [libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: `forward` only calls kill(2), which is async-signal-safe;
+        // the handler is a plain `extern "C" fn(c_int)`.
+        unsafe { libc::signal(sig, forward as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    }
+}
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = APP_PID.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe; `pid` is the child hrr-cap
+        // spawned and has not reaped yet (it waits for it).
+        unsafe { libc::kill(pid, sig) };
+    }
 }
 
 fn ignore_terminal_signals() {

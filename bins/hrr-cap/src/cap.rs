@@ -7,6 +7,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::SystemTime;
 
 use hrr_core::manifest::{Manifest, UnrecordedCalls};

@@ -5,6 +5,7 @@
 //! One test binary; the harness (`hrr_tests`) builds the tools once per
 //! process and compiles the workloads once per process.
 
+mod complete_claims;
 mod copies;
 mod direct;
 mod durability;

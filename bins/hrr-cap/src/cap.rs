@@ -107,12 +107,19 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         line.push_str(&format!(" (incomplete: {why})"));
     } else if summary.complete.is_none() {
         let notes = note.as_ref().map(NoteFile::read);
-        line.push_str(&format!(
-            " (nothing recorded: {})",
-            no_capture::reason(notes.as_ref(), args.platform)
-        ));
-        if created {
-            let _ = fs::remove_dir(&dir);
+        // No manifest: either nothing was recorded, or the archive could
+        // not be written (a full disk) and what was recorded is lost.
+        match no_capture::not_written(&dir, notes.as_ref()) {
+            Some(why) => line.push_str(&format!(" (incomplete: {why})")),
+            None => {
+                line.push_str(&format!(
+                    " (nothing recorded: {})",
+                    no_capture::reason(notes.as_ref(), args.platform)
+                ));
+                if created {
+                    let _ = fs::remove_dir(&dir);
+                }
+            }
         }
     }
     let children = child_archives(&dir);

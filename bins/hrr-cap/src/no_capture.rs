@@ -12,6 +12,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use hrr_core::message::chain;
+
 use crate::args::PlatformArg;
 
 /// Environment variable the capture library reads the note path from.
@@ -106,6 +108,71 @@ pub fn expected(p: PlatformArg) -> &'static str {
         PlatformArg::Hip => "a HIP runtime (libamdhip64.so, libhrr_hip_cpu.so)",
         PlatformArg::Cuda => "the CUDA runtime (libcudart.so)",
     }
+}
+
+/// Why an archive with no manifest is not merely empty, if it is not: the
+/// capture library started it (its lock file, events file or blob store
+/// is there) and could not write it, or the file system holding it
+/// refuses a write (a full disk) while the application loaded a runtime
+/// (or no process could leave a note). Then what the application did was
+/// not recorded: its events are lost, and the archive is incomplete. The
+/// cause is found by writing a block in the archive directory (a
+/// temporary, removed), which fails as the capture library's writes did.
+pub fn not_written(dir: &Path, notes: Option<&Notes>) -> Option<String> {
+    let started = [
+        hrr_core::archive::OWNER_FILE,
+        hrr_core::archive_writer::EVENTS_FILE,
+        hrr_core::blob_store::BLOBS_DIR,
+    ]
+    .iter()
+    .any(|f| fs::symlink_metadata(dir.join(f)).is_ok());
+    let refused = write_refused(dir).map(|e| format!("{}: {}", dir.display(), chain(&e)));
+    let lost = "the application's calls were not recorded; its events are lost";
+    if started {
+        return Some(match refused {
+            Some(cause) => {
+                format!("the capture library could not write the archive ({cause}): {lost}")
+            }
+            None => {
+                format!("the capture library started the archive but wrote no manifest: {lost}")
+            }
+        });
+    }
+    let loaded = notes.is_none_or(|n| {
+        n.processes == 0 || !n.hip.is_empty() || !n.cuda.is_empty() || !n.driver.is_empty()
+    });
+    let cause = refused.filter(|_| loaded)?;
+    Some(format!(
+        "the archive could not be written ({cause}): {lost}"
+    ))
+}
+
+/// The error writing a block into a new file in `dir` gives, if it fails
+/// as a full disk (or a file size limit) fails a write.
+fn write_refused(dir: &Path) -> Option<std::io::Error> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let full = |e: &std::io::Error| {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG)
+        )
+    };
+    let probe = dir.join(format!(".hrr-cap-space-{}", std::process::id()));
+    let mut f = match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(hrr_core::safe_fs::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&probe)
+    {
+        Ok(f) => f,
+        Err(e) => return full(&e).then_some(e),
+    };
+    let written = f.write_all(&[0u8; 4096]).and_then(|()| f.sync_all());
+    drop(f);
+    let _ = fs::remove_file(&probe);
+    written.err().filter(full)
 }
 
 /// The reason given in `(nothing recorded: REASON)`.
@@ -203,6 +270,29 @@ mod tests {
             reason(Some(&drv), PlatformArg::Cuda),
             "the app loaded the CUDA driver /d/libcuda.so.1 but made no CUDA call the capture library records"
         );
+    }
+
+    #[test]
+    fn an_archive_the_library_started_and_could_not_write_lost_its_events() {
+        let t = tempfile::tempdir().unwrap();
+        let queried = Notes::parse(
+            r#"{"pid":1,"hip_runtime":"/l/libhrr_hip_cpu.so","cuda_runtime":null,"queried":true}"#,
+        );
+        // Nothing there, and room to write: nothing was recorded.
+        assert_eq!(not_written(t.path(), Some(&queried)), None);
+        assert_eq!(not_written(t.path(), None), None);
+        // The capture library claimed the directory and wrote no manifest.
+        fs::write(t.path().join(hrr_core::archive::OWNER_FILE), b"").unwrap();
+        assert_eq!(
+            not_written(t.path(), Some(&queried)).as_deref(),
+            Some(
+                "the capture library started the archive but wrote no manifest: the \
+                 application's calls were not recorded; its events are lost"
+            )
+        );
+        // The probe leaves nothing behind.
+        let names: Vec<_> = fs::read_dir(t.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1);
     }
 
     #[test]

@@ -103,6 +103,13 @@ pub struct Summary {
 pub fn run(args: &Args) -> Result<(), ExtractError> {
     let selector = args.selector()?;
     let archive = Archive::open(&args.archive)?;
+    // What precedes the launch is whole in a prefix too: said, not refused.
+    if let Some(why) = archive.incomplete_reason() {
+        eprintln!(
+            "hrr-extract: warning: {} is incomplete ({why}); extracting from what it holds",
+            args.archive.display()
+        );
+    }
     let out = &args.output;
     if std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) || out.is_file() {
         return Err(ExtractError::OutputExists(out.clone()));

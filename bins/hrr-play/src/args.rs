@@ -93,7 +93,8 @@ pub struct Args {
     pub strict: bool,
     /// Accept an incomplete capture (killed, disk full, events lost): the
     /// events it holds are replayed and a pass is `PASS (partial: …)`, exit
-    /// 0. Without it, such a replay ends `FAIL (partial: …)`, exit 1.
+    /// 0. Without it, such a replay ends `FAIL (partial: …)`, exit 1; so
+    /// does one that replayed no event at all, even with it.
     #[arg(long)]
     pub allow_partial: bool,
     /// Seconds without progress (a launch or sync that never returns)

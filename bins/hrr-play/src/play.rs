@@ -66,13 +66,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         },
     };
     let incomplete = archive.incomplete_reason();
-    // Events the application made, when the capture knows how many it lost.
+    // Events the application made, when the capture knows how many it lost
+    // (or its manifest claims to be complete: then its count).
     let recorded = archive
         .manifest()
         .extra
         .get("lost_events")
         .and_then(serde_json::Value::as_u64)
-        .map(|lost| archive.manifest().events + lost);
+        .map(|lost| archive.manifest().events + lost)
+        .or(archive
+            .manifest()
+            .complete
+            .then_some(archive.manifest().events));
     let unrecorded = UnrecordedCalls(&archive.manifest().unrecorded);
     if args.strict && unrecorded.total() > 0 {
         eprintln!(
@@ -230,10 +235,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         None => 1,
     };
     // A replay of part of a capture proves less than a PASS says: it fails
-    // unless the user asked for a prefix (`--allow-partial`).
+    // unless the user asked for a prefix (`--allow-partial`); a replay of
+    // none of it proves nothing, and fails even so.
     let verdict = match (&incomplete, code) {
         (Some(_), 0) if args.strict => Verdict::FailIncomplete,
-        (Some(_), 0) if args.allow_partial => Verdict::Partial(recorded),
+        (Some(_), 0) if args.allow_partial && summary.replayed_events() > 0 => {
+            Verdict::Partial(recorded)
+        }
         (Some(_), 0) => Verdict::FailPartial(recorded),
         (None, 0) if args.strict && summary.d2h_nondeterministic > 0 => {
             Verdict::FailNondeterministic
@@ -398,8 +406,10 @@ impl Verdict {
         let partial = |recorded: Option<u64>| {
             format!(
                 "partial: {} of {} events; capture incomplete",
-                s.replayed,
-                recorded.unwrap_or(s.events).max(s.replayed)
+                s.replayed_events(),
+                recorded
+                    .unwrap_or(s.events - u64::from(s.trailer && s.events > 0))
+                    .max(s.replayed_events())
             )
         };
         match self {

@@ -40,10 +40,17 @@ pub fn repair(args: &Args) -> Result<ExitCode> {
     }
     let archive = Archive::open(src)?;
     if reads_cleanly(&archive) {
-        eprintln!(
-            "hrr-play: repair: {} is complete and reads cleanly; nothing to repair",
-            src.display()
-        );
+        match archive.incomplete_reason() {
+            None => eprintln!(
+                "hrr-play: repair: {} is complete and reads cleanly; nothing to repair",
+                src.display()
+            ),
+            Some(why) => eprintln!(
+                "hrr-play: repair: {} was repaired and reads cleanly; nothing to repair (it \
+                 stays incomplete: {why})",
+                src.display()
+            ),
+        }
         return Ok(ExitCode::SUCCESS);
     }
     drop(archive);
@@ -116,24 +123,41 @@ fn print_done(src: &Path, dst: &Path, report: &RepairReport) {
         report.events_kept,
         report.blobs_linked + report.blobs_copied
     );
+    // Repair makes an archive readable, not whole: what its writer lost
+    // (or repair dropped) stays lost, and the archive says so.
+    if let Some(why) = &report.incomplete {
+        eprintln!(
+            "hrr-play: repair: {} stays incomplete: {why}",
+            dst.display()
+        );
+    }
 }
 
-/// Complete, every line reads, the last event is `eof`, nothing recovered.
+/// Nothing to repair: complete, or an archive repair left incomplete (what
+/// it lacks, no repair brings back); and every line reads, the last event
+/// is an `eof` trailer counting the events before it, nothing recovered.
 fn reads_cleanly(a: &Archive) -> bool {
-    if !a.is_complete() {
+    if !a.is_complete() && !a.manifest().repaired {
         return false;
     }
     let Ok(mut events) = a.events(ReadOptions::default()) else {
         return false;
     };
-    let mut last_is_eof = false;
+    let mut read = 0u64;
+    let mut trailer = None;
     for e in events.by_ref() {
         match e {
-            Ok(e) => last_is_eof = matches!(e.op, Op::Eof { .. }),
+            Ok(e) => {
+                trailer = match e.op {
+                    Op::Eof { events } => Some(events),
+                    _ => None,
+                };
+                read += 1;
+            }
             Err(_) => return false,
         }
     }
-    last_is_eof && events.warnings().is_empty()
+    trailer.is_some_and(|n| n + 1 == read) && events.warnings().is_empty()
 }
 
 fn parent_and_name(src: &Path) -> (PathBuf, OsString) {

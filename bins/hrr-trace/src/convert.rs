@@ -158,7 +158,7 @@ pub fn write_trace<W: Write>(
         "hrr_archive": archive.path().display().to_string(),
         "hrr_kind": m.kind,
         "hrr_platform": m.platform,
-        "hrr_complete": m.complete,
+        "hrr_complete": archive.is_complete(),
         "hrr_events": stats.events,
         "hrr_kernels": stats.kernels,
         "hrr_copies": stats.copies,

@@ -65,9 +65,9 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<(), CliError> {
     let archive = Archive::open(&args.archive).map_err(TraceError::from)?;
-    if !archive.is_complete() {
+    if let Some(why) = archive.incomplete_reason() {
         eprintln!(
-            "hrr-trace: warning: {} is incomplete (its writer did not finish); tracing what it holds",
+            "hrr-trace: warning: {} is incomplete ({why}); tracing what it holds",
             args.archive.display()
         );
     }

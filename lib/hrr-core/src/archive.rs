@@ -13,12 +13,13 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::archive_writer::{ArchiveWriter, EVENTS_FILE, REGIONS_DIR, WriteError};
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
 use crate::event::Op;
 use crate::event_reader::{
-    EventReader, MappedEvents, ParallelReader, ReadError, ReadOptions, Warning,
+    Ending, EventReader, MappedEvents, ParallelReader, ReadError, ReadOptions, Warning,
 };
 use crate::hex::BlobId;
 use crate::manifest::{MANIFEST_FILE, MAX_MANIFEST, Manifest, ManifestError};
@@ -93,6 +94,9 @@ pub struct Archive {
     blobs: BlobStore,
     /// Where the files are when they are not on disk.
     mem: Option<MemFiles>,
+    /// What the events file says of a manifest's `complete:true`, once
+    /// read (see [`Archive::incomplete_reason`]).
+    claim: OnceLock<Option<String>>,
 }
 
 /// What [`Archive::events`] reads: the events file, or its bytes in memory.
@@ -171,6 +175,7 @@ impl Archive {
             manifest,
             blobs,
             mem: None,
+            claim: OnceLock::new(),
         })
     }
 
@@ -207,6 +212,7 @@ impl Archive {
             dir,
             manifest,
             mem: Some(files.clone()),
+            claim: OnceLock::new(),
         })
     }
 
@@ -225,33 +231,35 @@ impl Archive {
         &self.manifest
     }
 
-    /// Whether the writer finished cleanly (`complete:true`).
+    /// Whether the archive is complete: its manifest says so and its
+    /// events file bears it out ([`Archive::incomplete_reason`] is `None`).
     pub fn is_complete(&self) -> bool {
-        self.manifest.complete
+        self.incomplete_reason().is_none()
     }
 
     /// Why the archive is incomplete (`None` when it is complete), in the
     /// user's terms, from the best evidence there is: the reason its writer
-    /// recorded (`"incomplete"` in the manifest, e.g. `disk full`), a
-    /// capture process that is still running (its pid in `.hrr-owner`), a
-    /// torn last line (the writer died mid-write), or else a writer that
-    /// died or was killed before writing its `eof`.
+    /// recorded (`"incomplete"` in the manifest, e.g. `disk full`, and the
+    /// events it lost), a capture process that is still running (its pid
+    /// in `.hrr-owner`), a torn last line (the writer died mid-write), or
+    /// else a writer that died or was killed before writing its `eof`.
+    ///
+    /// A manifest's `complete:true` is a claim, and is checked: a reason or
+    /// lost events beside it (`incomplete`, `lost_events`), and against the
+    /// events file (once; one pass over it, see
+    /// [`crate::event_reader::ending`]) no event line at all, a last event
+    /// that is not the `eof` trailer, a torn last line, or a trailer (or
+    /// manifest) counting other than the event lines there are make the
+    /// archive incomplete all the same.
     pub fn incomplete_reason(&self) -> Option<String> {
-        if self.manifest.complete {
-            return None;
+        if let Some(why) = recorded_reason(&self.manifest) {
+            return Some(why);
         }
-        if let Some(why) = self.manifest.incomplete_reason() {
-            let lost = self
-                .manifest
-                .extra
-                .get("lost_events")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0);
-            return Some(if lost > 0 {
-                format!("{why}; {lost} events lost")
-            } else {
-                why.to_string()
-            });
+        if self.manifest.complete {
+            return self
+                .claim
+                .get_or_init(|| self.check_complete_claim())
+                .clone();
         }
         if let Some(pid) = self.owner_pid()
             && process_alive(pid)
@@ -277,6 +285,43 @@ impl Archive {
                 "no eof: the replay stopped before finishing".into()
             }
         })
+    }
+
+    /// Why the events file does not bear out the manifest's
+    /// `complete:true`, if it does not. A file that cannot be read, or a
+    /// line longer than a reader reads, is left to the readers, whose
+    /// errors say so.
+    fn check_complete_claim(&self) -> Option<String> {
+        let path = self.events_path();
+        let ending = match &self.mem {
+            Some(mem) => crate::event_reader::ending(&mem.read(&path)?[..]),
+            None => crate::event_reader::ending(crate::event_reader::open_buffered(&path).ok()?),
+        };
+        let claim = "though the manifest says the archive is complete";
+        let events = self.manifest.events;
+        match ending.ok()? {
+            Ending::Empty => Some(format!(
+                "no eof: {EVENTS_FILE} is empty, {claim} ({events} events)"
+            )),
+            Ending::Torn { line, bytes } => Some(format!(
+                "torn last line: line {line} ({bytes} bytes, no newline) does not parse, {claim}"
+            )),
+            Ending::NoEof { line } => Some(format!(
+                "no eof: the last event (line {line}) is not the eof trailer, {claim}"
+            )),
+            Ending::Eof {
+                line,
+                counts,
+                lines,
+            } if counts != lines => Some(format!(
+                "the eof trailer (line {line}) counts {counts} events, but {EVENTS_FILE} holds \
+                 {lines}"
+            )),
+            Ending::Eof { lines, .. } if lines != events => Some(format!(
+                "the manifest counts {events} events, but {EVENTS_FILE} holds {lines}"
+            )),
+            Ending::Eof { .. } | Ending::TooLong { .. } => None,
+        }
     }
 
     /// The pid in `.hrr-owner`, if the file is there and holds one.
@@ -501,6 +546,9 @@ pub struct RepairReport {
     /// Region files not copied, and why: not a regular file, or larger than
     /// a reader reads ([`crate::region_record::MAX_REGION_FILE`]).
     pub regions_left_out: Vec<(PathBuf, String)>,
+    /// Why the repaired archive is not complete, when it is not: it holds
+    /// fewer events than its source's writer made (see [`repair`]).
+    pub incomplete: Option<String>,
 }
 
 /// Rewrites a torn or crashed archive `src` as a clean one at `dst` (which
@@ -510,6 +558,17 @@ pub struct RepairReport {
 /// `complete:true, repaired:true`. Events whose blobs are missing, corrupt
 /// or unreadable are kept; the report lists the blobs so the damage is
 /// visible, and the region files it left out.
+///
+/// Repair makes an archive readable; it cannot bring back events. The
+/// repaired archive stays `complete:false` (its `incomplete` saying why,
+/// `lost_events` counting what is known to be lost) when its source says
+/// it is not whole (an `incomplete` reason or `lost_events` in its
+/// manifest: a full disk, a blob not written, a replay that stopped) or
+/// when repair drops events: lines of ops this hrr does not know, the
+/// malformed line and everything after it, or fewer events than the
+/// source's `eof` trailer (or its manifest's `complete:true`) counts. Only
+/// a torn last line is dropped without that: the event its writer died
+/// writing.
 ///
 /// Nothing but regular files is read: a FIFO, symlink or directory in place
 /// of a blob or region file is reported, never opened for a blocking read
@@ -604,6 +663,8 @@ fn repair_into(
     let mut report = RepairReport::default();
     let mut seen: HashSet<BlobId> = HashSet::new();
     let mut events = src.events(ReadOptions::default())?;
+    // The events the source's `eof` trailer counts, when it has one.
+    let mut trailer = None;
     while let Some(item) = events.next() {
         if report.events_kept.is_multiple_of(1024) {
             progress(events.bytes_read(), total);
@@ -616,9 +677,10 @@ fn repair_into(
             }
             Err(e) => return Err(e.into()),
         };
-        if matches!(event.op, Op::Eof { .. }) {
+        if let Op::Eof { events } = event.op {
             // The writer adds a fresh trailer with the right count.
             report.had_eof = true;
+            trailer = Some(events);
             break;
         }
         for id in referenced_blobs(&event.op) {
@@ -656,8 +718,87 @@ fn repair_into(
             Err(why) => report.regions_left_out.push((path, why)),
         }
     }
-    writer.finish()?;
+    let (dropped, lost) = dropped_by_repair(src.manifest(), &report, trailer);
+    if dropped.is_empty() && recorded_reason(src.manifest()).is_none() {
+        writer.finish()?;
+        return Ok(report);
+    }
+    let source_lost = lost_events(src.manifest());
+    let m = writer.finish_with(|m| {
+        m.complete = false;
+        for why in &dropped {
+            m.mark_incomplete(why);
+        }
+        if lost > 0 {
+            m.extra
+                .insert(LOST_EVENTS_FIELD.into(), (source_lost + lost).into());
+        }
+    })?;
+    report.incomplete = recorded_reason(&m);
     Ok(report)
+}
+
+/// Why a repair dropped events its source's writer made, each reason a
+/// sentence, and how many events that is where it is known: lines of ops
+/// this hrr does not know, a malformed line and what follows it, fewer
+/// events read than the source's `eof` trailer (or, with none, its
+/// manifest's `complete:true`) counts.
+fn dropped_by_repair(
+    source: &Manifest,
+    report: &RepairReport,
+    trailer: Option<u64>,
+) -> (Vec<String>, u64) {
+    let mut why = Vec::new();
+    let unknown = report
+        .warnings
+        .iter()
+        .filter(|w| matches!(w, Warning::UnknownOp { .. }))
+        .count() as u64;
+    if unknown > 0 {
+        why.push(format!(
+            "repair dropped {unknown} events of ops this hrr does not know"
+        ));
+    }
+    if let Some((line, reason)) = &report.stopped_at {
+        why.push(format!(
+            "repair dropped line {line} and every line after it (malformed event: {reason})"
+        ));
+    }
+    let read = report.events_kept + unknown;
+    let counted = match trailer {
+        Some(n) => Some((n, "the eof trailer")),
+        None => source.complete.then_some((source.events, "the manifest")),
+    };
+    let mut lost = unknown;
+    if let Some((n, by)) = counted
+        && n > read
+    {
+        why.push(format!("{by} counted {n} events, {read} were read"));
+        lost = n - report.events_kept;
+    }
+    (why, lost)
+}
+
+/// The manifest field counting events a writer lost (FORMAT.md).
+const LOST_EVENTS_FIELD: &str = "lost_events";
+
+/// `lost_events` of a manifest (0 without one).
+fn lost_events(m: &Manifest) -> u64 {
+    m.extra
+        .get(LOST_EVENTS_FIELD)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// What a manifest itself says of why its archive is not whole: the
+/// reason its writer (or a check, or repair) gave, and the events lost.
+fn recorded_reason(m: &Manifest) -> Option<String> {
+    match (m.incomplete_reason(), lost_events(m)) {
+        (Some(why), 0) => Some(why.to_string()),
+        (Some(why), lost) => Some(format!("{why}; {lost} events lost")),
+        (None, 0) => None,
+        (None, lost) => Some(format!("{lost} events lost")),
+    }
 }
 
 /// Bytes read and written at a time when copying a region file.

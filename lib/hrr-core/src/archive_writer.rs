@@ -346,7 +346,15 @@ impl ArchiveWriter {
 
     /// Appends `{"op":"eof","events":N}`, makes the events durable, and marks
     /// the manifest complete. Returns the final manifest.
-    pub fn finish(mut self) -> Result<Manifest, WriteError> {
+    pub fn finish(self) -> Result<Manifest, WriteError> {
+        self.finish_with(|_| {})
+    }
+
+    /// [`ArchiveWriter::finish`], with `edit` given the final manifest
+    /// (`complete:true`, the counts) before it is written: e.g. repair
+    /// leaving an archive that lost events `complete:false`
+    /// ([`Manifest::mark_incomplete`]).
+    pub fn finish_with(mut self, edit: impl FnOnce(&mut Manifest)) -> Result<Manifest, WriteError> {
         let eof = Event {
             seq: self.next_seq,
             t: monotonic_ns(),
@@ -368,6 +376,7 @@ impl ArchiveWriter {
         self.manifest.complete = true;
         self.manifest.events = self.written;
         self.manifest.blobs = self.blob_ids.len() as u64;
+        edit(&mut self.manifest);
         self.write_manifest()?;
         self.finished = true;
         Ok(self.manifest.clone())

@@ -39,7 +39,9 @@ use memmap2::{Mmap, UncheckedAdvice};
 use crate::event::{DevTime, Event};
 use crate::wire::{EventError, Wire};
 
+mod ending;
 mod parallel;
+pub use ending::{Ending, ending};
 pub use parallel::{ParallelError, ParallelReader};
 
 /// How strictly to read.

@@ -772,7 +772,8 @@ impl<'a> Replayer<'a> {
                 stream,
             } => self.pool_alloc(e, (*ptr, *size), *pool, *stream)?,
             // Modules load lazily at first launch; nothing to do for these.
-            Op::ModuleLoad { .. } | Op::Function { .. } | Op::Eof { .. } => {}
+            Op::ModuleLoad { .. } | Op::Function { .. } => {}
+            Op::Eof { .. } => self.summary.trailer = true,
         }
         self.summary.replayed += 1;
         Ok(())

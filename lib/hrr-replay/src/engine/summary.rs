@@ -183,9 +183,19 @@ pub struct ReplaySummary {
     /// Launches were made on a thread of the backend's own
     /// ([`crate::launch_thread`]).
     pub launch_thread: bool,
+    /// The archive's `eof` trailer was replayed (it is counted in `events`
+    /// and `replayed`, and is none of the application's events).
+    #[serde(skip)]
+    pub trailer: bool,
 }
 
 impl ReplaySummary {
+    /// The application's events replayed: [`ReplaySummary::replayed`]
+    /// without the `eof` trailer.
+    pub fn replayed_events(&self) -> u64 {
+        self.replayed - u64::from(self.trailer && self.replayed > 0)
+    }
+
     /// D2H results that passed.
     pub fn d2h_pass(&self) -> u64 {
         self.d2h_exact + self.d2h_tolerance

@@ -1,3 +1,4 @@
 //! The logic of `hrr-diff`, as a library so its benchmark can drive it.
+#![forbid(unsafe_code)]
 
 pub mod archive_diff;

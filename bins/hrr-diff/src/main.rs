@@ -15,6 +15,7 @@
 //! whose bytes differ between A and C: nondeterministic, counted
 //! (`d2h : … , K nondeterministic`), named on stderr, not compared with B
 //! and not failing unless `--strict`.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;

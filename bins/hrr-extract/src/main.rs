@@ -5,6 +5,7 @@
 //! Summary on stdout (or one JSON document with `--json`), messages on
 //! stderr. Exit status: 0 written, 1 the replay failed, 2 usage or format
 //! error (including a launch that does not exist).
+#![forbid(unsafe_code)]
 
 mod args;
 mod error;

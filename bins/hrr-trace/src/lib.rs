@@ -11,6 +11,7 @@
 //! `ParallelReader`, a chunk of the file each, and converted in file order
 //! on the calling thread; the trace is written as it goes, so memory does
 //! not grow with the archive.
+#![forbid(unsafe_code)]
 
 pub mod convert;
 pub mod json;

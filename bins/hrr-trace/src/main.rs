@@ -7,6 +7,7 @@
 //! it. Warnings, the one-line summary and errors go to stderr;
 //! a progress bar too, when stderr is a terminal and the work takes more
 //! than a second. Exit status: 0 written, 2 usage, archive or write error.
+#![forbid(unsafe_code)]
 
 use std::fs::{self, File};
 use std::io::{self, IsTerminal, Write};

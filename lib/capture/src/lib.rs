@@ -31,15 +31,8 @@
 #![deny(unsafe_code)]
 
 /// The CUDA family (exports, fat-binary registry, layouts); see its docs.
-// The family is being rewritten; its item docs and the SAFETY comment of the
-// optional-symbol transmutes in cuda/ffi.rs (written above their statement,
-// not above each block) come with that.
-#[allow(unsafe_code, missing_docs, clippy::undocumented_unsafe_blocks)]
 pub mod cuda;
 /// The HIP family (exports and their types); see its docs.
-// Its exports keep the HIP C API's names and are documented by its headers
-// (the family is being rewritten).
-#[allow(missing_docs)]
 pub mod hip;
 pub mod hsa;
 pub mod interpose;

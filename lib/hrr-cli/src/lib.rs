@@ -5,6 +5,7 @@
 //! shell completions (`TOOL --generate WHAT`, [`generate`]). The `backend`
 //! feature (on by default) builds the first; without it, only the other two
 //! are built.
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "backend")]
 pub mod backend;

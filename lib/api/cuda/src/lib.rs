@@ -24,6 +24,9 @@
 #![no_std]
 #![deny(unsafe_code)]
 #![allow(non_camel_case_types)]
+// A transcription of the C headers: each item is the header's, under its C
+// name, and documented there (as in `hip-api`).
+#![allow(missing_docs)]
 
 pub mod graph;
 pub mod rect;

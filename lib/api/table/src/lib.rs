@@ -59,12 +59,16 @@
 //! 3. Consumers expand the list with their own callbacks (the capture
 //!    library's `interpose::exports` has the interposer's, shared by families).
 #![no_std]
+#![deny(unsafe_code)]
 
 pub use core::ffi::{CStr, c_void};
 pub use core::ptr::NonNull;
 
 /// One entry point's arguments, as the struct [`entry_struct!`] generates:
 /// one public field per C parameter, in order.
+// Its two methods are `unsafe fn`s: calling a C function through a pointer,
+// and typing an address as one, rest on the caller's word (their contracts).
+#[allow(unsafe_code)]
 pub trait Entry: Copy + 'static {
     /// The entry point's C type, `unsafe extern "C" fn(…) -> Ret`.
     type Fn: Copy;
@@ -171,6 +175,8 @@ macro_rules! entry_struct {
 }
 
 #[cfg(test)]
+// Calls C functions through the tables the macros generate.
+#[allow(unsafe_code)]
 mod tests {
     use super::Entry;
     use core::ffi::{c_int, c_void};

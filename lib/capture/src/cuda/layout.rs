@@ -26,12 +26,16 @@ pub const MAX_PARAM_BYTES: u64 = 32_764;
 /// Where a layout came from (printed with `HRR_LOG`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// The driver's `cuKernelGetParamInfo` (or `cuFuncGetParamInfo`).
     Driver,
+    /// The fat binary's own metadata (`.nv.info`).
     FatbinMetadata,
+    /// No layout: launches are recorded without arguments.
     None,
 }
 
 impl Source {
+    /// How `HRR_LOG` names it.
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Driver => "driver (cuKernelGetParamInfo)",
@@ -141,6 +145,7 @@ pub fn with_pointers(meta: &KernelMeta, indices: &[usize]) -> KernelMeta {
 pub struct Choice {
     /// `None`: no layout at all; launches are recorded without arguments.
     pub meta: Option<KernelMeta>,
+    /// Where it came from.
     pub source: Source,
     /// Something the user should hear about (printed once per kernel).
     pub warning: Option<String>,

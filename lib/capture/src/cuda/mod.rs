@@ -37,9 +37,13 @@ pub mod log;
 pub mod registry;
 pub mod types;
 
+// FFI: the runtime's C entry points, reading the application's arguments.
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod exports;
+// FFI: the runtime calls the recorder makes on its own behalf.
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod ffi;
 
 /// The runtime table's entries this library exports (`cuda::exports`), as

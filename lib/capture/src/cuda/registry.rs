@@ -95,6 +95,8 @@ pub struct Fatbin {
 }
 
 impl Fatbin {
+    /// A driver-layer image under `handle`: its extent (address, length),
+    /// or why it is unknown.
     pub fn new(handle: u64, image: Result<(usize, usize), String>) -> Fatbin {
         Fatbin {
             handle,
@@ -174,6 +176,7 @@ impl Fatbin {
         self.loaded.get().is_some()
     }
 
+    /// Whether it is still registered (its memory may still be read).
     pub fn is_live(&self) -> bool {
         self.live.load(Ordering::Acquire)
     }
@@ -201,6 +204,7 @@ pub struct Resolved {
     /// Why the code could not be read (launches record the empty blob and
     /// no arguments).
     pub code_error: Option<String>,
+    /// Where the layout came from.
     pub layout: layout::Source,
     /// Number of parameters in the layout (0 with no layout).
     pub params: usize,
@@ -215,6 +219,7 @@ pub struct CudaKernel {
     pub name: String,
     /// Host stub address (`hostFun`).
     pub host_fun: u64,
+    /// The fat binary (or driver-layer image) holding its code.
     pub fatbin: Arc<Fatbin>,
     /// The `cudaKernel_t` `__cudaGetKernel` gave for it (0: none yet).
     handle: AtomicU64,
@@ -222,6 +227,7 @@ pub struct CudaKernel {
 }
 
 impl CudaKernel {
+    /// Kernel `name` of `fatbin`, launched through host stub `host_fun`.
     pub fn new(name: String, host_fun: u64, fatbin: Arc<Fatbin>) -> CudaKernel {
         CudaKernel {
             name,
@@ -237,10 +243,12 @@ impl CudaKernel {
         self.handle.load(Ordering::Acquire)
     }
 
+    /// Notes its `cudaKernel_t`.
     pub fn set_handle(&self, h: u64) {
         self.handle.store(h, Ordering::Release);
     }
 
+    /// Whether its code and layout were fixed (at its first launch).
     pub fn is_resolved(&self) -> bool {
         self.resolved.get().is_some()
     }
@@ -358,6 +366,7 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// Nothing registered.
     pub fn new() -> Registry {
         Registry::default()
     }
@@ -369,6 +378,7 @@ impl Registry {
         f
     }
 
+    /// The fat binary of a handle.
     pub fn fatbin(&self, handle: u64) -> Option<Arc<Fatbin>> {
         get(&self.fatbins, handle)
     }
@@ -411,14 +421,17 @@ impl Registry {
         k
     }
 
+    /// The kernel of a host stub.
     pub fn by_host(&self, host_fun: u64) -> Option<Arc<CudaKernel>> {
         get(&self.by_host, host_fun)
     }
 
+    /// The kernel of a `cudaKernel_t`.
     pub fn by_handle(&self, handle: u64) -> Option<Arc<CudaKernel>> {
         get(&self.by_handle, handle)
     }
 
+    /// The first kernel registered under a (mangled) name.
     pub fn by_name(&self, name: &str) -> Option<Arc<CudaKernel>> {
         self.by_name
             .read()

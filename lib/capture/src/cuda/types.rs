@@ -12,6 +12,7 @@ use std::ffi::c_int;
 
 /// `cudaError_t`.
 pub type CudaError = cuda_api::runtime::types::cudaError_t;
+/// `cudaSuccess`.
 pub const SUCCESS: CudaError = 0;
 /// `cudaErrorInvalidValue`.
 pub const ERROR_INVALID_VALUE: CudaError = 1;
@@ -19,14 +20,18 @@ pub const ERROR_INVALID_VALUE: CudaError = 1;
 /// defines the entry point.
 pub const ERROR_NOT_SUPPORTED: CudaError = 801;
 
-/// `cudaStream_t`, `cudaEvent_t`, `cudaKernel_t` (= the driver's `CUkernel`).
+/// `cudaStream_t`.
 pub type CudaStream = cuda_api::runtime::types::cudaStream_t;
+/// `cudaEvent_t`.
 pub type CudaEvent = cuda_api::runtime::types::cudaEvent_t;
+/// `cudaKernel_t` (= the driver's `CUkernel`).
 pub type CudaKernel = cuda_api::runtime::types::cudaKernel_t;
 
-/// `cudaStreamLegacy` and `cudaStreamPerThread`: special handles that name
-/// a default stream.
+/// `cudaStreamLegacy`: a special handle that names the legacy default
+/// stream.
 pub const STREAM_LEGACY: u64 = 0x1;
+/// `cudaStreamPerThread`: a special handle that names the calling thread's
+/// default stream.
 pub const STREAM_PER_THREAD: u64 = 0x2;
 
 /// A stream handle as the archive records it: every default stream (null,
@@ -42,16 +47,25 @@ pub fn stream_id(s: u64) -> u64 {
 
 /// `cudaMemcpyKind`.
 pub type MemcpyKind = cuda_api::runtime::types::cudaMemcpyKind;
+/// `cudaMemcpyHostToHost`.
 pub const MEMCPY_HOST_TO_HOST: MemcpyKind = 0;
+/// `cudaMemcpyHostToDevice`.
 pub const MEMCPY_HOST_TO_DEVICE: MemcpyKind = 1;
+/// `cudaMemcpyDeviceToHost`.
 pub const MEMCPY_DEVICE_TO_HOST: MemcpyKind = 2;
+/// `cudaMemcpyDeviceToDevice`.
 pub const MEMCPY_DEVICE_TO_DEVICE: MemcpyKind = 3;
+/// `cudaMemcpyDefault`: the runtime infers the direction from the pointers.
 pub const MEMCPY_DEFAULT: MemcpyKind = 4;
 
-/// `cudaMemoryType` (the `type` field of `cudaPointerAttributes`, CUDA ≥ 11).
+/// `cudaMemoryTypeUnregistered` (the `type` field of
+/// `cudaPointerAttributes`, CUDA ≥ 11): pageable host memory.
 pub const MEMORY_TYPE_UNREGISTERED: c_int = 0;
+/// `cudaMemoryTypeHost`: pinned or registered host memory.
 pub const MEMORY_TYPE_HOST: c_int = 1;
+/// `cudaMemoryTypeDevice`.
 pub const MEMORY_TYPE_DEVICE: c_int = 2;
+/// `cudaMemoryTypeManaged`.
 pub const MEMORY_TYPE_MANAGED: c_int = 3;
 
 /// Whether memory of this `cudaMemoryType` is device-side for a copy's
@@ -89,12 +103,14 @@ impl PointerAttributesBuf {
     }
 }
 
-/// `dim3` and `cudaLaunchConfig_t`, as the runtime table declares them.
+/// `dim3`, as the runtime table declares it.
 pub type Dim3 = cuda_api::runtime::types::dim3;
+/// `cudaLaunchConfig_t`, as the runtime table declares it.
 pub type LaunchConfig = cuda_api::runtime::types::cudaLaunchConfig_t;
 
 /// `CUresult` (driver API).
 pub type CuResult = c_int;
+/// `CUDA_SUCCESS`.
 pub const CUDA_SUCCESS: CuResult = 0;
 /// `CUDA_ERROR_INVALID_VALUE`: what `cuKernelGetParamInfo` answers past the
 /// last parameter.

@@ -3,6 +3,7 @@
 
 pub mod types;
 
+// FFI: the runtime's C entry points, reading the application's arguments.
 #[cfg(not(any(test, feature = "bench")))]
 #[allow(unsafe_code)]
 pub mod exports;

@@ -8,5 +8,7 @@ pub use ::hip_api::*;
 
 /// ROCm 6's `hipDriverProcAddressQueryResult` (a C enum).
 pub type ProcAddressQueryResult = c_int;
+/// `HIP_GET_PROC_ADDRESS_SUCCESS`: the symbol was found.
 pub const PROC_ADDRESS_SUCCESS: ProcAddressQueryResult = 0;
+/// `HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`.
 pub const PROC_ADDRESS_SYMBOL_NOT_FOUND: ProcAddressQueryResult = 1;

@@ -4,6 +4,7 @@
 
 pub mod regions;
 
+// FFI: the pool entry points, reading the application's arguments.
 #[cfg(not(any(test, feature = "bench")))]
 #[allow(unsafe_code)]
 pub mod exports;

@@ -53,6 +53,7 @@ use crate::record::unrecorded::Counter;
 /// three module names in scope where it expands.
 macro_rules! export_entry {
     ([$args:ident $fns:ident $handlers:ident] $name:ident ($($p:ident : $t:ty),* $(,)?) $(-> $r:ty)?) => {
+        #[doc = concat!("`", stringify!($name), "`, interposed: forwarded unchanged to the next definition; its handler says what is recorded.")]
         #[unsafe(no_mangle)]
         #[allow(non_snake_case, clippy::too_many_arguments)]
         pub unsafe extern "C" fn $name($($p: $t),*) $(-> $r)? {

@@ -93,7 +93,7 @@ macro_rules! driver_api {
         /// Index of each wrapped entry point in [`entries`].
         #[allow(non_camel_case_types, clippy::enum_variant_names)]
         #[derive(Clone, Copy, Debug)]
-        pub enum Sym { $( $( $name, )+ )* $( $mname, )* }
+        pub enum Sym { $( $( #[doc = concat!("`", stringify!($name), "`.")] $name, )+ )* $( #[doc = concat!("`", stringify!($mname), "`.")] $mname, )* }
 
         /// Every wrapped driver entry point: its exported name and this
         /// library's wrapper, in `Sym` order.
@@ -123,6 +123,7 @@ macro_rules! driver_api {
 macro_rules! driver_wrapper {
     ($order:ident { $( stream $stream:expr )? } { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
         $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
+        #[doc = concat!("`", stringify!($name), "`, interposed: forwarded unchanged to the driver; recorded as its table line says.")]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
             const API: &str = stringify!($name);
@@ -215,19 +216,27 @@ driver_api! {
 
     // ------------------------------------------------------------ contexts
     Lifecycle cuDevicePrimaryCtxRetain,
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     // The v1 symbol: what CUDA 13's static runtime still asks for at exit.
     Lifecycle cuDevicePrimaryCtxRelease_v2 | cuDevicePrimaryCtxRelease,
         record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
     Lifecycle cuCtxCreate_v2,
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxCreate_v3,
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxCreate_v4,
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxDestroy_v2,
         record |r, api, ret, a| r.op(api, ret, &Op::CtxDestroy { ctx: Addr(a.ctx as u64) });
@@ -242,17 +251,23 @@ driver_api! {
 
     // ------------------------------------------------------------ allocations
     Lifecycle cuMemAlloc_v2,
+        // SAFETY: `dptr` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
     Lifecycle cuMemAllocPitch_v2,
         record |r, api, ret, a| {
+            // SAFETY: `pitch` is this call's out-parameter, read only after the driver reported success (having written it).
             let p = unsafe { out(ret, a.pitch) };
+            // SAFETY: `dptr` is this call's out-parameter, read only after the driver reported success (having written it).
             r.alloc(api, ret, unsafe { out(ret, a.dptr) }, (p * a.height) as u64, MemKind::Device)
         };
     Lifecycle cuMemAllocManaged,
+        // SAFETY: `dptr` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Managed);
     Lifecycle cuMemAllocAsync | cuMemAllocAsync_ptsz,
+        // SAFETY: `dptr` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, MemKind::Device);
     Lifecycle cuMemAllocFromPoolAsync | cuMemAllocFromPoolAsync_ptsz,
+        // SAFETY: `dptr` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.pool_alloc(api, ret, unsafe { out(ret, a.dptr) }, a.size as u64, a.pool as u64, s(a.stream));
     Lifecycle cuMemFree_v2,
         before |r, _, _, a| r.host_memory().untrack(a.dptr),
@@ -260,8 +275,10 @@ driver_api! {
     Lifecycle cuMemFreeAsync | cuMemFreeAsync_ptsz,
         record |r, api, ret, a| r.free(api, ret, a.dptr, None);
     Lifecycle cuMemAllocHost_v2,
+        // SAFETY: `pp` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
     Lifecycle cuMemHostAlloc,
+        // SAFETY: `pp` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.alloc(api, ret, unsafe { out(ret, a.pp.cast::<u64>()) }, a.size as u64, MemKind::Pinned);
     Lifecycle cuMemFreeHost,
         before |r, _, _, a| r.host_memory().untrack(a.p as u64),
@@ -274,10 +291,12 @@ driver_api! {
 
     // ------------------------------------------------------------ virtual memory
     Lifecycle cuMemAddressReserve,
+        // SAFETY: `ptr` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.va_reserve(api, ret, unsafe { out(ret, a.ptr) }, a.size as u64);
     Lifecycle cuMemAddressFree,
         record |r, api, ret, a| r.va_free(api, ret, a.ptr, a.size as u64);
     Lifecycle cuMemCreate,
+        // SAFETY: `handle` is this call's out-parameter, read only after success; `prop` is the property struct the driver just read.
         record |r, api, ret, a| unsafe { rec::vmm_create(r, api, ret, out(ret, a.handle), a.size, a.prop) };
     Lifecycle cuMemRelease,
         record |r, api, ret, a| r.op(api, ret, &Op::MemRelease { handle: Addr(a.handle) });
@@ -290,29 +309,39 @@ driver_api! {
 
     // ------------------------------------------------------------ copies
     Free cuMemcpyHtoD_v2 | cuMemcpyHtoD_v2_ptds,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, None) };
     Free cuMemcpyDtoH_v2 | cuMemcpyDtoH_v2_ptds,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, None) };
     Free cuMemcpyDtoD_v2 | cuMemcpyDtoD_v2_ptds,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
     Free cuMemcpy | cuMemcpy_ptds,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, None) };
     Free cuMemcpyPeer | cuMemcpyPeer_ptds,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
     Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,
         stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, Some(a.stream)) };
     Free cuMemcpyDtoHAsync_v2 | cuMemcpyDtoHAsync_v2_ptsz,
         stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyDtoDAsync_v2 | cuMemcpyDtoDAsync_v2_ptsz,
         stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyAsync | cuMemcpyAsync_ptsz,
         stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyPeerAsync | cuMemcpyPeerAsync_ptsz,
         stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
 
     // ------------------------------------------------------------ memsets
@@ -334,14 +363,18 @@ driver_api! {
 
     // ------------------------------------------------------------ 2D/3D copies and memsets
     Free cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2,
+        // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), None) };
     Free cuMemcpy2DAsync_v2,
         stream |a| a.stream,
+        // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), Some(a.stream)) };
     Free cuMemcpy3D_v2,
+        // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), None) };
     Free cuMemcpy3DAsync_v2,
         stream |a| a.stream,
+        // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), Some(a.stream)) };
     Free cuMemsetD2D8_v2,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), None);
@@ -361,69 +394,95 @@ driver_api! {
 
     // ------------------------------------------------------------ memory pools
     Lifecycle cuMemPoolCreate,
+        // SAFETY: `pool` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.pool(api, ret, PoolOp::Create(unsafe { out(ret, a.pool.cast::<u64>()) }));
     Lifecycle cuMemPoolDestroy,
         record |r, api, ret, a| r.pool(api, ret, PoolOp::Destroy(a.pool as u64));
     Free cuMemPoolTrimTo,
         record |r, api, ret, a| r.pool(api, ret, PoolOp::Trim(a.pool as u64, a.keep as u64));
     Free cuMemPoolSetAttribute,
+        // SAFETY: `value` points at the attribute's value, which the driver read; `pool_attr` reads it only after success.
         record |r, api, ret, a| unsafe { rp::pool_attr(r, api, ret, a.pool as u64, a.attr, a.value) };
     Free cuDeviceSetMemPool,
         record |r, api, ret, a| r.pool(api, ret, PoolOp::Device(a.dev, a.pool as u64));
 
     // ------------------------------------------------------------ modules and libraries
     Lifecycle cuModuleLoad,
+        // SAFETY: `fname` is the path the driver just opened; `module` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_file(ret, out(ret, a.module.cast::<u64>()), a.fname) },
+        // SAFETY: `module` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.module.cast::<u64>()) });
     Lifecycle cuModuleLoadData | cuModuleLoadFatBinary,
+        // SAFETY: `image` is the image the driver just loaded; `module` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_image(ret, out(ret, a.module.cast::<u64>()), a.image) },
+        // SAFETY: `module` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.module.cast::<u64>()) });
     Lifecycle cuModuleLoadDataEx,
+        // SAFETY: `image` is the image the driver just loaded; `module` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_image(ret, out(ret, a.module.cast::<u64>()), a.image) },
+        // SAFETY: `module` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.module.cast::<u64>()) });
     Lifecycle cuLibraryLoadData,
+        // SAFETY: `code` is the image the driver just loaded; `lib` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_image(ret, out(ret, a.lib.cast::<u64>()), a.code) },
+        // SAFETY: `lib` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.lib.cast::<u64>()) });
     Lifecycle cuLibraryLoadFromFile,
+        // SAFETY: `fname` is the path the driver just opened; `lib` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_file(ret, out(ret, a.lib.cast::<u64>()), a.fname) },
+        // SAFETY: `lib` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::module_load(r, api, ret, unsafe { out(ret, a.lib.cast::<u64>()) });
     Lifecycle cuModuleUnload | cuLibraryUnload,
         track |_, ret, a| rec::track_unload(ret, a.module as u64),
         record |r, api, ret, a| r.op(api, ret, &Op::ModuleUnload { module: Addr(a.module as u64) });
     Free cuModuleGetFunction,
+        // SAFETY: `name` is the C string the driver just looked up; `func` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_function(ret, out(ret, a.func.cast::<u64>()), a.module as u64, a.name, FnKind::Function) },
+        // SAFETY: `name` is the C string the driver just looked up; `func` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| unsafe { rec::function(r, api, ret, out(ret, a.func.cast::<u64>()), a.module as u64, a.name) };
     Free cuLibraryGetKernel,
+        // SAFETY: `name` is the C string the driver just looked up; `kernel` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| unsafe { rec::track_function(ret, out(ret, a.kernel.cast::<u64>()), a.lib as u64, a.name, FnKind::Kernel) },
+        // SAFETY: `name` is the C string the driver just looked up; `kernel` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| unsafe { rec::function(r, api, ret, out(ret, a.kernel.cast::<u64>()), a.lib as u64, a.name) };
     Free cuKernelGetFunction,
+        // SAFETY: `func` is this call's out-parameter, read only after the driver reported success (having written it).
         track |_, ret, a| rec::track_kernel_function(ret, unsafe { out(ret, a.func.cast::<u64>()) }, a.kernel as u64),
+        // SAFETY: `func` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::kernel_function(r, api, ret, unsafe { out(ret, a.func.cast::<u64>()) }, a.kernel as u64);
     Free cuLibraryGetModule,
         track |_, ret, a| {
+            // SAFETY: `module` is this call's out-parameter, read only after the driver reported success (having written it).
             let m = unsafe { out(ret, a.module.cast::<u64>()) };
             if ret == CUDA_SUCCESS {
                 super::code().alias_module(m, a.lib as u64);
             }
         };
     Free cuModuleGetGlobal_v2,
+        // SAFETY: `name` is the C string the driver just looked up; `dptr` and `bytes` are this call's out-parameters, read only after the driver reported success (having written it).
         track |api, ret, a| unsafe { rec::global(api, ret, a.module as u64, a.name, out(ret, a.dptr), out(ret, a.bytes)) };
     Free cuLibraryGetGlobal,
+        // SAFETY: `name` is the C string the driver just looked up; `dptr` and `bytes` are this call's out-parameters, read only after the driver reported success (having written it).
         track |api, ret, a| unsafe { rec::global(api, ret, a.lib as u64, a.name, out(ret, a.dptr), out(ret, a.bytes)) };
 
     // ------------------------------------------------------------ launches
     Free cuLaunchKernel | cuLaunchKernel_ptsz,
         stream |a| a.stream,
+        // SAFETY: the launch's own arguments, about to be handed to the driver, which reads `params` per the kernel's parameters (or `extra`); `host_writes` reads no more.
         before |r, api, _, a| unsafe { rec::host_writes(r, api, a.f as u64, s(a.stream), a.params, a.extra) },
+        // SAFETY: the launch's own arguments, which the driver accepted when `ret` is success; `launch` reads them only then.
         record |r, api, ret, a| unsafe {
             rec::launch(r, api, ret, a.f as u64, rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream), a.params, a.extra, &[])
         };
     Free cuLaunchKernelEx | cuLaunchKernelEx_ptsz,
+        // SAFETY: `config` is null or the launch configuration the application hands the driver, valid for reads.
         stream |a| unsafe { a.config.as_ref() }.map_or(std::ptr::null_mut(), |c| c.h_stream),
+        // SAFETY: `config` is null or the configuration about to be handed to the driver; `params` and `extra` are the launch's own, read as the driver reads them.
         before |r, api, _, a| unsafe {
             let stream = a.config.as_ref().map_or(0, |c| s(c.h_stream));
             rec::host_writes(r, api, a.f as u64, stream, a.params, a.extra)
         },
+        // SAFETY: the launch's own arguments (and configuration), which the driver accepted when `ret` is success; `launch` and `config` read them only then.
         record |r, api, ret, a| unsafe {
             let (dims, attrs) = match rec::config(a.config) {
                 Some(c) => c,
@@ -433,7 +492,9 @@ driver_api! {
         };
     Free cuLaunchCooperativeKernel | cuLaunchCooperativeKernel_ptsz,
         stream |a| a.stream,
+        // SAFETY: the launch's own arguments, about to be handed to the driver, which reads `params` per the kernel's parameters (or `extra`); `host_writes` reads no more.
         before |r, api, _, a| unsafe { rec::host_writes(r, api, a.f as u64, s(a.stream), a.params, std::ptr::null_mut()) },
+        // SAFETY: the launch's own arguments (and configuration), which the driver accepted when `ret` is success; `launch` and `config` read them only then.
         record |r, api, ret, a| unsafe {
             let dims = rec::dims(a.gx, a.gy, a.gz, a.bx, a.by, a.bz, a.shmem, a.stream);
             rec::launch(r, api, ret, a.f as u64, dims, a.params, std::ptr::null_mut(), &rec::cooperative())
@@ -441,8 +502,10 @@ driver_api! {
 
     // ------------------------------------------------------------ streams and events
     Lifecycle cuStreamCreate,
+        // SAFETY: `stream` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.op(api, ret, &Op::StreamCreate { stream: Addr(unsafe { out(ret, a.stream.cast::<u64>()) }) });
     Lifecycle cuStreamCreateWithPriority,
+        // SAFETY: `stream` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.op(api, ret, &Op::StreamCreate { stream: Addr(unsafe { out(ret, a.stream.cast::<u64>()) }) });
     Lifecycle cuStreamDestroy_v2,
         record |r, api, ret, a| r.op(api, ret, &Op::StreamDestroy { stream: Addr(s(a.stream)) });
@@ -452,6 +515,7 @@ driver_api! {
         stream |a| a.stream,
         record |r, api, ret, a| r.op(api, ret, &Op::StreamWaitEvent { stream: Addr(s(a.stream)), event: Addr(a.event as u64) });
     Lifecycle cuEventCreate,
+        // SAFETY: `event` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.op(api, ret, &Op::EventCreate { event: Addr(unsafe { out(ret, a.event.cast::<u64>()) }) });
     Lifecycle cuEventDestroy_v2,
         record |r, api, ret, a| r.op(api, ret, &Op::EventDestroy { event: Addr(a.event as u64) });
@@ -479,14 +543,18 @@ driver_api! {
     Free cuStreamEndCapture | cuStreamEndCapture_ptsz,
         track |api, _, a| graphs::capture_ended(graphs::raw(api, a.stream));
     Lifecycle cuGraphInstantiateWithFlags | cuGraphInstantiateWithParams | cuGraphInstantiateWithParams_ptsz | cuGraphInstantiate_v2,
+        // SAFETY: `exec` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| graphs::instantiated(r, api, ret, unsafe { out(ret, a.exec.cast::<u64>()) }, a.graph as u64);
     Lifecycle cuGraphExecUpdate_v2,
         record |r, api, ret, a| graphs::instantiated(r, api, ret, a.exec as u64, a.graph as u64);
     Free cuGraphExecKernelNodeSetParams_v2,
+        // SAFETY: the launch's own arguments (and configuration), which the driver accepted when `ret` is success; `launch` and `config` read them only then.
         record |r, api, ret, a| unsafe { graphs::set_kernel(r, api, ret, a.exec as u64, a.node as u64, a.params) };
     Free cuGraphExecMemcpyNodeSetParams,
+        // SAFETY: the launch's own arguments (and configuration), which the driver accepted when `ret` is success; `launch` and `config` read them only then.
         record |r, api, ret, a| unsafe { graphs::set_memcpy(r, api, ret, a.exec as u64, a.node as u64, a.copy.cast()) };
     Free cuGraphExecMemsetNodeSetParams,
+        // SAFETY: the launch's own arguments, which the driver accepted when `ret` is success; `launch` reads them only then.
         record |r, api, ret, a| unsafe { graphs::set_memset(r, api, ret, a.exec as u64, a.node as u64, a.params) };
     Lifecycle cuGraphExecDestroy,
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);

@@ -48,6 +48,7 @@ pub struct DriverFunction {
     /// Name, image and the layout once resolved; shared between a `CUkernel`
     /// and the `CUfunction`s `cuKernelGetFunction` made of it.
     pub kernel: Arc<CudaKernel>,
+    /// Which kind of handle it is.
     pub kind: FnKind,
 }
 
@@ -67,6 +68,7 @@ pub struct DriverCode {
 }
 
 impl DriverCode {
+    /// No modules, libraries or functions.
     pub fn new() -> DriverCode {
         DriverCode::default()
     }
@@ -89,6 +91,7 @@ impl DriverCode {
         f
     }
 
+    /// The image of a module or library handle.
     pub fn module(&self, handle: u64) -> Option<Arc<Fatbin>> {
         registry::get(&self.modules, handle)
     }
@@ -220,6 +223,7 @@ impl DriverCode {
         Some(d)
     }
 
+    /// The function or kernel of a handle.
     pub fn function(&self, handle: u64) -> Option<Arc<DriverFunction>> {
         registry::get(&self.functions, handle)
     }

@@ -60,15 +60,25 @@ pub struct Queries {
 /// The driver's stream capture and graph queries the recorder makes to
 /// read a graph back at instantiation (each `None` on a driver without it).
 pub struct GraphQueries {
+    /// `cuStreamIsCapturing`.
     pub stream_is_capturing: Option<fns::cuStreamIsCapturing>,
+    /// `cuGraphGetNodes`.
     pub get_nodes: Option<fns::cuGraphGetNodes>,
+    /// `cuGraphNodeGetType`.
     pub node_type: Option<fns::cuGraphNodeGetType>,
+    /// `cuGraphNodeGetDependencies_v2`.
     pub node_deps: Option<fns::cuGraphNodeGetDependencies_v2>,
+    /// `cuGraphKernelNodeGetParams_v2`.
     pub kernel_params: Option<fns::cuGraphKernelNodeGetParams_v2>,
+    /// `cuGraphMemcpyNodeGetParams`.
     pub memcpy_params: Option<fns::cuGraphMemcpyNodeGetParams>,
+    /// `cuGraphMemsetNodeGetParams`.
     pub memset_params: Option<fns::cuGraphMemsetNodeGetParams>,
+    /// `cuGraphChildGraphNodeGetGraph`.
     pub child_graph: Option<fns::cuGraphChildGraphNodeGetGraph>,
+    /// `cuGraphEventRecordNodeGetEvent`.
     pub record_event: Option<fns::cuGraphEventRecordNodeGetEvent>,
+    /// `cuGraphEventWaitNodeGetEvent`.
     pub wait_event: Option<fns::cuGraphEventWaitNodeGetEvent>,
 }
 
@@ -88,7 +98,9 @@ fn same_types(
 
 /// The loaded driver.
 pub struct Libcuda {
+    /// Its exports this library wraps, by name and address.
     pub table: ProcTable,
+    /// The functions the recorder asks it on its own behalf.
     pub queries: Queries,
 }
 

@@ -37,17 +37,26 @@ pub mod code;
 pub mod copy_pieces;
 pub mod routes;
 
+// The FFI, each reading the application's arguments or calling the driver:
+// the exported entry points (`api`, `proc`), what they record (`record`,
+// `rect_pools`, `graphs`), the loaded driver (`libcuda`).
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod api;
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod graphs;
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod libcuda;
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod proc;
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod record;
 #[cfg(not(any(test, feature = "bench")))]
+#[allow(unsafe_code)]
 pub mod rect_pools;
 
 use std::sync::LazyLock;

@@ -96,6 +96,7 @@ unsafe fn route_answer(symbol: *const c_char, pfn: *mut *mut c_void, via: &str) 
 /// table line's parameters, hands them to [`lookup`].
 macro_rules! lookup_export {
     ($name:ident ( $($p:ident : $t:ty),* $(,)? ) -> $r:ty) => {
+        #[doc = concat!("`", stringify!($name), "`, interposed: the driver's answer, routed to this library's wrapper where it has one.")]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($p: $t),*) -> $r {
             // SAFETY: the application's arguments, under the C contract.

@@ -73,12 +73,15 @@ fn contexts<R>(f: impl FnOnce(&mut HashMap<u64, i32>) -> R) -> R {
         .get_or_insert_with(HashMap::new))
 }
 
+/// Remembers the device of a context a successful call created (at any
+/// depth: a later `cuCtxSetCurrent` is recorded with it).
 pub fn track_context(ret: CUresult, ctx: u64, device: i32) {
     if ret == CUDA_SUCCESS && ctx != 0 {
         contexts(|m| m.insert(ctx, device));
     }
 }
 
+/// Records a context created (or the primary one retained) on `device`.
 pub fn ctx_create(r: &Recorder, api: &str, ret: CUresult, ctx: u64, device: i32) {
     r.op(
         api,
@@ -96,6 +99,8 @@ pub fn primary_ctx_release(r: &Recorder, api: &str, ret: CUresult, device: i32) 
     r.op(api, ret, &Op::CtxDestroy { ctx: Addr(ctx) });
 }
 
+/// Records a context made current, with its device (from its creation, or
+/// else asked of the driver).
 pub fn ctx_set(r: &Recorder, api: &str, ret: CUresult, ctx: u64) {
     let device = contexts(|m| m.get(&ctx).copied());
     let (ctx, device) = match device {
@@ -207,8 +212,9 @@ pub unsafe fn copy(
     };
     let data = match dir {
         _ if ret != CUDA_SUCCESS => None,
-        // SAFETY: the driver read `n` bytes at src (a host address).
         Dir::H2d if r.is_device(src) != Some(true) => {
+            // SAFETY: the call succeeded, so the driver read `n` bytes at
+            // `src` (a host address): they are readable.
             Some(unsafe { bytes(src as *const c_void, n) })
         }
         Dir::D2h if r.is_device(dst) != Some(true) => {
@@ -487,8 +493,8 @@ unsafe fn extra_buffer(
         let v = unsafe { *extra.add(2 * i + 1) };
         match key {
             CU_LAUNCH_PARAM_BUFFER_POINTER => buf = Some(v as *const u8),
-            // SAFETY: the driver read the size_t the value points at.
             CU_LAUNCH_PARAM_BUFFER_SIZE if !v.is_null() => {
+                // SAFETY: the driver read the size_t the value points at.
                 size = Some(unsafe { *(v as *const usize) })
             }
             _ => return None,

@@ -74,10 +74,12 @@ impl ProcTable {
         t
     }
 
+    /// Entries in the table.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Whether it has none.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
@@ -87,6 +89,7 @@ impl ProcTable {
         self.real.get(i).copied().unwrap_or(0)
     }
 
+    /// The exported name of entry `i`.
     pub fn name(&self, i: usize) -> &'static str {
         self.names[i]
     }

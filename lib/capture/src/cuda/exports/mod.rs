@@ -26,11 +26,13 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+// The handlers, by what they record (private: the C entry points are the
+// interface; `launch` is shared with the driver layer's launches).
 mod handlers;
-pub mod launch;
-pub mod memory;
-pub mod symbols;
-pub mod sync;
+pub(crate) mod launch;
+mod memory;
+mod symbols;
+mod sync;
 
 use api_table::Entry;
 use cuda_api::runtime::types::*;

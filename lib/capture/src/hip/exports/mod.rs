@@ -26,17 +26,19 @@
 //! binds to this definition (`abi/tests/symbol_versions.rs`).
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+// The handlers, by what they record (private: the C entry points are the
+// interface; each module's docs say what its handlers read and record).
 mod graph;
 mod handlers;
-pub mod launch;
-pub mod memory;
-pub mod module;
-pub mod pools;
-pub mod proc_address;
-pub mod rect;
-pub mod symbols;
-pub mod sync;
-pub mod vmm;
+mod launch;
+mod memory;
+mod module;
+mod pools;
+mod proc_address;
+mod rect;
+mod symbols;
+mod sync;
+mod vmm;
 
 use std::ffi::{CStr, c_char, c_void};
 
@@ -66,6 +68,7 @@ hip_api::hip_fns!(
 pub enum Order {
     /// Creates or destroys an address or handle.
     Lifecycle,
+    /// Neither: runs without the lock.
     Free,
 }
 

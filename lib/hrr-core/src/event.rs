@@ -2,6 +2,43 @@
 //!
 //! Their NDJSON form (parse, the reference encoding, the fast encoder and
 //! scanner) lives in [`crate::wire`].
+//!
+//! # The op table
+//!
+//! The op vocabulary is declared once, in the op table (`op_table!`,
+//! below): each op's variant, its `op` string and its fields, with their
+//! docs. The table is a callback macro in the manner of the C signature
+//! tables (`api-table`): `op_table!(cb)` hands the whole table to `cb!`,
+//! and each consumer is a callback that generates its part by shape:
+//!
+//! | callback | where | generates |
+//! |---|---|---|
+//! | `define_op` | here | [`Op`], [`Op::name`], [`Op::NAMES`] |
+//! | `wire_ops` | `wire::form` | an op out of a [`Wire`](crate::wire::Wire) (the parse's check, a missing field named) and into one (the reference encoding) |
+//! | `encode_ops` | `wire::encode` | [`encode_op`](crate::wire::encode::encode_op), the fast encoder |
+//! | `op_strategies` | `wire`'s tests | a property-test strategy per op, so every op is round-tripped |
+//!
+//! An entry is `Variant "op_name" { FIELD, … }`, or `Variant "op_name"` for
+//! an op without fields. A field is its docs, at most one `#[wire(…)]`, then
+//! `name: Type`. Its key on the line is its name; its type decides how it
+//! travels: the key's value type in the key table (`wire::form`) must be
+//! the field's type (a `String` field goes in a string key), and an
+//! `Option<T>` field is an optional key, absent for `None`. `#[wire(…)]`
+//! says the rest, in this order:
+//!
+//! * `key = K`: the field goes in key `K` (`MemsetRect::pitch` is `dpitch`);
+//! * `default = D`: an absent key reads as `D` (older lines, hand-written
+//!   ones); the field is still always written;
+//! * `default = D, omit_default`: and `D` itself is not written (`width`
+//!   of 1, empty `attrs`).
+//!
+//! A field without a default, not an `Option`, is required: a line without
+//! it is an [`EventError::Missing`](crate::wire::EventError::Missing)
+//! naming the first one absent, in the table's order. Fields may be listed
+//! in any order; a line holds them in the key table's order, which the
+//! encoders follow. Values with a form of their own (kernel arguments,
+//! launch attributes, graph nodes and their blobs) are written and read by
+//! hand-written pieces that their types select.
 
 use std::fmt;
 
@@ -160,468 +197,511 @@ pub fn rect_rows(pitch: [u64; 2], extent: [u64; 3]) -> impl Iterator<Item = u64>
     (0..d).flat_map(move |z| (0..h).map(move |y| z * pitch[1] + y * pitch[0]))
 }
 
-/// The operation an event records, with its required fields.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Op {
-    /// An allocation.
-    Alloc {
-        /// Its recorded base.
-        ptr: Addr,
-        /// Its size in bytes.
-        size: u64,
-        /// Its kind.
-        mem: MemKind,
-    },
-    /// A free.
-    Free {
-        /// The address freed (0: a no-op).
-        ptr: Addr,
-        /// The kind freed, when the entry point says.
-        mem: Option<MemKind>,
-    },
-    /// A copy.
-    Memcpy {
-        /// Its direction.
-        dir: Dir,
-        /// Destination address.
-        dst: Addr,
-        /// Source address.
-        src: Addr,
-        /// Bytes copied.
-        size: u64,
-        /// The stream, for an asynchronous copy (absent: synchronous).
-        stream: Option<Addr>,
-        /// The bytes copied to the device (H2D) or read back (D2H).
-        blob: Option<BlobId>,
-    },
-    /// `size` is in bytes; `width` is the element width of the pattern
-    /// (1 for hipMemset, 2 for D16, 4 for D32).
-    Memset {
-        /// Destination address.
-        dst: Addr,
-        /// The pattern value.
-        value: u32,
-        /// Bytes set.
-        size: u64,
-        /// Pattern element width in bytes.
-        width: u8,
-        /// The stream, for an asynchronous memset.
-        stream: Option<Addr>,
-    },
-    /// A code object loaded.
-    ModuleLoad {
-        /// The module handle the runtime returned.
-        module: Addr,
-        /// The code object's blob.
-        code: BlobId,
-    },
-    /// A module unloaded.
-    ModuleUnload {
-        /// Its handle.
-        module: Addr,
-    },
-    /// A kernel looked up in a module.
-    Function {
-        /// The module.
-        module: Addr,
-        /// The kernel's name.
-        name: String,
-        /// The function handle returned.
-        func: Addr,
-    },
-    /// A kernel launch.
-    Launch {
-        /// The kernel's name.
-        name: String,
-        /// Its code object's blob.
-        code: BlobId,
-        /// The function handle launched, when the API took one.
-        func: Option<Addr>,
-        /// Grid dimensions, in blocks.
-        grid: [u32; 3],
-        /// Block dimensions, in threads.
-        block: [u32; 3],
-        /// Dynamic shared memory, in bytes.
-        shmem: u32,
-        /// The stream (0: the default stream).
-        stream: Addr,
-        /// The arguments, in order.
-        args: Vec<KernelArg>,
-        /// CUDA launch attributes (`cuLaunchKernelEx`; cooperative launches
-        /// carry attribute 2); empty for most launches.
-        attrs: Vec<LaunchAttr>,
-    },
-    /// A stream created.
-    StreamCreate {
-        /// Its handle.
-        stream: Addr,
-    },
-    /// A stream destroyed.
-    StreamDestroy {
-        /// Its handle.
-        stream: Addr,
-    },
-    /// A stream synchronised.
-    StreamSync {
-        /// Its handle.
-        stream: Addr,
-    },
-    /// A stream made to wait for an event.
-    StreamWaitEvent {
-        /// The waiting stream.
-        stream: Addr,
-        /// The event waited for.
-        event: Addr,
-    },
-    /// The device synchronised.
-    DeviceSync,
-    /// An event created.
-    EventCreate {
-        /// Its handle.
-        event: Addr,
-    },
-    /// An event destroyed.
-    EventDestroy {
-        /// Its handle.
-        event: Addr,
-    },
-    /// An event recorded on a stream.
-    EventRecord {
-        /// The event.
-        event: Addr,
-        /// The stream (0: the default stream).
-        stream: Addr,
-    },
-    /// An event synchronised.
-    EventSync {
-        /// Its handle.
-        event: Addr,
-    },
-    /// The current device selected.
-    SetDevice {
-        /// The device ordinal.
-        device: i32,
-    },
-    /// Host memory registered with the runtime (hipHostRegister / cudaHostRegister).
-    HostRegister {
-        /// The host address registered.
-        ptr: Addr,
-        /// Bytes registered.
-        size: u64,
-    },
-    /// Host memory unregistered.
-    HostUnregister {
-        /// Its address.
-        ptr: Addr,
-    },
-    /// A CUDA context made or retained (`cuCtxCreate`, `cuDevicePrimaryCtxRetain`).
-    CtxCreate {
-        /// The context's handle at capture.
-        ctx: Addr,
-        /// The device it belongs to.
-        device: i32,
-    },
-    /// A CUDA context destroyed or released.
-    CtxDestroy {
-        /// Its handle.
-        ctx: Addr,
-    },
-    /// The calling thread's current CUDA context changed (`cuCtxSetCurrent`,
-    /// `cuCtxPushCurrent`, `cuCtxPopCurrent`): `ctx` is current afterwards.
-    CtxSet {
-        /// The context now current (0: none).
-        ctx: Addr,
-        /// Its device, when known.
-        device: Option<i32>,
-    },
-    /// A virtual address range reserved (`cuMemAddressReserve`): the unit of
-    /// address translation for the memory mapped into it.
-    VaReserve {
-        /// The range's start.
-        ptr: Addr,
-        /// Its length in bytes.
-        size: u64,
-    },
-    /// A reserved range given back (`cuMemAddressFree`).
-    VaFree {
-        /// The range's start.
-        ptr: Addr,
-        /// Its length in bytes.
-        size: u64,
-    },
-    /// A physical allocation (`cuMemCreate`); `mem` is `device`, or `pinned`
-    /// for host-located memory.
-    MemCreate {
-        /// The allocation's handle at capture.
-        handle: Addr,
-        /// Its size in bytes.
-        size: u64,
-        /// Where it is located.
-        mem: MemKind,
-    },
-    /// A physical allocation released (`cuMemRelease`).
-    MemRelease {
-        /// Its handle.
-        handle: Addr,
-    },
-    /// `size` bytes of `handle`, from `offset`, mapped at `ptr` (`cuMemMap`).
-    MemMap {
-        /// Where the bytes are mapped.
-        ptr: Addr,
-        /// How many.
-        size: u64,
-        /// From where in the allocation.
-        offset: u64,
-        /// The physical allocation.
-        handle: Addr,
-    },
-    /// A mapping removed (`cuMemUnmap`).
-    MemUnmap {
-        /// The mapping's start.
-        ptr: Addr,
-        /// Its length in bytes.
-        size: u64,
-    },
-    /// Access granted to a mapped range (`cuMemSetAccess`).
-    MemAccess {
-        /// The range's start.
-        ptr: Addr,
-        /// Its length in bytes.
-        size: u64,
-    },
-    /// A module's global variable (`cuModuleGetGlobal`): `size` bytes at
-    /// `ptr`, named `name` in the code object `code` loaded as `module`.
-    Global {
-        /// The module's handle at capture.
-        module: Addr,
-        /// The variable's name.
-        name: String,
-        /// The code object that defines it.
-        code: BlobId,
-        /// Its device address at capture.
-        ptr: Addr,
-        /// Its size in bytes.
-        size: u64,
-    },
-    /// Device memory `[dst, dst + size)` holds recorded device addresses at
-    /// the byte offsets listed in `blob` (little-endian u64s); replay
-    /// replaces each non-zero one by its translation. Captures never write
-    /// it: `hrr-extract` does, for pointers an earlier kernel stored in
-    /// device memory.
-    Relocate {
-        /// Start of the device memory holding the pointers.
-        dst: Addr,
-        /// Bytes from `dst` the offsets lie in.
-        size: u64,
-        /// The offsets, as [`encode_relocations`] writes them.
-        blob: BlobId,
-    },
-    // ------------------------------------------------------------ graphs
-    // (their node types: `crate::graph`)
-    /// A graph instantiated (`hipGraphInstantiate`), or an executable
-    /// graph's parameters changed (`hipGraphExecUpdate`,
-    /// `hipGraphExec*NodeSetParams`): the executable graph's whole
-    /// topology as it now stands.
-    GraphExec {
-        /// The executable graph's handle.
-        exec: Addr,
-        /// The graph it was made or updated from (0 when a node setter changed it).
-        graph: Addr,
-        /// Its nodes, dependencies first.
-        nodes: Vec<GraphNode>,
-    },
-    /// An executable graph launched on a stream, with the bytes its `h2d`
-    /// nodes read from host memory at this launch and the bytes its `d2h`
-    /// nodes wrote to host memory (the expected results).
-    GraphLaunch {
-        /// The executable graph.
-        exec: Addr,
-        /// The stream (0: the default stream).
-        stream: Addr,
-        /// One blob per host copy node, by node index.
-        blobs: Vec<NodeBlob>,
-    },
-    /// An executable graph destroyed.
-    GraphExecDestroy {
-        /// Its handle.
-        exec: Addr,
-    },
-    // Host memory the device reads and writes (pinned, registered, managed).
-    /// Host memory `[ptr, ptr + size)` holds the bytes of `blob` from here
-    /// on: what the application's host code wrote into memory a kernel may
-    /// read, captured just before the launch that may read it. Replay writes
-    /// the bytes into its own memory for that range.
-    HostWrite {
-        /// Start of the range (inside a pinned, registered or managed allocation).
-        ptr: Addr,
-        /// Its length in bytes.
-        size: u64,
-        /// The bytes.
-        blob: BlobId,
-    },
-    /// Host memory `[ptr, ptr + size)` held the bytes of `blob` at this
-    /// synchronisation, after kernels that may have written it: a device
-    /// result the application reads without a copy. Replay reads its own
-    /// memory for the range and compares, as for a D2H copy.
-    HostRead {
-        /// Start of the range.
-        ptr: Addr,
-        /// Its length in bytes.
-        size: u64,
-        /// The bytes (the capture's, or in a replay archive the replay's).
-        blob: BlobId,
-    },
-    // ------------------------------------------------------------------
-    // Rectangular (2D/3D) copies and memsets, memory pools.
-    /// A 2D or 3D copy (`hipMemcpy2D`, `hipMemcpy3D`, `cuMemcpy2D_v2`, …):
-    /// `extent[2]` slices of `extent[1]` rows of `extent[0]` bytes. `dst` and
-    /// `src` are the first byte of the copy (offsets of the call already
-    /// added); a row starts `pitch[0]` bytes after the previous one, a slice
-    /// `pitch[1]` bytes after the previous one. The blob holds the bytes
-    /// packed, row after row ([`rect_len`] bytes).
-    MemcpyRect {
-        /// Its direction.
-        dir: Dir,
-        /// First byte written.
-        dst: Addr,
-        /// Row and slice pitch at the destination, in bytes.
-        dpitch: [u64; 2],
-        /// First byte read.
-        src: Addr,
-        /// Row and slice pitch at the source, in bytes.
-        spitch: [u64; 2],
-        /// Width in bytes, height in rows, depth in slices.
-        extent: [u64; 3],
-        /// The stream, for an asynchronous copy (absent: synchronous).
-        stream: Option<Addr>,
-        /// The packed bytes copied to the device (H2D) or read back (D2H).
-        blob: Option<BlobId>,
-    },
-    /// A 2D or 3D memset (`hipMemset2D`, `hipMemset3D`, `cuMemsetD2D32`, …):
-    /// the rows of [`Op::MemcpyRect`]'s shape at `dst` filled with `value`
-    /// (a pattern of `width` bytes: 1, 2 or 4).
-    MemsetRect {
-        /// First byte set.
-        dst: Addr,
-        /// Row and slice pitch, in bytes.
-        pitch: [u64; 2],
-        /// Width in bytes, height in rows, depth in slices.
-        extent: [u64; 3],
-        /// The pattern value.
-        value: u32,
-        /// Pattern element width in bytes.
-        width: u8,
-        /// The stream, for an asynchronous memset.
-        stream: Option<Addr>,
-    },
-    /// A memory pool created (`hipMemPoolCreate`, `cuMemPoolCreate`).
-    PoolCreate {
-        /// Its handle at capture.
-        pool: Addr,
-    },
-    /// A memory pool destroyed.
-    PoolDestroy {
-        /// Its handle.
-        pool: Addr,
-    },
-    /// A pool's unused memory released down to `size` bytes (`hipMemPoolTrimTo`).
-    PoolTrim {
-        /// The pool.
-        pool: Addr,
-        /// Bytes the pool may keep.
-        size: u64,
-    },
-    /// A pool attribute set (`hipMemPoolSetAttribute`): the attribute's
-    /// number and its value (every settable one is an int or a u64).
-    PoolAttr {
-        /// The pool.
-        pool: Addr,
-        /// The `hipMemPoolAttr` / `CUmemPool_attribute`.
-        attr: u32,
-        /// Its value.
-        value: u64,
-    },
-    /// The pool a device's stream-ordered allocations come from
-    /// (`hipDeviceSetMemPool`, `cuDeviceSetMemPool`).
-    DevicePool {
-        /// The device ordinal.
-        device: i32,
-        /// The pool.
-        pool: Addr,
-    },
-    /// A stream-ordered allocation from a pool (`hipMallocFromPoolAsync`,
-    /// `cuMemAllocFromPoolAsync`); freed by a `free`.
-    PoolAlloc {
-        /// Its recorded base.
-        ptr: Addr,
-        /// Its size in bytes.
-        size: u64,
-        /// The pool.
-        pool: Addr,
-        /// The stream it was ordered on.
-        stream: Addr,
-    },
-    // ------------------------------------------------------------------
-    /// The end of a complete capture.
-    Eof {
-        /// Events recorded before it.
-        events: u64,
-    },
+/// The op vocabulary: every [`Op`], its name on the wire and its fields,
+/// declared once. `op_table!(cb)` expands to `cb! { TABLE }`; each consumer
+/// of the vocabulary is a callback that generates its part by shape (see
+/// the module docs for the grammar and for who generates what).
+macro_rules! op_table {
+    ($cb:ident) => {
+        $cb! {
+            /// An allocation.
+            Alloc "alloc" {
+                /// Its recorded base.
+                ptr: Addr,
+                /// Its size in bytes.
+                size: u64,
+                /// Its kind.
+                mem: MemKind,
+            },
+            /// A free.
+            Free "free" {
+                /// The address freed (0: a no-op).
+                ptr: Addr,
+                /// The kind freed, when the entry point says.
+                mem: Option<MemKind>,
+            },
+            /// A copy.
+            Memcpy "memcpy" {
+                /// Its direction.
+                dir: Dir,
+                /// Destination address.
+                dst: Addr,
+                /// Source address.
+                src: Addr,
+                /// Bytes copied.
+                size: u64,
+                /// The stream, for an asynchronous copy (absent: synchronous).
+                stream: Option<Addr>,
+                /// The bytes copied to the device (H2D) or read back (D2H).
+                blob: Option<BlobId>,
+            },
+            /// `size` is in bytes; `width` is the element width of the pattern
+            /// (1 for hipMemset, 2 for D16, 4 for D32).
+            Memset "memset" {
+                /// Destination address.
+                dst: Addr,
+                /// The pattern value.
+                value: u32,
+                /// Bytes set.
+                size: u64,
+                /// Pattern element width in bytes.
+                #[wire(default = 1, omit_default)]
+                width: u8,
+                /// The stream, for an asynchronous memset.
+                stream: Option<Addr>,
+            },
+            /// A code object loaded.
+            ModuleLoad "module_load" {
+                /// The module handle the runtime returned.
+                module: Addr,
+                /// The code object's blob.
+                code: BlobId,
+            },
+            /// A module unloaded.
+            ModuleUnload "module_unload" {
+                /// Its handle.
+                module: Addr,
+            },
+            /// A kernel looked up in a module.
+            Function "function" {
+                /// The module.
+                module: Addr,
+                /// The kernel's name.
+                name: String,
+                /// The function handle returned.
+                func: Addr,
+            },
+            /// A kernel launch.
+            Launch "launch" {
+                /// The kernel's name.
+                name: String,
+                /// Its code object's blob.
+                code: BlobId,
+                /// The function handle launched, when the API took one.
+                func: Option<Addr>,
+                /// Grid dimensions, in blocks.
+                grid: [u32; 3],
+                /// Block dimensions, in threads.
+                block: [u32; 3],
+                /// Dynamic shared memory, in bytes.
+                #[wire(default = 0)]
+                shmem: u32,
+                /// The stream (0: the default stream).
+                #[wire(default = Addr(0))]
+                stream: Addr,
+                /// The arguments, in order.
+                args: Vec<KernelArg>,
+                /// CUDA launch attributes (`cuLaunchKernelEx`; cooperative launches
+                /// carry attribute 2); empty for most launches.
+                #[wire(default = Vec::new(), omit_default)]
+                attrs: Vec<LaunchAttr>,
+            },
+            /// A stream created.
+            StreamCreate "stream_create" {
+                /// Its handle.
+                stream: Addr,
+            },
+            /// A stream destroyed.
+            StreamDestroy "stream_destroy" {
+                /// Its handle.
+                stream: Addr,
+            },
+            /// A stream synchronised.
+            StreamSync "stream_sync" {
+                /// Its handle.
+                stream: Addr,
+            },
+            /// A stream made to wait for an event.
+            StreamWaitEvent "stream_wait_event" {
+                /// The waiting stream.
+                stream: Addr,
+                /// The event waited for.
+                event: Addr,
+            },
+            /// The device synchronised.
+            DeviceSync "device_sync",
+            /// An event created.
+            EventCreate "event_create" {
+                /// Its handle.
+                event: Addr,
+            },
+            /// An event destroyed.
+            EventDestroy "event_destroy" {
+                /// Its handle.
+                event: Addr,
+            },
+            /// An event recorded on a stream.
+            EventRecord "event_record" {
+                /// The event.
+                event: Addr,
+                /// The stream (0: the default stream).
+                #[wire(default = Addr(0))]
+                stream: Addr,
+            },
+            /// An event synchronised.
+            EventSync "event_sync" {
+                /// Its handle.
+                event: Addr,
+            },
+            /// The current device selected.
+            SetDevice "set_device" {
+                /// The device ordinal.
+                device: i32,
+            },
+            /// Host memory registered with the runtime (hipHostRegister / cudaHostRegister).
+            HostRegister "host_register" {
+                /// The host address registered.
+                ptr: Addr,
+                /// Bytes registered.
+                size: u64,
+            },
+            /// Host memory unregistered.
+            HostUnregister "host_unregister" {
+                /// Its address.
+                ptr: Addr,
+            },
+            /// A CUDA context made or retained (`cuCtxCreate`, `cuDevicePrimaryCtxRetain`).
+            CtxCreate "ctx_create" {
+                /// The context's handle at capture.
+                ctx: Addr,
+                /// The device it belongs to.
+                device: i32,
+            },
+            /// A CUDA context destroyed or released.
+            CtxDestroy "ctx_destroy" {
+                /// Its handle.
+                ctx: Addr,
+            },
+            /// The calling thread's current CUDA context changed (`cuCtxSetCurrent`,
+            /// `cuCtxPushCurrent`, `cuCtxPopCurrent`): `ctx` is current afterwards.
+            CtxSet "ctx_set" {
+                /// The context now current (0: none).
+                ctx: Addr,
+                /// Its device, when known.
+                device: Option<i32>,
+            },
+            /// A virtual address range reserved (`cuMemAddressReserve`): the unit of
+            /// address translation for the memory mapped into it.
+            VaReserve "va_reserve" {
+                /// The range's start.
+                ptr: Addr,
+                /// Its length in bytes.
+                size: u64,
+            },
+            /// A reserved range given back (`cuMemAddressFree`).
+            VaFree "va_free" {
+                /// The range's start.
+                ptr: Addr,
+                /// Its length in bytes.
+                size: u64,
+            },
+            /// A physical allocation (`cuMemCreate`); `mem` is `device`, or `pinned`
+            /// for host-located memory.
+            MemCreate "mem_create" {
+                /// The allocation's handle at capture.
+                handle: Addr,
+                /// Its size in bytes.
+                size: u64,
+                /// Where it is located.
+                #[wire(default = MemKind::Device)]
+                mem: MemKind,
+            },
+            /// A physical allocation released (`cuMemRelease`).
+            MemRelease "mem_release" {
+                /// Its handle.
+                handle: Addr,
+            },
+            /// `size` bytes of `handle`, from `offset`, mapped at `ptr` (`cuMemMap`).
+            MemMap "mem_map" {
+                /// Where the bytes are mapped.
+                ptr: Addr,
+                /// How many.
+                size: u64,
+                /// From where in the allocation.
+                #[wire(default = 0)]
+                offset: u64,
+                /// The physical allocation.
+                handle: Addr,
+            },
+            /// A mapping removed (`cuMemUnmap`).
+            MemUnmap "mem_unmap" {
+                /// The mapping's start.
+                ptr: Addr,
+                /// Its length in bytes.
+                size: u64,
+            },
+            /// Access granted to a mapped range (`cuMemSetAccess`).
+            MemAccess "mem_access" {
+                /// The range's start.
+                ptr: Addr,
+                /// Its length in bytes.
+                size: u64,
+            },
+            /// A module's global variable (`cuModuleGetGlobal`): `size` bytes at
+            /// `ptr`, named `name` in the code object `code` loaded as `module`.
+            Global "global" {
+                /// The module's handle at capture.
+                module: Addr,
+                /// The variable's name.
+                name: String,
+                /// The code object that defines it.
+                code: BlobId,
+                /// Its device address at capture.
+                ptr: Addr,
+                /// Its size in bytes.
+                size: u64,
+            },
+            /// Device memory `[dst, dst + size)` holds recorded device addresses at
+            /// the byte offsets listed in `blob` (little-endian u64s); replay
+            /// replaces each non-zero one by its translation. Captures never write
+            /// it: `hrr-extract` does, for pointers an earlier kernel stored in
+            /// device memory.
+            Relocate "relocate" {
+                /// Start of the device memory holding the pointers.
+                dst: Addr,
+                /// Bytes from `dst` the offsets lie in.
+                size: u64,
+                /// The offsets, as [`encode_relocations`] writes them.
+                blob: BlobId,
+            },
+            // ------------------------------------------------------------ graphs
+            // (their node types: `crate::graph`)
+            /// A graph instantiated (`hipGraphInstantiate`), or an executable
+            /// graph's parameters changed (`hipGraphExecUpdate`,
+            /// `hipGraphExec*NodeSetParams`): the executable graph's whole
+            /// topology as it now stands.
+            GraphExec "graph_exec" {
+                /// The executable graph's handle.
+                exec: Addr,
+                /// The graph it was made or updated from (0 when a node setter changed it).
+                #[wire(default = Addr(0))]
+                graph: Addr,
+                /// Its nodes, dependencies first.
+                nodes: Vec<GraphNode>,
+            },
+            /// An executable graph launched on a stream, with the bytes its `h2d`
+            /// nodes read from host memory at this launch and the bytes its `d2h`
+            /// nodes wrote to host memory (the expected results).
+            GraphLaunch "graph_launch" {
+                /// The executable graph.
+                exec: Addr,
+                /// The stream (0: the default stream).
+                #[wire(default = Addr(0))]
+                stream: Addr,
+                /// One blob per host copy node, by node index.
+                #[wire(default = Vec::new(), omit_default)]
+                blobs: Vec<NodeBlob>,
+            },
+            /// An executable graph destroyed.
+            GraphExecDestroy "graph_exec_destroy" {
+                /// Its handle.
+                exec: Addr,
+            },
+            // Host memory the device reads and writes (pinned, registered, managed).
+            /// Host memory `[ptr, ptr + size)` holds the bytes of `blob` from here
+            /// on: what the application's host code wrote into memory a kernel may
+            /// read, captured just before the launch that may read it. Replay writes
+            /// the bytes into its own memory for that range.
+            HostWrite "host_write" {
+                /// Start of the range (inside a pinned, registered or managed allocation).
+                ptr: Addr,
+                /// Its length in bytes.
+                size: u64,
+                /// The bytes.
+                blob: BlobId,
+            },
+            /// Host memory `[ptr, ptr + size)` held the bytes of `blob` at this
+            /// synchronisation, after kernels that may have written it: a device
+            /// result the application reads without a copy. Replay reads its own
+            /// memory for the range and compares, as for a D2H copy.
+            HostRead "host_read" {
+                /// Start of the range.
+                ptr: Addr,
+                /// Its length in bytes.
+                size: u64,
+                /// The bytes (the capture's, or in a replay archive the replay's).
+                blob: BlobId,
+            },
+            // ------------------------------------------------------------------
+            // Rectangular (2D/3D) copies and memsets, memory pools.
+            /// A 2D or 3D copy (`hipMemcpy2D`, `hipMemcpy3D`, `cuMemcpy2D_v2`, …):
+            /// `extent[2]` slices of `extent[1]` rows of `extent[0]` bytes. `dst` and
+            /// `src` are the first byte of the copy (offsets of the call already
+            /// added); a row starts `pitch[0]` bytes after the previous one, a slice
+            /// `pitch[1]` bytes after the previous one. The blob holds the bytes
+            /// packed, row after row ([`rect_len`] bytes).
+            MemcpyRect "memcpy_rect" {
+                /// Its direction.
+                dir: Dir,
+                /// First byte written.
+                dst: Addr,
+                /// Row and slice pitch at the destination, in bytes.
+                dpitch: [u64; 2],
+                /// First byte read.
+                src: Addr,
+                /// Row and slice pitch at the source, in bytes.
+                spitch: [u64; 2],
+                /// Width in bytes, height in rows, depth in slices.
+                extent: [u64; 3],
+                /// The stream, for an asynchronous copy (absent: synchronous).
+                stream: Option<Addr>,
+                /// The packed bytes copied to the device (H2D) or read back (D2H).
+                blob: Option<BlobId>,
+            },
+            /// A 2D or 3D memset (`hipMemset2D`, `hipMemset3D`, `cuMemsetD2D32`, …):
+            /// the rows of [`Op::MemcpyRect`]'s shape at `dst` filled with `value`
+            /// (a pattern of `width` bytes: 1, 2 or 4).
+            MemsetRect "memset_rect" {
+                /// First byte set.
+                dst: Addr,
+                /// Row and slice pitch, in bytes.
+                #[wire(key = dpitch)]
+                pitch: [u64; 2],
+                /// Width in bytes, height in rows, depth in slices.
+                extent: [u64; 3],
+                /// The pattern value.
+                value: u32,
+                /// Pattern element width in bytes.
+                #[wire(default = 1, omit_default)]
+                width: u8,
+                /// The stream, for an asynchronous memset.
+                stream: Option<Addr>,
+            },
+            /// A memory pool created (`hipMemPoolCreate`, `cuMemPoolCreate`).
+            PoolCreate "pool_create" {
+                /// Its handle at capture.
+                pool: Addr,
+            },
+            /// A memory pool destroyed.
+            PoolDestroy "pool_destroy" {
+                /// Its handle.
+                pool: Addr,
+            },
+            /// A pool's unused memory released down to `size` bytes (`hipMemPoolTrimTo`).
+            PoolTrim "pool_trim" {
+                /// The pool.
+                pool: Addr,
+                /// Bytes the pool may keep.
+                size: u64,
+            },
+            /// A pool attribute set (`hipMemPoolSetAttribute`): the attribute's
+            /// number and its value (every settable one is an int or a u64).
+            PoolAttr "pool_attr" {
+                /// The pool.
+                pool: Addr,
+                /// The `hipMemPoolAttr` / `CUmemPool_attribute`.
+                attr: u32,
+                /// Its value.
+                #[wire(key = attr_value)]
+                value: u64,
+            },
+            /// The pool a device's stream-ordered allocations come from
+            /// (`hipDeviceSetMemPool`, `cuDeviceSetMemPool`).
+            DevicePool "device_pool" {
+                /// The device ordinal.
+                device: i32,
+                /// The pool.
+                pool: Addr,
+            },
+            /// A stream-ordered allocation from a pool (`hipMallocFromPoolAsync`,
+            /// `cuMemAllocFromPoolAsync`); freed by a `free`.
+            PoolAlloc "pool_alloc" {
+                /// Its recorded base.
+                ptr: Addr,
+                /// Its size in bytes.
+                size: u64,
+                /// The pool.
+                pool: Addr,
+                /// The stream it was ordered on.
+                #[wire(default = Addr(0))]
+                stream: Addr,
+            },
+            // ------------------------------------------------------------------
+            /// The end of a complete capture.
+            Eof "eof" {
+                /// Events recorded before it.
+                events: u64,
+            },
+        }
+    };
+}
+pub(crate) use op_table;
+
+/// A field's `#[wire(…)]` attributes in canonical form, for the table's
+/// callbacks: `op_field!(cb [CTX…] FIELD TYPE; [ATTRS…])` expands to
+/// `cb! { [CTX…] FIELD TYPE; KEY; (DEFAULT?) (omit?) }`, where `KEY` is the
+/// field's key in [`Wire`](crate::wire::Wire) (its name unless `key = …`
+/// says otherwise), `DEFAULT` the value an absent key reads as (none: the
+/// key is required, unless the field is an `Option`) and `omit` says that
+/// the default is not written.
+macro_rules! op_field {
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; []) => {
+        $cb! { [$($x)*] $f $t; $f; () () }
+    };
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; [key = $k:ident]) => {
+        $cb! { [$($x)*] $f $t; $k; () () }
+    };
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; [default = $d:expr]) => {
+        $cb! { [$($x)*] $f $t; $f; ($d) () }
+    };
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; [default = $d:expr, omit_default]) => {
+        $cb! { [$($x)*] $f $t; $f; ($d) (omit) }
+    };
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; [key = $k:ident, default = $d:expr]) => {
+        $cb! { [$($x)*] $f $t; $k; ($d) () }
+    };
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; [key = $k:ident, default = $d:expr, omit_default]) => {
+        $cb! { [$($x)*] $f $t; $k; ($d) (omit) }
+    };
+    ($cb:ident [$($x:tt)*] $f:ident $t:ty; [$($other:tt)*]) => {
+        compile_error!(concat!(
+            "field `", stringify!($f), "`: unknown #[wire(", stringify!($($other)*), ")]; ",
+            "expected `key = K`, `default = D` or `default = D, omit_default`, in that order"
+        ))
+    };
+}
+pub(crate) use op_field;
+
+/// Callback of [`op_table!`]: the [`Op`] enum and its names.
+macro_rules! define_op {
+    ($(
+        $(#[$vm:meta])*
+        $V:ident $name:literal $({
+            $(
+                $(#[doc = $fd:literal])*
+                $(#[wire($($wa:tt)*)])?
+                $f:ident : $t:ty
+            ),* $(,)?
+        })?
+    ),* $(,)?) => {
+        /// The operation an event records, with its required fields.
+        ///
+        /// Declared in the op table (this module's docs).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Op {
+            $(
+                $(#[$vm])*
+                #[doc = ""]
+                #[doc = concat!("On the wire: `\"op\":\"", $name, "\"`.")]
+                $V $({ $( $(#[doc = $fd])* $f: $t, )* })?,
+            )*
+        }
+
+        impl Op {
+            /// Every op's `op` string, in the table's order.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The `op` string of this operation on the wire.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Op::$V { .. } => $name, )*
+                }
+            }
+        }
+    };
 }
 
-impl Op {
-    /// The `op` string of this operation on the wire.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Alloc { .. } => "alloc",
-            Op::Free { .. } => "free",
-            Op::Memcpy { .. } => "memcpy",
-            Op::Memset { .. } => "memset",
-            Op::ModuleLoad { .. } => "module_load",
-            Op::ModuleUnload { .. } => "module_unload",
-            Op::Function { .. } => "function",
-            Op::Launch { .. } => "launch",
-            Op::StreamCreate { .. } => "stream_create",
-            Op::StreamDestroy { .. } => "stream_destroy",
-            Op::StreamSync { .. } => "stream_sync",
-            Op::StreamWaitEvent { .. } => "stream_wait_event",
-            Op::DeviceSync => "device_sync",
-            Op::EventCreate { .. } => "event_create",
-            Op::EventDestroy { .. } => "event_destroy",
-            Op::EventRecord { .. } => "event_record",
-            Op::EventSync { .. } => "event_sync",
-            Op::SetDevice { .. } => "set_device",
-            Op::HostRegister { .. } => "host_register",
-            Op::HostUnregister { .. } => "host_unregister",
-            Op::CtxCreate { .. } => "ctx_create",
-            Op::CtxDestroy { .. } => "ctx_destroy",
-            Op::CtxSet { .. } => "ctx_set",
-            Op::VaReserve { .. } => "va_reserve",
-            Op::VaFree { .. } => "va_free",
-            Op::MemCreate { .. } => "mem_create",
-            Op::MemRelease { .. } => "mem_release",
-            Op::MemMap { .. } => "mem_map",
-            Op::MemUnmap { .. } => "mem_unmap",
-            Op::MemAccess { .. } => "mem_access",
-            Op::Global { .. } => "global",
-            Op::Relocate { .. } => "relocate",
-            Op::GraphExec { .. } => "graph_exec",
-            Op::GraphLaunch { .. } => "graph_launch",
-            Op::GraphExecDestroy { .. } => "graph_exec_destroy",
-            Op::HostWrite { .. } => "host_write",
-            Op::HostRead { .. } => "host_read",
-            Op::MemcpyRect { .. } => "memcpy_rect",
-            Op::MemsetRect { .. } => "memset_rect",
-            Op::PoolCreate { .. } => "pool_create",
-            Op::PoolDestroy { .. } => "pool_destroy",
-            Op::PoolTrim { .. } => "pool_trim",
-            Op::PoolAttr { .. } => "pool_attr",
-            Op::DevicePool { .. } => "device_pool",
-            Op::PoolAlloc { .. } => "pool_alloc",
-            Op::Eof { .. } => "eof",
-        }
-    }
-}
+op_table!(define_op);
 
 /// One archive event: the common header plus its operation.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,6 +9,13 @@
 //! encoders byte for byte for every op, so a change in the wire form fails
 //! here rather than in a reader.
 //!
+//! [`encode_op`] is generated from the op table (`op_table!` in
+//! [`crate::event`]): each field is written under its key by its type
+//! (`Encode`, below), in key order whatever the field's place in the
+//! table. Launches have their own entry points ([`launch_head`],
+//! [`EventLine::arg_with`]): a recorder writes them from the application's
+//! memory, with pointer offsets found while the arguments are written.
+//!
 //! A line is produced in two parts. The *body* (everything after `seq` and
 //! `t`, starting with `,"tid":`) is encoded outside any lock by the
 //! recording thread; the *head* `{"seq":N,"t":T` ([`push_head`]) is written
@@ -22,8 +29,10 @@
 //! another crate: small functions are `#[inline]` so that they can be
 //! inlined there.
 
-use crate::event::{MemKind, Op};
-use crate::hex::BlobId;
+use crate::event::{Dir, KernelArg, LaunchAttr, MemKind, Op, op_field, op_table};
+use crate::graph::{GraphNode, NodeBlob};
+use crate::hex::{Addr, BlobId};
+use crate::wire::form::Key;
 
 /// One kernel argument, borrowed from the application's memory, with its
 /// pointer offsets already known.
@@ -490,272 +499,257 @@ impl Out<'_> {
     }
 }
 
-/// Encodes the body of any event but `launch` (use [`encode_launch`]).
-/// Fields come in hrr-core's `Wire` order: ptr, size, mem, dir, dst, src,
-/// value, width, stream, blob, module, code, name, func, grid, block, shmem,
-/// args, event, device, events.
-pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
-    if let Op::Launch {
-        name,
-        code,
-        func,
-        grid,
-        block,
-        shmem,
-        stream,
-        args,
-        attrs,
-    } = op
-    {
-        // Not the recorder's path (that is encode_launch straight from the
-        // application's memory); kept so every op has one encoder.
-        let refs: Vec<ArgRef<'_>> = args
-            .iter()
-            .map(|a| ArgRef {
-                offset: a.offset,
-                bytes: &a.hex.0,
-                ptrs: &a.ptrs,
-            })
-            .collect();
-        let code = BlobHex::of(code);
-        let launch = LaunchRef {
-            name,
-            code: &code,
-            func: func.map(|f| f.0),
-            grid: *grid,
-            block: *block,
-            shmem: *shmem,
-            stream: stream.0,
-        };
-        let mut l = launch_head(buf, tid, api, ret, &launch);
-        l.args(refs.iter().copied());
-        l.attrs(attrs.iter().map(|a| (a.id, &a.hex.0[..])));
-        l.end();
-        return;
-    }
-    let mut l = EventLine::begin(buf, tid, api, op.name(), ret);
-    match op {
-        Op::Alloc { ptr, size, mem } => {
-            l.addr("ptr", ptr.0)
-                .num("size", *size)
-                .word("mem", mem_str(*mem));
-        }
-        Op::Free { ptr, mem } => {
-            l.addr("ptr", ptr.0);
-            if let Some(m) = mem {
-                l.word("mem", mem_str(*m));
-            }
-        }
-        Op::Memcpy {
-            dir,
-            dst,
-            src,
-            size,
-            stream,
-            blob,
-        } => {
-            l.num("size", *size)
-                .word("dir", dir.as_str())
-                .addr("dst", dst.0)
-                .addr("src", src.0);
-            if let Some(s) = stream {
-                l.addr("stream", s.0);
-            }
-            if let Some(b) = blob {
-                l.blob("blob", b);
-            }
-        }
-        Op::Memset {
-            dst,
-            value,
-            size,
-            width,
-            stream,
-        } => {
-            l.num("size", *size)
-                .addr("dst", dst.0)
-                .num("value", u64::from(*value));
-            if *width != 1 {
-                l.num("width", u64::from(*width));
-            }
-            if let Some(s) = stream {
-                l.addr("stream", s.0);
-            }
-        }
-        Op::ModuleLoad { module, code } => {
-            l.addr("module", module.0).blob("code", code);
-        }
-        Op::ModuleUnload { module } => {
-            l.addr("module", module.0);
-        }
-        Op::Function { module, name, func } => {
-            l.addr("module", module.0)
-                .string("name", name)
-                .addr("func", func.0);
-        }
-        Op::Launch { .. } => unreachable!("handled above"),
-        Op::StreamCreate { stream } | Op::StreamDestroy { stream } | Op::StreamSync { stream } => {
-            l.addr("stream", stream.0);
-        }
-        Op::StreamWaitEvent { stream, event } | Op::EventRecord { event, stream } => {
-            l.addr("stream", stream.0).addr("event", event.0);
-        }
-        Op::DeviceSync => {}
-        Op::EventCreate { event } | Op::EventDestroy { event } | Op::EventSync { event } => {
-            l.addr("event", event.0);
-        }
-        Op::SetDevice { device } => {
-            l.int("device", i64::from(*device));
-        }
-        Op::HostRegister { ptr, size } => {
-            l.addr("ptr", ptr.0).num("size", *size);
-        }
-        Op::HostUnregister { ptr } => {
-            l.addr("ptr", ptr.0);
-        }
-        Op::CtxCreate { ctx, device } => {
-            l.int("device", i64::from(*device)).addr("ctx", ctx.0);
-        }
-        Op::CtxDestroy { ctx } => {
-            l.addr("ctx", ctx.0);
-        }
-        Op::CtxSet { ctx, device } => {
-            if let Some(d) = device {
-                l.int("device", i64::from(*d));
-            }
-            l.addr("ctx", ctx.0);
-        }
-        Op::VaReserve { ptr, size }
-        | Op::VaFree { ptr, size }
-        | Op::MemUnmap { ptr, size }
-        | Op::MemAccess { ptr, size } => {
-            l.addr("ptr", ptr.0).num("size", *size);
-        }
-        Op::MemCreate { handle, size, mem } => {
-            l.num("size", *size)
-                .word("mem", mem_str(*mem))
-                .addr("handle", handle.0);
-        }
-        Op::MemRelease { handle } => {
-            l.addr("handle", handle.0);
-        }
-        Op::MemMap {
-            ptr,
-            size,
-            offset,
-            handle,
-        } => {
-            l.addr("ptr", ptr.0)
-                .num("size", *size)
-                .addr("handle", handle.0)
-                .num("offset", *offset);
-        }
-        Op::Global {
-            module,
-            name,
-            code,
-            ptr,
-            size,
-        } => {
-            l.addr("ptr", ptr.0)
-                .num("size", *size)
-                .addr("module", module.0)
-                .blob("code", code)
-                .string("name", name);
-        }
-        Op::Relocate { dst, size, blob } => {
-            l.num("size", *size).addr("dst", dst.0).blob("blob", blob);
-        }
-        Op::GraphExec { exec, graph, nodes } => {
-            l.addr("exec", exec.0).addr("graph", graph.0).nodes(nodes);
-        }
-        Op::GraphLaunch {
-            exec,
-            stream,
-            blobs,
-        } => {
-            l.addr("stream", stream.0).addr("exec", exec.0);
-            if !blobs.is_empty() {
-                l.node_blobs(blobs);
-            }
-        }
-        Op::GraphExecDestroy { exec } => {
-            l.addr("exec", exec.0);
-        }
-        Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
-            l.addr("ptr", ptr.0).num("size", *size).blob("blob", blob);
-        }
-        Op::MemcpyRect {
-            dir,
-            dst,
-            dpitch,
-            src,
-            spitch,
-            extent,
-            stream,
-            blob,
-        } => {
-            l.word("dir", dir.as_str())
-                .addr("dst", dst.0)
-                .addr("src", src.0);
-            if let Some(s) = stream {
-                l.addr("stream", s.0);
-            }
-            if let Some(b) = blob {
-                l.blob("blob", b);
-            }
-            l.nums("dpitch", dpitch)
-                .nums("spitch", spitch)
-                .nums("extent", extent);
-        }
-        Op::MemsetRect {
-            dst,
-            pitch,
-            extent,
-            value,
-            width,
-            stream,
-        } => {
-            l.addr("dst", dst.0).num("value", u64::from(*value));
-            if *width != 1 {
-                l.num("width", u64::from(*width));
-            }
-            if let Some(s) = stream {
-                l.addr("stream", s.0);
-            }
-            l.nums("dpitch", pitch).nums("extent", extent);
-        }
-        Op::PoolCreate { pool } | Op::PoolDestroy { pool } => {
-            l.addr("pool", pool.0);
-        }
-        Op::PoolTrim { pool, size } => {
-            l.num("size", *size).addr("pool", pool.0);
-        }
-        Op::PoolAttr { pool, attr, value } => {
-            l.addr("pool", pool.0)
-                .num("attr", u64::from(*attr))
-                .num("attr_value", *value);
-        }
-        Op::DevicePool { device, pool } => {
-            l.int("device", i64::from(*device)).addr("pool", pool.0);
-        }
-        Op::PoolAlloc {
-            ptr,
-            size,
-            pool,
-            stream,
-        } => {
-            l.addr("ptr", ptr.0)
-                .num("size", *size)
-                .addr("stream", stream.0)
-                .addr("pool", pool.0);
-        }
-        Op::Eof { events } => {
-            l.num("events", *events);
-        }
-    }
-    l.end();
+/// A value written under its key, by its type: what each key of the key
+/// table looks like on the line. Lists with a form of their own (kernel
+/// arguments, launch attributes, graph nodes and their blobs) have one
+/// key each, which their writers spell themselves.
+trait Encode {
+    /// Writes `"key":value`.
+    fn put(&self, l: &mut EventLine<'_>, key: &str);
 }
+
+impl Encode for Addr {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.addr(key, self.0);
+    }
+}
+
+impl Encode for u64 {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.num(key, *self);
+    }
+}
+
+impl Encode for u32 {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.num(key, u64::from(*self));
+    }
+}
+
+impl Encode for u8 {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.num(key, u64::from(*self));
+    }
+}
+
+impl Encode for i32 {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.int(key, i64::from(*self));
+    }
+}
+
+impl Encode for MemKind {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.word(key, mem_str(*self));
+    }
+}
+
+impl Encode for Dir {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.word(key, self.as_str());
+    }
+}
+
+impl Encode for BlobId {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.blob(key, self);
+    }
+}
+
+impl Encode for String {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.string(key, self);
+    }
+}
+
+impl Encode for [u32; 3] {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.dims(key, *self);
+    }
+}
+
+impl<const N: usize> Encode for [u64; N] {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        l.nums(key, self);
+    }
+}
+
+/// `"args":[…]` ([`EventLine::args`]).
+impl Encode for Vec<KernelArg> {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        debug_assert_eq!(key, "args");
+        l.args(self.iter().map(|a| ArgRef {
+            offset: a.offset,
+            bytes: &a.hex.0,
+            ptrs: &a.ptrs,
+        }));
+    }
+}
+
+/// `"attrs":[…]` ([`EventLine::attrs`]).
+impl Encode for Vec<LaunchAttr> {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        debug_assert_eq!(key, "attrs");
+        l.attrs(self.iter().map(|a| (a.id, &a.hex.0[..])));
+    }
+}
+
+/// `"nodes":[…]` ([`EventLine::nodes`]).
+impl Encode for Vec<GraphNode> {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        debug_assert_eq!(key, "nodes");
+        l.nodes(self);
+    }
+}
+
+/// `"blobs":[…]` ([`EventLine::node_blobs`]).
+impl Encode for Vec<NodeBlob> {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        debug_assert_eq!(key, "blobs");
+        l.node_blobs(self);
+    }
+}
+
+/// An optional field: its key only when it has a value.
+impl<T: Encode> Encode for Option<T> {
+    #[inline(always)]
+    fn put(&self, l: &mut EventLine<'_>, key: &str) {
+        if let Some(v) = self {
+            v.put(l, key);
+        }
+    }
+}
+
+/// How many of `ranks` are below `r`: the place among an op's keys, in
+/// key order, of the key ranked `r`.
+const fn ranked_below(ranks: &[u8], r: u8) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < ranks.len() {
+        n += (ranks[i] < r) as usize;
+        i += 1;
+    }
+    n
+}
+
+/// Where `r` is in `ranks` (the place of a field in its op's declaration).
+const fn place(ranks: &[u8], r: u8) -> usize {
+    let mut i = 0;
+    while ranks[i] != r {
+        i += 1;
+    }
+    i
+}
+
+/// Whether no two of `ranks` are equal (no two fields of an op share a key).
+const fn distinct(ranks: &[u8]) -> bool {
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i + 1;
+        while j < ranks.len() {
+            if ranks[i] == ranks[j] {
+                return false;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A field's key rank (callback of `op_field!`).
+macro_rules! key_rank {
+    ([] $f:ident $t:ty; $k:ident; $d:tt $omit:tt) => {
+        Key::$k as u8
+    };
+}
+
+/// A field written under its key (callback of `op_field!`).
+macro_rules! put_field {
+    ([$l:ident] $f:ident $t:ty; $k:ident; $d:tt ()) => {
+        Encode::put($f, &mut $l, stringify!($k))
+    };
+    ([$l:ident] $f:ident $t:ty; $k:ident; ($d:expr) (omit)) => {{
+        let default: $t = $d;
+        if *$f != default {
+            Encode::put($f, &mut $l, stringify!($k));
+        }
+    }};
+}
+
+/// An op's fields, written in key order whatever their order in the
+/// table: slot *i* writes the field whose key comes *i*-th among the op's
+/// keys. Which field that is is a constant, so each slot compiles to the
+/// one write it makes.
+macro_rules! put_fields_in_key_order {
+    ($name:literal $l:ident $all:tt $( ($f:ident $t:ty; $wa:tt) )*) => {
+        const RANKS: &[u8] = &[$( op_field!(key_rank [] $f $t; $wa) ),*];
+        const _: () = assert!(distinct(RANKS), concat!("op `", $name, "`: two fields share a key"));
+        $( put_slot!($l RANKS (op_field!(key_rank [] $f $t; $wa)) $all); )*
+    };
+}
+
+/// One slot of [`put_fields_in_key_order!`]: the field of the `$slot`-ranked
+/// key's place.
+macro_rules! put_slot {
+    ($l:ident $ranks:ident ($slot:expr) [$( ($f:ident $t:ty; $wa:tt) )*]) => {
+        $(
+            if const { ranked_below($ranks, op_field!(key_rank [] $f $t; $wa)) == place($ranks, $slot) } {
+                op_field!(put_field [$l] $f $t; $wa);
+            }
+        )*
+    };
+}
+
+/// Callback of `op_table!`: [`encode_op`].
+macro_rules! encode_ops {
+    ($(
+        $(#[$vm:meta])*
+        $V:ident $name:literal $({
+            $(
+                $(#[doc = $fd:literal])*
+                $(#[wire($($wa:tt)*)])?
+                $f:ident : $t:ty
+            ),* $(,)?
+        })?
+    ),* $(,)?) => {
+        /// Encodes the body of any event: its fields in the order of
+        /// [`Wire`](crate::wire::Wire)'s keys, the bytes of
+        /// [`Event::write_line`](crate::Event::write_line). A recorder
+        /// writes a launch from the application's memory instead
+        /// ([`launch_head`], [`EventLine::arg_with`]).
+        pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
+            let mut l = EventLine::begin(buf, tid, api, op.name(), ret);
+            match op {
+                $(
+                    Op::$V $({ $($f),* })? => {
+                        $(put_fields_in_key_order!(
+                            $name l [$( ($f $t; [$($($wa)*)?]) )*] $( ($f $t; [$($($wa)*)?]) )*
+                        );)?
+                    }
+                )*
+            }
+            l.end();
+        }
+    };
+}
+
+op_table!(encode_ops);
 
 /// Encodes the body of a `launch` event whose pointer offsets are known.
 #[inline]

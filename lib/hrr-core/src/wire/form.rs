@@ -1,6 +1,16 @@
 //! The flat serde form of an event line ([`Wire`]) and the reference
 //! encoding and parse of [`Event`]s through it.
 //!
+//! Two tables meet here. The *key table* (`wire_keys!`, below) lists every
+//! optional key a line may carry, in the order a line writes them, with the
+//! type its value reads as: [`Wire`] and the key ranks the encoder and the
+//! scanner use are generated from it. The *op table* (`op_table!`, in
+//! [`crate::event`]) says which keys each op's fields go to; moving an
+//! [`Op`] out of a `Wire` ([`Event::from_wire`]) and into one
+//! ([`Event::to_wire`]) is generated from it, field by field, through
+//! [`Field`], which converts by type (a `String` travels as a borrowed
+//! `Cow`, an `Option` is an optional key).
+//!
 //! Parsing goes through a flat struct with optional fields rather than a
 //! serde internally-tagged enum: internal tagging buffers every line into an
 //! intermediate tree, which halves reader throughput. The flat form is then
@@ -10,7 +20,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
+use crate::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op, op_field, op_table};
 use crate::graph::{GraphNode, NodeBlob};
 use crate::hex::{Addr, BlobId};
 
@@ -33,138 +43,152 @@ pub enum EventError {
     UnknownOp(String),
 }
 
-/// Flat wire form of an event: every field any op may carry.
-#[derive(Default, Serialize, Deserialize)]
-pub struct Wire<'a> {
-    /// The event's place in the global order.
-    pub seq: u64,
-    #[serde(default)]
-    /// CLOCK_MONOTONIC nanoseconds.
-    pub t: u64,
-    #[serde(default)]
-    /// The recording thread.
-    pub tid: u64,
-    #[serde(borrow)]
-    /// The runtime entry point.
-    pub api: Cow<'a, str>,
-    #[serde(borrow)]
-    /// The op's name.
-    pub op: Cow<'a, str>,
-    #[serde(default)]
-    /// What the call returned.
-    pub ret: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `alloc`, `free`, `host_register`, `host_unregister`: the address.
-    pub ptr: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Bytes: allocated, copied, set, registered or relocated.
-    pub size: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `alloc`, `free`: the memory kind.
-    pub mem: Option<MemKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy`: the direction.
-    pub dir: Option<Dir>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy`, `memset`, `relocate`: the destination.
-    pub dst: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy`: the source.
-    pub src: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memset`: the pattern value.
-    pub value: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memset`: the pattern width, when not 1.
-    pub width: Option<u8>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// The stream, where the op has one.
-    pub stream: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy`: the bytes' blob; `relocate`: the offsets' blob.
-    pub blob: Option<BlobId>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// The module handle.
-    pub module: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `module_load`, `launch`: the code object's blob.
-    pub code: Option<BlobId>,
-    #[serde(default, borrow, skip_serializing_if = "Option::is_none")]
-    /// `function`, `launch`: the kernel name.
-    pub name: Option<Cow<'a, str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `function`, `launch`: the function handle.
-    pub func: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `launch`: grid dimensions.
-    pub grid: Option<[u32; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `launch`: block dimensions.
-    pub block: Option<[u32; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `launch`: dynamic shared memory bytes.
-    pub shmem: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `launch`: the arguments.
-    pub args: Option<Vec<KernelArg>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// The event handle, where the op has one.
-    pub event: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `set_device`: the ordinal.
-    pub device: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `eof`: events before it.
-    pub events: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// A timed replay's `dev_t`; see [`DevTime`].
-    pub dev_t: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// A timed replay's `dev_ns`; see [`DevTime`].
-    pub dev_ns: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// CUDA context ops: the context.
-    pub ctx: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// CUDA physical-memory ops: the allocation's handle.
-    pub handle: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `mem_map`: offset into the allocation.
-    pub offset: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `launch`: CUDA launch attributes (omitted when none).
-    pub attrs: Option<Vec<LaunchAttr>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Graph ops: the executable graph.
-    pub exec: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `graph_exec`: the graph it was made from.
-    pub graph: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `graph_exec`: the nodes.
-    pub nodes: Option<Vec<GraphNode>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `graph_launch`: the host copy nodes' blobs.
-    pub blobs: Option<Vec<NodeBlob>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy_rect`, `memset_rect`: row and slice pitch of the destination.
-    pub dpitch: Option<[u64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy_rect`: row and slice pitch of the source.
-    pub spitch: Option<[u64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `memcpy_rect`, `memset_rect`: width in bytes, height, depth.
-    pub extent: Option<[u64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Pool ops: the memory pool.
-    pub pool: Option<Addr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `pool_attr`: the attribute's number.
-    pub attr: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `pool_attr`: the attribute's value.
-    pub attr_value: Option<u64>,
+/// The key table: every optional key of a line, in the order the line
+/// writes them (serde writes [`Wire`]'s fields in declaration order, and
+/// the fast encoder follows), with the type of its value. `wire_keys!(cb)`
+/// expands to `cb! { TABLE }`. Attributes (docs, `serde(…)`) go onto
+/// [`Wire`]'s field.
+///
+/// A key's type says how the scanner reads it (`wire::scan`'s `Scan`) and
+/// how the fast encoder writes it (`wire::encode`'s `Encode`); several ops
+/// share a key when their fields mean the same thing (`ptr`, `size`,
+/// `stream`). A new key goes at the end: a key's place is its place in
+/// every line.
+macro_rules! wire_keys {
+    ($cb:ident) => {
+        $cb! {
+            /// `alloc`, `free`, `host_register`, `host_unregister`: the address.
+            ptr: Addr,
+            /// Bytes: allocated, copied, set, registered or relocated.
+            size: u64,
+            /// `alloc`, `free`: the memory kind.
+            mem: MemKind,
+            /// `memcpy`: the direction.
+            dir: Dir,
+            /// `memcpy`, `memset`, `relocate`: the destination.
+            dst: Addr,
+            /// `memcpy`: the source.
+            src: Addr,
+            /// `memset`: the pattern value.
+            value: u32,
+            /// `memset`: the pattern width, when not 1.
+            width: u8,
+            /// The stream, where the op has one.
+            stream: Addr,
+            /// `memcpy`: the bytes' blob; `relocate`: the offsets' blob.
+            blob: BlobId,
+            /// The module handle.
+            module: Addr,
+            /// `module_load`, `launch`: the code object's blob.
+            code: BlobId,
+            /// `function`, `launch`: the kernel name.
+            #[serde(borrow)]
+            name: Cow<'a, str>,
+            /// `function`, `launch`: the function handle.
+            func: Addr,
+            /// `launch`: grid dimensions.
+            grid: [u32; 3],
+            /// `launch`: block dimensions.
+            block: [u32; 3],
+            /// `launch`: dynamic shared memory bytes.
+            shmem: u32,
+            /// `launch`: the arguments.
+            args: Vec<KernelArg>,
+            /// The event handle, where the op has one.
+            event: Addr,
+            /// `set_device`: the ordinal.
+            device: i32,
+            /// `eof`: events before it.
+            events: u64,
+            /// A timed replay's `dev_t`; see [`DevTime`].
+            dev_t: u64,
+            /// A timed replay's `dev_ns`; see [`DevTime`].
+            dev_ns: u64,
+            /// CUDA context ops: the context.
+            ctx: Addr,
+            /// CUDA physical-memory ops: the allocation's handle.
+            handle: Addr,
+            /// `mem_map`: offset into the allocation.
+            offset: u64,
+            /// `launch`: CUDA launch attributes (omitted when none).
+            attrs: Vec<LaunchAttr>,
+            /// Graph ops: the executable graph.
+            exec: Addr,
+            /// `graph_exec`: the graph it was made from.
+            graph: Addr,
+            /// `graph_exec`: the nodes.
+            nodes: Vec<GraphNode>,
+            /// `graph_launch`: the host copy nodes' blobs.
+            blobs: Vec<NodeBlob>,
+            /// `memcpy_rect`, `memset_rect`: row and slice pitch of the destination.
+            dpitch: [u64; 2],
+            /// `memcpy_rect`: row and slice pitch of the source.
+            spitch: [u64; 2],
+            /// `memcpy_rect`, `memset_rect`: width in bytes, height, depth.
+            extent: [u64; 3],
+            /// Pool ops: the memory pool.
+            pool: Addr,
+            /// `pool_attr`: the attribute's number.
+            attr: u32,
+            /// `pool_attr`: the attribute's value.
+            attr_value: u64,
+        }
+    };
 }
+pub(crate) use wire_keys;
+
+/// Callback of `wire_keys!`: [`Wire`] and [`Key`].
+macro_rules! define_wire {
+    ($( $(#[$m:meta])* $k:ident : $t:ty ),* $(,)?) => {
+        /// Flat wire form of an event: every field any op may carry.
+        ///
+        /// The common header, then one optional field per key of the key
+        /// table, in its order.
+        #[derive(Default, Serialize, Deserialize)]
+        pub struct Wire<'a> {
+            /// The event's place in the global order.
+            pub seq: u64,
+            #[serde(default)]
+            /// CLOCK_MONOTONIC nanoseconds.
+            pub t: u64,
+            #[serde(default)]
+            /// The recording thread.
+            pub tid: u64,
+            #[serde(borrow)]
+            /// The runtime entry point.
+            pub api: Cow<'a, str>,
+            #[serde(borrow)]
+            /// The op's name.
+            pub op: Cow<'a, str>,
+            #[serde(default)]
+            /// What the call returned.
+            pub ret: i64,
+            $(
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                $(#[$m])*
+                pub $k: Option<$t>,
+            )*
+        }
+
+        /// Every key of a line by its place in [`Wire`] (`Key::size as u8`):
+        /// the order the encoder writes an op's fields in, and the scanner's
+        /// bit per key.
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Clone, Copy)]
+        #[repr(u8)]
+        pub(crate) enum Key {
+            seq,
+            t,
+            tid,
+            api,
+            op,
+            ret,
+            $($k,)*
+        }
+    };
+}
+
+wire_keys!(define_wire);
 
 impl Wire<'_> {
     /// The device timing of a timed replay's event (both fields present).
@@ -175,6 +199,179 @@ impl Wire<'_> {
         })
     }
 }
+
+/// How a field of an [`Op`] moves between the op and its [`Wire`] slot
+/// (`Option<Slot>`), by the field's type.
+pub(crate) trait Field<'a>: Sized {
+    /// What the slot holds.
+    type Slot;
+
+    /// The field, out of its slot (lists and strings are moved out);
+    /// `None` when the slot is empty and the field cannot be (an `Option`
+    /// field never is).
+    fn take(slot: &mut Option<Self::Slot>) -> Option<Self>;
+
+    /// The slot for this value (`None`: the key is not written).
+    fn put(&'a self) -> Option<Self::Slot>;
+}
+
+/// [`Field`] for values a slot holds as they are.
+macro_rules! plain_fields {
+    ($($t:ty),* $(,)?) => {$(
+        impl Field<'_> for $t {
+            type Slot = $t;
+
+            /// Copied: a parsed `Wire` is dropped once checked, so there is
+            /// no need to empty the slot.
+            #[inline(always)]
+            fn take(slot: &mut Option<$t>) -> Option<$t> {
+                *slot
+            }
+
+            #[inline(always)]
+            fn put(&self) -> Option<$t> {
+                Some(*self)
+            }
+        }
+    )*};
+}
+
+plain_fields!(
+    Addr, BlobId, MemKind, Dir, u8, u32, u64, i32, [u32; 3], [u64; 2], [u64; 3]
+);
+
+/// Strings travel borrowed from the line, or from the event.
+impl<'a> Field<'a> for String {
+    type Slot = Cow<'a, str>;
+
+    #[inline(always)]
+    fn take(slot: &mut Option<Cow<'a, str>>) -> Option<String> {
+        slot.take().map(Cow::into_owned)
+    }
+
+    #[inline(always)]
+    fn put(&'a self) -> Option<Cow<'a, str>> {
+        Some(Cow::Borrowed(self))
+    }
+}
+
+/// Lists are moved out of a parsed line (`args` would be a deep copy per
+/// launch), and copied into the reference encoding.
+impl<T: Clone> Field<'_> for Vec<T> {
+    type Slot = Vec<T>;
+
+    #[inline(always)]
+    fn take(slot: &mut Option<Vec<T>>) -> Option<Vec<T>> {
+        slot.take()
+    }
+
+    #[inline(always)]
+    fn put(&self) -> Option<Vec<T>> {
+        Some(self.clone())
+    }
+}
+
+/// An optional field is an optional key.
+impl<'a, T: Field<'a>> Field<'a> for Option<T> {
+    type Slot = T::Slot;
+
+    #[inline(always)]
+    fn take(slot: &mut Option<T::Slot>) -> Option<Option<T>> {
+        Some(T::take(slot))
+    }
+
+    #[inline(always)]
+    fn put(&'a self) -> Option<T::Slot> {
+        self.as_ref().and_then(T::put)
+    }
+}
+
+/// The error for a required key absent from a line.
+#[cold]
+fn missing(op: &str, field: &'static str) -> EventError {
+    EventError::Missing {
+        op: op.to_string(),
+        field,
+    }
+}
+
+/// One field of an op out of `w` (callback of `op_field!`).
+macro_rules! field_from_wire {
+    ([$w:ident $op:ident] $f:ident $t:ty; $k:ident; () $omit:tt) => {
+        <$t as Field>::take(&mut $w.$k).ok_or_else(|| missing($op, stringify!($k)))?
+    };
+    ([$w:ident $op:ident] $f:ident $t:ty; $k:ident; ($d:expr) $omit:tt) => {
+        <$t as Field>::take(&mut $w.$k).unwrap_or_else(|| $d)
+    };
+}
+
+/// One field of an op into `w` (callback of `op_field!`).
+macro_rules! field_to_wire {
+    ([$w:ident] $f:ident $t:ty; $k:ident; $d:tt ()) => {
+        $w.$k = <$t as Field>::put($f)
+    };
+    ([$w:ident] $f:ident $t:ty; $k:ident; ($d:expr) (omit)) => {{
+        let default: $t = $d;
+        $w.$k = if *$f == default {
+            None
+        } else {
+            <$t as Field>::put($f)
+        }
+    }};
+}
+
+/// Callback of `op_table!`: an op out of a [`Wire`] and into one.
+macro_rules! wire_ops {
+    ($(
+        $(#[$vm:meta])*
+        $V:ident $name:literal $({
+            $(
+                $(#[doc = $fd:literal])*
+                $(#[wire($($wa:tt)*)])?
+                $f:ident : $t:ty
+            ),* $(,)?
+        })?
+    ),* $(,)?) => {
+        impl Event {
+            /// [`Event::from_wire`] taking the fields out of `w` where it
+            /// lies: the reader's `Wire` is ~400 bytes, and it parses a
+            /// million lines a second. Fields are checked in the table's
+            /// order: the first one missing is the one named.
+            pub(crate) fn from_wire_in(w: &mut Wire<'_>) -> Result<Event, EventError> {
+                let op_name = w.op.as_ref();
+                let op = match op_name {
+                    $(
+                        $name => Op::$V $({
+                            $( $f: op_field!(field_from_wire [w op_name] $f $t; [$($($wa)*)?]), )*
+                        })?,
+                    )*
+                    other => return Err(EventError::UnknownOp(other.to_string())),
+                };
+                Ok(Event {
+                    seq: w.seq,
+                    t: w.t,
+                    tid: w.tid,
+                    api: std::mem::take(&mut w.api).into_owned(),
+                    ret: w.ret,
+                    op,
+                })
+            }
+        }
+
+        /// Sets the fields of `w` that `op` has.
+        fn op_to_wire<'a>(op: &'a Op, w: &mut Wire<'a>) {
+            match op {
+                $(
+                    Op::$V $({ $($f),* })? => {
+                        $($( op_field!(field_to_wire [w] $f $t; [$($($wa)*)?]); )*)?
+                    }
+                )*
+            }
+        }
+    };
+}
+
+op_table!(wire_ops);
 
 impl Event {
     /// Parses one NDJSON line.
@@ -189,222 +386,6 @@ impl Event {
         Event::from_wire_in(&mut w)
     }
 
-    /// [`Event::from_wire`] taking the fields out of `w` where it lies: the
-    /// reader's `Wire` is ~400 bytes, and it parses a million lines a second.
-    pub(crate) fn from_wire_in(w: &mut Wire<'_>) -> Result<Event, EventError> {
-        let op_name = w.op.as_ref();
-        macro_rules! req {
-            ($f:ident) => {
-                // Moved out, not cloned: `args` would be a deep copy per launch.
-                w.$f.take().ok_or_else(|| EventError::Missing {
-                    op: op_name.to_string(),
-                    field: stringify!($f),
-                })?
-            };
-        }
-        let op = match op_name {
-            "alloc" => Op::Alloc {
-                ptr: req!(ptr),
-                size: req!(size),
-                mem: req!(mem),
-            },
-            "free" => Op::Free {
-                ptr: req!(ptr),
-                mem: w.mem,
-            },
-            "memcpy" => Op::Memcpy {
-                dir: req!(dir),
-                dst: req!(dst),
-                src: req!(src),
-                size: req!(size),
-                stream: w.stream,
-                blob: w.blob,
-            },
-            "memset" => Op::Memset {
-                dst: req!(dst),
-                value: req!(value),
-                size: req!(size),
-                width: w.width.unwrap_or(1),
-                stream: w.stream,
-            },
-            "module_load" => Op::ModuleLoad {
-                module: req!(module),
-                code: req!(code),
-            },
-            "module_unload" => Op::ModuleUnload {
-                module: req!(module),
-            },
-            "function" => Op::Function {
-                module: req!(module),
-                name: req!(name).into_owned(),
-                func: req!(func),
-            },
-            "launch" => Op::Launch {
-                name: req!(name).into_owned(),
-                code: req!(code),
-                func: w.func,
-                grid: req!(grid),
-                block: req!(block),
-                shmem: w.shmem.unwrap_or(0),
-                stream: w.stream.unwrap_or(Addr(0)),
-                args: req!(args),
-                attrs: w.attrs.take().unwrap_or_default(),
-            },
-            "stream_create" => Op::StreamCreate {
-                stream: req!(stream),
-            },
-            "stream_destroy" => Op::StreamDestroy {
-                stream: req!(stream),
-            },
-            "stream_sync" => Op::StreamSync {
-                stream: req!(stream),
-            },
-            "stream_wait_event" => Op::StreamWaitEvent {
-                stream: req!(stream),
-                event: req!(event),
-            },
-            "device_sync" => Op::DeviceSync,
-            "event_create" => Op::EventCreate { event: req!(event) },
-            "event_destroy" => Op::EventDestroy { event: req!(event) },
-            "event_record" => Op::EventRecord {
-                event: req!(event),
-                stream: w.stream.unwrap_or(Addr(0)),
-            },
-            "event_sync" => Op::EventSync { event: req!(event) },
-            "set_device" => Op::SetDevice {
-                device: req!(device),
-            },
-            "host_register" => Op::HostRegister {
-                ptr: req!(ptr),
-                size: req!(size),
-            },
-            "host_unregister" => Op::HostUnregister { ptr: req!(ptr) },
-            "ctx_create" => Op::CtxCreate {
-                ctx: req!(ctx),
-                device: req!(device),
-            },
-            "ctx_destroy" => Op::CtxDestroy { ctx: req!(ctx) },
-            "ctx_set" => Op::CtxSet {
-                ctx: req!(ctx),
-                device: w.device,
-            },
-            "va_reserve" => Op::VaReserve {
-                ptr: req!(ptr),
-                size: req!(size),
-            },
-            "va_free" => Op::VaFree {
-                ptr: req!(ptr),
-                size: req!(size),
-            },
-            "mem_create" => Op::MemCreate {
-                handle: req!(handle),
-                size: req!(size),
-                mem: w.mem.unwrap_or(MemKind::Device),
-            },
-            "mem_release" => Op::MemRelease {
-                handle: req!(handle),
-            },
-            "mem_map" => Op::MemMap {
-                ptr: req!(ptr),
-                size: req!(size),
-                offset: w.offset.unwrap_or(0),
-                handle: req!(handle),
-            },
-            "mem_unmap" => Op::MemUnmap {
-                ptr: req!(ptr),
-                size: req!(size),
-            },
-            "mem_access" => Op::MemAccess {
-                ptr: req!(ptr),
-                size: req!(size),
-            },
-            "global" => Op::Global {
-                module: req!(module),
-                name: req!(name).into_owned(),
-                code: req!(code),
-                ptr: req!(ptr),
-                size: req!(size),
-            },
-            "relocate" => Op::Relocate {
-                dst: req!(dst),
-                size: req!(size),
-                blob: req!(blob),
-            },
-            "graph_exec" => Op::GraphExec {
-                exec: req!(exec),
-                graph: w.graph.unwrap_or(Addr(0)),
-                nodes: req!(nodes),
-            },
-            "graph_launch" => Op::GraphLaunch {
-                exec: req!(exec),
-                stream: w.stream.unwrap_or(Addr(0)),
-                blobs: w.blobs.take().unwrap_or_default(),
-            },
-            "graph_exec_destroy" => Op::GraphExecDestroy { exec: req!(exec) },
-            "host_write" => Op::HostWrite {
-                ptr: req!(ptr),
-                size: req!(size),
-                blob: req!(blob),
-            },
-            "host_read" => Op::HostRead {
-                ptr: req!(ptr),
-                size: req!(size),
-                blob: req!(blob),
-            },
-            "memcpy_rect" => Op::MemcpyRect {
-                dir: req!(dir),
-                dst: req!(dst),
-                dpitch: req!(dpitch),
-                src: req!(src),
-                spitch: req!(spitch),
-                extent: req!(extent),
-                stream: w.stream,
-                blob: w.blob,
-            },
-            "memset_rect" => Op::MemsetRect {
-                dst: req!(dst),
-                pitch: req!(dpitch),
-                extent: req!(extent),
-                value: req!(value),
-                width: w.width.unwrap_or(1),
-                stream: w.stream,
-            },
-            "pool_create" => Op::PoolCreate { pool: req!(pool) },
-            "pool_destroy" => Op::PoolDestroy { pool: req!(pool) },
-            "pool_trim" => Op::PoolTrim {
-                pool: req!(pool),
-                size: req!(size),
-            },
-            "pool_attr" => Op::PoolAttr {
-                pool: req!(pool),
-                attr: req!(attr),
-                value: req!(attr_value),
-            },
-            "device_pool" => Op::DevicePool {
-                device: req!(device),
-                pool: req!(pool),
-            },
-            "pool_alloc" => Op::PoolAlloc {
-                ptr: req!(ptr),
-                size: req!(size),
-                pool: req!(pool),
-                stream: w.stream.unwrap_or(Addr(0)),
-            },
-            "eof" => Op::Eof {
-                events: req!(events),
-            },
-            other => return Err(EventError::UnknownOp(other.to_string())),
-        };
-        Ok(Event {
-            seq: w.seq,
-            t: w.t,
-            tid: w.tid,
-            api: std::mem::take(&mut w.api).into_owned(),
-            ret: w.ret,
-            op,
-        })
-    }
-
     /// The flat wire form of this event.
     pub fn to_wire(&self) -> Wire<'_> {
         let mut w = Wire {
@@ -416,224 +397,7 @@ impl Event {
             ret: self.ret,
             ..Wire::default()
         };
-        match &self.op {
-            Op::Alloc { ptr, size, mem } => {
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-                w.mem = Some(*mem);
-            }
-            Op::Free { ptr, mem } => {
-                w.ptr = Some(*ptr);
-                w.mem = *mem;
-            }
-            Op::Memcpy {
-                dir,
-                dst,
-                src,
-                size,
-                stream,
-                blob,
-            } => {
-                w.dir = Some(*dir);
-                w.dst = Some(*dst);
-                w.src = Some(*src);
-                w.size = Some(*size);
-                w.stream = *stream;
-                w.blob = *blob;
-            }
-            Op::Memset {
-                dst,
-                value,
-                size,
-                width,
-                stream,
-            } => {
-                w.dst = Some(*dst);
-                w.value = Some(*value);
-                w.width = (*width != 1).then_some(*width);
-                w.size = Some(*size);
-                w.stream = *stream;
-            }
-            Op::ModuleLoad { module, code } => {
-                w.module = Some(*module);
-                w.code = Some(*code);
-            }
-            Op::ModuleUnload { module } => w.module = Some(*module),
-            Op::Function { module, name, func } => {
-                w.module = Some(*module);
-                w.name = Some(Cow::Borrowed(name));
-                w.func = Some(*func);
-            }
-            Op::Launch {
-                name,
-                code,
-                func,
-                grid,
-                block,
-                shmem,
-                stream,
-                args,
-                attrs,
-            } => {
-                w.name = Some(Cow::Borrowed(name));
-                w.code = Some(*code);
-                w.func = *func;
-                w.grid = Some(*grid);
-                w.block = Some(*block);
-                w.shmem = Some(*shmem);
-                w.stream = Some(*stream);
-                w.args = Some(args.clone());
-                w.attrs = (!attrs.is_empty()).then(|| attrs.clone());
-            }
-            Op::StreamCreate { stream }
-            | Op::StreamDestroy { stream }
-            | Op::StreamSync { stream } => w.stream = Some(*stream),
-            Op::StreamWaitEvent { stream, event } | Op::EventRecord { event, stream } => {
-                w.stream = Some(*stream);
-                w.event = Some(*event);
-            }
-            Op::DeviceSync => {}
-            Op::EventCreate { event } | Op::EventDestroy { event } | Op::EventSync { event } => {
-                w.event = Some(*event)
-            }
-            Op::SetDevice { device } => w.device = Some(*device),
-            Op::HostRegister { ptr, size } => {
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-            }
-            Op::HostUnregister { ptr } => w.ptr = Some(*ptr),
-            Op::CtxCreate { ctx, device } => {
-                w.ctx = Some(*ctx);
-                w.device = Some(*device);
-            }
-            Op::CtxDestroy { ctx } => w.ctx = Some(*ctx),
-            Op::CtxSet { ctx, device } => {
-                w.ctx = Some(*ctx);
-                w.device = *device;
-            }
-            Op::VaReserve { ptr, size }
-            | Op::VaFree { ptr, size }
-            | Op::MemUnmap { ptr, size }
-            | Op::MemAccess { ptr, size } => {
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-            }
-            Op::MemCreate { handle, size, mem } => {
-                w.handle = Some(*handle);
-                w.size = Some(*size);
-                w.mem = Some(*mem);
-            }
-            Op::MemRelease { handle } => w.handle = Some(*handle),
-            Op::MemMap {
-                ptr,
-                size,
-                offset,
-                handle,
-            } => {
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-                w.offset = Some(*offset);
-                w.handle = Some(*handle);
-            }
-            Op::Global {
-                module,
-                name,
-                code,
-                ptr,
-                size,
-            } => {
-                w.module = Some(*module);
-                w.name = Some(Cow::Borrowed(name));
-                w.code = Some(*code);
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-            }
-            Op::Relocate { dst, size, blob } => {
-                w.size = Some(*size);
-                w.dst = Some(*dst);
-                w.blob = Some(*blob);
-            }
-            Op::GraphExec { exec, graph, nodes } => {
-                w.exec = Some(*exec);
-                w.graph = Some(*graph);
-                w.nodes = Some(nodes.clone());
-            }
-            Op::GraphLaunch {
-                exec,
-                stream,
-                blobs,
-            } => {
-                w.stream = Some(*stream);
-                w.exec = Some(*exec);
-                w.blobs = (!blobs.is_empty()).then(|| blobs.clone());
-            }
-            Op::GraphExecDestroy { exec } => w.exec = Some(*exec),
-            Op::HostWrite { ptr, size, blob } | Op::HostRead { ptr, size, blob } => {
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-                w.blob = Some(*blob);
-            }
-            Op::MemcpyRect {
-                dir,
-                dst,
-                dpitch,
-                src,
-                spitch,
-                extent,
-                stream,
-                blob,
-            } => {
-                w.dir = Some(*dir);
-                w.dst = Some(*dst);
-                w.src = Some(*src);
-                w.stream = *stream;
-                w.blob = *blob;
-                w.dpitch = Some(*dpitch);
-                w.spitch = Some(*spitch);
-                w.extent = Some(*extent);
-            }
-            Op::MemsetRect {
-                dst,
-                pitch,
-                extent,
-                value,
-                width,
-                stream,
-            } => {
-                w.dst = Some(*dst);
-                w.value = Some(*value);
-                w.width = (*width != 1).then_some(*width);
-                w.stream = *stream;
-                w.dpitch = Some(*pitch);
-                w.extent = Some(*extent);
-            }
-            Op::PoolCreate { pool } | Op::PoolDestroy { pool } => w.pool = Some(*pool),
-            Op::PoolTrim { pool, size } => {
-                w.size = Some(*size);
-                w.pool = Some(*pool);
-            }
-            Op::PoolAttr { pool, attr, value } => {
-                w.pool = Some(*pool);
-                w.attr = Some(*attr);
-                w.attr_value = Some(*value);
-            }
-            Op::DevicePool { device, pool } => {
-                w.device = Some(*device);
-                w.pool = Some(*pool);
-            }
-            Op::PoolAlloc {
-                ptr,
-                size,
-                pool,
-                stream,
-            } => {
-                w.ptr = Some(*ptr);
-                w.size = Some(*size);
-                w.stream = Some(*stream);
-                w.pool = Some(*pool);
-            }
-            Op::Eof { events } => w.events = Some(*events),
-        }
+        op_to_wire(&self.op, &mut w);
         w
     }
 

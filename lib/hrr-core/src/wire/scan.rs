@@ -9,9 +9,12 @@
 //! randomly damaged lines. Errors therefore always come from the serde path,
 //! with serde's messages.
 //!
-//! If [`Wire`] or [`KernelArg`] gain a field this scanner does not know, the
-//! fast path switches itself off (checked once, by asking serde for the
-//! field lists) rather than silently dropping the new field.
+//! Which keys it knows, and how it reads each, follows from the key table
+//! (`wire_keys!` in `wire::form`): a key's value is read by its type
+//! (`Scan`). If [`KernelArg`] or [`LaunchAttr`] gain a field this scanner
+//! does not know, the fast path switches itself off (checked once, by
+//! asking serde for the field lists) rather than silently dropping the new
+//! field.
 //!
 //! [`Event::parse`]: crate::event::Event::parse
 
@@ -21,55 +24,11 @@ use std::sync::OnceLock;
 use serde::de::{self, Deserialize, Visitor};
 
 use crate::event::{Dir, KernelArg, LaunchAttr, MemKind};
+use crate::graph::{GraphNode, NodeBlob};
 use crate::hex::{Addr, BlobId, HexBytes, decode_hex};
 use crate::wire::Wire;
+use crate::wire::form::{Key, wire_keys};
 
-/// Keys of [`Wire`] the scanner fills in.
-const WIRE_KEYS: &[&str] = &[
-    "seq",
-    "t",
-    "tid",
-    "api",
-    "op",
-    "ret",
-    "ptr",
-    "size",
-    "mem",
-    "dir",
-    "dst",
-    "src",
-    "value",
-    "width",
-    "stream",
-    "blob",
-    "module",
-    "code",
-    "name",
-    "func",
-    "grid",
-    "block",
-    "shmem",
-    "args",
-    "event",
-    "device",
-    "events",
-    "dev_t",
-    "dev_ns",
-    "ctx",
-    "handle",
-    "offset",
-    "attrs",
-    "exec",
-    "graph",
-    "nodes",
-    "blobs",
-    "dpitch",
-    "spitch",
-    "extent",
-    "pool",
-    "attr",
-    "attr_value",
-];
 /// Keys of [`KernelArg`] the scanner fills in.
 const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
 /// Keys of [`LaunchAttr`] the scanner fills in.
@@ -455,6 +414,9 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// One kernel argument (inlined into its list's loop, as it is read a
+    /// few times per launch).
+    #[inline(always)]
     fn kernel_arg(&mut self) -> Option<KernelArg> {
         let (mut offset, mut size, mut hex, mut ptrs) = (None, None, None, Vec::new());
         let mut seen = 0u64;
@@ -507,190 +469,184 @@ impl<'a> Cursor<'a> {
         })?;
         Some(LaunchAttr { id: id?, hex: hex? })
     }
+}
 
-    fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
-        let mut seen = 0u64;
-        self.object(|c, key| {
-            match key {
-                "seq" => {
-                    once!(seen, 0);
-                    w.seq = c.uint()?;
-                }
-                "t" => {
-                    once!(seen, 1);
-                    w.t = c.uint()?;
-                }
-                "tid" => {
-                    once!(seen, 2);
-                    w.tid = c.uint()?;
-                }
-                "api" => {
-                    once!(seen, 3);
-                    w.api = Cow::Borrowed(c.str()?);
-                }
-                "op" => {
-                    once!(seen, 4);
-                    w.op = Cow::Borrowed(c.str()?);
-                }
-                "ret" => {
-                    once!(seen, 5);
-                    w.ret = c.int()?;
-                }
-                "ptr" => {
-                    once!(seen, 6);
-                    w.ptr = Some(c.addr()?);
-                }
-                "size" => {
-                    once!(seen, 7);
-                    w.size = Some(c.uint()?);
-                }
-                "mem" => {
-                    once!(seen, 8);
-                    w.mem = Some(c.mem()?);
-                }
-                "dir" => {
-                    once!(seen, 9);
-                    w.dir = Some(c.dir()?);
-                }
-                "dst" => {
-                    once!(seen, 10);
-                    w.dst = Some(c.addr()?);
-                }
-                "src" => {
-                    once!(seen, 11);
-                    w.src = Some(c.addr()?);
-                }
-                "value" => {
-                    once!(seen, 12);
-                    w.value = Some(c.u32()?);
-                }
-                "width" => {
-                    once!(seen, 13);
-                    w.width = Some(u8::try_from(c.uint()?).ok()?);
-                }
-                "stream" => {
-                    once!(seen, 14);
-                    w.stream = Some(c.addr()?);
-                }
-                "blob" => {
-                    once!(seen, 15);
-                    w.blob = Some(c.blob()?);
-                }
-                "module" => {
-                    once!(seen, 16);
-                    w.module = Some(c.addr()?);
-                }
-                "code" => {
-                    once!(seen, 17);
-                    w.code = Some(c.blob()?);
-                }
-                "name" => {
-                    once!(seen, 18);
-                    w.name = Some(Cow::Borrowed(c.str()?));
-                }
-                "func" => {
-                    once!(seen, 19);
-                    w.func = Some(c.addr()?);
-                }
-                "grid" => {
-                    once!(seen, 20);
-                    w.grid = Some(c.dim3()?);
-                }
-                "block" => {
-                    once!(seen, 21);
-                    w.block = Some(c.dim3()?);
-                }
-                "shmem" => {
-                    once!(seen, 22);
-                    w.shmem = Some(c.u32()?);
-                }
-                "args" => {
-                    once!(seen, 23);
-                    let mut args = Vec::new();
-                    c.array(|c| c.kernel_arg().map(|a| args.push(a)))?;
-                    w.args = Some(args);
-                }
-                "event" => {
-                    once!(seen, 24);
-                    w.event = Some(c.addr()?);
-                }
-                "device" => {
-                    once!(seen, 25);
-                    w.device = Some(i32::try_from(c.int()?).ok()?);
-                }
-                "events" => {
-                    once!(seen, 26);
-                    w.events = Some(c.uint()?);
-                }
-                "dev_t" => {
-                    once!(seen, 27);
-                    w.dev_t = Some(c.uint()?);
-                }
-                "dev_ns" => {
-                    once!(seen, 28);
-                    w.dev_ns = Some(c.uint()?);
-                }
-                "ctx" => {
-                    once!(seen, 29);
-                    w.ctx = Some(c.addr()?);
-                }
-                "handle" => {
-                    once!(seen, 30);
-                    w.handle = Some(c.addr()?);
-                }
-                "offset" => {
-                    once!(seen, 31);
-                    w.offset = Some(c.uint()?);
-                }
-                "attrs" => {
-                    once!(seen, 32);
-                    let mut attrs = Vec::new();
-                    c.array(|c| c.launch_attr().map(|a| attrs.push(a)))?;
-                    w.attrs = Some(attrs);
-                }
-                "exec" => {
-                    once!(seen, 33);
-                    w.exec = Some(c.addr()?);
-                }
-                "graph" => {
-                    once!(seen, 34);
-                    w.graph = Some(c.addr()?);
-                }
-                // Graph topologies and launch blobs are rare: serde reads them.
-                "nodes" | "blobs" => return None,
-                "dpitch" => {
-                    once!(seen, 37);
-                    w.dpitch = Some(c.u64s()?);
-                }
-                "spitch" => {
-                    once!(seen, 38);
-                    w.spitch = Some(c.u64s()?);
-                }
-                "extent" => {
-                    once!(seen, 39);
-                    w.extent = Some(c.u64s()?);
-                }
-                "pool" => {
-                    once!(seen, 40);
-                    w.pool = Some(c.addr()?);
-                }
-                "attr" => {
-                    once!(seen, 41);
-                    w.attr = Some(c.u32()?);
-                }
-                "attr_value" => {
-                    once!(seen, 42);
-                    w.attr_value = Some(c.uint()?);
-                }
-                _ => c.skip(1)?,
-            }
-            Some(())
-        })?;
-        // seq, api and op have no default: without them serde reports the error.
-        const REQUIRED: u64 = 1 | 1 << 3 | 1 << 4;
-        (seen & REQUIRED == REQUIRED).then_some(())
+/// A key's value as the scanner reads it, by the type of its [`Wire`]
+/// slot; `None` sends the line to serde.
+trait Scan<'a>: Sized {
+    /// Reads the value at the cursor.
+    fn scan(c: &mut Cursor<'a>) -> Option<Self>;
+}
+
+impl Scan<'_> for u64 {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<u64> {
+        c.uint()
     }
 }
+
+impl Scan<'_> for u32 {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<u32> {
+        c.u32()
+    }
+}
+
+impl Scan<'_> for u8 {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<u8> {
+        u8::try_from(c.uint()?).ok()
+    }
+}
+
+impl Scan<'_> for i32 {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<i32> {
+        i32::try_from(c.int()?).ok()
+    }
+}
+
+impl Scan<'_> for Addr {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<Addr> {
+        c.addr()
+    }
+}
+
+impl Scan<'_> for BlobId {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<BlobId> {
+        c.blob()
+    }
+}
+
+impl Scan<'_> for MemKind {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<MemKind> {
+        c.mem()
+    }
+}
+
+impl Scan<'_> for Dir {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<Dir> {
+        c.dir()
+    }
+}
+
+impl<'a> Scan<'a> for Cow<'a, str> {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'a>) -> Option<Cow<'a, str>> {
+        c.str().map(Cow::Borrowed)
+    }
+}
+
+impl Scan<'_> for [u32; 3] {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<[u32; 3]> {
+        c.dim3()
+    }
+}
+
+impl<const N: usize> Scan<'_> for [u64; N] {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<[u64; N]> {
+        c.u64s()
+    }
+}
+
+impl Scan<'_> for Vec<KernelArg> {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<Vec<KernelArg>> {
+        let mut args = Vec::new();
+        c.array(|c| c.kernel_arg().map(|a| args.push(a)))?;
+        Some(args)
+    }
+}
+
+impl Scan<'_> for Vec<LaunchAttr> {
+    #[inline(always)]
+    fn scan(c: &mut Cursor<'_>) -> Option<Vec<LaunchAttr>> {
+        let mut attrs = Vec::new();
+        c.array(|c| c.launch_attr().map(|a| attrs.push(a)))?;
+        Some(attrs)
+    }
+}
+
+/// Graph topologies are rare: serde reads them.
+impl Scan<'_> for Vec<GraphNode> {
+    #[inline(always)]
+    fn scan(_: &mut Cursor<'_>) -> Option<Vec<GraphNode>> {
+        None
+    }
+}
+
+/// A graph launch's blobs are rare: serde reads them.
+impl Scan<'_> for Vec<NodeBlob> {
+    #[inline(always)]
+    fn scan(_: &mut Cursor<'_>) -> Option<Vec<NodeBlob>> {
+        None
+    }
+}
+
+/// Callback of `wire_keys!`: the keys the scanner knows and its reading of
+/// a whole line.
+macro_rules! scan_wire {
+    ($( $(#[$m:meta])* $k:ident : $t:ty ),* $(,)?) => {
+        /// Keys of [`Wire`] the scanner fills in.
+        const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", $(stringify!($k)),*];
+
+        // One bit per key in a u64.
+        const _: () = assert!(WIRE_KEYS.len() <= 64, "the scanner's `seen` has a bit per key");
+
+        impl<'a> Cursor<'a> {
+            fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
+                let mut seen = 0u64;
+                self.object(|c, key| {
+                    match key {
+                        "seq" => {
+                            once!(seen, Key::seq as u8);
+                            w.seq = c.uint()?;
+                        }
+                        "t" => {
+                            once!(seen, Key::t as u8);
+                            w.t = c.uint()?;
+                        }
+                        "tid" => {
+                            once!(seen, Key::tid as u8);
+                            w.tid = c.uint()?;
+                        }
+                        "api" => {
+                            once!(seen, Key::api as u8);
+                            w.api = Cow::Borrowed(c.str()?);
+                        }
+                        "op" => {
+                            once!(seen, Key::op as u8);
+                            w.op = Cow::Borrowed(c.str()?);
+                        }
+                        "ret" => {
+                            once!(seen, Key::ret as u8);
+                            w.ret = c.int()?;
+                        }
+                        $(
+                            stringify!($k) => {
+                                once!(seen, Key::$k as u8);
+                                w.$k = Some(<$t as Scan>::scan(c)?);
+                            }
+                        )*
+                        _ => c.skip(1)?,
+                    }
+                    Some(())
+                })?;
+                // seq, api and op have no default: without them serde reports the error.
+                const REQUIRED: u64 = 1 << Key::seq as u8 | 1 << Key::api as u8 | 1 << Key::op as u8;
+                (seen & REQUIRED == REQUIRED).then_some(())
+            }
+        }
+    };
+}
+
+wire_keys!(scan_wire);
 
 #[cfg(test)]
 mod tests {

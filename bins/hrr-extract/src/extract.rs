@@ -117,12 +117,13 @@ pub fn run(args: &Args) -> Result<(), ExtractError> {
     let platform = archive.manifest().platform;
     // Replayed at the recorded addresses, as hrr-play does, so that pointers
     // stored in device memory are right up to the launch.
-    let arenas = if args.no_placement {
-        &[][..]
+    let plan = if args.no_placement {
+        Vec::new()
     } else {
-        &archive.manifest().va_arenas[..]
+        let regions = engine::load_regions(&archive, false, &mut Vec::new()).unwrap_or_default();
+        engine::placement_plan(&archive, ReadOptions::default(), &regions)
     };
-    let mut dev = args.device.open(platform, arenas)?;
+    let mut dev = args.device.open(platform, &plan)?;
     let device_name = dev.name();
     eprintln!(
         "hrr-extract: replaying {} on {device_name} up to {selector}",
@@ -130,7 +131,7 @@ pub fn run(args: &Args) -> Result<(), ExtractError> {
     );
 
     let tmp = temp_beside(out);
-    let result = extract(args, &archive, &selector, dev.as_mut(), &tmp, &device_name);
+    let result = extract(args, &archive, &selector, dev.as_mut(), &plan, &tmp, &device_name);
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
@@ -166,6 +167,7 @@ fn extract(
     archive: &Archive,
     selector: &Selector,
     dev: &mut dyn Device,
+    plan: &[(u64, u64)],
     tmp: &Path,
     device_name: &str,
 ) -> Result<Summary, ExtractError> {
@@ -184,8 +186,7 @@ fn extract(
     let placement = if args.no_placement {
         Placement::off()
     } else {
-        let plan = engine::placement_plan(archive, ReadOptions::default(), &regions);
-        Placement::reserve(dev, &plan)
+        Placement::reserve(dev, plan)
     };
     let space = AddressSpace {
         regions,
@@ -961,7 +962,7 @@ mod tests {
         let mut dev = MemDevice::new(false);
         dev.accept_code = true;
         let selector = args.selector().unwrap();
-        let r = extract(&args, &archive, &selector, &mut dev, &out, "mem");
+        let r = extract(&args, &archive, &selector, &mut dev, &[], &out, "mem");
         (t, r)
     }
 
@@ -1206,7 +1207,7 @@ mod tests {
         ]);
         let archive = Archive::open(&cap).unwrap();
         let selector = args.selector().unwrap();
-        let s = extract(&args, &archive, &selector, &mut dev, &out, "mem")
+        let s = extract(&args, &archive, &selector, &mut dev, &[], &out, "mem")
             .unwrap_or_else(|e| panic!("{}", chain(&e)));
         let kinds: Vec<(u64, &str)> = s.allocations.iter().map(|a| (a.base, a.kind)).collect();
         assert_eq!(kinds, [(BUF, "alloc"), (G, "global"), (H, "global")]);

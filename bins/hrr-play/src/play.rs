@@ -90,17 +90,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let platform = archive.manifest().platform;
-    let arenas = if args.no_placement {
-        &[][..]
-    } else {
-        &archive.manifest().va_arenas[..]
-    };
     // The recorded ranges, found before the device exists, are reserved as
-    // soon as it does: before anything else of this process allocates. Where
-    // the capture noted the runtime's own address arenas (the CUDA driver's),
-    // they are first steered to their recorded bases, so that the recorded
-    // ranges lie inside them again, where the driver honours a reservation
-    // at a requested address.
+    // soon as it does: before anything else of this process allocates.
     let plan_ranges = |archive: &Archive| {
         // Segments are planned only where they may be materialised.
         let regions = if args.no_regions {
@@ -110,17 +101,21 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         };
         engine::placement_plan(archive, read, &regions)
     };
-    // Planned on a thread of its own while the device opens: reading every
-    // event of a 100k-launch archive takes about 50 ms, making a CUDA
-    // context longer.
+    // The CUDA backend needs the plan before its driver starts (to keep the
+    // ranges free); the others get it from a thread of its own while the
+    // device opens: reading every event of a 100k-launch archive takes about
+    // 50 ms, and opening ROCm hundreds.
+    let first = !args.no_placement && args.device.wants_plan(platform);
+    let early = if first { plan_ranges(&archive) } else { Vec::new() };
     let (dev, ranges) = std::thread::scope(|s| {
-        let plan = (!args.no_placement).then(|| s.spawn(|| plan_ranges(&archive)));
-        let dev = args.device.open(platform, arenas);
+        let plan = (!args.no_placement && !first).then(|| s.spawn(|| plan_ranges(&archive)));
+        let dev = args.device.open(platform, &early);
         let ranges = plan.map_or_else(Vec::new, |h| {
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
         });
         (dev, ranges)
     });
+    let ranges = if first { early } else { ranges };
     let mut dev = dev?;
     let placement = if args.no_placement {
         Placement::off()
@@ -196,9 +191,6 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // Each allocation that could not be placed, once (the first replay's
     // list: later loops place the same way).
-    if let Some(note) = hrr_cli::backend::arena_note(arenas.len()) {
-        eprintln!("hrr-play: note: placement: {note}");
-    }
     for note in summary.placement.fallbacks.iter().take(FALLBACK_NOTES) {
         eprintln!("hrr-play: note: placement: {note}");
     }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 use hrr_backend_hip::{HipDevice, HipRuntime, RuntimeLocation};
-use hrr_core::manifest::{Platform, VaArena};
+use hrr_core::manifest::Platform;
+use hrr_replay::engine::reservations;
 use hrr_replay::device::Device;
 
 /// Which runtime a replay runs on (`--backend`).
@@ -65,15 +66,21 @@ impl BackendArgs {
         }
     }
 
-    /// Opens the backend chosen for an archive of `platform`. `arenas` are
-    /// the capture's driver address arenas (`Manifest::va_arenas`; empty
-    /// without placement): the CUDA driver's own are reserved at those
-    /// bases where free (see `hrr-va-arenas`), so that its allocator hands
-    /// the replay the recorded addresses.
+    /// Whether [`BackendArgs::open`] needs the placement plan: the CUDA
+    /// backend does, to keep the recorded ranges free before its driver
+    /// starts.
+    pub fn wants_plan(&self, platform: Platform) -> bool {
+        self.resolve(platform) == Backend::Cuda
+    }
+
+    /// Opens the backend chosen for an archive of `platform`. `plan` is the
+    /// placement plan (recorded `(base, size)` ranges; empty without
+    /// placement), which the CUDA backend keeps free until placement
+    /// reserves it (see `hrr-va-arenas`).
     pub fn open(
         &self,
         platform: Platform,
-        arenas: &[VaArena],
+        plan: &[(u64, u64)],
     ) -> Result<Box<dyn Device>, OpenError> {
         match self.resolve(platform) {
             backend @ (Backend::Cpu | Backend::Hip) => {
@@ -90,15 +97,18 @@ impl BackendArgs {
                 Ok(Box::new(HipDevice::new(rt, self.target.clone())))
             }
             Backend::Cuda => {
-                // Before the driver starts: it reserves its arenas then.
-                let plan: Vec<_> = arenas
-                    .iter()
-                    .map(|a| hrr_va_arenas::Arena {
-                        base: a.base.0,
-                        size: a.size,
-                    })
-                    .collect();
-                hrr_va_arenas::steer(&plan);
+                // Before the driver starts: it puts its own arenas wherever
+                // the kernel chooses then, and the recorded ranges must stay
+                // free for the reservations placement makes there.
+                let spans: Vec<(u64, u64)> = reservations(
+                    plan,
+                    hrr_backend_cuda::GRANULARITY,
+                    hrr_backend_cuda::RESERVATION_ALIGNMENT,
+                )
+                .iter()
+                .map(|r| r.span(hrr_backend_cuda::RESERVATION_ALIGNMENT))
+                .collect();
+                hrr_va_arenas::hold(&spans);
                 Ok(Box::new(
                     hrr_backend_cuda::CudaDevice::open(0).map_err(OpenError::Cuda)?,
                 ))
@@ -106,20 +116,4 @@ impl BackendArgs {
             Backend::Auto => unreachable!("resolve never returns Auto"),
         }
     }
-}
-
-/// What steering the driver's address arenas did, for a note after the
-/// replay: `None` when no arena was planned or reserved.
-pub fn arena_note(planned: usize) -> Option<String> {
-    let (steered, missed) = hrr_va_arenas::steering();
-    (planned > 0 && steered + missed > 0).then(|| {
-        format!(
-            "{steered} of {planned} driver address arenas reserved at their recorded bases{}",
-            if missed > 0 {
-                format!(" ({missed} taken by something else in this process)")
-            } else {
-                String::new()
-            }
-        )
-    })
 }

@@ -297,6 +297,13 @@ pub trait Device {
     fn placement_granularity(&mut self) -> Option<u64> {
         None
     }
+    /// What a reservation's start and end must be aligned to for
+    /// [`Device::reserve_at`] to honour the address (a power of two, at
+    /// least the granularity; the CUDA driver honours an address only for a
+    /// reservation of whole 32 MiB blocks).
+    fn reservation_alignment(&mut self) -> u64 {
+        self.placement_granularity().unwrap_or(1)
+    }
     /// Reserves `[base, base + size)` (granule-aligned) for later
     /// [`Device::alloc_at`], so that nothing else is put there; `false` when
     /// the range is not available. Reservations last as long as the device.

@@ -1,48 +1,48 @@
-//! The address arenas a GPU driver reserves, noted at capture and steered
-//! to the same bases at replay.
+//! The address arenas a GPU driver reserves, noted at capture; and the
+//! recorded address ranges a replay keeps free for itself until the driver
+//! can reserve them there.
 //!
 //! # Why
 //!
 //! Pointers a program stores *inside* device memory (a table of device
 //! pointers, a linked structure) are valid at replay only if every
-//! allocation lives at its recorded address. The CUDA driver hands
-//! `cuMemAlloc` addresses out of large address ranges it reserves itself
-//! with an anonymous `PROT_NONE` `mmap` and no address hint (on an H200 with
-//! driver 580: one of 448 MiB for small allocations, one of 8 GiB for larger
-//! ones), so the kernel puts them at a random base in every process — while
-//! *within* an arena the driver's allocator is deterministic: the same
-//! sequence of allocations gets the same offsets. Asking the driver for an
-//! address with `cuMemAddressReserve` does not help: its hint is ignored
-//! outside its own arenas. Steering the arena reservations themselves to
-//! the recorded bases does: measured, the same allocations then return the
-//! recorded addresses.
+//! allocation lives at its recorded address. The CUDA driver hands device
+//! addresses out of large address ranges it reserves itself with an
+//! anonymous `PROT_NONE` `mmap` and no address hint (on the H100 and H200
+//! with driver 580: 448 MiB and 8 GiB, plus one per large reservation), so
+//! the kernel puts them at a random base in every process. Measured on the
+//! H100 (`docs/results/cuda-address-hints-h100-2026-12-07.txt`),
+//! `cuMemAddressReserve` honours its address hint only for a reservation
+//! of whole 32 MiB blocks in address space nothing else holds: the driver
+//! then maps a range of its own at that address. Smaller reservations, and
+//! any inside the driver's arenas, come from its arenas wherever it likes.
 //!
 //! # How
 //!
-//! This crate defines `mmap` (and its alias `mmap64`), so a process that
-//! links it and exports the symbol dynamically (the preloaded capture
-//! library; `hrr-play` and `hrr-extract` with `--export-dynamic-symbol`)
-//! sees every `mmap` a shared library makes through its PLT, the driver's
-//! included. Each call is forwarded unchanged as the raw system call, and:
+//! - **Noting** (capture): this crate defines `mmap` (and its alias
+//!   `mmap64`), so a process that links it and exports the symbol
+//!   dynamically (the preloaded capture library) sees every `mmap` a shared
+//!   library makes through its PLT, the driver's included. Each call is
+//!   forwarded unchanged as the raw system call, and an anonymous private
+//!   `PROT_NONE` reservation of at least [`MIN_ARENA`] bytes with no address
+//!   hint is noted ([`noted`]: what the capture library writes into the
+//!   manifest, in order), for whoever studies an archive's address space.
+//! - **Holding** (replay): before the driver starts, [`hold`] puts
+//!   inaccessible placeholders over the ranges replay will reserve, so that
+//!   the driver's arenas land elsewhere; right before reserving one, the
+//!   backend gives it up with [`unhold`].
 //!
-//! - an anonymous private `PROT_NONE` reservation of at least
-//!   [`MIN_ARENA`] bytes with no address hint is **noted** ([`noted`]: what
-//!   the capture library writes into the manifest, in order);
-//! - once a replay has installed a plan ([`steer`]) before the driver
-//!   starts, such a reservation whose size matches a planned arena not yet
-//!   used is first tried at that arena's base (`MAP_FIXED_NOREPLACE`: never
-//!   over an existing mapping); where the base is taken, it is made as asked.
-//!
-//! Nothing changes for the program: the result is a reservation of the size
-//! it asked for, at an address it did not choose. Why by hand: no crate
-//! interposes `mmap`; the system call is the only way to forward it without
-//! `dlsym`, which may itself call `mmap` (through `malloc`).
+//! Nothing changes for the program: a reservation of the size it asked
+//! for, at an address it did not choose. Why by hand: no crate interposes
+//! `mmap`; the system call is the only way to forward it without `dlsym`,
+//! which may itself call `mmap` (through `malloc`).
 
 #![allow(unsafe_code)]
 
 use std::ffi::{c_int, c_long, c_void};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// The smallest reservation treated as an arena (256 MiB): far above what
 /// allocators reserve for themselves, below the driver's smallest arena.
@@ -101,45 +101,64 @@ pub fn noted() -> Vec<Arena> {
         .collect()
 }
 
-// ---------------------------------------------------------------- steering
+// ---------------------------------------------------------------- holding
 
-struct Planned {
-    arena: Arena,
-    used: AtomicBool,
+/// Ranges held free for the replay's own reservations: base → end.
+static HELD: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
+
+/// Holds the address ranges `spans` (`[start, end)`, page-aligned) with
+/// inaccessible placeholders until [`unhold`] gives them up, so that
+/// nothing else of the process — the driver's own arenas above all, which
+/// it puts wherever the kernel chooses — is put there meanwhile. Must run
+/// before the driver starts. A range something already holds is skipped.
+/// Returns how many were held.
+pub fn hold(spans: &[(u64, u64)]) -> usize {
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut n = 0;
+    for &(b, e) in spans {
+        let len = (e - b) as usize;
+        // SAFETY: NOREPLACE fails rather than replace any mapping; the
+        // placeholder is anonymous, inaccessible and backs nothing.
+        let r = unsafe {
+            sys_mmap(
+                b as *mut c_void,
+                len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE
+                    | libc::MAP_ANONYMOUS
+                    | libc::MAP_NORESERVE
+                    | libc::MAP_FIXED_NOREPLACE,
+                -1,
+                0,
+            )
+        };
+        if r as u64 == b {
+            held.insert(b, e);
+            n += 1;
+        } else if r != libc::MAP_FAILED {
+            // A kernel that took NOREPLACE for a hint put it elsewhere.
+            // SAFETY: the mapping just made, used by no one.
+            unsafe { libc::munmap(r, len) };
+        }
+    }
+    n
 }
 
-static PLAN: OnceLock<Vec<Planned>> = OnceLock::new();
-static STEERED: AtomicUsize = AtomicUsize::new(0);
-static MISSED: AtomicUsize = AtomicUsize::new(0);
-
-/// Installs the replay's plan: the recorded arenas, in recorded order. Must
-/// run before the driver reserves its arenas (before it is initialised);
-/// only the first call counts. Returns whether this call installed it.
-pub fn steer(plan: &[Arena]) -> bool {
-    let planned = plan
-        .iter()
-        .map(|&arena| Planned {
-            arena,
-            used: AtomicBool::new(false),
-        })
+/// Gives up every held range that meets `[base, base + len)`, for the
+/// caller to reserve there at once.
+pub fn unhold(base: u64, len: u64) {
+    let end = base.saturating_add(len);
+    let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
+    let meeting: Vec<(u64, u64)> = held
+        .range(..end)
+        .filter(|&(_, &e)| e > base)
+        .map(|(&b, &e)| (b, e))
         .collect();
-    PLAN.set(planned).is_ok()
-}
-
-/// How steering went: arenas made at their recorded base, and arena
-/// reservations whose planned base was taken.
-pub fn steering() -> (usize, usize) {
-    (
-        STEERED.load(Ordering::Relaxed),
-        MISSED.load(Ordering::Relaxed),
-    )
-}
-
-/// The first unused planned arena of `size` bytes, now marked used.
-fn take_planned(size: u64) -> Option<u64> {
-    PLAN.get()?.iter().find_map(|p| {
-        (p.arena.size == size && !p.used.swap(true, Ordering::AcqRel)).then_some(p.arena.base)
-    })
+    for (b, e) in meeting {
+        held.remove(&b);
+        // SAFETY: a placeholder `hold` made, which nothing uses.
+        unsafe { libc::munmap(b as *mut c_void, (e - b) as usize) };
+    }
 }
 
 // ---------------------------------------------------------------- the hook
@@ -178,30 +197,8 @@ pub unsafe fn hook(
         // SAFETY: the caller's arguments, unchanged.
         return unsafe { sys_mmap(addr, len, prot, flags, fd, off) };
     }
-    let mut r = libc::MAP_FAILED;
-    if let Some(base) = take_planned(len as u64) {
-        // SAFETY: NOREPLACE fails rather than replace a mapping; a kernel
-        // too old to know the flag takes `base` as a hint.
-        r = unsafe {
-            sys_mmap(
-                base as *mut c_void,
-                len,
-                prot,
-                flags | libc::MAP_FIXED_NOREPLACE,
-                fd,
-                off,
-            )
-        };
-        if r as u64 == base {
-            STEERED.fetch_add(1, Ordering::Relaxed);
-        } else {
-            MISSED.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    if r == libc::MAP_FAILED {
-        // SAFETY: the caller's arguments, unchanged.
-        r = unsafe { sys_mmap(addr, len, prot, flags, fd, off) };
-    }
+    // SAFETY: the caller's arguments, unchanged.
+    let r = unsafe { sys_mmap(addr, len, prot, flags, fd, off) };
     if r != libc::MAP_FAILED {
         note(r as u64, len as u64);
     }
@@ -263,9 +260,9 @@ mod tests {
         assert_eq!(unsafe { libc::munmap(base as *mut c_void, len) }, 0);
     }
 
-    // One test: noting and the plan are process-wide.
+    // One test: noting and holding are process-wide.
     #[test]
-    fn arenas_are_noted_and_steered_back_to_their_base() {
+    fn arenas_are_noted_and_held_ranges_kept_free_until_given_up() {
         // Small, hinted, or readable reservations are not arenas.
         assert!(!is_arena(
             std::ptr::null_mut(),
@@ -283,27 +280,28 @@ mod tests {
         }));
         release(first, GIB);
 
-        // A base the kernel's top-down placement never picks by itself.
-        let base = 0x3f00_0000_0000;
-        assert!(steer(&[Arena {
-            base,
-            size: GIB as u64
-        }]));
-        let steered = reserve(GIB);
-        assert_eq!(steered, base, "steered to the planned base");
-        assert_eq!(steering(), (1, 0));
-        // Used up: the next one of that size, and one of a size not
-        // planned, go wherever the kernel puts them.
-        let next = reserve(GIB);
-        let other = reserve(2 * GIB);
-        assert!(next != base && other != base);
-        assert_eq!(steering(), (1, 0));
-        assert!(noted().contains(&Arena {
-            base,
-            size: GIB as u64
-        }));
-        release(steered, GIB);
-        release(next, GIB);
-        release(other, 2 * GIB);
+        // A range the kernel's top-down placement never picks by itself.
+        let base = 0x3f00_0000_0000u64;
+        let span = (base, base + GIB as u64);
+        assert_eq!(hold(&[span]), 1);
+        assert_eq!(hold(&[span]), 0, "held already: skipped");
+        let at = |hint: u64| {
+            // SAFETY: NOREPLACE never replaces a mapping.
+            unsafe {
+                hook(
+                    hint as *mut c_void,
+                    1 << 20,
+                    libc::PROT_NONE,
+                    ANON | libc::MAP_FIXED_NOREPLACE,
+                    -1,
+                    0,
+                )
+            }
+        };
+        assert_eq!(at(base + (1 << 20)), libc::MAP_FAILED, "held");
+        unhold(base + (2 << 20), 1);
+        let p = at(base + (1 << 20));
+        assert_eq!(p as u64, base + (1 << 20), "given up");
+        release(p as u64, 1 << 20);
     }
 }

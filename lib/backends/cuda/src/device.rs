@@ -376,6 +376,10 @@ impl Device for CudaDevice {
             .map(Placer::granularity)
     }
 
+    fn reservation_alignment(&mut self) -> u64 {
+        crate::placement::RESERVATION_ALIGNMENT
+    }
+
     fn reserve_at(&mut self, base: u64, size: u64) -> Result<bool, DeviceError> {
         self.ready()?;
         let drv = self.drv;

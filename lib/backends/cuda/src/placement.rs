@@ -6,9 +6,13 @@
 //! 2 MiB on current GPUs). `cudaMalloc` packs small allocations into one
 //! granule: neighbours share the granule's mapping ([`Granules`]).
 //!
-//! Unverified on hardware at the time of writing: whether the driver
-//! honours the address hint for ranges `cudaMalloc` used in another
-//! process (it should: device virtual addresses are per process).
+//! The driver honours the address only for a reservation of whole
+//! [`RESERVATION_ALIGNMENT`] blocks in address space nothing else holds
+//! (measured on the H100 with driver 580: smaller reservations come out of
+//! its own arenas wherever it likes, and a hint off the block boundary is
+//! rounded up to it). So the engine aligns its reservations to that, and
+//! before the driver started `hrr-cli` held the ranges free
+//! (`hrr-va-arenas`); each is given up right before it is reserved.
 
 use cuda_api::{
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOC_GRANULARITY_MINIMUM,
@@ -21,6 +25,14 @@ use crate::driver::CudaDriver;
 use crate::ffi::{
     CUdevice, CUdeviceptr, CUmemAccessDesc, CUmemAllocationProp, CUmemGenericAllocationHandle,
 };
+
+/// The granularity placement assumes before the device is open (that of
+/// every current GPU); the device's own is used once it is.
+pub const GRANULARITY: u64 = 2 << 20;
+
+/// What a reservation at a requested address must be made of: the driver
+/// honours the address for whole blocks of this size only.
+pub const RESERVATION_ALIGNMENT: u64 = 32 << 20;
 
 /// A CUDA device's placement state: the calls; the bookkeeping is
 /// [`Granules`]'.
@@ -85,6 +97,9 @@ impl Placer {
         let Some(c) = calls(drv) else {
             return false;
         };
+        // Held free since before the driver started: free now, for the
+        // driver to map its range there.
+        hrr_va_arenas::unhold(base, size);
         let mut p: CUdeviceptr = 0;
         // SAFETY: valid out-pointer; alignment 0 (the granularity); `base`
         // is a hint the driver checks; flags must be 0.

@@ -25,7 +25,7 @@ pub use error::{EventFailure, Operand, RegionsError, ReplayError};
 pub use hrr_core::event::arg_offsets;
 pub use options::{D2hRecords, ReplayOptions};
 pub use pinned_host::PinnedHost;
-pub use placement::{Placed, Placement, plan as placement_plan};
+pub use placement::{Placed, Placement, Reservation, plan as placement_plan, reservations};
 pub use replayer::{LaunchPointer, PauseHook, Paused, Replayer};
 pub use summary::{
     CopyTiming, D2hMismatch, D2hRecord, KernelTiming, NondeterministicD2h, ReplaySummary,

@@ -75,7 +75,7 @@ pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> V
 /// How many reservations placement makes at most, short of retries: each
 /// is a mapping of the process, and the kernel allows about 65 thousand
 /// (`vm.max_map_count`), threads' stacks and the runtime's own included.
-const MAX_RESERVATIONS: usize = 4096;
+pub const MAX_RESERVATIONS: usize = 4096;
 
 /// `ranges` (sorted, disjoint) in at most `max` groups of neighbours, each
 /// reserved as one range from its first start to its last end: the
@@ -111,6 +111,64 @@ fn coalesce(ranges: &[(u64, u64)], max: usize) -> Vec<&[(u64, u64)]> {
     groups
 }
 
+/// One reservation placement makes: its parts (recorded ranges rounded out
+/// to the granularity, overlapping ones merged), reserved as one range
+/// from the first part's start to the last part's end, aligned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation {
+    /// Sorted and disjoint.
+    pub parts: Vec<(u64, u64)>,
+}
+
+impl Reservation {
+    /// `[start, end)` of the range reserved for it, aligned to `align`.
+    pub fn span(&self, align: u64) -> (u64, u64) {
+        span(&self.parts, align)
+    }
+}
+
+fn span(parts: &[(u64, u64)], align: u64) -> (u64, u64) {
+    let (b, e) = (parts[0].0, parts[parts.len() - 1].1);
+    (b & !(align - 1), e.checked_next_multiple_of(align).unwrap_or(e))
+}
+
+/// The reservations placement makes for the recorded `ranges` (see
+/// [`plan`]) on a device of granularity `granularity` whose reservations
+/// must be aligned to `align` (both powers of two): at most
+/// [`MAX_RESERVATIONS`] (neighbours grouped), none overlapping another
+/// once aligned. A backend that needs the recorded address space kept free
+/// before it starts (the CUDA driver) holds these spans.
+pub fn reservations(ranges: &[(u64, u64)], granularity: u64, align: u64) -> Vec<Reservation> {
+    let g = granularity;
+    let mut rounded: Vec<(u64, u64)> = ranges
+        .iter()
+        .filter_map(|&(base, size)| {
+            let end = base.checked_add(size.max(1))?.checked_add(g - 1)? & !(g - 1);
+            Some((base & !(g - 1), end))
+        })
+        .collect();
+    rounded.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(rounded.len());
+    for (b, e) in rounded {
+        match merged.last_mut() {
+            Some(last) if b < last.1 => last.1 = last.1.max(e),
+            _ => merged.push((b, e)),
+        }
+    }
+    let mut out: Vec<Reservation> = Vec::new();
+    for group in coalesce(&merged, MAX_RESERVATIONS) {
+        let (b, _) = span(group, align);
+        match out.last_mut() {
+            // Aligned, it would overlap the one before: one reservation.
+            Some(last) if b < last.span(align).1 => last.parts.extend_from_slice(group),
+            _ => out.push(Reservation {
+                parts: group.to_vec(),
+            }),
+        }
+    }
+    out
+}
+
 /// Where placement stands for one device: the recorded ranges it reserved.
 /// Cloned into each replay (`--loop`): reservations last as long as the device.
 #[derive(Debug, Clone, Default)]
@@ -142,8 +200,9 @@ impl Placement {
         Placement::default()
     }
 
-    /// Reserves `ranges` (recorded `(base, size)`, see [`plan`]) on `dev`,
-    /// rounded out to its granularity; overlapping ranges are reserved as one.
+    /// Reserves `ranges` (recorded `(base, size)`, see [`plan`]) on `dev`:
+    /// the [`reservations`] its granularity and reservation alignment make
+    /// of them.
     pub fn reserve(dev: &mut dyn Device, ranges: &[(u64, u64)]) -> Placement {
         let Some(g) = dev.placement_granularity().filter(|g| g.is_power_of_two()) else {
             return Placement {
@@ -155,44 +214,34 @@ impl Placement {
                 ..Placement::default()
             };
         };
-        let mut rounded: Vec<(u64, u64)> = ranges
-            .iter()
-            .filter_map(|&(base, size)| {
-                let end = base.checked_add(size.max(1))?.checked_add(g - 1)? & !(g - 1);
-                Some((base & !(g - 1), end))
-            })
-            .collect();
-        rounded.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(rounded.len());
-        for (b, e) in rounded {
-            match merged.last_mut() {
-                Some(last) if b < last.1 => last.1 = last.1.max(e),
-                _ => merged.push((b, e)),
-            }
-        }
+        let align = dev.reservation_alignment().max(g);
         let mut p = Placement {
             enabled: true,
             ..Placement::default()
         };
-        for group in coalesce(&merged, MAX_RESERVATIONS) {
-            p.reserve_group(dev, group);
+        for group in reservations(ranges, g, align) {
+            p.reserve_group(dev, &group.parts, align);
         }
         p
     }
 
-    /// Reserves `group` as one range; where that is refused (something lies
-    /// in a gap it spans), each half on its own, down to single ranges: a
-    /// few obstacles cost a few reservations each, not one per range.
-    fn reserve_group(&mut self, dev: &mut dyn Device, group: &[(u64, u64)]) {
-        let (b, e) = (group[0].0, group[group.len() - 1].1);
+    /// Reserves `parts` (granule-rounded, sorted, disjoint) as one range
+    /// aligned to `align`; where that is refused (something lies in a gap
+    /// it spans), each half on its own, down to single ranges: a few
+    /// obstacles cost a few reservations each, not one per range.
+    fn reserve_group(&mut self, dev: &mut dyn Device, parts: &[(u64, u64)], align: u64) {
+        let (b, e) = span(parts, align);
+        if self.reserved_for(b, e - b) {
+            return;
+        }
         if dev.reserve_at(b, e - b).unwrap_or(false) {
             self.reserved.insert(b, e);
-        } else if group.len() == 1 {
+        } else if parts.len() == 1 {
             self.refused += 1;
         } else {
-            let (left, right) = group.split_at(group.len() / 2);
-            self.reserve_group(dev, left);
-            self.reserve_group(dev, right);
+            let (left, right) = parts.split_at(parts.len() / 2);
+            self.reserve_group(dev, left, align);
+            self.reserve_group(dev, right, align);
         }
     }
 
@@ -330,6 +379,27 @@ mod tests {
         assert_eq!((groups[0].len(), groups[1].len()), (5, 5), "cut at the widest gap");
         assert_eq!(coalesce(&ranges, 100).len(), 10, "under the limit: one each");
         assert!(coalesce(&[], 4).is_empty());
+    }
+
+    /// Aligned to a coarser block (the CUDA driver's 32 MiB), neighbours
+    /// that would share a block are one reservation, and every span is
+    /// whole blocks.
+    #[test]
+    fn reservations_are_whole_blocks_that_never_overlap() {
+        const M: u64 = 1 << 20;
+        let ranges = [
+            (100 * M, 1),
+            (110 * M, 3 * M),
+            (200 * M, 64 * M),
+            (1000 * M, 4 * M),
+        ];
+        let r = reservations(&ranges, 2 * M, 32 * M);
+        let spans: Vec<(u64, u64)> = r.iter().map(|r| r.span(32 * M)).collect();
+        assert_eq!(
+            spans,
+            [(96 * M, 128 * M), (192 * M, 288 * M), (992 * M, 1024 * M)]
+        );
+        assert_eq!(r[0].parts, [(100 * M, 102 * M), (110 * M, 114 * M)]);
     }
 
     /// A group refused as a whole (something lies in a gap it spans) is

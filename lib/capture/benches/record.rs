@@ -16,7 +16,7 @@ use hrr_core::manifest::Platform;
 use hrr_core::wire::encode::{BlobHex, LaunchRef};
 use hrr_core::{BlobId, Dir, MemKind};
 use hrr_intercept::interpose::kept::Kept;
-use hrr_intercept::record::code_objects::Module;
+use hrr_intercept::record::code_objects::{CodeError, Module};
 use hrr_intercept::record::kernel_args::{ArgLayout, ArgSlot, ArgValues};
 use hrr_intercept::record::launch_memo::{self, Entry, LaunchKey};
 use hrr_intercept::record::recorder::{Copy, LaunchDims, Recorder};
@@ -103,7 +103,7 @@ fn launch(c: &mut Criterion) {
                 "hipModuleLaunchKernel",
                 0,
                 Some(&kernel),
-                |_| Err("no".into()),
+                |_| Err(CodeError::Unregistered),
                 2,
                 &dims,
                 &values,
@@ -168,7 +168,7 @@ fn launch(c: &mut Criterion) {
         allocs.insert(0x7f00_1000_0000 + i * 0x10_0000, 0x8_0000, MemKind::Device);
     }
     let layout = kernel
-        .resolve(|_| Err("no".into()))
+        .resolve(|_| Err(CodeError::Unregistered))
         .unwrap()
         .layout
         .cloned();
@@ -518,14 +518,13 @@ fn code_object(c: &mut Criterion) {
             bch.iter_custom(|iters| {
                 let pace = Duration::from_millis(20);
                 each_new(r, &mut data, &mut n, iters, pace, |d| {
-                    if kept {
+                    let _module = if kept {
                         // SAFETY: `each_new` settles the recorder before it
                         // changes or drops `d`.
                         r.load_code_kept(unsafe { Kept::new(d.as_ptr(), d.len()) })
                     } else {
                         r.load_code(d)
-                    }
-                    .unwrap();
+                    };
                 })
             })
         });

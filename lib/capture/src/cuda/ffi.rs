@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use api_table::Entry;
 use cuda_api::runtime::args;
 
+use super::layout::ParamLayoutError;
 use super::types::{self as cu, CudaError, CudaKernel, CudaStream};
 use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
@@ -194,9 +195,9 @@ pub fn kernel_of_host_fun(host_fun: u64) -> u64 {
 /// The parameter layout of `kernel` (a `cudaKernel_t` = `CUkernel`) from
 /// `cuKernelGetParamInfo`. Driver errors do not touch the runtime's
 /// last-error state.
-pub fn params_of(kernel: u64) -> Result<Vec<(u64, u64)>, String> {
+pub fn params_of(kernel: u64) -> Result<Vec<(u64, u64)>, ParamLayoutError> {
     if kernel == 0 {
-        return Err("no cudaKernel_t for it".into());
+        return Err(ParamLayoutError::NoKernel);
     }
     super::driver::libcuda::param_layout(kernel, true)
 }

@@ -14,6 +14,7 @@
 #![deny(unsafe_code)]
 
 use hrr_codeobj::{ArgKind, ArgMeta, KernelMeta};
+use hrr_core::error_chain::chain;
 
 use super::types::{CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CuResult};
 
@@ -22,6 +23,46 @@ use super::types::{CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CuResult};
 pub const MAX_PARAMS: usize = 32_768;
 /// Largest parameter buffer CUDA accepts (32764 bytes since CUDA 12.1).
 pub const MAX_PARAM_BYTES: u64 = 32_764;
+
+/// Why the driver gave no parameter layout for a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamLayoutError {
+    /// An answer that cannot be a parameter.
+    #[error(
+        "parameter {index}: offset {offset} size {size} is outside a {MAX_PARAM_BYTES} byte parameter buffer"
+    )]
+    Outside {
+        /// The parameter's index.
+        index: usize,
+        /// Its offset, as the driver said.
+        offset: u64,
+        /// Its size, as the driver said.
+        size: u64,
+    },
+    /// The query failed for another reason than the end of the list.
+    #[error("cuKernelGetParamInfo(index {index}) returned CUresult {result}")]
+    Query {
+        /// The parameter asked about.
+        index: usize,
+        /// What the driver returned.
+        result: CuResult,
+    },
+    /// The driver never said the list ended.
+    #[error("more than {MAX_PARAMS} parameters")]
+    TooMany,
+    /// No driver to ask.
+    #[error("libcuda.so.1 is not loaded")]
+    NoDriver,
+    /// The driver lacks the query (named).
+    #[error("libcuda.so.1 has no {0} (driver older than CUDA 12.4)")]
+    NoQuery(&'static str),
+    /// The runtime gave no `cudaKernel_t` to ask about.
+    #[error("no cudaKernel_t for it")]
+    NoKernel,
+    /// `__cudaGetKernel` found none for the kernel's host function.
+    #[error("__cudaGetKernel gave no cudaKernel_t for its host function")]
+    NoHostKernel,
+}
 
 /// Where a layout came from (printed with `HRR_LOG`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,29 +92,27 @@ impl Source {
 /// a parameter, is an `Err` naming it.
 pub fn query_params(
     mut query: impl FnMut(usize) -> (CuResult, u64, u64),
-) -> Result<Vec<(u64, u64)>, String> {
+) -> Result<Vec<(u64, u64)>, ParamLayoutError> {
     let mut out = Vec::new();
-    for i in 0..MAX_PARAMS {
-        let (r, offset, size) = query(i);
+    for index in 0..MAX_PARAMS {
+        let (r, offset, size) = query(index);
         match r {
             CUDA_SUCCESS => {
                 let end = offset.checked_add(size).filter(|&e| e <= MAX_PARAM_BYTES);
                 if size == 0 || end.is_none() {
-                    return Err(format!(
-                        "parameter {i}: offset {offset} size {size} is outside a {MAX_PARAM_BYTES} byte parameter buffer"
-                    ));
+                    return Err(ParamLayoutError::Outside {
+                        index,
+                        offset,
+                        size,
+                    });
                 }
                 out.push((offset, size));
             }
             CUDA_ERROR_INVALID_VALUE => return Ok(out),
-            e => {
-                return Err(format!(
-                    "cuKernelGetParamInfo(index {i}) returned CUresult {e}"
-                ));
-            }
+            result => return Err(ParamLayoutError::Query { index, result }),
         }
     }
-    Err(format!("more than {MAX_PARAMS} parameters"))
+    Err(ParamLayoutError::TooMany)
 }
 
 /// Kernel metadata for `name` from driver `(offset, size)` pairs: every
@@ -154,10 +193,10 @@ pub struct Choice {
 /// Picks the layout of kernel `name` from the driver's answer or, where it
 /// has none, the fat binary's metadata (`fatbin`: the kernel's entry there,
 /// or why there is none; the registry reads it only then).
-pub fn choose(
+pub fn choose<D: std::error::Error, F: std::error::Error>(
     name: &str,
-    driver: Result<Vec<(u64, u64)>, String>,
-    fatbin: Result<&KernelMeta, String>,
+    driver: Result<Vec<(u64, u64)>, D>,
+    fatbin: Result<&KernelMeta, F>,
 ) -> Choice {
     match (driver, fatbin) {
         (Ok(pairs), _) => Choice {
@@ -169,14 +208,17 @@ pub fn choose(
             meta: Some(meta_from_pairs(name, &pairs_of(m))),
             source: Source::FatbinMetadata,
             warning: Some(format!(
-                "kernel {name}: no parameter layout from the driver ({d}); using the fat binary's metadata"
+                "kernel {name}: no parameter layout from the driver ({}); using the fat binary's metadata",
+                chain(&d)
             )),
         },
         (Err(d), Err(f)) => Choice {
             meta: None,
             source: Source::None,
             warning: Some(format!(
-                "kernel {name}: no parameter layout (driver: {d}; fat binary: {f}); its launches are recorded WITHOUT arguments and cannot be replayed"
+                "kernel {name}: no parameter layout (driver: {}; fat binary: {}); its launches are recorded WITHOUT arguments and cannot be replayed",
+                chain(&d),
+                chain(&f)
             )),
         },
     }
@@ -206,9 +248,15 @@ mod tests {
     #[test]
     fn driver_errors_are_not_an_empty_layout() {
         let e = query_params(|_| (400, 0, 0)).unwrap_err();
-        assert!(e.contains("400"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "cuKernelGetParamInfo(index 0) returned CUresult 400"
+        );
         let e = query_params(|i| if i == 0 { (0, 8, 0) } else { (1, 0, 0) }).unwrap_err();
-        assert!(e.contains("parameter 0"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "parameter 0: offset 8 size 0 is outside a 32764 byte parameter buffer"
+        );
         assert!(
             query_params(|_| (0, 32_760, 8)).is_err(),
             "past the parameter buffer"
@@ -228,15 +276,19 @@ mod tests {
     #[test]
     fn the_driver_wins_and_the_metadata_is_the_fallback() {
         let fat = meta_from_pairs("k", &[(0, 8), (8, 4)]);
-        let c = choose("k", Ok(vec![(0, 8), (8, 8)]), Ok(&fat));
+        let c =
+            choose::<ParamLayoutError, ParamLayoutError>("k", Ok(vec![(0, 8), (8, 8)]), Ok(&fat));
         assert_eq!((c.source, c.warning), (Source::Driver, None));
         assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 8), (8, 8)]);
-        let c = choose("k", Ok(vec![]), Err("not read".into()));
+        let c = choose::<ParamLayoutError, _>("k", Ok(vec![]), Err(ParamLayoutError::TooMany));
         assert_eq!((c.source, c.meta.unwrap().args.len()), (Source::Driver, 0));
-        let c = choose("k", Err("no libcuda".into()), Ok(&fat));
+        let c = choose::<_, ParamLayoutError>("k", Err(ParamLayoutError::NoDriver), Ok(&fat));
         assert_eq!(c.source, Source::FatbinMetadata);
         assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 8), (8, 4)]);
-        assert!(c.warning.unwrap().contains("no libcuda"));
+        assert_eq!(
+            c.warning.unwrap(),
+            "kernel k: no parameter layout from the driver (libcuda.so.1 is not loaded); using the fat binary's metadata"
+        );
     }
 
     #[test]
@@ -267,12 +319,20 @@ mod tests {
     #[test]
     fn fallbacks() {
         let fat = meta_from_pairs("k", &[(0, 56)]);
-        let c = choose("k", Err("libcuda.so.1 not loadable".into()), Ok(&fat));
+        let no_query = ParamLayoutError::NoQuery("cuKernelGetParamInfo");
+        let c = choose::<_, ParamLayoutError>("k", Err(no_query), Ok(&fat));
         assert_eq!(c.source, Source::FatbinMetadata);
         assert_eq!(pairs_of(c.meta.as_ref().unwrap()), [(0, 56)]);
         assert!(c.warning.unwrap().contains("libcuda"));
-        let c = choose("k", Err("d".into()), Err("f".into()));
+        let c = choose(
+            "k",
+            Err(ParamLayoutError::NoKernel),
+            Err(ParamLayoutError::TooMany),
+        );
         assert_eq!((c.source, c.meta), (Source::None, None));
-        assert!(c.warning.unwrap().contains("WITHOUT arguments"));
+        assert_eq!(
+            c.warning.unwrap(),
+            "kernel k: no parameter layout (driver: no cudaKernel_t for it; fat binary: more than 32768 parameters); its launches are recorded WITHOUT arguments and cannot be replayed"
+        );
     }
 }

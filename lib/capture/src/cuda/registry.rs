@@ -32,15 +32,92 @@ use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
 
-use hrr_codeobj::{KernelMeta, cuda};
+use hrr_codeobj::{CodeObjError, KernelMeta, cuda};
 
-use super::layout::{self, Choice};
-use crate::record::code_objects::{FatBin, Kernel, Module, Source};
+use super::layout::{self, Choice, ParamLayoutError};
+use crate::record::code_objects::{FatBin, Kernel, MetadataError, Module, Source};
 use crate::record::handle_hasher::HandleHasher;
 
 /// Largest fat binary the recorder will copy (2 GiB): the runtime accepted
 /// the header, but a bound keeps a corrupt one from walking off the image.
 pub const MAX_FATBIN: u64 = 2 << 30;
+
+/// Why the bytes of a fat binary (or of a driver-layer code image) cannot
+/// be located or read: its kernels have no code in the archive.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ImageError {
+    /// `__cudaRegisterFatBinary` was given a null wrapper.
+    #[error("null fat binary wrapper")]
+    NullWrapper,
+    /// The wrapper's bytes could not be read.
+    #[error("wrapper not readable")]
+    WrapperUnreadable,
+    /// The wrapper or image is not what its magic says.
+    #[error(transparent)]
+    Format(#[from] CodeObjError),
+    /// The wrapper's data pointer does not fit an address.
+    #[error("wrapper data pointer")]
+    WrapperData,
+    /// The wrapper points at no fat binary.
+    #[error("wrapper version {0} has a null fat binary pointer")]
+    NullFatbin(u32),
+    /// The fat binary's header could not be read.
+    #[error("fat binary header not readable")]
+    HeaderUnreadable,
+    /// The header claims more than [`MAX_FATBIN`] bytes.
+    #[error("fat binary claims {0} bytes, beyond the {MAX_FATBIN} byte limit")]
+    TooLarge(usize),
+    /// `__cudaRegisterFunction` named a handle no registration returned.
+    #[error("fat binary handle {0:#x} was never registered")]
+    NeverRegistered(u64),
+    /// It was unregistered before its first launch: its memory may be gone.
+    #[error("fat binary was unregistered before its first launch")]
+    Unregistered,
+    /// The driver layer was given a null image.
+    #[error("null image")]
+    NullImage,
+    /// The image's first bytes could not be read.
+    #[error("image not readable")]
+    ImageUnreadable,
+    /// Neither a binary image nor PTX text.
+    #[error(
+        "image is neither a known binary (magic {0:02x?}) nor NUL-terminated text under {max} bytes",
+        max = crate::cuda::driver::code::MAX_PTX
+    )]
+    Unknown(Vec<u8>),
+    /// A driver-layer module the program loaded before this library saw it.
+    #[error("module {0:#x} was loaded before the capture library saw it")]
+    Unseen(u64),
+    /// A module file could not be read.
+    #[error("{path}")]
+    File {
+        /// The file the driver loaded.
+        path: String,
+        /// Why it could not be read here.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+}
+
+/// Why a kernel's layout is not taken from its fat binary's metadata.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FatbinMetaError {
+    /// The driver gave the layout, so the metadata was not read.
+    #[error("not read: the driver gave the layout")]
+    DriverGaveIt,
+    /// The image is not there to read.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// It was unregistered before its metadata was read.
+    #[error("fat binary was unregistered before its metadata was read")]
+    Unregistered,
+    /// The metadata could not be parsed.
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    /// The metadata lists other kernels.
+    #[error("not among the {0} kernels of its metadata")]
+    NotListed(usize),
+}
 
 /// Address and length of the fat binary behind the wrapper at `wrapper`.
 /// `read(addr, len)` returns `len` bytes of the application's memory at
@@ -49,25 +126,20 @@ pub const MAX_FATBIN: u64 = 2 << 30;
 pub fn locate<'a>(
     read: impl Fn(usize, usize) -> Option<&'a [u8]>,
     wrapper: usize,
-) -> Result<(usize, usize), String> {
+) -> Result<(usize, usize), ImageError> {
     if wrapper == 0 {
-        return Err("null fat binary wrapper".into());
+        return Err(ImageError::NullWrapper);
     }
-    let w = read(wrapper, cuda::WRAPPER_SIZE).ok_or("wrapper not readable")?;
-    let w = cuda::parse_wrapper(w).map_err(|e| e.to_string())?;
-    let data = usize::try_from(w.data).map_err(|_| "wrapper data pointer".to_string())?;
+    let w = read(wrapper, cuda::WRAPPER_SIZE).ok_or(ImageError::WrapperUnreadable)?;
+    let w = cuda::parse_wrapper(w)?;
+    let data = usize::try_from(w.data).map_err(|_| ImageError::WrapperData)?;
     if data == 0 {
-        return Err(format!(
-            "wrapper version {} has a null fat binary pointer",
-            w.version
-        ));
+        return Err(ImageError::NullFatbin(w.version));
     }
-    let head = read(data, cuda::FATBIN_HEADER_SIZE).ok_or("fat binary header not readable")?;
-    let len = cuda::extent(head).map_err(|e| e.to_string())?;
+    let head = read(data, cuda::FATBIN_HEADER_SIZE).ok_or(ImageError::HeaderUnreadable)?;
+    let len = cuda::extent(head)?;
     if len as u64 > MAX_FATBIN {
-        return Err(format!(
-            "fat binary claims {len} bytes, beyond the {MAX_FATBIN} byte limit"
-        ));
+        return Err(ImageError::TooLarge(len));
     }
     Ok((data, len))
 }
@@ -82,7 +154,7 @@ pub struct Fatbin {
     pub handle: u64,
     /// Address and length of the image in the application's memory (or in
     /// `owned`), or why it could not be located.
-    pub image: Result<(usize, usize), String>,
+    pub image: Result<(usize, usize), ImageError>,
     /// The image's bytes when they were copied at load (the program may
     /// free its buffer); `image` then points into them.
     owned: Option<Box<[u8]>>,
@@ -91,13 +163,13 @@ pub struct Fatbin {
     /// The image stays where it is until a call that settles the recorder
     /// first (see [`Fatbin::settles`]).
     settles: bool,
-    loaded: OnceLock<Result<Arc<Module>, String>>,
+    loaded: OnceLock<Result<Arc<Module>, ImageError>>,
 }
 
 impl Fatbin {
     /// A driver-layer image under `handle`: its extent (address, length),
     /// or why it is unknown.
-    pub fn new(handle: u64, image: Result<(usize, usize), String>) -> Fatbin {
+    pub fn new(handle: u64, image: Result<(usize, usize), ImageError>) -> Fatbin {
         Fatbin {
             handle,
             image,
@@ -110,7 +182,7 @@ impl Fatbin {
 
     /// A fat binary `__cudaRegisterFatBinary` registered: its image stays
     /// until `__cudaUnregisterFatBinary`.
-    pub fn registered(handle: u64, image: Result<(usize, usize), String>) -> Fatbin {
+    pub fn registered(handle: u64, image: Result<(usize, usize), ImageError>) -> Fatbin {
         let mut f = Fatbin::new(handle, image);
         f.settles = true;
         f
@@ -155,17 +227,17 @@ impl Fatbin {
     /// `load(addr, len)` the first time and never after unregistration.
     pub fn module(
         &self,
-        load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
-    ) -> Result<Arc<Module>, String> {
+        load: impl FnOnce(usize, usize) -> Arc<Module>,
+    ) -> Result<Arc<Module>, ImageError> {
         if let Some(done) = self.loaded.get() {
             return done.clone();
         }
         if !self.live.load(Ordering::Acquire) {
-            return Err("fat binary was unregistered before its first launch".into());
+            return Err(ImageError::Unregistered);
         }
         self.loaded
             .get_or_init(|| match &self.image {
-                Ok((addr, len)) => load(*addr, *len),
+                Ok((addr, len)) => Ok(load(*addr, *len)),
                 Err(e) => Err(e.clone()),
             })
             .clone()
@@ -203,7 +275,7 @@ pub struct Resolved {
     pub kernel: Kernel,
     /// Why the code could not be read (launches record the empty blob and
     /// no arguments).
-    pub code_error: Option<String>,
+    pub code_error: Option<ImageError>,
     /// Where the layout came from.
     pub layout: layout::Source,
     /// Number of parameters in the layout (0 with no layout).
@@ -260,9 +332,9 @@ impl CudaKernel {
     /// true for the call that resolved it (which reports `warning`).
     pub fn resolve(
         &self,
-        load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
-        metadata: impl FnOnce(usize, usize) -> Result<Vec<KernelMeta>, String>,
-        driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+        load: impl FnOnce(usize, usize) -> Arc<Module>,
+        metadata: impl FnOnce(usize, usize) -> Result<Vec<KernelMeta>, MetadataError>,
+        driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError>,
     ) -> (&Resolved, bool) {
         let mut fresh = false;
         let r = self.resolved.get_or_init(|| {
@@ -277,25 +349,23 @@ impl CudaKernel {
 
     fn resolve_now(
         &self,
-        load: impl FnOnce(usize, usize) -> Result<Arc<Module>, String>,
-        metadata: impl FnOnce(usize, usize) -> Result<Vec<KernelMeta>, String>,
-        driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+        load: impl FnOnce(usize, usize) -> Arc<Module>,
+        metadata: impl FnOnce(usize, usize) -> Result<Vec<KernelMeta>, MetadataError>,
+        driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError>,
     ) -> Resolved {
         let module = self.fatbin.module(load);
         let from_driver = driver(self);
         let kernels = match (&from_driver, &module, &self.fatbin.image) {
-            (Ok(_), ..) => Err("not read: the driver gave the layout".to_string()),
-            (Err(_), Err(e), _) | (Err(_), Ok(_), Err(e)) => Err(e.clone()),
-            (Err(_), Ok(_), Ok(_)) if !self.fatbin.is_live() => {
-                Err("fat binary was unregistered before its metadata was read".into())
-            }
-            (Err(_), Ok(_), &Ok((addr, len))) => metadata(addr, len),
+            (Ok(_), ..) => Err(FatbinMetaError::DriverGaveIt),
+            (Err(_), Err(e), _) | (Err(_), Ok(_), Err(e)) => Err(e.clone().into()),
+            (Err(_), Ok(_), Ok(_)) if !self.fatbin.is_live() => Err(FatbinMetaError::Unregistered),
+            (Err(_), Ok(_), &Ok((addr, len))) => metadata(addr, len).map_err(Into::into),
         };
-        let from_fatbin: Result<&KernelMeta, String> = match &kernels {
+        let from_fatbin: Result<&KernelMeta, FatbinMetaError> = match &kernels {
             Ok(ks) => ks
                 .iter()
                 .find(|k| k.name == self.name)
-                .ok_or_else(|| format!("not among the {} kernels of its metadata", ks.len())),
+                .ok_or(FatbinMetaError::NotListed(ks.len())),
             Err(e) => Err(e.clone()),
         };
         let Choice {
@@ -372,7 +442,11 @@ impl Registry {
     }
 
     /// `__cudaRegisterFatBinary`.
-    pub fn add_fatbin(&self, handle: u64, image: Result<(usize, usize), String>) -> Arc<Fatbin> {
+    pub fn add_fatbin(
+        &self,
+        handle: u64,
+        image: Result<(usize, usize), ImageError>,
+    ) -> Arc<Fatbin> {
         let f = Arc::new(Fatbin::registered(handle, image));
         put(&self.fatbins, handle, f.clone());
         f
@@ -402,14 +476,9 @@ impl Registry {
     /// placeholder (its kernels keep their names, and launches say why
     /// there is no code).
     pub fn add_function(&self, fatbin: u64, host_fun: u64, name: &str) -> Arc<CudaKernel> {
-        let f = self.fatbin(fatbin).unwrap_or_else(|| {
-            self.add_fatbin(
-                fatbin,
-                Err(format!(
-                    "fat binary handle {fatbin:#x} was never registered"
-                )),
-            )
-        });
+        let f = self
+            .fatbin(fatbin)
+            .unwrap_or_else(|| self.add_fatbin(fatbin, Err(ImageError::NeverRegistered(fatbin))));
         let k = Arc::new(CudaKernel::new(name.to_string(), host_fun, f));
         put(&self.by_host, host_fun, k.clone());
         self.by_name
@@ -546,15 +615,15 @@ mod tests {
         let w = wrapper(1, fat_addr);
         let regions = [(0x5000usize, &w[..]), (fat_addr, &padded[..])];
         assert_eq!(
-            locate(memory(&regions), 0x5000),
-            Ok((fat_addr, FATBIN.len())),
+            locate(memory(&regions), 0x5000).unwrap(),
+            (fat_addr, FATBIN.len()),
             "the extent is the header's, not the buffer's"
         );
         let w2 = wrapper(2, fat_addr);
         let regions = [(0x5000usize, &w2[..]), (fat_addr, FATBIN_ZSTD)];
         assert_eq!(
-            locate(memory(&regions), 0x5000),
-            Ok((fat_addr, FATBIN_ZSTD.len()))
+            locate(memory(&regions), 0x5000).unwrap(),
+            (fat_addr, FATBIN_ZSTD.len())
         );
         // Errors: null, bad magic, null data, not a fat binary.
         assert!(locate(memory(&regions), 0).is_err());
@@ -562,10 +631,11 @@ mod tests {
         bad[0] ^= 1;
         assert!(locate(memory(&[(0x5000, &bad[..])]), 0x5000).is_err());
         let nul = wrapper(1, 0);
-        assert!(
+        assert_eq!(
             locate(memory(&[(0x5000, &nul[..])]), 0x5000)
                 .unwrap_err()
-                .contains("null")
+                .to_string(),
+            "wrapper version 1 has a null fat binary pointer"
         );
         let junk = [0x11u8; 64];
         let w3 = wrapper(1, 0x9000);
@@ -634,10 +704,15 @@ mod tests {
         assert!(!fresh);
         // with_struct(Pair, char, long long*) from the same fat binary, the
         // driver unavailable: the cubin's EIATTR_KPARAM_INFO is used.
-        let (ws, _) = with_struct.resolve(load, metadata, |_| Err("no libcuda.so.1".into()));
+        let (ws, _) = with_struct.resolve(load, metadata, |_| Err(ParamLayoutError::NoDriver));
         assert_eq!(ws.layout, layout::Source::FatbinMetadata);
         assert_eq!(ws.params, 3);
-        assert!(ws.warning.as_ref().unwrap().contains("no libcuda"));
+        assert!(
+            ws.warning
+                .as_ref()
+                .unwrap()
+                .contains("(libcuda.so.1 is not loaded)")
+        );
         assert_eq!(loads.load(Ordering::Relaxed), 1, "one load per fat binary");
         assert_eq!(reg.fatbin_counts(), (2, 1), "the unused one is never read");
 
@@ -759,29 +834,37 @@ mod tests {
             |_, _| unreachable!(),
             |_| Ok(vec![(0, 8)]),
         );
-        assert!(res.code_error.as_ref().unwrap().contains("unregistered"));
+        assert!(matches!(res.code_error, Some(ImageError::Unregistered)));
         assert_eq!(res.params, 1, "the driver's layout is still known");
 
-        reg.add_fatbin(2, Err("wrapper not readable".into()));
+        reg.add_fatbin(2, Err(ImageError::WrapperUnreadable));
         let k = reg.add_function(2, 0x20, "k2");
         let (res, _) = k.resolve(
             |_, _| unreachable!(),
             |_, _| unreachable!(),
-            |_| Err("x".into()),
+            |_| Err(ParamLayoutError::NoKernel),
         );
-        assert_eq!(res.code_error.as_deref(), Some("wrapper not readable"));
+        assert_eq!(
+            res.code_error.as_ref().map(ToString::to_string).as_deref(),
+            Some("wrapper not readable")
+        );
         assert_eq!(res.layout, layout::Source::None);
-        assert!(res.warning.as_ref().unwrap().contains("WITHOUT arguments"));
+        assert_eq!(
+            res.warning.as_deref(),
+            Some(
+                "kernel k2: no parameter layout (driver: no cudaKernel_t for it; fat binary: \
+                 wrapper not readable); its launches are recorded WITHOUT arguments and cannot \
+                 be replayed"
+            )
+        );
 
         // A function of a handle nobody registered still has its name.
         let k = reg.add_function(3, 0x30, "orphan");
         assert_eq!(reg.by_host(0x30).unwrap().name, "orphan");
         let (res, _) = k.resolve(|_, _| unreachable!(), |_, _| unreachable!(), |_| Ok(vec![]));
-        assert!(
-            res.code_error
-                .as_ref()
-                .unwrap()
-                .contains("never registered")
+        assert_eq!(
+            res.code_error.as_ref().map(ToString::to_string).as_deref(),
+            Some("fat binary handle 0x3 was never registered")
         );
         // A loaded fat binary stays usable after unregistration.
         let reg = Registry::new();
@@ -789,16 +872,16 @@ mod tests {
         let a = reg.add_function(4, 0x40, "saxpy");
         let b = reg.add_function(4, 0x41, "noargs");
         let load = |_: usize, _: usize| {
-            Ok(Arc::new(Module::new(
+            Arc::new(Module::new(
                 BlobId::of(FATBIN),
-                Err("not read".into()),
-            )))
+                Err(MetadataError::LeftToDriver),
+            ))
         };
-        let metadata = |_: usize, _: usize| hrr_codeobj::kernels(FATBIN).map_err(|e| e.to_string());
-        let (res, _) = a.resolve(load, metadata, |_| Err("no driver".into()));
+        let metadata = |_: usize, _: usize| Ok(hrr_codeobj::kernels(FATBIN)?);
+        let (res, _) = a.resolve(load, metadata, |_| Err(ParamLayoutError::NoDriver));
         assert_eq!(res.layout, layout::Source::FatbinMetadata);
         reg.remove_fatbin(4);
         let (res, _) = b.resolve(|_, _| unreachable!(), |_, _| unreachable!(), |_| Ok(vec![]));
-        assert_eq!((res.code_error.as_deref(), res.params), (None, 0));
+        assert_eq!((res.code_error.is_none(), res.params), (true, 0));
     }
 }

@@ -18,12 +18,44 @@ use std::hash::{BuildHasherDefault, Hash};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use hrr_codeobj::{KernelMeta, bundle};
+use hrr_codeobj::{CodeObjError, KernelMeta, bundle};
 use hrr_core::BlobId;
 
 use crate::record::handle_hasher::HandleHasher;
 use crate::record::kernel_args::ArgLayout;
 use hrr_core::wire::encode::BlobHex;
+
+/// Why a module has no kernel metadata (its launches are recorded without
+/// argument layouts).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MetadataError {
+    /// The image is not a code object, bundle or PTX module that could be
+    /// parsed.
+    #[error(transparent)]
+    CodeObject(#[from] CodeObjError),
+    /// The image could not be read from the application's memory.
+    #[error("the code object could not be read")]
+    Unreadable(#[source] Arc<dyn std::error::Error + Send + Sync>),
+    /// The load call failed: there is no code object.
+    #[error("load failed")]
+    LoadFailed,
+    /// A CUDA image: the driver gives its kernels' layouts.
+    #[error("not read: the driver gives CUDA's layouts")]
+    LeftToDriver,
+}
+
+/// Why a kernel's code object is not there for its launch (the launch is
+/// recorded with the empty blob and a warning).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CodeError {
+    /// Its fat binary was unregistered before the first launch: its memory
+    /// may be gone.
+    #[error("fat binary was unregistered before its first launch")]
+    Unregistered,
+    /// The family could not read it; the source says why.
+    #[error(transparent)]
+    Unreadable(Arc<dyn std::error::Error + Send + Sync>),
+}
 
 /// A loaded module: its code blob and kernels.
 #[derive(Debug)]
@@ -33,12 +65,12 @@ pub struct Module {
     /// `code` as launch events write it.
     pub code_hex: BlobHex,
     /// Kernels from the metadata; `Err` when it could not be parsed.
-    pub kernels: Result<Vec<KernelMeta>, String>,
+    pub kernels: Result<Vec<KernelMeta>, MetadataError>,
 }
 
 impl Module {
     /// A module of code `code`, with the kernels its metadata lists.
-    pub fn new(code: BlobId, kernels: Result<Vec<KernelMeta>, String>) -> Module {
+    pub fn new(code: BlobId, kernels: Result<Vec<KernelMeta>, MetadataError>) -> Module {
         Module {
             code,
             code_hex: BlobHex::of(&code),
@@ -56,7 +88,7 @@ pub struct FatBin {
     pub len: usize,
     /// Cleared by `__hipUnregisterFatBinary`: the bundle's memory may be gone.
     live: AtomicBool,
-    loaded: OnceLock<Result<Arc<Module>, String>>,
+    loaded: OnceLock<Result<Arc<Module>, CodeError>>,
 }
 
 impl FatBin {
@@ -74,15 +106,12 @@ impl FatBin {
     /// after the fat binary was unregistered).
     pub fn module(
         &self,
-        load: impl FnOnce() -> Result<Arc<Module>, String>,
-    ) -> Result<&Arc<Module>, &str> {
+        load: impl FnOnce() -> Result<Arc<Module>, CodeError>,
+    ) -> Result<&Arc<Module>, CodeError> {
         if self.loaded.get().is_none() && !self.live.load(Ordering::Acquire) {
-            return Err("fat binary was unregistered before its first launch");
+            return Err(CodeError::Unregistered);
         }
-        self.loaded
-            .get_or_init(load)
-            .as_ref()
-            .map_err(String::as_str)
+        self.loaded.get_or_init(load).as_ref().map_err(Clone::clone)
     }
 
     /// Whether its bundle was loaded.
@@ -145,11 +174,11 @@ impl Kernel {
     /// Code and layout; `load` turns a fat binary into a module the first time.
     pub fn resolve(
         &self,
-        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
-    ) -> Result<Resolved<'_>, String> {
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
+    ) -> Result<Resolved<'_>, CodeError> {
         let module: &Arc<Module> = match &self.source {
             Source::Module(m) => m,
-            Source::FatBin(f) => f.module(|| load(f)).map_err(str::to_string)?,
+            Source::FatBin(f) => f.module(|| load(f))?,
         };
         let layout = self.layout.get_or_init(|| {
             module
@@ -170,16 +199,16 @@ impl Kernel {
 /// Kernel metadata of an image: a code object, or every device entry of an
 /// offload bundle (the runtime picks one; all of them name the same kernels
 /// with the same host arguments).
-pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
+pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, MetadataError> {
     if bundle::is_bundle(image) || bundle::is_compressed(image) {
         let inflated;
         let plain = if bundle::is_compressed(image) {
-            inflated = bundle::decompress(image).map_err(|e| e.to_string())?;
+            inflated = bundle::decompress(image)?;
             &inflated[..]
         } else {
             image
         };
-        let b = bundle::parse(plain).map_err(|e| e.to_string())?;
+        let b = bundle::parse(plain)?;
         let mut all: Vec<KernelMeta> = Vec::new();
         let mut last_err = None;
         for e in b
@@ -187,11 +216,7 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
             .iter()
             .filter(|e| e.target().kind != "host" && e.size > 0)
         {
-            match e
-                .data(plain)
-                .map_err(|e| e.to_string())
-                .and_then(|d| hrr_codeobj::kernels(d).map_err(|e| e.to_string()))
-            {
+            match e.data(plain).and_then(hrr_codeobj::kernels) {
                 Ok(ks) => {
                     for k in ks {
                         if !all.iter().any(|a| a.name == k.name) {
@@ -203,7 +228,7 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
             }
         }
         if let (true, Some(err)) = (all.is_empty(), last_err) {
-            return Err(err);
+            return Err(MetadataError::CodeObject(err));
         }
         Ok(all)
     } else if hrr_codeobj::identify(image) == hrr_codeobj::ImageKind::Unknown
@@ -211,15 +236,12 @@ pub fn kernels_of(image: &[u8]) -> Result<Vec<KernelMeta>, String> {
         && text.contains(".entry")
     {
         // PTX (a CUDA module loaded from text): its `.param` lists.
-        hrr_codeobj::cuda::ptx_params(text)
-            .map(|ks| {
-                ks.iter()
-                    .map(hrr_codeobj::cuda::PtxKernel::to_kernel_meta)
-                    .collect()
-            })
-            .map_err(|e| e.to_string())
+        Ok(hrr_codeobj::cuda::ptx_params(text)?
+            .iter()
+            .map(hrr_codeobj::cuda::PtxKernel::to_kernel_meta)
+            .collect())
     } else {
-        hrr_codeobj::kernels(image).map_err(|e| e.to_string())
+        Ok(hrr_codeobj::kernels(image)?)
     }
 }
 

@@ -14,16 +14,35 @@ use hrr_core::graph::{GraphNode, NodeOp};
 
 /// A graph as the walk reads it: node and graph handles are integers.
 pub trait GraphSource {
+    /// Why a query of the runtime failed.
+    type Error: std::error::Error + 'static;
     /// The nodes of `graph`, in the driver's order.
-    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String>;
+    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, Self::Error>;
     /// The nodes `node` depends on.
-    fn deps(&mut self, node: u64) -> Result<Vec<u64>, String>;
+    fn deps(&mut self, node: u64) -> Result<Vec<u64>, Self::Error>;
     /// The graph a child-graph node runs; `None` for any other node.
-    fn child(&mut self, node: u64) -> Result<Option<u64>, String>;
+    fn child(&mut self, node: u64) -> Result<Option<u64>, Self::Error>;
     /// What `node` does: usually one op; several (run in parallel, joined
     /// by an `empty` node) or none (an `empty` node) where one node is
     /// not one op of the format.
-    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String>;
+    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, Self::Error>;
+}
+
+/// Why a graph could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum WalkError<E: std::error::Error + 'static> {
+    /// Child graphs nest deeper than the walk follows.
+    #[error("child graphs nest deeper than {MAX_DEPTH}")]
+    TooDeep,
+    /// A dependency cycle (which no runtime allows).
+    #[error("the graph has a cycle")]
+    Cycle,
+    /// A node depends on one outside its graph.
+    #[error("node {0:#x} depends on a node outside its graph")]
+    Foreign(u64),
+    /// The runtime's query failed.
+    #[error(transparent)]
+    Query(E),
 }
 
 /// A graph read back: the flat nodes and, for the top-level graph's node
@@ -37,7 +56,7 @@ pub struct Walked {
 }
 
 /// Reads `graph` (and its child graphs) through `src`.
-pub fn walk(src: &mut impl GraphSource, graph: u64) -> Result<Walked, String> {
+pub fn walk<S: GraphSource>(src: &mut S, graph: u64) -> Result<Walked, WalkError<S::Error>> {
     let mut w = Walked::default();
     walk_into(src, &mut w, graph, &[], true, 0)?;
     Ok(w)
@@ -54,21 +73,21 @@ fn push(w: &mut Walked, op: NodeOp, deps: Vec<u32>) -> u32 {
 
 /// Appends `graph`'s nodes, its root nodes depending on `root_deps`;
 /// returns the indices of all of them.
-fn walk_into(
-    src: &mut impl GraphSource,
+fn walk_into<S: GraphSource>(
+    src: &mut S,
     w: &mut Walked,
     graph: u64,
     root_deps: &[u32],
     top: bool,
     depth: usize,
-) -> Result<Vec<u32>, String> {
+) -> Result<Vec<u32>, WalkError<S::Error>> {
     if depth > MAX_DEPTH {
-        return Err(format!("child graphs nest deeper than {MAX_DEPTH}"));
+        return Err(WalkError::TooDeep);
     }
-    let nodes = src.nodes(graph)?;
+    let nodes = src.nodes(graph).map_err(WalkError::Query)?;
     let mut deps: HashMap<u64, Vec<u64>> = HashMap::new();
     for &n in &nodes {
-        deps.insert(n, src.deps(n)?);
+        deps.insert(n, src.deps(n).map_err(WalkError::Query)?);
     }
     // Dependencies first; the driver's order where it already is.
     let mut order = Vec::with_capacity(nodes.len());
@@ -83,7 +102,7 @@ fn walk_into(
         if d.is_empty() {
             d = root_deps.to_vec();
         }
-        let i = match src.child(n)? {
+        let i = match src.child(n).map_err(WalkError::Query)? {
             Some(child) => {
                 let inner = walk_into(src, w, child, &d, false, depth + 1)?;
                 all.extend(&inner);
@@ -91,7 +110,7 @@ fn walk_into(
                 push(w, NodeOp::Empty, join)
             }
             None => {
-                let mut ops = src.ops(n)?;
+                let mut ops = src.ops(n).map_err(WalkError::Query)?;
                 match ops.len() {
                     0 => push(w, NodeOp::Empty, d),
                     1 => push(w, ops.remove(0), d),
@@ -115,20 +134,20 @@ fn walk_into(
 
 /// Depth-first: `n` after everything it depends on (`state`: `false`
 /// while being visited, `true` once placed).
-fn visit(
+fn visit<E: std::error::Error>(
     n: u64,
     deps: &HashMap<u64, Vec<u64>>,
     state: &mut HashMap<u64, bool>,
     order: &mut Vec<u64>,
-) -> Result<(), String> {
+) -> Result<(), WalkError<E>> {
     match state.get(&n) {
         Some(true) => return Ok(()),
-        Some(false) => return Err("the graph has a cycle".into()),
+        Some(false) => return Err(WalkError::Cycle),
         None => {}
     }
     state.insert(n, false);
     let Some(ds) = deps.get(&n) else {
-        return Err(format!("node {n:#x} depends on a node outside its graph"));
+        return Err(WalkError::Foreign(n));
     };
     for d in ds {
         visit(*d, deps, state, order)?;
@@ -152,20 +171,23 @@ mod tests {
         ops: HashMap<u64, Vec<NodeOp>>,
     }
 
+    /// The fake's one failure.
+    #[derive(Debug, thiserror::Error)]
+    #[error("no such graph")]
+    struct NoSuchGraph;
+
     impl GraphSource for Fake {
-        fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String> {
-            self.graphs
-                .get(&graph)
-                .cloned()
-                .ok_or("no such graph".into())
+        type Error = NoSuchGraph;
+        fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, NoSuchGraph> {
+            self.graphs.get(&graph).cloned().ok_or(NoSuchGraph)
         }
-        fn deps(&mut self, node: u64) -> Result<Vec<u64>, String> {
+        fn deps(&mut self, node: u64) -> Result<Vec<u64>, NoSuchGraph> {
             Ok(self.deps.get(&node).cloned().unwrap_or_default())
         }
-        fn child(&mut self, node: u64) -> Result<Option<u64>, String> {
+        fn child(&mut self, node: u64) -> Result<Option<u64>, NoSuchGraph> {
             Ok(self.children.get(&node).copied())
         }
-        fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String> {
+        fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, NoSuchGraph> {
             Ok(self.ops.get(&node).cloned().unwrap_or_default())
         }
     }
@@ -252,17 +274,21 @@ mod tests {
         f.graphs.insert(1, vec![0x10, 0x20]);
         f.deps.insert(0x10, vec![0x20]);
         f.deps.insert(0x20, vec![0x10]);
-        assert_eq!(walk(&mut f, 1).unwrap_err(), "the graph has a cycle");
+        assert_eq!(
+            walk(&mut f, 1).unwrap_err().to_string(),
+            "the graph has a cycle"
+        );
         f.deps.insert(0x20, vec![0x99]);
         assert_eq!(
-            walk(&mut f, 1).unwrap_err(),
+            walk(&mut f, 1).unwrap_err().to_string(),
             "node 0x99 depends on a node outside its graph"
         );
+        assert_eq!(walk(&mut f, 2).unwrap_err().to_string(), "no such graph");
         // A child graph that contains itself.
         let mut g = Fake::default();
         g.graphs.insert(1, vec![0x10]);
         g.children.insert(0x10, 1);
-        assert!(walk(&mut g, 1).unwrap_err().contains("nest deeper"));
+        assert!(matches!(walk(&mut g, 1), Err(WalkError::TooDeep)));
     }
 
     #[test]

@@ -23,7 +23,9 @@ use serde_json::{Map, Value};
 use crate::interpose::config::{Config, ConfigError, detect_platform};
 use crate::interpose::kept::Kept;
 use crate::interpose::sys;
-use crate::record::code_objects::{CodeObjects, FatBin, Kernel, Module, kernels_of};
+use crate::record::code_objects::{
+    CodeError, CodeObjects, FatBin, Kernel, MetadataError, Module, kernels_of,
+};
 use crate::record::host_memory::{self, HostMemory};
 use crate::record::kernel_args::{ArgLayout, ArgValues};
 use crate::record::launch_memo::Slot;
@@ -511,7 +513,8 @@ impl Recorder {
         let kernels = kernels_of(image);
         if let Err(e) = &kernels {
             self.warn(&format!(
-                "{what}: no kernel metadata ({e}); launch arguments are recorded without layout"
+                "{what}: no kernel metadata ({}); launch arguments are recorded without layout",
+                chain(e)
             ));
         }
         Module::new(code, kernels)
@@ -519,14 +522,23 @@ impl Recorder {
 
     /// `hipModuleLoad*`. `image`: the code object's bytes, or why they could
     /// not be read (a failed call records the empty blob).
-    pub fn module_load(&self, api: &str, ret: i32, module: u64, image: Result<&[u8], String>) {
+    pub fn module_load<E>(&self, api: &str, ret: i32, module: u64, image: Result<&[u8], E>)
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let m = match (ret, image) {
             (0, Ok(img)) => self.module_of(api, img),
             (0, Err(why)) => {
-                self.warn(&format!("{api}: cannot read the code object: {why}"));
-                Module::new(self.empty_blob(), Err(why))
+                self.warn(&format!(
+                    "{api}: cannot read the code object: {}",
+                    chain(&why)
+                ));
+                Module::new(
+                    self.empty_blob(),
+                    Err(MetadataError::Unreadable(Arc::new(why))),
+                )
             }
-            _ => Module::new(self.empty_blob(), Err("load failed".into())),
+            _ => Module::new(self.empty_blob(), Err(MetadataError::LoadFailed)),
         };
         let code = m.code;
         if ret == 0 {
@@ -614,35 +626,31 @@ impl Recorder {
 
     /// Loads a fat binary's bundle (its bytes read by the caller): the code
     /// blob and the kernel metadata of its device entries.
-    pub fn load_bundle(&self, bytes: &[u8]) -> Result<Arc<Module>, String> {
-        Ok(Arc::new(self.module_of("fat binary", bytes)))
+    pub fn load_bundle(&self, bytes: &[u8]) -> Arc<Module> {
+        Arc::new(self.module_of("fat binary", bytes))
     }
 
     /// A registered fat binary's bundle, which stays where it lies until
     /// [`Recorder::settle_code`], as a module: its blob (written by the
     /// events buffer's writer) and the kernel metadata of its device
     /// entries.
-    pub fn load_bundle_kept(&self, bytes: Kept) -> Result<Arc<Module>, String> {
+    pub fn load_bundle_kept(&self, bytes: Kept) -> Arc<Module> {
         let code = self.kept_code_of("fat binary", bytes);
-        Ok(Arc::new(self.module_with(
-            "fat binary",
-            bytes.bytes(),
-            code,
-        )))
+        Arc::new(self.module_with("fat binary", bytes.bytes(), code))
     }
 
     /// A CUDA image as a module whose code is written and whose kernel
     /// metadata is not read: the driver gives CUDA's layouts
     /// (`cuda::registry`).
-    pub fn load_code(&self, bytes: &[u8]) -> Result<Arc<Module>, String> {
-        Ok(cuda_module(self.code_of("fat binary", bytes)))
+    pub fn load_code(&self, bytes: &[u8]) -> Arc<Module> {
+        cuda_module(self.code_of("fat binary", bytes))
     }
 
     /// [`Recorder::load_code`] of an image that stays where it lies until
     /// [`Recorder::settle_code`]: its blob is written by the events buffer's
     /// writer.
-    pub fn load_code_kept(&self, bytes: Kept) -> Result<Arc<Module>, String> {
-        Ok(cuda_module(self.kept_code_of("fat binary", bytes)))
+    pub fn load_code_kept(&self, bytes: Kept) -> Arc<Module> {
+        cuda_module(self.kept_code_of("fat binary", bytes))
     }
 
     /// A code object's blob, written (its id even where writing failed).
@@ -666,7 +674,7 @@ impl Recorder {
         api: &str,
         ret: i32,
         kernel: Option<&Kernel>,
-        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
         func: u64,
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
@@ -704,7 +712,7 @@ impl Recorder {
         api: &str,
         ret: i32,
         kernel: Option<&Kernel>,
-        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
         func: u64,
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
@@ -739,7 +747,7 @@ impl Recorder {
         &self,
         api: &str,
         kernel: Option<&Kernel>,
-        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
         func: u64,
         dims: &LaunchDims,
         encode: impl FnOnce(&LaunchRef<'_>, Option<&ArgLayout>) -> R,
@@ -749,8 +757,9 @@ impl Recorder {
             Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
             Some((k, Err(e))) => {
                 self.warn(&format!(
-                    "{api}: kernel {}: cannot read its code object: {e}",
-                    k.name
+                    "{api}: kernel {}: cannot read its code object: {}",
+                    k.name,
+                    chain(&e)
                 ));
                 empty = BlobHex::of(&self.empty_blob());
                 (k.name.as_str(), &empty, None)
@@ -780,7 +789,7 @@ impl Recorder {
         &self,
         api: &str,
         kernel: Option<&Kernel>,
-        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, String>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
         func: u64,
         dims: &LaunchDims,
         values: &ArgValues<'_, '_>,
@@ -1042,10 +1051,7 @@ impl Recorder {
 /// Whole lines in an events file (what a failed capture did get to disk).
 /// A CUDA module of code blob `code`, its kernel metadata left to the driver.
 fn cuda_module(code: BlobId) -> Arc<Module> {
-    Arc::new(Module::new(
-        code,
-        Err("not read: the driver gives CUDA's layouts".into()),
-    ))
+    Arc::new(Module::new(code, Err(MetadataError::LeftToDriver)))
 }
 
 fn count_lines(path: &Path) -> u64 {
@@ -1245,17 +1251,14 @@ mod tests {
         static IMAGE: [u8; 100_000] = [0x42; 100_000];
         let t = tempfile::tempdir().unwrap();
         let r = rec(t.path());
-        let m = r.load_code_kept(Kept::of_static(&IMAGE)).unwrap();
+        let m = r.load_code_kept(Kept::of_static(&IMAGE));
         assert_eq!(m.code, BlobId::of(&IMAGE));
         let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
         assert!(!store.contains(&m.code), "written with its events buffer");
         r.settle_code();
         assert_eq!(&*store.get(&m.code).unwrap(), &IMAGE[..]);
         // Seen once: the same image again queues nothing.
-        assert_eq!(
-            r.load_code_kept(Kept::of_static(&IMAGE)).unwrap().code,
-            m.code
-        );
+        assert_eq!(r.load_code_kept(Kept::of_static(&IMAGE)).code, m.code);
         r.finish("exit", LockMode::Block);
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
     }
@@ -1269,9 +1272,7 @@ mod tests {
         let mut image = vec![0x42u8; 100_000];
         // SAFETY: `image` outlives the recorder's writes; it changes before
         // them, which is the test.
-        let m = r
-            .load_code_kept(unsafe { Kept::new(image.as_ptr(), image.len()) })
-            .unwrap();
+        let m = r.load_code_kept(unsafe { Kept::new(image.as_ptr(), image.len()) });
         image[50_000] = 0;
         r.settle_code();
         let store = hrr_core::blob_store::BlobStore::of_archive(t.path());

@@ -28,7 +28,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use hrr_codeobj::cuda;
 
-use crate::cuda::registry::{self, ByAddr, CudaKernel, Fatbin};
+use crate::cuda::registry::{self, ByAddr, CudaKernel, Fatbin, ImageError};
 
 /// Longest PTX text [`locate_image`] accepts (its NUL must come before).
 pub const MAX_PTX: usize = 1 << 30;
@@ -161,14 +161,8 @@ impl DriverCode {
         {
             return d;
         }
-        let f = known.unwrap_or_else(|| {
-            Arc::new(Fatbin::new(
-                module,
-                Err(format!(
-                    "module {module:#x} was loaded before the capture library saw it"
-                )),
-            ))
-        });
+        let f =
+            known.unwrap_or_else(|| Arc::new(Fatbin::new(module, Err(ImageError::Unseen(module)))));
         let k = Arc::new(CudaKernel::new(name.to_string(), 0, f));
         k.set_handle(func);
         let d = Arc::new(DriverFunction { kernel: k, kind });
@@ -249,11 +243,11 @@ pub fn locate_image<'a>(
     read: impl Fn(usize, usize) -> Option<&'a [u8]>,
     addr: usize,
     strlen: impl FnOnce(usize) -> usize,
-) -> Result<(usize, usize), String> {
+) -> Result<(usize, usize), ImageError> {
     if addr == 0 {
-        return Err("null image".into());
+        return Err(ImageError::NullImage);
     }
-    let head = read(addr, 4).ok_or("image not readable")?;
+    let head = read(addr, 4).ok_or(ImageError::ImageUnreadable)?;
     if head == cuda::WRAPPER_MAGIC.to_le_bytes() {
         return registry::locate(read, addr);
     }
@@ -262,15 +256,12 @@ pub fn locate_image<'a>(
         || *head == hrr_codeobj::bundle::MAGIC[..4]
         || *head == hrr_codeobj::bundle::CCOB_MAGIC[..4];
     if binary {
-        let len = hrr_codeobj::read_image_extent(|n| read(addr, n)).map_err(|e| e.to_string())?;
+        let len = hrr_codeobj::read_image_extent(|n| read(addr, n))?;
         return Ok((addr, len));
     }
     let len = strlen(addr);
     if len == 0 || len >= MAX_PTX {
-        return Err(format!(
-            "image is neither a known binary (magic {:02x?}) nor NUL-terminated text under {MAX_PTX} bytes",
-            head
-        ));
+        return Err(ImageError::Unknown(head.to_vec()));
     }
     Ok((addr, len))
 }
@@ -298,8 +289,8 @@ mod tests {
         let regions = [(0x1000usize, &padded[..])];
         let no_text = |_| panic!("a binary is not text");
         assert_eq!(
-            locate_image(memory(&regions), 0x1000, no_text),
-            Ok((0x1000, FATBIN.len()))
+            locate_image(memory(&regions), 0x1000, no_text).unwrap(),
+            (0x1000, FATBIN.len())
         );
         // A wrapper leads to its fat binary.
         let mut w = cuda::WRAPPER_MAGIC.to_le_bytes().to_vec();
@@ -308,8 +299,8 @@ mod tests {
         w.extend_from_slice(&0u64.to_le_bytes());
         let regions = [(0x1000usize, &padded[..]), (0x9000, &w[..])];
         assert_eq!(
-            locate_image(memory(&regions), 0x9000, no_text),
-            Ok((0x1000, FATBIN.len()))
+            locate_image(memory(&regions), 0x9000, no_text).unwrap(),
+            (0x1000, FATBIN.len())
         );
         // PTX: to its NUL.
         let ptx = b".version 8.0\n.target sm_90\n\0garbage";
@@ -318,8 +309,9 @@ mod tests {
             locate_image(memory(&regions), 0x2000, |a| {
                 assert_eq!(a, 0x2000);
                 27
-            }),
-            Ok((0x2000, 27))
+            })
+            .unwrap(),
+            (0x2000, 27)
         );
         assert!(locate_image(memory(&regions), 0x2000, |_| 0).is_err());
         assert!(locate_image(memory(&regions), 0, |_| 1).is_err());
@@ -372,7 +364,7 @@ mod tests {
         // A function of a module never seen: named, without code.
         let orphan = c.add_function(0xf9, 0x777, "lost", FnKind::Function);
         let err = orphan.kernel.fatbin.image.as_ref().unwrap_err();
-        assert!(err.contains("0x777"), "{err}");
+        assert!(err.to_string().contains("0x777"), "{err}");
         // Unloading retires the image and drops its handles and aliases.
         c.add_global(0x100, 0x7f00_0000_1000, 64);
         c.add_global(0x100, 0x7f00_0000_1000, 64);

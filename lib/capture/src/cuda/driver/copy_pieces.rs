@@ -12,10 +12,24 @@ pub const MAX_PIECES: u64 = 1024;
 /// One linear copy: destination, source, bytes.
 pub type Piece = (u64, u64, u64);
 
+/// Why a copy node is not linear copies of the format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PiecesError {
+    /// Its extent overflows an address.
+    #[error("a copy larger than the address space")]
+    TooLarge,
+    /// More rows than [`MAX_PIECES`].
+    #[error("a {0}x{1}x{2} copy between pitched rows (more than {MAX_PIECES} rows)")]
+    TooManyRows(u64, u64, u64),
+    /// A row lies past the end of the address space.
+    #[error("a copy past the address space")]
+    PastEnd,
+}
+
 /// The linear copies a copy between linear memory is: one when its rows
 /// (and slices) are contiguous on both sides, else one per row, at most
 /// [`MAX_PIECES`]. `Err` says why not.
-pub fn copy_pieces(c: &Rect) -> Result<Vec<Piece>, String> {
+pub fn copy_pieces(c: &Rect) -> Result<Vec<Piece>, PiecesError> {
     let [w, h, d] = c.extent;
     let (h, d) = (h.max(1), d.max(1));
     if w == 0 {
@@ -27,13 +41,11 @@ pub fn copy_pieces(c: &Rect) -> Result<Vec<Piece>, String> {
         let size = w
             .checked_mul(h)
             .and_then(|x| x.checked_mul(d))
-            .ok_or("a copy larger than the address space")?;
+            .ok_or(PiecesError::TooLarge)?;
         return Ok(vec![(c.dst, c.src, size)]);
     }
     if h.saturating_mul(d) > MAX_PIECES {
-        return Err(format!(
-            "a {w}x{h}x{d} copy between pitched rows (more than {MAX_PIECES} rows)"
-        ));
+        return Err(PiecesError::TooManyRows(w, h, d));
     }
     let at = |base: u64, pitch: [u64; 2], y: u64, z: u64| {
         base.checked_add(y.checked_mul(pitch[0])?)?
@@ -42,8 +54,8 @@ pub fn copy_pieces(c: &Rect) -> Result<Vec<Piece>, String> {
     let mut v = Vec::with_capacity((h * d) as usize);
     for z in 0..d {
         for y in 0..h {
-            let dst = at(c.dst, c.dpitch, y, z).ok_or("a copy past the address space")?;
-            let src = at(c.src, c.spitch, y, z).ok_or("a copy past the address space")?;
+            let dst = at(c.dst, c.dpitch, y, z).ok_or(PiecesError::PastEnd)?;
+            let src = at(c.src, c.spitch, y, z).ok_or(PiecesError::PastEnd)?;
             v.push((dst, src, w));
         }
     }
@@ -105,6 +117,9 @@ mod tests {
         assert_eq!(p3.len(), 4);
         assert_eq!(p3[3], (0x1000 + 128 + 32, 0x9000 + 16 + 8, 8));
         let e = copy_pieces(&rect([8, 2000, 1], [8, 16000], [32, 64000])).unwrap_err();
-        assert!(e.contains("more than 1024 rows"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "a 8x2000x1 copy between pitched rows (more than 1024 rows)"
+        );
     }
 }

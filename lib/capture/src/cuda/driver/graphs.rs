@@ -34,6 +34,7 @@ use cuda_api::graph::{
 };
 use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
+use hrr_core::error_chain::chain;
 use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
@@ -117,17 +118,31 @@ fn queries() -> Option<&'static GraphQueries> {
     libcuda::get().map(|l| &l.queries.graph)
 }
 
-/// A query the driver lacks or that failed.
-fn failed(what: &str, ret: CUresult) -> String {
-    format!("{what} returned {ret}")
+/// Why a graph could not be read back: a query the driver lacks or that
+/// failed.
+#[derive(Debug, thiserror::Error)]
+enum QueryError {
+    /// The driver lacks the query.
+    #[error("libcuda.so.1 has no {0}")]
+    Missing(&'static str),
+    /// The query failed.
+    #[error("{what} returned {ret}")]
+    Failed {
+        /// The query.
+        what: &'static str,
+        /// What it returned.
+        ret: CUresult,
+    },
+}
+
+fn failed(what: &'static str, ret: CUresult) -> QueryError {
+    QueryError::Failed { what, ret }
 }
 
 /// Calls the query `f` (`None`: the driver lacks it) and checks its result.
 macro_rules! query {
     ($q:expr, $field:ident, $name:literal, |$f:ident| $call:expr) => {{
-        let $f = $q
-            .$field
-            .ok_or_else(|| format!("libcuda.so.1 has no {}", $name))?;
+        let $f = $q.$field.ok_or(QueryError::Missing($name))?;
         // SAFETY: a handle of the application's graph (it just passed it to
         // the driver, which accepted it) and out-parameters of our own,
         // sized as the call writes them.
@@ -149,8 +164,8 @@ struct DriverGraph<'r> {
 /// A handle list through the driver's two-call convention.
 fn handle_list(
     mut call: impl FnMut(*mut *mut c_void, *mut usize) -> CUresult,
-    what: &str,
-) -> Result<Vec<u64>, String> {
+    what: &'static str,
+) -> Result<Vec<u64>, QueryError> {
     let mut n = 0usize;
     let ret = call(std::ptr::null_mut(), &mut n);
     if ret != CUDA_SUCCESS {
@@ -170,11 +185,13 @@ fn handle_list(
 }
 
 impl GraphSource for DriverGraph<'_> {
-    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String> {
+    type Error = QueryError;
+
+    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, QueryError> {
         let f = self
             .q
             .get_nodes
-            .ok_or("libcuda.so.1 has no cuGraphGetNodes")?;
+            .ok_or(QueryError::Missing("cuGraphGetNodes"))?;
         handle_list(
             // SAFETY: the application's graph; our own array of `*n` handles.
             |p, n| unsafe { f(graph as *mut c_void, p, n) },
@@ -182,11 +199,11 @@ impl GraphSource for DriverGraph<'_> {
         )
     }
 
-    fn deps(&mut self, node: u64) -> Result<Vec<u64>, String> {
+    fn deps(&mut self, node: u64) -> Result<Vec<u64>, QueryError> {
         let f = self
             .q
             .node_deps
-            .ok_or("libcuda.so.1 has no cuGraphNodeGetDependencies_v2")?;
+            .ok_or(QueryError::Missing("cuGraphNodeGetDependencies_v2"))?;
         handle_list(
             // SAFETY: a node of the application's graph; our own array; no
             // edge data asked for.
@@ -195,7 +212,7 @@ impl GraphSource for DriverGraph<'_> {
         )
     }
 
-    fn child(&mut self, node: u64) -> Result<Option<u64>, String> {
+    fn child(&mut self, node: u64) -> Result<Option<u64>, QueryError> {
         if self.kind(node)? != node_type::GRAPH {
             return Ok(None);
         }
@@ -207,7 +224,7 @@ impl GraphSource for DriverGraph<'_> {
         Ok(Some(g as u64))
     }
 
-    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String> {
+    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, QueryError> {
         let n = node as *mut c_void;
         Ok(match self.kind(node)? {
             node_type::KERNEL => {
@@ -273,7 +290,7 @@ impl GraphSource for DriverGraph<'_> {
 }
 
 impl DriverGraph<'_> {
-    fn kind(&self, node: u64) -> Result<i32, String> {
+    fn kind(&self, node: u64) -> Result<i32, QueryError> {
         let mut t = 0;
         query!(self.q, node_type, "cuGraphNodeGetType", |f| f(
             node as *mut c_void,
@@ -314,7 +331,11 @@ fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
     };
     let pieces = match copy_pieces(&c) {
         Ok(p) => p,
-        Err(what) => return vec![NodeOp::Unsupported { what }],
+        Err(e) => {
+            return vec![NodeOp::Unsupported {
+                what: e.to_string(),
+            }];
+        }
     };
     pieces
         .into_iter()
@@ -360,7 +381,7 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
         Err(e) => {
             return r.lose(
                 api,
-                &format!("graph {graph:#x} could not be read back: {e}"),
+                &format!("graph {graph:#x} could not be read back: {}", chain(&e)),
             );
         }
     };

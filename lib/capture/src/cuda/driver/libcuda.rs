@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use cuda_api::{CUcontext, CUdevice, CUstream};
 
 use super::routes::ProcTable;
+use crate::cuda::layout::ParamLayoutError;
 use crate::interpose::sys;
 
 use cuda_api::fns;
@@ -227,14 +228,14 @@ pub fn sync_stream(stream: u64) {
 
 /// The parameter layout of a function (`cuFuncGetParamInfo`) or kernel
 /// (`cuKernelGetParamInfo`) handle.
-pub fn param_layout(handle: u64, kernel: bool) -> Result<Vec<(u64, u64)>, String> {
-    let q = &get().ok_or("libcuda.so.1 is not loaded")?.queries;
+pub fn param_layout(handle: u64, kernel: bool) -> Result<Vec<(u64, u64)>, ParamLayoutError> {
+    let q = &get().ok_or(ParamLayoutError::NoDriver)?.queries;
     let (f, what) = if kernel {
         (q.kernel_param_info, "cuKernelGetParamInfo")
     } else {
         (q.func_param_info, "cuFuncGetParamInfo")
     };
-    let f = f.ok_or_else(|| format!("libcuda.so.1 has no {what} (driver older than CUDA 12.4)"))?;
+    let f = f.ok_or(ParamLayoutError::NoQuery(what))?;
     crate::cuda::layout::query_params(|i| {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: a handle the driver gave the program and accepted in a

@@ -13,14 +13,16 @@ use cuda_api::{
     CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUlaunchAttribute, CUlaunchConfig, CUmemAllocationProp,
     CUresult, CUstream, LAUNCH_ATTR_VALUE_SIZE,
 };
+use hrr_core::error_chain::chain;
 use hrr_core::{Addr, BlobId, Dir, HexBytes, LaunchAttr, MemKind, Op};
 
 use super::code::{self, FnKind};
 use super::{code as driver_code, libcuda};
 use crate::cuda::exports::launch::{ArgSource, host_writes_of, load_image, record_kernel_launch};
 use crate::cuda::ffi::{bytes, c_str, recording_wanted};
+use crate::cuda::layout::ParamLayoutError;
 use crate::cuda::log::diag;
-use crate::cuda::registry::{self, Fatbin};
+use crate::cuda::registry::{self, Fatbin, ImageError};
 use crate::cuda::types::stream_id;
 use crate::hip::exports::record_memoised;
 use crate::record::graph_execs;
@@ -286,7 +288,12 @@ pub unsafe fn track_image(ret: CUresult, handle: u64, image: *const c_void) {
             unsafe { bytes(addr as *const c_void, len) }.to_vec(),
         ),
         Err(e) => {
-            diag(|| format!("module {handle:#x}: {e}; its kernels will have no code"));
+            diag(|| {
+                format!(
+                    "module {handle:#x}: {}; its kernels will have no code",
+                    chain(&e)
+                )
+            });
             Fatbin::new(handle, Err(e))
         }
     };
@@ -305,7 +312,13 @@ pub unsafe fn track_file(ret: CUresult, handle: u64, path: *const c_char) {
     let p = unsafe { c_str(path) };
     let f = match std::fs::read(&p) {
         Ok(b) => Fatbin::copied(handle, b),
-        Err(e) => Fatbin::new(handle, Err(format!("{p}: {e}"))),
+        Err(e) => Fatbin::new(
+            handle,
+            Err(ImageError::File {
+                path: p,
+                source: Arc::new(e),
+            }),
+        ),
     };
     driver_code().add_module(f);
 }
@@ -316,7 +329,7 @@ pub unsafe fn track_file(ret: CUresult, handle: u64, path: *const c_char) {
 /// event of their own, like the compiler path's fat binaries.
 pub fn module_load(r: &Recorder, api: &str, ret: CUresult, handle: u64) {
     if ret != CUDA_SUCCESS {
-        r.module_load(api, ret, 0, Ok(&[]));
+        r.module_load(api, ret, 0, Ok::<_, std::convert::Infallible>(&[]));
         return;
     }
     let Some(f) = driver_code().module(handle) else {
@@ -334,7 +347,7 @@ pub fn module_load(r: &Recorder, api: &str, ret: CUresult, handle: u64) {
                 code: m.code,
             },
         ),
-        Err(e) => r.warn(&format!("{api}: {e}")),
+        Err(e) => r.warn(&format!("{api}: {}", chain(&e))),
     }
 }
 
@@ -453,7 +466,10 @@ pub unsafe fn global(
         let code: BlobId = match code {
             Some(Ok(m)) => m.code,
             Some(Err(e)) => {
-                r.warn(&format!("{api}: global {n}: no code for its module: {e}"));
+                r.warn(&format!(
+                    "{api}: global {n}: no code for its module: {}",
+                    chain(&e)
+                ));
                 r.empty_code()
             }
             None => {
@@ -658,7 +674,7 @@ unsafe fn launch_in_full(
 fn driver_layout(
     f: u64,
     d: &Option<Arc<code::DriverFunction>>,
-) -> impl FnOnce(&registry::CudaKernel) -> Result<Vec<(u64, u64)>, String> {
+) -> impl FnOnce(&registry::CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError> {
     let kernel = d.as_ref().is_some_and(|d| d.kind == FnKind::Kernel);
     move |_| libcuda::param_layout(f, kernel)
 }

@@ -28,6 +28,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hrr_core::error_chain::chain;
 use hrr_core::{Addr, Op};
 
 use api_table::Entry;
@@ -36,7 +37,7 @@ use cuda_api::runtime::types::*;
 
 use super::cuda_handlers;
 use crate::cuda::ffi::{self, bytes, c_str, enter, missing, recording_wanted};
-use crate::cuda::layout;
+use crate::cuda::layout::{self, ParamLayoutError};
 use crate::cuda::log::diag;
 use crate::cuda::registry::{self, CudaKernel, Resolved};
 use crate::cuda::types::{self as cu, CudaError, CudaStream, Dim3, stream_id};
@@ -44,7 +45,7 @@ use crate::hip::exports::{record_memoised, with_params};
 use crate::interpose::guard::Guard;
 use crate::interpose::kept::Kept;
 use crate::interpose::real_fn::Real;
-use crate::record::code_objects::{FatBin, Kernel, Module, Source, kernels_of};
+use crate::record::code_objects::{CodeError, FatBin, Kernel, Module, Source, kernels_of};
 use crate::record::kernel_args::ArgValues;
 use crate::record::launch_memo::{self, LaunchKey, Slot};
 use crate::record::recorder::{LaunchDims, Recorder};
@@ -88,9 +89,12 @@ pub unsafe fn __cudaRegisterFatBinary(
                 Ok((addr, len)) => {
                     diag(|| format!("fat binary {handle:p}: {len} bytes at {addr:#x}"))
                 }
-                Err(e) => {
-                    diag(|| format!("fat binary {handle:p}: {e}; its kernels will have no code"))
-                }
+                Err(e) => diag(|| {
+                    format!(
+                        "fat binary {handle:p}: {}; its kernels will have no code",
+                        chain(e)
+                    )
+                }),
             }
             registry::global().add_fatbin(handle as u64, image);
         });
@@ -213,12 +217,12 @@ pub unsafe fn __cudaGetKernel(
 
 /// The driver's layout of `k`, finding its `cudaKernel_t` through the real
 /// `__cudaGetKernel` when no `<<<>>>` launch showed it yet.
-fn driver_layout(k: &CudaKernel) -> Result<Vec<(u64, u64)>, String> {
+fn driver_layout(k: &CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError> {
     let mut h = k.handle();
     if h == 0 {
         h = ffi::kernel_of_host_fun(k.host_fun);
         if h == 0 {
-            return Err("__cudaGetKernel gave no cudaKernel_t for its host function".into());
+            return Err(ParamLayoutError::NoHostKernel);
         }
         k.set_handle(h);
     }
@@ -234,7 +238,7 @@ pub(crate) fn load_image(
     f: &registry::Fatbin,
     addr: usize,
     len: usize,
-) -> Result<Arc<Module>, String> {
+) -> Arc<Module> {
     if f.settles() {
         // SAFETY: the image is live now (see above), and it stays until
         // `__cudaUnregisterFatBinary` (a registered fat binary) or the
@@ -253,7 +257,7 @@ pub(crate) fn load_image(
 fn resolve<'k>(
     r: &Recorder,
     k: &'k CudaKernel,
-    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError>,
 ) -> &'k Resolved {
     let (res, fresh) = k.resolve(
         |addr, len| load_image(r, &k.fatbin, addr, len),
@@ -316,11 +320,11 @@ pub(crate) unsafe fn record_kernel_launch(
     dims: LaunchDims,
     args: ArgSource,
     slot: Option<Slot<'_>>,
-    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError>,
     attrs: &[hrr_core::LaunchAttr],
 ) {
     let launch = |kernel: Option<&Kernel>,
-                  load: &dyn Fn(&FatBin) -> Result<Arc<Module>, String>,
+                  load: &dyn Fn(&FatBin) -> Result<Arc<Module>, CodeError>,
                   values: ArgValues<'_, '_>| {
         if attrs.is_empty() {
             r.launch(api, ret, kernel, load, func, &dims, &values, slot)
@@ -343,6 +347,21 @@ pub(crate) unsafe fn record_kernel_launch(
     }
 }
 
+/// Why a launch's code could not be read, where the registry does not say
+/// (a kernel it does not know: its code is never asked for).
+#[derive(Debug, thiserror::Error)]
+#[error("unknown kernel")]
+struct UnknownKernel;
+
+/// Why `res`'s code could not be read, for the recorder's warning (asked
+/// only when it could not: its kernel then stands for `res.code_error`).
+fn code_error(res: &Resolved) -> CodeError {
+    CodeError::Unreadable(match &res.code_error {
+        Some(e) => Arc::new(e.clone()),
+        None => Arc::new(UnknownKernel),
+    })
+}
+
 /// Reads a launch of `kernel` (`None`: not one the registry knows) for
 /// `f`: the kernel as recorded (its code and layout resolved, `driver`
 /// asked for the layout at its first launch), how to load its code, and
@@ -359,10 +378,10 @@ pub(crate) unsafe fn read_kernel_launch<R>(
     kernel: Option<&CudaKernel>,
     func: u64,
     args: ArgSource,
-    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError>,
     f: impl FnOnce(
         Option<&Kernel>,
-        &dyn Fn(&FatBin) -> Result<Arc<Module>, String>,
+        &dyn Fn(&FatBin) -> Result<Arc<Module>, CodeError>,
         ArgValues<'_, '_>,
     ) -> R,
 ) -> R {
@@ -372,14 +391,14 @@ pub(crate) unsafe fn read_kernel_launch<R>(
         });
         return f(
             None,
-            &|_: &FatBin| Err("unknown kernel".to_string()),
+            &|_: &FatBin| Err(CodeError::Unreadable(Arc::new(UnknownKernel))),
             ArgValues::None,
         );
     };
     let res = resolve(r, k, driver);
-    // Borrowed: the String is made only if a launch asks for the code.
-    let why = res.code_error.as_deref().unwrap_or_default();
-    let load = |_: &FatBin| Err(why.to_string());
+    // Made only if a launch asks for the code: then the kernel's Source is
+    // the placeholder that stands for `code_error` (`CudaKernel::resolve`).
+    let load = |_: &FatBin| Err(code_error(res));
     let layout = res.kernel.resolve(load).ok().and_then(|x| x.layout);
     let record = |values: ArgValues<'_, '_>| {
         // A pointer parameter at a 4-GiB-aligned address is invisible to
@@ -428,14 +447,13 @@ pub(crate) unsafe fn host_writes_of(
     kernel: Option<&CudaKernel>,
     stream: u64,
     args: ArgSource,
-    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, String>,
+    driver: impl FnOnce(&CudaKernel) -> Result<Vec<(u64, u64)>, ParamLayoutError>,
 ) {
     let layout = match kernel {
         Some(k) => {
             let res = resolve(r, k, driver);
-            let why = res.code_error.as_deref().unwrap_or_default();
             res.kernel
-                .resolve(|_: &FatBin| Err(why.to_string()))
+                .resolve(|_: &FatBin| Err(code_error(res)))
                 .ok()
                 .and_then(|x| x.layout)
         }

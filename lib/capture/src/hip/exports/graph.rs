@@ -32,6 +32,7 @@ use api_table::Entry;
 use hip_api::args;
 use hip_api::graph::{capture_status, node_type};
 use hip_api::types::*;
+use hrr_core::error_chain::chain;
 use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
@@ -123,16 +124,25 @@ macro_rules! real_call {
     }};
 }
 
-/// Why a graph could not be read back.
-fn query_failed(what: &str, ret: HipError) -> String {
-    format!("{what} returned {ret}")
+/// Why a graph could not be read back: a query the runtime failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} returned {ret}")]
+struct QueryFailed {
+    /// The query.
+    what: &'static str,
+    /// What it returned.
+    ret: HipError,
+}
+
+fn query_failed(what: &'static str, ret: HipError) -> QueryFailed {
+    QueryFailed { what, ret }
 }
 
 /// A node list through HIP's two-call convention.
 fn node_list(
     mut call: impl FnMut(*mut hipGraphNode_t, *mut usize) -> HipError,
-    what: &str,
-) -> Result<Vec<u64>, String> {
+    what: &'static str,
+) -> Result<Vec<u64>, QueryFailed> {
     let mut n = 0usize;
     let ret = call(std::ptr::null_mut(), &mut n);
     if ret != hip::err::SUCCESS {
@@ -158,7 +168,9 @@ struct Walk<'r> {
 }
 
 impl GraphSource for Walk<'_> {
-    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, String> {
+    type Error = QueryFailed;
+
+    fn nodes(&mut self, graph: u64) -> Result<Vec<u64>, QueryFailed> {
         let g = graph as hipGraph_t;
         node_list(
             |p, n| {
@@ -172,7 +184,7 @@ impl GraphSource for Walk<'_> {
         )
     }
 
-    fn deps(&mut self, node: u64) -> Result<Vec<u64>, String> {
+    fn deps(&mut self, node: u64) -> Result<Vec<u64>, QueryFailed> {
         node_list(
             |p, c| {
                 real_call!(hipGraphNodeGetDependencies {
@@ -185,7 +197,7 @@ impl GraphSource for Walk<'_> {
         )
     }
 
-    fn child(&mut self, node: u64) -> Result<Option<u64>, String> {
+    fn child(&mut self, node: u64) -> Result<Option<u64>, QueryFailed> {
         let mut t: hipGraphNodeType = 0;
         let ret = real_call!(hipGraphNodeGetType {
             node: node as hipGraphNode_t,
@@ -209,7 +221,7 @@ impl GraphSource for Walk<'_> {
         Ok(Some(child as u64))
     }
 
-    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, String> {
+    fn ops(&mut self, node: u64) -> Result<Vec<NodeOp>, QueryFailed> {
         // The walk asks `child` first, for every node.
         let t = self.types[&node];
         Ok(vec![self.node(node, t)?])
@@ -218,7 +230,7 @@ impl GraphSource for Walk<'_> {
 
 impl Walk<'_> {
     /// One node's parameters.
-    fn node(&mut self, n: u64, t: hipGraphNodeType) -> Result<NodeOp, String> {
+    fn node(&mut self, n: u64, t: hipGraphNodeType) -> Result<NodeOp, QueryFailed> {
         let node = n as hipGraphNode_t;
         match t {
             node_type::KERNEL => {
@@ -397,7 +409,7 @@ fn record_exec(r: &Recorder, api: &'static str, exec: u64, graph: u64) {
         }
         Err(e) => r.lose(
             api,
-            &format!("graph {graph:#x} could not be read back: {e}"),
+            &format!("graph {graph:#x} could not be read back: {}", chain(&e)),
         ),
     }
 }

@@ -18,7 +18,7 @@ use crate::interpose::exports::missing;
 use crate::interpose::guard::Guard;
 use crate::interpose::kept::Kept;
 use crate::interpose::real_fn::Real;
-use crate::record::code_objects::{FatBin, Kernel, Module};
+use crate::record::code_objects::{CodeError, FatBin, Kernel, Module};
 use crate::record::kernel_args::ArgValues;
 use crate::record::launch_memo::{self, LaunchKey, Slot};
 use crate::record::recorder::{LaunchDims, Recorder};
@@ -52,11 +52,11 @@ pub(super) unsafe fn extra_buffer<'a>(extra: *mut *mut c_void) -> ArgValues<'sta
 
 /// Reads a registered fat binary's bundle for its first launch; its blob is
 /// written from where it lies.
-pub(super) fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, String> {
+pub(super) fn load_fatbin(r: &Recorder, f: &FatBin) -> Result<Arc<Module>, CodeError> {
     // SAFETY: FatBin::module only calls this while the fat binary is
     // registered, and its bundle stays until `__hipUnregisterFatBinary`,
     // which settles the recorder first (`Recorder::unregister_fatbin`).
-    r.load_bundle_kept(unsafe { Kept::new(f.addr as *const u8, f.len) })
+    Ok(r.load_bundle_kept(unsafe { Kept::new(f.addr as *const u8, f.len) }))
 }
 
 /// Records a launch of a module function after the call.

@@ -8,7 +8,8 @@ use std::sync::{Mutex, PoisonError};
 
 use api_table::Entry;
 use hip_api::args;
-use hrr_codeobj::hipf;
+use hrr_codeobj::{CodeObjError, hipf};
+use hrr_core::error_chain::chain;
 
 use super::{Order, bytes, c_str, intercept, out, out_addr};
 use crate::hip::types::{HipError, HipModule};
@@ -17,12 +18,32 @@ use crate::interpose::guard::Guard;
 use crate::interpose::real_fn::Real;
 use crate::record::recorder::Recorder;
 
+/// Why a code object the runtime loaded could not be read here.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// Its headers (or the HIPF wrapper) are not what they should be.
+    #[error(transparent)]
+    Format(#[from] CodeObjError),
+    /// Its headers claim more than [`MAX_IMAGE`] bytes.
+    #[error("code object claims {0} bytes, more than the {MAX_IMAGE} byte limit")]
+    TooLarge(usize),
+    /// The module file could not be read.
+    #[error("{path}")]
+    File {
+        /// The file the runtime loaded.
+        path: String,
+        /// Why it could not be read here.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// The code object at `image` (the runtime accepted it, so its headers are
 /// readable and describe its extent).
 ///
 /// # Safety
 /// `image` must point at a code object the runtime just loaded.
-unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], String> {
+unsafe fn image_at<'a>(image: *const c_void) -> Result<&'a [u8], ImageError> {
     // SAFETY: the prefix reader is only asked for lengths the image's own
     // headers name (image_extent's contract), inside the loaded image.
     // SAFETY: the runtime just loaded `image`, so its headers are readable.
@@ -41,11 +62,14 @@ pub unsafe fn hipModuleLoad(
         // fname is the C string the runtime just opened.
         let (m, path) = unsafe { (out_addr(ret, a.module), c_str(a.fname)) };
         let image = if ret == 0 {
-            std::fs::read(&path).map_err(|e| format!("{path}: {e}"))
+            std::fs::read(&path).map_err(|source| ImageError::File { path, source })
         } else {
             Ok(Vec::new())
         };
-        r.module_load(api, ret, m, image.as_deref().map_err(Clone::clone))
+        match image {
+            Ok(bytes) => r.module_load(api, ret, m, Ok::<_, ImageError>(&bytes[..])),
+            Err(e) => r.module_load(api, ret, m, Err(e)),
+        }
     };
     // SAFETY: the export's contract: the application's arguments.
     unsafe { intercept(real, a, Order::Lifecycle, record) }
@@ -195,10 +219,9 @@ pub unsafe fn hipModuleGetGlobal(
 ///
 /// # Safety
 /// `wrapper` must be the wrapper the runtime just registered.
-unsafe fn fatbin_extent(wrapper: *const c_void) -> Result<(usize, usize), String> {
+unsafe fn fatbin_extent(wrapper: *const c_void) -> Result<(usize, usize), ImageError> {
     // SAFETY: a registered wrapper is at least WRAPPER_SIZE readable bytes.
-    let w =
-        hipf::parse(unsafe { bytes(wrapper, hipf::WRAPPER_SIZE) }).map_err(|e| e.to_string())?;
+    let w = hipf::parse(unsafe { bytes(wrapper, hipf::WRAPPER_SIZE) })?;
     let bundle = w.binary as *const c_void;
     // SAFETY: the runtime accepted the bundle; its headers are readable.
     let len = unsafe { extent_at(bundle) }?;
@@ -213,15 +236,12 @@ const MAX_IMAGE: usize = 1 << 30;
 ///
 /// # Safety
 /// `image` must point at a code object whose headers are readable.
-unsafe fn extent_at(image: *const c_void) -> Result<usize, String> {
+unsafe fn extent_at(image: *const c_void) -> Result<usize, ImageError> {
     // SAFETY: the prefix reader is asked only for lengths the image's own
     // headers name (read_image_extent's contract), inside the image.
-    let len = hrr_codeobj::read_image_extent(|n| Some(unsafe { bytes(image, n) }))
-        .map_err(|e| e.to_string())?;
+    let len = hrr_codeobj::read_image_extent(|n| Some(unsafe { bytes(image, n) }))?;
     if len > MAX_IMAGE {
-        return Err(format!(
-            "code object claims {len} bytes, more than the {MAX_IMAGE} byte limit"
-        ));
+        return Err(ImageError::TooLarge(len));
     }
     Ok(len)
 }
@@ -248,7 +268,8 @@ pub unsafe fn __hipRegisterFatBinary(
         match unsafe { fatbin_extent(a.data) } {
             Ok((addr, len)) => r.register_fatbin(handle as u64, addr, len),
             Err(e) => r.warn(&format!(
-                "__hipRegisterFatBinary: {e}; its kernels are recorded without code"
+                "__hipRegisterFatBinary: {}; its kernels are recorded without code",
+                chain(&e)
             )),
         }
     });

@@ -9,11 +9,17 @@
 #   lib/hrr-core/fuzz/corpus/sidecar/        regions/*.ndjson
 #   lib/hrr-core/fuzz/corpus/hrrr/           .hrrr streams (written from the sidecars)
 #   lib/hrr-replay/fuzz/corpus/archive/      whole archives, packed (see hrr_replay::fuzzing)
+#   lib/hrr-core/fuzz/corpus/archive_dir/    the same, each with file-kind layouts
+#                                            (scripts/fuzz-layouts.py)
 #   lib/hrr-codeobj/fuzz/corpus/any_image/   code objects (blobs of module loads; not with --seeds)
 #
 #   scripts/fuzz-corpus.sh            fill the corpus/ directories (not in git)
 #   scripts/fuzz-corpus.sh --seeds    refresh the small checked-in seeds/ instead
-#                                     (first 64 lines of each file, small blobs)
+#                                     (first 64 lines of each file, small blobs),
+#                                     and hrr-codeobj's seeds: the test fixtures
+#                                     and CPU kernels of tests/workloads/kernels/,
+#                                     wrapped as programs hand them over
+#                                     (hrr-codeobj's fuzz_seeds example)
 #
 # Needs: Rust, gcc, python3 and the Debian packages of scripts/apt-packages.txt.
 set -euo pipefail
@@ -94,4 +100,16 @@ capture hidden_segment
 capture seed_variants hostdst
 capture seed_variants d2d
 capture seed_variants kernel
+python3 "$root/scripts/fuzz-layouts.py" "$replay/archive" "$core/archive_dir"
+if [[ $kind == seeds ]]; then
+    # Small CPU code objects (stripped, segments not page-aligned) of the
+    # kernels the end-to-end tests load.
+    mkdir -p "$work/seed-kernels"
+    for k in fill struct_arg globals; do
+        gcc -shared -fPIC -O2 -s -Wl,-z,noseparate-code -Wl,--build-id=none \
+            -I "$w/include" "$w/kernels/$k.c" -o "$work/seed-kernels/$k.so"
+    done
+    cargo run -q -p hrr-codeobj --features fuzzing --example fuzz_seeds -- \
+        "$root/lib/hrr-codeobj/fuzz/seeds" "$work"/seed-kernels/*.so
+fi
 echo "fuzz-corpus: $kind directories filled"

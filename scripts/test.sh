@@ -30,10 +30,12 @@ bash scripts/third-party-selftest.sh || status=1
 # AMD ABI conformance against Debian's ROCm (its own cargo workspace, abi/).
 echo "+ scripts/abi-check.sh"
 HRR_ABI_REQUIRE=1 bash scripts/abi-check.sh || status=1
-# The fuzz targets: cargo test above ran each of them as a property test over
-# its seeds and random mutations. libFuzzer runs them too when asked for
-# (HRR_FUZZ_SECONDS=N, with nightly and cargo-fuzz): building the
-# sanitizer-instrumented fuzz crates takes longer than the whole suite.
+# The fuzz targets: cargo test above ran the fuzzing smoke of each (its seeds,
+# past crashes and a fixed number of seeded mutations, about a minute for all;
+# scripts/fuzz-smoke.sh runs it alone, docs/FUZZING.md). libFuzzer runs them
+# too when asked for (HRR_FUZZ_SECONDS=N, with nightly and cargo-fuzz):
+# building the sanitizer-instrumented fuzz crates takes longer than the
+# whole suite.
 if [[ -n ${HRR_FUZZ_SECONDS:-} ]]; then
     echo "+ scripts/fuzz.sh $HRR_FUZZ_SECONDS"
     bash scripts/fuzz.sh "$HRR_FUZZ_SECONDS" || status=1

@@ -20,6 +20,8 @@ pub mod cuda;
 pub mod elf;
 mod error;
 mod extent;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod hipf;
 mod meta;
 mod read;

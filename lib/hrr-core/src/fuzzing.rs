@@ -4,8 +4,10 @@
 //! bound of its input, and checks a property where the format has one (what
 //! the writer writes, the reader reads back the same). They are driven by the
 //! cargo-fuzz targets in `lib/hrr-core/fuzz` (libFuzzer, nightly) and by the
-//! stable test `tests/fuzz_corpus.rs` over the seed corpus plus random
-//! mutations, so CI exercises them without nightly.
+//! stable test `tests/fuzz_corpus.rs`: the fuzzing smoke ([`smoke`]), every
+//! seed and past crash and a fixed number of seeded mutations of the seeds,
+//! so CI exercises them without nightly. [`archive_dir`] reads whole
+//! archives written as real files, FIFOs, links and sparse files.
 
 use std::io::BufReader;
 use std::path::Path;
@@ -14,6 +16,11 @@ use crate::event::Event;
 use crate::event_reader::{EventReader, ReadOptions};
 use crate::manifest::Manifest;
 use crate::region_record::{RegionRecord, parse_region_ndjson};
+
+mod archive_dir;
+pub mod smoke;
+
+pub use archive_dir::archive_dir;
 
 /// A fuzz target body.
 pub type Target = fn(&[u8]);
@@ -24,6 +31,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("manifest", manifest),
     ("sidecar", sidecar),
     ("hrrr", hrrr),
+    ("archive_dir", archive_dir),
 ];
 
 /// `events.ndjson` content: read leniently and strictly; every event read
@@ -144,6 +152,8 @@ pub const TOKENS: &[&[u8]] = &[
     b"\x00",
     b"HRRR",
     b"\xfd\xff",
+    b"\n@@layout\n",
+    b"\n@@blob\n",
 ];
 
 impl Mutation {

@@ -1,15 +1,19 @@
 //! The whole-archive fuzz target (`hrr_replay::fuzzing::archive`) on stable
-//! Rust: every seed of `fuzz/seeds/archive/` (real captures packed by
-//! `scripts/fuzz-corpus.sh --seeds`), every past crash in
-//! `fuzz/regressions/archive/`, and random mutations of the seeds; and
-//! the same inputs in memory (how the target runs) and on disk give the
-//! same results.
+//! Rust, its fuzzing smoke: every seed of `fuzz/seeds/archive/` (real
+//! captures packed by `scripts/fuzz-corpus.sh --seeds`), every past crash in
+//! `fuzz/regressions/archive/`, and a fixed number of seeded mutations of
+//! the seeds (`HRR_FUZZ_ITERS`, `HRR_FUZZ_SEED`: docs/FUZZING.md); and the
+//! same inputs in memory (how the target runs) and on disk give the same
+//! results.
 
 use std::path::Path;
 
-use hrr_core::fuzzing::Mutation;
+use hrr_core::fuzzing::smoke::{BoundedAlloc, Rng, Smoke};
 use hrr_replay::fuzzing::{archive, outcome};
-use proptest::prelude::*;
+
+// An input that makes the engine allocate without bound ends the run.
+#[global_allocator]
+static ALLOC: BoundedAlloc = BoundedAlloc;
 
 fn inputs(kind: &str) -> Vec<Vec<u8>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,15 +29,6 @@ fn inputs(kind: &str) -> Vec<Vec<u8>> {
         .collect();
     paths.sort();
     paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
-}
-
-#[test]
-fn seeds_and_regressions_run() {
-    let seeds = inputs("seeds");
-    assert!(!seeds.is_empty(), "fuzz/seeds/archive/ is empty");
-    for data in seeds.iter().chain(&inputs("regressions")) {
-        archive(data);
-    }
 }
 
 /// One input in memory and on disk (a fresh scratch directory): the same
@@ -63,41 +58,39 @@ fn archives_in_memory_replay_and_repair_as_on_disk() {
     assert!(repaired > 0, "no seed was repaired with events");
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        (any::<usize>(), any::<u8>()).prop_map(|(i, x)| Mutation::Flip(i, x)),
-        (any::<usize>(), any::<usize>()).prop_map(|(i, t)| Mutation::Token(i, t)),
-        (any::<usize>(), any::<usize>()).prop_map(|(i, n)| Mutation::Delete(i, n)),
-        any::<usize>().prop_map(Mutation::Truncate),
-        (any::<usize>(), any::<usize>(), any::<usize>())
-            .prop_map(|(a, b, c)| Mutation::Splice(a, b, c)),
-    ]
+/// The options byte the target reads from an `@@options` section.
+fn with_options(data: &mut Vec<u8>, rng: &mut Rng) {
+    data.extend_from_slice(b"\n@@options\n");
+    data.push(rng.next_u64() as u8);
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+fn fuzz_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz"))
+}
 
-    #[test]
-    fn mutated_archives(i in any::<usize>(), ms in proptest::collection::vec(mutation(), 1..6), opts in any::<u8>()) {
-        let seeds = inputs("seeds");
-        let mut data = seeds[i % seeds.len()].clone();
-        for m in &ms {
-            m.apply(&mut data);
-        }
-        data.extend_from_slice(b"\n@@options\n");
-        data.push(opts);
-        archive(&data);
-    }
+/// The fuzzing smoke (docs/FUZZING.md): the seeds, the regressions and a
+/// fixed number of seeded mutations of the seeds, each with an options
+/// byte.
+#[test]
+fn archive_smoke() {
+    Smoke::new("archive", archive, fuzz_dir(), 5000)
+        .finish_input(with_options)
+        .save_to(Path::new(env!("CARGO_TARGET_TMPDIR")))
+        .run();
+}
 
-    #[test]
-    fn mutated_archives_in_memory_as_on_disk(i in any::<usize>(), ms in proptest::collection::vec(mutation(), 1..6), opts in any::<u8>()) {
-        let seeds = inputs("seeds");
-        let mut data = seeds[i % seeds.len()].clone();
-        for m in &ms {
-            m.apply(&mut data);
-        }
-        data.extend_from_slice(b"\n@@options\n");
-        data.push(opts);
-        same_in_memory_and_on_disk(&data);
-    }
+/// Mutated inputs in memory and on disk give the same outcome.
+#[test]
+fn archive_smoke_in_memory_as_on_disk() {
+    Smoke::new(
+        "archive",
+        |data| {
+            same_in_memory_and_on_disk(data);
+        },
+        fuzz_dir(),
+        300,
+    )
+    .finish_input(with_options)
+    .save_to(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    .run();
 }

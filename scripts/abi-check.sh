@@ -56,8 +56,8 @@ ko() { echo "abi-check: FAIL $*"; failed=$((failed + 1)); }
 abi_cargo() { (cd "$root/abi" && CARGO_TARGET_DIR="$abi_target" cargo "$@"); }
 
 step "building the main workspace's cdylibs and tools (target/debug)"
-if ! cargo build -p hrr-runtime-cpu -p hrr-capture -p hrr-cap -p hrr-play 2>&1 | tail -3; then
-    ko "cargo build -p hrr-runtime-cpu -p hrr-capture -p hrr-cap -p hrr-play"
+if ! cargo build -p hrr-runtime-cpu -p hrr-intercept -p hrr-cap -p hrr-play 2>&1 | tail -3; then
+    ko "cargo build -p hrr-runtime-cpu -p hrr-intercept -p hrr-cap -p hrr-play"
 fi
 
 # ------------------------------------------------------------ 0
@@ -88,7 +88,7 @@ if abi_cargo build --locked --no-default-features --features intercept >"$log_di
 else
     grep -E '^error' -A6 "$log_dir/build-intercept.log" | head -40
     if grep -qE 'E0603|private|cannot find value .* in module `o`|unresolved import `hrr_intercept::exports' "$log_dir/build-intercept.log"; then
-        ko "the interposer's export modules are private: make them 'pub mod' in lib/capture/src/hip/exports/mod.rs so abi/ can name its functions"
+        ko "the interposer's export modules are private: make them 'pub mod' in lib/capture/intercept/src/hip/exports/mod.rs so abi/ can name its functions"
     else
         ko "abi/ --features intercept does not compile (see $log_dir/build-intercept.log)"
     fi

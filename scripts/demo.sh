@@ -48,7 +48,7 @@ case "$PROFILE" in
 esac
 echo "== build ($PROFILE)"
 (cd "$ROOT" && cargo build "${profile_flag[@]}" -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff \
-    -p hrr-capture -p hrr-runtime-cpu) || fail "cargo build failed"
+    -p hrr-intercept -p hrr-runtime-cpu) || fail "cargo build failed"
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE
 for f in hrr-cap hrr-play hrr-sidecar hrr-diff libhrr_intercept.so libhrr_hip_cpu.so; do
     [ -e "$BIN/$f" ] || fail "$BIN/$f was not built"

@@ -32,7 +32,7 @@ if [[ "${1:-}" == "--seeds" ]]; then
     max_lines=64
 fi
 
-cargo build -q -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-capture -p hrr-runtime-cpu
+cargo build -q -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-intercept -p hrr-runtime-cpu
 bin=$root/target/debug
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -29,7 +29,7 @@ bins=(hrr-cap hrr-play hrr-sidecar hrr-diff hrr-extract hrr-trace)
 lib=libhrr_intercept.so
 
 if [ "$build" = 1 ]; then
-    cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-extract -p hrr-trace -p hrr-capture
+    cargo build --release -p hrr-cap -p hrr-play -p hrr-sidecar -p hrr-diff -p hrr-extract -p hrr-trace -p hrr-intercept
 fi
 
 rm -rf .gpu/bin .gpu/hip-include .gpu/cuda-check

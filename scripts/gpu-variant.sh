@@ -29,7 +29,7 @@ wt=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$wt" >/dev/null 2>&1 || true; rm -rf "$wt"' EXIT
 git worktree add --quiet --detach "$wt" "$commit"
 CARGO_TARGET_DIR="$root/target/variant" cargo build --release --quiet \
-    --manifest-path "$wt/Cargo.toml" -p hrr-cap -p hrr-capture
+    --manifest-path "$wt/Cargo.toml" -p hrr-cap -p hrr-intercept
 out=.gpu/variants/$name
 rm -rf "$out"
 mkdir -p "$out"

@@ -297,7 +297,7 @@ pub mod intercept {
         crate::assert_noreturn_exit!(_exit),
         crate::assert_noreturn_exit!(_Exit),
         {
-            crate::assert_same_abi!(crate::reference::libc_dl::dlsym, hrr_intercept::interpose::dlsym_hook::dlsym; handle, symbol)
+            crate::assert_same_abi!(crate::reference::libc_dl::dlsym, hrr_intercept::libc_exports::dlsym; handle, symbol)
         },
         {
             crate::assert_same_abi!(crate::reference::libc_mman::mmap, hrr_va_arenas::mmap; addr, len, prot, flags, fd, off)
@@ -320,7 +320,7 @@ macro_rules! assert_noreturn_exit {
             let _libc: unsafe extern "C" fn(::std::ffi::c_int) -> ! =
                 $crate::reference::libc_exit::$name;
             let _ours: unsafe extern "C" fn(::std::ffi::c_int) -> ! =
-                hrr_intercept::interpose::process_exit::$name;
+                hrr_intercept::libc_exports::$name;
         };
         const SIG: $crate::abi::FnSig = $crate::abi::FnSig {
             ret: $crate::abi::Abi::Void,
@@ -333,7 +333,7 @@ macro_rules! assert_noreturn_exit {
             name: stringify!($name),
             reference: concat!("reference::libc_exit::", stringify!($name)),
             ours: concat!(
-                "hrr_intercept::interpose::process_exit::",
+                "hrr_intercept::libc_exports::",
                 stringify!($name)
             ),
             reference_sig: SIG,

@@ -37,7 +37,7 @@ fn compare(lib: &str, generated: &[&str], lists: &[&[Check]]) {
     // The CUDA family (runtime cuda*, __cuda*; driver cu*) follows CUDA's
     // headers, not HIP's: it is checked on the NVIDIA machine
     // (scripts/gpu-pass.sh), not here. The driver's signatures are declared
-    // once, in lib/capture/src/cuda/driver/api.rs.
+    // once, in lib/capture/intercept/src/cuda/driver/api.rs.
     let exported: BTreeSet<String> = c_exports(&path)
         .into_iter()
         .filter(|n| !n.starts_with("cu") && !n.starts_with("__cuda"))

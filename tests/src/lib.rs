@@ -34,7 +34,7 @@ pub const PACKAGES: &[&str] = &[
     "hrr-diff",
     "hrr-extract",
     "hrr-trace",
-    "hrr-capture",
+    "hrr-intercept",
     "hrr-runtime-cpu",
 ];
 

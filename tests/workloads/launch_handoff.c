@@ -1,6 +1,6 @@
 /* One thread's repeated launches, read back by another thread: a worker
  * launches `add` on one buffer again and again (repeats the recorder
- * defers, lib/capture/src/sink/repeat_run.rs), then hands over; the main
+ * defers, lib/capture/recorder/src/sink/repeat_run.rs), then hands over; the main
  * thread copies the buffer back and checks it. In the archive the copy must
  * follow every launch before the hand-over, or its replay reads the buffer
  * too early and the D2H check fails. Some rounds hand over at once (the

@@ -1,5 +1,5 @@
 /* Repeated hipModuleLaunchKernel calls whose inputs change one at a time,
- * for the recorder's repeat path (lib/capture/src/launch_memo.rs): a
+ * for the recorder's repeat path (lib/capture/recorder/src/record/launch_memo.rs): a
  * launch that repeats the thread's previous one is recorded from a kept
  * line, so every input that can change between two launches must end the
  * repeat. Each phase changes one (a scalar, the buffer, the kernel, the

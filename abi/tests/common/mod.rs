@@ -16,7 +16,7 @@ pub fn artefact(name: &str) -> PathBuf {
     let p = lib_dir().join(name);
     assert!(
         p.exists(),
-        "{} missing: build the main workspace first (cargo build -p hrr-runtime-cpu -p hrr-capture -p hrr-cap -p hrr-play), or run scripts/abi-check.sh",
+        "{} missing: build the main workspace first (cargo build -p hrr-runtime-cpu -p hrr-intercept -p hrr-cap -p hrr-play), or run scripts/abi-check.sh",
         p.display()
     );
     p

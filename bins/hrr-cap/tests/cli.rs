@@ -1,5 +1,5 @@
 //! hrr-cap as a command: exit statuses, pass-through, environment, errors.
-//! (Recording itself is tested with real HIP programs in hrr-capture.)
+//! (Recording itself is tested with real HIP programs in hrr-intercept.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +21,7 @@ fn cap() -> Command {
                 "build",
                 "-q",
                 "-p",
-                "hrr-capture",
+                "hrr-intercept",
                 "--profile",
                 if name == "debug" { "dev" } else { &name },
             ])

@@ -2,7 +2,7 @@
 //! their wire form (reader, scanner), blobs, the manifest, the archive
 //! reader/writer, region sidecar records and ROCm's `.hrrr` streams.
 //!
-//! The replay engine (`hrr-replay`), the capture library (`hrr-capture`) and
+//! The replay engine (`hrr-replay`), the capture library (`hrr-recorder`, `hrr-intercept`) and
 //! the binaries build on it; it knows nothing of devices or runtimes.
 
 pub mod archive;

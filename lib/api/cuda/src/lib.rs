@@ -2,7 +2,7 @@
 //! 13.0's `cuda.h` lays them out on x86_64 Linux.
 //!
 //! Two crates speak that ABI: the CUDA replay backend (`hrr-backend-cuda`,
-//! calling `libcuda.so.1`) and the interposer (`hrr-capture`, exporting and
+//! calling `libcuda.so.1`) and the interposer (`hrr-intercept`, exporting and
 //! forwarding the driver's entry points). Declaring the types here once keeps
 //! them from drifting apart; their layouts are asserted at compile time
 //! against the offsets `cuda.h` gives. Only what one of them uses is

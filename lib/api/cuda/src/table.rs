@@ -1,6 +1,6 @@
 // The CUDA driver's signature table: every driver entry point hrr declares,
 // one line each, in the `api-table` crate's shape (see there): the entry
-// points the capture library interposes (lib/capture/src/cuda/driver/api.rs
+// points the capture library interposes (lib/capture/intercept/src/cuda/driver/api.rs
 // says what each records), the lookups themselves, and the queries and
 // management calls the recorder and the replay backend make. Written by
 // hand from CUDA 13.0's cuda.h: the exported, versioned name (`cuda.h`'s

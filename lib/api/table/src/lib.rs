@@ -57,7 +57,8 @@
 //!    `pub mod fns { use crate::types::*; crate::cuda_fns!(api_table::for_each, [crate::cuda_fn, api_table::fn_type, []]); }`
 //!    and the same with `api_table::entry_struct` in `pub mod args`.
 //! 3. Consumers expand the list with their own callbacks (the capture
-//!    library's `interpose::exports` has the interposer's, shared by families).
+//!    library's machinery, `hrr-interpose`'s `exports`, has the interposer's,
+//!    shared by families).
 #![no_std]
 #![deny(unsafe_code)]
 

@@ -38,7 +38,7 @@
 //! last, staged copies are exact and ordered. 100k launches through the
 //! backend: 4.0-4.2 µs each (the app's own `<<<>>>` loop: 3.7 µs).
 //!
-//! For the capture side (`lib/capture`, CUDA family), measured on the
+//! For the capture side (`lib/capture/intercept`, CUDA family), measured on the
 //! H200 with a preloaded probe (now the interposer itself: `HRR_LOG=1`) and
 //! CUDA 13's headers:
 //! * `crt/host_runtime.h` + `crt/device_functions.h` declare
@@ -73,7 +73,7 @@
 //! * nvcc links cudart statically by default (`__cudaLaunchKernel` is then
 //!   defined in the executable): such apps, and cuBLAS-style driver-API work
 //!   (`cuMemAlloc`, `cuLaunchKernel`), are recorded at the driver layer
-//!   (`lib/capture/src/cuda/driver`), which this backend replays: VMM
+//!   (`lib/capture/intercept/src/cuda/driver`), which this backend replays: VMM
 //!   (`cuMemAddressReserve`/`cuMemCreate`/`cuMemMap`), module globals
 //!   (`cuModuleGetGlobal_v2`), launch attributes (`cuLaunchKernelEx`) and
 //!   dynamic shared memory past 48 KiB (`cuFuncSetAttribute`, derived from

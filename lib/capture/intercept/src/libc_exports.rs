@@ -1,0 +1,11 @@
+//! The libc entry points this library defines, made by the machinery's
+//! macros for this library's recorder ([`Capture`](crate::capture::Capture)):
+//! `_exit` and `_Exit`, which finish the archive before the process ends
+//! (with a `.fini_array` destructor for `exit()`:
+//! `hrr_interpose::process_exit`), and `dlsym` (x86_64), whose answers for
+//! a library handle the CUDA family's driver routes replace with its
+//! wrappers (`hrr_interpose::dlsym_hook`).
+
+hrr_interpose::process_exit_exports!(crate::capture::Capture);
+
+hrr_interpose::dlsym_export!(b"cu", crate::cuda::driver::on_dlsym);

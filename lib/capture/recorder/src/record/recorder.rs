@@ -1,0 +1,1414 @@
+//! `Recorder`: one process's capture — the archive it writes and the state
+//! the events depend on (live allocations, modules, kernels).
+//!
+//! The capture library's exported entry points read the application's
+//! arguments and call the methods here with plain values; everything below
+//! is safe Rust. Each method records the call whatever its outcome, but
+//! changes the recorder's maps only when the call succeeded (`ret == 0`).
+//!
+//! The capture library makes one per process ([`Recorder::from_config`]) at
+//! its first recorded call, not when it is loaded: a shell or launcher that
+//! never calls a GPU runtime but inherits `LD_PRELOAD` leaves no archive
+//! and claims nothing (see `archive_claim`).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use hrr_core::manifest::{ArchiveKind, BLOB_FAILURES_FIELD, Manifest, Platform, VaArena};
+use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
+use serde_json::{Map, Value};
+
+use crate::config::{Config, ConfigError, detect_platform};
+use crate::kept::Kept;
+use crate::record::code_objects::{
+    CodeError, CodeObjects, FatBin, Kernel, MetadataError, Module, kernels_of,
+};
+use crate::record::event_line::{self, HeadCache};
+use crate::record::host_memory::{self, HostMemory};
+use crate::record::kernel_args::{ArgLayout, ArgValues};
+use crate::record::launch_memo::Slot;
+use crate::record::live_allocs::LiveAllocs;
+use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
+use crate::sink::blob_batch::BlobFailure;
+use crate::sink::blob_writer::BlobWriter;
+use crate::sink::event_sink::{EventSink, Finish, LockMode};
+use crate::sys;
+use hrr_core::error_chain::chain;
+use hrr_core::wire::encode::{self, BlobHex, LaunchRef};
+
+/// The recorder could not start; the application runs unrecorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error(transparent)]
+    /// The environment asks for something the recorder cannot do.
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    /// The archive directory could not be claimed.
+    Claim(#[from] ClaimError),
+    #[error("{}", path.display())]
+    /// A file of the archive could not be created.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    /// The manifest could not be written.
+    Manifest(#[from] hrr_core::manifest::ManifestError),
+}
+
+/// Warnings printed before the rest are counted silently.
+const MAX_WARNINGS: u32 = 10;
+
+/// Whether a call takes the recorder's lifecycle lock
+/// ([`Recorder::lifecycle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Creates or destroys an address or handle.
+    Lifecycle,
+    /// Neither: runs without the lock.
+    Free,
+}
+
+/// What the layers above the recorder add to a finished archive's manifest
+/// ([`Recorder::finish`]).
+#[derive(Debug, Default)]
+pub struct Closing {
+    /// Calls forwarded without being recorded, by entry point (the
+    /// manifest's `unrecorded`).
+    pub unrecorded: BTreeMap<String, u64>,
+    /// More manifest fields.
+    pub fields: Map<String, Value>,
+    /// The GPU driver's address arenas noted during the capture.
+    pub va_arenas: Vec<VaArena>,
+}
+
+/// A copy's operands, as recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Copy {
+    /// The copy's direction.
+    pub dir: Dir,
+    /// Destination address.
+    pub dst: u64,
+    /// Source address.
+    pub src: u64,
+    /// Bytes copied.
+    pub size: u64,
+    /// `None`: a synchronous API.
+    pub stream: Option<u64>,
+}
+
+/// A launch's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchDims {
+    /// Grid dimensions, in blocks.
+    pub grid: [u32; 3],
+    /// Block dimensions, in threads.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, in bytes.
+    pub shmem: u32,
+    /// The stream (0: the default stream).
+    pub stream: u64,
+}
+
+/// One process's capture.
+pub struct Recorder {
+    dir: PathBuf,
+    pid: u32,
+    sink: EventSink,
+    blobs: BlobWriter,
+    allocs: LiveAllocs,
+    /// Host memory kernels read and write (see `host_memory`).
+    host: HostMemory,
+    code: CodeObjects,
+    manifest: Mutex<Manifest>,
+    /// Serialises calls that create or destroy handles (allocations,
+    /// streams, events, modules) with their recording, so that when the
+    /// runtime hands a freed address or handle to another thread, the `free`
+    /// is recorded before the new `alloc`.
+    lifecycle: Mutex<()>,
+    finished: AtomicBool,
+    warnings: AtomicU32,
+    /// Calls whose event was lost to a recorder failure.
+    lost: AtomicU64,
+}
+
+/// A thread's reusable encoding state.
+struct Scratch {
+    /// The event body under construction.
+    body: Vec<u8>,
+    /// Recent launch heads (see `event_line::HeadCache`).
+    heads: HeadCache,
+}
+
+thread_local! {
+    // Reused so the hot path does not allocate. A thread in TLS teardown
+    // falls back to a fresh one.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch {
+        body: Vec::with_capacity(4096),
+        heads: HeadCache::new(),
+    });
+}
+
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut f = Some(f);
+    let r = SCRATCH.try_with(|s| {
+        let mut s = s.try_borrow_mut().ok()?;
+        s.body.clear();
+        let r = (f.take().expect("called once"))(&mut s);
+        if s.body.capacity() > 1 << 20 {
+            s.body = Vec::with_capacity(4096);
+        }
+        Some(r)
+    });
+    match r {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("not yet called"))(&mut Scratch {
+            body: Vec::new(),
+            heads: HeadCache::new(),
+        }),
+    }
+}
+
+fn with_body<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    with_scratch(|s| f(&mut s.body))
+}
+
+impl Recorder {
+    /// Creates the archive at `dir` (already claimed): `blobs/`, an empty
+    /// `events.ndjson`, and `manifest.json` with `complete:false`.
+    pub fn create(
+        dir: &Path,
+        platform: Platform,
+        argv: Vec<String>,
+        extra: Map<String, Value>,
+    ) -> Result<Recorder, RecorderError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| RecorderError::Io { path, source }
+        };
+        let blobs = BlobWriter::new(dir).map_err(io(dir))?;
+        let events_path = dir.join(hrr_core::archive_writer::EVENTS_FILE);
+        // Relative to the claimed directory, O_EXCL | O_NOFOLLOW, 0600: a
+        // symlink planted there is never followed.
+        let file = hrr_core::safe_fs::DirFd::open(dir, hrr_core::safe_fs::Follow::No)
+            .and_then(|d| d.create_file(hrr_core::archive_writer::EVENTS_FILE, true))
+            .map_err(io(&events_path))?;
+        let mut manifest = Manifest::new(ArchiveKind::Capture, platform);
+        manifest.argv = argv;
+        manifest.extra = extra;
+        manifest.write_atomic(dir)?;
+        Ok(Recorder {
+            dir: dir.to_path_buf(),
+            pid: sys::getpid(),
+            sink: EventSink::new(file),
+            blobs,
+            allocs: LiveAllocs::new(),
+            host: HostMemory::new(crate::config::host_memory_on(std::env::var_os(
+                crate::config::ENV_HOST_MEMORY,
+            ))),
+            code: CodeObjects::new(),
+            manifest: Mutex::new(manifest),
+            lifecycle: Mutex::new(()),
+            finished: AtomicBool::new(false),
+            warnings: AtomicU32::new(0),
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    /// The recorder `config` asks for: claims the directory and creates the archive.
+    pub fn from_config(config: &Config, runtime: Option<&Path>) -> Result<Recorder, RecorderError> {
+        let pid = sys::getpid();
+        let claim = ArchiveClaim::claim(&config.out, pid)?;
+        let platform = config.platform.unwrap_or_else(|| detect_platform(runtime));
+        let mut extra = Map::new();
+        extra.insert("pid".into(), Value::from(pid));
+        if let Some(rt) = runtime {
+            extra.insert(
+                "runtime".into(),
+                Value::from(rt.to_string_lossy().into_owned()),
+            );
+        }
+        if claim.fallback {
+            extra.insert(
+                "requested_out".into(),
+                Value::from(config.out.to_string_lossy().into_owned()),
+            );
+            eprintln!(
+                "hrr-intercept: {} is recorded by another process; pid {pid} records into {}",
+                config.out.display(),
+                claim.dir.display()
+            );
+        }
+        Recorder::create(&claim.dir, platform, sys::argv(), extra)
+    }
+
+    /// The archive directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The live allocations.
+    pub fn allocs(&self) -> &LiveAllocs {
+        &self.allocs
+    }
+
+    /// The code objects.
+    pub fn code(&self) -> &CodeObjects {
+        &self.code
+    }
+
+    /// Held across a handle-creating or -destroying call and its recording.
+    pub fn lifecycle(&self) -> MutexGuard<'_, ()> {
+        self.lifecycle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Prints a warning on stderr (never stdout: it belongs to the app).
+    pub fn warn(&self, msg: &str) {
+        let n = self.warnings.fetch_add(1, Ordering::Relaxed);
+        if n < MAX_WARNINGS {
+            eprintln!("hrr-intercept: warning: {msg}");
+        } else if n == MAX_WARNINGS {
+            eprintln!("hrr-intercept: warning: further warnings suppressed");
+        }
+    }
+
+    /// Counts an event lost to a recorder failure (reported in the manifest).
+    pub fn lose(&self, api: &str, why: &str) {
+        self.lost.fetch_add(1, Ordering::Relaxed);
+        self.warn(&format!("{api} not recorded: {why}"));
+    }
+
+    pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
+        self.stored(what, bytes.len(), || self.blobs.put(bytes, &self.sink))
+    }
+
+    /// [`Recorder::put_blob`] of bytes that stay where they lie until
+    /// [`Recorder::settle_code`]: hashed here, written by the events
+    /// buffer's writer.
+    fn put_kept(&self, what: &str, bytes: Kept) -> Option<BlobId> {
+        self.stored(what, bytes.len(), || self.blobs.put_kept(bytes, &self.sink))
+    }
+
+    /// The id `put` stored a blob of `len` bytes under (timed), or a
+    /// warning.
+    fn stored(
+        &self,
+        what: &str,
+        len: usize,
+        put: impl FnOnce() -> std::io::Result<BlobId>,
+    ) -> Option<BlobId> {
+        match crate::self_profile::phase("phase blob: hash and store", put) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                self.warn(&format!("cannot write the {what} blob ({len} bytes): {e}"));
+                None
+            }
+        }
+    }
+
+    /// Waits until every code object queued from where it lies
+    /// ([`Recorder::load_code_kept`], [`Recorder::load_bundle_kept`]) is on
+    /// disk: called before such memory can go (a fat binary unregistered, a
+    /// driver-layer copy dropped). Bounded: past it, a warning says so (a
+    /// file written later from memory that changed meanwhile is not
+    /// written, and the capture says so at its end).
+    pub fn settle_code(&self) {
+        if !self.sink.settle_kept() {
+            self.warn(
+                "code objects queued for writing were still unwritten when their memory was \
+                 released; any whose bytes change before they are written will be missing",
+            );
+        }
+    }
+
+    /// Records any op that needs no bookkeeping (streams, events, syncs).
+    /// After a successful synchronisation, the host memory kernels it
+    /// completes could have written is recorded (`host_read`).
+    pub fn op(&self, api: &str, ret: i32, op: &Op) {
+        with_body(|b| {
+            encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
+            self.sink.append(b);
+        });
+        if ret == 0 && self.host.any() {
+            self.host_memory_after(api, op);
+        }
+    }
+
+    /// The host-memory side of a recorded op (see [`Recorder::op`]).
+    #[cold]
+    fn host_memory_after(&self, api: &str, op: &Op) {
+        let sync = match *op {
+            Op::DeviceSync => host_memory::Sync::All,
+            Op::StreamSync { stream } => host_memory::Sync::Stream(stream.0),
+            Op::EventSync { event } => host_memory::Sync::Event(event.0),
+            Op::EventRecord { event, stream } => {
+                self.host.event_recorded(event.0, stream.0);
+                return;
+            }
+            _ => return,
+        };
+        let record = |d: host_memory::Dirty, bytes: &[u8]| {
+            if let Some(blob) = self.put_blob("host memory", bytes) {
+                let op = Op::HostRead {
+                    ptr: Addr(d.ptr),
+                    size: d.len as u64,
+                    blob,
+                };
+                self.op(api, 0, &op);
+            }
+        };
+        crate::self_profile::phase("phase host memory: after a sync", || {
+            self.host.after_sync(sync, record)
+        });
+    }
+
+    /// The host memory kernels read and write.
+    pub fn host_memory(&self) -> &HostMemory {
+        &self.host
+    }
+
+    /// Before a launch on `stream` is forwarded: records (`host_write`) the
+    /// bytes the application changed in host memory the launch reaches
+    /// through `values` (pointer arguments) or always (managed memory).
+    /// Callers check [`HostMemory::any`] first.
+    #[cold]
+    pub fn host_writes_before_launch(
+        &self,
+        api: &str,
+        stream: u64,
+        values: &ArgValues<'_, '_>,
+        layout: Option<&ArgLayout>,
+    ) {
+        let words = values
+            .args(layout)
+            .flat_map(|a| a.bytes.chunks_exact(8))
+            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        self.host_writes(api, stream, words);
+    }
+
+    /// Records (`host_write`) the changed bytes of the host memory reached
+    /// through `words` (a launch's aligned 8-byte argument words) or always
+    /// (managed memory), before work on `stream` that may read it; those
+    /// ranges are then pending until `stream` is synchronised.
+    pub(crate) fn host_writes(&self, api: &str, stream: u64, words: impl Iterator<Item = u64>) {
+        let record = |d: host_memory::Dirty, bytes: &[u8]| {
+            if let Some(blob) = self.put_blob("host memory", bytes) {
+                let op = Op::HostWrite {
+                    ptr: Addr(d.ptr),
+                    size: d.len as u64,
+                    blob,
+                };
+                self.op(api, 0, &op);
+            }
+        };
+        crate::self_profile::phase("phase launch: host memory", || {
+            self.host.before_launch(stream, words, record)
+        });
+    }
+
+    /// Records an allocation call.
+    pub fn alloc(&self, api: &str, ret: i32, ptr: u64, size: u64, mem: MemKind) {
+        let ptr = if ret == 0 { ptr } else { 0 };
+        if ret == 0 && ptr != 0 {
+            self.allocs.insert(ptr, size, mem);
+            // Fresh from the runtime: zero, as replay's allocation is.
+            self.host.track(ptr, size, mem, true);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::Alloc {
+                ptr: Addr(ptr),
+                size,
+                mem,
+            },
+        );
+    }
+
+    /// `hint`: the kind the API implies (hipHostFree: pinned); otherwise the
+    /// kind comes from the allocation being freed.
+    pub fn free(&self, api: &str, ret: i32, ptr: u64, hint: Option<MemKind>) {
+        let known = if ret == 0 && ptr != 0 {
+            self.host.untrack(ptr);
+            self.allocs.remove(ptr)
+        } else {
+            None
+        };
+        self.op(
+            api,
+            ret,
+            &Op::Free {
+                ptr: Addr(ptr),
+                mem: known.or(hint),
+            },
+        );
+    }
+
+    /// Records a host registration.
+    pub fn host_register(&self, api: &str, ret: i32, ptr: u64, size: u64) {
+        if ret == 0 && ptr != 0 {
+            // Registered host memory is device-accessible: kernels may get it.
+            self.allocs.insert(ptr, size, MemKind::Pinned);
+            // It holds the application's data already.
+            self.host.track(ptr, size, MemKind::Pinned, false);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::HostRegister {
+                ptr: Addr(ptr),
+                size,
+            },
+        );
+    }
+
+    /// Records a host unregistration.
+    pub fn host_unregister(&self, api: &str, ret: i32, ptr: u64) {
+        if ret == 0 {
+            self.host.untrack(ptr);
+            self.allocs.remove(ptr);
+        }
+        self.op(api, ret, &Op::HostUnregister { ptr: Addr(ptr) });
+    }
+
+    /// Whether `ptr` lies in a live device-side allocation (`Some(false)`:
+    /// a live host-side one; `None`: not one the recorder saw).
+    pub fn is_device(&self, ptr: u64) -> Option<bool> {
+        self.allocs.view().find(ptr).map(MemKind::is_device)
+    }
+
+    /// Records a copy; `data` is the blob (H2D source, D2H result) when the
+    /// call succeeded and the bytes could be read.
+    pub fn memcpy(&self, api: &str, ret: i32, c: &Copy, data: Option<&[u8]>) {
+        let blob = match data {
+            Some(d) if ret == 0 => self.put_blob(api, d),
+            _ => None,
+        };
+        let op = Op::Memcpy {
+            dir: c.dir,
+            dst: Addr(c.dst),
+            src: Addr(c.src),
+            size: c.size,
+            stream: c.stream.map(Addr),
+            blob,
+        };
+        self.op(api, ret, &op);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    /// Records a memset call.
+    pub fn memset(
+        &self,
+        api: &str,
+        ret: i32,
+        dst: u64,
+        value: u32,
+        size: u64,
+        width: u8,
+        stream: Option<u64>,
+    ) {
+        self.op(
+            api,
+            ret,
+            &Op::Memset {
+                dst: Addr(dst),
+                value,
+                size,
+                width,
+                stream: stream.map(Addr),
+            },
+        );
+    }
+
+    /// A code object turned into a module: its blob and metadata.
+    fn module_of(&self, what: &str, image: &[u8]) -> Module {
+        self.module_with(what, image, self.code_of(what, image))
+    }
+
+    /// A code object whose blob is `code` turned into a module.
+    fn module_with(&self, what: &str, image: &[u8], code: BlobId) -> Module {
+        let kernels = kernels_of(image);
+        if let Err(e) = &kernels {
+            self.warn(&format!(
+                "{what}: no kernel metadata ({}); launch arguments are recorded without layout",
+                chain(e)
+            ));
+        }
+        Module::new(code, kernels)
+    }
+
+    /// `hipModuleLoad*`. `image`: the code object's bytes, or why they could
+    /// not be read (a failed call records the empty blob).
+    pub fn module_load<E>(&self, api: &str, ret: i32, module: u64, image: Result<&[u8], E>)
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let m = match (ret, image) {
+            (0, Ok(img)) => self.module_of(api, img),
+            (0, Err(why)) => {
+                self.warn(&format!(
+                    "{api}: cannot read the code object: {}",
+                    chain(&why)
+                ));
+                Module::new(
+                    self.empty_blob(),
+                    Err(MetadataError::Unreadable(Arc::new(why))),
+                )
+            }
+            _ => Module::new(self.empty_blob(), Err(MetadataError::LoadFailed)),
+        };
+        let code = m.code;
+        if ret == 0 {
+            self.code.add_module(module, m);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::ModuleLoad {
+                module: Addr(if ret == 0 { module } else { 0 }),
+                code,
+            },
+        );
+    }
+
+    fn empty_blob(&self) -> BlobId {
+        self.put_blob("empty", b"")
+            .unwrap_or_else(|| BlobId::of(b""))
+    }
+
+    /// Records a module unload.
+    pub fn module_unload(&self, api: &str, ret: i32, module: u64) {
+        if ret == 0 {
+            self.code.remove_module(module);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::ModuleUnload {
+                module: Addr(module),
+            },
+        );
+    }
+
+    /// Records a kernel lookup in a module.
+    pub fn get_function(&self, api: &str, ret: i32, func: u64, module: u64, name: &str) {
+        if ret == 0 && !self.code.add_function(func, module, name) {
+            self.warn(&format!(
+                "{api}: function {name} of unknown module {module:#x}"
+            ));
+        }
+        let func = if ret == 0 { func } else { 0 };
+        self.op(
+            api,
+            ret,
+            &Op::Function {
+                module: Addr(module),
+                name: name.to_string(),
+                func: Addr(func),
+            },
+        );
+    }
+
+    /// `__hipRegisterFatBinary`: keeps where the bundle is; nothing is read
+    /// or written until a kernel from it is launched.
+    pub fn register_fatbin(&self, handle: u64, addr: usize, len: usize) {
+        self.code.add_fatbin(handle, FatBin::new(addr, len));
+    }
+
+    /// `__hipRegisterFunction`: recorded as a `function` event whose module
+    /// is the fat-binary handle and whose `func` is the host stub.
+    pub fn register_function(&self, api: &str, handle: u64, stub: u64, name: &str) {
+        if !self.code.add_stub(stub, handle, name) {
+            self.warn(&format!(
+                "{api}: kernel {name} of unknown fat binary {handle:#x}"
+            ));
+        }
+        self.op(
+            api,
+            0,
+            &Op::Function {
+                module: Addr(handle),
+                name: name.to_string(),
+                func: Addr(stub),
+            },
+        );
+    }
+
+    /// `__hipUnregisterFatBinary`: forgets the fat binary (nothing is
+    /// recorded) once its queued code is on disk.
+    pub fn unregister_fatbin(&self, handle: u64) {
+        self.settle_code();
+        self.code.remove_fatbin(handle);
+    }
+
+    /// Loads a fat binary's bundle (its bytes read by the caller): the code
+    /// blob and the kernel metadata of its device entries.
+    pub fn load_bundle(&self, bytes: &[u8]) -> Arc<Module> {
+        Arc::new(self.module_of("fat binary", bytes))
+    }
+
+    /// A registered fat binary's bundle, which stays where it lies until
+    /// [`Recorder::settle_code`], as a module: its blob (written by the
+    /// events buffer's writer) and the kernel metadata of its device
+    /// entries.
+    pub fn load_bundle_kept(&self, bytes: Kept) -> Arc<Module> {
+        let code = self.kept_code_of("fat binary", bytes);
+        Arc::new(self.module_with("fat binary", bytes.bytes(), code))
+    }
+
+    /// A CUDA image as a module whose code is written and whose kernel
+    /// metadata is not read: the driver gives CUDA's layouts
+    /// (`cuda::registry`).
+    pub fn load_code(&self, bytes: &[u8]) -> Arc<Module> {
+        cuda_module(self.code_of("fat binary", bytes))
+    }
+
+    /// [`Recorder::load_code`] of an image that stays where it lies until
+    /// [`Recorder::settle_code`]: its blob is written by the events buffer's
+    /// writer.
+    pub fn load_code_kept(&self, bytes: Kept) -> Arc<Module> {
+        cuda_module(self.kept_code_of("fat binary", bytes))
+    }
+
+    /// A code object's blob, written (its id even where writing failed).
+    fn code_of(&self, what: &str, image: &[u8]) -> BlobId {
+        self.put_blob(what, image)
+            .unwrap_or_else(|| BlobId::of(image))
+    }
+
+    /// [`Recorder::code_of`] of bytes that stay where they lie.
+    fn kept_code_of(&self, what: &str, image: Kept) -> BlobId {
+        self.put_kept(what, image)
+            .unwrap_or_else(|| BlobId::of(image.bytes()))
+    }
+
+    /// Records a launch of `kernel` (`None`: a handle the recorder never saw
+    /// registered; recorded with an unknown name and no arguments), keeping
+    /// the appended line (after `seq` and `t`) in `slot` (see `launch_memo`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &self,
+        api: &str,
+        ret: i32,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_, '_>,
+        slot: Option<Slot<'_>>,
+    ) {
+        self.launch_head(api, kernel, load, func, dims, |k, layout| {
+            let phase = crate::self_profile::phase;
+            phase("phase launch: encode", || {
+                with_scratch(|s| {
+                    let b = &mut s.body;
+                    event_line::encode_launch_scanned_cached(
+                        b,
+                        &mut s.heads,
+                        sys::gettid(),
+                        api,
+                        i64::from(ret),
+                        k,
+                        values.args(layout),
+                        &self.allocs,
+                    );
+                    self.sink.append(b);
+                    if let Some(slot) = slot {
+                        slot.keep(values, b);
+                    }
+                })
+            })
+        });
+    }
+
+    /// [`Recorder::launch`] of a CUDA launch with attributes
+    /// (`cuLaunchKernelEx`; the memo's key holds their hash).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_with_attrs(
+        &self,
+        api: &str,
+        ret: i32,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_, '_>,
+        attrs: &[hrr_core::LaunchAttr],
+        slot: Option<Slot<'_>>,
+    ) {
+        self.launch_head(api, kernel, load, func, dims, |k, layout| {
+            with_body(|b| {
+                event_line::encode_launch_scanned_attrs(
+                    b,
+                    sys::gettid(),
+                    api,
+                    i64::from(ret),
+                    k,
+                    values.args(layout),
+                    &self.allocs.view(),
+                    attrs.iter().map(|a| (a.id, &a.hex.0[..])),
+                );
+                self.sink.append(b);
+                if let Some(slot) = slot {
+                    slot.keep(values, b);
+                }
+            })
+        });
+    }
+
+    /// The launch's head fields (its kernel's name and code, or the empty
+    /// code blob with a warning when it has none), handed to `encode` with
+    /// the kernel's argument layout.
+    #[inline(always)]
+    fn launch_head<R>(
+        &self,
+        api: &str,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
+        func: u64,
+        dims: &LaunchDims,
+        encode: impl FnOnce(&LaunchRef<'_>, Option<&ArgLayout>) -> R,
+    ) -> R {
+        let empty;
+        let (name, code, layout) = match kernel.map(|k| (k, k.resolve(load))) {
+            Some((k, Ok(r))) => (k.name.as_str(), r.code, r.layout),
+            Some((k, Err(e))) => {
+                self.warn(&format!(
+                    "{api}: kernel {}: cannot read its code object: {}",
+                    k.name,
+                    chain(&e)
+                ));
+                empty = BlobHex::of(&self.empty_blob());
+                (k.name.as_str(), &empty, None)
+            }
+            None => {
+                self.warn(&format!("{api}: launch of unregistered function {func:#x}"));
+                empty = BlobHex::of(&self.empty_blob());
+                ("<unknown>", &empty, None)
+            }
+        };
+        let k = LaunchRef {
+            name,
+            code,
+            func: Some(func),
+            grid: dims.grid,
+            block: dims.block,
+            shmem: dims.shmem,
+            stream: dims.stream,
+        };
+        encode(&k, layout)
+    }
+
+    /// A launch as a graph's kernel node holds it: the `launch` op the
+    /// same launch would record (name, code object written, arguments read
+    /// with the kernel's layout, pointers marked), not appended.
+    pub fn launch_op(
+        &self,
+        api: &str,
+        kernel: Option<&Kernel>,
+        load: impl FnOnce(&FatBin) -> Result<Arc<Module>, CodeError>,
+        func: u64,
+        dims: &LaunchDims,
+        values: &ArgValues<'_, '_>,
+    ) -> Option<Op> {
+        let body = self.launch_head(api, kernel, load, func, dims, |k, layout| {
+            let mut b = Vec::new();
+            event_line::encode_launch_scanned_attrs(
+                &mut b,
+                0,
+                api,
+                0,
+                k,
+                values.args(layout),
+                &self.allocs.view(),
+                std::iter::empty(),
+            );
+            b
+        });
+        // Parsed back: the one encoding of launch arguments stays the only one.
+        hrr_core::Event::parse(&encode::line(0, 0, &body))
+            .ok()
+            .map(|e| e.op)
+    }
+
+    /// Stores `bytes` as a blob (`what` names it in a warning if it cannot be).
+    pub fn blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
+        self.put_blob(what, bytes)
+    }
+
+    /// `cuMemAddressReserve`: the range is device memory for pointer
+    /// scanning and copy directions (what is mapped into it is).
+    pub fn va_reserve(&self, api: &str, ret: i32, ptr: u64, size: u64) {
+        let ptr = if ret == 0 { ptr } else { 0 };
+        if ret == 0 && ptr != 0 {
+            self.allocs.insert(ptr, size, MemKind::Device);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::VaReserve {
+                ptr: Addr(ptr),
+                size,
+            },
+        );
+    }
+
+    /// `va_free`: a reservation given back.
+    pub fn va_free(&self, api: &str, ret: i32, ptr: u64, size: u64) {
+        if ret == 0 {
+            self.allocs.remove(ptr);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::VaFree {
+                ptr: Addr(ptr),
+                size,
+            },
+        );
+    }
+
+    /// A module global (`cuModuleGetGlobal`): device memory from now on,
+    /// and an event replay maps to its own copy of the variable.
+    #[allow(clippy::too_many_arguments)]
+    pub fn global(
+        &self,
+        api: &str,
+        ret: i32,
+        module: u64,
+        name: &str,
+        code: BlobId,
+        ptr: u64,
+        size: u64,
+    ) {
+        if ret == 0 && ptr != 0 && self.allocs.view().find(ptr).is_none() {
+            self.allocs.insert(ptr, size, MemKind::Device);
+        }
+        self.op(
+            api,
+            ret,
+            &Op::Global {
+                module: Addr(module),
+                name: name.to_string(),
+                code,
+                ptr: Addr(if ret == 0 { ptr } else { 0 }),
+                size,
+            },
+        );
+    }
+
+    /// The code object blob of a loaded module (`None`: never seen).
+    pub fn module_code(&self, module: u64) -> Option<BlobId> {
+        self.code.module(module).map(|m| m.code)
+    }
+
+    /// Forgets device memory that was not an allocation (a module's
+    /// globals, when it is unloaded).
+    pub fn forget_memory(&self, ptr: u64) {
+        self.allocs.remove(ptr);
+    }
+
+    /// The empty blob (written once), for an event whose code is unknown.
+    pub fn empty_code(&self) -> BlobId {
+        self.empty_blob()
+    }
+
+    /// `EventSink::id` of the archive's events (a `RepeatRun` belongs to it).
+    #[inline(always)]
+    pub fn sink_id(&self) -> usize {
+        self.sink.id()
+    }
+
+    /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
+    /// and `t`) as [`Recorder::launch`] appended it before: the line memo
+    /// slot `slot` keeps under `serial`. The thread's next repeats of it go
+    /// to `run` without the sink's lock (`sink::repeat_run`).
+    #[inline]
+    pub fn repeat_launch(
+        &self,
+        line: &[u8],
+        slot: usize,
+        serial: u64,
+        run: &mut Option<std::sync::Arc<crate::sink::repeat_run::RepeatRun>>,
+    ) {
+        self.sink
+            .append_repeat(line, slot, serial, crate::record::launch_memo::WAYS, run);
+    }
+
+    /// Writes buffered events from a fatal-signal handler
+    /// (async-signal-safe; see `event_sink`).
+    pub fn flush_from_signal(&self) -> bool {
+        sys::getpid() == self.pid && self.sink.flush_from_signal()
+    }
+
+    /// The events writer's loop (run on its own thread until finish).
+    pub fn run_writer(&self) {
+        self.sink.run_writer();
+    }
+
+    /// Starts the thread that runs [`Recorder::run_writer`] (`hrr-writer`);
+    /// without one, the recording threads write the events themselves.
+    pub fn start_writer(&'static self) {
+        let spawned = std::thread::Builder::new()
+            .name("hrr-writer".into())
+            .spawn(move || self.run_writer());
+        if let Err(e) = spawned {
+            self.warn(&format!(
+                "no writer thread ({e}); events are written by the recording threads"
+            ));
+        }
+    }
+
+    /// Finishes the archive: the `eof` event (its `api` names the exit path),
+    /// then the manifest with `complete:true`, the counts and what
+    /// `closing` adds (asked once the events are written). Only the
+    /// process that created the recorder finishes it (a `vfork` child shares
+    /// its memory), and only once.
+    pub fn finish(&self, api: &str, mode: LockMode, closing: impl FnOnce() -> Closing) {
+        if sys::getpid() != self.pid || self.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Finish::Done { events } = self.sink.finish(api, sys::gettid_raw(), mode) else {
+            return;
+        };
+        // What the layers above add (region records made durable before the
+        // manifest says the archive is complete, the calls they forwarded
+        // unrecorded, the driver's arenas).
+        let closing = closing();
+        let mut m = self.manifest.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lost = self.lost.load(Ordering::Relaxed);
+        m.complete = true;
+        m.events = events;
+        if self.sink.failed() {
+            // Writes to the events file failed (disk full, ...): say so once,
+            // with what was lost, here and in the manifest. The application
+            // is not told: its output and exit status stay its own.
+            let path = self.dir.join(hrr_core::archive_writer::EVENTS_FILE);
+            let on_disk = count_lines(&path).min(events);
+            let errno = self.sink.write_error().unwrap_or(libc::EIO);
+            let why = format!(
+                "{}: {}",
+                hrr_core::archive_writer::EVENTS_FILE,
+                os_message(errno)
+            );
+            eprintln!(
+                "hrr-intercept: capture incomplete: {why} ({} events lost)",
+                events - on_disk
+            );
+            lost += events - on_disk;
+            m.complete = false;
+            m.events = on_disk;
+            m.extra.insert(
+                hrr_core::manifest::INCOMPLETE_FIELD.into(),
+                Value::from(why),
+            );
+        }
+        let (failed, first) = self.sink.blob_failures();
+        if failed > 0 {
+            // Blob files written after their events were buffered could not
+            // be (disk full, ...), or were no longer what their names say
+            // (a code object the program rewrote): events name blobs that
+            // are not on disk. Said here, and in the manifest.
+            for (id, f) in &first {
+                eprintln!(
+                    "hrr-intercept: capture incomplete: blob {id} not written: {}",
+                    failure_text(f)
+                );
+            }
+            let more = failed - first.len();
+            if more > 0 {
+                eprintln!("hrr-intercept: capture incomplete: {more} more blob files not written");
+            }
+            let why = match first.first() {
+                Some((id, f)) if more == 0 && failed == 1 => {
+                    format!("blobs: blob {id} not written: {}", failure_text(f))
+                }
+                Some((id, f)) => format!(
+                    "blobs: {failed} blob files not written; blob {id}: {}",
+                    failure_text(f)
+                ),
+                None => format!("blobs: {failed} blob files not written"),
+            };
+            m.complete = false;
+            m.extra
+                .entry(hrr_core::manifest::INCOMPLETE_FIELD)
+                .or_insert(Value::from(why));
+            m.extra
+                .insert(BLOB_FAILURES_FIELD.into(), Value::from(failed as u64));
+            self.blobs.unwritten(failed);
+        }
+        m.blobs = self.blobs.count();
+        m.extra
+            .insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
+        if lost > 0 {
+            m.extra.insert("lost_events".into(), Value::from(lost));
+        }
+        for line in crate::self_profile::report() {
+            eprintln!("hrr-intercept: profile: {line}");
+        }
+        m.unrecorded = closing.unrecorded;
+        m.extra.extend(closing.fields);
+        m.va_arenas = closing.va_arenas;
+        // On a full disk the atomic replace (a new file) can fail where
+        // rewriting the existing manifest's block does not.
+        if let Err(e) = m.write_atomic(&self.dir)
+            && let Err(e2) = m.write_in_place(&self.dir)
+        {
+            eprintln!(
+                "hrr-intercept: cannot finish {}: {}; rewriting in place: {}",
+                self.dir.display(),
+                chain(&e),
+                chain(&e2)
+            );
+        }
+    }
+
+    /// Whether the archive was finished.
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// Events appended so far.
+    pub fn events_appended(&self) -> u64 {
+        self.sink.appended()
+    }
+}
+
+/// Whole lines in an events file (what a failed capture did get to disk).
+/// A CUDA module of code blob `code`, its kernel metadata left to the driver.
+fn cuda_module(code: BlobId) -> Arc<Module> {
+    Arc::new(Module::new(code, Err(MetadataError::LeftToDriver)))
+}
+
+fn count_lines(path: &Path) -> u64 {
+    use std::io::Read;
+    let Ok((mut f, _)) = hrr_core::safe_fs::open_regular(path, hrr_core::safe_fs::Follow::No)
+    else {
+        return 0;
+    };
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) | Err(_) => return n,
+            Ok(k) => n += buf[..k].iter().filter(|&&c| c == b'\n').count() as u64,
+        }
+    }
+}
+
+/// Why a blob file was not written, for stderr and the manifest.
+fn failure_text(f: &BlobFailure) -> String {
+    match f {
+        BlobFailure::Io(errno) => os_message(*errno),
+        BlobFailure::Changed { actual } => format!(
+            "its bytes changed after they were hashed (to {actual}): the program rewrote or \
+             freed memory it had registered as code"
+        ),
+    }
+}
+
+/// The OS's text for `errno`, without Rust's " (os error N)" suffix.
+fn os_message(errno: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(errno).to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::kernel_args::ArgValues;
+
+    fn rec(t: &Path) -> Recorder {
+        Recorder::create(t, Platform::Cpu, vec!["app".into()], Map::new()).unwrap()
+    }
+
+    fn events(dir: &Path) -> Vec<hrr_core::Event> {
+        std::fs::read_to_string(dir.join("events.ndjson"))
+            .unwrap()
+            .lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn failed_calls_leave_the_maps_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        r.alloc("hipMalloc", 2, 0x7f00_0000_0000, 64, MemKind::Device);
+        assert!(r.allocs().is_empty());
+        r.alloc("hipMalloc", 0, 0x7f00_0000_0000, 64, MemKind::Device);
+        r.free("hipFree", 1, 0x7f00_0000_0000, None);
+        assert_eq!(r.is_device(0x7f00_0000_0008), Some(true));
+        r.free("hipFree", 0, 0x7f00_0000_0000, None);
+        assert!(r.allocs().is_empty());
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        assert_eq!(ev.len(), 5);
+        assert_eq!(
+            (ev[0].ret, &ev[0].op),
+            (
+                2,
+                &Op::Alloc {
+                    ptr: Addr(0),
+                    size: 64,
+                    mem: MemKind::Device
+                }
+            )
+        );
+        assert_eq!(
+            ev[3].op,
+            Op::Free {
+                ptr: Addr(0x7f00_0000_0000),
+                mem: Some(MemKind::Device)
+            }
+        );
+        let m = Manifest::read(t.path()).unwrap();
+        assert!(m.complete);
+        assert_eq!(m.events, 4);
+    }
+
+    #[test]
+    fn memcpy_blob_is_written_before_its_event_and_only_on_success() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let c = Copy {
+            dir: Dir::H2d,
+            dst: 1,
+            src: 2,
+            size: 3,
+            stream: None,
+        };
+        r.memcpy("hipMemcpy", 0, &c, Some(b"abc"));
+        r.memcpy("hipMemcpy", 1, &c, Some(b"xyz"));
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        let Op::Memcpy { blob: Some(id), .. } = ev[0].op else {
+            panic!("{:?}", ev[0])
+        };
+        assert_eq!(id, BlobId::of(b"abc"));
+        assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn a_kept_code_object_is_on_disk_once_the_recorder_is_settled() {
+        static IMAGE: [u8; 100_000] = [0x42; 100_000];
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let m = r.load_code_kept(Kept::of_static(&IMAGE));
+        assert_eq!(m.code, BlobId::of(&IMAGE));
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        assert!(!store.contains(&m.code), "written with its events buffer");
+        r.settle_code();
+        assert_eq!(&*store.get(&m.code).unwrap(), &IMAGE[..]);
+        // Seen once: the same image again queues nothing.
+        assert_eq!(r.load_code_kept(Kept::of_static(&IMAGE)).code, m.code);
+        r.finish("exit", LockMode::Block, Closing::default);
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    // A `Kept` over memory the test owns (and changes or unmaps).
+    #[allow(unsafe_code)]
+    fn a_code_object_rewritten_before_its_write_leaves_the_archive_incomplete() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut image = vec![0x42u8; 100_000];
+        // SAFETY: `image` outlives the recorder's writes; it changes before
+        // them, which is the test.
+        let m = r.load_code_kept(unsafe { Kept::new(image.as_ptr(), image.len()) });
+        image[50_000] = 0;
+        r.settle_code();
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        assert!(
+            !store.contains(&m.code),
+            "not under a name it does not hash to"
+        );
+        r.finish("exit", LockMode::Block, Closing::default);
+        let man = Manifest::read(t.path()).unwrap();
+        assert!(!man.complete);
+        let why = man.incomplete_reason().unwrap();
+        assert!(
+            why.starts_with(&format!(
+                "blobs: blob {} not written: its bytes changed",
+                m.code
+            )),
+            "{why}"
+        );
+        assert_eq!(man.extra[BLOB_FAILURES_FIELD], 1);
+        assert_eq!(man.blobs, 0, "counts only blob files written");
+    }
+
+    #[test]
+    fn host_memory_is_recorded_before_launches_and_after_syncs() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut pinned = vec![0u8; 3 * host_memory::CHUNK];
+        let base = pinned.as_ptr() as u64;
+        let size = pinned.len() as u64;
+        r.alloc("hipHostMalloc", 0, base, size, MemKind::Pinned);
+        assert!(r.host_memory().any());
+        pinned[host_memory::CHUNK + 1] = 7; // the host writes one chunk
+        let arg = base.to_le_bytes();
+        let values = ArgValues::Buffer(&arg);
+        r.host_writes_before_launch("hipModuleLaunchKernel", 0, &values, None);
+        pinned[0] = 9; // a kernel writes another
+        r.op(
+            "hipStreamSynchronize",
+            0,
+            &Op::StreamSync { stream: Addr(0) },
+        );
+        // Nothing changed since: a second sync and launch record nothing.
+        r.op("hipDeviceSynchronize", 0, &Op::DeviceSync);
+        r.host_writes_before_launch("hipModuleLaunchKernel", 0, &values, None);
+        r.free("hipHostFree", 0, base, Some(MemKind::Pinned));
+        assert!(!r.host_memory().any());
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        let ops: Vec<_> = ev.iter().map(|e| e.op.name()).collect();
+        assert_eq!(
+            ops,
+            [
+                "alloc",
+                "host_write",
+                "stream_sync",
+                "host_read",
+                "device_sync",
+                "free",
+                "eof"
+            ]
+        );
+        let chunk = host_memory::CHUNK as u64;
+        let Op::HostWrite { ptr, size, blob } = ev[1].op else {
+            panic!("{:?}", ev[1])
+        };
+        assert_eq!((ptr.0, size), (base + chunk, chunk));
+        assert_eq!(ev[1].api, "hipModuleLaunchKernel");
+        let mut want = vec![0u8; chunk as usize];
+        want[1] = 7;
+        assert_eq!(blob, BlobId::of(&want));
+        let Op::HostRead { ptr, size, .. } = ev[3].op else {
+            panic!("{:?}", ev[3])
+        };
+        assert_eq!(
+            (ptr.0, size, ev[3].api.as_str()),
+            (base, chunk, "hipStreamSynchronize")
+        );
+    }
+
+    #[test]
+    fn host_memory_a_graph_launch_reaches_is_recorded_before_it() {
+        use crate::record::graph_execs::{ExecRecord, execs};
+        use hrr_core::graph::{GraphNode, NodeOp};
+        use hrr_core::{HexBytes, KernelArg};
+
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let mut read = vec![0u8; 256];
+        let mut other = vec![0u8; 256];
+        let (base, other_base) = (read.as_ptr() as u64, other.as_ptr() as u64);
+        r.alloc("hipHostMalloc", 0, base, 256, MemKind::Pinned);
+        r.alloc("hipHostMalloc", 0, other_base, 256, MemKind::Pinned);
+        // A kernel node whose second argument points inside `read`.
+        let arg = |hex: Vec<u8>| KernelArg {
+            offset: None,
+            size: hex.len() as u32,
+            hex: HexBytes(hex),
+            ptrs: vec![],
+        };
+        let kernel = NodeOp::Kernel {
+            name: "k".into(),
+            code: BlobId::of(b"code"),
+            func: None,
+            grid: [1; 3],
+            block: [1; 3],
+            shmem: 0,
+            args: vec![arg(vec![1; 4]), arg((base + 16).to_le_bytes().to_vec())],
+        };
+        const EXEC: u64 = 0x6a_0001;
+        execs().insert(
+            EXEC,
+            ExecRecord {
+                nodes: vec![GraphNode {
+                    op: kernel,
+                    deps: vec![],
+                }],
+                index: Default::default(),
+            },
+        );
+        read[3] = 1; // the host writes both ranges
+        other[3] = 1;
+        r.host_writes_before_graph_launch("hipGraphLaunch", EXEC, 5);
+        // Not recorded: reaches no pinned memory.
+        r.host_writes_before_graph_launch("hipGraphLaunch", 0x6a_0002, 5);
+        r.graph_launch("hipGraphLaunch", (0, true), EXEC, 5, |_, _| &[], || {});
+        read[200] = 2; // the kernel writes
+        let sync = |st| Op::StreamSync { stream: Addr(st) };
+        r.op("hipStreamSynchronize", 0, &sync(6)); // another stream: nothing
+        r.op("hipStreamSynchronize", 0, &sync(5));
+        execs().remove(&EXEC);
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        let ops: Vec<_> = ev.iter().map(|e| e.op.name()).collect();
+        assert_eq!(
+            ops,
+            [
+                "alloc",
+                "alloc",
+                "host_write",
+                "graph_launch",
+                "stream_sync",
+                "stream_sync",
+                "host_read",
+                "eof"
+            ]
+        );
+        let Op::HostWrite { ptr, size, blob } = ev[2].op else {
+            panic!("{:?}", ev[2])
+        };
+        let mut want = vec![0u8; 256];
+        want[3] = 1;
+        assert_eq!((ptr.0, size, blob), (base, 256, BlobId::of(&want)));
+        assert_eq!(ev[2].api, "hipGraphLaunch");
+        let Op::HostRead { ptr, blob, .. } = ev[6].op else {
+            panic!("{:?}", ev[6])
+        };
+        want[200] = 2;
+        assert_eq!((ptr.0, blob), (base, BlobId::of(&want)));
+    }
+
+    #[test]
+    fn unknown_launch_is_still_recorded() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let dims = LaunchDims {
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            shmem: 0,
+            stream: 0,
+        };
+        r.launch(
+            "hipModuleLaunchKernel",
+            0,
+            None,
+            |_| unreachable!(),
+            0x99,
+            &dims,
+            &ArgValues::None,
+            None,
+        );
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        assert!(matches!(&ev[0].op, Op::Launch { name, .. } if name == "<unknown>"));
+    }
+}

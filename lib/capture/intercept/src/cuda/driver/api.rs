@@ -14,7 +14,7 @@
 //! first-level call. `Count` entries forward a function no event records
 //! and count its first-level calls (`hrr_interpose::unrecorded`).
 
-#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+#![allow(non_snake_case, clippy::too_many_arguments)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -125,6 +125,10 @@ macro_rules! driver_wrapper {
     ($order:ident { $( stream $stream:expr )? } { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
         $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
         #[doc = concat!("`", stringify!($name), "`, interposed: forwarded unchanged to the driver; recorded as its table line says.")]
+        ///
+        /// # Safety
+        /// The driver's: the arguments must meet this entry point's C contract
+        /// in `cuda.h`.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
             const API: &str = stringify!($name);

@@ -12,7 +12,7 @@
 //! from `cuda-api`'s runtime table (`cuda::exports`), their handlers are
 //! here.
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 use std::ffi::{CStr, c_char, c_void};
 
@@ -97,6 +97,10 @@ unsafe fn route_answer(symbol: *const c_char, pfn: *mut *mut c_void, via: &str) 
 macro_rules! lookup_export {
     ($name:ident ( $($p:ident : $t:ty),* $(,)? ) -> $r:ty) => {
         #[doc = concat!("`", stringify!($name), "`, interposed: the driver's answer, routed to this library's wrapper where it has one.")]
+        ///
+        /// # Safety
+        /// The driver's: the arguments must meet this entry point's C contract
+        /// in `cuda.h`.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($p: $t),*) -> $r {
             // SAFETY: the application's arguments, under the C contract.
@@ -150,6 +154,10 @@ unsafe fn lookup<A: Lookup>(sym: Sym, a: A) -> CUresult {
 
 /// `cudaGetDriverEntryPoint`'s handler (the export is generated from the
 /// runtime table, `cuda::exports`): forwarded, a successful answer routed.
+///
+/// # Safety
+/// The export's contract: `a` holds the application's arguments, valid
+/// under the runtime's C contract.
 pub unsafe fn cudaGetDriverEntryPoint(
     real: &'static Real<rt::cudaGetDriverEntryPoint>,
     a: rt::cudaGetDriverEntryPoint,
@@ -168,6 +176,9 @@ pub unsafe fn cudaGetDriverEntryPoint(
 
 /// `cudaGetDriverEntryPointByVersion`'s handler: as
 /// [`cudaGetDriverEntryPoint`].
+///
+/// # Safety
+/// As [`cudaGetDriverEntryPoint`].
 pub unsafe fn cudaGetDriverEntryPointByVersion(
     real: &'static Real<rt::cudaGetDriverEntryPointByVersion>,
     a: rt::cudaGetDriverEntryPointByVersion,

@@ -20,7 +20,7 @@
 //! (`launch_memo`). Handlers of the runtime table's entries (signatures:
 //! `cuda_api::cudart_fn!`).
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 use std::cell::RefCell;
 use std::ffi::c_void;

@@ -3,7 +3,7 @@
 //! stream-ordered) that `--default-stream per-thread` builds call. Handlers
 //! of the runtime table's entries (signatures: `cuda_api::cudart_fn!`).
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 use std::ffi::c_void;
 

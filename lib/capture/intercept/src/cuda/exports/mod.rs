@@ -24,7 +24,7 @@
 //! A wrapper whose runtime lacks the function answers
 //! `cudaErrorNotSupported` (`ffi::missing`, said once per process).
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 // The handlers, by what they record (private: the C entry points are the
 // interface; `launch` is shared with the driver layer's launches).

@@ -9,7 +9,7 @@
 //! address no such event named is not recorded, with a warning, since
 //! replay could not translate it.
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 use std::ffi::c_void;
 

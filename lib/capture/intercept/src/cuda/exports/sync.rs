@@ -4,7 +4,7 @@
 //! `stream_id`: the null stream, `cudaStreamLegacy` and
 //! `cudaStreamPerThread` are all `"0x0"`.
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 use cuda_api::runtime::types::*;
 use hrr_core::{Addr, Op};

@@ -24,7 +24,7 @@
 //! anonymous version script (visibility only, no version nodes), so a
 //! reference to `hipMalloc@hip_4.2` from an application linked against ROCm
 //! binds to this definition (`abi/tests/symbol_versions.rs`).
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
 
 // The handlers, by what they record (private: the C entry points are the
 // interface; each module's docs say what its handlers read and record).

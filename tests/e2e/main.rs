@@ -11,6 +11,7 @@ mod direct;
 mod durability;
 mod engine;
 mod extract;
+mod generate;
 mod graphs;
 mod hip_backend;
 mod host_memory;

@@ -35,6 +35,9 @@ pub mod capture;
 pub mod cuda;
 pub mod hip;
 pub mod hsa;
+// FFI: reads the parameters a launch's caller passed by pointer.
+#[allow(unsafe_code)]
+pub mod launch_params;
 // FFI: the libc entry points this library defines.
 #[cfg(not(test))]
 #[allow(unsafe_code)]

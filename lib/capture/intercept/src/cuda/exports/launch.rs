@@ -37,7 +37,8 @@ use cuda_api::runtime::types::*;
 
 use super::cuda_handlers;
 use crate::capture::Guard;
-use crate::cuda::ffi::{self, enter, missing, record_memoised, recording_wanted, with_params};
+use crate::cuda::ffi::{self, enter, missing, recording_wanted};
+use crate::launch_params::{record_memoised, with_params};
 use crate::cuda::layout::{self, ParamLayoutError};
 use crate::cuda::log::diag;
 use crate::cuda::registry::{self, CudaKernel, Resolved};

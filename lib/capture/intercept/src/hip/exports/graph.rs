@@ -36,7 +36,8 @@ use hrr_core::error_chain::chain;
 use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
-use super::{resolve_dir, with_params};
+use super::resolve_dir;
+use crate::launch_params::with_params;
 use crate::capture::Guard;
 use crate::hip::types::{self as hip, HipError};
 use hrr_interpose::call_args::bytes;

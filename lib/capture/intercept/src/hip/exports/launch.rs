@@ -12,7 +12,7 @@ use std::sync::Arc;
 use api_table::Entry;
 use hip_api::args;
 
-use super::{record_memoised, with_params};
+use crate::launch_params::{record_memoised, with_params};
 use crate::capture::Guard;
 use crate::hip::types::{self as hip, HipError, HipFunction};
 use hrr_interpose::call_args::bytes;

@@ -775,3 +775,30 @@ fn an_allocation_larger_than_the_device_is_refused_not_filled() {
         "{err}"
     );
 }
+
+/// 70 000 declared segments, with regions on and off: placement reserves
+/// them in a bounded number of ranges (or, with `--no-regions`, not at
+/// all), so the replay neither runs out of mappings nor aborts.
+#[test]
+fn seventy_thousand_segments_neither_exhaust_mappings_nor_abort() {
+    use hrr_core::region_record::RegionRecord;
+    let p = Pipeline::empty("hostile-segments");
+    let mut b = ArchiveBuilder::new(Platform::Cpu)
+        .alloc(DEV, 4096)
+        .d2h(DEV, &[0; 4096]);
+    for i in 0..70_000u64 {
+        b = b.region(RegionRecord::segment(
+            0x2000_0000_0000 + i * 0x10_000,
+            4096,
+            0,
+        ));
+    }
+    b.write(p.path("segs.hrr")).unwrap();
+    for extra in [None, Some("--no-regions")] {
+        let mut args = vec!["segs.hrr"];
+        args.extend(extra);
+        let a = play(&p, &args).assert().success();
+        assert_no_crash("hrr-play", &stderr(&a));
+        assert!(stdout(&a).ends_with("PASS\n"), "{}", stdout(&a));
+    }
+}

@@ -541,7 +541,11 @@ fn a_launch_reading_a_copied_pointer_table_is_extracted() {
     let p = Pipeline::new("ptr_placed").arg("a").capture().play();
     extract(&p, &["--kernel", "gather", "-o", "g.hrr"]).success();
     p.tool("hrr-play").arg("g.hrr").assert().success();
-    let a = extract(&p, &["--kernel", "gather", "--no-placement", "-o", "g2.hrr"]).failure();
+    let a = extract(
+        &p,
+        &["--kernel", "gather", "--no-placement", "-o", "g2.hrr"],
+    )
+    .failure();
     let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
     assert_no_crash("hrr-extract", &err);
     assert!(err.contains("gather"), "the launch is what fails:\n{err}");

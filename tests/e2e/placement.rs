@@ -58,7 +58,11 @@ fn a_table_in_mapped_virtual_memory_needs_placement() {
 #[test]
 fn seventy_thousand_allocations_are_placed() {
     let p = Pipeline::new("many_allocs").capture();
-    assert!(p.app_log().contains("many_allocs: 70000 allocations: OK"), "{}", p.app_log());
+    assert!(
+        p.app_log().contains("many_allocs: 70000 allocations: OK"),
+        "{}",
+        p.app_log()
+    );
     let p = p
         .play()
         .stdout_has("placement : 70000 of 70000 allocations at recorded addresses");

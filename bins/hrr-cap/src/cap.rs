@@ -279,7 +279,12 @@ fn forward_signals_to(pid: u32) {
     for sig in [libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: `forward` only calls kill(2), which is async-signal-safe;
         // the handler is a plain `extern "C" fn(c_int)`.
-        unsafe { libc::signal(sig, forward as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+        unsafe {
+            libc::signal(
+                sig,
+                forward as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            )
+        };
     }
 }
 

@@ -131,7 +131,15 @@ pub fn run(args: &Args) -> Result<(), ExtractError> {
     );
 
     let tmp = temp_beside(out);
-    let result = extract(args, &archive, &selector, dev.as_mut(), &plan, &tmp, &device_name);
+    let result = extract(
+        args,
+        &archive,
+        &selector,
+        dev.as_mut(),
+        &plan,
+        &tmp,
+        &device_name,
+    );
     let summary = match result {
         Ok(s) => s,
         Err(e) => {

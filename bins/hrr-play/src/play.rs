@@ -106,7 +106,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // device opens: reading every event of a 100k-launch archive takes about
     // 50 ms, and opening ROCm hundreds.
     let first = !args.no_placement && args.device.wants_plan(platform);
-    let early = if first { plan_ranges(&archive) } else { Vec::new() };
+    let early = if first {
+        plan_ranges(&archive)
+    } else {
+        Vec::new()
+    };
     let (dev, ranges) = std::thread::scope(|s| {
         let plan = (!args.no_placement && !first).then(|| s.spawn(|| plan_ranges(&archive)));
         let dev = args.device.open(platform, &early);

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use hrr_backend_hip::{HipDevice, HipRuntime, RuntimeLocation};
 use hrr_core::manifest::Platform;
-use hrr_replay::engine::reservations;
 use hrr_replay::device::Device;
+use hrr_replay::engine::reservations;
 
 /// Which runtime a replay runs on (`--backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

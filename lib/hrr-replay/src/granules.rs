@@ -220,7 +220,10 @@ mod tests {
         let mut g: Granules<u32> = Granules::new(G);
         g.reserved(16 * G, 16 * G);
         assert!(g.plan(32 * G, 8).is_none(), "outside every reservation");
-        assert!(g.plan(32 * G - 8, 16).is_none(), "runs past the reservation");
+        assert!(
+            g.plan(32 * G - 8, 16).is_none(),
+            "runs past the reservation"
+        );
 
         // A: [16G + 0x100, 17G + 0x100) maps two granules.
         let a = g.plan(16 * G + 0x100, G).unwrap();
@@ -284,7 +287,10 @@ mod tests {
             let ids: Vec<u32> = (0..p.gaps.len() as u32).map(|i| handles - i).collect();
             g.commit(addr, p, &ids);
         }
-        assert_eq!(handles, 2, "one slab, then the reservation's last 3 granules");
+        assert_eq!(
+            handles, 2,
+            "one slab, then the reservation's last 3 granules"
+        );
         let (maps, _) = g.drain();
         assert_eq!(
             maps.iter().map(|m| (m.start, m.len)).collect::<Vec<_>>(),

@@ -39,8 +39,8 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::{c_int, c_long, c_void};
 use std::collections::BTreeMap;
+use std::ffi::{c_int, c_long, c_void};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 

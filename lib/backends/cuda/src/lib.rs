@@ -92,6 +92,6 @@ mod rect_pools;
 pub mod staging;
 
 pub use device::{CudaDevice, sm_target};
-pub use placement::{GRANULARITY, RESERVATION_ALIGNMENT};
 pub use driver::{CudaDriver, LIBCUDA};
 pub use error::CudaError;
+pub use placement::{GRANULARITY, RESERVATION_ALIGNMENT};

@@ -129,7 +129,10 @@ impl Reservation {
 
 fn span(parts: &[(u64, u64)], align: u64) -> (u64, u64) {
     let (b, e) = (parts[0].0, parts[parts.len() - 1].1);
-    (b & !(align - 1), e.checked_next_multiple_of(align).unwrap_or(e))
+    (
+        b & !(align - 1),
+        e.checked_next_multiple_of(align).unwrap_or(e),
+    )
 }
 
 /// The reservations placement makes for the recorded `ranges` (see
@@ -371,13 +374,26 @@ mod tests {
     #[test]
     fn many_ranges_are_reserved_in_few_groups_spanning_the_smallest_gaps() {
         let ranges: Vec<(u64, u64)> = (0..10u64)
-            .map(|i| (i * 0x10_000 + if i >= 5 { 0x100_0000 } else { 0 }, i * 0x10_000 + 0x1000))
+            .map(|i| {
+                (
+                    i * 0x10_000 + if i >= 5 { 0x100_0000 } else { 0 },
+                    i * 0x10_000 + 0x1000,
+                )
+            })
             .map(|(b, e)| (b, e.max(b + 0x1000)))
             .collect();
         let groups = coalesce(&ranges, 2);
         assert_eq!(groups.len(), 2);
-        assert_eq!((groups[0].len(), groups[1].len()), (5, 5), "cut at the widest gap");
-        assert_eq!(coalesce(&ranges, 100).len(), 10, "under the limit: one each");
+        assert_eq!(
+            (groups[0].len(), groups[1].len()),
+            (5, 5),
+            "cut at the widest gap"
+        );
+        assert_eq!(
+            coalesce(&ranges, 100).len(),
+            10,
+            "under the limit: one each"
+        );
         assert!(coalesce(&[], 4).is_empty());
     }
 

@@ -159,11 +159,7 @@ impl VirtualMemory {
         size: u64,
     ) -> Result<(), VmmError> {
         let placed = space.placement.holds(base, size);
-        let live = if placed {
-            base
-        } else {
-            dev.va_reserve(size)?
-        };
+        let live = if placed { base } else { dev.va_reserve(size)? };
         let alloc = Alloc {
             base,
             size,
@@ -177,7 +173,9 @@ impl VirtualMemory {
             }
             return Err(e.into());
         }
-        space.placed.count_reservation(&space.placement, base, size, placed);
+        space
+            .placed
+            .count_reservation(&space.placement, base, size, placed);
         self.reservations
             .insert(base, Reservation { live, size, placed });
         Ok(())

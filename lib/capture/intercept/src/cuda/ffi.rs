@@ -103,7 +103,6 @@ pub fn enter(api: &'static str) -> Option<Guard> {
     Guard::enter(api)
 }
 
-
 // ---------------------------------------------------------------- runtime queries
 
 /// Runs a runtime call made on the recorder's behalf (`f` returns its value

@@ -37,9 +37,9 @@ use hrr_core::graph::NodeOp;
 use hrr_core::{Addr, Dir, Op};
 
 use super::resolve_dir;
-use crate::launch_params::with_params;
 use crate::capture::Guard;
 use crate::hip::types::{self as hip, HipError};
+use crate::launch_params::with_params;
 use hrr_interpose::call_args::bytes;
 use hrr_interpose::exports::missing;
 use hrr_interpose::real_fn::Real;

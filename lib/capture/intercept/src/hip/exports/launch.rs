@@ -12,9 +12,9 @@ use std::sync::Arc;
 use api_table::Entry;
 use hip_api::args;
 
-use crate::launch_params::{record_memoised, with_params};
 use crate::capture::Guard;
 use crate::hip::types::{self as hip, HipError, HipFunction};
+use crate::launch_params::{record_memoised, with_params};
 use hrr_interpose::call_args::bytes;
 use hrr_interpose::exports::missing;
 use hrr_interpose::real_fn::Real;

@@ -93,7 +93,6 @@ pub unsafe fn intercept<A: Entry<Ret = HipError>>(
     ret
 }
 
-
 /// The direction of a copy. Explicit kinds are taken at their word;
 /// `hipMemcpyDefault` (and anything unknown) is resolved per operand: first
 /// from the allocations the recorder saw, then by asking the runtime

@@ -20,11 +20,11 @@
 //!
 //! An entry is `Variant "op_name" { FIELD, … }`, or `Variant "op_name"` for
 //! an op without fields. A field is its docs, at most one `#[wire(…)]`, then
-//! `name: Type`. Its key on the line is its name; its type decides how it
-//! travels: the key's value type in the key table (`wire::form`) must be
-//! the field's type (a `String` field goes in a string key), and an
-//! `Option<T>` field is an optional key, absent for `None`. `#[wire(…)]`
-//! says the rest, in this order:
+//! `name: Type`. Its key on the line is its name. The key table
+//! (`wire::form`) gives a key's place in a line and its codec (how its value
+//! is read and written); the field's type must be the key's (a `String`
+//! field goes in a string key), or an `Option` of it: an optional key,
+//! absent for `None`. `#[wire(…)]` says the rest, in this order:
 //!
 //! * `key = K`: the field goes in key `K` (`MemsetRect::pitch` is `dpitch`);
 //! * `default = D`: an absent key reads as `D` (older lines, hand-written
@@ -36,9 +36,7 @@
 //! it is an [`EventError::Missing`](crate::wire::EventError::Missing)
 //! naming the first one absent, in the table's order. Fields may be listed
 //! in any order; a line holds them in the key table's order, which the
-//! encoders follow. Values with a form of their own (kernel arguments,
-//! launch attributes, graph nodes and their blobs) are written and read by
-//! hand-written pieces that their types select.
+//! encoders follow.
 
 use std::fmt;
 

@@ -10,9 +10,9 @@
 //! here rather than in a reader.
 //!
 //! [`encode_op`] is generated from the op table (`op_table!` in
-//! [`crate::event`]): each field is written under its key by its type
-//! (`Encode`, below), in key order whatever the field's place in the
-//! table. Launches have their own entry points ([`launch_head`],
+//! [`crate::event`]): each field is written under its key by the key's
+//! codec (`write_value!`, below), in key order whatever the field's place
+//! in the table. Launches have their own entry points ([`launch_head`],
 //! [`EventLine::arg_with`]): a recorder writes them from the application's
 //! memory, with pointer offsets found while the arguments are written.
 //!
@@ -32,7 +32,7 @@
 use crate::event::{Dir, KernelArg, LaunchAttr, MemKind, Op, op_field, op_table};
 use crate::graph::{GraphNode, NodeBlob};
 use crate::hex::{Addr, BlobId};
-use crate::wire::form::Key;
+use crate::wire::form::{Field, Key, wire_keys};
 
 /// One kernel argument, borrowed from the application's memory, with its
 /// pointer offsets already known.
@@ -499,141 +499,130 @@ impl Out<'_> {
     }
 }
 
-/// A value written under its key, by its type: what each key of the key
-/// table looks like on the line. Lists with a form of their own (kernel
-/// arguments, launch attributes, graph nodes and their blobs) have one
-/// key each, which their writers spell themselves.
-trait Encode {
-    /// Writes `"key":value`.
-    fn put(&self, l: &mut EventLine<'_>, key: &str);
-}
-
-impl Encode for Addr {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.addr(key, self.0);
-    }
-}
-
-impl Encode for u64 {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.num(key, *self);
-    }
-}
-
-impl Encode for u32 {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.num(key, u64::from(*self));
-    }
-}
-
-impl Encode for u8 {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.num(key, u64::from(*self));
-    }
-}
-
-impl Encode for i32 {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.int(key, i64::from(*self));
-    }
-}
-
-impl Encode for MemKind {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.word(key, mem_str(*self));
-    }
-}
-
-impl Encode for Dir {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.word(key, self.as_str());
-    }
-}
-
-impl Encode for BlobId {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.blob(key, self);
-    }
-}
-
-impl Encode for String {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.string(key, self);
-    }
-}
-
-impl Encode for [u32; 3] {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.dims(key, *self);
-    }
-}
-
-impl<const N: usize> Encode for [u64; N] {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        l.nums(key, self);
-    }
-}
-
-/// `"args":[…]` ([`EventLine::args`]).
-impl Encode for Vec<KernelArg> {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        debug_assert_eq!(key, "args");
-        l.args(self.iter().map(|a| ArgRef {
+/// `"key":value` for a value `$v` (a reference) written by its key's codec
+/// (the key table's `=> codec`), as one writes it by hand.
+macro_rules! write_value {
+    (addr, $l:ident, $k:expr, $v:expr) => {
+        $l.addr($k, $v.0)
+    };
+    (uint, $l:ident, $k:expr, $v:expr) => {
+        $l.num($k, *$v)
+    };
+    (u32, $l:ident, $k:expr, $v:expr) => {
+        $l.num($k, u64::from(*$v))
+    };
+    (u8, $l:ident, $k:expr, $v:expr) => {
+        $l.num($k, u64::from(*$v))
+    };
+    (i32, $l:ident, $k:expr, $v:expr) => {
+        $l.int($k, i64::from(*$v))
+    };
+    (mem, $l:ident, $k:expr, $v:expr) => {
+        $l.word($k, mem_str(*$v))
+    };
+    (dir, $l:ident, $k:expr, $v:expr) => {
+        $l.word($k, $v.as_str())
+    };
+    (blob, $l:ident, $k:expr, $v:expr) => {
+        $l.blob($k, $v)
+    };
+    (str, $l:ident, $k:expr, $v:expr) => {
+        $l.string($k, $v)
+    };
+    (dims, $l:ident, $k:expr, $v:expr) => {
+        $l.dims($k, *$v)
+    };
+    (nums, $l:ident, $k:expr, $v:expr) => {
+        $l.nums($k, $v)
+    };
+    // The lists with a form of their own spell their keys themselves.
+    (args, $l:ident, $k:expr, $v:expr) => {
+        $l.args($v.iter().map(|a| ArgRef {
             offset: a.offset,
             bytes: &a.hex.0,
             ptrs: &a.ptrs,
-        }));
-    }
+        }))
+    };
+    (attrs, $l:ident, $k:expr, $v:expr) => {
+        $l.attrs($v.iter().map(|a| (a.id, &a.hex.0[..])))
+    };
+    (nodes, $l:ident, $k:expr, $v:expr) => {
+        $l.nodes($v)
+    };
+    (node_blobs, $l:ident, $k:expr, $v:expr) => {
+        $l.node_blobs($v)
+    };
 }
 
-/// `"attrs":[…]` ([`EventLine::attrs`]).
-impl Encode for Vec<LaunchAttr> {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        debug_assert_eq!(key, "attrs");
-        l.attrs(self.iter().map(|a| (a.id, &a.hex.0[..])));
-    }
+/// What a codec's writer takes (a reference to it).
+macro_rules! write_type {
+    (addr) => {
+        Addr
+    };
+    (uint) => {
+        u64
+    };
+    (u32) => {
+        u32
+    };
+    (u8) => {
+        u8
+    };
+    (i32) => {
+        i32
+    };
+    (mem) => {
+        MemKind
+    };
+    (dir) => {
+        Dir
+    };
+    (blob) => {
+        BlobId
+    };
+    (str) => {
+        str
+    };
+    (dims) => {
+        [u32; 3]
+    };
+    (nums) => {
+        [u64]
+    };
+    (args) => {
+        [KernelArg]
+    };
+    (attrs) => {
+        [LaunchAttr]
+    };
+    (nodes) => {
+        [GraphNode]
+    };
+    (node_blobs) => {
+        [NodeBlob]
+    };
 }
 
-/// `"nodes":[…]` ([`EventLine::nodes`]).
-impl Encode for Vec<GraphNode> {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        debug_assert_eq!(key, "nodes");
-        l.nodes(self);
-    }
-}
-
-/// `"blobs":[…]` ([`EventLine::node_blobs`]).
-impl Encode for Vec<NodeBlob> {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        debug_assert_eq!(key, "blobs");
-        l.node_blobs(self);
-    }
-}
-
-/// An optional field: its key only when it has a value.
-impl<T: Encode> Encode for Option<T> {
-    #[inline(always)]
-    fn put(&self, l: &mut EventLine<'_>, key: &str) {
-        if let Some(v) = self {
-            v.put(l, key);
+/// Callback of `wire_keys!`: `put::KEY(l, v)` writes `"KEY":v` by the
+/// key's codec, the key a constant in it (the compiler inlines the small
+/// writers and calls the others).
+macro_rules! define_put {
+    ($( $(#[$m:meta])* $k:ident : $t:ty => $codec:ident ),* $(,)?) => {
+        /// One writer per key of the key table.
+        // Keys no op has (a timed replay's `dev_t`, `dev_ns`) have one too.
+        #[allow(dead_code)]
+        mod put {
+            use super::*;
+            $(
+                pub(super) fn $k(l: &mut EventLine<'_>, v: &write_type!($codec)) {
+                    write_value!($codec, l, stringify!($k), v);
+                }
+            )*
         }
-    }
+    };
 }
+
+wire_keys!(define_put);
 
 /// How many of `ranks` are below `r`: the place among an op's keys, in
 /// key order, of the key ranked `r`.
@@ -679,15 +668,18 @@ macro_rules! key_rank {
     };
 }
 
-/// A field written under its key (callback of `op_field!`).
+/// A field written under its key (callback of `op_field!`): its value, if
+/// it has one (an `Option` field may not) and it is not an omitted default.
 macro_rules! put_field {
     ([$l:ident] $f:ident $t:ty; $k:ident; $d:tt ()) => {
-        Encode::put($f, &mut $l, stringify!($k))
+        if let Some(v) = <$t as Field>::value($f) {
+            put::$k(&mut $l, v);
+        }
     };
     ([$l:ident] $f:ident $t:ty; $k:ident; ($d:expr) (omit)) => {{
         let default: $t = $d;
         if *$f != default {
-            Encode::put($f, &mut $l, stringify!($k));
+            put::$k(&mut $l, $f);
         }
     }};
 }

@@ -3,8 +3,9 @@
 //!
 //! Two tables meet here. The *key table* (`wire_keys!`, below) lists every
 //! optional key a line may carry, in the order a line writes them, with the
-//! type its value reads as: [`Wire`] and the key ranks the encoder and the
-//! scanner use are generated from it. The *op table* (`op_table!`, in
+//! type of its value and the codec that reads and writes it: [`Wire`], the
+//! key ranks, the scanner's keys and the encoder's writing of each key are
+//! generated from it. The *op table* (`op_table!`, in
 //! [`crate::event`]) says which keys each op's fields go to; moving an
 //! [`Op`] out of a `Wire` ([`Event::from_wire`]) and into one
 //! ([`Event::to_wire`]) is generated from it, field by field, through
@@ -43,95 +44,97 @@ pub enum EventError {
     UnknownOp(String),
 }
 
-/// The key table: every optional key of a line, in the order the line
-/// writes them (serde writes [`Wire`]'s fields in declaration order, and
-/// the fast encoder follows), with the type of its value. `wire_keys!(cb)`
-/// expands to `cb! { TABLE }`. Attributes (docs, `serde(…)`) go onto
-/// [`Wire`]'s field.
+/// The key table: every optional key of a line, in the order a line writes
+/// them (serde writes [`Wire`]'s fields in declaration order, and the fast
+/// encoder follows), as `key: Type => codec`. `Type` is the value's type in
+/// [`Wire`] (attributes, docs and `serde(…)`, go onto its field); `codec`
+/// names how the scanner reads the value and the fast encoder writes it
+/// (`read_value!` in `wire::scan`, `write_value!` in `wire::encode`: one
+/// arm each per codec, so that the generated code is the code one would
+/// write by hand).
 ///
-/// A key's type says how the scanner reads it (`wire::scan`'s `Scan`) and
-/// how the fast encoder writes it (`wire::encode`'s `Encode`); several ops
+/// `wire_keys!(cb TOKENS…)` expands to `cb! { TOKENS… TABLE }`. Several ops
 /// share a key when their fields mean the same thing (`ptr`, `size`,
-/// `stream`). A new key goes at the end: a key's place is its place in
-/// every line.
+/// `stream`).
 macro_rules! wire_keys {
-    ($cb:ident) => {
+    ($cb:ident $($x:tt)*) => {
         $cb! {
+            $($x)*
             /// `alloc`, `free`, `host_register`, `host_unregister`: the address.
-            ptr: Addr,
+            ptr: Addr => addr,
             /// Bytes: allocated, copied, set, registered or relocated.
-            size: u64,
+            size: u64 => uint,
             /// `alloc`, `free`: the memory kind.
-            mem: MemKind,
+            mem: MemKind => mem,
             /// `memcpy`: the direction.
-            dir: Dir,
+            dir: Dir => dir,
             /// `memcpy`, `memset`, `relocate`: the destination.
-            dst: Addr,
+            dst: Addr => addr,
             /// `memcpy`: the source.
-            src: Addr,
+            src: Addr => addr,
             /// `memset`: the pattern value.
-            value: u32,
+            value: u32 => u32,
             /// `memset`: the pattern width, when not 1.
-            width: u8,
+            width: u8 => u8,
             /// The stream, where the op has one.
-            stream: Addr,
+            stream: Addr => addr,
             /// `memcpy`: the bytes' blob; `relocate`: the offsets' blob.
-            blob: BlobId,
+            blob: BlobId => blob,
             /// The module handle.
-            module: Addr,
+            module: Addr => addr,
             /// `module_load`, `launch`: the code object's blob.
-            code: BlobId,
+            code: BlobId => blob,
             /// `function`, `launch`: the kernel name.
             #[serde(borrow)]
-            name: Cow<'a, str>,
+            name: Cow<'a, str> => str,
             /// `function`, `launch`: the function handle.
-            func: Addr,
+            func: Addr => addr,
             /// `launch`: grid dimensions.
-            grid: [u32; 3],
+            grid: [u32; 3] => dims,
             /// `launch`: block dimensions.
-            block: [u32; 3],
+            block: [u32; 3] => dims,
             /// `launch`: dynamic shared memory bytes.
-            shmem: u32,
+            shmem: u32 => u32,
             /// `launch`: the arguments.
-            args: Vec<KernelArg>,
+            args: Vec<KernelArg> => args,
             /// The event handle, where the op has one.
-            event: Addr,
+            event: Addr => addr,
             /// `set_device`: the ordinal.
-            device: i32,
+            device: i32 => i32,
             /// `eof`: events before it.
-            events: u64,
+            events: u64 => uint,
             /// A timed replay's `dev_t`; see [`DevTime`].
-            dev_t: u64,
+            dev_t: u64 => uint,
             /// A timed replay's `dev_ns`; see [`DevTime`].
-            dev_ns: u64,
+            dev_ns: u64 => uint,
             /// CUDA context ops: the context.
-            ctx: Addr,
+            ctx: Addr => addr,
             /// CUDA physical-memory ops: the allocation's handle.
-            handle: Addr,
+            handle: Addr => addr,
             /// `mem_map`: offset into the allocation.
-            offset: u64,
+            offset: u64 => uint,
             /// `launch`: CUDA launch attributes (omitted when none).
-            attrs: Vec<LaunchAttr>,
+            attrs: Vec<LaunchAttr> => attrs,
             /// Graph ops: the executable graph.
-            exec: Addr,
+            exec: Addr => addr,
             /// `graph_exec`: the graph it was made from.
-            graph: Addr,
+            graph: Addr => addr,
             /// `graph_exec`: the nodes.
-            nodes: Vec<GraphNode>,
+            nodes: Vec<GraphNode> => nodes,
             /// `graph_launch`: the host copy nodes' blobs.
-            blobs: Vec<NodeBlob>,
+            blobs: Vec<NodeBlob> => node_blobs,
             /// `memcpy_rect`, `memset_rect`: row and slice pitch of the destination.
-            dpitch: [u64; 2],
+            dpitch: [u64; 2] => nums,
             /// `memcpy_rect`: row and slice pitch of the source.
-            spitch: [u64; 2],
+            spitch: [u64; 2] => nums,
             /// `memcpy_rect`, `memset_rect`: width in bytes, height, depth.
-            extent: [u64; 3],
+            extent: [u64; 3] => nums,
             /// Pool ops: the memory pool.
-            pool: Addr,
+            pool: Addr => addr,
             /// `pool_attr`: the attribute's number.
-            attr: u32,
+            attr: u32 => u32,
             /// `pool_attr`: the attribute's value.
-            attr_value: u64,
+            attr_value: u64 => uint,
         }
     };
 }
@@ -139,7 +142,7 @@ pub(crate) use wire_keys;
 
 /// Callback of `wire_keys!`: [`Wire`] and [`Key`].
 macro_rules! define_wire {
-    ($( $(#[$m:meta])* $k:ident : $t:ty ),* $(,)?) => {
+    ($( $(#[$m:meta])* $k:ident : $t:ty => $codec:ident ),* $(,)?) => {
         /// Flat wire form of an event: every field any op may carry.
         ///
         /// The common header, then one optional field per key of the key
@@ -205,6 +208,9 @@ impl Wire<'_> {
 pub(crate) trait Field<'a>: Sized {
     /// What the slot holds.
     type Slot;
+    /// What the field holds when it is present: itself, or what an
+    /// `Option` field holds.
+    type Value;
 
     /// The field, out of its slot (lists and strings are moved out);
     /// `None` when the slot is empty and the field cannot be (an `Option`
@@ -213,6 +219,9 @@ pub(crate) trait Field<'a>: Sized {
 
     /// The slot for this value (`None`: the key is not written).
     fn put(&'a self) -> Option<Self::Slot>;
+
+    /// The value to write (`None`: the key is not written).
+    fn value(&self) -> Option<&Self::Value>;
 }
 
 /// [`Field`] for values a slot holds as they are.
@@ -220,6 +229,7 @@ macro_rules! plain_fields {
     ($($t:ty),* $(,)?) => {$(
         impl Field<'_> for $t {
             type Slot = $t;
+            type Value = $t;
 
             /// Copied: a parsed `Wire` is dropped once checked, so there is
             /// no need to empty the slot.
@@ -232,6 +242,11 @@ macro_rules! plain_fields {
             fn put(&self) -> Option<$t> {
                 Some(*self)
             }
+
+            #[inline(always)]
+            fn value(&self) -> Option<&$t> {
+                Some(self)
+            }
         }
     )*};
 }
@@ -243,6 +258,7 @@ plain_fields!(
 /// Strings travel borrowed from the line, or from the event.
 impl<'a> Field<'a> for String {
     type Slot = Cow<'a, str>;
+    type Value = String;
 
     #[inline(always)]
     fn take(slot: &mut Option<Cow<'a, str>>) -> Option<String> {
@@ -253,12 +269,18 @@ impl<'a> Field<'a> for String {
     fn put(&'a self) -> Option<Cow<'a, str>> {
         Some(Cow::Borrowed(self))
     }
+
+    #[inline(always)]
+    fn value(&self) -> Option<&String> {
+        Some(self)
+    }
 }
 
 /// Lists are moved out of a parsed line (`args` would be a deep copy per
 /// launch), and copied into the reference encoding.
 impl<T: Clone> Field<'_> for Vec<T> {
     type Slot = Vec<T>;
+    type Value = Vec<T>;
 
     #[inline(always)]
     fn take(slot: &mut Option<Vec<T>>) -> Option<Vec<T>> {
@@ -269,11 +291,17 @@ impl<T: Clone> Field<'_> for Vec<T> {
     fn put(&self) -> Option<Vec<T>> {
         Some(self.clone())
     }
+
+    #[inline(always)]
+    fn value(&self) -> Option<&Vec<T>> {
+        Some(self)
+    }
 }
 
 /// An optional field is an optional key.
 impl<'a, T: Field<'a>> Field<'a> for Option<T> {
     type Slot = T::Slot;
+    type Value = T::Value;
 
     #[inline(always)]
     fn take(slot: &mut Option<T::Slot>) -> Option<Option<T>> {
@@ -283,6 +311,11 @@ impl<'a, T: Field<'a>> Field<'a> for Option<T> {
     #[inline(always)]
     fn put(&'a self) -> Option<T::Slot> {
         self.as_ref().and_then(T::put)
+    }
+
+    #[inline(always)]
+    fn value(&self) -> Option<&T::Value> {
+        self.as_ref().and_then(T::value)
     }
 }
 

@@ -7,12 +7,12 @@
 //! None of them lists the ops or the keys by hand. The op table
 //! (`op_table!`, in [`crate::event`]) declares every op with its name and
 //! fields; the key table (`wire_keys!`, in `form`) declares every key of a
-//! line, in its order, with its value's type. From them come [`Wire`], the
-//! moves between an [`Op`](crate::Op) and a `Wire`, the fast encoder's
-//! `encode_op` and the scanner's keys; how a value is written or read
-//! follows from its type (`Encode` in [`encode`], `Scan` in [`scan`]),
-//! and the few values with a form of their own (kernel arguments, launch
-//! attributes, graph nodes) have their hand-written pieces there.
+//! line, in its order, with its value's type and codec. From them come
+//! [`Wire`], the moves between an [`Op`](crate::Op) and a `Wire`, the fast
+//! encoder's `encode_op` and the scanner's keys. A codec is how a value is
+//! read and written (`read_value!` in [`scan`], `write_value!` in
+//! [`encode`]); the values with a form of their own (kernel arguments,
+//! launch attributes, graph nodes) have theirs written by hand there.
 //!
 //! The three must agree byte for byte; their tests check the fast paths
 //! against the serde form on every op of the table, on generated events

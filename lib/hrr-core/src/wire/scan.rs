@@ -10,8 +10,8 @@
 //! with serde's messages.
 //!
 //! Which keys it knows, and how it reads each, follows from the key table
-//! (`wire_keys!` in `wire::form`): a key's value is read by its type
-//! (`Scan`). If [`KernelArg`] or [`LaunchAttr`] gain a field this scanner
+//! (`wire_keys!` in `wire::form`): a key's value is read by its codec
+//! (`read_value!`). If [`KernelArg`] or [`LaunchAttr`] gain a field this scanner
 //! does not know, the fast path switches itself off (checked once, by
 //! asking serde for the field lists) rather than silently dropping the new
 //! field.
@@ -24,7 +24,6 @@ use std::sync::OnceLock;
 use serde::de::{self, Deserialize, Visitor};
 
 use crate::event::{Dir, KernelArg, LaunchAttr, MemKind};
-use crate::graph::{GraphNode, NodeBlob};
 use crate::hex::{Addr, BlobId, HexBytes, decode_hex};
 use crate::wire::Wire;
 use crate::wire::form::{Key, wire_keys};
@@ -414,9 +413,6 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// One kernel argument (inlined into its list's loop, as it is read a
-    /// few times per launch).
-    #[inline(always)]
     fn kernel_arg(&mut self) -> Option<KernelArg> {
         let (mut offset, mut size, mut hex, mut ptrs) = (None, None, None, Vec::new());
         let mut seen = 0u64;
@@ -471,128 +467,65 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A key's value as the scanner reads it, by the type of its [`Wire`]
-/// slot; `None` sends the line to serde.
-trait Scan<'a>: Sized {
-    /// Reads the value at the cursor.
-    fn scan(c: &mut Cursor<'a>) -> Option<Self>;
-}
-
-impl Scan<'_> for u64 {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<u64> {
-        c.uint()
-    }
-}
-
-impl Scan<'_> for u32 {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<u32> {
-        c.u32()
-    }
-}
-
-impl Scan<'_> for u8 {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<u8> {
-        u8::try_from(c.uint()?).ok()
-    }
-}
-
-impl Scan<'_> for i32 {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<i32> {
-        i32::try_from(c.int()?).ok()
-    }
-}
-
-impl Scan<'_> for Addr {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<Addr> {
-        c.addr()
-    }
-}
-
-impl Scan<'_> for BlobId {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<BlobId> {
-        c.blob()
-    }
-}
-
-impl Scan<'_> for MemKind {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<MemKind> {
-        c.mem()
-    }
-}
-
-impl Scan<'_> for Dir {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<Dir> {
-        c.dir()
-    }
-}
-
-impl<'a> Scan<'a> for Cow<'a, str> {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'a>) -> Option<Cow<'a, str>> {
-        c.str().map(Cow::Borrowed)
-    }
-}
-
-impl Scan<'_> for [u32; 3] {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<[u32; 3]> {
-        c.dim3()
-    }
-}
-
-impl<const N: usize> Scan<'_> for [u64; N] {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<[u64; N]> {
-        c.u64s()
-    }
-}
-
-impl Scan<'_> for Vec<KernelArg> {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<Vec<KernelArg>> {
+/// A key's value read at cursor `$c`, by the key's codec (the key table's
+/// `=> codec`): an `Option`, `None` sending the line to serde.
+macro_rules! read_value {
+    (addr, $c:ident) => {
+        $c.addr()
+    };
+    (uint, $c:ident) => {
+        $c.uint()
+    };
+    (u32, $c:ident) => {
+        $c.u32()
+    };
+    (u8, $c:ident) => {
+        u8::try_from($c.uint()?).ok()
+    };
+    (i32, $c:ident) => {
+        i32::try_from($c.int()?).ok()
+    };
+    (mem, $c:ident) => {
+        $c.mem()
+    };
+    (dir, $c:ident) => {
+        $c.dir()
+    };
+    (blob, $c:ident) => {
+        $c.blob()
+    };
+    (str, $c:ident) => {
+        $c.str().map(Cow::Borrowed)
+    };
+    (dims, $c:ident) => {
+        $c.dim3()
+    };
+    (nums, $c:ident) => {
+        $c.u64s()
+    };
+    (args, $c:ident) => {{
         let mut args = Vec::new();
-        c.array(|c| c.kernel_arg().map(|a| args.push(a)))?;
-        Some(args)
-    }
-}
-
-impl Scan<'_> for Vec<LaunchAttr> {
-    #[inline(always)]
-    fn scan(c: &mut Cursor<'_>) -> Option<Vec<LaunchAttr>> {
+        $c.array(|c| c.kernel_arg().map(|a| args.push(a)))
+            .map(|()| args)
+    }};
+    (attrs, $c:ident) => {{
         let mut attrs = Vec::new();
-        c.array(|c| c.launch_attr().map(|a| attrs.push(a)))?;
-        Some(attrs)
-    }
-}
-
-/// Graph topologies are rare: serde reads them.
-impl Scan<'_> for Vec<GraphNode> {
-    #[inline(always)]
-    fn scan(_: &mut Cursor<'_>) -> Option<Vec<GraphNode>> {
+        $c.array(|c| c.launch_attr().map(|a| attrs.push(a)))
+            .map(|()| attrs)
+    }};
+    // Graph topologies and launch blobs are rare: serde reads them.
+    (nodes, $c:ident) => {
         None
-    }
-}
-
-/// A graph launch's blobs are rare: serde reads them.
-impl Scan<'_> for Vec<NodeBlob> {
-    #[inline(always)]
-    fn scan(_: &mut Cursor<'_>) -> Option<Vec<NodeBlob>> {
+    };
+    (node_blobs, $c:ident) => {
         None
-    }
+    };
 }
 
 /// Callback of `wire_keys!`: the keys the scanner knows and its reading of
 /// a whole line.
 macro_rules! scan_wire {
-    ($( $(#[$m:meta])* $k:ident : $t:ty ),* $(,)?) => {
+    ($( $(#[$m:meta])* $k:ident : $t:ty => $codec:ident ),* $(,)?) => {
         /// Keys of [`Wire`] the scanner fills in.
         const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", $(stringify!($k)),*];
 
@@ -631,7 +564,7 @@ macro_rules! scan_wire {
                         $(
                             stringify!($k) => {
                                 once!(seen, Key::$k as u8);
-                                w.$k = Some(<$t as Scan>::scan(c)?);
+                                w.$k = Some(read_value!($codec, c)?);
                             }
                         )*
                         _ => c.skip(1)?,

@@ -48,15 +48,26 @@ gpu_bins_missing() {
     return 1
 }
 
-# want CASE: whether SELECT selects it.
+# want CASE: whether SELECT selects it. A pattern starting with ! excludes
+# what it matches ("!trust_*": every case but those); with only exclusions,
+# everything else is selected.
 want() {
     [ -z "${SELECT:-}" ] && return 0
-    local pat
+    local pat picked=1 includes=0
+    set -f # the patterns are globs on case names, not on file names
     for pat in $SELECT; do
-        # shellcheck disable=SC2053
-        [[ $1 == $pat ]] && return 0
+        if [[ $pat == '!'* ]]; then
+            # shellcheck disable=SC2053
+            [[ $1 == ${pat#!} ]] && { set +f; return 1; }
+        else
+            includes=1
+            # shellcheck disable=SC2053
+            [[ $1 == $pat ]] && picked=0
+        fi
     done
-    return 1
+    set +f
+    [ "$includes" = 0 ] && return 0
+    return "$picked"
 }
 # CASE_NOTE, when set, follows the case's PASS or FAIL line in brackets.
 pass() { echo "PASS $1${CASE_NOTE:+ [$CASE_NOTE]}"; passed=$((passed + 1)); }

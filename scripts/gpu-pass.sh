@@ -21,9 +21,10 @@
 # HRR_TORCH_TIMEOUT, default 300), HRR_GPU_BIN (default .gpu/bin),
 # HRR_GPU_WORK (scratch directory), PYTHON (default python3, with torch),
 # HRR_GPU_CASES (space-separated case names or globs, e.g. "torch_* driver_*":
-# only those run; default all; to split the pass over two commands; "trust_*"
-# selects the real programs' shapes of tests/workloads/python/, each needing
-# every allocation placed: PyTorch, JAX, CuPy, NCCL, transformers).
+# only those run; default all; to split the pass over two commands; a pattern
+# starting with ! excludes, e.g. "!trust_*"; "trust_*" selects the real
+# programs' shapes of tests/workloads/python/, each needing every allocation
+# placed: PyTorch, JAX, CuPy, NCCL, transformers).
 set -u -o pipefail
 
 ROOT=$(pwd)

@@ -196,6 +196,9 @@ fn extract(
     } else {
         Placement::reserve(dev, plan)
     };
+    if let Some(note) = placement.note() {
+        eprintln!("hrr-extract: note: placement: {note}");
+    }
     let space = AddressSpace {
         regions,
         regions_enabled: true,

@@ -132,8 +132,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         args.archive.display(),
         dev.name()
     );
-    if let Some(why) = placement.unable() {
-        eprintln!("hrr-play: note: placement: {why}; every allocation is translated");
+    if let Some(note) = placement.note() {
+        eprintln!("hrr-play: note: placement: {note}");
     }
 
     let mut out = match &args.output {

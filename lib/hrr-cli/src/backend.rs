@@ -67,15 +67,15 @@ impl BackendArgs {
     }
 
     /// Whether [`BackendArgs::open`] needs the placement plan: the CUDA
-    /// backend does, to keep the recorded ranges free before its driver
-    /// starts.
+    /// backend does, to keep its driver's own mappings off the recorded
+    /// ranges from the moment it starts.
     pub fn wants_plan(&self, platform: Platform) -> bool {
         self.resolve(platform) == Backend::Cuda
     }
 
     /// Opens the backend chosen for an archive of `platform`. `plan` is the
     /// placement plan (recorded `(base, size)` ranges; empty without
-    /// placement), which the CUDA backend keeps free until placement
+    /// placement), which the CUDA backend keeps clear until placement
     /// reserves it (see `hrr-va-arenas`).
     pub fn open(
         &self,
@@ -97,9 +97,11 @@ impl BackendArgs {
                 Ok(Box::new(HipDevice::new(rt, self.target.clone())))
             }
             Backend::Cuda => {
-                // Before the driver starts: it puts its own arenas wherever
-                // the kernel chooses then, and the recorded ranges must stay
-                // free for the reservations placement makes there.
+                // The driver takes what is mapped when it starts as in use
+                // for good, and puts its own arenas wherever the kernel
+                // chooses: so its mappings are steered clear of the ranges
+                // placement will reserve, and those are held free only once
+                // it has started (see `hrr-va-arenas`).
                 let spans: Vec<(u64, u64)> = reservations(
                     plan,
                     hrr_backend_cuda::GRANULARITY,
@@ -108,10 +110,10 @@ impl BackendArgs {
                 .iter()
                 .map(|r| r.span(hrr_backend_cuda::RESERVATION_ALIGNMENT))
                 .collect();
+                hrr_va_arenas::keep_clear(&spans);
+                let dev = hrr_backend_cuda::CudaDevice::open(0).map_err(OpenError::Cuda)?;
                 hrr_va_arenas::hold(&spans);
-                Ok(Box::new(
-                    hrr_backend_cuda::CudaDevice::open(0).map_err(OpenError::Cuda)?,
-                ))
+                Ok(Box::new(dev))
             }
             Backend::Auto => unreachable!("resolve never returns Auto"),
         }

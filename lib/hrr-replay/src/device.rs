@@ -299,8 +299,8 @@ pub trait Device {
     }
     /// What a reservation's start and end must be aligned to for
     /// [`Device::reserve_at`] to honour the address (a power of two, at
-    /// least the granularity; the CUDA driver honours an address only for a
-    /// reservation of whole 32 MiB blocks).
+    /// least the granularity; the CUDA driver honours only 32 MiB-aligned
+    /// addresses).
     fn reservation_alignment(&mut self) -> u64 {
         self.placement_granularity().unwrap_or(1)
     }

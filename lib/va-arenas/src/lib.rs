@@ -1,6 +1,6 @@
 //! The address arenas a GPU driver reserves, noted at capture; and the
-//! recorded address ranges a replay keeps free for itself until the driver
-//! can reserve them there.
+//! recorded address ranges a replay keeps clear of the driver's own
+//! mappings until the driver can reserve them there.
 //!
 //! # Why
 //!
@@ -10,39 +10,45 @@
 //! addresses out of large address ranges it reserves itself with an
 //! anonymous `PROT_NONE` `mmap` and no address hint (on the H100 and H200
 //! with driver 580: 448 MiB and 8 GiB, plus one per large reservation), so
-//! the kernel puts them at a random base in every process. Measured on the
-//! H100 (`docs/results/cuda-address-hints-h100-2026-12-07.txt`),
-//! `cuMemAddressReserve` honours its address hint only for a reservation
-//! of whole 32 MiB blocks in address space nothing else holds: the driver
-//! then maps a range of its own at that address. Smaller reservations, and
-//! any inside the driver's arenas, come from its arenas wherever it likes.
+//! the kernel puts them at a random base in every process, and a replay's
+//! arenas may cover the capture's addresses. Measured on the H100
+//! (`docs/results/cuda-address-hints-h100-2026-12-07.txt`),
+//! `cuMemAddressReserve` honours its address hint (32 MiB-aligned) where
+//! the range is free at that moment *and* was free when `cuInit` ran: the
+//! driver takes whatever was mapped then as in use for good, so a range
+//! held by a placeholder during `cuInit` can never be reserved.
 //!
 //! # How
 //!
 //! - **Noting** (capture): this crate defines `mmap` (and its alias
 //!   `mmap64`), so a process that links it and exports the symbol
-//!   dynamically (the preloaded capture library) sees every `mmap` a shared
-//!   library makes through its PLT, the driver's included. Each call is
-//!   forwarded unchanged as the raw system call, and an anonymous private
-//!   `PROT_NONE` reservation of at least [`MIN_ARENA`] bytes with no address
-//!   hint is noted ([`noted`]: what the capture library writes into the
-//!   manifest, in order), for whoever studies an archive's address space.
-//! - **Holding** (replay): before the driver starts, [`hold`] puts
-//!   inaccessible placeholders over the ranges replay will reserve, so that
-//!   the driver's arenas land elsewhere; right before reserving one, the
-//!   backend gives it up with [`unhold`].
+//!   dynamically (the preloaded capture library, `hrr-play`, `hrr-extract`)
+//!   sees every `mmap` a shared library makes through its PLT, the driver's
+//!   included. Each call is made as the raw system call, and an anonymous
+//!   private `PROT_NONE` reservation of at least [`MIN_ARENA`] bytes with no
+//!   address hint is noted ([`noted`]: what the capture library writes into
+//!   the manifest, in order), for whoever studies an archive's address space.
+//! - **Steering** (replay): once [`keep_clear`] has named the ranges replay
+//!   will reserve, a mapping made without an address that the kernel put
+//!   over one of them is moved below it, so the driver's arenas never cover
+//!   them and the driver sees them free when it starts.
+//! - **Holding** (replay): after `cuInit`, [`hold`] puts inaccessible
+//!   placeholders over those ranges, so that nothing else of the process
+//!   (thread stacks, the allocator's large blocks) lands there before
+//!   placement reserves them; right before reserving one, the backend gives
+//!   it up with [`unhold`].
 //!
-//! Nothing changes for the program: a reservation of the size it asked
-//! for, at an address it did not choose. Why by hand: no crate interposes
-//! `mmap`; the system call is the only way to forward it without `dlsym`,
-//! which may itself call `mmap` (through `malloc`).
+//! Nothing changes for the program: a mapping of the size it asked for, at
+//! an address it did not choose. Why by hand: no crate interposes `mmap`;
+//! the system call is the only way to forward it without `dlsym`, which may
+//! itself call `mmap` (through `malloc`).
 
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_long, c_void};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// The smallest reservation treated as an arena (256 MiB): far above what
 /// allocators reserve for themselves, below the driver's smallest arena.
@@ -101,6 +107,95 @@ pub fn noted() -> Vec<Arena> {
         .collect()
 }
 
+// ---------------------------------------------------------------- steering
+
+/// Ranges (`[start, end)`, sorted, disjoint) no mapping made without an
+/// address may cover; set once, before the driver starts.
+static CLEAR: OnceLock<Vec<(u64, u64)>> = OnceLock::new();
+
+/// Mappings are moved in steps of this (the GPU's granule; the driver's
+/// arenas need no more than page alignment, this keeps them tidy).
+const STEER_ALIGN: u64 = 2 << 20;
+
+/// How many places a moved mapping tries before it stays where the kernel
+/// put it.
+const STEER_TRIES: usize = 64;
+
+/// Names the ranges (`[start, end)`) that mappings made without an address
+/// must stay clear of from now on (see the crate docs); call before the
+/// driver starts. Only the first call counts: returns whether it was this one.
+pub fn keep_clear(spans: &[(u64, u64)]) -> bool {
+    let mut v: Vec<(u64, u64)> = spans.iter().copied().filter(|&(b, e)| b < e).collect();
+    v.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (b, e) in v {
+        match merged.last_mut() {
+            Some(last) if b <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((b, e)),
+        }
+    }
+    CLEAR.set(merged).is_ok()
+}
+
+/// The lowest kept range that meets `[at, at + len)`.
+fn kept_in(clear: &[(u64, u64)], at: u64, len: u64) -> Option<(u64, u64)> {
+    let end = at.saturating_add(len);
+    // The first range ending after `at`; it meets when it starts before `end`.
+    let i = clear.partition_point(|&(_, e)| e <= at);
+    clear.get(i).copied().filter(|&(b, _)| b < end)
+}
+
+/// Moves `r`, a fresh mapping of `len` bytes made without an address, below
+/// the kept ranges it covers; returns where it is now (`r` itself when it
+/// covers none, or when no free place below was found).
+///
+/// # Safety
+/// `r` must be the mapping just made with these arguments, used by no one.
+unsafe fn steer(
+    r: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: libc::off_t,
+) -> *mut c_void {
+    let Some(clear) = CLEAR.get() else {
+        return r;
+    };
+    let len64 = len as u64;
+    let Some((mut below, _)) = kept_in(clear, r as u64, len64) else {
+        return r;
+    };
+    // SAFETY: the caller's mapping, unused; re-made below or as before.
+    unsafe { libc::munmap(r, len) };
+    for _ in 0..STEER_TRIES {
+        let Some(at) = below.checked_sub(len64).map(|a| a & !(STEER_ALIGN - 1)) else {
+            break;
+        };
+        if at < STEER_ALIGN {
+            break;
+        }
+        if let Some((b, _)) = kept_in(clear, at, len64) {
+            below = b;
+            continue;
+        }
+        // SAFETY: NOREPLACE fails rather than replace any mapping.
+        let p = unsafe { sys_mmap(at as *mut c_void, len, prot, flags | libc::MAP_FIXED_NOREPLACE, fd, off) };
+        if p as u64 == at {
+            return p;
+        }
+        if p != libc::MAP_FAILED {
+            // A kernel that took NOREPLACE for a hint put it elsewhere.
+            // SAFETY: the mapping just made, used by no one.
+            unsafe { libc::munmap(p, len) };
+        }
+        // Something lies there: try below it.
+        below = at;
+    }
+    // SAFETY: the caller's arguments again: where the kernel likes.
+    unsafe { sys_mmap(std::ptr::null_mut(), len, prot, flags, fd, off) }
+}
+
 // ---------------------------------------------------------------- holding
 
 /// Ranges held free for the replay's own reservations: base → end.
@@ -108,10 +203,9 @@ static HELD: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
 
 /// Holds the address ranges `spans` (`[start, end)`, page-aligned) with
 /// inaccessible placeholders until [`unhold`] gives them up, so that
-/// nothing else of the process — the driver's own arenas above all, which
-/// it puts wherever the kernel chooses — is put there meanwhile. Must run
-/// before the driver starts. A range something already holds is skipped.
-/// Returns how many were held.
+/// nothing else of the process is put there meanwhile. Must run after the
+/// driver started (`cuInit`), which would take them as in use for good. A
+/// range something already holds is skipped. Returns how many were held.
 pub fn hold(spans: &[(u64, u64)]) -> usize {
     let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
     let mut n = 0;
@@ -145,8 +239,9 @@ pub fn hold(spans: &[(u64, u64)]) -> usize {
 }
 
 /// Gives up every held range that meets `[base, base + len)`, for the
-/// caller to reserve there at once.
-pub fn unhold(base: u64, len: u64) {
+/// caller to reserve there at once. Returns whether one did (`false`: the
+/// range was never held, or was given up before).
+pub fn unhold(base: u64, len: u64) -> bool {
     let end = base.saturating_add(len);
     let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
     let meeting: Vec<(u64, u64)> = held
@@ -154,11 +249,12 @@ pub fn unhold(base: u64, len: u64) {
         .filter(|&(_, &e)| e > base)
         .map(|(&b, &e)| (b, e))
         .collect();
-    for (b, e) in meeting {
+    for &(b, e) in &meeting {
         held.remove(&b);
         // SAFETY: a placeholder `hold` made, which nothing uses.
         unsafe { libc::munmap(b as *mut c_void, (e - b) as usize) };
     }
+    !meeting.is_empty()
 }
 
 // ---------------------------------------------------------------- the hook
@@ -193,13 +289,16 @@ pub unsafe fn hook(
     fd: c_int,
     off: libc::off_t,
 ) -> *mut c_void {
-    if !is_arena(addr, len, prot, flags) {
-        // SAFETY: the caller's arguments, unchanged.
-        return unsafe { sys_mmap(addr, len, prot, flags, fd, off) };
-    }
     // SAFETY: the caller's arguments, unchanged.
-    let r = unsafe { sys_mmap(addr, len, prot, flags, fd, off) };
-    if r != libc::MAP_FAILED {
+    let mut r = unsafe { sys_mmap(addr, len, prot, flags, fd, off) };
+    if r == libc::MAP_FAILED {
+        return r;
+    }
+    if addr.is_null() && flags & (libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE) == 0 {
+        // SAFETY: the mapping just made for the caller, not yet returned.
+        r = unsafe { steer(r, len, prot, flags, fd, off) };
+    }
+    if r != libc::MAP_FAILED && is_arena(addr, len, prot, flags) {
         note(r as u64, len as u64);
     }
     r
@@ -303,5 +402,29 @@ mod tests {
         let p = at(base + (1 << 20));
         assert_eq!(p as u64, base + (1 << 20), "given up");
         release(p as u64, 1 << 20);
+
+        // Steering: where the kernel would put the next arena is kept
+        // clear, and the arena lands below it instead.
+        let len = GIB;
+        let would = reserve(len);
+        release(would, len);
+        let kept = (would, would + len as u64);
+        assert!(keep_clear(&[kept]));
+        assert!(!keep_clear(&[kept]), "only the first call counts");
+        let moved = reserve(len);
+        assert!(
+            moved + len as u64 <= kept.0,
+            "{moved:#x} should lie below the kept {:#x}..{:#x}",
+            kept.0,
+            kept.1
+        );
+        assert!(noted().contains(&Arena {
+            base: moved,
+            size: len as u64
+        }));
+        release(moved, len);
+        assert_eq!(kept_in(&[(10, 20), (30, 40)], 20, 10), None);
+        assert_eq!(kept_in(&[(10, 20), (30, 40)], 15, 100), Some((10, 20)));
+        assert_eq!(kept_in(&[(10, 20), (30, 40)], 25, 6), Some((30, 40)));
     }
 }

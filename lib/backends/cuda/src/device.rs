@@ -384,7 +384,7 @@ impl Device for CudaDevice {
         self.ready()?;
         let drv = self.drv;
         Ok(match self.placer.as_mut() {
-            Some(Some(p)) => p.reserve_at(drv, base, size),
+            Some(Some(p)) => p.reserve_at(drv, base, size)?,
             _ => false,
         })
     }

@@ -6,12 +6,12 @@
 //! 2 MiB on current GPUs). `cudaMalloc` packs small allocations into one
 //! granule: neighbours share the granule's mapping ([`Granules`]).
 //!
-//! The driver honours the address only for a reservation of whole
-//! [`RESERVATION_ALIGNMENT`] blocks in address space nothing else holds
-//! (measured on the H100 with driver 580: smaller reservations come out of
-//! its own arenas wherever it likes, and a hint off the block boundary is
-//! rounded up to it). So the engine aligns its reservations to that, and
-//! before the driver started `hrr-cli` held the ranges free
+//! The driver honours the address when it is [`RESERVATION_ALIGNMENT`]-
+//! aligned (it rounds others up) and the range is free now and was free when
+//! `cuInit` ran (measured on the H100 with driver 580: it takes whatever was
+//! mapped then as in use for good, and answers the next free range). So the
+//! engine aligns its reservations to that; `hrr-cli` kept the driver's own
+//! mappings clear of the ranges from its start and held them free after it
 //! (`hrr-va-arenas`); each is given up right before it is reserved.
 
 use cuda_api::{
@@ -30,8 +30,8 @@ use crate::ffi::{
 /// every current GPU); the device's own is used once it is.
 pub const GRANULARITY: u64 = 2 << 20;
 
-/// What a reservation at a requested address must be made of: the driver
-/// honours the address for whole blocks of this size only.
+/// What a reservation's address must be aligned to for the driver to
+/// honour it (it rounds others up to this).
 pub const RESERVATION_ALIGNMENT: u64 = 32 << 20;
 
 /// A CUDA device's placement state: the calls; the bookkeeping is
@@ -92,28 +92,36 @@ impl Placer {
         self.map.is_placed(addr)
     }
 
-    /// `cuMemAddressReserve` at exactly `base`; an answer elsewhere is given back.
-    pub fn reserve_at(&mut self, drv: &CudaDriver, base: u64, size: u64) -> bool {
+    /// `cuMemAddressReserve` at exactly `base`; an answer elsewhere is given
+    /// back and is an error saying where it was.
+    pub fn reserve_at(&mut self, drv: &CudaDriver, base: u64, size: u64) -> Result<bool, DeviceError> {
         let Some(c) = calls(drv) else {
-            return false;
+            return Ok(false);
         };
         // Held free since before the driver started: free now, for the
         // driver to map its range there.
-        hrr_va_arenas::unhold(base, size);
+        let held = hrr_va_arenas::unhold(base, size);
         let mut p: CUdeviceptr = 0;
         // SAFETY: valid out-pointer; alignment 0 (the granularity); `base`
         // is a hint the driver checks; flags must be 0.
         let code = unsafe { (c.reserve)(&mut p, size as usize, 0, base, 0) };
-        if drv.check("cuMemAddressReserve", code).is_err() {
-            return false;
-        }
+        drv.check("cuMemAddressReserve", code)?;
         if p != base {
             // SAFETY: the reservation just made, unused.
             unsafe { (c.free_va)(p, size as usize) };
-            return false;
+            let before = if held {
+                "held free until then"
+            } else {
+                "not held free for it: in use when replay started"
+            };
+            return Err(DeviceError::Call {
+                call: "cuMemAddressReserve",
+                code: -1,
+                message: format!("answered {p:#x}, not the address asked ({before})"),
+            });
         }
         self.map.reserved(base, size);
-        true
+        Ok(true)
     }
 
     /// Maps fresh device memory at `[start, start + len)` (whole granules,

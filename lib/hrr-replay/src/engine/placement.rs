@@ -181,6 +181,8 @@ pub struct Placement {
     reserved: BTreeMap<u64, u64>,
     /// Granule-rounded ranges the device refused to reserve.
     refused: u64,
+    /// The first of those, and the device's reason.
+    first_refusal: Option<String>,
     /// Why nothing can be placed at all, when so (said once, not per allocation).
     unable: Option<String>,
 }
@@ -237,10 +239,15 @@ impl Placement {
         if self.reserved_for(b, e - b) {
             return;
         }
-        if dev.reserve_at(b, e - b).unwrap_or(false) {
+        let answer = dev.reserve_at(b, e - b);
+        if matches!(answer, Ok(true)) {
             self.reserved.insert(b, e);
         } else if parts.len() == 1 {
             self.refused += 1;
+            if self.first_refusal.is_none() {
+                let why = answer.err().map_or_else(|| "not available".into(), |e| e.to_string());
+                self.first_refusal = Some(format!("{b:#x}+{}: {why}", e - b));
+            }
         } else {
             let (left, right) = parts.split_at(parts.len() / 2);
             self.reserve_group(dev, left, align);
@@ -256,6 +263,20 @@ impl Placement {
     /// Granule-rounded recorded ranges the device refused to reserve.
     pub fn refused(&self) -> u64 {
         self.refused
+    }
+
+    /// What a user should know before the replay starts: why nothing can be
+    /// placed, or which reservation the device refused first and why.
+    pub fn note(&self) -> Option<String> {
+        if let Some(why) = &self.unable {
+            return Some(format!("{why}; every allocation is translated"));
+        }
+        self.first_refusal.as_ref().map(|first| {
+            format!(
+                "the device refused {} of the recorded ranges' reservations; the first: {first}",
+                self.refused
+            )
+        })
     }
 
     /// Why no allocation can be placed, when none can.

@@ -459,6 +459,24 @@ mod tests {
         );
     }
 
+    /// A range the device will not reserve is counted, and the first is
+    /// named once with the device's answer.
+    #[test]
+    fn a_refused_range_is_named_once() {
+        let mut dev = MemDevice::new(false);
+        dev.granularity = Some(0x1000);
+        dev.taken.push((0x9000, 0x1000));
+        let p = Placement::reserve(&mut dev, &[(0x1000, 0x1000), (0x9000, 0x100)]);
+        assert_eq!(p.refused(), 1);
+        assert!(p.holds(0x1000, 0x1000));
+        let note = p.note().expect("a refusal is told");
+        assert!(
+            note.contains("refused 1 ") && note.contains("0x9000+4096: not available"),
+            "{note}"
+        );
+        assert_eq!(Placement::reserve(&mut dev, &[]).note(), None);
+    }
+
     #[test]
     fn placed_allocations_translate_to_themselves() {
         let mut dev = MemDevice::new(false);

@@ -202,3 +202,20 @@ fn host_memory_a_graph_kernel_node_writes_is_checked_at_replay() {
     corrupt_host_read(&p, reads[1]["blob"].as_str().unwrap(), 16384);
     replay_and_diff_fail(&p, "d2h : 1 pass (1 exact, 0 within tolerance), 1 fail");
 }
+
+/// An async D2H copy into pinned memory that a launch still pending reached
+/// (a framework's pinned staging buffer): the copy's bytes are device
+/// output at the synchronisation, and the replay's memory for that range
+/// must hold them too, for the check there and for the next launch.
+#[test]
+fn a_copy_into_pinned_memory_a_launch_reached_lands_there_at_replay() {
+    let (_p, ev, (pass, exact, _, fail)) = pipeline("copyin");
+    let reads: Vec<_> = ev.iter().filter(|e| e["op"] == "host_read").collect();
+    assert_eq!(reads.len(), 1, "the copied bytes at the sync: {ev:#?}");
+    assert_eq!(fail, 0);
+    assert_eq!(
+        (pass, exact),
+        (3, 3),
+        "the copy, the host_read and the last D2H"
+    );
+}

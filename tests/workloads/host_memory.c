@@ -14,6 +14,10 @@
  *   graphwrite  fill, the kernel node of an executable graph, writes pinned
  *               host memory; the host reads it after a stream
  *               synchronisation, changes all of it, and launches again
+ *   copyin      saxpy reads x in mapped pinned memory; before the stream is
+ *               synchronised, an async D2H copy writes part of x (what a
+ *               framework's `.item()` does with its pinned staging buffer);
+ *               the host checks it, then saxpy reads the new x
  * Each prints what it checked and ends with ": OK". */
 #include "hrr_workload.h"
 
@@ -198,6 +202,32 @@ static void graphwrite(void) {
     printf("host_memory graphwrite: OK\n");
 }
 
+static void copyin(void) {
+    hipFunction_t fn = kernel("saxpy.so", "saxpy");
+    float *hx, *dx, *dy;
+    CHECK(hipHostMalloc((void **)&hx, N * sizeof(float), hipHostMallocMapped));
+    CHECK(hipHostGetDevicePointer((void **)&dx, hx, 0));
+    CHECK(hipMalloc((void **)&dy, N * sizeof(float)));
+    for (int i = 0; i < N; i++) hx[i] = (float)i;
+    CHECK(hipMemset(dy, 0, N * sizeof(float)));
+    saxpy(fn, 1.0f, dx, dy); /* y = x */
+    /* Into x, on the launch's stream, before its synchronisation: y[0..8) + 0.5. */
+    CHECK(hipMemcpyAsync(hx + 100, dy + 4000, 8 * sizeof(float), hipMemcpyDeviceToHost, NULL));
+    CHECK(hipStreamSynchronize(NULL));
+    for (int i = 0; i < 8; i++) EXPECT(hx[100 + i] == 4000.0f + i, "x[%d] = %g", 100 + i, hx[100 + i]);
+    saxpy(fn, 1.0f, dx, dy); /* y = x + y */
+    static float out[N];
+    CHECK(hipMemcpy(out, dy, sizeof out, hipMemcpyDeviceToHost));
+    for (int i = 0; i < N; i++) {
+        float x = (i >= 100 && i < 108) ? 4000.0f + (i - 100) : (float)i;
+        EXPECT(out[i] == x + (float)i, "y[%d] = %g", i, out[i]);
+    }
+    printf("copyin: y[100] = %g\n", out[100]);
+    CHECK(hipHostFree(hx));
+    CHECK(hipFree(dy));
+    printf("host_memory copyin: OK\n");
+}
+
 int main(int argc, char **argv) {
     CHECK(hipInit(0));
     CHECK(hipSetDevice(0));
@@ -208,8 +238,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(what, "devwrite")) devwrite();
     else if (!strcmp(what, "graph")) graph();
     else if (!strcmp(what, "graphwrite")) graphwrite();
+    else if (!strcmp(what, "copyin")) copyin();
     else {
-        fprintf(stderr, "usage: host_memory mapped|managed|registered|devwrite|graph|graphwrite\n");
+        fprintf(stderr, "usage: host_memory mapped|managed|registered|devwrite|graph|graphwrite|copyin\n");
         return 2;
     }
     return 0;

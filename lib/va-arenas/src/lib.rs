@@ -180,7 +180,16 @@ unsafe fn steer(
             continue;
         }
         // SAFETY: NOREPLACE fails rather than replace any mapping.
-        let p = unsafe { sys_mmap(at as *mut c_void, len, prot, flags | libc::MAP_FIXED_NOREPLACE, fd, off) };
+        let p = unsafe {
+            sys_mmap(
+                at as *mut c_void,
+                len,
+                prot,
+                flags | libc::MAP_FIXED_NOREPLACE,
+                fd,
+                off,
+            )
+        };
         if p as u64 == at {
             return p;
         }

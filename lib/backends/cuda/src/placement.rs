@@ -94,7 +94,12 @@ impl Placer {
 
     /// `cuMemAddressReserve` at exactly `base`; an answer elsewhere is given
     /// back and is an error saying where it was.
-    pub fn reserve_at(&mut self, drv: &CudaDriver, base: u64, size: u64) -> Result<bool, DeviceError> {
+    pub fn reserve_at(
+        &mut self,
+        drv: &CudaDriver,
+        base: u64,
+        size: u64,
+    ) -> Result<bool, DeviceError> {
         let Some(c) = calls(drv) else {
             return Ok(false);
         };

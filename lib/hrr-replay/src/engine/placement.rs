@@ -245,7 +245,9 @@ impl Placement {
         } else if parts.len() == 1 {
             self.refused += 1;
             if self.first_refusal.is_none() {
-                let why = answer.err().map_or_else(|| "not available".into(), |e| e.to_string());
+                let why = answer
+                    .err()
+                    .map_or_else(|| "not available".into(), |e| e.to_string());
                 self.first_refusal = Some(format!("{b:#x}+{}: {why}", e - b));
             }
         } else {

@@ -833,7 +833,8 @@ impl<'a> Replayer<'a> {
                 self.record_timed(e, dev_time)?;
             }
             Dir::D2h => {
-                // The host destination is never translated nor materialised.
+                // The host destination is not materialised; only a recorded
+                // allocation of the runtime's host memory is translated (below).
                 let live = self.device_operand(e, Operand::D2hSrc, src, size)?;
                 // The expected bytes must be as long as the read: checked
                 // before a buffer of `size` bytes is allocated for it.
@@ -868,9 +869,10 @@ impl<'a> Replayer<'a> {
                     .around(timed, dev, stream, |d| d.copy_d2h(buf, live, stream));
                 self.summary.copies.d2h_ms += t0.elapsed().as_secs_f64() * 1e3;
                 self.summary.copies.d2h_bytes += size;
-                let result = r
-                    .map_err(Self::dev_err(e))
-                    .and_then(|dev_time| self.check_d2h(e, blob, buf, dev_time));
+                let result = r.map_err(Self::dev_err(e)).and_then(|dev_time| {
+                    self.land_in_host_memory(e, dst, buf)?;
+                    self.check_d2h(e, blob, buf, dev_time)
+                });
                 if let Some(b) = pinned {
                     self.pinned.give_back(b);
                 }

@@ -5,14 +5,19 @@
 //! there, like a D2H copy's result (counted in the `d2h` summary, and written
 //! to the replay archive for `hrr-diff`).
 //!
-//! Both go through the device's copies: the replay's memory for a recorded
+//! A D2H copy into such a range lands there too, as the application's did:
+//! a launch may read it next, and a `host_read` at the following
+//! synchronisation counts its bytes as the device's (a framework's pinned
+//! staging buffer that a pending launch reached).
+//!
+//! All go through the device's copies: the replay's memory for a recorded
 //! pinned, registered or managed allocation is the device's own (host memory
 //! on the CPU runtime, pinned or managed memory on a GPU), which its copies
 //! reach wherever it lies.
 
 use super::Replayer;
 use crate::engine::error::{EventFailure, Operand, ReplayError};
-use hrr_core::event::Event;
+use hrr_core::event::{Event, MemKind};
 use hrr_core::hex::{Addr, BlobId};
 
 impl Replayer<'_> {
@@ -43,6 +48,30 @@ impl Replayer<'_> {
         self.dev
             .copy_h2d(live, &bytes, None)
             .map_err(Self::dev_err(e))
+    }
+
+    /// Puts a D2H copy's bytes, read from the device, where the application's
+    /// landed, when that is a recorded allocation of the runtime's host
+    /// memory (elsewhere the application's own memory: nothing to keep).
+    pub(super) fn land_in_host_memory(
+        &mut self,
+        e: &Event,
+        dst: Addr,
+        bytes: &[u8],
+    ) -> Result<(), ReplayError> {
+        let live = match self.space.allocs.find(dst.0) {
+            Some(a) if a.mem != MemKind::Device => {
+                self.space.allocs.translate_range(dst.0, bytes.len() as u64)
+            }
+            _ => None,
+        };
+        match live {
+            Some(live) => self
+                .dev
+                .copy_h2d(live, bytes, None)
+                .map_err(Self::dev_err(e)),
+            None => Ok(()),
+        }
     }
 
     /// Replays `host_read`: reads the replay's memory for the range (the

@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 176 entry points.
+// 179 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -48,6 +48,9 @@ macro_rules! cuda_fn {
     (cuMemAddressFree, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAddressFree(ptr: CUdeviceptr, size: usize) -> CUresult } };
     (cuMemCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemCreate(handle: *mut CUmemGenericAllocationHandle, size: usize, prop: *const CUmemAllocationProp, flags: c_ulonglong) -> CUresult } };
     (cuMemRelease, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemRelease(handle: CUmemGenericAllocationHandle) -> CUresult } };
+    (cuMemRetainAllocationHandle, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemRetainAllocationHandle(handle: *mut CUmemGenericAllocationHandle, addr: *mut c_void) -> CUresult } };
+    (cuMemExportToShareableHandle, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemExportToShareableHandle(shareable: *mut c_void, handle: CUmemGenericAllocationHandle, kind: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult } };
+    (cuMemImportFromShareableHandle, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemImportFromShareableHandle(handle: *mut CUmemGenericAllocationHandle, os_handle: *mut c_void, kind: CUmemAllocationHandleType) -> CUresult } };
     (cuMemMap, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemMap(ptr: CUdeviceptr, size: usize, offset: usize, handle: CUmemGenericAllocationHandle, flags: c_ulonglong) -> CUresult } };
     (cuMemUnmap, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemUnmap(ptr: CUdeviceptr, size: usize) -> CUresult } };
     (cuMemSetAccess, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemSetAccess(ptr: CUdeviceptr, size: usize, desc: *const CUmemAccessDesc, count: usize) -> CUresult } };
@@ -207,7 +210,7 @@ macro_rules! cuda_fns {
             cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuCtxSynchronize_v2 cuMemAlloc_v2 cuMemAllocPitch_v2
             cuMemAllocManaged cuMemAllocAsync cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemFree_v2
             cuMemFreeAsync cuMemFreeAsync_ptsz cuMemAllocHost_v2 cuMemHostAlloc cuMemFreeHost cuMemHostRegister_v2
-            cuMemHostUnregister cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemMap
+            cuMemHostUnregister cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemRetainAllocationHandle cuMemExportToShareableHandle cuMemImportFromShareableHandle cuMemMap
             cuMemUnmap cuMemSetAccess cuMemcpyHtoD_v2 cuMemcpyHtoD_v2_ptds cuMemcpyDtoH_v2 cuMemcpyDtoH_v2_ptds
             cuMemcpyDtoD_v2 cuMemcpyDtoD_v2_ptds cuMemcpy cuMemcpy_ptds cuMemcpyPeer cuMemcpyPeer_ptds
             cuMemcpyHtoDAsync_v2 cuMemcpyHtoDAsync_v2_ptsz cuMemcpyDtoHAsync_v2 cuMemcpyDtoHAsync_v2_ptsz cuMemcpyDtoDAsync_v2 cuMemcpyDtoDAsync_v2_ptsz

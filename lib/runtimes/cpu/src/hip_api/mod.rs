@@ -143,6 +143,8 @@ exports! {
     ]
     vmm: [
         hipMemGetAllocationGranularity, hipMemAddressReserve, hipMemAddressFree, hipMemCreate,
-        hipMemRelease, hipMemMap, hipMemUnmap, hipMemSetAccess,
+        hipMemRelease, hipMemMap, hipMemUnmap, hipMemSetAccess, hipMemRetainAllocationHandle,
+        hipMemGetAllocationPropertiesFromHandle, hipMemExportToShareableHandle,
+        hipMemImportFromShareableHandle,
     ]
 }

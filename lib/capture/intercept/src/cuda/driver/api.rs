@@ -305,6 +305,21 @@ driver_api! {
         record |r, api, ret, a| unsafe { rec::vmm_create(r, api, ret, out(ret, a.handle), a.size, a.prop) };
     Lifecycle cuMemRelease,
         record |r, api, ret, a| r.op(api, ret, &Op::MemRelease { handle: Addr(a.handle) });
+    Lifecycle cuMemRetainAllocationHandle,
+        // SAFETY: `handle` is this call's out-parameter, read only after the driver reported success (having written it).
+        record |r, api, ret, a| r.op(api, ret, &Op::MemRetain { ptr: Addr(a.addr as u64), handle: Addr(unsafe { out(ret, a.handle) }) });
+    Free cuMemExportToShareableHandle,
+        record |r, api, ret, a| {
+            // SAFETY: `shareable` is this call's out-parameter of the handle type's shape, read only after the driver reported success (having written it).
+            let shareable = if ret == CUDA_SUCCESS { unsafe { rec::shareable(a.kind, a.shareable, true) } } else { 0 };
+            r.op(api, ret, &Op::MemExport { handle: Addr(a.handle), shareable })
+        };
+    Lifecycle cuMemImportFromShareableHandle,
+        record |r, api, ret, a| {
+            // SAFETY: `os_handle` is the handle the driver just imported, of the handle type's shape; `handle` is this call's out-parameter, read only after success.
+            let (shareable, handle) = unsafe { (rec::shareable(a.kind, a.os_handle, false), out(ret, a.handle)) };
+            r.op(api, ret, &Op::MemImport { handle: Addr(handle), shareable })
+        };
     Lifecycle cuMemMap,
         record |r, api, ret, a| r.op(api, ret, &Op::MemMap { ptr: Addr(a.ptr), size: a.size as u64, offset: a.offset as u64, handle: Addr(a.handle) });
     Lifecycle cuMemUnmap,

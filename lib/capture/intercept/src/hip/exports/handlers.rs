@@ -71,7 +71,8 @@ pub use super::sync::{
     hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
 };
 pub use super::vmm::{
-    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemMap, hipMemRelease,
+    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemExportToShareableHandle,
+    hipMemImportFromShareableHandle, hipMemMap, hipMemRelease, hipMemRetainAllocationHandle,
     hipMemSetAccess, hipMemUnmap,
 };
 
@@ -101,11 +102,11 @@ query_handlers! { args;
     hipDrvPointerGetAttributes, hipMemGetInfo, hipMemPtrGetInfo, hipMemGetAddressRange,
     hipMemRangeGetAttribute, hipMemRangeGetAttributes, hipHostGetDevicePointer, hipHostGetFlags,
     hipMemPoolGetAttribute, hipMemPoolGetAccess, hipMemGetAccess, hipMemGetAllocationGranularity,
-    hipMemGetAllocationPropertiesFromHandle, hipMemRetainAllocationHandle,
+    hipMemGetAllocationPropertiesFromHandle,
     hipGetMipmappedArrayLevel, hipMipmappedArrayGetLevel,
     // Handles exported for another process (the importing side is unrecorded).
     hipIpcGetMemHandle, hipIpcGetEventHandle, hipMemPoolExportToShareableHandle,
-    hipMemPoolExportPointer, hipMemExportToShareableHandle,
+    hipMemPoolExportPointer,
     // Contexts, asked about.
     hipCtxGetCurrent, hipCtxGetDevice, hipCtxGetApiVersion, hipCtxGetCacheConfig,
     hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
@@ -220,7 +221,7 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipGraphExecMemcpyNodeSetParams, hipGraphExecChildGraphNodeSetParams,
     hipGraphExecEventRecordNodeSetEvent, hipGraphExecEventWaitNodeSetEvent,
     // Virtual memory the format has no op for.
-    hipMemMapArrayAsync, hipMemImportFromShareableHandle,
+    hipMemMapArrayAsync,
     // Graphics interop.
     hipGraphicsGLRegisterBuffer, hipGraphicsGLRegisterImage, hipGraphicsMapResources,
     hipGraphicsUnmapResources, hipGraphicsUnregisterResource,

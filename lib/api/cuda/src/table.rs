@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 179 entry points.
+// 183 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -171,6 +171,10 @@ macro_rules! cuda_fn {
     (cuGraphChildGraphNodeGetGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult } };
     (cuGraphEventRecordNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
     (cuGraphEventWaitNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
+    (cuLaunchHostFunc_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc_ptsz(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
+    (cuStreamAddCallback, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
+    (cuStreamAddCallback_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback_ptsz(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
+    (cuCtxEnablePeerAccess, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
     (cuGetProcAddress, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: cuuint64_t) -> CUresult } };
@@ -230,7 +234,7 @@ macro_rules! cuda_fns {
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
-            cuLaunchHostFunc
+            cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
             cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName

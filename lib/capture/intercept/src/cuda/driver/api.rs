@@ -341,8 +341,7 @@ driver_api! {
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, None) };
     Free cuMemcpyPeer | cuMemcpyPeer_ptds,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
+        record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, None);
     Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
@@ -361,8 +360,7 @@ driver_api! {
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyPeerAsync | cuMemcpyPeerAsync_ptsz,
         stream |a| a.stream,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
+        record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, Some(a.stream));
 
     // ------------------------------------------------------------ memsets
     Free cuMemsetD8_v2 | cuMemsetD8_v2_ptds,
@@ -553,7 +551,18 @@ driver_api! {
     // runtime asks at its initialisation), never wrapped.
     Free cuGetExportTable,
         track |_, _, _| hrr_interpose::unrecorded::export_table();
-    Count cuLaunchHostFunc;
+    // Host functions: ordering points (replay enqueues a no-op in their
+    // place). Into a capturing stream they become a graph's host node.
+    Free cuLaunchHostFunc | cuLaunchHostFunc_ptsz,
+        stream |a| a.stream,
+        record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
+    Free cuStreamAddCallback | cuStreamAddCallback_ptsz,
+        stream |a| a.stream,
+        record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
+    // Peer access: recorded with the peer's device (replay on one device
+    // has none to enable).
+    Free cuCtxEnablePeerAccess,
+        record |r, api, ret, a| r.op(api, ret, &Op::PeerAccess { peer: rec::ctx_device(a.peer as u64).unwrap_or(-1) });
 
     // ------------------------------------------------------------ stream capture and graphs
     // Capture is tracked at any depth (the runtime's cudaStreamBeginCapture

@@ -118,6 +118,33 @@ pub fn track_context(ret: CUresult, ctx: u64, device: i32) {
     }
 }
 
+/// The device of context `ctx`, from its creation.
+pub fn ctx_device(ctx: u64) -> Option<i32> {
+    contexts(|m| m.get(&ctx).copied())
+}
+
+/// Records a peer copy (`cuMemcpyPeer`): device to device, each side with
+/// its context's device where known.
+pub fn copy_peer(
+    r: &Recorder,
+    api: &str,
+    ret: CUresult,
+    (dst, dst_ctx): (u64, u64),
+    (src, src_ctx): (u64, u64),
+    n: usize,
+    stream: Option<CUstream>,
+) {
+    let op = Op::MemcpyPeer {
+        dst: Addr(dst),
+        src: Addr(src),
+        size: n as u64,
+        stream: stream.map(|st| Addr(s(st))),
+        dst_device: ctx_device(dst_ctx),
+        src_device: ctx_device(src_ctx),
+    };
+    r.op(api, ret, &op);
+}
+
 /// Records a context created (or the primary one retained) on `device`.
 pub fn ctx_create(r: &Recorder, api: &str, ret: CUresult, ctx: u64, device: i32) {
     r.op(

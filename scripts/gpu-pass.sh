@@ -71,7 +71,7 @@ fi
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured graph_nodes_driver graph_host_memory)
+    graph_captured graph_nodes_driver graph_host_memory driver_api_extra)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -79,7 +79,7 @@ build_one() {
         # nvcc's default: the CUDA runtime linked statically.
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
-        driver_ptx | driver_vmm | graph_nodes_driver) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        driver_ptx | driver_vmm | graph_nodes_driver | driver_api_extra) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -244,6 +244,22 @@ check_vmm() {
 }
 CHECK=check_vmm
 run_case driver_vmm driver_vmm
+
+# NCCL's handles, host functions and callbacks between kernels, peer copies
+# on device 0: each recorded (nothing unrecorded), the replay byte-exact.
+check_api_extra() {
+    local r e i h p
+    r=$(events_with "$2" '"op":"mem_retain"')
+    e=$(events_with "$2" '"op":"mem_export"')
+    i=$(events_with "$2" '"op":"mem_import"')
+    h=$(events_with "$2" '"op":"host_func"')
+    p=$(events_with "$2" '"op":"memcpy_peer"')
+    [ "$r" -ge 3 ] && [ "$e" -ge 1 ] && [ "$i" -ge 1 ] && [ "$h" -ge 6 ] && [ "$p" -ge 6 ] ||
+        { echo "events: mem_retain $r, mem_export $e, mem_import $i, host_func $h, memcpy_peer $p"; return 1; }
+    ! grep -q '"unrecorded"' "$2/manifest.json" || { echo "unrecorded calls: $(grep -o '"unrecorded":{[^}]*}' "$2/manifest.json")"; return 1; }
+}
+CHECK=check_api_extra
+run_case driver_api_extra driver_api_extra
 
 # cuBLAS: its kernels reach the driver directly.
 check_cublas() {

@@ -21,6 +21,7 @@ mod hsa_regions;
 mod nondeterminism;
 mod partial;
 mod placement;
+mod programs_api;
 mod replay_diff;
 mod seed;
 mod self_profile;

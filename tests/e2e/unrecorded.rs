@@ -99,17 +99,17 @@ fn unrecorded_calls_are_counted_and_reported() {
         .unwrap_or_else(|| panic!("no summary:\n{cap_err}"));
     assert_eq!(
         lines.get(summary + 1).copied(),
-        Some("unrecorded : 2 calls (hipGraphAddHostNode \u{d7}2)"),
+        Some("unrecorded : 2 calls (hipMemAdvise \u{d7}2)"),
         "hrr-cap's line after its summary:\n{cap_err}"
     );
     let m = read_manifest(&p.cap());
     assert_eq!(
         m["unrecorded"],
-        serde_json::json!({"hipGraphAddHostNode": 2}),
+        serde_json::json!({"hipMemAdvise": 2}),
         "{m}"
     );
     assert!(
-        apis(&p.events("cap.hrr"), "hipGraphAddHostNode").is_empty(),
+        apis(&p.events("cap.hrr"), "hipMemAdvise").is_empty(),
         "forwarded, not recorded"
     );
 
@@ -117,7 +117,7 @@ fn unrecorded_calls_are_counted_and_reported() {
     let out = p.last_stdout();
     assert_eq!(
         line_before_summary(&out),
-        "unrecorded : 2 calls (hipGraphAddHostNode \u{d7}2)",
+        "unrecorded : 2 calls (hipMemAdvise \u{d7}2)",
         "{out}"
     );
     let json = p
@@ -130,7 +130,7 @@ fn unrecorded_calls_are_counted_and_reported() {
     let v: Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(
         v["unrecorded"],
-        serde_json::json!({"calls": 2, "by_entry_point": {"hipGraphAddHostNode": 2}}),
+        serde_json::json!({"calls": 2, "by_entry_point": {"hipMemAdvise": 2}}),
         "{v}"
     );
 
@@ -138,7 +138,7 @@ fn unrecorded_calls_are_counted_and_reported() {
     let err = String::from_utf8_lossy(&strict.get_output().stderr).into_owned();
     assert!(
         err.contains("hrr-play: fatal: cap.hrr:")
-            && err.contains("2 calls (hipGraphAddHostNode \u{d7}2)")
+            && err.contains("2 calls (hipMemAdvise \u{d7}2)")
             && err.contains("--strict"),
         "a clear message:\n{err}"
     );

@@ -631,6 +631,37 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         } => {
             o.addr("ptr", ptr.0).u64("size", *size).addr("pool", pool.0);
         }
+        Op::MemRetain { ptr, handle } => {
+            o.addr("ptr", ptr.0).addr("handle", handle.0);
+        }
+        Op::MemExport { handle, shareable } | Op::MemImport { handle, shareable } => {
+            o.addr("handle", handle.0).u64("shareable", *shareable);
+        }
+        Op::HostFunc { stream } => {
+            o.addr("stream", stream.0);
+        }
+        Op::MemcpyPeer {
+            dst,
+            src,
+            size,
+            stream,
+            dst_device,
+            src_device,
+        } => {
+            o.addr("dst", dst.0).addr("src", src.0).u64("size", *size);
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+            if let Some(d) = dst_device {
+                o.i64("dst_device", (*d).into());
+            }
+            if let Some(d) = src_device {
+                o.i64("src_device", (*d).into());
+            }
+        }
+        Op::PeerAccess { peer } => {
+            o.i64("peer", (*peer).into());
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

@@ -428,6 +428,35 @@ macro_rules! op_table {
                 /// Its length in bytes.
                 size: u64,
             },
+            /// The handle of the physical allocation mapped at `ptr`, retained
+            /// (`cuMemRetainAllocationHandle`, `hipMemRetainAllocationHandle`):
+            /// one more reference to that allocation, dropped by a `mem_release`
+            /// of `handle`.
+            MemRetain "mem_retain" {
+                /// An address inside the mapping.
+                ptr: Addr,
+                /// The handle the call returned.
+                handle: Addr,
+            },
+            /// A physical allocation exported as a shareable handle
+            /// (`cuMemExportToShareableHandle`, `hipMemExportToShareableHandle`).
+            MemExport "mem_export" {
+                /// The allocation's handle.
+                handle: Addr,
+                /// The shareable handle: a file descriptor's number, or a hash of
+                /// the bytes of a handle that is a struct (fabric handles).
+                shareable: u64,
+            },
+            /// A physical allocation imported from a shareable handle exported in
+            /// this process (`cuMemImportFromShareableHandle`,
+            /// `hipMemImportFromShareableHandle`): `handle` is one more reference
+            /// to the allocation last exported as `shareable`.
+            MemImport "mem_import" {
+                /// The handle the call returned.
+                handle: Addr,
+                /// The shareable handle imported, as `mem_export` wrote it.
+                shareable: u64,
+            },
             /// Access granted to a mapped range (`cuMemSetAccess`).
             MemAccess "mem_access" {
                 /// The range's start.
@@ -615,6 +644,39 @@ macro_rules! op_table {
                 stream: Addr,
             },
             // ------------------------------------------------------------------
+            // Host functions and peers.
+            /// A host function enqueued on a stream (`cuLaunchHostFunc`,
+            /// `cuStreamAddCallback`, `hipStreamAddCallback`, …): an ordering
+            /// point. Its code is the application's and is not replayed; what it
+            /// hands the device travels through recorded calls (and `host_write`).
+            HostFunc "host_func" {
+                /// The stream (0: the default stream).
+                #[wire(default = Addr(0))]
+                stream: Addr,
+            },
+            /// A copy between the memory of two devices (`cuMemcpyPeer`,
+            /// `hipMemcpyPeer`, …): device to device, `dst` on `dst_device` and
+            /// `src` on `src_device`.
+            MemcpyPeer "memcpy_peer" {
+                /// Destination address.
+                dst: Addr,
+                /// Source address.
+                src: Addr,
+                /// Bytes copied.
+                size: u64,
+                /// The stream, for an asynchronous copy (absent: synchronous).
+                stream: Option<Addr>,
+                /// The destination's device ordinal, when known.
+                dst_device: Option<i32>,
+                /// The source's device ordinal, when known.
+                src_device: Option<i32>,
+            },
+            /// Access to `peer`'s memory enabled for the current device
+            /// (`cuCtxEnablePeerAccess`, `hipDeviceEnablePeerAccess`).
+            PeerAccess "peer_access" {
+                /// The peer device's ordinal (-1: a context whose device is unknown).
+                peer: i32,
+            },
             /// The end of a complete capture.
             Eof "eof" {
                 /// Events recorded before it.

@@ -194,6 +194,14 @@ pub trait Device {
     fn stream_wait_event(&mut self, stream: Handle, event: Handle) -> Result<(), DeviceError>;
     /// Waits until all the device's work is done.
     fn device_sync(&mut self) -> Result<(), DeviceError>;
+    /// Enqueues a host function that does nothing on `stream`, where the
+    /// application enqueued its own (`host_func`): later work of the
+    /// stream waits for it as it waited for the application's. The default
+    /// enqueues nothing (a device whose streams run in order anyway).
+    fn host_func(&mut self, stream: Handle) -> Result<(), DeviceError> {
+        let _ = stream;
+        Ok(())
+    }
 
     /// A new event.
     fn event_create(&mut self) -> Result<Handle, DeviceError>;

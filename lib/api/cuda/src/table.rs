@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 176 entry points.
+// 183 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -48,6 +48,9 @@ macro_rules! cuda_fn {
     (cuMemAddressFree, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAddressFree(ptr: CUdeviceptr, size: usize) -> CUresult } };
     (cuMemCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemCreate(handle: *mut CUmemGenericAllocationHandle, size: usize, prop: *const CUmemAllocationProp, flags: c_ulonglong) -> CUresult } };
     (cuMemRelease, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemRelease(handle: CUmemGenericAllocationHandle) -> CUresult } };
+    (cuMemRetainAllocationHandle, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemRetainAllocationHandle(handle: *mut CUmemGenericAllocationHandle, addr: *mut c_void) -> CUresult } };
+    (cuMemExportToShareableHandle, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemExportToShareableHandle(shareable: *mut c_void, handle: CUmemGenericAllocationHandle, kind: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult } };
+    (cuMemImportFromShareableHandle, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemImportFromShareableHandle(handle: *mut CUmemGenericAllocationHandle, os_handle: *mut c_void, kind: CUmemAllocationHandleType) -> CUresult } };
     (cuMemMap, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemMap(ptr: CUdeviceptr, size: usize, offset: usize, handle: CUmemGenericAllocationHandle, flags: c_ulonglong) -> CUresult } };
     (cuMemUnmap, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemUnmap(ptr: CUdeviceptr, size: usize) -> CUresult } };
     (cuMemSetAccess, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemSetAccess(ptr: CUdeviceptr, size: usize, desc: *const CUmemAccessDesc, count: usize) -> CUresult } };
@@ -168,6 +171,10 @@ macro_rules! cuda_fn {
     (cuGraphChildGraphNodeGetGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult } };
     (cuGraphEventRecordNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
     (cuGraphEventWaitNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventWaitNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
+    (cuLaunchHostFunc_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc_ptsz(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
+    (cuStreamAddCallback, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
+    (cuStreamAddCallback_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback_ptsz(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
+    (cuCtxEnablePeerAccess, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
     (cuGetProcAddress, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: cuuint64_t) -> CUresult } };
@@ -207,7 +214,7 @@ macro_rules! cuda_fns {
             cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuCtxSynchronize_v2 cuMemAlloc_v2 cuMemAllocPitch_v2
             cuMemAllocManaged cuMemAllocAsync cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemFree_v2
             cuMemFreeAsync cuMemFreeAsync_ptsz cuMemAllocHost_v2 cuMemHostAlloc cuMemFreeHost cuMemHostRegister_v2
-            cuMemHostUnregister cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemMap
+            cuMemHostUnregister cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemRetainAllocationHandle cuMemExportToShareableHandle cuMemImportFromShareableHandle cuMemMap
             cuMemUnmap cuMemSetAccess cuMemcpyHtoD_v2 cuMemcpyHtoD_v2_ptds cuMemcpyDtoH_v2 cuMemcpyDtoH_v2_ptds
             cuMemcpyDtoD_v2 cuMemcpyDtoD_v2_ptds cuMemcpy cuMemcpy_ptds cuMemcpyPeer cuMemcpyPeer_ptds
             cuMemcpyHtoDAsync_v2 cuMemcpyHtoDAsync_v2_ptsz cuMemcpyDtoHAsync_v2 cuMemcpyDtoHAsync_v2_ptsz cuMemcpyDtoDAsync_v2 cuMemcpyDtoDAsync_v2_ptsz
@@ -227,7 +234,7 @@ macro_rules! cuda_fns {
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
-            cuLaunchHostFunc
+            cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
             cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName

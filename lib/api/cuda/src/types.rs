@@ -46,6 +46,11 @@ pub type CUmemPool_attribute = c_int;
 pub type CUgraphExec = *mut c_void;
 /// `CUhostFn`: `void (*)(void *userData)`, nullable.
 pub type CUhostFn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+/// `CUstreamCallback`: `void (*)(CUstream, CUresult, void *userData)`, nullable.
+pub type CUstreamCallback =
+    Option<unsafe extern "C" fn(stream: CUstream, status: CUresult, user_data: *mut c_void)>;
+/// `CUmemAllocationHandleType` (a C enum).
+pub type CUmemAllocationHandleType = c_int;
 
 /// Declares structs the table only passes by pointer: opaque here.
 macro_rules! opaque {

@@ -34,6 +34,9 @@
 pub mod capture;
 pub mod cuda;
 pub mod hip;
+// FFI: the trampolines host functions run through.
+#[allow(unsafe_code)]
+pub mod host_funcs;
 pub mod hsa;
 // FFI: reads the parameters a launch's caller passed by pointer.
 #[allow(unsafe_code)]

@@ -1310,6 +1310,34 @@ mod tests {
                 pool: s,
                 stream: Addr(0),
             },
+            Op::MemRetain { ptr: a, handle: s },
+            Op::MemExport {
+                handle: s,
+                shareable: 7,
+            },
+            Op::MemImport {
+                handle: s,
+                shareable: u64::MAX,
+            },
+            Op::HostFunc { stream: s },
+            Op::HostFunc { stream: Addr(0) },
+            Op::MemcpyPeer {
+                dst: a,
+                src: a,
+                size: 4096,
+                stream: Some(s),
+                dst_device: Some(0),
+                src_device: Some(1),
+            },
+            Op::MemcpyPeer {
+                dst: a,
+                src: a,
+                size: 1,
+                stream: None,
+                dst_device: None,
+                src_device: Some(-1),
+            },
+            Op::PeerAccess { peer: 1 },
             Op::Eof { events: 42 },
         ]
     }

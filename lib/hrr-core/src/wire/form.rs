@@ -135,6 +135,14 @@ macro_rules! wire_keys {
             attr: u32 => u32,
             /// `pool_attr`: the attribute's value.
             attr_value: u64 => uint,
+            /// `mem_export`, `mem_import`: the shareable handle.
+            shareable: u64 => uint,
+            /// `memcpy_peer`: the destination's device.
+            dst_device: i32 => i32,
+            /// `memcpy_peer`: the source's device.
+            src_device: i32 => i32,
+            /// `peer_access`: the peer device.
+            peer: i32 => i32,
         }
     };
 }

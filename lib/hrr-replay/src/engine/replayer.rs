@@ -696,6 +696,44 @@ impl<'a> Replayer<'a> {
                 .map_err(|w| Self::fatal(e, w))?,
             // Mappings are made accessible as they are mapped.
             Op::MemAccess { .. } => {}
+            Op::MemRetain { ptr, handle } => self
+                .vmm
+                .retain(ptr.0, handle.0)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::MemExport { handle, shareable } => self
+                .vmm
+                .export(handle.0, *shareable)
+                .map_err(|w| Self::fatal(e, w))?,
+            Op::MemImport { handle, shareable } => self
+                .vmm
+                .import(handle.0, *shareable)
+                .map_err(|w| Self::fatal(e, w))?,
+            // The application's host code is not replayed: a no-op at the
+            // same place of the stream keeps its order.
+            Op::HostFunc { stream } => {
+                let stream = self.stream(e, Some(*stream))?.unwrap_or(0);
+                self.dev.host_func(stream).map_err(Self::dev_err(e))?;
+            }
+            Op::MemcpyPeer {
+                dst,
+                src,
+                size,
+                stream,
+                dst_device,
+                src_device,
+            } => {
+                if dst_device.unwrap_or(0) != 0 || src_device.unwrap_or(0) != 0 {
+                    self.summary.warnings.push(format!(
+                        "event {}: memcpy_peer between devices {} and {}: replay uses one device",
+                        e.seq,
+                        src_device.unwrap_or(0),
+                        dst_device.unwrap_or(0)
+                    ));
+                }
+                self.memcpy(e, Dir::D2d, *dst, *src, *size, *stream, None)?;
+            }
+            // One device: no peer to enable.
+            Op::PeerAccess { .. } => {}
             Op::Global {
                 module,
                 name,
@@ -1873,6 +1911,131 @@ mod tests {
         let (s, e) = replay_result(b, &mut MemDevice::new(false));
         assert!(e.is_none(), "{e:?}");
         assert_eq!(s.replayed, 11);
+    }
+
+    /// NCCL's free: the handle retained from the address and released,
+    /// unmapped, released again. Each release drops one reference; the
+    /// replay's allocation goes once, with the last.
+    #[test]
+    fn retained_handles_are_counted_like_the_drivers() {
+        let data = pattern(4096, 5);
+        let release = |b: ArchiveBuilder, h: u64| {
+            b.event("cuMemRelease", Op::MemRelease { handle: Addr(h) }, vec![])
+        };
+        let retain = |b: ArchiveBuilder| {
+            b.event(
+                "cuMemRetainAllocationHandle",
+                Op::MemRetain {
+                    ptr: Addr(VA + CHUNK + 64),
+                    handle: Addr(0xa2),
+                },
+                vec![],
+            )
+        };
+        let mut b = expandable(ArchiveBuilder::new(Platform::Nvidia)).h2d(VA + CHUNK, &data);
+        b = retain(b);
+        b = release(b, 0xa2);
+        b = b.d2h(VA + CHUNK, &data);
+        b = b.event(
+            "cuMemUnmap",
+            Op::MemUnmap {
+                ptr: Addr(VA + CHUNK),
+                size: CHUNK,
+            },
+            vec![],
+        );
+        b = release(b, 0xa2);
+        let mut dev = MemDevice::new(false);
+        let (s, e) = replay_result(b.clone(), &mut dev);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        // A third release is one more than the references.
+        let (_, e) = replay_result(release(b, 0xa2), &mut MemDevice::new(false));
+        assert!(chain(&e.unwrap()).to_string().contains("never created"));
+        // Released while mapped, retained again from the mapping.
+        let b = retain(release(
+            expandable(ArchiveBuilder::new(Platform::Nvidia)),
+            0xa2,
+        ))
+        .h2d(VA + CHUNK, &data)
+        .d2h(VA + CHUNK, &data);
+        let b = release(b, 0xa2);
+        let (s, e) = replay_result(b, &mut MemDevice::new(false));
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(s.d2h_exact, 1);
+        // Nothing mapped there.
+        let b = ArchiveBuilder::new(Platform::Nvidia).event(
+            "cuMemRetainAllocationHandle",
+            Op::MemRetain {
+                ptr: Addr(VA),
+                handle: Addr(0xa2),
+            },
+            vec![],
+        );
+        let (_, e) = replay_result(b, &mut MemDevice::new(false));
+        assert!(chain(&e.unwrap()).to_string().contains("nothing is mapped"));
+    }
+
+    /// A handle exported and imported in one process is the same memory:
+    /// mapped twice, a write through one mapping reads back through the
+    /// other.
+    #[test]
+    fn an_imported_handle_is_the_exported_allocation() {
+        let data = pattern(4096, 9);
+        let b = expandable(ArchiveBuilder::new(Platform::Nvidia))
+            .event(
+                "cuMemExportToShareableHandle",
+                Op::MemExport {
+                    handle: Addr(0xa1),
+                    shareable: 17,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemImportFromShareableHandle",
+                Op::MemImport {
+                    handle: Addr(0xb1),
+                    shareable: 17,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemMap",
+                Op::MemMap {
+                    ptr: Addr(VA + 2 * CHUNK),
+                    size: CHUNK,
+                    offset: 0,
+                    handle: Addr(0xb1),
+                },
+                vec![],
+            )
+            .h2d(VA, &data)
+            .d2h(VA + 2 * CHUNK, &data)
+            .event(
+                "cuMemRelease",
+                Op::MemRelease { handle: Addr(0xa1) },
+                vec![],
+            )
+            .event(
+                "cuMemRelease",
+                Op::MemRelease { handle: Addr(0xb1) },
+                vec![],
+            );
+        let mut dev = MemDevice::new(false);
+        let (s, e) = replay_result(b, &mut dev);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        // Never exported.
+        let b = ArchiveBuilder::new(Platform::Nvidia).event(
+            "cuMemImportFromShareableHandle",
+            Op::MemImport {
+                handle: Addr(0xb1),
+                shareable: 18,
+            },
+            vec![],
+        );
+        let (_, e) = replay_result(b, &mut MemDevice::new(false));
+        assert!(chain(&e.unwrap()).to_string().contains("never exported"));
     }
 
     #[test]

@@ -282,6 +282,8 @@ fn virtual_memory_globals_launch_attributes_and_counted_calls() {
             ("cuMemcpyHtoD_v2", "memcpy"),
             ("cuModuleGetFunction", "function"),
             ("cuLaunchKernelEx", "launch"),
+            ("cuLaunchHostFunc", "host_func"),
+            ("cuLaunchHostFunc", "host_func"),
             ("cuMemUnmap", "mem_unmap"),
             ("cuMemRelease", "mem_release"),
             ("cuMemRelease", "mem_release"),
@@ -352,9 +354,10 @@ fn virtual_memory_globals_launch_attributes_and_counted_calls() {
         vec![0],
         "a pointer into the reservation is a pointer"
     );
-    assert_eq!(
-        c.manifest.unrecorded,
-        [("cuLaunchHostFunc".to_string(), 2)].into_iter().collect()
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "host functions are recorded: {:?}",
+        c.manifest.unrecorded
     );
 }
 

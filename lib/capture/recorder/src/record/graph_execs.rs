@@ -95,7 +95,7 @@ impl Recorder {
     pub fn graph_exec(&self, api: &str, exec: u64, graph: u64, host_nodes: usize, rec: ExecRecord) {
         if host_nodes > 0 {
             self.warn(&format!(
-                "{api}: graph {graph:#x} has {host_nodes} host node(s): host functions are not recorded, and replay runs nothing in their place"
+                "{api}: graph {graph:#x} has {host_nodes} host node(s): host functions are not replayed, an empty node keeps their place"
             ));
         }
         for n in &rec.nodes {

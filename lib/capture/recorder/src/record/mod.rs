@@ -4,7 +4,8 @@
 //! [`handle_hasher`]), launch arguments ([`kernel_args`]) and the launch
 //! lines they make ([`event_line`]: arguments scanned for pointers, the
 //! launch-head cache), the repeat-launch path ([`launch_memo`]), host
-//! memory kernels read and write ([`host_memory`]), 2D/3D copies
+//! memory kernels read and write ([`host_memory`]) and the host functions
+//! that may write it ([`host_funcs`]), 2D/3D copies
 //! ([`rect`]), memory pools ([`pools`]) and executable graphs
 //! ([`graph_execs`], read back by [`graph_walk`]).
 
@@ -13,6 +14,7 @@ pub mod event_line;
 pub mod graph_execs;
 pub mod graph_walk;
 pub mod handle_hasher;
+pub mod host_funcs;
 // Reads the tracked host ranges themselves (see its `track`).
 #[allow(unsafe_code)]
 pub mod host_memory;

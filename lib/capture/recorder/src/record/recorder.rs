@@ -398,6 +398,14 @@ impl Recorder {
     /// (managed memory), before work on `stream` that may read it; those
     /// ranges are then pending until `stream` is synchronised.
     pub(crate) fn host_writes(&self, api: &str, stream: u64, words: impl Iterator<Item = u64>) {
+        // What host functions enqueued before this launch wrote is for it
+        // to read: they run first.
+        if !super::host_funcs::HOST_FUNCS.wait_for_earlier(super::host_funcs::WAIT) {
+            self.warn(&format!(
+                "{api}: a host function enqueued before it has not run after {:?}: what it writes to host memory is recorded later",
+                super::host_funcs::WAIT
+            ));
+        }
         let record = |d: host_memory::Dirty, bytes: &[u8]| {
             if let Some(blob) = self.put_blob("host memory", bytes) {
                 let op = Op::HostWrite {

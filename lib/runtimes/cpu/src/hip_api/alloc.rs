@@ -321,3 +321,20 @@ pub(super) unsafe fn hipMemPtrGetInfo(a: args::hipMemPtrGetInfo) -> HipError {
         unsafe { put(size, s) }
     })
 }
+
+/// `hipMemAdvise`: a placement hint; this runtime's memory is all the
+/// host's, so there is nothing to place. Checked and accepted.
+pub(super) unsafe fn hipMemAdvise(a: args::hipMemAdvise) -> HipError {
+    let args::hipMemAdvise {
+        dev_ptr,
+        count,
+        advice: _,
+        device,
+    } = a;
+    guard(|| {
+        if dev_ptr.is_null() || count == 0 || !(-1..=0).contains(&device) {
+            return Err(err::INVALID_VALUE);
+        }
+        Ok(())
+    })
+}

@@ -158,3 +158,45 @@ memsets! {
     hipMemsetD32 { dest, value, count } => (dest, value as u32, count, 4, SYNC),
     hipMemsetD32Async { dst, value, count, stream } => (dst, value as u32, count, 4, stream),
 }
+
+/// Both devices of a peer copy must be this runtime's one device.
+fn device_zero(ids: [std::ffi::c_int; 2]) -> Result<(), HipError> {
+    if ids == [0, 0] {
+        Ok(())
+    } else {
+        Err(err::INVALID_DEVICE)
+    }
+}
+
+/// `hipMemcpyPeer` on the one device: a device-to-device copy.
+pub(super) unsafe fn hipMemcpyPeer(a: args::hipMemcpyPeer) -> HipError {
+    let args::hipMemcpyPeer {
+        dst,
+        dstDeviceId,
+        src,
+        srcDeviceId,
+        sizeBytes,
+    } = a;
+    guard(|| {
+        device_zero([dstDeviceId, srcDeviceId])?;
+        // SAFETY: HIP contract for the copy's operands.
+        unsafe { memcpy(dst, src, sizeBytes, ffi::MEMCPY_DEVICE_TO_DEVICE, SYNC) }
+    })
+}
+
+/// `hipMemcpyPeerAsync` on the one device: a device-to-device copy on `stream`.
+pub(super) unsafe fn hipMemcpyPeerAsync(a: args::hipMemcpyPeerAsync) -> HipError {
+    let args::hipMemcpyPeerAsync {
+        dst,
+        dstDeviceId,
+        src,
+        srcDevice,
+        sizeBytes,
+        stream,
+    } = a;
+    guard(|| {
+        device_zero([dstDeviceId, srcDevice])?;
+        // SAFETY: HIP contract for the copy's operands.
+        unsafe { memcpy(dst, src, sizeBytes, ffi::MEMCPY_DEVICE_TO_DEVICE, stream) }
+    })
+}

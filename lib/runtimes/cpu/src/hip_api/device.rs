@@ -243,3 +243,35 @@ pub(super) unsafe fn hipCtxSynchronize(a: args::hipCtxSynchronize) -> HipError {
     let args::hipCtxSynchronize {} = a;
     guard(|| rt()?.device_synchronize())
 }
+
+/// `hipDeviceCanAccessPeer`: one device, which is not its own peer (as on
+/// ROCm and CUDA).
+pub(super) unsafe fn hipDeviceCanAccessPeer(a: args::hipDeviceCanAccessPeer) -> HipError {
+    let args::hipDeviceCanAccessPeer {
+        canAccessPeer,
+        deviceId,
+        peerDeviceId,
+    } = a;
+    guard(|| {
+        if deviceId != 0 || peerDeviceId != 0 {
+            return Err(err::INVALID_DEVICE);
+        }
+        // SAFETY: HIP contract for the out-parameter.
+        unsafe { put(canAccessPeer, 0) }
+    })
+}
+
+/// `hipDeviceEnablePeerAccess`: a device is not its own peer
+/// (`hipErrorInvalidDevice`, as on ROCm), and there is no other.
+pub(super) unsafe fn hipDeviceEnablePeerAccess(a: args::hipDeviceEnablePeerAccess) -> HipError {
+    let args::hipDeviceEnablePeerAccess {
+        peerDeviceId: _,
+        flags,
+    } = a;
+    guard(|| {
+        if flags != 0 {
+            return Err(err::INVALID_VALUE);
+        }
+        Err(err::INVALID_DEVICE)
+    })
+}

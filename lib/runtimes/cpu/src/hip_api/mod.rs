@@ -81,19 +81,21 @@ exports! {
     device: [
         hipInit, hipGetDeviceCount, hipGetDevice, hipSetDevice, hipDeviceGet, hipDeviceGetName,
         hipDeviceSynchronize, hipDeviceReset, hipGetDeviceProperties, hipDeviceGetAttribute,
-        hipDriverGetVersion, hipRuntimeGetVersion, hipCtxSynchronize,
+        hipDriverGetVersion, hipRuntimeGetVersion, hipCtxSynchronize, hipDeviceCanAccessPeer,
+        hipDeviceEnablePeerAccess,
     ]
     alloc: [
         hipMalloc, hipFree, hipMallocManaged, hipHostMalloc, hipMallocHost, hipMemAllocHost,
         hipHostAlloc, hipHostFree, hipFreeHost, hipMallocAsync, hipFreeAsync, hipHostRegister,
         hipHostUnregister, hipHostGetDevicePointer, hipMemGetInfo, hipPointerGetAttributes,
-        hipMemGetAddressRange, hipMemPtrGetInfo,
+        hipMemGetAddressRange, hipMemPtrGetInfo, hipMemAdvise,
     ]
     copy: [
         hipMemcpy, hipMemcpyAsync, hipMemcpyHtoD, hipMemcpyDtoH, hipMemcpyDtoD,
         hipMemcpyHtoDAsync, hipMemcpyDtoHAsync, hipMemcpyDtoDAsync, hipMemcpy2D,
         hipMemcpy2DAsync, hipMemset, hipMemsetAsync, hipMemsetD8, hipMemsetD8Async,
-        hipMemsetD16, hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async,
+        hipMemsetD16, hipMemsetD16Async, hipMemsetD32, hipMemsetD32Async, hipMemcpyPeer,
+        hipMemcpyPeerAsync,
     ]
     pools: [
         hipMemPoolCreate, hipMemPoolDestroy, hipMemPoolTrimTo, hipMemPoolSetAttribute,
@@ -111,7 +113,7 @@ exports! {
     streams: [
         hipStreamCreateWithFlags, hipStreamCreate, hipStreamCreateWithPriority,
         hipExtStreamCreateWithCUMask, hipStreamDestroy, hipStreamSynchronize, hipStreamQuery,
-        hipStreamWaitEvent,
+        hipStreamWaitEvent, hipStreamAddCallback,
     ]
     events: [
         hipEventCreateWithFlags, hipEventCreate, hipEventDestroy, hipEventRecord,
@@ -143,6 +145,8 @@ exports! {
     ]
     vmm: [
         hipMemGetAllocationGranularity, hipMemAddressReserve, hipMemAddressFree, hipMemCreate,
-        hipMemRelease, hipMemMap, hipMemUnmap, hipMemSetAccess,
+        hipMemRelease, hipMemMap, hipMemUnmap, hipMemSetAccess, hipMemRetainAllocationHandle,
+        hipMemGetAllocationPropertiesFromHandle, hipMemExportToShareableHandle,
+        hipMemImportFromShareableHandle,
     ]
 }

@@ -1,6 +1,9 @@
 //! Streams: in-order queues, each with a worker thread.
 
+use std::ffi::c_void;
+
 use ::hip_api::args;
+use ::hip_api::types::{hipError_t, hipStream_t};
 
 use super::put;
 use crate::error::guard;
@@ -79,5 +82,49 @@ pub(super) unsafe fn hipStreamWaitEvent(a: args::hipStreamWaitEvent) -> HipError
             return Err(err::INVALID_VALUE);
         }
         rt()?.stream_wait_event(stream as usize, event as usize)
+    })
+}
+
+/// What a stream callback is called with.
+struct StreamCallback {
+    callback: unsafe extern "C" fn(hipStream_t, hipError_t, *mut c_void),
+    stream: hipStream_t,
+    data: *mut c_void,
+}
+
+/// Runs a [`StreamCallback`] as a stream's host op. The callback is kept
+/// (a few bytes per call): a captured one runs at every launch of its graph.
+unsafe extern "C" fn run_callback(p: *mut c_void) {
+    // SAFETY: `p` is the leaked `StreamCallback` of `hipStreamAddCallback`.
+    let c = unsafe { &*p.cast::<StreamCallback>() };
+    // SAFETY: the application's callback with its data (its contract).
+    unsafe { (c.callback)(c.stream, ::hip_api::err::SUCCESS, c.data) };
+}
+
+/// `hipStreamAddCallback`: the callback runs in the stream's order, on its
+/// worker (the legacy stream's: at once, on the calling thread).
+pub(super) unsafe fn hipStreamAddCallback(a: args::hipStreamAddCallback) -> HipError {
+    let args::hipStreamAddCallback {
+        stream,
+        callback,
+        userData,
+        flags,
+    } = a;
+    guard(|| {
+        let (Some(callback), 0) = (callback, flags) else {
+            return Err(err::INVALID_VALUE);
+        };
+        let rt = rt()?;
+        let target = rt.target(stream as usize)?;
+        let c = Box::leak(Box::new(StreamCallback {
+            callback,
+            stream,
+            data: userData,
+        }));
+        let data = std::ptr::from_mut(c) as usize;
+        // SAFETY: `run_callback` is callable with the leaked callback's address.
+        rt.submit(&target, unsafe {
+            crate::stream::Op::host(run_callback, data)
+        })
     })
 }

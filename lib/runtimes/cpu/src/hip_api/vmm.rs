@@ -189,3 +189,87 @@ pub(super) unsafe fn hipMemSetAccess(a: args::hipMemSetAccess) -> HipError {
         rt()?.mem().vmm_set_access(ptr as usize, size, rw)
     })
 }
+
+/// `hipMemHandleTypePosixFileDescriptor`: the one shareable handle type
+/// this runtime has (its physical memory is a `memfd`).
+const HANDLE_TYPE_POSIX_FD: c_int = 1;
+
+pub(super) unsafe fn hipMemRetainAllocationHandle(
+    a: args::hipMemRetainAllocationHandle,
+) -> HipError {
+    let args::hipMemRetainAllocationHandle { handle, addr } = a;
+    guard(|| {
+        if handle.is_null() {
+            return Err(err::INVALID_VALUE);
+        }
+        let h = rt()?.mem().vmm_retain(addr as usize)?;
+        // SAFETY: HIP contract for the out-parameter (checked non-null).
+        unsafe { put(handle, h as *mut c_void) }
+    })
+}
+
+pub(super) unsafe fn hipMemGetAllocationPropertiesFromHandle(
+    a: args::hipMemGetAllocationPropertiesFromHandle,
+) -> HipError {
+    let args::hipMemGetAllocationPropertiesFromHandle { prop, handle } = a;
+    guard(|| {
+        rt()?.mem().vmm_size(handle as usize)?;
+        let p = AllocationProp {
+            compression_type: 0,
+            location: Location {
+                kind: LOCATION_DEVICE,
+                id: 0,
+            },
+            requested_handle_type: HANDLE_TYPE_POSIX_FD,
+            kind: ALLOCATION_PINNED,
+            usage: 0,
+            win32_handle_meta_data: std::ptr::null_mut(),
+        };
+        // SAFETY: HIP contract: `prop` points to a writable
+        // hipMemAllocationProp (5.2 layout, the size asserted above).
+        unsafe { put(prop.cast::<AllocationProp>(), p) }
+    })
+}
+
+pub(super) unsafe fn hipMemExportToShareableHandle(
+    a: args::hipMemExportToShareableHandle,
+) -> HipError {
+    let args::hipMemExportToShareableHandle {
+        shareableHandle,
+        handle,
+        handleType,
+        flags,
+    } = a;
+    guard(|| {
+        if handleType != HANDLE_TYPE_POSIX_FD || flags != 0 {
+            return Err(err::INVALID_VALUE);
+        }
+        if shareableHandle.is_null() {
+            return Err(err::INVALID_VALUE);
+        }
+        let fd = rt()?.mem().vmm_export(handle as usize)?;
+        // SAFETY: HIP contract: a POSIX descriptor is written as an int.
+        unsafe { put(shareableHandle.cast::<c_int>(), fd) }
+    })
+}
+
+/// The descriptor travels as the pointer's value, `(void *)(uintptr_t)fd`,
+/// as CUDA's `cuMemImportFromShareableHandle` takes it.
+pub(super) unsafe fn hipMemImportFromShareableHandle(
+    a: args::hipMemImportFromShareableHandle,
+) -> HipError {
+    let args::hipMemImportFromShareableHandle {
+        handle,
+        osHandle,
+        shHandleType,
+    } = a;
+    guard(|| {
+        if handle.is_null() || shHandleType != HANDLE_TYPE_POSIX_FD {
+            return Err(err::INVALID_VALUE);
+        }
+        let fd = c_int::try_from(osHandle as usize).map_err(|_| err::INVALID_VALUE)?;
+        let h = rt()?.mem().vmm_import(fd)?;
+        // SAFETY: HIP contract for the out-parameter (checked non-null).
+        unsafe { put(handle, h as *mut c_void) }
+    })
+}

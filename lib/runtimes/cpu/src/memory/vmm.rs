@@ -18,6 +18,14 @@
 //!   from then it is device memory like any other (copies, memsets and
 //!   kernels accept it). Unmapping puts the placeholder back.
 //!
+//! A physical allocation is counted as HIP and CUDA count it: its handle
+//! holds one reference per `hipMemCreate`, `hipMemRetainAllocationHandle`
+//! (of an address mapped from it) and `hipMemImportFromShareableHandle` (of
+//! its exported descriptor), each dropped by one `hipMemRelease`; its
+//! memory lives while referenced or mapped. Exporting hands out a duplicate
+//! of its `memfd`; importing a descriptor of this runtime's own allocation
+//! is a reference to that allocation.
+//!
 //! The granularity is the page size.
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,11 +46,18 @@ struct Reservation {
 struct Physical {
     fd: OwnedFd,
     len: usize,
+    /// Handle references not yet released (0: the handle is invalid, the
+    /// memory lives on in its mappings).
+    refs: usize,
+    /// Live mappings of it.
+    maps: usize,
 }
 
 #[derive(Debug)]
 struct Mapping {
     len: usize,
+    /// The physical allocation's handle.
+    handle: usize,
     /// Made accessible by `hipMemSetAccess` (then tracked as device memory).
     accessible: bool,
 }
@@ -54,6 +69,15 @@ pub struct Vmm {
     handles: HashMap<usize, Physical>,
     next_handle: usize,
     mappings: BTreeMap<usize, Mapping>,
+}
+
+/// The inode of descriptor `fd`'s file and its size, or `None` when `fd`
+/// is not an open descriptor.
+fn file_id(fd: i32) -> Option<(u64, usize)> {
+    // SAFETY: `fstat` writes the struct only; a zeroed `stat` is valid.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid out-parameter; a bad `fd` is an error, not UB.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_ino, st.st_size as usize))
 }
 
 /// Places a `PROT_NONE` anonymous placeholder over `[addr, addr + len)`,
@@ -253,17 +277,109 @@ impl Memory {
         self.vmm.next_handle += 1;
         // Handles are opaque non-null values, never addresses.
         let h = 0x7000_0000_0000_0000 | self.vmm.next_handle;
-        self.vmm.handles.insert(h, Physical { fd, len: size });
+        let p = Physical {
+            fd,
+            len: size,
+            refs: 1,
+            maps: 0,
+        };
+        self.vmm.handles.insert(h, p);
         Ok(h)
     }
 
-    /// `hipMemRelease`: mappings of it stay valid until unmapped.
-    pub fn vmm_release(&mut self, handle: usize) -> Result<(), HipError> {
+    /// The physical allocation of a valid (unreleased) handle.
+    fn physical(&mut self, handle: usize) -> Result<&mut Physical, HipError> {
         self.vmm
             .handles
-            .remove(&handle)
-            .map(drop)
+            .get_mut(&handle)
+            .filter(|p| p.refs > 0)
             .ok_or(err::INVALID_VALUE)
+    }
+
+    /// Forgets `handle`'s allocation once nothing references or maps it.
+    fn drop_if_unused(&mut self, handle: usize) {
+        if self
+            .vmm
+            .handles
+            .get(&handle)
+            .is_some_and(|p| p.refs == 0 && p.maps == 0)
+        {
+            self.vmm.handles.remove(&handle);
+        }
+    }
+
+    /// `hipMemRelease`: one reference fewer; mappings of it stay valid
+    /// until unmapped.
+    pub fn vmm_release(&mut self, handle: usize) -> Result<(), HipError> {
+        self.physical(handle)?.refs -= 1;
+        self.drop_if_unused(handle);
+        Ok(())
+    }
+
+    /// `hipMemRetainAllocationHandle`: the handle of the allocation mapped
+    /// at `addr`, with one more reference.
+    pub fn vmm_retain(&mut self, addr: usize) -> Result<usize, HipError> {
+        let handle = self
+            .vmm
+            .mappings
+            .range(..=addr)
+            .next_back()
+            .filter(|(b, m)| addr - **b < m.len)
+            .map(|(_, m)| m.handle)
+            .ok_or(err::INVALID_VALUE)?;
+        let p = self.vmm.handles.get_mut(&handle).ok_or(err::UNKNOWN)?;
+        p.refs += 1;
+        Ok(handle)
+    }
+
+    /// The size of a valid handle's allocation
+    /// (`hipMemGetAllocationPropertiesFromHandle` says the rest).
+    pub fn vmm_size(&mut self, handle: usize) -> Result<usize, HipError> {
+        Ok(self.physical(handle)?.len)
+    }
+
+    /// `hipMemExportToShareableHandle`: a new descriptor of the
+    /// allocation's memory, the caller's to close.
+    pub fn vmm_export(&mut self, handle: usize) -> Result<i32, HipError> {
+        let fd = self.physical(handle)?.fd.as_raw_fd();
+        // SAFETY: duplicating a descriptor this runtime owns.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            return Err(err::OUT_OF_MEMORY);
+        }
+        Ok(dup)
+    }
+
+    /// `hipMemImportFromShareableHandle` of descriptor `fd`: one more
+    /// reference to this runtime's allocation of that memory, or a new
+    /// allocation of it (a duplicate of `fd`; the caller keeps `fd`).
+    pub fn vmm_import(&mut self, fd: i32) -> Result<usize, HipError> {
+        let id = file_id(fd).ok_or(err::INVALID_VALUE)?;
+        let own =
+            self.vmm.handles.iter_mut().find(|(_, p)| {
+                p.refs > 0 && file_id(p.fd.as_raw_fd()).is_some_and(|(f, _)| f == id.0)
+            });
+        if let Some((&h, p)) = own {
+            p.refs += 1;
+            return Ok(h);
+        }
+        // SAFETY: duplicating a descriptor the caller handed in (checked by fstat above).
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            return Err(err::INVALID_VALUE);
+        }
+        // SAFETY: `dup` is a fresh descriptor this function owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(dup) };
+        self.vmm.next_handle += 1;
+        let h = 0x7000_0000_0000_0000 | self.vmm.next_handle;
+        let p = Physical {
+            fd,
+            len: id.1,
+            refs: 1,
+            maps: 0,
+        };
+        self.vmm.handles.insert(h, p);
+        Ok(h)
     }
 
     /// `hipMemMap`: `size` bytes of `handle` from `offset` at `ptr`, inside
@@ -276,7 +392,12 @@ impl Memory {
         handle: usize,
     ) -> Result<(), HipError> {
         let end = ptr.checked_add(size).ok_or(err::INVALID_VALUE)?;
-        let ph = self.vmm.handles.get(&handle).ok_or(err::INVALID_VALUE)?;
+        let ph = self
+            .vmm
+            .handles
+            .get(&handle)
+            .filter(|p| p.refs > 0)
+            .ok_or(err::INVALID_VALUE)?;
         if size == 0
             || !self.page_multiple(ptr | size | offset)
             || offset.checked_add(size).is_none_or(|e| e > ph.len)
@@ -317,9 +438,13 @@ impl Memory {
             ptr,
             Mapping {
                 len: size,
+                handle,
                 accessible: false,
             },
         );
+        if let Some(p) = self.vmm.handles.get_mut(&handle) {
+            p.maps += 1;
+        }
         Ok(())
     }
 
@@ -343,8 +468,14 @@ impl Memory {
     pub fn vmm_unmap(&mut self, ptr: usize, size: usize) -> Result<(), HipError> {
         let pieces = self.whole_mappings(ptr, size).ok_or(err::INVALID_VALUE)?;
         for (b, len) in pieces {
-            if self.vmm.mappings.remove(&b).is_some_and(|m| m.accessible) {
-                self.dev.remove(b);
+            if let Some(m) = self.vmm.mappings.remove(&b) {
+                if m.accessible {
+                    self.dev.remove(b);
+                }
+                if let Some(p) = self.vmm.handles.get_mut(&m.handle) {
+                    p.maps -= 1;
+                }
+                self.drop_if_unused(m.handle);
             }
             // SAFETY: our own mapping inside our reservation.
             unsafe { placeholder(b, len, libc::PROT_NONE) }?;
@@ -396,6 +527,40 @@ impl Memory {
 mod tests {
     use super::*;
     use crate::memory::Class;
+
+    #[test]
+    fn handles_are_counted_and_shared_through_their_descriptor() {
+        let mut m = Memory::new(64 << 20).unwrap();
+        let g = m.vmm_granularity();
+        let r = m.vmm_reserve(4 * g, 0, 0).unwrap();
+        let h = m.vmm_create(g).unwrap();
+        m.vmm_map(r, g, 0, h).unwrap();
+        m.vmm_set_access(r, g, true).unwrap();
+        // Retained from an address inside the mapping: the same handle.
+        assert_eq!(m.vmm_retain(r + 100).unwrap(), h);
+        assert!(m.vmm_retain(r + g).is_err(), "nothing mapped there");
+        // Exported and imported: the same allocation, one more reference.
+        let fd = m.vmm_export(h).unwrap();
+        assert_eq!(m.vmm_import(fd).unwrap(), h);
+        // SAFETY: the descriptor export handed out, ours to close.
+        unsafe { libc::close(fd) };
+        assert_eq!(m.vmm_size(h).unwrap(), g);
+        // Three references: three releases, then the handle is invalid,
+        // while its mapping stays.
+        for _ in 0..3 {
+            m.vmm_release(h).unwrap();
+        }
+        assert!(m.vmm_release(h).is_err());
+        assert!(m.vmm_size(h).is_err());
+        // SAFETY: the mapping is live and accessible.
+        unsafe { (r as *mut u8).write(7) };
+        // Retained from the mapping again once released.
+        assert_eq!(m.vmm_retain(r).unwrap(), h);
+        m.vmm_unmap(r, g).unwrap();
+        m.vmm_release(h).unwrap();
+        assert!(m.vmm.handles.is_empty());
+        m.vmm_free(r, 4 * g).unwrap();
+    }
 
     #[test]
     fn map_at_a_requested_address_outside_and_inside_the_device_reservation() {

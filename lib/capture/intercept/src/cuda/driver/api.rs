@@ -305,6 +305,21 @@ driver_api! {
         record |r, api, ret, a| unsafe { rec::vmm_create(r, api, ret, out(ret, a.handle), a.size, a.prop) };
     Lifecycle cuMemRelease,
         record |r, api, ret, a| r.op(api, ret, &Op::MemRelease { handle: Addr(a.handle) });
+    Lifecycle cuMemRetainAllocationHandle,
+        // SAFETY: `handle` is this call's out-parameter, read only after the driver reported success (having written it).
+        record |r, api, ret, a| r.op(api, ret, &Op::MemRetain { ptr: Addr(a.addr as u64), handle: Addr(unsafe { out(ret, a.handle) }) });
+    Free cuMemExportToShareableHandle,
+        record |r, api, ret, a| {
+            // SAFETY: `shareable` is this call's out-parameter of the handle type's shape, read only after the driver reported success (having written it).
+            let shareable = if ret == CUDA_SUCCESS { unsafe { rec::shareable(a.kind, a.shareable, true) } } else { 0 };
+            r.op(api, ret, &Op::MemExport { handle: Addr(a.handle), shareable })
+        };
+    Lifecycle cuMemImportFromShareableHandle,
+        record |r, api, ret, a| {
+            // SAFETY: `os_handle` is the handle the driver just imported, of the handle type's shape; `handle` is this call's out-parameter, read only after success.
+            let (shareable, handle) = unsafe { (rec::shareable(a.kind, a.os_handle, false), out(ret, a.handle)) };
+            r.op(api, ret, &Op::MemImport { handle: Addr(handle), shareable })
+        };
     Lifecycle cuMemMap,
         record |r, api, ret, a| r.op(api, ret, &Op::MemMap { ptr: Addr(a.ptr), size: a.size as u64, offset: a.offset as u64, handle: Addr(a.handle) });
     Lifecycle cuMemUnmap,
@@ -326,8 +341,7 @@ driver_api! {
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, None) };
     Free cuMemcpyPeer | cuMemcpyPeer_ptds,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
+        record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, None);
     Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
@@ -346,8 +360,7 @@ driver_api! {
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyPeerAsync | cuMemcpyPeerAsync_ptsz,
         stream |a| a.stream,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
+        record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, Some(a.stream));
 
     // ------------------------------------------------------------ memsets
     Free cuMemsetD8_v2 | cuMemsetD8_v2_ptds,
@@ -538,7 +551,18 @@ driver_api! {
     // runtime asks at its initialisation), never wrapped.
     Free cuGetExportTable,
         track |_, _, _| hrr_interpose::unrecorded::export_table();
-    Count cuLaunchHostFunc;
+    // Host functions: ordering points (replay enqueues a no-op in their
+    // place). Into a capturing stream they become a graph's host node.
+    Free cuLaunchHostFunc | cuLaunchHostFunc_ptsz,
+        stream |a| a.stream,
+        record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
+    Free cuStreamAddCallback | cuStreamAddCallback_ptsz,
+        stream |a| a.stream,
+        record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
+    // Peer access: recorded with the peer's device (replay on one device
+    // has none to enable).
+    Free cuCtxEnablePeerAccess,
+        record |r, api, ret, a| r.op(api, ret, &Op::PeerAccess { peer: rec::ctx_device(a.peer as u64).unwrap_or(-1) });
 
     // ------------------------------------------------------------ stream capture and graphs
     // Capture is tracked at any depth (the runtime's cudaStreamBeginCapture

@@ -65,6 +65,39 @@ pub unsafe fn out<T: std::marker::Copy + Default>(ret: CUresult, p: *const T) ->
     unsafe { hrr_interpose::call_args::out(ret, p) }
 }
 
+/// `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`.
+const HANDLE_POSIX_FD: i32 = 1;
+/// `CU_MEM_HANDLE_TYPE_FABRIC`: a 64-byte `CUmemFabricHandle`.
+const HANDLE_FABRIC: i32 = 8;
+
+/// A shareable handle of type `kind` as `mem_export`/`mem_import` name it:
+/// a file descriptor's number (written as an `int` at `p` by an export,
+/// passed as the pointer's value to an import), a hash of a fabric
+/// handle's 64 bytes (at `p` either way), else the pointer's value.
+///
+/// # Safety
+/// `p` is the call's shareable handle, which the driver just wrote
+/// (`exported`) or read: for a descriptor exported, an `int`; for a fabric
+/// handle, 64 readable bytes.
+pub unsafe fn shareable(kind: i32, p: *mut std::ffi::c_void, exported: bool) -> u64 {
+    if p.is_null() && (exported || kind == HANDLE_FABRIC) {
+        return 0;
+    }
+    match kind {
+        // SAFETY: per the contract, an int the driver wrote.
+        HANDLE_POSIX_FD if exported => unsafe { p.cast::<i32>().read_unaligned() as u64 },
+        HANDLE_FABRIC => {
+            // SAFETY: per the contract, 64 readable bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), 64) };
+            // FNV-1a: the same bytes name the same allocation.
+            bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            })
+        }
+        _ => p as u64,
+    }
+}
+
 // ---------------------------------------------------------------- contexts
 
 /// Context → device, from the creating calls.
@@ -83,6 +116,33 @@ pub fn track_context(ret: CUresult, ctx: u64, device: i32) {
     if ret == CUDA_SUCCESS && ctx != 0 {
         contexts(|m| m.insert(ctx, device));
     }
+}
+
+/// The device of context `ctx`, from its creation.
+pub fn ctx_device(ctx: u64) -> Option<i32> {
+    contexts(|m| m.get(&ctx).copied())
+}
+
+/// Records a peer copy (`cuMemcpyPeer`): device to device, each side with
+/// its context's device where known.
+pub fn copy_peer(
+    r: &Recorder,
+    api: &str,
+    ret: CUresult,
+    (dst, dst_ctx): (u64, u64),
+    (src, src_ctx): (u64, u64),
+    n: usize,
+    stream: Option<CUstream>,
+) {
+    let op = Op::MemcpyPeer {
+        dst: Addr(dst),
+        src: Addr(src),
+        size: n as u64,
+        stream: stream.map(|st| Addr(s(st))),
+        dst_device: ctx_device(dst_ctx),
+        src_device: ctx_device(src_ctx),
+    };
+    r.op(api, ret, &op);
 }
 
 /// Records a context created (or the primary one retained) on `device`.

@@ -65,13 +65,15 @@ pub use super::symbols::{
     hipMemcpyFromSymbolAsync, hipMemcpyToSymbol, hipMemcpyToSymbolAsync,
 };
 pub use super::sync::{
-    hipCtxSynchronize, hipDeviceSynchronize, hipEventCreate, hipEventCreateWithFlags,
-    hipEventDestroy, hipEventRecord, hipEventSynchronize, hipExtStreamCreateWithCUMask,
-    hipSetDevice, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
+    hipCtxSynchronize, hipDeviceEnablePeerAccess, hipDeviceSynchronize, hipEventCreate,
+    hipEventCreateWithFlags, hipEventDestroy, hipEventRecord, hipEventSynchronize,
+    hipExtStreamCreateWithCUMask, hipMemcpyPeer, hipMemcpyPeerAsync, hipSetDevice,
+    hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
     hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
 };
 pub use super::vmm::{
-    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemMap, hipMemRelease,
+    hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemExportToShareableHandle,
+    hipMemImportFromShareableHandle, hipMemMap, hipMemRelease, hipMemRetainAllocationHandle,
     hipMemSetAccess, hipMemUnmap,
 };
 
@@ -101,11 +103,11 @@ query_handlers! { args;
     hipDrvPointerGetAttributes, hipMemGetInfo, hipMemPtrGetInfo, hipMemGetAddressRange,
     hipMemRangeGetAttribute, hipMemRangeGetAttributes, hipHostGetDevicePointer, hipHostGetFlags,
     hipMemPoolGetAttribute, hipMemPoolGetAccess, hipMemGetAccess, hipMemGetAllocationGranularity,
-    hipMemGetAllocationPropertiesFromHandle, hipMemRetainAllocationHandle,
+    hipMemGetAllocationPropertiesFromHandle,
     hipGetMipmappedArrayLevel, hipMipmappedArrayGetLevel,
     // Handles exported for another process (the importing side is unrecorded).
     hipIpcGetMemHandle, hipIpcGetEventHandle, hipMemPoolExportToShareableHandle,
-    hipMemPoolExportPointer, hipMemExportToShareableHandle,
+    hipMemPoolExportPointer,
     // Contexts, asked about.
     hipCtxGetCurrent, hipCtxGetDevice, hipCtxGetApiVersion, hipCtxGetCacheConfig,
     hipCtxGetSharedMemConfig, hipCtxGetFlags, hipDevicePrimaryCtxGetState,
@@ -146,6 +148,9 @@ query_handlers! { args;
     hipGraphMemsetNodeSetParams, hipGraphAddChildGraphNode, hipGraphAddEmptyNode,
     hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent, hipGraphAddEventWaitNode,
     hipGraphEventWaitNodeSetEvent, hipStreamUpdateCaptureDependencies,
+    // Host nodes: recorded at instantiation as `host` nodes, which replay
+    // runs as empty ones (host functions are the application's code).
+    hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
     // Tooling.
     hipProfilerStart, hipProfilerStop, hipRegisterApiCallback, hipRemoveApiCallback,
     hipRegisterActivityCallback, hipRemoveActivityCallback,
@@ -174,10 +179,9 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipMemset_spt, hipMemset2D_spt, hipMemset3D_spt, hipStreamSynchronize_spt,
     hipStreamWaitEvent_spt, hipLaunchKernel_spt, hipLaunchCooperativeKernel_spt,
     // Device state.
-    hipDeviceReset, hipFuncSetAttribute, hipDeviceEnablePeerAccess,
-    hipDeviceDisablePeerAccess,
+    hipDeviceReset, hipFuncSetAttribute, hipDeviceDisablePeerAccess,
     // Streams: host callbacks, memory-value waits and writes, capture.
-    hipStreamAddCallback, hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
+    hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
     hipStreamWriteValue64, hipStreamAttachMemAsync,
     // Memory placement hints and pools.
     hipMemPrefetchAsync, hipMemAdvise, hipMemPoolSetAccess,
@@ -195,7 +199,6 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
     hipMemcpyFromArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpyAtoH,
     hipMemcpyHtoA, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
-    hipMemcpyPeer, hipMemcpyPeerAsync,
     // Launches the format has no shape for.
     hipLaunchByPtr, hipLaunchCooperativeKernelMultiDevice, hipExtLaunchMultiKernelMultiDevice,
     // Contexts.
@@ -211,16 +214,15 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipTexRefSetMipmapLevelBias, hipTexRefSetMipmapLevelClamp, hipTexRefSetMipmappedArray,
     _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
     _Z23hipDestroySurfaceObjectP13__hip_surface,
-    // Graphs: host nodes (not replayable), copies the format has no op for
-    // (symbols, 3D), and executable-graph setters not recorded yet.
-    hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
+    // Graphs: copies the format has no op for (symbols, 3D), and
+    // executable-graph setters not recorded yet.
     hipGraphAddMemcpyNodeFromSymbol, hipGraphMemcpyNodeSetParamsFromSymbol,
     hipGraphExecMemcpyNodeSetParamsFromSymbol, hipGraphAddMemcpyNodeToSymbol,
     hipGraphMemcpyNodeSetParamsToSymbol, hipGraphExecMemcpyNodeSetParamsToSymbol,
     hipGraphExecMemcpyNodeSetParams, hipGraphExecChildGraphNodeSetParams,
     hipGraphExecEventRecordNodeSetEvent, hipGraphExecEventWaitNodeSetEvent,
     // Virtual memory the format has no op for.
-    hipMemMapArrayAsync, hipMemImportFromShareableHandle,
+    hipMemMapArrayAsync,
     // Graphics interop.
     hipGraphicsGLRegisterBuffer, hipGraphicsGLRegisterImage, hipGraphicsMapResources,
     hipGraphicsUnmapResources, hipGraphicsUnregisterResource,

@@ -103,3 +103,99 @@ ops! {
     hipCtxSynchronize, Free => |_x| Op::DeviceSync;
     hipSetDevice, Free => |x| Op::SetDevice { device: x.deviceId };
 }
+
+/// `hipStreamAddCallback`: recorded as `host_func`, an ordering point. The
+/// callback runs through this library's trampoline (`crate::host_funcs`),
+/// so that launches after it see what it wrote to host memory. Into a
+/// capturing stream it becomes a graph's host node: forwarded unchanged.
+#[inline]
+pub unsafe fn hipStreamAddCallback(
+    real: &'static Real<args::hipStreamAddCallback>,
+    a: args::hipStreamAddCallback,
+) -> HipError {
+    use crate::host_funcs;
+    let captured = super::graph::captured(a.stream as u64);
+    let mut b = a;
+    if !captured && let Some(cb) = a.callback {
+        let (t, data) = host_funcs::wrap_callback(cb, a.userData);
+        b.callback = Some(t);
+        b.userData = data;
+    }
+    // SAFETY: the export's contract: the application's arguments, the
+    // callback and its data possibly replaced by the trampoline's.
+    let ret = unsafe {
+        intercept(real, b, Order::Free, |r, api, ret| {
+            if !captured {
+                r.op(
+                    api,
+                    ret,
+                    &Op::HostFunc {
+                        stream: Addr(b.stream as u64),
+                    },
+                )
+            }
+        })
+    };
+    if ret != 0 && host_funcs::is_callback_trampoline(b.callback) {
+        // SAFETY: the trampoline's data, handed to a call that failed.
+        unsafe { host_funcs::refused(b.userData) };
+    }
+    ret
+}
+
+/// `hipMemcpyPeer`: a device-to-device copy between devices, with both.
+#[inline]
+pub unsafe fn hipMemcpyPeer(
+    real: &'static Real<args::hipMemcpyPeer>,
+    a: args::hipMemcpyPeer,
+) -> HipError {
+    let op = Op::MemcpyPeer {
+        dst: Addr(a.dst as u64),
+        src: Addr(a.src as u64),
+        size: a.sizeBytes as u64,
+        stream: None,
+        dst_device: Some(a.dstDeviceId),
+        src_device: Some(a.srcDeviceId),
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Free, |r, api, ret| r.op(api, ret, &op)) }
+}
+
+/// `hipMemcpyPeerAsync`: as `hipMemcpyPeer`, on a stream (into a capturing
+/// stream: a graph's copy node, not recorded here).
+#[inline]
+pub unsafe fn hipMemcpyPeerAsync(
+    real: &'static Real<args::hipMemcpyPeerAsync>,
+    a: args::hipMemcpyPeerAsync,
+) -> HipError {
+    let op = Op::MemcpyPeer {
+        dst: Addr(a.dst as u64),
+        src: Addr(a.src as u64),
+        size: a.sizeBytes as u64,
+        stream: Some(Addr(a.stream as u64)),
+        dst_device: Some(a.dstDeviceId),
+        src_device: Some(a.srcDevice),
+    };
+    let captured = super::graph::captured(a.stream as u64);
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Free, |r, api, ret| {
+            if !captured {
+                r.op(api, ret, &op)
+            }
+        })
+    }
+}
+
+/// `hipDeviceEnablePeerAccess`: recorded with the peer's ordinal.
+#[inline]
+pub unsafe fn hipDeviceEnablePeerAccess(
+    real: &'static Real<args::hipDeviceEnablePeerAccess>,
+    a: args::hipDeviceEnablePeerAccess,
+) -> HipError {
+    let op = Op::PeerAccess {
+        peer: a.peerDeviceId,
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Free, |r, api, ret| r.op(api, ret, &op)) }
+}

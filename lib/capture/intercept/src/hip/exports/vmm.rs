@@ -2,6 +2,9 @@
 //! driver's is (`va_reserve`, `mem_create`, `mem_map`, `mem_access`, …):
 //! replay maps the same pieces at the same offsets of a reservation of its
 //! own, and what a kernel reaches inside a mapping translates through it.
+//! Retained, exported and imported handles are references to a physical
+//! allocation (`mem_retain`, `mem_export`, `mem_import`), which replay
+//! counts as the runtime does.
 
 use hip_api::args;
 use hrr_core::{Addr, MemKind, Op};
@@ -118,4 +121,69 @@ pub unsafe fn hipMemSetAccess(
     };
     // SAFETY: the export's contract: the application's arguments.
     unsafe { intercept(real, a, Order::Free, record) }
+}
+
+#[inline]
+pub unsafe fn hipMemRetainAllocationHandle(
+    real: &'static Real<args::hipMemRetainAllocationHandle>,
+    a: args::hipMemRetainAllocationHandle,
+) -> HipError {
+    let record = |r: &Recorder, api, ret| {
+        // SAFETY: read only after success, when the runtime wrote *handle.
+        let h = unsafe { out_addr(ret, a.handle) };
+        let op = Op::MemRetain {
+            ptr: Addr(a.addr as u64),
+            handle: Addr(h),
+        };
+        r.op(api, ret, &op)
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Lifecycle, record) }
+}
+
+/// `hipMemHandleTypePosixFileDescriptor`.
+const HANDLE_POSIX_FD: i32 = 1;
+
+/// A descriptor exported: its number (the one shareable handle type of
+/// HIP on Linux; another type is named by the pointer's value).
+#[inline]
+pub unsafe fn hipMemExportToShareableHandle(
+    real: &'static Real<args::hipMemExportToShareableHandle>,
+    a: args::hipMemExportToShareableHandle,
+) -> HipError {
+    let record = |r: &Recorder, api, ret| {
+        let shareable = if a.handleType == HANDLE_POSIX_FD {
+            // SAFETY: read only after success, when the runtime wrote the
+            // descriptor, an int, at `shareableHandle`.
+            unsafe { hrr_interpose::call_args::out(ret, a.shareableHandle.cast::<i32>()) as u64 }
+        } else {
+            a.shareableHandle as u64
+        };
+        let op = Op::MemExport {
+            handle: Addr(a.handle as u64),
+            shareable,
+        };
+        r.op(api, ret, &op)
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Free, record) }
+}
+
+/// A descriptor imported: passed as the pointer's value, as CUDA takes it.
+#[inline]
+pub unsafe fn hipMemImportFromShareableHandle(
+    real: &'static Real<args::hipMemImportFromShareableHandle>,
+    a: args::hipMemImportFromShareableHandle,
+) -> HipError {
+    let record = |r: &Recorder, api, ret| {
+        // SAFETY: read only after success, when the runtime wrote *handle.
+        let h = unsafe { out_addr(ret, a.handle) };
+        let op = Op::MemImport {
+            handle: Addr(h),
+            shareable: a.osHandle as u64,
+        };
+        r.op(api, ret, &op)
+    };
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe { intercept(real, a, Order::Lifecycle, record) }
 }

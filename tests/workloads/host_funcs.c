@@ -1,0 +1,61 @@
+/* Stream callbacks as the application's own code in stream order: on a
+ * stream busy with a large memset, a callback writes x in mapped pinned
+ * memory, then a kernel on the same stream reads it (y = x) and y is read
+ * back. The callback runs later, on the stream's thread, after the memset;
+ * the kernel's launch call returns before. Three rounds, each callback
+ * writing a different x. */
+#include "hrr_workload.h"
+
+#define N 4096
+#define BUSY (64u << 20)
+
+static float *hx;
+static int rounds_run;
+
+static void write_x(hipStream_t stream, hipError_t status, void *data) {
+    (void)stream;
+    int k = *(int *)data;
+    EXPECT(status == hipSuccess, "callback status %d", (int)status);
+    for (int i = 0; i < N; i++) hx[i] = (float)(i * k) + 0.5f;
+    rounds_run++;
+}
+
+int main(void) {
+    CHECK(hipInit(0));
+    hipModule_t mod = hrr_load_module_data("saxpy.so");
+    hipFunction_t fn;
+    CHECK(hipModuleGetFunction(&fn, mod, "saxpy"));
+    hipStream_t s;
+    CHECK(hipStreamCreate(&s));
+    float *dx, *dy;
+    void *busy;
+    CHECK(hipHostMalloc((void **)&hx, N * sizeof(float), hipHostMallocMapped));
+    CHECK(hipHostGetDevicePointer((void **)&dx, hx, 0));
+    CHECK(hipMalloc((void **)&dy, N * sizeof(float)));
+    CHECK(hipMalloc(&busy, BUSY));
+    memset(hx, 0, N * sizeof(float));
+    static float out[N];
+    static int ks[4];
+    for (int k = 1; k <= 3; k++) {
+        ks[k] = k;
+        CHECK(hipMemsetAsync(busy, k, BUSY, s));
+        CHECK(hipStreamAddCallback(s, write_x, &ks[k], 0));
+        float a = 1.0f;
+        int n = N;
+        void *params[] = {&a, &dx, &dy, &n};
+        CHECK(hipMemsetAsync(dy, 0, N * sizeof(float), s));
+        CHECK(hipModuleLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0, s, params, NULL));
+        CHECK(hipStreamSynchronize(s));
+        CHECK(hipMemcpy(out, dy, sizeof out, hipMemcpyDeviceToHost));
+        for (int i = 0; i < N; i++)
+            EXPECT(out[i] == (float)(i * k) + 0.5f, "round %d: y[%d] = %g", k, i, out[i]);
+        printf("host_funcs round %d: y[7] = %g\n", k, out[7]);
+    }
+    EXPECT(rounds_run == 3, "%d callbacks ran", rounds_run);
+    CHECK(hipStreamDestroy(s));
+    CHECK(hipHostFree(hx));
+    CHECK(hipFree(dy));
+    CHECK(hipFree(busy));
+    printf("host_funcs: OK\n");
+    return 0;
+}

@@ -7,7 +7,10 @@
 
 #include "stand_in_cuda.h"
 
-static void host_fn(void *p) { (void)p; }
+static int host_fn_runs;
+static void host_fn(void *p) { host_fn_runs += p == (void *)&host_fn_runs; }
+/* The function the stand-in driver was last handed (tests/c/fake_cuda). */
+void *fake_last_host_fn(void);
 struct launch_attr { unsigned id; char pad[4]; unsigned char value[64]; };
 struct launch_config {
     unsigned gx, gy, gz, bx, by, bz, shmem;
@@ -54,8 +57,11 @@ int main(void) {
     int n = 64;
     void *params[] = {&across, &n};
     CHECK(cuLaunchKernelEx(&c, f, params, NULL));
-    CHECK(cuLaunchHostFunc(NULL, host_fn, NULL));
-    CHECK(cuLaunchHostFunc(NULL, host_fn, NULL));
+    CHECK(cuLaunchHostFunc(NULL, host_fn, &host_fn_runs));
+    CHECK(cuLaunchHostFunc(NULL, host_fn, &host_fn_runs));
+    if (host_fn_runs != 2) { printf("WRONG host function runs: %d\n", host_fn_runs); return 1; }
+    printf("driver_more: host function %s\n",
+           fake_last_host_fn() == (void *)host_fn ? "as given" : "wrapped");
 
     CHECK(cuMemUnmap(va, 4 * MIB));
     for (int i = 0; i < 2; i++) CHECK(cuMemRelease(h[i]));

@@ -266,7 +266,13 @@ fn with_the_driver_layer_off_driver_calls_are_not_recorded() {
 
 #[test]
 fn virtual_memory_globals_launch_attributes_and_counted_calls() {
-    let (_t, c) = captured_ok("driver_more", &["cuda"]);
+    let (_t, c, stdout) = captured_ok_out("driver_more", &["cuda"]);
+    // Host functions run through the capture library's trampoline (so that
+    // a later launch waits for what they write), with the program's data.
+    assert!(
+        stdout.contains("driver_more: host function wrapped"),
+        "{stdout}"
+    );
     assert_eq!(
         apis(&c),
         [

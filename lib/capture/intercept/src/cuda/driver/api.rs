@@ -75,6 +75,12 @@ fn stream_of<A, F: FnOnce(A) -> CUstream>(f: F) -> F {
     f
 }
 
+/// Gives a `wrap` closure its types: the arguments with a function
+/// replaced, and the trampoline's data when it was.
+fn wrapper<A, F: FnOnce(A) -> (A, Option<*mut std::ffi::c_void>)>(f: F) -> F {
+    f
+}
+
 /// Gives a `record` closure its parameter types.
 fn recorder_fn<A, F: FnOnce(&'static Recorder, &'static str, CUresult, A)>(f: F) -> F {
     f
@@ -86,6 +92,7 @@ macro_rules! driver_api {
         $(
             $order:ident $( $name:ident )|+
                 $( , stream $stream:expr )?
+                $( , wrap $wrap:expr )?
                 $( , before $before:expr )?
                 $( , track $track:expr )?
                 $( , record $record:expr )? ;
@@ -105,10 +112,10 @@ macro_rules! driver_api {
             ]
         }
 
-        $( driver_api!(@entry $order [ $( $name )+ ] { $( stream $stream )? } { $( before $before )? } { $( track $track )? } { $( record $record )? }); )*
+        $( driver_api!(@entry $order [ $( $name )+ ] { $( stream $stream )? } { $( wrap $wrap )? } { $( before $before )? } { $( track $track )? } { $( record $record )? }); )*
     };
-    (@entry $order:ident [ $( $name:ident )+ ] $stream:tt $before:tt $track:tt $record:tt) => {
-        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $stream $before $track $record]); )+
+    (@entry $order:ident [ $( $name:ident )+ ] $stream:tt $wrap:tt $before:tt $track:tt $record:tt) => {
+        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $stream $wrap $before $track $record]); )+
     };
     (@lock Lifecycle, $g:ident) => { $g.as_ref().and_then(|g| g.run(|r| r.lifecycle())) };
     (@lock $o:ident, $g:ident) => { None::<std::sync::MutexGuard<'static, ()>> };
@@ -122,7 +129,7 @@ macro_rules! driver_api {
 /// The table's callback: one exported wrapper, with the table line's
 /// parameters (see the module docs).
 macro_rules! driver_wrapper {
-    ($order:ident { $( stream $stream:expr )? } { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
+    ($order:ident { $( stream $stream:expr )? } { $( wrap $wrap:expr )? } { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
         $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
         #[doc = concat!("`", stringify!($name), "`, interposed: forwarded unchanged to the driver; recorded as its table line says.")]
         ///
@@ -176,6 +183,15 @@ macro_rules! driver_wrapper {
             };
             let g = if joins_capture(&g) { None } else { g };
             let held = driver_api!(@lock $order, g);
+            // A recorded call's function argument replaced by this
+            // library's trampoline (`crate::host_funcs`), with its data.
+            #[allow(unused_mut)]
+            let (mut a, mut wrapped) = (a, None::<*mut std::ffi::c_void>);
+            $(
+                if g.is_some() {
+                    (a, wrapped) = wrapper::<cuda_api::args::$name, _>($wrap)(a);
+                }
+            )?
             $(
                 // Host memory the call may read, before it runs (one check
                 // when there is none).
@@ -187,8 +203,15 @@ macro_rules! driver_wrapper {
                 }
             )?
             // SAFETY: the application's arguments, forwarded unchanged to
-            // the driver's function of the same name.
+            // the driver's function of the same name (a function argument
+            // possibly wrapped: the trampoline calls it as the driver would).
             let ret = unsafe { a.call(real) };
+            if ret != CUDA_SUCCESS
+                && let Some(data) = wrapped
+            {
+                // SAFETY: the trampoline's data, handed to a call that failed.
+                unsafe { crate::host_funcs::refused(data) };
+            }
             $(
                 let t = tracker::<cuda_api::args::$name, _>($track);
                 bookkeeping(API, || t(API, ret, a));
@@ -553,11 +576,29 @@ driver_api! {
         track |_, _, _| hrr_interpose::unrecorded::export_table();
     // Host functions: ordering points (replay enqueues a no-op in their
     // place). Into a capturing stream they become a graph's host node.
+    // The function runs through this library's trampoline, so that a
+    // launch after it waits for it and sees what it wrote to host memory.
     Free cuLaunchHostFunc | cuLaunchHostFunc_ptsz,
         stream |a| a.stream,
+        wrap |mut a| match a.func {
+            Some(f) => {
+                let (t, data) = crate::host_funcs::wrap_host_fn(f, a.data);
+                (a.func, a.data) = (Some(t), data);
+                (a, Some(data))
+            }
+            None => (a, None),
+        },
         record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
     Free cuStreamAddCallback | cuStreamAddCallback_ptsz,
         stream |a| a.stream,
+        wrap |mut a| match a.callback {
+            Some(f) => {
+                let (t, data) = crate::host_funcs::wrap_callback(f, a.data);
+                (a.callback, a.data) = (Some(t), data);
+                (a, Some(data))
+            }
+            None => (a, None),
+        },
         record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
     // Peer access: recorded with the peer's device (replay on one device
     // has none to enable).

@@ -405,9 +405,15 @@ CUresult cuGraphLaunch(void *exec, CUstream s) {
 CUresult cuGraphExecDestroy(void *exec) { free(exec); return OK; }
 CUresult cuGraphDestroy(void *g) { (void)g; return OK; }
 
-/* Host functions are not recorded, only counted: run at once. */
+/* Host functions: run at once. The function last handed over is kept for
+ * the program to compare with its own (the capture library's trampoline
+ * stands in for it); a function, not a variable: -Bsymbolic would give the
+ * program a copy of its own. */
+static void (*last_host_fn)(void *);
+void *fake_last_host_fn(void) { return (void *)last_host_fn; }
 CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
     (void)s;
+    last_host_fn = fn;
     fn(data);
     return OK;
 }

@@ -187,6 +187,19 @@ impl BlobError {
     }
 }
 
+/// What [`BlobStore::compact`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Compaction {
+    /// Raw blobs looked at.
+    pub blobs: u64,
+    /// Of those, stored compressed now.
+    pub compressed: u64,
+    /// Their bytes.
+    pub raw_bytes: u64,
+    /// What they take on disk now.
+    pub disk_bytes: u64,
+}
+
 /// How [`BlobStore::copy_from`] placed a blob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyOutcome {
@@ -297,33 +310,8 @@ impl BlobStore {
             self.put_hashed(id, raw)?;
             return Ok(false);
         }
-        let back = zstd::bulk::decompress(scratch, raw.len())?;
-        if hash(&back) != *id {
-            return Err(io::Error::other(format!(
-                "blob {id}: its compressed form does not decode to it"
-            )));
-        }
-        let path = self.zst_path(id);
-        if let Some(mem) = &self.mem {
-            mem.write(path, scratch.clone());
-            return Ok(true);
-        }
-        let tmp = self.staging_names(id)?.0;
-        let result = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(crate::safe_fs::FILE_MODE)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&tmp)?;
-            f.write_all(scratch)?;
-            drop(f);
-            fs::rename(&tmp, &path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result.map(|()| true)
+        self.write_compressed(id, raw.len(), scratch)?;
+        Ok(true)
     }
 
     /// Stores `bytes` and returns their id; a blob already present is not rewritten.
@@ -548,6 +536,111 @@ impl BlobStore {
             return Err(BlobError::Corrupt { path, actual });
         }
         Ok(())
+    }
+
+    /// Compresses every raw blob of the store that compression pays for
+    /// ([`BlobStore::put_compressed`]: the compressed file decoded and
+    /// hashed before it takes its name), then removes the raw file; on
+    /// `threads` threads. A blob that does not read back as its name (it
+    /// is corrupt) is left as it is, for the checks that report it. Either
+    /// form is a whole blob at every moment: the raw file goes only once
+    /// the compressed one is in place.
+    pub fn compact(&self, threads: usize) -> io::Result<Compaction> {
+        let ids = self.list()?;
+        let next = AtomicU64::new(0);
+        let total = std::sync::Mutex::new(Compaction::default());
+        let work = || -> io::Result<()> {
+            let mut cctx = crate::zst::blob_compressor()?;
+            let mut scratch = Vec::new();
+            let mut mine = Compaction::default();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some(id) = ids.get(i) else { break };
+                if self.is_compressed(id) {
+                    continue;
+                }
+                let Ok(blob) = self.get(id) else { continue };
+                mine.blobs += 1;
+                mine.raw_bytes += blob.len() as u64;
+                if self.put_compressed_over(id, &blob, &mut cctx, &mut scratch)? {
+                    mine.compressed += 1;
+                    mine.disk_bytes += scratch.len() as u64;
+                } else {
+                    mine.disk_bytes += blob.len() as u64;
+                }
+            }
+            let mut t = total
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            t.blobs += mine.blobs;
+            t.compressed += mine.compressed;
+            t.raw_bytes += mine.raw_bytes;
+            t.disk_bytes += mine.disk_bytes;
+            Ok(())
+        };
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<io::Result<()>>()
+        })?;
+        Ok(total
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// [`BlobStore::put_compressed`] of a blob stored raw: the compressed
+    /// file written beside it, then the raw one removed. Whether it was.
+    fn put_compressed_over(
+        &self,
+        id: &BlobId,
+        raw: &[u8],
+        cctx: &mut zstd::bulk::Compressor<'static>,
+        scratch: &mut Vec<u8>,
+    ) -> io::Result<bool> {
+        if crate::zst::encode_blob(cctx, raw, scratch).is_none() {
+            return Ok(false);
+        }
+        self.write_compressed(id, raw.len(), scratch)?;
+        if let Some(mem) = &self.mem {
+            mem.remove(&self.path(id));
+            return Ok(true);
+        }
+        fs::remove_file(self.path(id))?;
+        Ok(true)
+    }
+
+    /// Writes `packed`, the compressed form of blob `id` (`len` bytes), to
+    /// `<h>.zst` through a temporary, after decoding and hashing it.
+    fn write_compressed(&self, id: &BlobId, len: usize, packed: &[u8]) -> io::Result<()> {
+        let back = zstd::bulk::decompress(packed, len)?;
+        if hash(&back) != *id {
+            return Err(io::Error::other(format!(
+                "blob {id}: its compressed form does not decode to it"
+            )));
+        }
+        let path = self.zst_path(id);
+        if let Some(mem) = &self.mem {
+            mem.write(path, packed.to_vec());
+            return Ok(());
+        }
+        let tmp = self.staging_names(id)?.0;
+        let result = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::safe_fs::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&tmp)?;
+            f.write_all(packed)?;
+            drop(f);
+            fs::rename(&tmp, &path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
     }
 
     /// Whether the blob is stored only in its compressed form.

@@ -160,10 +160,8 @@ fn unpack(data: &[u8], dir: &Path) -> Vec<u8> {
             // A blob stored compressed, under its content's name.
             b"blob.zst" => {
                 let id = crate::blob_store::hash(content);
-                if let (Ok(z), Ok(_)) = (
-                    zstd::bulk::compress(content, 1),
-                    blobs.staging_names(&id),
-                ) {
+                if let (Ok(z), Ok(_)) = (zstd::bulk::compress(content, 1), blobs.staging_names(&id))
+                {
                     let _ = fs::write(blobs.zst_path(&id), z);
                 }
             }

@@ -690,7 +690,7 @@ pub fn repair_with_progress(
     // A `regions/` that cannot be listed (a symlink) is refused before
     // anything is written.
     let regions = src.try_region_files()?;
-    let total = fs::metadata(src.events_path()).map_or(0, |m| m.len());
+    let total = src.events_len();
     let mut manifest = src.manifest().clone();
     manifest.repaired = true;
     let dst = dst.as_ref();

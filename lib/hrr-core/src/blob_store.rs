@@ -439,7 +439,7 @@ impl BlobStore {
             });
         }
         let (file, len) = match self.open_checked(id, &path) {
-            Err(BlobError::Missing { .. }) if !self.mem.is_some() => {
+            Err(BlobError::Missing { .. }) if self.mem.is_none() => {
                 let zpath = self.zst_path(id);
                 let Ok((file, _)) = self.open_checked(id, &zpath) else {
                     // Neither form: the raw name is what is missing (the
@@ -578,8 +578,7 @@ impl BlobStore {
             let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect::<io::Result<()>>()
+                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })?;
         Ok(total
             .into_inner()

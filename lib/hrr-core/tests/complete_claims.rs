@@ -89,6 +89,21 @@ fn a_compressed_archive_is_checked_as_a_plain_one() {
     assert!(a.is_compressed());
     assert_eq!(a.incomplete_reason(), None);
     assert_eq!(a.events(Default::default()).unwrap().count(), 4);
+    // The mapped and parallel readers read the stream too.
+    assert_eq!(a.events_mapped(Default::default()).unwrap().count(), 4);
+    let mut seqs = Vec::new();
+    let parallel = a.events_parallel(Default::default()).unwrap().threads(2);
+    assert_eq!(parallel.len(), events(&dir).len() as u64);
+    parallel
+        .run(
+            |e, _| e.seq,
+            |batch: &[u64], _| {
+                seqs.extend_from_slice(batch);
+                Ok::<(), ()>(())
+            },
+        )
+        .unwrap();
+    assert_eq!(seqs, [0, 1, 2, 3]);
     // Its last line dropped and compressed again: the claim fails, naming
     // the compressed file.
     let z = dir.join(hrr_core::archive_writer::EVENTS_ZST_FILE);

@@ -1163,11 +1163,14 @@ mod tests {
         Recorder::create(t, Platform::Cpu, vec!["app".into()], Map::new()).unwrap()
     }
 
+    /// Every event line, from `events.ndjson` or (finished) its
+    /// compressed form.
     fn events(dir: &Path) -> Vec<hrr_core::Event> {
-        std::fs::read_to_string(dir.join("events.ndjson"))
+        hrr_core::archive::Archive::open(dir)
             .unwrap()
-            .lines()
-            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .events(Default::default())
+            .unwrap()
+            .map(Result::unwrap)
             .collect()
     }
 

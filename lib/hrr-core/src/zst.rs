@@ -29,8 +29,11 @@ pub const SUFFIX: &str = ".zst";
 /// docs/PERFORMANCE.md, *Compression*, has the measurements).
 pub const BLOB_LEVEL: i32 = 3;
 
-/// Level of an events file compressed when its archive is finished.
-pub const EVENTS_LEVEL: i32 = 9;
+/// Level of an events file compressed when its archive is finished: on a
+/// launch loop's events level 1 is both the fastest and the smallest of
+/// 1–12 (docs/PERFORMANCE.md, *Compression*), and its speed is what the
+/// capture's end costs.
+pub const EVENTS_LEVEL: i32 = 1;
 
 /// Largest decoder window accepted (2^27 = 128 MiB, zstd's default cap):
 /// what one decoder may allocate, whatever a frame header asks. hrr's

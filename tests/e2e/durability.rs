@@ -174,7 +174,7 @@ fn repair_drops_a_torn_last_line() {
         "torn line dropped, eof added"
     );
     assert_eq!(read_manifest(&p.cap())["complete"], true);
-    let raw = std::fs::read_to_string(&ev).unwrap();
+    let raw = hrr_tests::events_text(&p.cap());
     assert!(
         raw.ends_with('\n') && !raw.contains("\"op\":\"mem\n"),
         "no torn text left:\n{raw}"

@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hrr_tests::{Pipeline, assert_no_crash, blob_path, d2h_counts, read_events, read_manifest};
+use hrr_tests::{
+    Pipeline, assert_no_crash, blob_path, d2h_counts, read_blob, read_events, read_manifest,
+};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -205,14 +207,14 @@ fn a_changed_snapshot_fails_the_replay() {
     let out = arg_ptr(&cap, "gather", 0);
     extract(&p, &["--kernel", "gather", "-o", "g.hrr"]).success();
     let g = p.path("g.hrr");
-    let events = std::fs::read_to_string(g.join("events.ndjson")).unwrap();
+    let events = hrr_tests::events_text(&g);
     let ev = read_events(&g);
     let upload = ev
         .iter()
         .find(|e| e["op"] == "memcpy" && e["dir"] == "h2d" && addr(e, "dst") == b)
         .expect("b, reached only through the table, is uploaded");
     let id = upload["blob"].as_str().unwrap();
-    let bytes = std::fs::read(blob_path(&g, id)).unwrap();
+    let bytes = read_blob(&g, id).unwrap();
 
     // One float of b changed, stored as a well-formed blob: the kernel reads
     // it through the table, so the output check fails.
@@ -381,7 +383,7 @@ fn progress_only_on_a_terminal_and_never_with_json() {
 
 /// The bytes of blob `id` of an archive.
 fn blob(archive: &Path, id: &Value) -> Vec<u8> {
-    std::fs::read(blob_path(archive, id.as_str().unwrap())).unwrap()
+    read_blob(archive, id.as_str().unwrap()).unwrap()
 }
 
 /// Little-endian f32s.

@@ -45,7 +45,7 @@ fn corrupt_host_read(p: &Pipeline, old: &str, len: usize) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(&id), &other).unwrap();
     let events = p.cap().join("events.ndjson");
-    let text = std::fs::read_to_string(&events).unwrap();
+    let text = hrr_tests::events_text(&p.cap());
     assert!(text.contains(old), "blob {old} is not in the capture");
     let text = text
         .lines()

@@ -737,7 +737,7 @@ fn archives_are_created_private() {
     for a in [p.cap(), p.replay()] {
         assert_eq!(mode(&a), 0o700, "{}", a.display());
         assert_eq!(mode(&a.join("blobs")), 0o700, "{}", a.display());
-        assert_eq!(mode(&a.join("events.ndjson")), 0o600, "{}", a.display());
+        assert_eq!(mode(&a.join("events.ndjson.zst")), 0o600, "{}", a.display());
         assert_eq!(mode(&a.join("manifest.json")), 0o600, "{}", a.display());
         for fan in std::fs::read_dir(a.join("blobs")).unwrap() {
             let fan = fan.unwrap().path();

@@ -6,6 +6,7 @@
 //! process and compiles the workloads once per process.
 
 mod complete_claims;
+mod compression;
 mod copies;
 mod direct;
 mod durability;

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use hrr_core::manifest::Platform;
 use hrr_core::testkit::ArchiveBuilder;
-use hrr_tests::{Pipeline, assert_no_crash, blob_path, read_events};
+use hrr_tests::{Pipeline, assert_no_crash, blob_path, read_blob, read_events};
 
 /// A capture made by the real pipeline (`hrr-cap` over saxpy_module).
 fn captured() -> Pipeline {
@@ -89,7 +89,7 @@ fn corrupted_replay_blob(p: Pipeline) {
     let p = p.play();
     let replay = p.replay();
     let (seq, id) = first_d2h(&replay);
-    let mut bytes = std::fs::read(blob_path(&replay, &id)).unwrap();
+    let mut bytes = read_blob(&replay, &id).unwrap();
     assert!(bytes.len() > 100);
     bytes[100] ^= 0x40;
     // Store the corrupted bytes as a proper blob and point the event at it.
@@ -98,7 +98,7 @@ fn corrupted_replay_blob(p: Pipeline) {
     std::fs::create_dir_all(np.parent().unwrap()).unwrap();
     std::fs::write(&np, &bytes).unwrap();
     let ev_path = replay.join("events.ndjson");
-    let text = std::fs::read_to_string(&ev_path).unwrap();
+    let text = hrr_tests::events_text(&replay);
     let mut done = false;
     let text: String = text
         .lines()

@@ -1,6 +1,6 @@
 //! capture → play → diff for every workload, and what each capture must hold.
 
-use hrr_tests::{Pipeline, assert_no_crash, blob_path, d2h_counts, read_manifest, region_segs};
+use hrr_tests::{Pipeline, assert_no_crash, d2h_counts, read_blob, read_manifest, region_segs};
 use serde_json::Value;
 
 /// capture → (sidecar) → play → diff; returns the pipeline after diff and
@@ -18,7 +18,7 @@ fn full(name: &str, args: &[&str], sidecar: bool) -> (Pipeline, String) {
     );
     let m = read_manifest(&p.cap());
     assert_eq!(m["format"], "hrr");
-    assert_eq!(m["version"], 1);
+    assert_eq!(m["version"], 2);
     assert_eq!(m["kind"], "capture");
     assert_eq!(m["platform"], "cpu");
     assert_eq!(
@@ -155,7 +155,7 @@ fn fatbin_heap_pipeline() {
     let launches = ops(&ev, "launch");
     assert_eq!(launches.len(), 1, "{launches:?}");
     let code = launches[0]["code"].as_str().expect("launch names its code");
-    let blob = std::fs::read(blob_path(&p.cap(), code)).expect("the code blob is on disk");
+    let blob = read_blob(&p.cap(), code).expect("the code blob is on disk");
     assert!(
         blob == hrr_tests::workloads().bundle(),
         "the code blob ({} bytes) is not the bundle as launched",
@@ -190,7 +190,7 @@ fn a_bundle_rewritten_while_registered_is_reported_not_written() {
         let code = launches[0]["code"].as_str().expect("launch names its code");
         let m = read_manifest(&p.cap());
         // Whatever is on disk under the name is the named bytes.
-        if let Ok(bytes) = std::fs::read(blob_path(&p.cap(), code)) {
+        if let Ok(bytes) = read_blob(&p.cap(), code) {
             assert_eq!(
                 blake3::hash(&bytes).to_hex().as_str(),
                 code,
@@ -286,8 +286,7 @@ fn fatbin_path_pipeline() {
     );
     // The code object blob is the CPU .so out of the bundle, or the bundle itself.
     let code = launches[0]["code"].as_str().unwrap();
-    let blob = p.cap().join("blobs").join(&code[..2]).join(code);
-    let bytes = std::fs::read(&blob).unwrap_or_else(|e| panic!("{}: {e}", blob.display()));
+    let bytes = read_blob(&p.cap(), code).unwrap_or_else(|e| panic!("blob {code}: {e}"));
     assert!(bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
 }
 

@@ -689,10 +689,36 @@ impl Pipeline {
     }
 }
 
-/// Every line of `ARCHIVE/events.ndjson` as JSON (a torn last line is skipped).
-pub fn read_events(archive: &Path) -> Vec<serde_json::Value> {
+/// The text of an archive's events: `events.ndjson`, or else
+/// `events.ndjson.zst` decoded.
+pub fn events_text(archive: &Path) -> String {
     let p = archive.join("events.ndjson");
-    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    if p.exists() {
+        return std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    }
+    let z = archive.join("events.ndjson.zst");
+    let bytes = std::fs::read(&z).unwrap_or_else(|e| panic!("{}: {e}", z.display()));
+    String::from_utf8(
+        zstd::decode_all(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", z.display())),
+    )
+    .unwrap()
+}
+
+/// The bytes of blob `id` (hex) of an archive, raw or decoded.
+pub fn read_blob(archive: &Path, id: &str) -> std::io::Result<Vec<u8>> {
+    match std::fs::read(blob_path(archive, id)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let z = std::fs::read(blob_path(archive, id).with_extension("zst"))?;
+            zstd::decode_all(&z[..])
+        }
+        r => r,
+    }
+}
+
+/// Every line of the events of `ARCHIVE` (plain or compressed) as JSON (a
+/// torn last line is skipped).
+pub fn read_events(archive: &Path) -> Vec<serde_json::Value> {
+    let text = events_text(archive);
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .filter_map(|l| serde_json::from_str(l).ok())

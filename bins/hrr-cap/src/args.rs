@@ -44,6 +44,10 @@ pub struct Args {
     /// and, when the application succeeded, makes the exit status 74.
     #[arg(long)]
     pub no_verify: bool,
+    /// Keep the finished archive's events plain (`events.ndjson`) instead of
+    /// compressing them to `events.ndjson.zst` (as `HRR_EVENTS=plain` does).
+    #[arg(long)]
+    pub plain: bool,
     /// The application and its arguments (after `--`).
     #[arg(required = true, num_args = 1.., value_name = "APP ARGS")]
     pub command: Vec<OsString>,

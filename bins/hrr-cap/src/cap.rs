@@ -22,6 +22,9 @@ use crate::verify;
 /// The capture library's switch for its HSA region producer (its `config`).
 pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
 
+/// The capture library's switch keeping events plain (its `config`).
+pub const ENV_EVENTS: &str = "HRR_EVENTS";
+
 /// Runs the capture; `Ok` carries the exit status hrr-cap should end with.
 pub fn run(args: &Args) -> Result<u8, CapError> {
     let app = &args.command[0];
@@ -45,6 +48,9 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     );
     cmd.env("HRR_OUT", &dir);
     // Only the flag turns the HSA producer on, never an inherited variable.
+    if args.plain {
+        cmd.env(ENV_EVENTS, "plain");
+    }
     if args.hsa_regions {
         cmd.env(ENV_HSA_REGIONS, "1");
     } else {
@@ -93,6 +99,7 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         if !args.no_verify && !verify::run(&dir) {
             archive_bad = true;
         }
+        crate::compact::run(&dir);
     }
     let summary = ArchiveSummary::read(&dir);
     let mut line = format!("hrr-cap: {summary} -> {}", dir.display());

@@ -36,6 +36,7 @@
 
 mod args;
 mod cap;
+mod compact;
 mod error;
 mod intercept_lib;
 mod no_capture;

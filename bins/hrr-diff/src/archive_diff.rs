@@ -474,7 +474,7 @@ fn d2h_entries(
             archive.path().display()
         ));
     }
-    let total = std::fs::metadata(archive.events_path()).map_or(0, |m| m.len());
+    let total = archive.events_len();
     let mut reader = archive.events(ReadOptions::default())?;
     let mut out = Vec::new();
     let mut n = 0u64;

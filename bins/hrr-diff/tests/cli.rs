@@ -174,7 +174,7 @@ fn errors_exit_2_with_a_clear_message() {
     let manifest = newer.join("manifest.json");
     let text = std::fs::read_to_string(&manifest)
         .unwrap()
-        .replace("\"version\": 1", "\"version\": 2");
+        .replace("\"version\": 2", "\"version\": 3");
     std::fs::write(&manifest, text).unwrap();
     hrr_diff()
         .arg(&cap)
@@ -182,7 +182,7 @@ fn errors_exit_2_with_a_clear_message() {
         .assert()
         .code(2)
         .stderr(contains(
-            "is format version 2, this hrr reads version 1; upgrade hrr",
+            "is format version 3, this hrr reads version 2; upgrade hrr",
         ));
 
     hrr_diff()

@@ -24,6 +24,10 @@ pub struct Args {
     /// (with --repair: where the repaired archive goes).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
+    /// Leave the -o archive's events and blobs plain (`events.ndjson`)
+    /// instead of compressed (`events.ndjson.zst`); also `HRR_EVENTS=plain`.
+    #[arg(long)]
+    pub plain: bool,
     #[command(flatten)]
     pub device: BackendArgs,
     /// Print what the archive holds and exit; needs no runtime.

@@ -30,6 +30,34 @@ pub fn print_events(archive: &Archive, read: ReadOptions, json: bool) -> Result<
     Ok(())
 }
 
+/// What the events and blobs take on disk, and uncompressed (a compressed
+/// file counted at the size its frame header declares).
+struct Sizes {
+    disk: u64,
+    plain: u64,
+}
+
+impl Sizes {
+    fn of(archive: &Archive) -> Sizes {
+        let (disk, plain) = archive.events_sizes();
+        let mut s = Sizes {
+            disk,
+            plain: plain.unwrap_or(disk),
+        };
+        let store = archive.blobs();
+        for id in store.list().unwrap_or_default() {
+            let file = if store.path(&id).exists() {
+                store.path(&id)
+            } else {
+                store.zst_path(&id)
+            };
+            s.disk += std::fs::symlink_metadata(file).map_or(0, |m| m.len());
+            s.plain += store.size(&id).unwrap_or(0);
+        }
+        s
+    }
+}
+
 pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()> {
     let m = archive.manifest();
     let mut ops: BTreeMap<&'static str, u64> = BTreeMap::new();
@@ -65,9 +93,13 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         .map(|p| p.display().to_string())
         .collect();
 
+    let sizes = Sizes::of(archive);
     if json {
         let v = json!({
             "archive": archive.path().display().to_string(),
+            "disk_bytes": sizes.disk,
+            "uncompressed_bytes": sizes.plain,
+            "events_compressed": archive.is_compressed(),
             "manifest": serde_json::to_value(m)?,
             "ops": ops,
             "launches": launched,
@@ -88,8 +120,8 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
     )?;
     writeln!(
         out,
-        "events : {}  blobs : {}  d2h bytes : {d2h_bytes}",
-        m.events, m.blobs
+        "events : {}  blobs : {}  d2h bytes : {d2h_bytes}  disk bytes : {}  uncompressed : {}",
+        m.events, m.blobs, sizes.disk, sizes.plain
     )?;
     writeln!(
         out,

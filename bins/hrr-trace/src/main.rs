@@ -75,7 +75,7 @@ fn run(args: &Args) -> Result<(), CliError> {
     let read = ReadOptions {
         strict: args.strict,
     };
-    let total = fs::metadata(archive.events_path()).map_or(0, |m| m.len());
+    let total = archive.events_len();
     let mut progress = Progress::new(total);
     let stats = match &args.output {
         None => {

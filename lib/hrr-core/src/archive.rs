@@ -15,11 +15,11 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::archive_writer::{ArchiveWriter, EVENTS_FILE, REGIONS_DIR, WriteError};
+use crate::archive_writer::{ArchiveWriter, EVENTS_FILE, EVENTS_ZST_FILE, REGIONS_DIR, WriteError};
 use crate::blob_store::{BlobError, BlobStore, CopyOutcome};
 use crate::event::Op;
 use crate::event_reader::{
-    Ending, EventReader, MappedEvents, ParallelReader, ReadError, ReadOptions, Warning,
+    Ending, EventReader, MappedEvents, ParallelReader, ReadError, ReadOptions, Warning, ZstEvents,
 };
 use crate::hex::BlobId;
 use crate::manifest::{MANIFEST_FILE, MAX_MANIFEST, Manifest, ManifestError};
@@ -28,6 +28,7 @@ use crate::region_record::{
     MAX_REGION_FILE, RegionError, RegionStream, load_region_bytes, load_region_file,
 };
 use crate::safe_fs::OpenError;
+use crate::zst::Decoder;
 
 /// Lock file a capture creates in its archive, holding its pid.
 pub const OWNER_FILE: &str = ".hrr-owner";
@@ -48,7 +49,7 @@ pub enum ArchiveError {
         path: PathBuf,
     },
     #[error("{}: events file missing; is this an hrr archive?", path.display())]
-    /// The directory has no `events.ndjson`.
+    /// The directory has neither `events.ndjson` nor `events.ndjson.zst`.
     MissingEvents {
         /// The events file expected.
         path: PathBuf,
@@ -97,21 +98,31 @@ pub struct Archive {
     /// What the events file says of a manifest's `complete:true`, once
     /// read (see [`Archive::incomplete_reason`]).
     claim: OnceLock<Option<String>>,
+    /// Which events file there is: `events.ndjson`, or only its compressed
+    /// form.
+    events_file: &'static str,
 }
 
-/// What [`Archive::events`] reads: the events file, or its bytes in memory.
+/// What [`Archive::events`] reads: the events file, or its bytes in memory,
+/// either decoded when compressed.
 pub enum ArchiveEvents {
     /// `events.ndjson` on disk.
     File(BufReader<fs::File>),
+    /// `events.ndjson.zst` on disk, decoded.
+    Zst(Box<ZstEvents>),
     /// `events.ndjson` of an archive in memory.
     Memory(MemReader),
+    /// `events.ndjson.zst` of an archive in memory, decoded.
+    ZstMemory(Box<BufReader<Decoder<MemReader>>>),
 }
 
 impl Read for ArchiveEvents {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         match self {
             ArchiveEvents::File(r) => r.read(out),
+            ArchiveEvents::Zst(r) => r.read(out),
             ArchiveEvents::Memory(r) => r.read(out),
+            ArchiveEvents::ZstMemory(r) => r.read(out),
         }
     }
 }
@@ -120,16 +131,31 @@ impl BufRead for ArchiveEvents {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         match self {
             ArchiveEvents::File(r) => r.fill_buf(),
+            ArchiveEvents::Zst(r) => r.fill_buf(),
             ArchiveEvents::Memory(r) => r.fill_buf(),
+            ArchiveEvents::ZstMemory(r) => r.fill_buf(),
         }
     }
 
     fn consume(&mut self, n: usize) {
         match self {
             ArchiveEvents::File(r) => r.consume(n),
+            ArchiveEvents::Zst(r) => r.consume(n),
             ArchiveEvents::Memory(r) => r.consume(n),
+            ArchiveEvents::ZstMemory(r) => r.consume(n),
         }
     }
+}
+
+/// Which events file of `dir` to read: `events.ndjson` when there is one
+/// (a capture writes it; a crash between compressing it and removing it
+/// leaves both, the same events), else `events.ndjson.zst`. `exists` says
+/// whether a name is there at all (a FIFO or directory counts: it is then
+/// refused by name).
+fn events_file_of(exists: impl Fn(&str) -> bool) -> Option<&'static str> {
+    [EVENTS_FILE, EVENTS_ZST_FILE]
+        .into_iter()
+        .find(|name| exists(name))
 }
 
 impl Archive {
@@ -147,7 +173,9 @@ impl Archive {
             Err(source) => return Err(ArchiveError::Io { path: dir, source }),
         }
         let manifest = Manifest::read(&dir)?;
-        let events = dir.join(EVENTS_FILE);
+        let events_file = events_file_of(|name| fs::symlink_metadata(dir.join(name)).is_ok())
+            .unwrap_or(EVENTS_FILE);
+        let events = dir.join(events_file);
         match fs::symlink_metadata(&events) {
             Ok(m) if m.is_file() => {}
             Ok(m) => {
@@ -176,6 +204,7 @@ impl Archive {
             blobs,
             mem: None,
             claim: OnceLock::new(),
+            events_file,
         })
     }
 
@@ -203,16 +232,18 @@ impl Archive {
             .into());
         }
         let manifest = Manifest::parse(&bytes, &dir)?;
-        let events = dir.join(EVENTS_FILE);
-        if !files.contains(&events) {
-            return Err(ArchiveError::MissingEvents { path: events });
-        }
+        let Some(events_file) = events_file_of(|name| files.contains(&dir.join(name))) else {
+            return Err(ArchiveError::MissingEvents {
+                path: dir.join(EVENTS_FILE),
+            });
+        };
         Ok(Archive {
             blobs: BlobStore::in_memory(dir.join(crate::blob_store::BLOBS_DIR), files),
             dir,
             manifest,
             mem: Some(files.clone()),
             claim: OnceLock::new(),
+            events_file,
         })
     }
 
@@ -269,6 +300,10 @@ impl Archive {
             ));
         }
         let last = match &self.mem {
+            _ if self.is_compressed() => self.events(ReadOptions::default()).ok().and_then(|r| {
+                // Compressed: the last byte is the stream's.
+                last_byte_of(r.into_inner())
+            }),
             Some(mem) => mem
                 .read(&self.events_path())
                 .and_then(|e| e.last().copied()),
@@ -294,14 +329,18 @@ impl Archive {
     fn check_complete_claim(&self) -> Option<String> {
         let path = self.events_path();
         let ending = match &self.mem {
+            _ if self.is_compressed() => {
+                crate::event_reader::ending(self.events(ReadOptions::default()).ok()?.into_inner())
+            }
             Some(mem) => crate::event_reader::ending(&mem.read(&path)?[..]),
             None => crate::event_reader::ending(crate::event_reader::open_buffered(&path).ok()?),
         };
+        let name = self.events_file;
         let claim = "though the manifest says the archive is complete";
         let events = self.manifest.events;
         match ending.ok()? {
             Ending::Empty => Some(format!(
-                "no eof: {EVENTS_FILE} is empty, {claim} ({events} events)"
+                "no eof: {name} is empty, {claim} ({events} events)"
             )),
             Ending::Torn { line, bytes } => Some(format!(
                 "torn last line: line {line} ({bytes} bytes, no newline) does not parse, {claim}"
@@ -314,11 +353,11 @@ impl Archive {
                 counts,
                 lines,
             } if counts != lines => Some(format!(
-                "the eof trailer (line {line}) counts {counts} events, but {EVENTS_FILE} holds \
+                "the eof trailer (line {line}) counts {counts} events, but {name} holds \
                  {lines}"
             )),
             Ending::Eof { lines, .. } if lines != events => Some(format!(
-                "the manifest counts {events} events, but {EVENTS_FILE} holds {lines}"
+                "the manifest counts {events} events, but {name} holds {lines}"
             )),
             Ending::Eof { .. } | Ending::TooLong { .. } => None,
         }
@@ -337,9 +376,44 @@ impl Archive {
         std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
     }
 
-    /// Its `events.ndjson`.
+    /// Its events file: `events.ndjson`, or `events.ndjson.zst` when only
+    /// the compressed form is there.
     pub fn events_path(&self) -> PathBuf {
-        self.dir.join(EVENTS_FILE)
+        self.dir.join(self.events_file)
+    }
+
+    /// Whether its events are read from `events.ndjson.zst`.
+    pub fn is_compressed(&self) -> bool {
+        self.events_file == EVENTS_ZST_FILE
+    }
+
+    /// The events file's size: on disk, and as read (uncompressed; for a
+    /// compressed file, what its frame header says, else `None`).
+    pub fn events_sizes(&self) -> (u64, Option<u64>) {
+        let path = self.events_path();
+        let on_disk = match &self.mem {
+            Some(mem) => mem.read(&path).map_or(0, |b| b.len() as u64),
+            None => fs::symlink_metadata(&path).map_or(0, |m| m.len()),
+        };
+        if !self.is_compressed() {
+            return (on_disk, Some(on_disk));
+        }
+        let plain = match &self.mem {
+            Some(mem) => mem.read(&path).and_then(|b| {
+                crate::zst::content_size(&b[..b.len().min(crate::zst::HEADER_MAX)], &path)
+                    .ok()
+                    .flatten()
+            }),
+            None => crate::zst::file_content_size(&path),
+        };
+        (on_disk, plain)
+    }
+
+    /// What a progress bar over [`Archive::events`] counts up to: the
+    /// events' uncompressed size where known, else the file's.
+    pub fn events_len(&self) -> u64 {
+        let (on_disk, plain) = self.events_sizes();
+        plain.unwrap_or(on_disk)
     }
 
     /// A fresh streaming reader over the events.
@@ -350,7 +424,20 @@ impl Archive {
                 let bytes = mem
                     .read(&path)
                     .ok_or_else(|| ArchiveError::MissingEvents { path: path.clone() })?;
-                ArchiveEvents::Memory(MemReader::new(bytes))
+                if self.is_compressed() {
+                    let d = Decoder::new(MemReader::new(bytes), u64::MAX).map_err(|source| {
+                        ReadError::Open {
+                            path: path.clone(),
+                            source,
+                        }
+                    })?;
+                    ArchiveEvents::ZstMemory(Box::new(BufReader::new(d)))
+                } else {
+                    ArchiveEvents::Memory(MemReader::new(bytes))
+                }
+            }
+            None if self.is_compressed() => {
+                ArchiveEvents::Zst(Box::new(crate::event_reader::open_zst(&path)?))
             }
             None => ArchiveEvents::File(crate::event_reader::open_buffered(&path)?),
         };
@@ -476,6 +563,20 @@ fn process_alive(pid: i32) -> bool {
     r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// The last byte `r` yields (`None`: none, or a read failed).
+fn last_byte_of(mut r: impl BufRead) -> Option<u8> {
+    let mut last = None;
+    loop {
+        let buf = r.fill_buf().ok()?;
+        let Some(&b) = buf.last() else {
+            return last;
+        };
+        last = Some(b);
+        let n = buf.len();
+        r.consume(n);
+    }
+}
+
 /// The last byte of a regular file (`None`: empty, missing or unreadable).
 fn last_byte(path: &Path) -> Option<u8> {
     use std::os::unix::fs::FileExt;
@@ -589,7 +690,7 @@ pub fn repair_with_progress(
     // A `regions/` that cannot be listed (a symlink) is refused before
     // anything is written.
     let regions = src.try_region_files()?;
-    let total = fs::metadata(src.events_path()).map_or(0, |m| m.len());
+    let total = src.events_len();
     let mut manifest = src.manifest().clone();
     manifest.repaired = true;
     let dst = dst.as_ref();
@@ -967,6 +1068,7 @@ mod tests {
             ManifestExtra::default(),
         )
         .unwrap()
+        .compress(false)
         .finish()
         .unwrap();
         fs::remove_file(dir.join(EVENTS_FILE)).unwrap();
@@ -988,6 +1090,7 @@ mod tests {
             ManifestExtra::default(),
         )
         .unwrap()
+        .compress(false)
         .finish()
         .unwrap();
         assert_eq!(Archive::open(&finished).unwrap().incomplete_reason(), None);
@@ -1056,6 +1159,7 @@ mod tests {
             ManifestExtra::default(),
         )
         .unwrap()
+        .compress(false)
         .finish()
         .unwrap();
         fs::remove_dir(dir.join(REGIONS_DIR)).unwrap();
@@ -1084,6 +1188,7 @@ mod tests {
             ManifestExtra::default(),
         )
         .unwrap()
+        .compress(false)
         .finish()
         .unwrap();
         for n in [
@@ -1457,6 +1562,7 @@ mod tests {
             ManifestExtra::default(),
         )
         .unwrap()
+        .compress(false)
         .finish()
         .unwrap();
         let other = MemFiles::new();

@@ -38,6 +38,10 @@ use crate::safe_fs::DirFd;
 
 /// Events file name inside an archive.
 pub const EVENTS_FILE: &str = "events.ndjson";
+
+/// The events file of a finished archive, compressed (docs/FORMAT.md,
+/// *Compression*): `EVENTS_FILE` in one zstd frame.
+pub const EVENTS_ZST_FILE: &str = "events.ndjson.zst";
 /// Region sidecar directory inside an archive.
 pub const REGIONS_DIR: &str = "regions";
 
@@ -94,6 +98,12 @@ pub struct ArchiveWriter {
     manifest: Manifest,
     /// Events appended (excluding the `eof` trailer).
     written: u64,
+    /// Whether blobs are stored compressed where that pays and `finish`
+    /// leaves `events.ndjson.zst` (the default), rather than raw blobs and
+    /// `events.ndjson`.
+    compress: bool,
+    /// Blob compression's context and buffer, made at the first blob.
+    blob_zstd: Option<(zstd::bulk::Compressor<'static>, Vec<u8>)>,
     /// One past the largest seq seen: the `eof` trailer's seq.
     next_seq: u64,
     finished: bool,
@@ -218,7 +228,18 @@ impl ArchiveWriter {
             written: 0,
             next_seq: 0,
             finished: false,
+            compress: true,
+            blob_zstd: None,
         }
+    }
+
+    /// Whether blobs are compressed where that pays and
+    /// [`ArchiveWriter::finish`] compresses the events (the default:
+    /// `events.ndjson.zst`), or every file stays plain (`events.ndjson`).
+    /// An archive in memory keeps its events plain either way.
+    pub fn compress(mut self, yes: bool) -> Self {
+        self.compress = yes;
+        self
     }
 
     /// Writes the manifest: atomically on disk, at once in memory.
@@ -279,11 +300,28 @@ impl ArchiveWriter {
     }
 
     /// Stores a blob (deduplicated) and returns its id.
+    /// Stored compressed when that pays (docs/FORMAT.md, *Compression*).
     pub fn put_blob(&mut self, bytes: &[u8]) -> Result<BlobId, WriteError> {
-        let id = self.blobs.put(bytes).map_err(|source| WriteError::Io {
+        let id = crate::blob_store::hash(bytes);
+        let io_err = |source| WriteError::Io {
             path: self.blobs.root().to_path_buf(),
             source,
-        })?;
+        };
+        if !self.compress {
+            self.blobs.put_hashed(&id, bytes).map_err(io_err)?;
+            self.blob_ids.insert(id);
+            return Ok(id);
+        }
+        if self.blob_zstd.is_none() {
+            self.blob_zstd = Some((crate::zst::blob_compressor().map_err(io_err)?, Vec::new()));
+        }
+        let (cctx, scratch) = self.blob_zstd.as_mut().expect("made above");
+        self.blobs
+            .put_compressed(&id, bytes, cctx, scratch)
+            .map_err(|source| WriteError::Io {
+                path: self.blobs.root().to_path_buf(),
+                source,
+            })?;
         self.blob_ids.insert(id);
         Ok(id)
     }
@@ -367,9 +405,16 @@ impl ArchiveWriter {
         };
         eof.write_line(&mut self.buf);
         self.write_buffer()?;
+        let compress = matches!(self.events, EventsOut::File(_)) && self.compress;
         if let EventsOut::File(f) = &self.events {
             f.sync_all().map_err(|source| WriteError::Io {
                 path: self.dir.join(EVENTS_FILE),
+                source,
+            })?;
+        }
+        if compress {
+            compress_events(&self.dir).map_err(|source| WriteError::Io {
+                path: self.dir.join(EVENTS_ZST_FILE),
                 source,
             })?;
         }
@@ -378,6 +423,12 @@ impl ArchiveWriter {
         self.manifest.blobs = self.blob_ids.len() as u64;
         edit(&mut self.manifest);
         self.write_manifest()?;
+        if compress {
+            remove_plain_events(&self.dir).map_err(|source| WriteError::Io {
+                path: self.dir.join(EVENTS_FILE),
+                source,
+            })?;
+        }
         self.finished = true;
         Ok(self.manifest.clone())
     }
@@ -391,6 +442,32 @@ impl Drop for ArchiveWriter {
             let _ = self.write_buffer();
         }
     }
+}
+
+/// Compresses the finished, fsynced `events.ndjson` of the archive `dir`
+/// into `events.ndjson.zst`: written under a temporary name, fsynced,
+/// renamed into place, the directory fsynced. `events.ndjson` stays (both
+/// hold the same events; readers take the plain one while it is there)
+/// until [`remove_plain_events`], once the manifest is final. Returns the
+/// bytes before and after.
+pub fn compress_events(dir: &Path) -> io::Result<(u64, u64)> {
+    let tmp = dir.join(format!(".{EVENTS_ZST_FILE}.tmp-{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    let sizes = crate::zst::compress_file(&dir.join(EVENTS_FILE), &tmp)?;
+    let r = fs::rename(&tmp, dir.join(EVENTS_ZST_FILE));
+    if r.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    r?;
+    File::open(dir)?.sync_all()?;
+    Ok(sizes)
+}
+
+/// Removes `events.ndjson` once `events.ndjson.zst` holds the same events
+/// durably ([`compress_events`]), and makes the removal durable.
+pub fn remove_plain_events(dir: &Path) -> io::Result<()> {
+    fs::remove_file(dir.join(EVENTS_FILE))?;
+    File::open(dir)?.sync_all()
 }
 
 /// CLOCK_MONOTONIC in nanoseconds, the clock every event `t` is on.
@@ -410,7 +487,7 @@ pub fn monotonic_ns() -> u64 {
 mod tests {
     use super::*;
     use crate::event::Dir;
-    use crate::event_reader::{EventReader, ReadOptions};
+    use crate::event_reader::ReadOptions;
     use crate::hex::Addr;
 
     fn ev(seq: u64, blob: Option<BlobId>) -> Event {
@@ -432,7 +509,9 @@ mod tests {
     }
 
     fn read_all(dir: &Path) -> Vec<Event> {
-        EventReader::open(dir.join(EVENTS_FILE), ReadOptions::strict())
+        crate::archive::Archive::open(dir)
+            .unwrap()
+            .events(ReadOptions::strict())
             .unwrap()
             .map(Result::unwrap)
             .collect()

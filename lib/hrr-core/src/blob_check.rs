@@ -394,7 +394,8 @@ mod tests {
             Platform::Cpu,
             ManifestExtra::default(),
         )
-        .unwrap();
+        .unwrap()
+        .compress(false);
         let good = w.put_blob(b"good").unwrap();
         let code = w.put_blob(&[7u8; 300_000]).unwrap();
         let other = w.put_blob(b"other code").unwrap();

@@ -14,6 +14,13 @@
 //!   copied, which keeps replay's memory bounded by the largest blob in use.
 //!   Archives are immutable once written; truncating a blob file while it is
 //!   mapped is outside the contract (the mapping would fault).
+//! - A blob may be stored compressed (docs/FORMAT.md, *Compression*):
+//!   `blobs/<h2>/<h>.zst`, one zstd frame recording the content size, `h`
+//!   the hash of the content. Reads look for `<h>` first, then `<h>.zst`,
+//!   which is decoded into a buffer of the size its header declares — never
+//!   more than the caller expects ([`BlobStore::get_sized`],
+//!   [`BlobStore::read_into`]) or [`MAX_UNSIZED`] — and hashed like any
+//!   other blob. [`BlobStore::put_compressed`] writes one.
 //! - A store in memory ([`BlobStore::in_memory`], see [`crate::mem_files`])
 //!   keeps the same names, checks and errors without touching the disk.
 
@@ -32,6 +39,11 @@ use crate::mem_files::MemFiles;
 
 /// Blobs at least this large are memory-mapped instead of read into a `Vec`.
 pub const MMAP_THRESHOLD: u64 = 256 * 1024;
+
+/// The most a compressed blob read without an expected size may decode
+/// to (a code object, a D2H result whose size the caller does not know):
+/// what a frame header may make one read allocate.
+pub const MAX_UNSIZED: u64 = 4 << 30;
 
 /// Directory name of the store inside an archive.
 pub const BLOBS_DIR: &str = "blobs";
@@ -144,6 +156,10 @@ pub enum BlobError {
         /// What they hash to.
         actual: BlobId,
     },
+    #[error(transparent)]
+    /// A compressed blob file could not be decoded (truncated, corrupt,
+    /// larger than expected: the error names the file and why).
+    Compressed(#[from] crate::zst::ZstError),
     #[error("{}: holds {len} bytes where {expected} were expected", path.display())]
     /// The blob's file is not the size the event says.
     Length {
@@ -166,8 +182,22 @@ impl BlobError {
             | BlobError::NotFile { path, .. }
             | BlobError::Corrupt { path, .. }
             | BlobError::Length { path, .. } => path,
+            BlobError::Compressed(e) => e.path(),
         }
     }
+}
+
+/// What [`BlobStore::compact`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Compaction {
+    /// Raw blobs looked at.
+    pub blobs: u64,
+    /// Of those, stored compressed now.
+    pub compressed: u64,
+    /// Their bytes.
+    pub raw_bytes: u64,
+    /// What they take on disk now.
+    pub disk_bytes: u64,
 }
 
 /// How [`BlobStore::copy_from`] placed a blob.
@@ -247,11 +277,41 @@ impl BlobStore {
     /// not verify the content.
     pub fn contains(&self, id: &BlobId) -> bool {
         if let Some(mem) = &self.mem {
-            return mem.contains(&self.path(id));
+            return mem.contains(&self.path(id)) || mem.contains(&self.zst_path(id));
         }
-        fs::symlink_metadata(self.path(id))
-            .map(|m| m.file_type().is_file())
-            .unwrap_or(false)
+        let is_file = |p: PathBuf| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file());
+        is_file(self.path(id)) || is_file(self.zst_path(id))
+    }
+
+    /// `blobs/<h2>/<h>.zst`: where the blob is when it is stored compressed.
+    pub fn zst_path(&self, id: &BlobId) -> PathBuf {
+        let mut p = self.path(id).into_os_string();
+        p.push(crate::zst::SUFFIX);
+        PathBuf::from(p)
+    }
+
+    /// Stores `raw` (blob `id`, which the caller vouches for) compressed
+    /// when that pays ([`crate::zst::encode_blob`] with `cctx`), raw
+    /// otherwise; a blob already present in either form is not rewritten.
+    /// The compressed file is decoded again and hashed before it takes
+    /// the name: a file is what its name says. Returns whether it was
+    /// stored compressed.
+    pub fn put_compressed(
+        &self,
+        id: &BlobId,
+        raw: &[u8],
+        cctx: &mut zstd::bulk::Compressor<'static>,
+        scratch: &mut Vec<u8>,
+    ) -> io::Result<bool> {
+        if self.contains(id) {
+            return Ok(false);
+        }
+        if crate::zst::encode_blob(cctx, raw, scratch).is_none() {
+            self.put_hashed(id, raw)?;
+            return Ok(false);
+        }
+        self.write_compressed(id, raw.len(), scratch)?;
+        Ok(true)
     }
 
     /// Stores `bytes` and returns their id; a blob already present is not rewritten.
@@ -280,6 +340,9 @@ impl BlobStore {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
+        }
+        if fs::symlink_metadata(self.zst_path(id)).is_ok_and(|m| m.file_type().is_file()) {
+            return Ok(());
         }
         let tmp = self.staging_names(id)?.0;
         let result = (|| {
@@ -328,11 +391,45 @@ impl BlobStore {
         (tmp, path)
     }
 
-    /// Reads a blob and verifies its hash.
+    /// Reads a blob and verifies its hash. A compressed one may decode to
+    /// at most [`MAX_UNSIZED`] bytes; use [`BlobStore::get_sized`] where the
+    /// events say its size.
     pub fn get(&self, id: &BlobId) -> Result<Blob, BlobError> {
+        self.get_limited(id, None)
+    }
+
+    /// [`BlobStore::get`] of a blob the events say is `len` bytes: a
+    /// compressed one whose header declares more is refused before it is
+    /// decoded (a bomb costs nothing). A blob of another size is returned
+    /// as it is, for the caller's own check and message.
+    pub fn get_sized(&self, id: &BlobId, len: u64) -> Result<Blob, BlobError> {
+        self.get_limited(id, Some(len))
+    }
+
+    /// Reads the raw file, or else the compressed one (decoded to at most
+    /// `len`, or [`MAX_UNSIZED`]), and verifies the hash.
+    fn get_limited(&self, id: &BlobId, len: Option<u64>) -> Result<Blob, BlobError> {
         let path = self.path(id);
         if let Some(mem) = &self.mem {
-            let bytes = mem_blob(mem, id, &path)?;
+            let bytes = match mem_blob(mem, id, &path) {
+                Err(BlobError::Missing { .. }) if mem.contains(&self.zst_path(id)) => {
+                    let zpath = self.zst_path(id);
+                    let bytes = mem.read(&zpath).expect("contains");
+                    let limit = len.unwrap_or(MAX_UNSIZED);
+                    let v = crate::zst::decode_bytes(&bytes, &zpath, limit)?;
+                    let actual = hash(&v);
+                    if actual != *id {
+                        return Err(BlobError::Corrupt {
+                            path: zpath,
+                            actual,
+                        });
+                    }
+                    return Ok(Blob {
+                        data: BlobData::Bytes(v),
+                    });
+                }
+                r => r?,
+            };
             let actual = hash(&bytes);
             if actual != *id {
                 return Err(BlobError::Corrupt { path, actual });
@@ -341,7 +438,32 @@ impl BlobStore {
                 data: BlobData::Shared(bytes),
             });
         }
-        let (file, len) = self.open_checked(id, &path)?;
+        let (file, len) = match self.open_checked(id, &path) {
+            Err(BlobError::Missing { .. }) if self.mem.is_none() => {
+                let zpath = self.zst_path(id);
+                let Ok((file, _)) = self.open_checked(id, &zpath) else {
+                    // Neither form: the raw name is what is missing (the
+                    // compressed form's own error if it is there but bad).
+                    return match self.open_checked(id, &zpath) {
+                        Err(BlobError::Missing { .. }) => Err(BlobError::Missing { id: *id, path }),
+                        Err(e) => Err(e),
+                        Ok(_) => unreachable!("opened above"),
+                    };
+                };
+                let v = crate::zst::decode_blob(&file, &zpath, len.unwrap_or(MAX_UNSIZED))?;
+                let actual = hash(&v);
+                if actual != *id {
+                    return Err(BlobError::Corrupt {
+                        path: zpath,
+                        actual,
+                    });
+                }
+                return Ok(Blob {
+                    data: BlobData::Bytes(v),
+                });
+            }
+            r => r?,
+        };
         let io_err = |source| BlobError::Io {
             path: path.clone(),
             source,
@@ -379,6 +501,16 @@ impl BlobStore {
             len,
             expected: dst.len() as u64,
         };
+        if self.is_compressed(id) {
+            // Decoded (and hashed) into a buffer of its declared size, which
+            // must be the destination's.
+            let blob = self.get_sized(id, dst.len() as u64)?;
+            if blob.len() != dst.len() {
+                return Err(length(blob.len() as u64));
+            }
+            dst.copy_from_slice(&blob);
+            return Ok(());
+        }
         if let Some(mem) = &self.mem {
             let bytes = mem_blob(mem, id, &path)?;
             if bytes.len() != dst.len() {
@@ -402,9 +534,134 @@ impl BlobStore {
         Ok(())
     }
 
-    /// Size in bytes of a stored blob, without reading or verifying it.
+    /// Compresses every raw blob of the store that compression pays for
+    /// ([`BlobStore::put_compressed`]: the compressed file decoded and
+    /// hashed before it takes its name), then removes the raw file; on
+    /// `threads` threads. A blob that does not read back as its name (it
+    /// is corrupt) is left as it is, for the checks that report it. Either
+    /// form is a whole blob at every moment: the raw file goes only once
+    /// the compressed one is in place.
+    pub fn compact(&self, threads: usize) -> io::Result<Compaction> {
+        let ids = self.list()?;
+        let next = AtomicU64::new(0);
+        let total = std::sync::Mutex::new(Compaction::default());
+        let work = || -> io::Result<()> {
+            let mut cctx = crate::zst::blob_compressor()?;
+            let mut scratch = Vec::new();
+            let mut mine = Compaction::default();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some(id) = ids.get(i) else { break };
+                if self.is_compressed(id) {
+                    continue;
+                }
+                let Ok(blob) = self.get(id) else { continue };
+                mine.blobs += 1;
+                mine.raw_bytes += blob.len() as u64;
+                if self.put_compressed_over(id, &blob, &mut cctx, &mut scratch)? {
+                    mine.compressed += 1;
+                    mine.disk_bytes += scratch.len() as u64;
+                } else {
+                    mine.disk_bytes += blob.len() as u64;
+                }
+            }
+            let mut t = total
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            t.blobs += mine.blobs;
+            t.compressed += mine.compressed;
+            t.raw_bytes += mine.raw_bytes;
+            t.disk_bytes += mine.disk_bytes;
+            Ok(())
+        };
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })?;
+        Ok(total
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// [`BlobStore::put_compressed`] of a blob stored raw: the compressed
+    /// file written beside it, then the raw one removed. Whether it was.
+    fn put_compressed_over(
+        &self,
+        id: &BlobId,
+        raw: &[u8],
+        cctx: &mut zstd::bulk::Compressor<'static>,
+        scratch: &mut Vec<u8>,
+    ) -> io::Result<bool> {
+        if crate::zst::encode_blob(cctx, raw, scratch).is_none() {
+            return Ok(false);
+        }
+        self.write_compressed(id, raw.len(), scratch)?;
+        if let Some(mem) = &self.mem {
+            mem.remove(&self.path(id));
+            return Ok(true);
+        }
+        fs::remove_file(self.path(id))?;
+        Ok(true)
+    }
+
+    /// Writes `packed`, the compressed form of blob `id` (`len` bytes), to
+    /// `<h>.zst` through a temporary, after decoding and hashing it.
+    fn write_compressed(&self, id: &BlobId, len: usize, packed: &[u8]) -> io::Result<()> {
+        let back = zstd::bulk::decompress(packed, len)?;
+        if hash(&back) != *id {
+            return Err(io::Error::other(format!(
+                "blob {id}: its compressed form does not decode to it"
+            )));
+        }
+        let path = self.zst_path(id);
+        if let Some(mem) = &self.mem {
+            mem.write(path, packed.to_vec());
+            return Ok(());
+        }
+        let tmp = self.staging_names(id)?.0;
+        let result = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::safe_fs::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&tmp)?;
+            f.write_all(packed)?;
+            drop(f);
+            fs::rename(&tmp, &path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    /// Whether the blob is stored only in its compressed form.
+    fn is_compressed(&self, id: &BlobId) -> bool {
+        if let Some(mem) = &self.mem {
+            return !mem.contains(&self.path(id)) && mem.contains(&self.zst_path(id));
+        }
+        fs::symlink_metadata(self.path(id)).is_err()
+            && fs::symlink_metadata(self.zst_path(id)).is_ok()
+    }
+
+    /// Size in bytes of a stored blob (a compressed one's content size, as
+    /// its frame header declares it), without reading or verifying it.
     pub fn size(&self, id: &BlobId) -> Result<u64, BlobError> {
         let path = self.path(id);
+        if self.is_compressed(id) {
+            let zpath = self.zst_path(id);
+            if let Some(mem) = &self.mem {
+                let bytes = mem_blob(mem, id, &zpath)?;
+                let head = &bytes[..bytes.len().min(crate::zst::HEADER_MAX)];
+                return crate::zst::content_size(head, &zpath)?
+                    .ok_or(crate::zst::ZstError::NoContentSize { path: zpath }.into());
+            }
+            let (file, _) = self.open_checked(id, &zpath)?;
+            return Ok(crate::zst::declared_size(&file, &zpath, u64::MAX)?);
+        }
         if let Some(mem) = &self.mem {
             return Ok(mem_blob(mem, id, &path)?.len() as u64);
         }
@@ -430,7 +687,13 @@ impl BlobStore {
             path: dir.to_path_buf(),
             source,
         })?;
-        match fs::hard_link(src.path(id), &dst) {
+        // The source's file as it is: raw or compressed.
+        let (from, dst) = if src.is_compressed(id) {
+            (src.zst_path(id), self.zst_path(id))
+        } else {
+            (src.path(id), dst)
+        };
+        match fs::hard_link(from, &dst) {
             Ok(()) => Ok(CopyOutcome::HardLinked),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(CopyOutcome::AlreadyPresent),
             Err(_) => {
@@ -452,10 +715,12 @@ impl BlobStore {
                 out.extend(
                     mem.list(&dir)
                         .iter()
-                        .filter_map(|p| p.file_name()?.to_str().and_then(BlobId::parse))
+                        .filter_map(|p| p.file_name()?.to_str().and_then(blob_name))
                         .filter(|id| id.0[0] == fan),
                 );
             }
+            out.sort_unstable();
+            out.dedup();
             return Ok(out);
         }
         self.check_root()
@@ -477,13 +742,17 @@ impl BlobStore {
                 }
                 // Only a name in its own fan-out directory is a blob.
                 let name = entry.file_name();
-                if let Some(id) = name.to_str().and_then(BlobId::parse)
+                if let Some(id) = name.to_str().and_then(blob_name)
                     && name.to_str().map(|n| &n[..2]) == fan.file_name().to_str()
                 {
                     out.push(id);
                 }
             }
         }
+        // A blob in both forms (a writer compressing it after a crash left
+        // the raw one) is one blob.
+        out.sort_unstable();
+        out.dedup();
         Ok(out)
     }
 
@@ -536,6 +805,11 @@ impl BlobStore {
         }
         Ok((file, meta.len()))
     }
+}
+
+/// The blob a file name in the store names: `<h>` or `<h>.zst`.
+fn blob_name(name: &str) -> Option<BlobId> {
+    BlobId::parse(name.strip_suffix(crate::zst::SUFFIX).unwrap_or(name))
 }
 
 /// Blob `id` of a store in memory, at `path`, unverified.

@@ -28,6 +28,13 @@
 //! fast; the same limits and errors apply. [`ParallelReader`] goes further
 //! for `hrr-trace`: chunks of the mapped file parsed on several threads and
 //! delivered in file order, with one reader's events, warnings and errors.
+//!
+//! An events file compressed with zstd (`events.ndjson.zst`, docs/FORMAT.md)
+//! is read through [`crate::zst::Decoder`] as a stream ([`open_zst`]):
+//! memory stays bounded by the decoder's window and the longest line, and a
+//! truncated or corrupt frame is a read error naming the file. The mapped
+//! and parallel readers read such a file as that stream too (a compressed
+//! file has nothing to map).
 
 use std::fmt;
 use std::fs::File;
@@ -238,6 +245,25 @@ pub(crate) fn open_buffered(path: &Path) -> Result<BufReader<File>, ReadError> {
     Ok(BufReader::with_capacity(READ_BUFFER, open_events(path)?))
 }
 
+/// A compressed events file's content, streamed.
+pub type ZstEvents = BufReader<crate::zst::Decoder<BufReader<File>>>;
+
+/// Whether `path` names a compressed events file (`….zst`).
+pub fn is_zst(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+/// Opens a compressed events file (a regular file, as [`EventReader::open`]
+/// requires) and decodes it as it is read.
+pub fn open_zst(path: &Path) -> Result<ZstEvents, ReadError> {
+    let file = BufReader::with_capacity(READ_BUFFER, open_events(path)?);
+    let decoder = crate::zst::Decoder::new(file, u64::MAX).map_err(|source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(BufReader::with_capacity(READ_BUFFER, decoder))
+}
+
 impl EventReader<MappedEvents> {
     /// Opens an events file as [`EventReader::open`] does, and reads it
     /// through a memory map ([`MappedEvents`]): faster, for the same events,
@@ -248,8 +274,14 @@ impl EventReader<MappedEvents> {
     /// mapped page past a new end raises `SIGBUS`.
     pub fn open_mapped(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
-        let map = map_events(path)?;
-        Ok(EventReader::from_reader(MappedEvents::new(map), path).options(options))
+        let events = if is_zst(path) {
+            MappedEvents {
+                source: Source::Stream(Box::new(open_zst(path)?)),
+            }
+        } else {
+            MappedEvents::new(map_events(path)?)
+        };
+        Ok(EventReader::from_reader(events, path).options(options))
     }
 }
 
@@ -287,10 +319,20 @@ fn after_eof(path: PathBuf, line: u64, eof: u64) -> ReadError {
 /// [`MappedEvents::RELEASE_EVERY`] bytes, so resident memory stays bounded
 /// though the whole file is mapped.
 pub struct MappedEvents {
-    map: Mmap,
-    pos: usize,
-    /// Bytes before this offset were released.
-    released: usize,
+    source: Source,
+}
+
+/// What a [`MappedEvents`] reads.
+enum Source {
+    /// The mapped file.
+    Map {
+        map: Mmap,
+        pos: usize,
+        /// Bytes before this offset were released.
+        released: usize,
+    },
+    /// A compressed file, decoded as it is read.
+    Stream(Box<ZstEvents>),
 }
 
 impl MappedEvents {
@@ -300,16 +342,18 @@ impl MappedEvents {
 
     fn new(map: Mmap) -> MappedEvents {
         MappedEvents {
-            map,
-            pos: 0,
-            released: 0,
+            source: Source::Map {
+                map,
+                pos: 0,
+                released: 0,
+            },
         }
     }
 }
 
 impl Read for MappedEvents {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = (&self.map[self.pos..]).read(out)?;
+        let n = (&self.fill_buf()?[..]).read(out)?;
         self.consume(n);
         Ok(n)
     }
@@ -317,26 +361,29 @@ impl Read for MappedEvents {
 
 impl BufRead for MappedEvents {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        Ok(&self.map[self.pos..])
+        match &mut self.source {
+            Source::Map { map, pos, .. } => Ok(&map[*pos..]),
+            Source::Stream(s) => s.fill_buf(),
+        }
     }
 
     fn consume(&mut self, n: usize) {
-        self.pos = (self.pos + n).min(self.map.len());
-        if self.pos - self.released >= Self::RELEASE_EVERY {
-            let end = self.pos - self.pos % Self::RELEASE_EVERY;
+        let (map, pos, released) = match &mut self.source {
+            Source::Map { map, pos, released } => (map, pos, released),
+            Source::Stream(s) => return s.consume(n),
+        };
+        *pos = (*pos + n).min(map.len());
+        if *pos - *released >= Self::RELEASE_EVERY {
+            let end = *pos - *pos % Self::RELEASE_EVERY;
             // SAFETY: the range lies inside the mapping and starts and ends
             // on page boundaries; the map is a read-only file mapping, so
             // dropping its pages loses nothing (a later access would read
             // them from the file again), and nothing before `pos` is read
             // again. A failure only leaves the pages mapped.
             let _ = unsafe {
-                self.map.unchecked_advise_range(
-                    UncheckedAdvice::DontNeed,
-                    self.released,
-                    end - self.released,
-                )
+                map.unchecked_advise_range(UncheckedAdvice::DontNeed, *released, end - *released)
             };
-            self.released = end;
+            *released = end;
         }
     }
 }
@@ -385,6 +432,11 @@ impl<R: BufRead> EventReader<R> {
     /// The last line number read (1-based).
     pub fn line(&self) -> u64 {
         self.line
+    }
+
+    /// The reader it reads from, where it stopped.
+    pub fn into_inner(self) -> R {
+        self.reader
     }
 
     /// Bytes consumed so far (for progress reporting).
@@ -765,7 +817,10 @@ mod tests {
             n
         );
         assert_eq!(r.bytes_read(), text.len() as u64);
-        assert_eq!(r.reader.released, 2 * MappedEvents::RELEASE_EVERY);
+        let Source::Map { released, .. } = r.reader.source else {
+            panic!("a plain file is mapped");
+        };
+        assert_eq!(released, 2 * MappedEvents::RELEASE_EVERY);
     }
 
     #[test]

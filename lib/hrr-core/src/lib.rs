@@ -25,6 +25,7 @@ pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod wire;
+pub mod zst;
 
 pub use event::{Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 

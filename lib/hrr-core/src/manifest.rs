@@ -17,8 +17,13 @@ use serde_json::{Map, Value};
 
 /// The `format` every hrr manifest carries.
 pub const FORMAT_NAME: &str = "hrr";
-/// The archive format version this hrr reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The archive format version this hrr writes, and the newest it reads.
+/// Version 2 may store events and blobs compressed (docs/FORMAT.md,
+/// *Compression*), which a version 1 reader would take for missing files.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest archive format version this hrr reads: version 1 archives
+/// (plain events and blobs) are version 2 archives that compress nothing.
+pub const MIN_FORMAT_VERSION: u32 = 1;
 /// File name of the manifest inside an archive directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// Largest manifest read: a few hundred bytes in practice (the `argv` of a
@@ -235,7 +240,7 @@ pub enum ManifestError {
         version: u64,
     },
     #[error(
-        "archive {} is format version {version}, older than this hrr reads (version {FORMAT_VERSION}); \
+        "archive {} is format version {version}, older than this hrr reads (version {MIN_FORMAT_VERSION}); \
          re-capture it or convert it with the hrr release that wrote it",
         archive.display()
     )]
@@ -329,20 +334,17 @@ impl Manifest {
             .get("version")
             .and_then(Value::as_u64)
             .ok_or_else(|| invalid("`version` missing or not an integer".into()))?;
-        match version.cmp(&u64::from(FORMAT_VERSION)) {
-            std::cmp::Ordering::Greater => {
-                return Err(ManifestError::TooNew {
-                    archive: archive_dir.to_path_buf(),
-                    version,
-                });
-            }
-            std::cmp::Ordering::Less => {
-                return Err(ManifestError::TooOld {
-                    archive: archive_dir.to_path_buf(),
-                    version,
-                });
-            }
-            std::cmp::Ordering::Equal => {}
+        if version > u64::from(FORMAT_VERSION) {
+            return Err(ManifestError::TooNew {
+                archive: archive_dir.to_path_buf(),
+                version,
+            });
+        }
+        if version < u64::from(MIN_FORMAT_VERSION) {
+            return Err(ManifestError::TooOld {
+                archive: archive_dir.to_path_buf(),
+                version,
+            });
         }
         serde_json::from_value(value).map_err(|e| invalid(e.to_string()))
     }
@@ -442,11 +444,11 @@ mod tests {
 
     #[test]
     fn newer_version_says_upgrade_even_if_fields_changed() {
-        let text = r#"{"format":"hrr","version":2,"kind":{"new":"shape"}}"#;
+        let text = r#"{"format":"hrr","version":3,"kind":{"new":"shape"}}"#;
         let e = Manifest::parse(text.as_bytes(), dir()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "archive cap.hrr is format version 2, this hrr reads version 1; upgrade hrr"
+            "archive cap.hrr is format version 3, this hrr reads version 2; upgrade hrr"
         );
     }
 

@@ -43,6 +43,11 @@ impl MemFiles {
         self.lock().insert(path.into(), Arc::new(bytes.into()));
     }
 
+    /// Removes the file `path`, if there is one.
+    pub fn remove(&self, path: &Path) {
+        self.lock().remove(path);
+    }
+
     /// Appends to the file `path`, creating it when absent. Readers that
     /// hold the file already keep what they read.
     pub fn append(&self, path: &Path, bytes: &[u8]) {

@@ -69,6 +69,9 @@ pub struct ArchiveBuilder {
     next_seq: u64,
     next_t: u64,
     tid: u64,
+    /// Written as hrr writes archives (compressed), or plain (the default:
+    /// tests edit the files).
+    compressed: bool,
 }
 
 impl ArchiveBuilder {
@@ -84,6 +87,7 @@ impl ArchiveBuilder {
             next_seq: 0,
             next_t: 1_000,
             tid: 1,
+            compressed: false,
         }
     }
 
@@ -93,6 +97,12 @@ impl ArchiveBuilder {
         b.kind = ArchiveKind::Replay;
         b.extra.replay_of = Some(capture.to_string());
         b
+    }
+
+    /// Writes blobs and events compressed, as hrr's tools do.
+    pub fn compressed(mut self) -> Self {
+        self.compressed = true;
+        self
     }
 
     /// The command line the manifest records.
@@ -338,7 +348,8 @@ impl ArchiveBuilder {
     }
 
     fn write_events(self, dir: &Path) -> Result<(ArchiveWriter, PathBuf), WriteError> {
-        let mut w = ArchiveWriter::create(dir, self.kind, self.platform, self.extra)?;
+        let mut w = ArchiveWriter::create(dir, self.kind, self.platform, self.extra)?
+            .compress(self.compressed);
         for (event, blobs) in &self.events {
             for b in blobs {
                 w.put_blob(b)?;

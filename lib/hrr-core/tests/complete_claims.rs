@@ -39,7 +39,8 @@ fn finished(dir: &Path, n: u64) -> PathBuf {
         Platform::Cpu,
         ManifestExtra::default(),
     )
-    .unwrap();
+    .unwrap()
+    .compress(false);
     for seq in 0..n {
         w.append(&memcpy(seq)).unwrap();
     }
@@ -48,8 +49,15 @@ fn finished(dir: &Path, n: u64) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// The events text, plain or compressed.
 fn events(dir: &Path) -> String {
-    fs::read_to_string(dir.join(EVENTS_FILE)).unwrap()
+    match fs::read(dir.join(EVENTS_FILE)) {
+        Ok(b) => String::from_utf8(b).unwrap(),
+        Err(_) => {
+            let z = fs::read(dir.join(hrr_core::archive_writer::EVENTS_ZST_FILE)).unwrap();
+            String::from_utf8(zstd::decode_all(&z[..]).unwrap()).unwrap()
+        }
+    }
 }
 
 fn set_events(dir: &Path, text: &str) {
@@ -69,6 +77,53 @@ fn why_in_memory(dir: &Path) -> Option<String> {
     Archive::open_in_memory(dir, &files)
         .unwrap()
         .incomplete_reason()
+}
+
+#[test]
+fn a_compressed_archive_is_checked_as_a_plain_one() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = finished(&t.path().join("a.hrr"), 3);
+    hrr_core::archive_writer::compress_events(&dir).unwrap();
+    hrr_core::archive_writer::remove_plain_events(&dir).unwrap();
+    let a = Archive::open(&dir).unwrap();
+    assert!(a.is_compressed());
+    assert_eq!(a.incomplete_reason(), None);
+    assert_eq!(a.events(Default::default()).unwrap().count(), 4);
+    // The mapped and parallel readers read the stream too.
+    assert_eq!(a.events_mapped(Default::default()).unwrap().count(), 4);
+    let mut seqs = Vec::new();
+    let parallel = a.events_parallel(Default::default()).unwrap().threads(2);
+    assert_eq!(parallel.len(), events(&dir).len() as u64);
+    parallel
+        .run(
+            |e, _| e.seq,
+            |batch: &[u64], _| {
+                seqs.extend_from_slice(batch);
+                Ok::<(), ()>(())
+            },
+        )
+        .unwrap();
+    assert_eq!(seqs, [0, 1, 2, 3]);
+    // Its last line dropped and compressed again: the claim fails, naming
+    // the compressed file.
+    let z = dir.join(hrr_core::archive_writer::EVENTS_ZST_FILE);
+    let text = String::from_utf8(zstd::decode_all(&fs::read(&z).unwrap()[..]).unwrap()).unwrap();
+    let cut: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    fs::write(&z, zstd::encode_all(cut.as_bytes(), 3).unwrap()).unwrap();
+    let why = why(&dir).unwrap();
+    assert!(why.starts_with("no eof: the last event (line 3)"), "{why}");
+    // Cut short: a reader error naming the file, not a panic.
+    let z_bytes = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    fs::write(&z, &z_bytes[..z_bytes.len() - 4]).unwrap();
+    let err = Archive::open(&dir)
+        .unwrap()
+        .events(Default::default())
+        .unwrap()
+        .find_map(Result::err)
+        .expect("a truncated frame is an error");
+    let err = hrr_core::error_chain::chain(&err).to_string();
+    assert!(err.contains("events.ndjson.zst"), "{err}");
+    assert!(err.contains("truncated"), "{err}");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! | `HRR_HSA_REGIONS` | `1` (`hrr-cap --hsa-regions`): record HSA pool allocations as region records (`hsa_regions`); unset, empty or `0` = off |
 //! | `HRR_CUDA_DRIVER_LAYER` | `0`/`off`: CUDA driver calls are not recorded, only runtime calls (`cuda::ffi::driver_layer_on`) |
 //! | `HRR_HOST_MEMORY` | `0`/`off`: host memory kernels read and write (pinned, registered, managed) is not snapshotted (`record::host_memory`); on otherwise |
+//! | `HRR_EVENTS` | `plain` (`hrr-cap --plain`): a finished archive keeps `events.ndjson`; otherwise its events end compressed, `events.ndjson.zst` |
 //! | `HRR_CAP_NOTE` | set by `hrr-cap`: a file a process that recorded nothing appends a line to (`no_capture_note`) |
 
 use std::ffi::OsString;
@@ -20,6 +21,15 @@ pub const ENV_OUT: &str = "HRR_OUT";
 pub const ENV_PLATFORM: &str = "HRR_PLATFORM";
 /// Environment variable switching the built-in HSA region producer on.
 pub const ENV_HSA_REGIONS: &str = "HRR_HSA_REGIONS";
+
+/// Environment variable keeping a finished archive's events plain.
+pub const ENV_EVENTS: &str = "HRR_EVENTS";
+
+/// Whether `HRR_EVENTS` asks for plain events (`plain`, case-insensitively):
+/// otherwise a finished capture compresses them.
+pub fn events_plain(value: Option<OsString>) -> bool {
+    value.is_some_and(|v| v.to_string_lossy().eq_ignore_ascii_case("plain"))
+}
 
 /// Environment variable switching host-memory snapshots off.
 pub const ENV_HOST_MEMORY: &str = "HRR_HOST_MEMORY";

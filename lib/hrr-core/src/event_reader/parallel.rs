@@ -18,6 +18,10 @@
 //! allocated them (glibc's `malloc` slows down for every thread when one
 //! frees another's memory), and the pages of a parsed chunk are dropped
 //! from the mapping as [`MappedEvents`] does.
+//!
+//! A compressed events file (`….zst`) has nothing to map: it is decoded as
+//! a stream and parsed on the calling thread, delivered in batches of the
+//! same events, warnings and errors.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -28,7 +32,8 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use memmap2::{Mmap, UncheckedAdvice};
 
 use super::{
-    EventReader, MAX_LINE, MappedEvents, ReadError, ReadOptions, Warning, after_eof, map_events,
+    EventReader, MAX_LINE, MappedEvents, ReadError, ReadOptions, Warning, after_eof, is_zst,
+    map_events, open_zst,
 };
 use crate::event::{DevTime, Event};
 
@@ -56,7 +61,11 @@ pub enum ParallelError<E> {
 /// A mapped events file, to be read on several threads (see the module docs).
 pub struct ParallelReader {
     path: PathBuf,
+    /// Empty for a compressed file, which is streamed instead.
     map: Mmap,
+    /// The uncompressed length of a compressed file (its frame header's
+    /// word; `None` for a mapped file).
+    stream_len: Option<u64>,
     options: ReadOptions,
     threads: usize,
     chunk_bytes: usize,
@@ -73,8 +82,22 @@ impl ParallelReader {
     /// thread until [`ParallelReader::threads`] says otherwise.
     pub fn open(path: impl AsRef<Path>, options: ReadOptions) -> Result<Self, ReadError> {
         let path = path.as_ref();
+        let (map, stream_len) = if is_zst(path) {
+            let len = crate::zst::file_content_size(path).unwrap_or(0);
+            let empty = memmap2::MmapOptions::new()
+                .map_anon()
+                .and_then(|m| m.make_read_only())
+                .map_err(|source| ReadError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            (empty, Some(len))
+        } else {
+            (map_events(path)?, None)
+        };
         Ok(ParallelReader {
-            map: map_events(path)?,
+            map,
+            stream_len,
             path: path.to_path_buf(),
             options,
             threads: 1,
@@ -98,12 +121,12 @@ impl ParallelReader {
 
     /// The file's length in bytes (what the sink's progress counts up to).
     pub fn len(&self) -> u64 {
-        self.map.len() as u64
+        self.stream_len.unwrap_or(self.map.len() as u64)
     }
 
     /// Whether the file is empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// Reads every event: `convert` turns each into a `T` on the worker
@@ -120,6 +143,9 @@ impl ParallelReader {
         C: Fn(Event, Option<DevTime>) -> T + Sync,
         S: FnMut(&[T], u64) -> Result<(), E>,
     {
+        if self.stream_len.is_some() {
+            return self.run_stream(convert, sink);
+        }
         let chunks = self.map.len().div_ceil(self.chunk_bytes);
         let threads = self.threads.min(chunks).max(1);
         let claims = Claims {
@@ -170,6 +196,41 @@ impl ParallelReader {
                 r => r,
             }
         })
+    }
+
+    /// [`ParallelReader::run`] of a compressed file: one reader over the
+    /// decoded stream, on this thread, its events delivered a batch at a
+    /// time.
+    fn run_stream<T, E, C, S>(
+        self,
+        convert: C,
+        mut sink: S,
+    ) -> Result<Vec<Warning>, ParallelError<E>>
+    where
+        C: Fn(Event, Option<DevTime>) -> T,
+        S: FnMut(&[T], u64) -> Result<(), E>,
+    {
+        const BATCH: usize = 1024;
+        let stream = open_zst(&self.path).map_err(ParallelError::Read)?;
+        let mut reader = EventReader::from_reader(stream, self.path.clone()).options(self.options);
+        let mut items = Vec::with_capacity(BATCH);
+        while let Some(item) = reader.next() {
+            match item {
+                Ok(e) => items.push(convert(e, reader.dev_time())),
+                Err(e) => {
+                    sink(&items, reader.bytes_read()).map_err(ParallelError::Sink)?;
+                    return Err(ParallelError::Read(e));
+                }
+            }
+            if items.len() == BATCH {
+                sink(&items, reader.bytes_read()).map_err(ParallelError::Sink)?;
+                items.clear();
+            }
+        }
+        if !items.is_empty() {
+            sink(&items, reader.bytes_read()).map_err(ParallelError::Sink)?;
+        }
+        Ok(reader.take_warnings())
     }
 
     /// The caller's side: takes parsed chunks in file order and settles

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::archive::{Archive, OWNER_FILE, referenced_blobs, repair};
-use crate::archive_writer::{EVENTS_FILE, REGIONS_DIR};
+use crate::archive_writer::{EVENTS_FILE, EVENTS_ZST_FILE, REGIONS_DIR};
 use crate::blob_store::{BLOBS_DIR, BlobStore};
 use crate::event_reader::{MAX_LINE, ReadOptions};
 use crate::manifest::{MANIFEST_FILE, MAX_MANIFEST};
@@ -144,8 +144,26 @@ fn unpack(data: &[u8], dir: &Path) -> Vec<u8> {
             b"events.ndjson" => {
                 let _ = fs::write(dir.join(EVENTS_FILE), content);
             }
+            // The compressed form: the bytes as given (a hostile frame), or
+            // the events given compressed (a valid frame of fuzzed lines).
+            b"events.ndjson.zst" => {
+                let _ = fs::write(dir.join(EVENTS_ZST_FILE), content);
+            }
+            b"zst" => {
+                if let Ok(z) = zstd::encode_all(content, 1) {
+                    let _ = fs::write(dir.join(EVENTS_ZST_FILE), z);
+                }
+            }
             b"blob" => {
                 let _ = blobs.put(content);
+            }
+            // A blob stored compressed, under its content's name.
+            b"blob.zst" => {
+                let id = crate::blob_store::hash(content);
+                if let (Ok(z), Ok(_)) = (zstd::bulk::compress(content, 1), blobs.staging_names(&id))
+                {
+                    let _ = fs::write(blobs.zst_path(&id), z);
+                }
             }
             b"layout" => layout.extend_from_slice(content),
             _ => {
@@ -416,7 +434,7 @@ fn check_repair(src: &Path, dst: &Path) {
     for path in blob_files(dst)
         .into_iter()
         .chain(listed(&dst.join(REGIONS_DIR)))
-        .chain([dst.join(MANIFEST_FILE), dst.join(EVENTS_FILE)])
+        .chain([dst.join(MANIFEST_FILE), fixed.events_path()])
     {
         let m = fs::symlink_metadata(&path).expect("a file repair wrote");
         assert!(m.is_file(), "{} is not a regular file", path.display());

@@ -39,10 +39,24 @@ impl std::ops::Deref for BlobBytes {
 
 impl BlobCache {
     pub fn get(&mut self, store: &BlobStore, id: &BlobId) -> Result<BlobBytes, BlobError> {
+        self.get_sized(store, id, None)
+    }
+
+    /// [`BlobCache::get`] of a blob the event says is `size` bytes: a
+    /// compressed one is never decoded past that ([`BlobStore::get_sized`]).
+    pub fn get_sized(
+        &mut self,
+        store: &BlobStore,
+        id: &BlobId,
+        size: Option<u64>,
+    ) -> Result<BlobBytes, BlobError> {
         if let Some(b) = self.map.get(id) {
             return Ok(BlobBytes::Cached(b.clone()));
         }
-        let blob = store.get(id)?;
+        let blob = match size {
+            Some(n) => store.get_sized(id, n)?,
+            None => store.get(id)?,
+        };
         if blob.len() > MAX_CACHED {
             return Ok(BlobBytes::Read(blob));
         }

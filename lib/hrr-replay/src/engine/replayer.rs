@@ -852,7 +852,7 @@ impl<'a> Replayer<'a> {
                     None => {
                         cached = self
                             .blobs
-                            .get(store, &id)
+                            .get_sized(store, &id, Some(size))
                             .map_err(|err| Self::fatal(e, err))?;
                         &*cached
                     }
@@ -974,7 +974,7 @@ impl<'a> Replayer<'a> {
         };
         let expected = self
             .blobs
-            .get(self.archive.blobs(), &id)
+            .get_sized(self.archive.blobs(), &id, Some(actual.len() as u64))
             .map_err(|err| Self::fatal(e, err))?;
         if expected.len() != actual.len() {
             return Err(Self::fatal(

@@ -124,6 +124,8 @@ pub struct Recorder {
     allocs: LiveAllocs,
     /// Host memory kernels read and write (see `host_memory`).
     host: HostMemory,
+    /// Whether `finish` leaves `events.ndjson` plain (`HRR_EVENTS=plain`).
+    events_plain: bool,
     code: CodeObjects,
     manifest: Mutex<Manifest>,
     /// Serialises calls that create or destroy handles (allocations,
@@ -211,6 +213,7 @@ impl Recorder {
             host: HostMemory::new(crate::config::host_memory_on(std::env::var_os(
                 crate::config::ENV_HOST_MEMORY,
             ))),
+            events_plain: crate::config::events_plain(std::env::var_os(crate::config::ENV_EVENTS)),
             code: CodeObjects::new(),
             manifest: Mutex::new(manifest),
             lifecycle: Mutex::new(()),
@@ -1064,6 +1067,25 @@ impl Recorder {
         m.unrecorded = closing.unrecorded;
         m.extra.extend(closing.fields);
         m.va_arenas = closing.va_arenas;
+        // The events compressed (docs/FORMAT.md, *Compression*): the
+        // compressed file durable before the manifest says complete, the
+        // plain one removed only after. A capture whose events failed keeps
+        // them plain, as repair reads them; a failure here keeps them plain
+        // too (both forms are read).
+        let compressed = !self.events_plain
+            && !self.sink.failed()
+            && match hrr_core::archive_writer::compress_events(&self.dir) {
+                Ok(_) => true,
+                Err(e) => {
+                    eprintln!(
+                        "hrr-intercept: events left uncompressed: {}: {e}",
+                        self.dir
+                            .join(hrr_core::archive_writer::EVENTS_ZST_FILE)
+                            .display()
+                    );
+                    false
+                }
+            };
         // On a full disk the atomic replace (a new file) can fail where
         // rewriting the existing manifest's block does not.
         if let Err(e) = m.write_atomic(&self.dir)
@@ -1074,6 +1096,15 @@ impl Recorder {
                 self.dir.display(),
                 chain(&e),
                 chain(&e2)
+            );
+            return;
+        }
+        if compressed && let Err(e) = hrr_core::archive_writer::remove_plain_events(&self.dir) {
+            eprintln!(
+                "hrr-intercept: {}: {e} (the compressed events are complete; both are read)",
+                self.dir
+                    .join(hrr_core::archive_writer::EVENTS_FILE)
+                    .display()
             );
         }
     }
@@ -1140,11 +1171,14 @@ mod tests {
         Recorder::create(t, Platform::Cpu, vec!["app".into()], Map::new()).unwrap()
     }
 
+    /// Every event line, from `events.ndjson` or (finished) its
+    /// compressed form.
     fn events(dir: &Path) -> Vec<hrr_core::Event> {
-        std::fs::read_to_string(dir.join("events.ndjson"))
+        hrr_core::archive::Archive::open(dir)
             .unwrap()
-            .lines()
-            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .events(Default::default())
+            .unwrap()
+            .map(Result::unwrap)
             .collect()
     }
 

@@ -1,6 +1,8 @@
 //! hrr-core: the hrr archive format, shared by every other crate — events and
 //! their wire form (reader, scanner), blobs, the manifest, the archive
-//! reader/writer, region sidecar records and ROCm's `.hrrr` streams.
+//! reader/writer and its repair (in place too), region sidecar records and
+//! ROCm's `.hrrr` streams. (The crate's name is fixed by the project's
+//! contract; it is the format crate, in the manner of `nextest-metadata`.)
 //!
 //! The replay engine (`hrr-replay`), the capture library (`hrr-recorder`, `hrr-intercept`) and
 //! the binaries build on it; it knows nothing of devices or runtimes.
@@ -21,6 +23,7 @@ pub mod manifest;
 pub mod mem_files;
 pub mod message;
 pub mod region_record;
+pub mod repair_in_place;
 pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;

@@ -148,6 +148,18 @@ for w in saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat;
     run_case "$w" "$w"
 done
 
+# --- case: the default archive form (the rest of the pass keeps its events
+# plain for grep; see scripts/gpu-lib.sh): events.ndjson.zst and compressed
+# blobs, replayed and diffed.
+check_compressed() {
+    [ -f "$2/events.ndjson.zst" ] && [ ! -e "$2/events.ndjson" ] ||
+        { echo "expected events.ndjson.zst alone: $(ls "$2" | tr '\n' ' ')"; return 1; }
+}
+CASE_ENV=(HRR_EVENTS=zst)
+NO_LAUNCH=1
+CHECK=check_compressed
+run_case saxpy saxpy_compressed
+
 # --- the seed's scenario: memory the capture never saw ---------------------
 # The driver layer records hidden_segment's cuMemAlloc (it is no longer
 # hidden): the seed's scenario is the runtime layer alone.

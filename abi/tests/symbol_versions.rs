@@ -107,10 +107,18 @@ fn printed_rets(out: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// The archive's events, plain (`events.ndjson`) or compressed
+/// (`events.ndjson.zst`, the default form of a finished archive).
 fn events(archive: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(archive.join("events.ndjson"))
-        .expect("events.ndjson")
-        .lines()
+    let zst = archive.join("events.ndjson.zst");
+    let text = if zst.exists() {
+        let bytes = zstd::decode_all(std::fs::File::open(&zst).expect("events.ndjson.zst"))
+            .expect("events.ndjson.zst decodes");
+        String::from_utf8(bytes).expect("events are UTF-8")
+    } else {
+        std::fs::read_to_string(archive.join("events.ndjson")).expect("events.ndjson")
+    };
+    text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("event line is JSON"))
         .collect()

@@ -581,10 +581,11 @@ mod tests {
     }
 
     fn events(dir: &Path) -> Vec<hrr_core::Event> {
-        std::fs::read_to_string(dir.join("events.ndjson"))
+        hrr_core::archive::Archive::open(dir)
             .unwrap()
-            .lines()
-            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .events(hrr_core::event_reader::ReadOptions::default())
+            .unwrap()
+            .map(Result::unwrap)
             .collect()
     }
 

@@ -26,4 +26,5 @@ mod replay_diff;
 mod seed;
 mod self_profile;
 mod unrecorded;
+mod windows;
 mod workloads;

@@ -24,6 +24,7 @@ pub mod region_record;
 pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+pub mod window;
 pub mod wire;
 
 pub use event::{Dir, Event, KernelArg, LaunchAttr, MemKind, Op};

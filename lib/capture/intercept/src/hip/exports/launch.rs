@@ -172,6 +172,10 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
+    if let Some(g) = &g {
+        // A capture window may open or close before this launch.
+        g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
+    }
     if let Some(g) = &g
         && g.recorder().host_memory().any()
     {
@@ -335,6 +339,10 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
+    if let Some(g) = &g {
+        // A capture window may open or close before this launch.
+        g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
+    }
     if let Some(g) = &g
         && g.recorder().host_memory().any()
     {

@@ -253,6 +253,12 @@ impl Recorder {
         self.window.as_ref()
     }
 
+    /// Whether the run records windows only (`HRR_WINDOW`).
+    #[inline(always)]
+    pub fn windowed(&self) -> bool {
+        self.window.is_some()
+    }
+
     /// Whether calls are recorded now: always without a window, only inside
     /// one otherwise.
     #[inline(always)]

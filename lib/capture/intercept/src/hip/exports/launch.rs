@@ -172,7 +172,9 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
-    if let Some(g) = &g {
+    if let Some(g) = &g
+        && g.recorder().windowed()
+    {
         // A capture window may open or close before this launch.
         g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
     }
@@ -339,7 +341,9 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
-    if let Some(g) = &g {
+    if let Some(g) = &g
+        && g.recorder().windowed()
+    {
         // A capture window may open or close before this launch.
         g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
     }

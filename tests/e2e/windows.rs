@@ -248,3 +248,14 @@ fn a_window_around_a_pool_reuse() {
     assert!(ev.iter().any(|e| e["op"] == "pool_create"), "preamble");
     same_as_full(&replays(&p, "cap.hrr", 4), &full, 4, 4);
 }
+
+/// A setting that names no window is refused before the application runs.
+#[test]
+fn a_bad_window_setting_is_a_usage_error() {
+    let p = Pipeline::new("window");
+    p.sh("hrr-cap --window launches:9..3 -o cap.hrr -- ./window plain")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("launches:A..B"));
+    assert!(!p.cap().join("manifest.json").exists());
+}

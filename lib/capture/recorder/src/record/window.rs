@@ -560,10 +560,13 @@ impl Recorder {
                         self.upload(dev, ptr.0, size, &mut buf, &mut state);
                     }
                     // Host and managed memory kernels reach: recorded whole
-                    // at the window's first launch that reaches it.
+                    // at the window's first launch that reaches it (nothing
+                    // left pending from an earlier window).
+                    self.host_memory().untrack(ptr.0);
                     self.host_memory().track(ptr.0, size, mem, false);
                 }
                 Op::HostRegister { ptr, size } => {
+                    self.host_memory().untrack(ptr.0);
                     self.host_memory()
                         .track(ptr.0, size, MemKind::Pinned, false)
                 }

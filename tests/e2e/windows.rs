@@ -259,3 +259,17 @@ fn a_bad_window_setting_is_a_usage_error() {
         .stderr(predicates::str::contains("launches:A..B"));
     assert!(!p.cap().join("manifest.json").exists());
 }
+
+/// Pinned host memory the host wrote once before the window and a kernel
+/// reads inside it: the window's first launch records it whole
+/// (`host_write`), so the window replays alone.
+#[test]
+fn a_window_reading_pinned_memory_written_before_it() {
+    let p = Pipeline::new("window");
+    let full = full(&p, "pinned");
+    windowed(&p, "profiler", "pinned");
+    let ev = read_events(&p.path("cap.hrr"));
+    let writes = ev.iter().filter(|e| e["op"] == "host_write").count();
+    assert_eq!(writes, 1, "recorded once, at the window's first launch");
+    same_as_full(&replays(&p, "cap.hrr", 2), &full, 2, 2);
+}

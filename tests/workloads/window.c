@@ -17,7 +17,9 @@
  *   pool       profiler marks as "profiler"; each step also takes a block
  *              from a pool made before the loop (the same block every step,
  *              freed at its end), adds a to it (saxpy) and downloads it: its
- *              bytes carry over from the step before */
+ *              bytes carry over from the step before
+ *   pinned     profiler marks as "profiler"; twice reads a pinned host
+ *              buffer the host wrote once before the loop (no H2D) */
 #include <signal.h>
 
 #include "hrr_workload.h"
@@ -57,7 +59,7 @@ static int is(const char *mode, const char *m) { return strcmp(mode, m) == 0; }
 
 /* Before step `step`: a window opens here? */
 static void before(const char *mode, int step) {
-    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool");
+    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") || is(mode, "pinned");
     if ((profiler && step == 2) || (is(mode, "profiler2") && (step == 1 || step == 4)) ||
         (is(mode, "open") && step == 3))
         profiler_range(1);
@@ -67,7 +69,7 @@ static void before(const char *mode, int step) {
 
 /* After step `step`: a window closes here? */
 static void after(const char *mode, int step) {
-    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool");
+    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") || is(mode, "pinned");
     if ((profiler && step == 3) || (is(mode, "profiler2") && (step == 2 || step == 5)))
         profiler_range(0);
     if (is(mode, "signal") && step == 3) raise(SIGUSR2);
@@ -108,7 +110,13 @@ int main(int argc, char **argv) {
     hipEvent_t ev;
     CHECK(hipEventCreate(&ev));
     int n = N;
-    void *tp[] = {&b, &a, &n};
+    int pinned = is(mode, "pinned");
+    float *hp = NULL;
+    if (pinned) {
+        CHECK(hipHostMalloc((void **)&hp, N * sizeof(float), 0));
+        for (int i = 0; i < N; i++) hp[i] = (float)(3 * i + 1);
+    }
+    void *tp[] = {&b, pinned ? (void *)&hp : (void *)&a, &n};
     void *gp[] = {&out, &table, &n};
 
     hipGraphExec_t ge = NULL;
@@ -136,8 +144,12 @@ int main(int argc, char **argv) {
     float *first = NULL;
     for (int step = 0; step < STEPS; step++) {
         before(mode, step);
-        for (int i = 0; i < N; i++) ha[i] = (float)(i + 100 * step);
-        CHECK(hipMemcpy(a, ha, sizeof ha, hipMemcpyHostToDevice));
+        if (pinned) {
+            memcpy(ha, hp, sizeof ha);
+        } else {
+            for (int i = 0; i < N; i++) ha[i] = (float)(i + 100 * step);
+            CHECK(hipMemcpy(a, ha, sizeof ha, hipMemcpyHostToDevice));
+        }
         if (ge) {
             CHECK(hipGraphLaunch(ge, s));
         } else {
@@ -173,6 +185,7 @@ int main(int argc, char **argv) {
         after(mode, step);
     }
 
+    if (hp) CHECK(hipHostFree(hp));
     if (ge) CHECK(hipGraphExecDestroy(ge));
     if (pool) CHECK(hipMemPoolDestroy(pool));
     CHECK(hipEventDestroy(ev));

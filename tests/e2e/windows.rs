@@ -273,3 +273,39 @@ fn a_window_reading_pinned_memory_written_before_it() {
     assert_eq!(writes, 1, "recorded once, at the window's first launch");
     same_as_full(&replays(&p, "cap.hrr", 2), &full, 2, 2);
 }
+
+/// Virtual memory (a reservation, a physical handle mapped, access set) is
+/// rebuilt by the preamble and its bytes uploaded; a handle exported as a
+/// file descriptor and imported again cannot be: both are named on stderr
+/// and in the manifest, and the window replays all the same.
+#[test]
+fn what_a_window_cannot_rebuild_is_named() {
+    let p = Pipeline::new("window");
+    let full = full(&p, "ipc");
+    let err = windowed(&p, "profiler", "ipc");
+    assert_eq!(
+        err.matches("hrr-intercept: window 1: not restored: ")
+            .count(),
+        2,
+        "{err}"
+    );
+    let w = window_field(&p, "cap.hrr");
+    let named = w["not_restored"].as_array().expect("not_restored").len();
+    assert_eq!(named, 2, "{w}");
+    let ev = read_events(&p.path("cap.hrr"));
+    for op in ["va_reserve", "mem_create", "mem_map", "mem_access"] {
+        assert!(ev.iter().any(|e| e["op"] == op), "preamble has {op}");
+    }
+    assert!(
+        !ev.iter()
+            .any(|e| e["op"] == "mem_export" || e["op"] == "mem_import")
+    );
+    same_as_full(&replays(&p, "cap.hrr", 2), &full, 2, 2);
+    let info = p
+        .tool("hrr-play")
+        .args(["--info", "cap.hrr"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&info.get_output().stdout).into_owned();
+    assert!(text.contains("  not restored : "), "{text}");
+}

@@ -19,8 +19,14 @@
  *              freed at its end), adds a to it (saxpy) and downloads it: its
  *              bytes carry over from the step before
  *   pinned     profiler marks as "profiler"; twice reads a pinned host
- *              buffer the host wrote once before the loop (no H2D) */
+ *              buffer the host wrote once before the loop (no H2D)
+ *   ipc        profiler marks as "profiler"; c is virtual memory (a
+ *              reservation, a physical handle mapped with access set),
+ *              and the handle is exported as a file descriptor and
+ *              imported again (not mapped): an IPC handle no replay can
+ *              rebuild, live when the window opens */
 #include <signal.h>
+#include <unistd.h>
 
 #include "hrr_workload.h"
 
@@ -59,7 +65,8 @@ static int is(const char *mode, const char *m) { return strcmp(mode, m) == 0; }
 
 /* Before step `step`: a window opens here? */
 static void before(const char *mode, int step) {
-    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") || is(mode, "pinned");
+    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") ||
+                   is(mode, "pinned") || is(mode, "ipc");
     if ((profiler && step == 2) || (is(mode, "profiler2") && (step == 1 || step == 4)) ||
         (is(mode, "open") && step == 3))
         profiler_range(1);
@@ -69,7 +76,8 @@ static void before(const char *mode, int step) {
 
 /* After step `step`: a window closes here? */
 static void after(const char *mode, int step) {
-    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") || is(mode, "pinned");
+    int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") ||
+                   is(mode, "pinned") || is(mode, "ipc");
     if ((profiler && step == 3) || (is(mode, "profiler2") && (step == 2 || step == 5)))
         profiler_range(0);
     if (is(mode, "signal") && step == 3) raise(SIGUSR2);
@@ -96,7 +104,36 @@ int main(int argc, char **argv) {
     float *a, *b, *c, *out, **table;
     CHECK(hipMalloc((void **)&a, N * sizeof(float)));
     CHECK(hipMalloc((void **)&b, N * sizeof(float)));
-    CHECK(hipMalloc((void **)&c, N * sizeof(float)));
+    int ipc = is(mode, "ipc");
+    void *reserved = NULL;
+    size_t piece = 0;
+    hipMemGenericAllocationHandle_t ph, imported;
+    if (ipc) {
+        hipMemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = hipMemAllocationTypePinned;
+        prop.location.type = hipMemLocationTypeDevice;
+        prop.location.id = 0;
+        prop.requestedHandleType = hipMemHandleTypePosixFileDescriptor;
+        CHECK(hipMemGetAllocationGranularity(&piece, &prop, hipMemAllocationGranularityMinimum));
+        CHECK(hipMemAddressReserve(&reserved, 4 * piece, 0, NULL, 0));
+        CHECK(hipMemCreate(&ph, piece, &prop, 0));
+        CHECK(hipMemMap(reserved, piece, 0, ph, 0));
+        hipMemAccessDesc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.location.type = hipMemLocationTypeDevice;
+        desc.location.id = 0;
+        desc.flags = hipMemAccessFlagsProtReadWrite;
+        CHECK(hipMemSetAccess(reserved, piece, &desc, 1));
+        int fd = -1;
+        CHECK(hipMemExportToShareableHandle(&fd, ph, hipMemHandleTypePosixFileDescriptor, 0));
+        CHECK(hipMemImportFromShareableHandle(&imported, (void *)(uintptr_t)fd,
+                                              hipMemHandleTypePosixFileDescriptor));
+        close(fd);
+        c = (float *)reserved;
+    } else {
+        CHECK(hipMalloc((void **)&c, N * sizeof(float)));
+    }
     CHECK(hipMalloc((void **)&out, N * sizeof(float)));
     CHECK(hipMalloc((void **)&table, 8 * sizeof(float *)));
     static float ha[N], hc[N], got[N];
@@ -192,7 +229,14 @@ int main(int argc, char **argv) {
     CHECK(hipStreamDestroy(s));
     CHECK(hipFree(a));
     CHECK(hipFree(b));
-    CHECK(hipFree(c));
+    if (ipc) {
+        CHECK(hipMemRelease(imported));
+        CHECK(hipMemUnmap(reserved, piece));
+        CHECK(hipMemRelease(ph));
+        CHECK(hipMemAddressFree(reserved, 4 * piece));
+    } else {
+        CHECK(hipFree(c));
+    }
     CHECK(hipFree(out));
     CHECK(hipFree(table));
     CHECK(hipModuleUnload(mod));

@@ -69,7 +69,8 @@ enum Key {
     Released(u64),
     Map(u64),
     Access(u64),
-    Shared(u64),
+    Exported(u64),
+    Imported(u64),
     Stream(u64),
     Event(u64),
     Pool(u64),
@@ -111,6 +112,13 @@ impl Ledger {
         self.order.remove(&n).map(|(_, api, op)| (api, op))
     }
 
+    /// A physical handle released for good: it and what was shared of it.
+    fn forget_handle(&mut self, handle: u64) {
+        self.remove(Key::Phys(handle));
+        self.remove(Key::Exported(handle));
+        self.remove(Key::Imported(handle));
+    }
+
     fn has(&self, key: Key) -> bool {
         self.at.contains_key(&key)
     }
@@ -139,8 +147,8 @@ impl Ledger {
                 self.remove(Key::Va(ptr.0));
             }
             Op::MemCreate { handle, .. } => self.put(Key::Phys(handle.0), api, op),
-            Op::MemImport { handle, .. } => self.put(Key::Shared(handle.0), api, op),
-            Op::MemExport { handle, .. } => self.put(Key::Shared(handle.0), api, op),
+            Op::MemImport { handle, .. } => self.put(Key::Imported(handle.0), api, op),
+            Op::MemExport { handle, .. } => self.put(Key::Exported(handle.0), api, op),
             Op::MemRelease { handle } => {
                 // Its memory lives on while mapped: rebuilt as made, mapped,
                 // then released, as the program did.
@@ -151,8 +159,7 @@ impl Ledger {
                 if mapped {
                     self.put(Key::Released(handle.0), api, op);
                 } else {
-                    self.remove(Key::Phys(handle.0));
-                    self.remove(Key::Shared(handle.0));
+                    self.forget_handle(handle.0);
                 }
             }
             Op::MemMap { ptr, .. } => self.put(Key::Map(ptr.0), api, op),
@@ -165,8 +172,7 @@ impl Ledger {
                         .values()
                         .any(|(_, _, o)| matches!(o, Op::MemMap { handle: h, .. } if *h == handle));
                     if !still && self.remove(Key::Released(handle.0)).is_some() {
-                        self.remove(Key::Phys(handle.0));
-                        self.remove(Key::Shared(handle.0));
+                        self.forget_handle(handle.0);
                     }
                 }
             }

@@ -1074,8 +1074,13 @@ impl Recorder {
         if sys::getpid() != self.pid {
             return;
         }
-        let window = self.window.as_ref().map(|w| w.at_exit());
-        self.finish_out(self.out(), api, mode, closing, window);
+        match &self.window {
+            None => self.finish_out(self.out(), api, mode, closing, None),
+            Some(w) => {
+                let info = w.at_exit();
+                self.finish_out(self.out(), api, mode, w.inside(closing), Some(info))
+            }
+        }
     }
 
     /// Finishes archive `out` (see [`Recorder::finish`]); `window`: its

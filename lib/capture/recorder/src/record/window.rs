@@ -250,6 +250,8 @@ pub struct Window {
     info: Mutex<WindowInfo>,
     /// Serialises opening and closing.
     turn: Mutex<()>,
+    /// The unrecorded calls counted when the open window opened.
+    unrecorded_before: Mutex<BTreeMap<String, u64>>,
 }
 
 /// Signals received by [`on_signal`], for the one window of the process.
@@ -295,6 +297,7 @@ impl Window {
             code: Mutex::new(HashMap::new()),
             info: Mutex::new(info),
             turn: Mutex::new(()),
+            unrecorded_before: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -321,6 +324,21 @@ impl Window {
     pub(crate) fn keep_code(&self, id: BlobId, image: &[u8]) {
         let mut code = lock(&self.code);
         code.entry(id).or_insert_with(|| Arc::from(image));
+    }
+
+    /// `closing` with the unrecorded calls counted since the window opened.
+    pub(crate) fn inside(&self, closing: impl FnOnce() -> Closing) -> impl FnOnce() -> Closing {
+        let before = lock(&self.unrecorded_before).clone();
+        move || {
+            let mut c = closing();
+            for (name, n) in &before {
+                if let Some(now) = c.unrecorded.get_mut(name) {
+                    *now = now.saturating_sub(*n);
+                }
+            }
+            c.unrecorded.retain(|_, n| *n > 0);
+            c
+        }
     }
 
     /// The manifest field of the archive being written when the run ends.
@@ -377,7 +395,7 @@ impl Recorder {
             return;
         }
         match trigger {
-            Trigger::ProfilerStart if !w.is_open() => self.open_window(dev),
+            Trigger::ProfilerStart if !w.is_open() => self.open_window(dev, closing),
             Trigger::ProfilerStop if w.is_open() => self.close_window(closing),
             _ => {}
         }
@@ -396,7 +414,7 @@ impl Recorder {
             WindowSpec::Launches { first, last } => {
                 let n = w.launches.fetch_add(1, Ordering::Relaxed);
                 if n == first && !w.is_open() {
-                    self.open_window(dev);
+                    self.open_window(dev, closing);
                 } else if n == last + 1 && w.is_open() {
                     self.close_window(closing);
                 }
@@ -426,7 +444,7 @@ impl Recorder {
             if w.is_open() {
                 self.close_window(closing);
             } else {
-                self.open_window(dev);
+                self.open_window(dev, closing);
             }
         }
     }
@@ -434,7 +452,7 @@ impl Recorder {
     /// Opens the next window: its archive, the device synchronised, the
     /// state preamble, then recording on.
     #[cold]
-    fn open_window(&'static self, dev: &dyn DeviceAccess) {
+    fn open_window(&'static self, dev: &dyn DeviceAccess, closing: impl FnOnce() -> Closing) {
         let Some(w) = self.window() else { return };
         let _turn = lock(&w.turn);
         if w.is_open() {
@@ -445,6 +463,8 @@ impl Recorder {
             return;
         }
         w.opened.store(index, Ordering::Relaxed);
+        // The manifest counts the calls left unrecorded inside the window.
+        *lock(&w.unrecorded_before) = closing().unrecorded;
         if let Err(e) = dev.synchronize() {
             self.warn(&format!(
                 "window {index}: the device synchronisation before its state snapshot failed ({e}); the snapshot may miss pending work"
@@ -515,7 +535,7 @@ impl Recorder {
             self.out(),
             "hrr-window-end",
             LockMode::Block,
-            closing,
+            w.inside(closing),
             Some(info),
         );
     }
@@ -686,9 +706,16 @@ mod tests {
         r.alloc("hipMalloc", 0, 0x7f00_0000_0010, 4, MemKind::Device);
         r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"abcd"));
         assert_eq!(r.events_appended(), 0, "outside: no event");
-        r.window_trigger(Trigger::ProfilerStart, &Fake, Closing::default);
+        // Calls left unrecorded: 3 before the window, 5 at its end.
+        let unrecorded = |n: u64| {
+            move || Closing {
+                unrecorded: [("hipMemAdvise".to_string(), n)].into(),
+                ..Closing::default()
+            }
+        };
+        r.window_trigger(Trigger::ProfilerStart, &Fake, unrecorded(3));
         r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"wxyz"));
-        r.window_trigger(Trigger::ProfilerStop, &Fake, Closing::default);
+        r.window_trigger(Trigger::ProfilerStop, &Fake, unrecorded(5));
         r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"late"));
         let text = std::fs::read_to_string(dir.join("events.ndjson")).unwrap();
         let ev: Vec<_> = text
@@ -715,6 +742,7 @@ mod tests {
         let m = hrr_core::manifest::Manifest::read(&dir).unwrap();
         let w = WindowInfo::of(&m).unwrap();
         assert_eq!((w.index, w.state_bytes, w.opened), (1, 4, true));
+        assert_eq!(m.unrecorded["hipMemAdvise"], 2, "counted inside the window");
     }
 
     #[test]

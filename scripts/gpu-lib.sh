@@ -87,6 +87,7 @@ ms_between() { echo $((($2 - $1) / 1000000)); }
 #   COMPARE=(--atol A --rtol R)  tolerance for hrr-play and hrr-diff
 #   SIDECAR=1                 feed the app's HRR_SEGMENT lines to hrr-sidecar
 #   NO_LAUNCH=1               the case launches nothing (no launch check)
+#   CAP_ARGS=(--window SPEC)  more hrr-cap options (its capture only)
 #   PLAIN_DONE=1              the plain run was made already (torch cases)
 #   STEP_T=seconds            the timeout of each step
 #   CHECK=function            more checks after PASS-worthy results: prints
@@ -99,7 +100,7 @@ ms_between() { echo $((($2 - $1) / 1000000)); }
 #   CASE_NOTE=text            appended to the case's PASS or FAIL line
 # Sets CAP_WALL_MS, PLAIN_WALL_MS, PLAY_WALL_MS for the speed section.
 reset_case() {
-    CASE_ENV=(); COMPARE=(); SIDECAR=0; NO_LAUNCH=0; PLAIN_DONE=0; STEP_T=$T; CHECK=; CAP_CHECK=; CASE_NOTE=
+    CASE_ENV=(); COMPARE=(); CAP_ARGS=(); SIDECAR=0; NO_LAUNCH=0; PLAIN_DONE=0; STEP_T=$T; CHECK=; CAP_CHECK=; CASE_NOTE=
 }
 reset_case
 run_case() {
@@ -148,7 +149,7 @@ run_exe_steps() {
 
     rm -rf "$arc" "$rep"
     t0=$(now_ns)
-    env "${CASE_ENV[@]}" timeout "$STEP_T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$@" 2>"$LOG/$case.cap.stderr" |
+    env "${CASE_ENV[@]}" timeout "$STEP_T" "$BIN/hrr-cap" -o "$arc" --platform cuda "${CAP_ARGS[@]}" -- "$@" 2>"$LOG/$case.cap.stderr" |
         tee "$LOG/$case.app.log" >/dev/null
     rc=${PIPESTATUS[0]}
     t1=$(now_ns)

@@ -558,6 +558,50 @@ PY
         echo "  capture / timed replay: $why"
     fi
 fi
+# --- case: a window of a training loop (hrr-cap --window profiler) ---------
+# torch.cuda.profiler.start() before step 50, stop() after step 53: the
+# window's archive (state preamble + four steps) replays alone byte for byte
+# (torch_case's replay and diff); its D2H are the same bytes, in the same
+# order, as a run of D2H of a whole-run capture of the same script; its
+# size and capture time are reported beside the whole run's.
+check_torch_window() {
+    local case=$1 arc=$2 full=$WORK/$1.full.hrr t0 t1 rc why
+    grep -q '"trigger" *: *"profiler"' "$arc/manifest.json" ||
+        { echo "the manifest does not say it is a profiler window"; return 1; }
+    [ ! -e "$WORK/$case-w2.hrr" ] || { echo "one profiler range, but a second window archive exists"; return 1; }
+    rm -rf "$full"
+    t0=$(now_ns)
+    env "${CASE_ENV[@]}" timeout "$STEP_T" "$BIN/hrr-cap" -o "$full" --platform cuda -- "$PYTHON" "$TORCH/window.py" \
+        >"$LOG/$case.full.app.log" 2>"$LOG/$case.full.cap.stderr"
+    rc=$?
+    t1=$(now_ns)
+    [ "$rc" = 0 ] || { echo "the whole-run capture exit $rc: $(tail -n 1 "$LOG/$case.full.cap.stderr")"; return 1; }
+    why=$("$PYTHON" - "$arc" "$full" <<'PY' 2>&1
+import json, sys
+def d2h(path):
+    out = []
+    for line in open(f"{path}/events.ndjson"):
+        e = json.loads(line)
+        if e.get("op") == "memcpy" and e.get("dir") == "d2h" and e.get("blob"):
+            out.append(e["blob"])
+    return out
+w, f = d2h(sys.argv[1]), d2h(sys.argv[2])
+assert len(w) >= 4, f"the window holds {len(w)} D2H (want >= 4: one loss per step)"
+at = [i for i in range(len(f) - len(w) + 1) if f[i:i + len(w)] == w]
+assert at, f"the window's {len(w)} D2H are not a run of the whole capture's {len(f)}"
+print(f"{len(w)} D2H = the whole run's D2H {at[0]}..{at[0] + len(w) - 1} of {len(f)}")
+PY
+    ) || { echo "$why"; return 1; }
+    {
+        echo "  $why"
+        echo "  window: $(du -sh "$arc" | cut -f1) archive, capture ${CAP_WALL_MS} ms, state $(grep -o '"state_bytes" *: *[0-9]*' "$arc/manifest.json" | grep -o '[0-9]*$') bytes; whole run: $(du -sh "$full" | cut -f1) archive, capture $(ms_between "$t0" "$t1") ms"
+    } >"$LOG/$case.report"
+}
+CHECK=check_torch_window
+CAP_ARGS=(--window profiler)
+torch_case torch_window window.py
+[ -f "$LOG/torch_window.report" ] && cat "$LOG/torch_window.report"
+
 check_expandable() {
     local v m
     v=$(events_with "$2" '"op":"va_reserve"')

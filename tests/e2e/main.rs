@@ -27,4 +27,5 @@ mod replay_diff;
 mod seed;
 mod self_profile;
 mod unrecorded;
+mod windows;
 mod workloads;

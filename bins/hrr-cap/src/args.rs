@@ -48,7 +48,19 @@ pub struct Args {
     /// compressing them to `events.ndjson.zst` (as `HRR_EVENTS=plain` does).
     #[arg(long)]
     pub plain: bool,
+    /// Record only windows of the run: `profiler` (cudaProfilerStart,
+    /// cuProfilerStart or hipProfilerStart to the matching stop),
+    /// `launches:A..B` (the A-th to the B-th kernel launch, 0-based,
+    /// inclusive) or `signal[:NAME]` (SIGUSR2, or the signal named, opens
+    /// a window at the next kernel launch; the next one closes it). The
+    /// first window goes to DIR, the K-th to NAME-wK.hrr beside it.
+    #[arg(long, value_name = "SPEC", value_parser = parse_window)]
+    pub window: Option<hrr_core::window::WindowSpec>,
     /// The application and its arguments (after `--`).
     #[arg(required = true, num_args = 1.., value_name = "APP ARGS")]
     pub command: Vec<OsString>,
+}
+
+fn parse_window(s: &str) -> Result<hrr_core::window::WindowSpec, String> {
+    hrr_core::window::WindowSpec::parse(s).map_err(|e| e.to_string())
 }

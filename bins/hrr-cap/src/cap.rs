@@ -47,10 +47,13 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         preload_value(&lib, std::env::var_os("LD_PRELOAD")),
     );
     cmd.env("HRR_OUT", &dir);
-    // Only the flag turns the HSA producer on, never an inherited variable.
     if args.plain {
         cmd.env(ENV_EVENTS, "plain");
     }
+    if let Some(w) = &args.window {
+        cmd.env(hrr_core::window::ENV_WINDOW, w.to_string());
+    }
+    // Only the flag turns the HSA producer on, never an inherited variable.
     if args.hsa_regions {
         cmd.env(ENV_HSA_REGIONS, "1");
     } else {
@@ -139,6 +142,9 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         ));
     }
     eprintln!("{line}");
+    if args.window.is_some() {
+        archive_bad |= later_windows(&dir, args.no_verify);
+    }
     match &summary.unrecorded {
         Some(u) => eprintln!("{}", UnrecordedCalls(u)),
         None => eprintln!("unrecorded : unknown (the archive was not finished)"),
@@ -147,6 +153,29 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         0 if archive_bad => crate::error::EXIT_ARCHIVE_BAD,
         app => app,
     })
+}
+
+/// Checks and reports the archives of a run's windows after the first
+/// (`NAME-w2.hrr`, …, as long as they exist); `true` when one is bad.
+fn later_windows(dir: &Path, no_verify: bool) -> bool {
+    let mut bad = false;
+    for index in 2.. {
+        let w = hrr_core::window::window_archive(dir, index);
+        if Manifest::read(&w).is_err() {
+            break;
+        }
+        bad |= verify::library_failures(&w) > 0;
+        if !no_verify && !verify::run(&w) {
+            bad = true;
+        }
+        let summary = ArchiveSummary::read(&w);
+        let mut line = format!("hrr-cap: {summary} -> {}", w.display());
+        if summary.complete == Some(false) {
+            line.push_str(" (incomplete)");
+        }
+        eprintln!("{line}");
+    }
+    bad
 }
 
 /// The application's exit status as hrr-cap's: its code, or 128+signal.

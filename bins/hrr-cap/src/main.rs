@@ -2,7 +2,7 @@
 //! record its HIP calls into an hrr archive.
 //!
 //! ```text
-//! hrr-cap [-o DIR] [--platform auto|hip|cuda] [--hsa-regions] [--no-verify] -- APP ARGS…
+//! hrr-cap [-o DIR] [--platform auto|hip|cuda] [--hsa-regions] [--no-verify] [--window SPEC] -- APP ARGS…
 //! ```
 //!
 //! The application's stdin, stdout and stderr are its own (stdout passes

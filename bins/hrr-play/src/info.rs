@@ -123,6 +123,12 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         "events : {}  blobs : {}  d2h bytes : {d2h_bytes}  disk bytes : {}  uncompressed : {}",
         m.events, m.blobs, sizes.disk, sizes.plain
     )?;
+    if let Some(w) = hrr_core::window::WindowInfo::of(m) {
+        writeln!(out, "{}", window_line(&w))?;
+        for what in &w.not_restored {
+            writeln!(out, "  not restored : {what}")?;
+        }
+    }
     writeln!(
         out,
         "{}",
@@ -167,6 +173,25 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         eprintln!("hrr-play: warning: {w}");
     }
     Ok(())
+}
+
+/// `window : 2 (trigger profiler, profiler) restores 4096 bytes of state
+/// in 3 allocations`, with how it ended.
+fn window_line(w: &hrr_core::window::WindowInfo) -> String {
+    if !w.opened {
+        return format!(
+            "window : {} (trigger {}, {}) never opened",
+            w.index, w.trigger, w.spec
+        );
+    }
+    let mut line = format!(
+        "window : {} (trigger {}, {}) restores {} bytes of state in {} allocations",
+        w.index, w.trigger, w.spec, w.state_bytes, w.state_allocs
+    );
+    if w.closed_at_exit {
+        line.push_str("; the run ended inside it");
+    }
+    line
 }
 
 /// A code object's targets and kernel argument layouts, as JSON.

@@ -27,6 +27,7 @@ pub mod repair_in_place;
 pub mod safe_fs;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+pub mod window;
 pub mod wire;
 pub mod zst;
 

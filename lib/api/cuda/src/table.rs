@@ -29,6 +29,8 @@ macro_rules! cuda_fn {
     (cuCtxPopCurrent_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult } };
     (cuCtxSynchronize, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxSynchronize() -> CUresult } };
     (cuCtxSynchronize_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult } };
+    (cuProfilerStart, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuProfilerStart() -> CUresult } };
+    (cuProfilerStop, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuProfilerStop() -> CUresult } };
     (cuMemAlloc_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult } };
     (cuMemAllocPitch_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAllocPitch_v2(dptr: *mut CUdeviceptr, pitch: *mut usize, width: usize, height: usize, elem: c_uint) -> CUresult } };
     (cuMemAllocManaged, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemAllocManaged(dptr: *mut CUdeviceptr, size: usize, flags: c_uint) -> CUresult } };
@@ -211,7 +213,7 @@ macro_rules! cuda_fns {
         $cb! {
             $($x)*
             cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease_v2 cuDevicePrimaryCtxRelease cuCtxCreate_v2 cuCtxCreate_v3 cuCtxCreate_v4 cuCtxDestroy_v2
-            cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuCtxSynchronize_v2 cuMemAlloc_v2 cuMemAllocPitch_v2
+            cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuCtxSynchronize_v2 cuProfilerStart cuProfilerStop cuMemAlloc_v2 cuMemAllocPitch_v2
             cuMemAllocManaged cuMemAllocAsync cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemFree_v2
             cuMemFreeAsync cuMemFreeAsync_ptsz cuMemAllocHost_v2 cuMemHostAlloc cuMemFreeHost cuMemHostRegister_v2
             cuMemHostUnregister cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemRetainAllocationHandle cuMemExportToShareableHandle cuMemImportFromShareableHandle cuMemMap

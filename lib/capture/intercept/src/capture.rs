@@ -73,7 +73,7 @@ impl Sink for Capture {
 /// What the families and the machinery add to the finished archive's
 /// manifest: the HSA region records made durable first, the calls
 /// forwarded unrecorded, the driver's address arenas.
-fn closing() -> Closing {
+pub(crate) fn closing() -> Closing {
     // Region records are written as they happen; make them durable too
     // before the manifest says the archive is complete.
     crate::hsa::regions::sync();
@@ -162,6 +162,7 @@ fn init_from_env() -> Option<Recorder> {
 
 fn start_services(rec: &'static Recorder) {
     hrr_interpose::fatal_signals::install::<Capture>();
+    rec.start_window();
     hrr_interpose::fork_policy::install::<Capture>();
     rec.start_writer();
 }

@@ -8,12 +8,15 @@
 //! | `HRR_CUDA_DRIVER_LAYER` | `0`/`off`: CUDA driver calls are not recorded, only runtime calls (`cuda::ffi::driver_layer_on`) |
 //! | `HRR_HOST_MEMORY` | `0`/`off`: host memory kernels read and write (pinned, registered, managed) is not snapshotted (`record::host_memory`); on otherwise |
 //! | `HRR_EVENTS` | `plain` (`hrr-cap --plain`): a finished archive keeps `events.ndjson`; otherwise its events end compressed, `events.ndjson.zst` |
+//! | `HRR_WINDOW` | `profiler`, `launches:A..B`, `signal[:NAME]`: record only inside capture windows (`record::window`); unset or empty = the whole run |
 //! | `HRR_CAP_NOTE` | set by `hrr-cap`: a file a process that recorded nothing appends a line to (`no_capture_note`) |
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use hrr_core::manifest::Platform;
+pub use hrr_core::window::ENV_WINDOW;
+use hrr_core::window::{WindowSpec, WindowSpecError};
 
 /// Environment variable naming the archive directory.
 pub const ENV_OUT: &str = "HRR_OUT";
@@ -51,6 +54,8 @@ pub struct Config {
     /// Forced platform; `None` = detect from the library that defines the
     /// HIP entry points.
     pub platform: Option<Platform>,
+    /// The capture windows (`HRR_WINDOW`); `None`: the whole run.
+    pub window: Option<WindowSpec>,
 }
 
 /// A configuration value the recorder cannot use.
@@ -59,12 +64,21 @@ pub enum ConfigError {
     #[error("{ENV_PLATFORM}={0:?}: expected auto, hip, cpu, amd or nvidia")]
     /// `HRR_PLATFORM` names no platform.
     Platform(String),
+    #[error("{ENV_WINDOW}: {0}")]
+    /// `HRR_WINDOW` is no window setting.
+    Window(#[from] WindowSpecError),
 }
 
 impl Config {
     /// Reads the process environment. `Ok(None)`: recording is off.
     pub fn from_env() -> Result<Option<Config>, ConfigError> {
-        Config::from_vars(std::env::var_os(ENV_OUT), std::env::var_os(ENV_PLATFORM))
+        let Some(mut c) =
+            Config::from_vars(std::env::var_os(ENV_OUT), std::env::var_os(ENV_PLATFORM))?
+        else {
+            return Ok(None);
+        };
+        c.window = window_of(std::env::var_os(ENV_WINDOW))?;
+        Ok(Some(c))
     }
 
     /// [`Config::from_env`] over given values (testable without touching the
@@ -92,7 +106,16 @@ impl Config {
         Ok(Some(Config {
             out: PathBuf::from(out),
             platform,
+            window: None,
         }))
+    }
+}
+
+/// The window setting `HRR_WINDOW` holds (`None`: unset or empty).
+pub fn window_of(value: Option<OsString>) -> Result<Option<WindowSpec>, WindowSpecError> {
+    match value.filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => WindowSpec::parse(&v.to_string_lossy()).map(Some),
     }
 }
 
@@ -124,6 +147,14 @@ mod tests {
         assert!(host_memory_on(os("1")));
         assert!(!host_memory_on(os("0")));
         assert!(!host_memory_on(os("OFF")));
+    }
+
+    #[test]
+    fn the_window_setting_is_read_and_checked() {
+        assert_eq!(window_of(None), Ok(None));
+        assert_eq!(window_of(os("")), Ok(None));
+        assert_eq!(window_of(os("profiler")), Ok(Some(WindowSpec::Profiler)));
+        assert!(window_of(os("launches:9..1")).is_err());
     }
 
     #[test]

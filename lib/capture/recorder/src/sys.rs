@@ -287,6 +287,21 @@ pub fn argv() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Installs `handler` for signal `signo` (`SA_RESTART`: the application's
+/// interrupted system calls go on).
+pub fn catch_signal(signo: i32, handler: extern "C" fn(i32)) {
+    // SAFETY: an all-zero sigaction is valid storage, filled before use;
+    // the handler is async-signal-safe (its caller's contract) and lives
+    // for the process.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(signo, &sa, std::ptr::null_mut());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,6 +204,13 @@ fn c_file(decls: &[Decl]) -> Result<String, NoCType> {
     out.push_str(
         "#include <cuda.h>\n\
          #include <cuda_runtime_api.h>\n\
+         /* The profiler range (cuProfilerStart, cudaProfilerStart). */\n\
+         #if __has_include(<cudaProfiler.h>)\n\
+         #include <cudaProfiler.h>\n\
+         #endif\n\
+         #if __has_include(<cuda_profiler_api.h>)\n\
+         #include <cuda_profiler_api.h>\n\
+         #endif\n\
          #if defined(__cplusplus) && !defined(__CUDACC__)\n\
          /* The compiler ABI (__cudaRegisterFatBinary, __cudaRegisterFunction, ...)\n\
          \x20* is declared for C++ only, by the header nvcc's host stub includes\n\

@@ -81,6 +81,8 @@ macro_rules! cudart_fn {
     (cudaEventSynchronize, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaEventSynchronize(event: cudaEvent_t) -> cudaError_t } };
     (cudaDeviceSynchronize, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaDeviceSynchronize() -> cudaError_t } };
     (cudaSetDevice, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaSetDevice(device: c_int) -> cudaError_t } };
+    (cudaProfilerStart, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaProfilerStart() -> cudaError_t } };
+    (cudaProfilerStop, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaProfilerStop() -> cudaError_t } };
     (cudaPeekAtLastError, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaPeekAtLastError() -> cudaError_t } };
     (cudaGetLastError, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaGetLastError() -> cudaError_t } };
     (cudaLaunchKernel, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cudaLaunchKernel(func: *const c_void, grid: dim3, block: dim3, args: *mut *mut c_void, shmem: usize, stream: cudaStream_t) -> cudaError_t } };
@@ -113,7 +115,7 @@ macro_rules! cudart_fns {
             cudaGetSymbolAddress cudaPointerGetAttributes cudaStreamCreate cudaStreamCreateWithFlags cudaStreamCreateWithPriority
             cudaStreamDestroy cudaStreamSynchronize cudaStreamSynchronize_ptsz cudaStreamWaitEvent cudaStreamWaitEvent_ptsz cudaEventCreate
             cudaEventCreateWithFlags cudaEventDestroy cudaEventRecord cudaEventRecord_ptsz cudaEventRecordWithFlags cudaEventRecordWithFlags_ptsz
-            cudaEventSynchronize cudaDeviceSynchronize cudaSetDevice cudaPeekAtLastError cudaGetLastError cudaLaunchKernel
+            cudaEventSynchronize cudaDeviceSynchronize cudaSetDevice cudaProfilerStart cudaProfilerStop cudaPeekAtLastError cudaGetLastError cudaLaunchKernel
             cudaLaunchKernel_ptsz cudaLaunchKernelExC cudaLaunchKernelExC_ptsz cudaGetDriverEntryPoint cudaGetDriverEntryPointByVersion __cudaRegisterFatBinary
             __cudaRegisterFatBinaryEnd __cudaUnregisterFatBinary __cudaRegisterFunction __cudaGetKernel __cudaLaunchKernel __cudaLaunchKernel_ptsz
         }

@@ -23,6 +23,7 @@
 //! - [`ffi`] — their shared wrapper, the runtime/driver queries the recorder
 //!   makes (kept out of the application's `cudaGetLastError`), the switch to
 //!   `platform:"nvidia"`;
+//! - `window` — the capture window's triggers and its reach of the device;
 //! - [`registry`] — fat binaries and kernels: lazy code blobs, layouts;
 //! - [`layout`], [`dir`], [`types`], [`log`] — safe, GPU-free logic and C
 //!   definitions (unit-tested in CI).
@@ -35,6 +36,11 @@ pub mod layout;
 pub mod log;
 pub mod registry;
 pub mod types;
+// The capture window's side of the family: profiler triggers, launches
+// counted, the device reached through the driver.
+#[cfg(not(test))]
+#[allow(unsafe_code)]
+pub mod window;
 
 // FFI: the runtime's C entry points, reading the application's arguments.
 #[cfg(not(test))]
@@ -66,6 +72,7 @@ macro_rules! cudart_exports {
             cudaStreamWaitEvent cudaStreamWaitEvent_ptsz cudaEventCreate cudaEventCreateWithFlags
             cudaEventDestroy cudaEventRecord cudaEventRecord_ptsz cudaEventRecordWithFlags
             cudaEventRecordWithFlags_ptsz cudaEventSynchronize cudaDeviceSynchronize cudaSetDevice
+            cudaProfilerStart cudaProfilerStop
             cudaLaunchKernel cudaLaunchKernel_ptsz cudaLaunchKernelExC cudaLaunchKernelExC_ptsz
             cudaGetDriverEntryPoint cudaGetDriverEntryPointByVersion
             __cudaRegisterFatBinary __cudaRegisterFatBinaryEnd __cudaUnregisterFatBinary

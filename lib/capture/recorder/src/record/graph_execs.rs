@@ -181,6 +181,9 @@ impl Recorder {
         read: impl Fn(u64, u64) -> &'m [u8],
         sync: impl FnOnce(),
     ) {
+        if !self.recording() {
+            return;
+        }
         let mut blobs = Vec::new();
         if ok {
             let execs = execs();

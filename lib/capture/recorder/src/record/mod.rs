@@ -7,7 +7,8 @@
 //! memory kernels read and write ([`host_memory`]) and the host functions
 //! that may write it ([`host_funcs`]), 2D/3D copies
 //! ([`rect`]), memory pools ([`pools`]) and executable graphs
-//! ([`graph_execs`], read back by [`graph_walk`]).
+//! ([`graph_execs`], read back by [`graph_walk`]), capture windows
+//! ([`window`]) and the archives the recorder writes (`out`).
 
 pub mod code_objects;
 pub mod event_line;
@@ -21,6 +22,8 @@ pub mod host_memory;
 pub mod kernel_args;
 pub mod launch_memo;
 pub mod live_allocs;
+pub(crate) mod out;
 pub mod pools;
 pub mod recorder;
 pub mod rect;
+pub mod window;

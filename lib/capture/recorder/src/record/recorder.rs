@@ -14,10 +14,10 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use hrr_core::manifest::{ArchiveKind, BLOB_FAILURES_FIELD, Manifest, Platform, VaArena};
+use hrr_core::manifest::{BLOB_FAILURES_FIELD, Platform, VaArena};
 use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
@@ -31,12 +31,14 @@ use crate::record::host_memory::{self, HostMemory};
 use crate::record::kernel_args::{ArgLayout, ArgValues};
 use crate::record::launch_memo::Slot;
 use crate::record::live_allocs::LiveAllocs;
+use crate::record::out::Out;
+use crate::record::window::Window;
 use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
 use crate::sink::blob_batch::BlobFailure;
-use crate::sink::blob_writer::BlobWriter;
-use crate::sink::event_sink::{EventSink, Finish, LockMode};
+use crate::sink::event_sink::{Finish, LockMode};
 use crate::sys;
 use hrr_core::error_chain::chain;
+use hrr_core::window::{WINDOW_FIELD, WindowInfo, WindowSpec};
 use hrr_core::wire::encode::{self, BlobHex, LaunchRef};
 
 /// The recorder could not start; the application runs unrecorded.
@@ -60,6 +62,9 @@ pub enum RecorderError {
     /// The manifest could not be written.
     Manifest(#[from] hrr_core::manifest::ManifestError),
 }
+
+/// The most windows one run records (one archive each).
+pub const MAX_WINDOWS: usize = 1024;
 
 /// Warnings printed before the rest are counted silently.
 const MAX_WARNINGS: u32 = 10;
@@ -117,26 +122,27 @@ pub struct LaunchDims {
 
 /// One process's capture.
 pub struct Recorder {
-    dir: PathBuf,
+    /// The archives written: one for a whole-run capture, one per window
+    /// otherwise (`window`), kept to the end: a thread may still hold the
+    /// previous one for the call it is recording.
+    outs: Box<[OnceLock<Out>]>,
+    /// The index in `outs` of the archive being written.
+    current: AtomicUsize,
     pid: u32,
-    sink: EventSink,
-    blobs: BlobWriter,
     allocs: LiveAllocs,
     /// Host memory kernels read and write (see `host_memory`).
     host: HostMemory,
     /// Whether `finish` leaves `events.ndjson` plain (`HRR_EVENTS=plain`).
     events_plain: bool,
     code: CodeObjects,
-    manifest: Mutex<Manifest>,
+    /// The capture window, when `HRR_WINDOW` asks for one.
+    window: Option<Window>,
     /// Serialises calls that create or destroy handles (allocations,
     /// streams, events, modules) with their recording, so that when the
     /// runtime hands a freed address or handle to another thread, the `free`
     /// is recorded before the new `alloc`.
     lifecycle: Mutex<()>,
-    finished: AtomicBool,
     warnings: AtomicU32,
-    /// Calls whose event was lost to a recorder failure.
-    lost: AtomicU64,
 }
 
 /// A thread's reusable encoding state.
@@ -189,38 +195,81 @@ impl Recorder {
         argv: Vec<String>,
         extra: Map<String, Value>,
     ) -> Result<Recorder, RecorderError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| RecorderError::Io { path, source }
-        };
-        let blobs = BlobWriter::new(dir).map_err(io(dir))?;
-        let events_path = dir.join(hrr_core::archive_writer::EVENTS_FILE);
-        // Relative to the claimed directory, O_EXCL | O_NOFOLLOW, 0600: a
-        // symlink planted there is never followed.
-        let file = hrr_core::safe_fs::DirFd::open(dir, hrr_core::safe_fs::Follow::No)
-            .and_then(|d| d.create_file(hrr_core::archive_writer::EVENTS_FILE, true))
-            .map_err(io(&events_path))?;
-        let mut manifest = Manifest::new(ArchiveKind::Capture, platform);
-        manifest.argv = argv;
-        manifest.extra = extra;
-        manifest.write_atomic(dir)?;
+        Recorder::with_window(dir, platform, argv, extra, None)
+    }
+
+    /// [`Recorder::create`] recording only inside the windows `spec` picks
+    /// (`record::window`); `dir` is the first window's archive.
+    pub fn with_window(
+        dir: &Path,
+        platform: Platform,
+        argv: Vec<String>,
+        extra: Map<String, Value>,
+        spec: Option<WindowSpec>,
+    ) -> Result<Recorder, RecorderError> {
+        let window = spec.map(|s| Window::new(s, dir, platform, argv.clone(), extra.clone()));
+        let out = Out::create(dir, platform, argv, extra)?;
         Ok(Recorder {
-            dir: dir.to_path_buf(),
+            outs: {
+                let n = if window.is_some() { MAX_WINDOWS } else { 1 };
+                let outs: Box<[OnceLock<Out>]> = (0..n).map(|_| OnceLock::new()).collect();
+                let _ = outs[0].set(out);
+                outs
+            },
+            current: AtomicUsize::new(0),
             pid: sys::getpid(),
-            sink: EventSink::new(file),
-            blobs,
             allocs: LiveAllocs::new(),
             host: HostMemory::new(crate::config::host_memory_on(std::env::var_os(
                 crate::config::ENV_HOST_MEMORY,
             ))),
             events_plain: crate::config::events_plain(std::env::var_os(crate::config::ENV_EVENTS)),
             code: CodeObjects::new(),
-            manifest: Mutex::new(manifest),
+            window,
             lifecycle: Mutex::new(()),
-            finished: AtomicBool::new(false),
             warnings: AtomicU32::new(0),
-            lost: AtomicU64::new(0),
         })
+    }
+
+    /// The archive being written.
+    #[inline(always)]
+    pub(crate) fn out(&self) -> &Out {
+        self.outs[self.current.load(Ordering::Acquire)]
+            .get()
+            .expect("the current archive is set before it is made current")
+    }
+
+    /// Makes `out` the archive written from now on (window `index`,
+    /// 1-based); `false` past [`MAX_WINDOWS`].
+    pub(crate) fn set_out(&self, index: usize, out: Out) -> bool {
+        let Some(slot) = self.outs.get(index - 1) else {
+            return false;
+        };
+        if slot.set(out).is_err() {
+            return false;
+        }
+        self.current.store(index - 1, Ordering::Release);
+        true
+    }
+
+    /// The capture window, if any.
+    pub(crate) fn window(&self) -> Option<&Window> {
+        self.window.as_ref()
+    }
+
+    /// Whether the run records windows only (`HRR_WINDOW`).
+    #[inline(always)]
+    pub fn windowed(&self) -> bool {
+        self.window.is_some()
+    }
+
+    /// Whether calls are recorded now: always without a window, only inside
+    /// one otherwise.
+    #[inline(always)]
+    pub fn recording(&self) -> bool {
+        match &self.window {
+            None => true,
+            Some(w) => w.is_open(),
+        }
     }
 
     /// The recorder `config` asks for: claims the directory and creates the archive.
@@ -247,12 +296,18 @@ impl Recorder {
                 claim.dir.display()
             );
         }
-        Recorder::create(&claim.dir, platform, sys::argv(), extra)
+        Recorder::with_window(
+            &claim.dir,
+            platform,
+            sys::argv(),
+            extra,
+            config.window.clone(),
+        )
     }
 
     /// The archive directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.out().dir
     }
 
     /// The live allocations.
@@ -284,19 +339,24 @@ impl Recorder {
 
     /// Counts an event lost to a recorder failure (reported in the manifest).
     pub fn lose(&self, api: &str, why: &str) {
-        self.lost.fetch_add(1, Ordering::Relaxed);
+        self.out().lost.fetch_add(1, Ordering::Relaxed);
         self.warn(&format!("{api} not recorded: {why}"));
     }
 
     pub(crate) fn put_blob(&self, what: &str, bytes: &[u8]) -> Option<BlobId> {
-        self.stored(what, bytes.len(), || self.blobs.put(bytes, &self.sink))
+        if !self.recording() {
+            return None;
+        }
+        let out = self.out();
+        self.stored(what, bytes.len(), || out.blobs.put(bytes, &out.sink))
     }
 
     /// [`Recorder::put_blob`] of bytes that stay where they lie until
     /// [`Recorder::settle_code`]: hashed here, written by the events
     /// buffer's writer.
     fn put_kept(&self, what: &str, bytes: Kept) -> Option<BlobId> {
-        self.stored(what, bytes.len(), || self.blobs.put_kept(bytes, &self.sink))
+        let out = self.out();
+        self.stored(what, bytes.len(), || out.blobs.put_kept(bytes, &out.sink))
     }
 
     /// The id `put` stored a blob of `len` bytes under (timed), or a
@@ -323,7 +383,7 @@ impl Recorder {
     /// file written later from memory that changed meanwhile is not
     /// written, and the capture says so at its end).
     pub fn settle_code(&self) {
-        if !self.sink.settle_kept() {
+        if !self.out().sink.settle_kept() {
             self.warn(
                 "code objects queued for writing were still unwritten when their memory was \
                  released; any whose bytes change before they are written will be missing",
@@ -335,9 +395,15 @@ impl Recorder {
     /// After a successful synchronisation, the host memory kernels it
     /// completes could have written is recorded (`host_read`).
     pub fn op(&self, api: &str, ret: i32, op: &Op) {
+        if let Some(w) = &self.window {
+            w.note(api, ret, op);
+            if !w.is_open() {
+                return;
+            }
+        }
         with_body(|b| {
             encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
-            self.sink.append(b);
+            self.out().sink.append(b);
         });
         if ret == 0 && self.host.any() {
             self.host_memory_after(api, op);
@@ -401,6 +467,9 @@ impl Recorder {
     /// (managed memory), before work on `stream` that may read it; those
     /// ranges are then pending until `stream` is synchronised.
     pub(crate) fn host_writes(&self, api: &str, stream: u64, words: impl Iterator<Item = u64>) {
+        if !self.recording() {
+            return;
+        }
         // What host functions enqueued before this launch wrote is for it
         // to read: they run first.
         if !super::host_funcs::HOST_FUNCS.wait_for_earlier(super::host_funcs::WAIT) {
@@ -590,8 +659,7 @@ impl Recorder {
     }
 
     fn empty_blob(&self) -> BlobId {
-        self.put_blob("empty", b"")
-            .unwrap_or_else(|| BlobId::of(b""))
+        self.code_of("empty", b"")
     }
 
     /// Records a module unload.
@@ -690,12 +758,25 @@ impl Recorder {
 
     /// A code object's blob, written (its id even where writing failed).
     fn code_of(&self, what: &str, image: &[u8]) -> BlobId {
-        self.put_blob(what, image)
-            .unwrap_or_else(|| BlobId::of(image))
+        let id = self
+            .put_blob(what, image)
+            .unwrap_or_else(|| BlobId::of(image));
+        if let Some(w) = &self.window {
+            // A later window's archive needs it too.
+            w.keep_code(id, image);
+        }
+        id
     }
 
     /// [`Recorder::code_of`] of bytes that stay where they lie.
     fn kept_code_of(&self, what: &str, image: Kept) -> BlobId {
+        if let Some(w) = &self.window {
+            // Copied: a later window's archive needs it too, and outside a
+            // window nothing is written.
+            let id = self.code_of(what, image.bytes());
+            w.keep_code(id, image.bytes());
+            return id;
+        }
         self.put_kept(what, image)
             .unwrap_or_else(|| BlobId::of(image.bytes()))
     }
@@ -715,6 +796,9 @@ impl Recorder {
         values: &ArgValues<'_, '_>,
         slot: Option<Slot<'_>>,
     ) {
+        if !self.recording() {
+            return;
+        }
         self.launch_head(api, kernel, load, func, dims, |k, layout| {
             let phase = crate::self_profile::phase;
             phase("phase launch: encode", || {
@@ -730,7 +814,7 @@ impl Recorder {
                         values.args(layout),
                         &self.allocs,
                     );
-                    self.sink.append(b);
+                    self.out().sink.append(b);
                     if let Some(slot) = slot {
                         slot.keep(values, b);
                     }
@@ -754,6 +838,9 @@ impl Recorder {
         attrs: &[hrr_core::LaunchAttr],
         slot: Option<Slot<'_>>,
     ) {
+        if !self.recording() {
+            return;
+        }
         self.launch_head(api, kernel, load, func, dims, |k, layout| {
             with_body(|b| {
                 event_line::encode_launch_scanned_attrs(
@@ -766,7 +853,7 @@ impl Recorder {
                     &self.allocs.view(),
                     attrs.iter().map(|a| (a.id, &a.hex.0[..])),
                 );
-                self.sink.append(b);
+                self.out().sink.append(b);
                 if let Some(slot) = slot {
                     slot.keep(values, b);
                 }
@@ -934,7 +1021,7 @@ impl Recorder {
     /// `EventSink::id` of the archive's events (a `RepeatRun` belongs to it).
     #[inline(always)]
     pub fn sink_id(&self) -> usize {
-        self.sink.id()
+        self.out().sink.id()
     }
 
     /// Appends a launch line kept by a `LaunchMemo` (everything after `seq`
@@ -949,19 +1036,23 @@ impl Recorder {
         serial: u64,
         run: &mut Option<std::sync::Arc<crate::sink::repeat_run::RepeatRun>>,
     ) {
-        self.sink
+        if !self.recording() {
+            return;
+        }
+        self.out()
+            .sink
             .append_repeat(line, slot, serial, crate::record::launch_memo::WAYS, run);
     }
 
     /// Writes buffered events from a fatal-signal handler
     /// (async-signal-safe; see `event_sink`).
     pub fn flush_from_signal(&self) -> bool {
-        sys::getpid() == self.pid && self.sink.flush_from_signal()
+        sys::getpid() == self.pid && self.out().sink.flush_from_signal()
     }
 
     /// The events writer's loop (run on its own thread until finish).
     pub fn run_writer(&self) {
-        self.sink.run_writer();
+        self.out().sink.run_writer();
     }
 
     /// Starts the thread that runs [`Recorder::run_writer`] (`hrr-writer`);
@@ -983,27 +1074,49 @@ impl Recorder {
     /// process that created the recorder finishes it (a `vfork` child shares
     /// its memory), and only once.
     pub fn finish(&self, api: &str, mode: LockMode, closing: impl FnOnce() -> Closing) {
-        if sys::getpid() != self.pid || self.finished.swap(true, Ordering::AcqRel) {
+        if sys::getpid() != self.pid {
             return;
         }
-        let Finish::Done { events } = self.sink.finish(api, sys::gettid_raw(), mode) else {
+        match &self.window {
+            None => self.finish_out(self.out(), api, mode, closing, None),
+            Some(w) => {
+                let info = w.at_exit();
+                self.finish_out(self.out(), api, mode, w.inside(closing), Some(info))
+            }
+        }
+    }
+
+    /// Finishes archive `out` (see [`Recorder::finish`]); `window`: its
+    /// manifest's `window` field.
+    pub(crate) fn finish_out(
+        &self,
+        out: &Out,
+        api: &str,
+        mode: LockMode,
+        closing: impl FnOnce() -> Closing,
+        window: Option<WindowInfo>,
+    ) {
+        if out.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Finish::Done { events } = out.sink.finish(api, sys::gettid_raw(), mode) else {
             return;
         };
         // What the layers above add (region records made durable before the
         // manifest says the archive is complete, the calls they forwarded
         // unrecorded, the driver's arenas).
         let closing = closing();
-        let mut m = self.manifest.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut lost = self.lost.load(Ordering::Relaxed);
+        let mut m = out.manifest.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lost = out.lost.load(Ordering::Relaxed);
         m.complete = true;
         m.events = events;
-        if self.sink.failed() {
+        if out.sink.failed() {
             // Writes to the events file failed (disk full, ...): say so once,
             // with what was lost, here and in the manifest. The application
             // is not told: its output and exit status stay its own.
-            let path = self.dir.join(hrr_core::archive_writer::EVENTS_FILE);
+            let path = out.dir.join(hrr_core::archive_writer::EVENTS_FILE);
             let on_disk = count_lines(&path).min(events);
-            let errno = self.sink.write_error().unwrap_or(libc::EIO);
+            let errno = out.sink.write_error().unwrap_or(libc::EIO);
             let why = format!(
                 "{}: {}",
                 hrr_core::archive_writer::EVENTS_FILE,
@@ -1021,7 +1134,7 @@ impl Recorder {
                 Value::from(why),
             );
         }
-        let (failed, first) = self.sink.blob_failures();
+        let (failed, first) = out.sink.blob_failures();
         if failed > 0 {
             // Blob files written after their events were buffered could not
             // be (disk full, ...), or were no longer what their names say
@@ -1053,11 +1166,11 @@ impl Recorder {
                 .or_insert(Value::from(why));
             m.extra
                 .insert(BLOB_FAILURES_FIELD.into(), Value::from(failed as u64));
-            self.blobs.unwritten(failed);
+            out.blobs.unwritten(failed);
         }
-        m.blobs = self.blobs.count();
+        m.blobs = out.blobs.count();
         m.extra
-            .insert("blob_bytes".into(), Value::from(self.blobs.bytes()));
+            .insert("blob_bytes".into(), Value::from(out.blobs.bytes()));
         if lost > 0 {
             m.extra.insert("lost_events".into(), Value::from(lost));
         }
@@ -1067,19 +1180,22 @@ impl Recorder {
         m.unrecorded = closing.unrecorded;
         m.extra.extend(closing.fields);
         m.va_arenas = closing.va_arenas;
+        if let Some(w) = window {
+            m.extra.insert(WINDOW_FIELD.into(), w.to_value());
+        }
         // The events compressed (docs/FORMAT.md, *Compression*): the
         // compressed file durable before the manifest says complete, the
         // plain one removed only after. A capture whose events failed keeps
         // them plain, as repair reads them; a failure here keeps them plain
         // too (both forms are read).
         let compressed = !self.events_plain
-            && !self.sink.failed()
-            && match hrr_core::archive_writer::compress_events(&self.dir) {
+            && !out.sink.failed()
+            && match hrr_core::archive_writer::compress_events(&out.dir) {
                 Ok(_) => true,
                 Err(e) => {
                     eprintln!(
                         "hrr-intercept: events left uncompressed: {}: {e}",
-                        self.dir
+                        out.dir
                             .join(hrr_core::archive_writer::EVENTS_ZST_FILE)
                             .display()
                     );
@@ -1088,21 +1204,21 @@ impl Recorder {
             };
         // On a full disk the atomic replace (a new file) can fail where
         // rewriting the existing manifest's block does not.
-        if let Err(e) = m.write_atomic(&self.dir)
-            && let Err(e2) = m.write_in_place(&self.dir)
+        if let Err(e) = m.write_atomic(&out.dir)
+            && let Err(e2) = m.write_in_place(&out.dir)
         {
             eprintln!(
                 "hrr-intercept: cannot finish {}: {}; rewriting in place: {}",
-                self.dir.display(),
+                out.dir.display(),
                 chain(&e),
                 chain(&e2)
             );
             return;
         }
-        if compressed && let Err(e) = hrr_core::archive_writer::remove_plain_events(&self.dir) {
+        if compressed && let Err(e) = hrr_core::archive_writer::remove_plain_events(&out.dir) {
             eprintln!(
                 "hrr-intercept: {}: {e} (the compressed events are complete; both are read)",
-                self.dir
+                out.dir
                     .join(hrr_core::archive_writer::EVENTS_FILE)
                     .display()
             );
@@ -1111,12 +1227,12 @@ impl Recorder {
 
     /// Whether the archive was finished.
     pub fn is_finished(&self) -> bool {
-        self.finished.load(Ordering::Acquire)
+        self.out().finished.load(Ordering::Acquire)
     }
 
     /// Events appended so far.
     pub fn events_appended(&self) -> u64 {
-        self.sink.appended()
+        self.out().sink.appended()
     }
 }
 
@@ -1166,6 +1282,7 @@ fn os_message(errno: i32) -> String {
 mod tests {
     use super::*;
     use crate::record::kernel_args::ArgValues;
+    use hrr_core::manifest::Manifest;
 
     fn rec(t: &Path) -> Recorder {
         Recorder::create(t, Platform::Cpu, vec!["app".into()], Map::new()).unwrap()

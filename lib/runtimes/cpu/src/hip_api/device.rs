@@ -147,6 +147,21 @@ pub(super) unsafe fn hipDeviceSynchronize(a: args::hipDeviceSynchronize) -> HipE
     guard(|| rt()?.device_synchronize())
 }
 
+/// `hipProfilerStart`: no profiler here; succeeds and does nothing (a
+/// capture window's trigger all the same).
+pub(super) unsafe fn hipProfilerStart(a: args::hipProfilerStart) -> HipError {
+    let args::hipProfilerStart {} = a;
+
+    guard(|| Ok(()))
+}
+
+/// `hipProfilerStop`: as [`hipProfilerStart`].
+pub(super) unsafe fn hipProfilerStop(a: args::hipProfilerStop) -> HipError {
+    let args::hipProfilerStop {} = a;
+
+    guard(|| Ok(()))
+}
+
 pub(super) unsafe fn hipDeviceReset(a: args::hipDeviceReset) -> HipError {
     let args::hipDeviceReset {} = a;
 

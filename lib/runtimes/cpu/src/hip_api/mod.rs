@@ -82,7 +82,7 @@ exports! {
         hipInit, hipGetDeviceCount, hipGetDevice, hipSetDevice, hipDeviceGet, hipDeviceGetName,
         hipDeviceSynchronize, hipDeviceReset, hipGetDeviceProperties, hipDeviceGetAttribute,
         hipDriverGetVersion, hipRuntimeGetVersion, hipCtxSynchronize, hipDeviceCanAccessPeer,
-        hipDeviceEnablePeerAccess,
+        hipDeviceEnablePeerAccess, hipProfilerStart, hipProfilerStop,
     ]
     alloc: [
         hipMalloc, hipFree, hipMallocManaged, hipHostMalloc, hipMallocHost, hipMemAllocHost,

@@ -34,6 +34,7 @@ use crate::cuda::ffi::{driver_layer_on, note_cuda_call};
 use hrr_interpose::guard;
 use hrr_recorder::record::pools::PoolOp;
 use hrr_recorder::record::recorder::Recorder;
+use hrr_recorder::record::window::Trigger;
 
 /// What a wrapper answers when the driver lacks the function (not loaded:
 /// a stub library's answer; loaded: not found).
@@ -139,6 +140,7 @@ macro_rules! driver_wrapper {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name( $( $p: $t ),* ) -> $r {
             const API: &str = stringify!($name);
+            const IS_LAUNCH: bool = crate::cuda::window::is_kernel_launch(API);
             let a = cuda_api::args::$name { $( $p ),* };
             // The driver's function, looked up once (the table is fixed
             // once the driver is loaded).
@@ -185,13 +187,17 @@ macro_rules! driver_wrapper {
             let held = driver_api!(@lock $order, g);
             // A recorded call's function argument replaced by this
             // library's trampoline (`crate::host_funcs`), with its data.
-            #[allow(unused_mut)]
-            let (mut a, mut wrapped) = (a, None::<*mut std::ffi::c_void>);
-            $(
-                if g.is_some() {
-                    (a, wrapped) = wrapper::<cuda_api::args::$name, _>($wrap)(a);
-                }
-            )?
+            let (a, wrapped) = match () {
+                $( () if g.is_some() => wrapper::<cuda_api::args::$name, _>($wrap)(a), )?
+                _ => (a, None::<*mut std::ffi::c_void>),
+            };
+            if IS_LAUNCH
+                && let Some(g) = &g
+                && g.recorder().windowed()
+            {
+                // A capture window may open or close before this launch.
+                g.run(crate::cuda::window::before_launch);
+            }
             $(
                 // Host memory the call may read, before it runs (one check
                 // when there is none).
@@ -276,6 +282,11 @@ driver_api! {
     // for) names the context; replay has one.
     Free cuCtxSynchronize | cuCtxSynchronize_v2,
         record |r, api, ret, _| r.op(api, ret, &Op::DeviceSync);
+    // The capture window's trigger (`crate::cuda::window`); no event.
+    Free cuProfilerStart,
+        record |_, _, _, _| crate::cuda::window::trigger_global(Trigger::ProfilerStart);
+    Free cuProfilerStop,
+        record |_, _, _, _| crate::cuda::window::trigger_global(Trigger::ProfilerStop);
 
     // ------------------------------------------------------------ allocations
     Lifecycle cuMemAlloc_v2,

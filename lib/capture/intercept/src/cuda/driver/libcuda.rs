@@ -54,6 +54,11 @@ pub struct Queries {
     pub stream_synchronize: Option<StreamSynchronize>,
     /// `cuMemGetAddressRange_v2(CUdeviceptr *, size_t *, CUdeviceptr)`.
     pub address_range: Option<AddressRange>,
+    /// `cuCtxSynchronize()` (a capture window's start).
+    pub ctx_synchronize: Option<fns::cuCtxSynchronize>,
+    /// `cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t)` (a capture window's
+    /// state snapshot).
+    pub memcpy_dtoh: Option<fns::cuMemcpyDtoH_v2>,
     /// Stream capture and graph queries (`driver::graphs`).
     pub graph: GraphQueries,
 }
@@ -147,6 +152,8 @@ fn build(h: *mut c_void) -> Libcuda {
         ctx_get_device: q!("cuCtxGetDevice": CtxGetDevice),
         stream_synchronize: q!("cuStreamSynchronize": StreamSynchronize),
         address_range: q!("cuMemGetAddressRange_v2": AddressRange),
+        ctx_synchronize: q!("cuCtxSynchronize": fns::cuCtxSynchronize),
+        memcpy_dtoh: q!("cuMemcpyDtoH_v2": fns::cuMemcpyDtoH_v2),
         graph: GraphQueries {
             stream_is_capturing: q!("cuStreamIsCapturing": fns::cuStreamIsCapturing),
             get_nodes: q!("cuGraphGetNodes": fns::cuGraphGetNodes),

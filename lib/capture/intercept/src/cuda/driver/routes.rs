@@ -255,8 +255,6 @@ pub fn has_no_device_effect(name: &[u8]) -> bool {
         b"cuLinkComplete",
         b"cuLinkDestroy",
         b"cuTensorMapEncode",
-        b"cuProfilerStart",
-        b"cuProfilerStop",
         b"cuCtxResetPersistingL2Cache",
         b"cuFlushGPUDirectRDMAWrites",
         b"cuCoredump",

@@ -27,8 +27,9 @@ pub use super::symbols::{
 pub use super::sync::{
     cudaDeviceSynchronize, cudaEventCreate, cudaEventCreateWithFlags, cudaEventDestroy,
     cudaEventRecord, cudaEventRecord_ptsz, cudaEventRecordWithFlags, cudaEventRecordWithFlags_ptsz,
-    cudaEventSynchronize, cudaSetDevice, cudaStreamCreate, cudaStreamCreateWithFlags,
-    cudaStreamCreateWithPriority, cudaStreamDestroy, cudaStreamSynchronize,
-    cudaStreamSynchronize_ptsz, cudaStreamWaitEvent, cudaStreamWaitEvent_ptsz,
+    cudaEventSynchronize, cudaProfilerStart, cudaProfilerStop, cudaSetDevice, cudaStreamCreate,
+    cudaStreamCreateWithFlags, cudaStreamCreateWithPriority, cudaStreamDestroy,
+    cudaStreamSynchronize, cudaStreamSynchronize_ptsz, cudaStreamWaitEvent,
+    cudaStreamWaitEvent_ptsz,
 };
 pub use crate::cuda::driver::proc::{cudaGetDriverEntryPoint, cudaGetDriverEntryPointByVersion};

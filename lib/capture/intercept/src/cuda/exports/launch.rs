@@ -676,6 +676,12 @@ unsafe fn launch<A: Entry<Ret = cudaError_t>>(
     // are not either).
     let captured = g.is_some() && super::joins_capture(A::NAME, stream);
     if let Some(g) = &g
+        && g.recorder().windowed()
+    {
+        // A capture window may open or close before this launch.
+        g.run(crate::cuda::window::before_launch);
+    }
+    if let Some(g) = &g
         && !captured
         && g.recorder().host_memory().any()
     {
@@ -729,6 +735,12 @@ unsafe fn launch_ex<A: Entry<Ret = cudaError_t>>(
     let g = enter(A::NAME);
     // As in `launch`: work into a capturing stream is not recorded.
     let captured = g.is_some() && super::joins_capture(A::NAME, stream);
+    if let Some(g) = &g
+        && g.recorder().windowed()
+    {
+        // A capture window may open or close before this launch.
+        g.run(crate::cuda::window::before_launch);
+    }
     if let Some(g) = &g
         && !captured
         && g.recorder().host_memory().any()

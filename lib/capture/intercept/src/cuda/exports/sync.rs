@@ -1,4 +1,5 @@
-//! CUDA streams, events, device synchronisation and device selection.
+//! CUDA streams, events, device synchronisation, device selection and the
+//! profiler range (the capture window's trigger, `crate::cuda::window`).
 //! Handlers of the runtime table's entries (signatures:
 //! `cuda_api::cudart_fn!`). Stream handles are recorded through
 //! `stream_id`: the null stream, `cudaStreamLegacy` and
@@ -14,6 +15,7 @@ use crate::cuda::types::stream_id;
 use hrr_interpose::call_args::out_addr;
 use hrr_recorder::record::recorder::Order;
 use hrr_recorder::record::recorder::Recorder;
+use hrr_recorder::record::window::Trigger;
 
 fn s(p: cudaStream_t) -> Addr {
     Addr(stream_id(p as u64))
@@ -101,6 +103,22 @@ cuda_handlers! {
     [cudaDeviceSynchronize] |real, a, api| {
         // SAFETY: as above (no arguments).
         unsafe { intercept(real, a, Order::Free, |r, ret| r.op(api, ret, &Op::DeviceSync)) }
+    }
+    [cudaProfilerStart] |real, a, _api| {
+        // SAFETY: as above (no arguments).
+        unsafe {
+            intercept(real, a, Order::Free, |r, _| {
+                crate::cuda::window::trigger(r, Trigger::ProfilerStart)
+            })
+        }
+    }
+    [cudaProfilerStop] |real, a, _api| {
+        // SAFETY: as above (no arguments).
+        unsafe {
+            intercept(real, a, Order::Free, |r, _| {
+                crate::cuda::window::trigger(r, Trigger::ProfilerStop)
+            })
+        }
     }
     [cudaSetDevice] |real, a, api| {
         // SAFETY: as above.

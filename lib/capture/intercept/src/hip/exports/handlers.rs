@@ -3,7 +3,8 @@
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
 //!   [`super::rect`], [`super::pools`], [`super::symbols`], [`super::sync`],
-//!   [`super::module`], [`super::launch`], [`super::vmm`], [`super::graph`]
+//!   [`super::module`], [`super::launch`], [`super::vmm`], [`super::graph`],
+//!   [`super::profiler`] (the capture window's trigger)
 //!   (and `hipGetProcAddress`, which hands out the wrappers);
 //! * **query**: changes nothing the device computes — reads state, converts,
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.
@@ -55,6 +56,7 @@ pub use super::pools::{
     hipMemPoolSetAttribute, hipMemPoolTrimTo,
 };
 pub use super::proc_address::hipGetProcAddress;
+pub use super::profiler::{hipProfilerStart, hipProfilerStop};
 pub use super::rect::{
     hipDrvMemcpy2DUnaligned, hipMalloc3D, hipMallocPitch, hipMemAllocPitch, hipMemcpy2D,
     hipMemcpy2DAsync, hipMemcpy3D, hipMemcpy3DAsync, hipMemcpyParam2D, hipMemcpyParam2DAsync,
@@ -152,7 +154,7 @@ query_handlers! { args;
     // runs as empty ones (host functions are the application's code).
     hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
     // Tooling.
-    hipProfilerStart, hipProfilerStop, hipRegisterApiCallback, hipRemoveApiCallback,
+    hipRegisterApiCallback, hipRemoveApiCallback,
     hipRegisterActivityCallback, hipRemoveActivityCallback,
 }
 

@@ -173,6 +173,12 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
     };
     let g = Guard::enter(api);
     if let Some(g) = &g
+        && g.recorder().windowed()
+    {
+        // A capture window may open or close before this launch.
+        g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
+    }
+    if let Some(g) = &g
         && g.recorder().host_memory().any()
     {
         // SAFETY: per this function's contract.
@@ -335,6 +341,12 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
+    if let Some(g) = &g
+        && g.recorder().windowed()
+    {
+        // A capture window may open or close before this launch.
+        g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
+    }
     if let Some(g) = &g
         && g.recorder().host_memory().any()
     {

@@ -35,6 +35,7 @@ mod memory;
 mod module;
 mod pools;
 mod proc_address;
+mod profiler;
 mod rect;
 mod symbols;
 mod sync;

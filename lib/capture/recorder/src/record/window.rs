@@ -1,0 +1,804 @@
+//! Capture windows (`HRR_WINDOW`): recording only part of a run.
+//!
+//! Outside a window the recorder keeps its bookkeeping (live allocations,
+//! host memory, code objects, graphs) and, here, the [`Ledger`]: the
+//! creating event of every live handle. No event line is encoded and no
+//! blob written: [`Recorder::recording`] is one atomic load on each path.
+//! Code objects are kept in memory as they are read (`keep_code`), so a
+//! window's archive can hold the code of a kernel loaded long before it.
+//!
+//! Opening a window (its trigger: profiler start, the A-th launch, a
+//! signal) makes its archive (the first window's is `HRR_OUT`, the K-th
+//! `NAME-wK.hrr`), synchronises the device, and writes the *state
+//! preamble*: the ledger's events in their order (allocations, pools,
+//! virtual memory, modules and functions, streams, events, executable
+//! graphs), the code objects kept, and one upload per live device
+//! allocation (`memcpy` h2d whose blob is the allocation's bytes, read
+//! through the family's [`DeviceAccess`]). Host memory kernels reach is
+//! marked unseen, so the window's first launch that reaches it records it
+//! whole (`host_write`). What cannot be rebuilt (an exported or imported
+//! shareable handle) is named on stderr and in the manifest. Closing the
+//! window finishes its archive with the manifest's `window` field; a run
+//! that ends inside a window finishes it at exit.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use hrr_core::manifest::Platform;
+use hrr_core::window::{WindowInfo, WindowSpec, window_archive};
+use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
+use serde_json::{Map, Value};
+
+use crate::record::out::Out;
+use crate::record::recorder::{Closing, Recorder};
+use crate::sink::archive_claim::ArchiveClaim;
+use crate::sink::event_sink::LockMode;
+
+/// The `api` of the preamble's uploads.
+pub const STATE_API: &str = "hrr-window-state";
+
+/// How the recorder reaches the device at a window's start (one per
+/// runtime family, forwarding to the runtime unrecorded).
+pub trait DeviceAccess {
+    /// Waits until all work of the process is complete.
+    fn synchronize(&self) -> Result<(), i32>;
+    /// Copies `buf.len()` bytes of device memory at `ptr` into `buf`.
+    fn read(&self, ptr: u64, buf: &mut [u8]) -> Result<(), i32>;
+}
+
+/// A window trigger reported by a family's entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// `hipProfilerStart`, `cudaProfilerStart`, `cuProfilerStart`.
+    ProfilerStart,
+    /// Their stops.
+    ProfilerStop,
+}
+
+/// What a live handle's creating event is kept under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Mem(u64),
+    /// A block of a live pool, freed: its bytes are what the pool hands
+    /// out again.
+    PoolFreed(u64),
+    Va(u64),
+    Phys(u64),
+    Released(u64),
+    Map(u64),
+    Access(u64),
+    Exported(u64),
+    Imported(u64),
+    Stream(u64),
+    Event(u64),
+    Pool(u64),
+    PoolAttr(u64, u32),
+    DevicePool(i32),
+    Exec(u64),
+    Module(u64),
+    Func(u64),
+    Global(u64),
+    Ctx(u64),
+    CurrentCtx,
+    CurrentDevice,
+    Peer(i32),
+}
+
+/// The creating events of the live handles, in the order they were made.
+#[derive(Default)]
+struct Ledger {
+    next: u64,
+    order: BTreeMap<u64, (Key, String, Op)>,
+    at: HashMap<Key, u64>,
+}
+
+impl Ledger {
+    fn put(&mut self, key: Key, api: &str, op: &Op) {
+        self.remove(key);
+        let n = self.next;
+        self.next += 1;
+        self.order.insert(n, (key, api.to_string(), op.clone()));
+        self.at.insert(key, n);
+    }
+
+    fn remove(&mut self, key: Key) -> Option<Op> {
+        self.remove_entry(key).map(|(_, op)| op)
+    }
+
+    fn remove_entry(&mut self, key: Key) -> Option<(String, Op)> {
+        let n = self.at.remove(&key)?;
+        self.order.remove(&n).map(|(_, api, op)| (api, op))
+    }
+
+    /// A physical handle released for good: it and what was shared of it.
+    fn forget_handle(&mut self, handle: u64) {
+        self.remove(Key::Phys(handle));
+        self.remove(Key::Exported(handle));
+        self.remove(Key::Imported(handle));
+    }
+
+    fn has(&self, key: Key) -> bool {
+        self.at.contains_key(&key)
+    }
+
+    /// Keeps what `op` (a successful call) creates, forgets what it
+    /// destroys.
+    fn note(&mut self, api: &str, op: &Op) {
+        match *op {
+            Op::Alloc { ptr, .. } | Op::HostRegister { ptr, .. } => {
+                self.put(Key::Mem(ptr.0), api, op)
+            }
+            Op::PoolAlloc { ptr, .. } => {
+                self.remove(Key::PoolFreed(ptr.0));
+                self.put(Key::Mem(ptr.0), api, op)
+            }
+            Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
+                if let Some((api, alloc @ Op::PoolAlloc { pool, .. })) =
+                    self.remove_entry(Key::Mem(ptr.0))
+                    && self.has(Key::Pool(pool.0))
+                {
+                    self.put(Key::PoolFreed(ptr.0), &api, &alloc);
+                }
+            }
+            Op::VaReserve { ptr, .. } => self.put(Key::Va(ptr.0), api, op),
+            Op::VaFree { ptr, .. } => {
+                self.remove(Key::Va(ptr.0));
+            }
+            Op::MemCreate { handle, .. } => self.put(Key::Phys(handle.0), api, op),
+            Op::MemImport { handle, .. } => self.put(Key::Imported(handle.0), api, op),
+            Op::MemExport { handle, .. } => self.put(Key::Exported(handle.0), api, op),
+            Op::MemRelease { handle } => {
+                // Its memory lives on while mapped: rebuilt as made, mapped,
+                // then released, as the program did.
+                let mapped = self
+                    .order
+                    .values()
+                    .any(|(_, _, o)| matches!(o, Op::MemMap { handle: h, .. } if *h == handle));
+                if mapped {
+                    self.put(Key::Released(handle.0), api, op);
+                } else {
+                    self.forget_handle(handle.0);
+                }
+            }
+            Op::MemMap { ptr, .. } => self.put(Key::Map(ptr.0), api, op),
+            Op::MemAccess { ptr, .. } => self.put(Key::Access(ptr.0), api, op),
+            Op::MemUnmap { ptr, .. } => {
+                self.remove(Key::Access(ptr.0));
+                if let Some(Op::MemMap { handle, .. }) = self.remove(Key::Map(ptr.0)) {
+                    let still = self
+                        .order
+                        .values()
+                        .any(|(_, _, o)| matches!(o, Op::MemMap { handle: h, .. } if *h == handle));
+                    if !still && self.remove(Key::Released(handle.0)).is_some() {
+                        self.forget_handle(handle.0);
+                    }
+                }
+            }
+            Op::StreamCreate { stream } => self.put(Key::Stream(stream.0), api, op),
+            Op::StreamDestroy { stream } => {
+                self.remove(Key::Stream(stream.0));
+            }
+            Op::EventCreate { event } => self.put(Key::Event(event.0), api, op),
+            Op::EventDestroy { event } => {
+                self.remove(Key::Event(event.0));
+            }
+            Op::PoolCreate { pool } => self.put(Key::Pool(pool.0), api, op),
+            Op::PoolDestroy { pool } => {
+                self.remove(Key::Pool(pool.0));
+                let freed: Vec<Key> = self
+                    .order
+                    .values()
+                    .filter_map(|(k, _, o)| match o {
+                        Op::PoolAlloc { pool: p, .. }
+                            if *p == pool && matches!(k, Key::PoolFreed(_)) =>
+                        {
+                            Some(*k)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                for k in freed {
+                    self.remove(k);
+                }
+            }
+            Op::PoolAttr { pool, attr, .. } => self.put(Key::PoolAttr(pool.0, attr), api, op),
+            Op::DevicePool { device, .. } => self.put(Key::DevicePool(device), api, op),
+            Op::GraphExec { exec, .. } => self.put(Key::Exec(exec.0), api, op),
+            Op::GraphExecDestroy { exec } => {
+                self.remove(Key::Exec(exec.0));
+            }
+            Op::ModuleLoad { module, .. } => self.put(Key::Module(module.0), api, op),
+            Op::ModuleUnload { module } => {
+                self.remove(Key::Module(module.0));
+            }
+            Op::Function { func, .. } => self.put(Key::Func(func.0), api, op),
+            Op::Global { ptr, .. } => self.put(Key::Global(ptr.0), api, op),
+            Op::CtxCreate { ctx, .. } => self.put(Key::Ctx(ctx.0), api, op),
+            Op::CtxDestroy { ctx } => {
+                self.remove(Key::Ctx(ctx.0));
+            }
+            Op::CtxSet { .. } => self.put(Key::CurrentCtx, api, op),
+            Op::SetDevice { .. } => self.put(Key::CurrentDevice, api, op),
+            Op::PeerAccess { peer } => self.put(Key::Peer(peer), api, op),
+            _ => {}
+        }
+    }
+}
+
+/// One run's windows: the setting, whether one is open, and what opening
+/// the next needs.
+pub struct Window {
+    spec: WindowSpec,
+    /// The first window's archive (`HRR_OUT`).
+    base: PathBuf,
+    platform: Platform,
+    argv: Vec<String>,
+    extra: Map<String, Value>,
+    open: AtomicBool,
+    /// Windows opened so far.
+    opened: AtomicU32,
+    /// Kernel launches of the process so far (`launches:A..B`).
+    launches: AtomicU64,
+    /// Signals received and not yet acted on (`signal`).
+    signals: AtomicU32,
+    ledger: Mutex<Ledger>,
+    /// Every code object read, by blob id.
+    code: Mutex<HashMap<BlobId, Arc<[u8]>>>,
+    /// The open (or last) window's manifest field.
+    info: Mutex<WindowInfo>,
+    /// Serialises opening and closing.
+    turn: Mutex<()>,
+    /// The unrecorded calls counted when the open window opened.
+    unrecorded_before: Mutex<BTreeMap<String, u64>>,
+}
+
+/// Signals received by [`on_signal`], for the one window of the process.
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+
+/// The window signal's handler: async-signal-safe, one atomic add; acted
+/// on at the next kernel launch.
+pub extern "C" fn on_signal(_signo: i32) {
+    SIGNALS.fetch_add(1, Ordering::Relaxed);
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Window {
+    /// The windows `spec` picks in a run recording into `base` first.
+    pub fn new(
+        spec: WindowSpec,
+        base: &Path,
+        platform: Platform,
+        argv: Vec<String>,
+        extra: Map<String, Value>,
+    ) -> Window {
+        let info = WindowInfo {
+            trigger: spec.trigger().into(),
+            spec: spec.to_string(),
+            index: 1,
+            opened: false,
+            ..WindowInfo::default()
+        };
+        Window {
+            spec,
+            base: base.to_path_buf(),
+            platform,
+            argv,
+            extra,
+            open: AtomicBool::new(false),
+            opened: AtomicU32::new(0),
+            launches: AtomicU64::new(0),
+            signals: AtomicU32::new(0),
+            ledger: Mutex::new(Ledger::default()),
+            code: Mutex::new(HashMap::new()),
+            info: Mutex::new(info),
+            turn: Mutex::new(()),
+            unrecorded_before: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The setting.
+    pub fn spec(&self) -> &WindowSpec {
+        &self.spec
+    }
+
+    /// Whether a window is open (calls are recorded).
+    #[inline(always)]
+    pub fn is_open(&self) -> bool {
+        self.open.load(Ordering::Relaxed)
+    }
+
+    /// Notes a recorded call's effect on the live handles.
+    pub(crate) fn note(&self, api: &str, ret: i32, op: &Op) {
+        if ret != 0 || !is_lifecycle(op) {
+            return;
+        }
+        lock(&self.ledger).note(api, op);
+    }
+
+    /// Keeps code object `id` (its bytes `image`) for later windows.
+    pub(crate) fn keep_code(&self, id: BlobId, image: &[u8]) {
+        let mut code = lock(&self.code);
+        code.entry(id).or_insert_with(|| Arc::from(image));
+    }
+
+    /// `closing` with the unrecorded calls counted since the window opened.
+    pub(crate) fn inside(&self, closing: impl FnOnce() -> Closing) -> impl FnOnce() -> Closing {
+        let before = lock(&self.unrecorded_before).clone();
+        move || {
+            let mut c = closing();
+            for (name, n) in &before {
+                if let Some(now) = c.unrecorded.get_mut(name) {
+                    *now = now.saturating_sub(*n);
+                }
+            }
+            c.unrecorded.retain(|_, n| *n > 0);
+            c
+        }
+    }
+
+    /// The manifest field of the archive being written when the run ends.
+    pub(crate) fn at_exit(&self) -> WindowInfo {
+        let mut info = lock(&self.info).clone();
+        if self.is_open() {
+            info.closed_at_exit = true;
+        }
+        info
+    }
+}
+
+/// Ops that create or destroy what later events name.
+fn is_lifecycle(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::Memcpy { .. }
+            | Op::Memset { .. }
+            | Op::Launch { .. }
+            | Op::StreamSync { .. }
+            | Op::StreamWaitEvent { .. }
+            | Op::DeviceSync
+            | Op::EventRecord { .. }
+            | Op::EventSync { .. }
+            | Op::GraphLaunch { .. }
+            | Op::HostWrite { .. }
+            | Op::HostRead { .. }
+            | Op::MemcpyRect { .. }
+            | Op::MemsetRect { .. }
+            | Op::HostFunc { .. }
+            | Op::MemcpyPeer { .. }
+    )
+}
+
+impl Recorder {
+    /// Installs what the window setting needs at the recorder's start: the
+    /// signal handler of `signal[:NAME]`.
+    pub fn start_window(&self) {
+        if let Some(WindowSpec::Signal { signo, .. }) = self.window().map(Window::spec) {
+            crate::sys::catch_signal(*signo, on_signal);
+        }
+    }
+
+    /// A profiler start or stop: opens or closes the window of a
+    /// `profiler` setting (nothing for the others).
+    pub fn window_trigger(
+        &'static self,
+        trigger: Trigger,
+        dev: &dyn DeviceAccess,
+        closing: impl FnOnce() -> Closing,
+    ) {
+        let Some(w) = self.window() else { return };
+        if w.spec != WindowSpec::Profiler {
+            return;
+        }
+        match trigger {
+            Trigger::ProfilerStart if !w.is_open() => self.open_window(dev, closing),
+            Trigger::ProfilerStop if w.is_open() => self.close_window(closing),
+            _ => {}
+        }
+    }
+
+    /// Before a kernel launch is forwarded: counts it (`launches:A..B`) and
+    /// acts on signals received (`signal`), opening or closing the window.
+    #[inline]
+    pub fn window_before_launch(
+        &'static self,
+        dev: &dyn DeviceAccess,
+        closing: impl FnOnce() -> Closing,
+    ) {
+        let Some(w) = self.window() else { return };
+        match w.spec {
+            WindowSpec::Launches { first, last } => {
+                let n = w.launches.fetch_add(1, Ordering::Relaxed);
+                if n == first && !w.is_open() {
+                    self.open_window(dev, closing);
+                } else if n == last + 1 && w.is_open() {
+                    self.close_window(closing);
+                }
+            }
+            WindowSpec::Signal { .. } => {
+                let got = SIGNALS.load(Ordering::Relaxed);
+                let seen = w.signals.load(Ordering::Relaxed);
+                if got != seen {
+                    self.signals_received(w, got, dev, closing);
+                }
+            }
+            WindowSpec::Profiler => {}
+        }
+    }
+
+    #[cold]
+    fn signals_received(
+        &'static self,
+        w: &Window,
+        got: u32,
+        dev: &dyn DeviceAccess,
+        closing: impl FnOnce() -> Closing,
+    ) {
+        let seen = w.signals.swap(got, Ordering::Relaxed);
+        // Each signal toggles: an even count leaves the state as it was.
+        if got.wrapping_sub(seen) % 2 == 1 {
+            if w.is_open() {
+                self.close_window(closing);
+            } else {
+                self.open_window(dev, closing);
+            }
+        }
+    }
+
+    /// Opens the next window: its archive, the device synchronised, the
+    /// state preamble, then recording on.
+    #[cold]
+    fn open_window(&'static self, dev: &dyn DeviceAccess, closing: impl FnOnce() -> Closing) {
+        let Some(w) = self.window() else { return };
+        let _turn = lock(&w.turn);
+        if w.is_open() {
+            return;
+        }
+        let index = w.opened.load(Ordering::Relaxed) + 1;
+        if index > 1 && !self.new_window_archive(w, index) {
+            return;
+        }
+        w.opened.store(index, Ordering::Relaxed);
+        // The manifest counts the calls left unrecorded inside the window.
+        *lock(&w.unrecorded_before) = closing().unrecorded;
+        if let Err(e) = dev.synchronize() {
+            self.warn(&format!(
+                "window {index}: the device synchronisation before its state snapshot failed ({e}); the snapshot may miss pending work"
+            ));
+        }
+        // The preamble is written with recording on for this thread only in
+        // effect: other threads' calls until it is done are not recorded.
+        w.open.store(true, Ordering::Release);
+        let (bytes, allocs, not_restored) = self.write_preamble(w, dev);
+        for what in &not_restored {
+            eprintln!("hrr-intercept: window {index}: not restored: {what}");
+        }
+        *lock(&w.info) = WindowInfo {
+            trigger: w.spec.trigger().into(),
+            spec: w.spec.to_string(),
+            index,
+            state_bytes: bytes,
+            state_allocs: allocs,
+            opened: true,
+            closed_at_exit: false,
+            not_restored,
+        };
+        // Kept launch lines name code and pointers of another archive.
+        crate::record::launch_memo::invalidate("a window opened");
+    }
+
+    /// Window `index`'s archive, made current (`false`: not made; said).
+    fn new_window_archive(&'static self, w: &Window, index: u32) -> bool {
+        let dir = window_archive(&w.base, index);
+        let made = ArchiveClaim::claim(&dir, crate::sys::getpid())
+            .map_err(|e| hrr_core::error_chain::chain(&e).to_string())
+            .and_then(|claim| {
+                Out::create(&claim.dir, w.platform, w.argv.clone(), w.extra.clone())
+                    .map_err(|e| hrr_core::error_chain::chain(&e).to_string())
+            });
+        match made.map(|out| self.set_out(index as usize, out)) {
+            Ok(true) => {
+                self.start_writer();
+                true
+            }
+            Ok(false) => {
+                self.warn(&format!(
+                    "window {index}: not recorded: at most {} windows per run",
+                    crate::record::recorder::MAX_WINDOWS
+                ));
+                false
+            }
+            Err(e) => {
+                self.warn(&format!(
+                    "window {index}: not recorded: {}: {e}",
+                    dir.display()
+                ));
+                false
+            }
+        }
+    }
+
+    /// Closes the open window: recording off, its archive finished.
+    #[cold]
+    fn close_window(&'static self, closing: impl FnOnce() -> Closing) {
+        let Some(w) = self.window() else { return };
+        let _turn = lock(&w.turn);
+        if !w.open.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let info = lock(&w.info).clone();
+        self.finish_out(
+            self.out(),
+            "hrr-window-end",
+            LockMode::Block,
+            w.inside(closing),
+            Some(info),
+        );
+    }
+
+    /// The state preamble (see the module docs): bytes and allocations
+    /// restored, and what is not.
+    fn write_preamble(
+        &'static self,
+        w: &Window,
+        dev: &dyn DeviceAccess,
+    ) -> (u64, u64, Vec<String>) {
+        let ledger = lock(&w.ledger);
+        // Code first: the ledger's modules and globals name it.
+        let code: Vec<(BlobId, Arc<[u8]>)> = lock(&w.code)
+            .iter()
+            .map(|(id, b)| (*id, b.clone()))
+            .collect();
+        for (_, bytes) in &code {
+            self.put_blob("code object", bytes);
+        }
+        // Copied out: recording them notes them in the ledger again.
+        let live: Vec<(Key, String, Op)> = ledger.order.values().cloned().collect();
+        drop(ledger);
+        let mut state = State::default();
+        let mut buf = Vec::new();
+        for (key, api, op) in &live {
+            match op {
+                Op::MemExport { handle, shareable } => {
+                    state.not_restored.push(format!(
+                        "{api}: shareable handle {shareable:#x} exported from {:#x} (IPC)",
+                        handle.0
+                    ));
+                    continue;
+                }
+                Op::MemImport { handle, shareable } => {
+                    state.not_restored.push(format!(
+                        "{api}: handle {:#x} imported from shareable handle {shareable:#x} (IPC): its memory is not rebuilt",
+                        handle.0
+                    ));
+                    continue;
+                }
+                _ => {}
+            }
+            self.op(api, 0, op);
+            match *op {
+                Op::Alloc { ptr, size, mem } => {
+                    if mem.is_device() {
+                        self.upload(dev, ptr.0, size, &mut buf, &mut state);
+                    }
+                    // Host and managed memory kernels reach: recorded whole
+                    // at the window's first launch that reaches it (nothing
+                    // left pending from an earlier window).
+                    self.host_memory().untrack(ptr.0);
+                    self.host_memory().track(ptr.0, size, mem, false);
+                }
+                Op::HostRegister { ptr, size } => {
+                    self.host_memory().untrack(ptr.0);
+                    self.host_memory()
+                        .track(ptr.0, size, MemKind::Pinned, false)
+                }
+                Op::PoolAlloc { ptr, size, .. } => {
+                    self.upload(dev, ptr.0, size, &mut buf, &mut state);
+                    if let Key::PoolFreed(_) = key {
+                        // Back to its pool, bytes and all, as the program
+                        // left it.
+                        let free = Op::Free {
+                            ptr,
+                            mem: Some(MemKind::Device),
+                        };
+                        self.op(STATE_API, 0, &free);
+                    }
+                }
+                Op::Global { ptr, size, .. } | Op::MemAccess { ptr, size } => {
+                    self.upload(dev, ptr.0, size, &mut buf, &mut state)
+                }
+                _ => {}
+            }
+        }
+        (state.bytes, state.allocs, state.not_restored)
+    }
+
+    /// The bytes of device memory `ptr`+`size`, read now, as a `memcpy`
+    /// h2d of the preamble.
+    fn upload(
+        &self,
+        dev: &dyn DeviceAccess,
+        ptr: u64,
+        size: u64,
+        buf: &mut Vec<u8>,
+        state: &mut State,
+    ) {
+        state.allocs += 1;
+        if size == 0 {
+            return;
+        }
+        buf.clear();
+        buf.resize(size as usize, 0);
+        if let Err(e) = dev.read(ptr, buf) {
+            state.not_restored.push(format!(
+                "the bytes of {ptr:#x}+{size}: the device refused to read them ({e})"
+            ));
+            return;
+        }
+        let Some(blob) = self.put_blob("window state", buf) else {
+            return;
+        };
+        state.bytes += size;
+        let op = Op::Memcpy {
+            dir: Dir::H2d,
+            dst: Addr(ptr),
+            src: Addr(0),
+            size,
+            stream: None,
+            blob: Some(blob),
+        };
+        self.op(STATE_API, 0, &op);
+    }
+}
+
+/// What a preamble restored so far.
+#[derive(Default)]
+struct State {
+    bytes: u64,
+    allocs: u64,
+    not_restored: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::recorder::Copy;
+
+    /// A device whose memory reads as its address's low byte.
+    struct Fake;
+
+    impl DeviceAccess for Fake {
+        fn synchronize(&self) -> Result<(), i32> {
+            Ok(())
+        }
+        fn read(&self, ptr: u64, buf: &mut [u8]) -> Result<(), i32> {
+            buf.fill(ptr as u8);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn outside_a_window_nothing_is_written_and_its_start_restores_the_state() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run.hrr");
+        std::fs::create_dir(&dir).unwrap();
+        let r: &'static Recorder = Box::leak(Box::new(
+            Recorder::with_window(
+                &dir,
+                Platform::Cpu,
+                vec![],
+                Map::new(),
+                Some(WindowSpec::Profiler),
+            )
+            .unwrap(),
+        ));
+        let h2d = |dst| Copy {
+            dir: Dir::H2d,
+            dst,
+            src: 0x1000,
+            size: 4,
+            stream: None,
+        };
+        r.alloc("hipMalloc", 0, 0x7f00_0000_0010, 4, MemKind::Device);
+        r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"abcd"));
+        assert_eq!(r.events_appended(), 0, "outside: no event");
+        // Calls left unrecorded: 3 before the window, 5 at its end.
+        let unrecorded = |n: u64| {
+            move || Closing {
+                unrecorded: [("hipMemAdvise".to_string(), n)].into(),
+                ..Closing::default()
+            }
+        };
+        r.window_trigger(Trigger::ProfilerStart, &Fake, unrecorded(3));
+        r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"wxyz"));
+        r.window_trigger(Trigger::ProfilerStop, &Fake, unrecorded(5));
+        r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"late"));
+        let text = std::fs::read_to_string(dir.join("events.ndjson")).unwrap();
+        let ev: Vec<_> = text
+            .lines()
+            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+            .collect();
+        let ops: Vec<_> = ev.iter().map(|e| (e.api.as_str(), e.op.name())).collect();
+        assert_eq!(
+            ops,
+            [
+                ("hipMalloc", "alloc"),
+                (STATE_API, "memcpy"),
+                ("hipMemcpy", "memcpy"),
+                ("hrr-window-end", "eof")
+            ]
+        );
+        let Op::Memcpy { blob: Some(b), .. } = ev[1].op else {
+            panic!("{:?}", ev[1])
+        };
+        assert_eq!(b, BlobId::of(&[0x10; 4]), "the device's bytes at the start");
+        let store = hrr_core::blob_store::BlobStore::of_archive(&dir);
+        assert!(!store.contains(&BlobId::of(b"abcd")), "no blob outside");
+        assert!(!store.contains(&BlobId::of(b"late")));
+        let m = hrr_core::manifest::Manifest::read(&dir).unwrap();
+        let w = WindowInfo::of(&m).unwrap();
+        assert_eq!((w.index, w.state_bytes, w.opened), (1, 4, true));
+        assert_eq!(m.unrecorded["hipMemAdvise"], 2, "counted inside the window");
+    }
+
+    #[test]
+    fn the_ledger_keeps_what_is_live_in_order() {
+        let mut l = Ledger::default();
+        let alloc = |p| Op::Alloc {
+            ptr: Addr(p),
+            size: 8,
+            mem: MemKind::Device,
+        };
+        l.note("a", &alloc(1));
+        l.note("a", &Op::StreamCreate { stream: Addr(9) });
+        l.note("a", &alloc(2));
+        l.note(
+            "f",
+            &Op::Free {
+                ptr: Addr(1),
+                mem: None,
+            },
+        );
+        let ops: Vec<_> = l.order.values().map(|(_, _, o)| o.clone()).collect();
+        assert_eq!(ops, vec![Op::StreamCreate { stream: Addr(9) }, alloc(2)]);
+        l.note("d", &Op::StreamDestroy { stream: Addr(9) });
+        assert_eq!(l.order.len(), 1);
+    }
+
+    #[test]
+    fn released_physical_memory_stays_while_mapped() {
+        let mut l = Ledger::default();
+        let h = Addr(0x77);
+        l.note(
+            "c",
+            &Op::MemCreate {
+                handle: h,
+                size: 64,
+                mem: MemKind::Device,
+            },
+        );
+        l.note(
+            "m",
+            &Op::MemMap {
+                ptr: Addr(0x1000),
+                size: 64,
+                offset: 0,
+                handle: h,
+            },
+        );
+        l.note("r", &Op::MemRelease { handle: h });
+        assert_eq!(l.order.len(), 3, "create, map, release");
+        l.note(
+            "u",
+            &Op::MemUnmap {
+                ptr: Addr(0x1000),
+                size: 64,
+            },
+        );
+        assert!(l.order.is_empty());
+    }
+}

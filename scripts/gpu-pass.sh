@@ -71,7 +71,7 @@ fi
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured graph_nodes_driver graph_host_memory driver_api_extra)
+    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -79,7 +79,7 @@ build_one() {
         # nvcc's default: the CUDA runtime linked statically.
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
-        driver_ptx | driver_vmm | graph_nodes_driver | driver_api_extra) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        driver_ptx | driver_vmm | graph_nodes_driver | graph_generic_nodes | driver_api_extra) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -384,6 +384,20 @@ GRAPH_LAUNCHES=3
 GRAPH_KERNELS=2
 CHECK=check_graph
 run_case graph_nodes_driver graph_nodes_driver
+# Built with the generic node API (cuGraphAddNode_v2, one programmatic edge),
+# cuGraphExecNodeSetParams between launches: both setters rewrite the
+# topology (graph_exec), and the graph checks above.
+check_graph_generic() {
+    local s
+    s=$(events_with "$2" '"api":"cuGraphExecNodeSetParams","op":"graph_exec"')
+    [ "${s:-0}" = 2 ] || { echo "cuGraphExecNodeSetParams graph_exec events: ${s:-0} (want 2)"; return 1; }
+    check_graph "$@"
+}
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=3
+CHECK=check_graph_generic
+run_case graph_generic_nodes graph_generic_nodes
 # Kernel nodes reading and writing mapped pinned host memory: the host's
 # writes recorded before the graph launches (host_write, under
 # cuGraphLaunch), the kernels' at the synchronisations (host_read); the

@@ -1,10 +1,12 @@
 //! The driver's graph types that hrr reads or builds (CUDA 13.0's `cuda.h`
-//! layouts on x86_64): kernel and memset node parameters, node types and
-//! stream capture statuses. Copy nodes take `CUDA_MEMCPY3D` (`rect`).
+//! layouts on x86_64): kernel and memset node parameters, the generic
+//! node parameters of `cuGraphAddNode`, edge data, node types and stream
+//! capture statuses. Copy nodes take `CUDA_MEMCPY3D` (`rect`).
 
-use core::ffi::{c_uint, c_void};
+use core::ffi::{c_int, c_uint, c_void};
 
-use crate::{CUcontext, CUdeviceptr, CUfunction, CUkernel};
+use crate::rect::CUDA_MEMCPY3D;
+use crate::{CUcontext, CUdeviceptr, CUevent, CUfunction, CUkernel};
 
 /// `CUgraph` (an opaque handle).
 pub type CUgraph = *mut c_void;
@@ -25,8 +27,11 @@ pub mod node_type {
     pub const EMPTY: i32 = 5;
     pub const WAIT_EVENT: i32 = 6;
     pub const EVENT_RECORD: i32 = 7;
+    pub const EXT_SEMAS_SIGNAL: i32 = 8;
+    pub const EXT_SEMAS_WAIT: i32 = 9;
     pub const MEM_ALLOC: i32 = 10;
     pub const MEM_FREE: i32 = 11;
+    pub const BATCH_MEM_OP: i32 = 12;
     pub const CONDITIONAL: i32 = 13;
 }
 
@@ -90,8 +95,72 @@ pub struct CUDA_MEMSET_NODE_PARAMS {
     pub height: usize,
 }
 
-/// Only passed on: `CUgraphEdgeData` (queries pass null for it),
-/// `CUDA_GRAPH_INSTANTIATE_PARAMS`, `CUgraphExecUpdateResultInfo`.
+/// `CUDA_MEMSET_NODE_PARAMS_v2` (in [`CUgraphNodeParams`]): the v1 fields
+/// and the node's context.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMSET_NODE_PARAMS_v2 {
+    pub params: CUDA_MEMSET_NODE_PARAMS,
+    pub ctx: CUcontext,
+}
+
+/// `CUDA_MEMCPY_NODE_PARAMS` (in [`CUgraphNodeParams`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMCPY_NODE_PARAMS {
+    pub flags: c_int,
+    pub reserved: c_int,
+    pub copy_ctx: CUcontext,
+    pub copy_params: CUDA_MEMCPY3D,
+}
+
+/// `CUDA_CHILD_GRAPH_NODE_PARAMS` (in [`CUgraphNodeParams`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_CHILD_GRAPH_NODE_PARAMS {
+    pub graph: CUgraph,
+    pub ownership: c_int,
+}
+
+/// The parameters of [`CUgraphNodeParams`], by its `type_` (`cuda.h`'s
+/// anonymous union; the members hrr reads). `CUDA_KERNEL_NODE_PARAMS_v3`
+/// has the `_v2` layout; an event record or wait node's parameters are its
+/// event.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CUgraphNodeParamsUnion {
+    pub reserved1: [i64; 29],
+    pub kernel: CUDA_KERNEL_NODE_PARAMS,
+    pub memcpy: CUDA_MEMCPY_NODE_PARAMS,
+    pub memset: CUDA_MEMSET_NODE_PARAMS_v2,
+    pub graph: CUDA_CHILD_GRAPH_NODE_PARAMS,
+    pub event: CUevent,
+}
+
+/// `CUgraphNodeParams`: what `cuGraphAddNode`, `cuGraphNodeSetParams` and
+/// `cuGraphExecNodeSetParams` take: a node type and its parameters.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUgraphNodeParams {
+    pub type_: CUgraphNodeType,
+    pub reserved0: [c_int; 3],
+    pub params: CUgraphNodeParamsUnion,
+    pub reserved2: i64,
+}
+
+/// `CUgraphEdgeData`: how a dependency is triggered (all zero: an ordinary
+/// one, the upstream node complete).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUgraphEdgeData {
+    pub from_port: u8,
+    pub to_port: u8,
+    pub type_: u8,
+    pub reserved: [u8; 5],
+}
+
+/// Only passed on: `CUDA_GRAPH_INSTANTIATE_PARAMS`,
+/// `CUgraphExecUpdateResultInfo`.
 macro_rules! opaque {
     ($($name:ident),*) => {$(
         #[doc = concat!("`", stringify!($name), "`, only passed on.")]
@@ -101,11 +170,7 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(
-    CUgraphEdgeData,
-    CUDA_GRAPH_INSTANTIATE_PARAMS,
-    CUgraphExecUpdateResultInfo
-);
+opaque!(CUDA_GRAPH_INSTANTIATE_PARAMS, CUgraphExecUpdateResultInfo);
 
 // x86_64 layouts of CUDA 13.0's cuda.h.
 const _: () = {
@@ -117,4 +182,11 @@ const _: () = {
     assert!(offset_of!(CUDA_MEMSET_NODE_PARAMS, value) == 16);
     assert!(offset_of!(CUDA_MEMSET_NODE_PARAMS, width) == 24);
     assert!(size_of::<CUDA_MEMSET_NODE_PARAMS>() == 40);
+    assert!(offset_of!(CUDA_MEMSET_NODE_PARAMS_v2, ctx) == 40);
+    assert!(offset_of!(CUDA_MEMCPY_NODE_PARAMS, copy_params) == 16);
+    assert!(size_of::<CUDA_MEMCPY_NODE_PARAMS>() == 16 + 200);
+    assert!(offset_of!(CUgraphNodeParams, params) == 16);
+    assert!(offset_of!(CUgraphNodeParams, reserved2) == 248);
+    assert!(size_of::<CUgraphNodeParams>() == 256);
+    assert!(size_of::<CUgraphEdgeData>() == 8);
 };

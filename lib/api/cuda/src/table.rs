@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 183 entry points.
+// 186 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -155,6 +155,7 @@ macro_rules! cuda_fn {
     (cuGraphExecKernelNodeSetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphExecMemcpyNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
     (cuGraphExecMemsetNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
+    (cuGraphExecNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut CUgraphNodeParams) -> CUresult } };
     (cuGraphExecDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecDestroy(exec: CUgraphExec) -> CUresult } };
     (cuGraphCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphCreate(graph: *mut CUgraph, flags: c_uint) -> CUresult } };
     (cuGraphDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphDestroy(graph: CUgraph) -> CUresult } };
@@ -164,6 +165,8 @@ macro_rules! cuda_fn {
     (cuGraphAddEmptyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEmptyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult } };
     (cuGraphAddEventRecordNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) -> CUresult } };
     (cuGraphAddEventWaitNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEventWaitNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) -> CUresult } };
+    (cuGraphAddNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *mut CUgraphNodeParams) -> CUresult } };
+    (cuGraphAddNode_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddNode_v2(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, edges: *const CUgraphEdgeData, n: usize, params: *mut CUgraphNodeParams) -> CUresult } };
     (cuGraphGetNodes, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphGetNodes(graph: CUgraph, nodes: *mut CUgraphNode, n: *mut usize) -> CUresult } };
     (cuGraphNodeGetType, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeGetType(node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult } };
     (cuGraphNodeGetDependencies_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut CUgraphEdgeData, n: *mut usize) -> CUresult } };
@@ -232,8 +235,8 @@ macro_rules! cuda_fns {
             cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D16_v2 cuMemsetD2D32_v2 cuMemsetD2D8Async cuMemsetD2D16Async
             cuMemsetD2D32Async cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
-            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
-            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode
+            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
+            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
             cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess

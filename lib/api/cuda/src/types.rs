@@ -14,7 +14,7 @@ pub use core::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
 pub use crate::graph::{
     CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraph,
-    CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode, CUgraphNodeType,
+    CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
     CUstreamCaptureStatus,
 };
 pub use crate::{

@@ -44,6 +44,49 @@ struct kernel_params {
     void **params, **extra;
     void *kern, *ctx;
 };
+/* CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS and CUgraphNodeParams (with the
+ * members the programs fill in), and CUgraphEdgeData. */
+struct memcpy3d {
+    size_t sx, sy, sz, slod;
+    unsigned stype;
+    const void *shost;
+    CUdeviceptr sdev;
+    void *sarray, *r0;
+    size_t spitch, sheight;
+    size_t dx, dy, dz, dlod;
+    unsigned dtype;
+    void *dhost;
+    CUdeviceptr ddev;
+    void *darray, *r1;
+    size_t dpitch, dheight;
+    size_t width, height, depth;
+};
+struct memset_params {
+    CUdeviceptr dst;
+    size_t pitch;
+    unsigned value, elem;
+    size_t width, height;
+};
+enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2, NODE_GRAPH = 4, NODE_EMPTY = 5, NODE_CONDITIONAL = 13 };
+struct node_params {
+    int type, reserved0[3];
+    union {
+        long long reserved1[29];
+        struct kernel_params kernel;
+        struct { int flags, reserved; void *ctx; struct memcpy3d copy; } memcpy;
+        struct { struct memset_params m; void *ctx; } memset;
+        struct { void *graph; int ownership; } child;
+        struct { unsigned long long handle; int type; unsigned size; void **out; void *ctx; } cond;
+    };
+    long long reserved2;
+};
+struct edge_data { unsigned char from_port, to_port, type, reserved[5]; };
+int cuGraphAddNode(void **, void *, void *const *, size_t, struct node_params *);
+int cuGraphAddNode_v2(void **, void *, void *const *, const struct edge_data *, size_t,
+                      struct node_params *);
+int cuGraphNodeSetParams(void *, struct node_params *);
+int cuGraphExecNodeSetParams(void *, void *, struct node_params *);
+int cuGraphConditionalHandleCreate(unsigned long long *, void *, void *, unsigned, unsigned);
 int cuGraphCreate(void **, unsigned);
 int cuGraphAddKernelNode_v2(void **, void *, void *const *, size_t, const struct kernel_params *);
 int cuGraphAddEmptyNode(void **, void *, void *const *, size_t);

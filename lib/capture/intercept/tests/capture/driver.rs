@@ -565,6 +565,114 @@ fn graphs_are_recorded_at_instantiation_and_launch_not_as_captured_work() {
 }
 
 #[test]
+fn graphs_built_with_the_generic_node_api_are_recorded_and_conditional_nodes_counted() {
+    let (_t, c) = captured_ok("graph_generic", &["cuda"]);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuModuleGetFunction", "function"),
+            ("cuGraphInstantiateWithFlags", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuGraphExecNodeSetParams", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuGraphExecDestroy", "graph_exec_destroy"),
+            ("cuGraphInstantiateWithFlags", "graph_exec"),
+            ("cuGraphExecDestroy", "graph_exec_destroy"),
+        ]
+    );
+    // The conditional node, and only it, is unrecorded.
+    assert_eq!(
+        c.manifest.unrecorded.iter().collect::<Vec<_>>(),
+        [(&"cuGraphAddNode (conditional node)".to_string(), &1)]
+    );
+    let addr = |i: usize| match c.events[i].op {
+        Op::Alloc { ptr, .. } => ptr.0,
+        ref o => panic!("{o:?}"),
+    };
+    let (d, z, copy) = (addr(0), addr(1), addr(2));
+
+    // Dependencies first; the programmatic edge (k -> k2) an ordinary
+    // one; the child graph inlined before its (empty) node; the kernel
+    // node as cuGraphNodeSetParams left it before instantiation.
+    let Op::GraphExec {
+        exec, ref nodes, ..
+    } = c.events[4].op
+    else {
+        panic!("{:?}", c.events[4])
+    };
+    let deps: Vec<Vec<u32>> = nodes.iter().map(|n| n.deps.clone()).collect();
+    assert_eq!(
+        deps,
+        [
+            vec![],
+            vec![0],
+            vec![1],
+            vec![0],
+            vec![2, 3],
+            vec![4],
+            vec![5]
+        ]
+    );
+    iota_node(&nodes[0], d, 8);
+    assert_eq!(
+        nodes[1].op,
+        NodeOp::Memset {
+            dst: Addr(z),
+            value: 0x3f80_0000,
+            size: 16,
+            width: 4,
+            rows: 1,
+            pitch: 0
+        }
+    );
+    assert_eq!(nodes[2].op, NodeOp::Empty);
+    iota_node(&nodes[3], d, 6);
+    assert_eq!(
+        nodes[4].op,
+        NodeOp::Memcpy {
+            dir: Dir::D2d,
+            dst: Addr(copy),
+            src: Addr(d),
+            size: 256
+        }
+    );
+    iota_node(&nodes[5], d, 2);
+    assert_eq!(nodes[6].op, NodeOp::Empty);
+
+    // cuGraphExecNodeSetParams: the whole topology again, the kernel node
+    // with its new argument.
+    let Op::GraphExec {
+        exec: x,
+        graph,
+        nodes: ref set,
+    } = c.events[8].op
+    else {
+        panic!("{:?}", c.events[8])
+    };
+    assert_eq!((x, graph), (exec, Addr(0)));
+    iota_node(&set[0], d, 16);
+    assert_eq!(set[1..], nodes[1..], "only the node set changed");
+
+    // The conditional node: named, and refused at replay.
+    let Op::GraphExec { ref nodes, .. } = c.events[13].op else {
+        panic!("{:?}", c.events[13])
+    };
+    assert_eq!(
+        nodes.iter().map(|n| n.op.clone()).collect::<Vec<_>>(),
+        [NodeOp::Unsupported {
+            what: "a node of type 13 (conditional)".into()
+        }]
+    );
+}
+
+#[test]
 fn host_memory_a_graphs_kernel_node_reaches_is_recorded_around_its_launches() {
     let (_t, c) = captured_ok("graph_host_memory", &["cuda"]);
     let launch = [

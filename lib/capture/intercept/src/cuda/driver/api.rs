@@ -637,6 +637,16 @@ driver_api! {
     Free cuGraphExecMemsetNodeSetParams,
         // SAFETY: the launch's own arguments, which the driver accepted when `ret` is success; `launch` reads them only then.
         record |r, api, ret, a| unsafe { graphs::set_memset(r, api, ret, a.exec as u64, a.node as u64, a.params) };
+    // The generic node API (the runtime's cudaGraphAddNode and
+    // cudaGraphExecNodeSetParams reach these): adding a node builds a graph
+    // (read back at instantiation); the kinds the walk cannot describe are
+    // counted. Setting one in an executable graph is a node setter.
+    Free cuGraphAddNode | cuGraphAddNode_v2,
+        // SAFETY: `params` is null or the node description the application handed the driver.
+        record |r, api, ret, a| unsafe { graphs::node_added(r, api, ret, a.params) };
+    Free cuGraphExecNodeSetParams,
+        // SAFETY: `params` is null or the parameters the driver accepted when `ret` is success; `set_node` reads them only then.
+        record |r, api, ret, a| unsafe { graphs::set_node(r, api, ret, a.exec as u64, a.node as u64, a.params) };
     Lifecycle cuGraphExecDestroy,
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
     Free cuGraphLaunch | cuGraphLaunch_ptsz,

@@ -11,9 +11,12 @@
 //!   capture the question is one atomic load.
 //! * **Instantiation** (`cuGraphInstantiateWithFlags`, `…WithParams`,
 //!   `cuGraphInstantiate_v2`) and **exec updates** (`cuGraphExecUpdate_v2`;
-//!   the kernel, memcpy and memset node setters) write `graph_exec`: the
-//!   graph read back through the driver's query API (`record::graph_walk`),
-//!   kernel nodes read as launches of the same function are.
+//!   the kernel, memcpy and memset node setters, and the generic
+//!   `cuGraphExecNodeSetParams`) write `graph_exec`: the graph read back
+//!   through the driver's query API (`record::graph_walk`), kernel nodes
+//!   read as launches of the same function are. A dependency with edge
+//!   data (a programmatic one) is read as an ordinary dependency: replay
+//!   waits for the whole upstream node, a schedule the program allows.
 //! * **Launches** write `graph_launch` with the bytes each host-to-device
 //!   node reads and, once the stream has finished, each device-to-host
 //!   node wrote; a launch into a capturing stream is part of that capture.
@@ -22,15 +25,17 @@
 //!
 //! Building a graph changes nothing on the device until it is instantiated,
 //! so those calls pass through unwrapped (`routes::has_no_device_effect`);
-//! host nodes (`cuGraphAddHostNode`, `cuLaunchHostFunc` in a capture) stay
-//! counted as unrecorded, and a graph holding one says so.
+//! the generic `cuGraphAddNode` (`_v2`) is wrapped only to count the
+//! nodes the walk cannot describe ([`node_added`]: conditional and memory
+//! nodes), whose graphs replay refuses.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cuda_api::graph::{
-    CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, capture_status, node_type,
+    CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraphEdgeData, CUgraphNodeParams,
+    capture_status, node_type,
 };
 use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
@@ -42,6 +47,7 @@ use super::copy_pieces::copy_pieces;
 use super::libcuda::{self, GraphQueries};
 use super::record::on_device;
 use hrr_interpose::call_args::bytes;
+use hrr_interpose::unrecorded::Counter;
 use hrr_recorder::record::graph_execs::{ExecRecord, execs};
 use hrr_recorder::record::graph_walk::{self, GraphSource};
 use hrr_recorder::record::recorder::Recorder;
@@ -161,13 +167,16 @@ struct DriverGraph<'r> {
     host_nodes: usize,
 }
 
-/// A handle list through the driver's two-call convention.
+/// A handle list through the driver's two-call convention: `call(handles,
+/// edge data, count)`, first with null arrays for the count. Every call
+/// gets an edge-data array with its handles: a dependency query without
+/// one fails (`CUDA_ERROR_LOSSY_QUERY`) where an edge has edge data.
 fn handle_list(
-    mut call: impl FnMut(*mut *mut c_void, *mut usize) -> CUresult,
+    mut call: impl FnMut(*mut *mut c_void, *mut CUgraphEdgeData, *mut usize) -> CUresult,
     what: &'static str,
 ) -> Result<Vec<u64>, QueryError> {
     let mut n = 0usize;
-    let ret = call(std::ptr::null_mut(), &mut n);
+    let ret = call(std::ptr::null_mut(), std::ptr::null_mut(), &mut n);
     if ret != CUDA_SUCCESS {
         return Err(failed(what, ret));
     }
@@ -176,7 +185,8 @@ fn handle_list(
         return Ok(Vec::new());
     }
     let mut v: Vec<*mut c_void> = vec![std::ptr::null_mut(); n];
-    let ret = call(v.as_mut_ptr(), &mut n);
+    let mut edges = vec![CUgraphEdgeData::default(); n];
+    let ret = call(v.as_mut_ptr(), edges.as_mut_ptr(), &mut n);
     if ret != CUDA_SUCCESS {
         return Err(failed(what, ret));
     }
@@ -194,7 +204,7 @@ impl GraphSource for DriverGraph<'_> {
             .ok_or(QueryError::Missing("cuGraphGetNodes"))?;
         handle_list(
             // SAFETY: the application's graph; our own array of `*n` handles.
-            |p, n| unsafe { f(graph as *mut c_void, p, n) },
+            |p, _, n| unsafe { f(graph as *mut c_void, p, n) },
             "cuGraphGetNodes",
         )
     }
@@ -205,9 +215,9 @@ impl GraphSource for DriverGraph<'_> {
             .node_deps
             .ok_or(QueryError::Missing("cuGraphNodeGetDependencies_v2"))?;
         handle_list(
-            // SAFETY: a node of the application's graph; our own array; no
-            // edge data asked for.
-            |p, n| unsafe { f(node as *mut c_void, p, std::ptr::null_mut(), n) },
+            // SAFETY: a node of the application's graph; our own arrays of
+            // `*n` handles and edge data (or both null).
+            |p, e, n| unsafe { f(node as *mut c_void, p, e, n) },
             "cuGraphNodeGetDependencies_v2",
         )
     }
@@ -283,7 +293,7 @@ impl GraphSource for DriverGraph<'_> {
                 vec![NodeOp::Host]
             }
             other => vec![NodeOp::Unsupported {
-                what: format!("a node of type {other} ({})", type_name(other)),
+                what: not_described(other).unwrap_or_default(),
             }],
         })
     }
@@ -303,13 +313,72 @@ impl DriverGraph<'_> {
 /// `CUgraphNodeType`'s names for the kinds the format has no op for.
 fn type_name(t: i32) -> &'static str {
     match t {
-        8 => "external semaphore signal",
-        9 => "external semaphore wait",
+        node_type::EXT_SEMAS_SIGNAL => "external semaphore signal",
+        node_type::EXT_SEMAS_WAIT => "external semaphore wait",
         node_type::MEM_ALLOC => "memory allocation",
         node_type::MEM_FREE => "memory free",
-        12 => "batch memory operation",
+        node_type::BATCH_MEM_OP => "batch memory operation",
         node_type::CONDITIONAL => "conditional",
         _ => "unknown",
+    }
+}
+
+/// A node the walk writes as `unsupported`, by type: `None` for the kinds
+/// it describes.
+fn not_described(t: i32) -> Option<String> {
+    match t {
+        node_type::KERNEL
+        | node_type::MEMCPY
+        | node_type::MEMSET
+        | node_type::HOST
+        | node_type::GRAPH
+        | node_type::EMPTY
+        | node_type::WAIT_EVENT
+        | node_type::EVENT_RECORD => None,
+        other => Some(format!("a node of type {other} ({})", type_name(other))),
+    }
+}
+
+// ---------------------------------------------------------------- the generic node API
+
+/// The `unrecorded` count of `cuGraphAddNode` (`_v2`) calls that added a
+/// node of type `t` the walk cannot describe, named after the kind.
+fn undescribed_counter(t: i32) -> &'static Counter {
+    static CONDITIONAL: Counter = Counter::new("cuGraphAddNode (conditional node)");
+    static MEMORY: Counter = Counter::new("cuGraphAddNode (memory node)");
+    static OTHER: Counter = Counter::new("cuGraphAddNode (other node)");
+    match t {
+        node_type::CONDITIONAL => &CONDITIONAL,
+        node_type::MEM_ALLOC | node_type::MEM_FREE => &MEMORY,
+        _ => &OTHER,
+    }
+}
+
+/// `cuGraphAddNode` (`_v2`) returned `ret` for `p`: a graph-building call
+/// (the node is read back at instantiation), counted as unrecorded when
+/// it added a node the walk cannot describe (its graph's instantiation
+/// says so again, and replay refuses the graph).
+///
+/// # Safety
+/// `p` is null or the node description the application handed the driver.
+pub unsafe fn node_added(
+    r: &Recorder,
+    api: &'static str,
+    ret: CUresult,
+    p: *const CUgraphNodeParams,
+) {
+    // SAFETY: per the contract.
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return;
+    };
+    if ret != CUDA_SUCCESS {
+        return;
+    }
+    if let Some(what) = not_described(p.type_) {
+        undescribed_counter(p.type_).bump();
+        r.warn(&format!(
+            "{api}: {what}: not recorded; a graph holding it cannot be replayed"
+        ));
     }
 }
 
@@ -480,6 +549,62 @@ pub unsafe fn set_memset(
     if ret == CUDA_SUCCESS {
         record_set(r, api, exec, node, vec![memset_op(p)]);
     }
+}
+
+/// `cuGraphExecNodeSetParams`: by the node type `p` names, what the typed
+/// setters record (a child graph set after instantiation is recorded as
+/// `unsupported`: its nodes are inlined in the topology).
+///
+/// # Safety
+/// `p` is null or the parameters the driver just accepted (a kernel's as
+/// `record::kernel_node` requires).
+pub unsafe fn set_node(
+    r: &Recorder,
+    api: &'static str,
+    ret: CUresult,
+    exec: u64,
+    node: u64,
+    p: *const CUgraphNodeParams,
+) {
+    // SAFETY: per the contract.
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return;
+    };
+    if ret != CUDA_SUCCESS {
+        return;
+    }
+    // Each union read: `type_` names the member the application filled
+    // in, and the driver accepted it so.
+    let u = &p.params;
+    let ops = match p.type_ {
+        node_type::KERNEL => {
+            // SAFETY: a kernel node's parameters (see above), which
+            // `kernel_node` may read per the contract.
+            vec![unsafe { super::record::kernel_node(r, api, &u.kernel) }]
+        }
+        // SAFETY: a copy node's parameters (see above).
+        node_type::MEMCPY => copy_ops(r, unsafe { u.memcpy.copy_params }.rect()),
+        // SAFETY: a memset node's parameters (see above).
+        node_type::MEMSET => vec![memset_op(&unsafe { u.memset }.params)],
+        node_type::EMPTY => vec![NodeOp::Empty],
+        node_type::HOST => vec![NodeOp::Host],
+        t @ (node_type::EVENT_RECORD | node_type::WAIT_EVENT) => {
+            // SAFETY: an event node's parameters, its event (see above).
+            let event = Addr(unsafe { u.event } as u64);
+            vec![if t == node_type::EVENT_RECORD {
+                NodeOp::EventRecord { event }
+            } else {
+                NodeOp::EventWait { event }
+            }]
+        }
+        node_type::GRAPH => vec![NodeOp::Unsupported {
+            what: "a child graph node set after instantiation".into(),
+        }],
+        other => vec![NodeOp::Unsupported {
+            what: not_described(other).unwrap_or_default(),
+        }],
+    };
+    record_set(r, api, exec, node, ops);
 }
 
 /// `cuGraphExecDestroy`.

@@ -21,6 +21,7 @@ typedef void *CUcontext;
 #define OK 0
 #define INVALID_VALUE 1
 #define NOT_FOUND 500
+#define LOSSY_QUERY 402
 
 CUresult cuInit(unsigned flags) { (void)flags; return OK; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -209,11 +210,26 @@ struct memset_params {
     unsigned value, elem;
     size_t width, height;
 };
-enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, CHILD = 4, EMPTY = 5 };
+enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, CHILD = 4, EMPTY = 5, CONDITIONAL = 13 };
 struct graph;
+/* CUgraphNodeParams (cuGraphAddNode), as cuda.h lays it out: the members
+ * this driver understands. */
+struct node_params {
+    int type, reserved0[3];
+    union {
+        long long reserved1[29];
+        struct kernel_params kernel;
+        struct { int flags, reserved; void *ctx; struct memcpy3d copy; } memcpy;
+        struct { struct memset_params m; void *ctx; } memset;
+        struct { struct graph *graph; int ownership; } child;
+        struct { unsigned long long handle; int type; unsigned size; struct graph **out; void *ctx; } cond;
+    };
+    long long reserved2;
+};
 struct node {
     int type;
     struct node *deps[8];
+    unsigned long long edges[8]; /* CUgraphEdgeData of each dependency */
     size_t ndeps;
     struct kernel_params k;
     float *out; /* the kernel's arguments, kept by the node */
@@ -222,6 +238,7 @@ struct node {
     struct memcpy3d c;
     struct memset_params m;
     struct graph *child;
+    struct graph *body[1]; /* a conditional node's (never run here) */
 };
 struct graph { struct node *nodes[64]; size_t n; };
 struct exec { struct graph *g; };
@@ -347,6 +364,49 @@ CUresult cuGraphAddChildGraphNode(void **node, void *g, const void *const *deps,
     *node = x;
     return OK;
 }
+/* The generic node API: the typed calls' nodes, and conditional ones. */
+static CUresult set_params(struct node *x, const struct node_params *p) {
+    switch (p->type) {
+    case KERNEL: set_kernel(x, &p->kernel); break;
+    case MEMCPY: x->c = p->memcpy.copy; break;
+    case MEMSET: x->m = p->memset.m; break;
+    case CHILD: x->child = p->child.graph; break;
+    case EMPTY: break;
+    default: return INVALID_VALUE;
+    }
+    return OK;
+}
+CUresult cuGraphAddNode_v2(void **node, void *g, const void *const *deps, const unsigned long long *edges,
+                           size_t nd, struct node_params *p) {
+    struct node *x = add_node(g, p->type, (const struct node *const *)deps, nd);
+    for (size_t i = 0; edges && i < x->ndeps; i++) x->edges[i] = edges[i];
+    *node = x;
+    if (p->type == CONDITIONAL) {
+        x->body[0] = calloc(1, sizeof(struct graph));
+        p->cond.out = x->body;
+        return OK;
+    }
+    return set_params(x, p);
+}
+CUresult cuGraphAddNode(void **node, void *g, const void *const *deps, size_t nd, struct node_params *p) {
+    return cuGraphAddNode_v2(node, g, deps, NULL, nd, p);
+}
+CUresult cuGraphNodeSetParams(void *node, struct node_params *p) {
+    struct node *x = node;
+    return x->type == p->type ? set_params(x, p) : INVALID_VALUE;
+}
+/* The executable graph runs its graph's nodes: setting one sets that. */
+CUresult cuGraphExecNodeSetParams(void *exec, void *node, struct node_params *p) {
+    (void)exec;
+    return cuGraphNodeSetParams(node, p);
+}
+CUresult cuGraphConditionalHandleCreate(unsigned long long *h, void *g, void *ctx, unsigned value,
+                                        unsigned flags) {
+    (void)g; (void)ctx; (void)value; (void)flags;
+    static unsigned long long next = 0x1000;
+    *h = next++;
+    return OK;
+}
 CUresult cuGraphGetNodes(void *g, void **nodes, size_t *n) {
     struct graph *x = g;
     if (nodes && *n == 0) return 1; /* as cuGraphNodeGetDependencies_v2 */
@@ -359,13 +419,19 @@ CUresult cuGraphNodeGetType(void *node, int *type) {
     *type = ((struct node *)node)->type;
     return OK;
 }
-CUresult cuGraphNodeGetDependencies_v2(void *node, void **deps, void *edges, size_t *n) {
+CUresult cuGraphNodeGetDependencies_v2(void *node, void **deps, unsigned long long *edges, size_t *n) {
     struct node *x = node;
-    (void)edges;
-    /* As CUDA 13.0's driver: an array with a count of 0 is refused. */
+    /* As CUDA 13.0's driver: an array with a count of 0 is refused; edge
+     * data not asked for where an edge has some is a lossy query. */
     if (deps && *n == 0) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    if (edges && !deps) return 1;
+    for (size_t i = 0; deps && !edges && i < x->ndeps; i++)
+        if (x->edges[i]) return LOSSY_QUERY;
     if (deps)
-        for (size_t i = 0; i < *n && i < x->ndeps; i++) deps[i] = x->deps[i];
+        for (size_t i = 0; i < *n && i < x->ndeps; i++) {
+            deps[i] = x->deps[i];
+            if (edges) edges[i] = x->edges[i];
+        }
     *n = x->ndeps;
     return OK;
 }

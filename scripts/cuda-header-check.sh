@@ -12,7 +12,8 @@
 #   --include  CUDA's include directory; without it, CUDA 13.0's headers are
 #              fetched once from PyPI's wheels (nvidia-cuda-runtime, whose
 #              include/ has cuda.h and cuda_runtime_api.h, and nvidia-cuda-crt
-#              for crt/) into ${HRR_CACHE:-~/.cache/hrr}/cuda-headers-13.0
+#              for crt/, and nvidia-cuda-profiler-api for cudaProfiler.h) into
+#              ${HRR_CACHE:-~/.cache/hrr}/cuda-headers-13.0
 #   --nvcc     also compile it as CUDA (nvcc declares the compiler ABI's
 #              __cudaGetKernel and __cudaLaunchKernel, which no header does
 #              for a host compiler)
@@ -28,6 +29,8 @@ set -uo pipefail
 # Pinned: the CUDA 13.0 wheels the tables were written against.
 RUNTIME_WHEEL="nvidia-cuda-runtime==13.0.96"
 CRT_WHEEL="nvidia-cuda-crt==13.0.88"
+# cudaProfiler.h and cuda_profiler_api.h (cuProfilerStart, cudaProfilerStart).
+PROFILER_WHEEL="nvidia-cuda-profiler-api==13.0.85"
 # Declared only where nvcc compiles (crt/device_functions.h under __CUDACC__).
 NVCC_ONLY="__cudaGetKernel __cudaLaunchKernel __cudaLaunchKernel_ptsz"
 
@@ -51,10 +54,10 @@ decls=$(realpath "$decls") names=$(realpath "$names")
 if [ -z "$inc" ]; then
     cache="${HRR_CACHE:-$HOME/.cache/hrr}/cuda-headers-13.0"
     inc="$cache/nvidia/cu13/include"
-    if [ ! -f "$inc/cuda_runtime_api.h" ] || [ ! -f "$inc/crt/host_runtime.h" ]; then
+    if [ ! -f "$inc/cuda_runtime_api.h" ] || [ ! -f "$inc/crt/host_runtime.h" ] || [ ! -f "$inc/cudaProfiler.h" ]; then
         mkdir -p "$cache/wheels" || die "cannot create $cache"
-        python3 -m pip download --quiet --no-deps --dest "$cache/wheels" "$RUNTIME_WHEEL" "$CRT_WHEEL" ||
-            die "could not download $RUNTIME_WHEEL and $CRT_WHEEL from PyPI"
+        python3 -m pip download --quiet --no-deps --dest "$cache/wheels" "$RUNTIME_WHEEL" "$CRT_WHEEL" "$PROFILER_WHEEL" ||
+            die "could not download $RUNTIME_WHEEL, $CRT_WHEEL and $PROFILER_WHEEL from PyPI"
         python3 - "$cache" "$cache"/wheels/*.whl <<'PY' || die "could not unpack the wheels"
 import sys, zipfile
 dest = sys.argv[1]

@@ -717,10 +717,11 @@ mod tests {
         r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"wxyz"));
         r.window_trigger(Trigger::ProfilerStop, &Fake, unrecorded(5));
         r.memcpy("hipMemcpy", 0, &h2d(0x7f00_0000_0010), Some(b"late"));
-        let text = std::fs::read_to_string(dir.join("events.ndjson")).unwrap();
-        let ev: Vec<_> = text
-            .lines()
-            .map(|l| hrr_core::Event::parse(l.as_bytes()).unwrap())
+        let ev: Vec<_> = hrr_core::archive::Archive::open(&dir)
+            .unwrap()
+            .events(hrr_core::event_reader::ReadOptions::default())
+            .unwrap()
+            .map(Result::unwrap)
             .collect();
         let ops: Vec<_> = ev.iter().map(|e| (e.api.as_str(), e.op.name())).collect();
         assert_eq!(

@@ -344,6 +344,14 @@ impl BlobStore {
         if fs::symlink_metadata(self.zst_path(id)).is_ok_and(|m| m.file_type().is_file()) {
             return Ok(());
         }
+        self.write_through_staging(id, bytes, &path)
+    }
+
+    /// Writes `bytes` to a fresh temporary beside blob `id` and renames it
+    /// to `path`; the temporary is removed on failure. A concurrent writer
+    /// of the same blob may win the rename; the content is identical by
+    /// construction, so either result is right.
+    fn write_through_staging(&self, id: &BlobId, bytes: &[u8], path: &Path) -> io::Result<()> {
         let tmp = self.staging_names(id)?.0;
         let result = (|| {
             let mut f = OpenOptions::new()
@@ -354,9 +362,7 @@ impl BlobStore {
                 .open(&tmp)?;
             f.write_all(bytes)?;
             drop(f);
-            // A concurrent writer of the same blob may win the rename; the
-            // content is identical by construction, so either result is right.
-            fs::rename(&tmp, &path)
+            fs::rename(&tmp, path)
         })();
         if result.is_err() {
             let _ = fs::remove_file(&tmp);
@@ -620,22 +626,7 @@ impl BlobStore {
             mem.write(path, packed.to_vec());
             return Ok(());
         }
-        let tmp = self.staging_names(id)?.0;
-        let result = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(crate::safe_fs::FILE_MODE)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&tmp)?;
-            f.write_all(packed)?;
-            drop(f);
-            fs::rename(&tmp, &path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result
+        self.write_through_staging(id, packed, &path)
     }
 
     /// Whether the blob is stored only in its compressed form.

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use hrr_core::fuzzing::smoke::{BoundedAlloc, Smoke};
-use hrr_core::fuzzing::{TARGETS, Target};
+use hrr_core::fuzzing::TARGETS;
+use hrr_core::fuzzing::smoke::{BoundedAlloc, Smoke, assert_smoked_and_seeded, target};
 
 // An input that makes a reader allocate without bound ends the run.
 #[global_allocator]
@@ -19,17 +19,9 @@ fn fuzz_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz"))
 }
 
-fn target(name: &str) -> Target {
-    TARGETS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, f)| *f)
-        .unwrap_or_else(|| panic!("no fuzz target {name}"))
-}
-
 /// The smoke of target `name`, `iterations` new inputs by default.
 fn smoke(name: &'static str, iterations: u64) {
-    Smoke::new(name, target(name), fuzz_dir(), iterations)
+    Smoke::new(name, target(TARGETS, name), fuzz_dir(), iterations)
         .save_to(Path::new(env!("CARGO_TARGET_TMPDIR")))
         .run();
 }
@@ -37,15 +29,7 @@ fn smoke(name: &'static str, iterations: u64) {
 #[test]
 fn every_target_has_a_smoke_and_seeds() {
     let smoked = ["event_reader", "manifest", "sidecar", "hrrr", "archive_dir"];
-    for (name, _) in TARGETS {
-        assert!(smoked.contains(name), "{name} has no smoke test here");
-        let seeds = fuzz_dir().join("seeds").join(name);
-        assert!(
-            std::fs::read_dir(&seeds).is_ok_and(|mut d| d.next().is_some()),
-            "{} is empty",
-            seeds.display()
-        );
-    }
+    assert_smoked_and_seeded(TARGETS, &smoked, fuzz_dir());
 }
 
 #[test]

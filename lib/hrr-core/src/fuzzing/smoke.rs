@@ -139,6 +139,29 @@ fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// The target called `name` in a crate's table of targets (`TARGETS`).
+pub fn target(targets: &[(&str, Target)], name: &str) -> Target {
+    targets
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+        .unwrap_or_else(|| panic!("no fuzz target {name}"))
+}
+
+/// Every target of `targets` has a smoke test (its name in `smoked`) and at
+/// least one seed under `fuzz_dir/seeds/<name>/`.
+pub fn assert_smoked_and_seeded(targets: &[(&str, Target)], smoked: &[&str], fuzz_dir: &Path) {
+    for (name, _) in targets {
+        assert!(smoked.contains(name), "{name} has no smoke test");
+        let seeds = fuzz_dir.join("seeds").join(name);
+        assert!(
+            std::fs::read_dir(&seeds).is_ok_and(|mut d| d.next().is_some()),
+            "{} is empty",
+            seeds.display()
+        );
+    }
+}
+
 impl Smoke {
     /// The smoke of `target` (`name`: its seed and regression folders under
     /// `fuzz_dir`, e.g. `lib/hrr-core/fuzz`), running `iterations` new

@@ -114,49 +114,23 @@ pub fn library_failures(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hrr_core::archive_writer::{ArchiveWriter, ManifestExtra};
+    use hrr_core::BlobId;
     use hrr_core::blob_store::BlobStore;
     use hrr_core::manifest::{ArchiveKind, Platform};
-    use hrr_core::{Addr, Dir, Event, Op};
-
-    fn h2d(seq: u64, blob: hrr_core::BlobId) -> Event {
-        Event {
-            seq,
-            t: seq,
-            tid: 1,
-            api: "hipMemcpy".into(),
-            ret: 0,
-            op: Op::Memcpy {
-                dir: Dir::H2d,
-                dst: Addr(0x10),
-                src: Addr(0x20),
-                size: 3,
-                stream: None,
-                blob: Some(blob),
-            },
-        }
-    }
+    use hrr_core::testkit::ArchiveBuilder;
 
     #[test]
     fn a_corrupt_and_a_missing_blob_mark_the_archive_incomplete() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("cap.hrr");
-        let mut w = ArchiveWriter::create(
-            &dir,
-            ArchiveKind::Capture,
-            Platform::Cpu,
-            ManifestExtra::default(),
-        )
-        .unwrap();
-        let (a, b, c) = (
-            w.put_blob(b"aaa").unwrap(),
-            w.put_blob(b"bbb").unwrap(),
-            w.put_blob(b"ccc").unwrap(),
-        );
-        for (seq, id) in [a, b, c, b].into_iter().enumerate() {
-            w.append(&h2d(seq as u64, id)).unwrap();
-        }
-        w.finish().unwrap();
+        ArchiveBuilder::new(Platform::Cpu)
+            .h2d(0x10, b"aaa")
+            .h2d(0x10, b"bbb")
+            .h2d(0x10, b"ccc")
+            .h2d(0x10, b"bbb")
+            .write(&dir)
+            .unwrap();
+        let (b, c) = (BlobId::of(b"bbb"), BlobId::of(b"ccc"));
         // Clean: nothing changes.
         let check = check_and_mark(&dir, &mut |_, _| {}).unwrap();
         assert!(check.ok(), "{check:?}");
@@ -173,7 +147,7 @@ mod tests {
                 format!(
                     "blob {b} does not match its name (its bytes hash to {}); used by event 1 \
                      (hipMemcpy), event 3 (hipMemcpy)",
-                    hrr_core::BlobId::of(b"BBB")
+                    BlobId::of(b"BBB")
                 ),
                 format!("blob {c} is missing; used by event 2 (hipMemcpy)"),
             ]

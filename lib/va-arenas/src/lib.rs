@@ -147,7 +147,8 @@ fn kept_in(clear: &[(u64, u64)], at: u64, len: u64) -> Option<(u64, u64)> {
 
 /// Moves `r`, a fresh mapping of `len` bytes made without an address, below
 /// the kept ranges it covers; returns where it is now (`r` itself when it
-/// covers none, or when no free place below was found).
+/// covers none; where the kernel puts it again when no free place below
+/// was found).
 ///
 /// # Safety
 /// `r` must be the mapping just made with these arguments, used by no one.

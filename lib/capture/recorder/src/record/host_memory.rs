@@ -163,27 +163,40 @@ impl HostMemory {
     /// `words`: the changed runs of every range it reaches (as
     /// `changed`), handed to `record` with their bytes; the
     /// ranges are then pending until a synchronisation of `stream`.
+    /// `first`, when it reaches any, runs before they are read (without
+    /// the lock: waiting for host functions that write them).
     pub fn before_launch(
         &self,
         stream: u64,
         words: impl Iterator<Item = u64>,
+        first: impl FnOnce(),
         mut record: impl FnMut(Dirty, &[u8]),
     ) {
-        let mut s = self.state();
-        let mut reached: Vec<u64> = s
-            .ranges
-            .iter()
-            .filter(|(_, r)| r.mem == MemKind::Managed)
-            .map(|(b, _)| *b)
-            .collect();
-        for w in words {
-            if let Some((b, r)) = s.ranges.range(..=w).next_back()
-                && w - b < r.size
-                && !reached.contains(b)
-            {
-                reached.push(*b);
+        let mut reached: Vec<u64> = {
+            let s = self.state();
+            let mut reached: Vec<u64> = s
+                .ranges
+                .iter()
+                .filter(|(_, r)| r.mem == MemKind::Managed)
+                .map(|(b, _)| *b)
+                .collect();
+            for w in words {
+                if let Some((b, r)) = s.ranges.range(..=w).next_back()
+                    && w - b < r.size
+                    && !reached.contains(b)
+                {
+                    reached.push(*b);
+                }
             }
+            reached
+        };
+        if reached.is_empty() {
+            return;
         }
+        first();
+        let mut s = self.state();
+        // Freed meanwhile: nothing to read there.
+        reached.retain(|b| s.ranges.contains_key(b));
         for base in reached {
             changed(&mut s, base, &mut record);
             let streams = s.pending.entry(base).or_default();
@@ -326,23 +339,28 @@ mod tests {
         h.track(base, buf.len() as u64, MemKind::Pinned, true);
         assert!(h.any());
         // Fresh memory, unchanged: nothing to record.
-        let got = collect(|f| h.before_launch(0, [base].into_iter(), f));
+        let got = collect(|f| h.before_launch(0, [base].into_iter(), || {}, f));
         assert!(got.is_empty());
         buf[5] = 1;
         buf[3 * CHUNK + 99] = 2;
-        let got = collect(|f| h.before_launch(0, [base + 8].into_iter(), f));
+        let got = collect(|f| h.before_launch(0, [base + 8].into_iter(), || {}, f));
         assert_eq!(got.len(), 2, "two runs");
         assert_eq!(got[0].0, base);
         assert_eq!(got[0].1.len(), CHUNK);
         assert_eq!(got[1].0, base + 3 * CHUNK as u64);
         assert_eq!(got[1].1.len(), 100);
         // Recorded: the same bytes are not recorded again.
-        let got = collect(|f| h.before_launch(0, [base].into_iter(), f));
+        let got = collect(|f| h.before_launch(0, [base].into_iter(), || {}, f));
         assert!(got.is_empty());
-        // A launch that does not reach the range does not record it.
+        // A launch that does not reach the range does not record it, nor
+        // wait for host functions (`first`); one that does, waits first.
         buf[CHUNK] = 3;
-        let got = collect(|f| h.before_launch(0, [0x1234].into_iter(), f));
-        assert!(got.is_empty());
+        let mut waited = false;
+        let got = collect(|f| h.before_launch(0, [0x1234].into_iter(), || waited = true, f));
+        assert!(got.is_empty() && !waited);
+        let got = collect(|f| h.before_launch(0, [base].into_iter(), || waited = true, f));
+        assert_eq!(got.len(), 1);
+        assert!(waited);
         h.untrack(base);
         assert!(!h.any());
         let off = HostMemory::new(false);
@@ -357,13 +375,13 @@ mod tests {
         let h = HostMemory::default();
         h.track(reg.as_ptr() as u64, 100, MemKind::Pinned, false);
         h.track(man.as_ptr() as u64, 100, MemKind::Managed, false);
-        let got = collect(|f| h.before_launch(0, std::iter::empty(), f));
+        let got = collect(|f| h.before_launch(0, std::iter::empty(), || {}, f));
         assert_eq!(
             got,
             vec![(man.as_ptr() as u64, man.clone())],
             "managed without a pointer"
         );
-        let got = collect(|f| h.before_launch(0, [reg.as_ptr() as u64 + 99].into_iter(), f));
+        let got = collect(|f| h.before_launch(0, [reg.as_ptr() as u64 + 99].into_iter(), || {}, f));
         assert_eq!(got, vec![(reg.as_ptr() as u64, reg.clone())]);
     }
 
@@ -375,9 +393,9 @@ mod tests {
         let h = HostMemory::default();
         h.track(pa, 64, MemKind::Pinned, true);
         h.track(pb, 64, MemKind::Pinned, true);
-        let none = collect(|f| h.before_launch(1, [pa].into_iter(), f));
+        let none = collect(|f| h.before_launch(1, [pa].into_iter(), || {}, f));
         assert!(none.is_empty());
-        let _ = collect(|f| h.before_launch(2, [pb].into_iter(), f));
+        let _ = collect(|f| h.before_launch(2, [pb].into_iter(), || {}, f));
         h.event_recorded(0xe, 2);
         a[0] = 1; // "kernel" writes
         b[0] = 2;

@@ -470,14 +470,17 @@ impl Recorder {
         if !self.recording() {
             return;
         }
-        // What host functions enqueued before this launch wrote is for it
-        // to read: they run first.
-        if !super::host_funcs::HOST_FUNCS.wait_for_earlier(super::host_funcs::WAIT) {
-            self.warn(&format!(
-                "{api}: a host function enqueued before it has not run after {:?}: what it writes to host memory is recorded later",
-                super::host_funcs::WAIT
-            ));
-        }
+        // What host functions enqueued before this launch wrote to the host
+        // memory it reaches is for it to read: they run first (a launch
+        // that reaches none does not wait).
+        let wait = || {
+            if !super::host_funcs::HOST_FUNCS.wait_for_earlier(super::host_funcs::WAIT) {
+                self.warn(&format!(
+                    "{api}: a host function enqueued before it has not run after {:?}: what it writes to host memory is recorded later",
+                    super::host_funcs::WAIT
+                ));
+            }
+        };
         let record = |d: host_memory::Dirty, bytes: &[u8]| {
             if let Some(blob) = self.put_blob("host memory", bytes) {
                 let op = Op::HostWrite {
@@ -489,7 +492,7 @@ impl Recorder {
             }
         };
         crate::self_profile::phase("phase launch: host memory", || {
-            self.host.before_launch(stream, words, record)
+            self.host.before_launch(stream, words, wait, record)
         });
     }
 

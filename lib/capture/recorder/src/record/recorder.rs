@@ -1484,6 +1484,7 @@ mod tests {
             size: hex.len() as u32,
             hex: HexBytes(hex),
             ptrs: vec![],
+            objs: Vec::new(),
         };
         let kernel = NodeOp::Kernel {
             name: "k".into(),

@@ -367,6 +367,7 @@ fn is_lifecycle(op: &Op) -> bool {
             | Op::HostWrite { .. }
             | Op::HostRead { .. }
             | Op::MemcpyRect { .. }
+            | Op::MemcpyArray { .. }
             | Op::MemsetRect { .. }
             | Op::HostFunc { .. }
             | Op::MemcpyPeer { .. }

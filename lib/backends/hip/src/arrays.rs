@@ -25,7 +25,10 @@ fn aligned(call: &'static str, bytes: &[u8], need: usize) -> Result<Vec<u64>, De
         return Err(DeviceError::Call {
             call,
             code: -1,
-            message: format!("a recorded description of {} bytes, {need} needed", bytes.len()),
+            message: format!(
+                "a recorded description of {} bytes, {need} needed",
+                bytes.len()
+            ),
         });
     }
     let mut words = vec![0u64; need.div_ceil(8)];
@@ -94,7 +97,7 @@ impl HipDevice {
         let zero = hipPos { x: 0, y: 0, z: 0 };
         let side = |s: ArraySide| -> Result<(*mut hipArray, hipPos, hipPitchedPtr), DeviceError> {
             let pitched = |p: u64, pitch: [u64; 2]| {
-                let ysize = if pitch[0] == 0 { 0 } else { pitch[1] / pitch[0] };
+                let ysize = pitch[1].checked_div(pitch[0]).unwrap_or(0);
                 hipPitchedPtr {
                     ptr: ptr(p),
                     pitch: pitch[0] as usize,
@@ -186,7 +189,8 @@ impl HipDevice {
                 &mut obj,
                 res.as_ptr().cast(),
                 tex.as_ptr().cast(),
-                view.as_ref().map_or(std::ptr::null(), |v| v.as_ptr().cast()),
+                view.as_ref()
+                    .map_or(std::ptr::null(), |v| v.as_ptr().cast()),
             )
         };
         self.check(CALL, code)?;

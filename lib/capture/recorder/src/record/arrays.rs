@@ -87,7 +87,11 @@ impl Recorder {
     /// Bytes per element of a live array the recorder saw created.
     pub fn array_element(&self, array: u64) -> Option<u64> {
         let m = self.arrays_map();
-        m.map.lock().unwrap_or_else(PoisonError::into_inner).get(&array).copied()
+        m.map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&array)
+            .copied()
     }
 
     /// Records an array's creation (`array` is 0 for a failed call).
@@ -120,9 +124,7 @@ impl Recorder {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&array);
         }
-        self.op(api, ret, &Op::ArrayDestroy {
-            array: Addr(array),
-        });
+        self.op(api, ret, &Op::ArrayDestroy { array: Addr(array) });
     }
 
     /// Records a copy that names an array; `data` is the packed host side
@@ -174,7 +176,10 @@ impl Recorder {
                 tex_desc: HexBytes(desc.to_vec()),
                 view: view.map(|v| HexBytes(v.to_vec())),
             },
-            None => Op::SurfCreate { obj: Addr(obj), res },
+            None => Op::SurfCreate {
+                obj: Addr(obj),
+                res,
+            },
         };
         self.op(api, ret, &op);
     }

@@ -519,3 +519,14 @@ pub(super) unsafe fn _Z23hipDestroySurfaceObjectP13__hip_surface(
 ) -> HipError {
     guard(|| unregister(a.surfaceObject))
 }
+
+/// A channel description by value (no error to report).
+pub(super) unsafe fn hipCreateChannelDesc(a: args::hipCreateChannelDesc) -> hipChannelFormatDesc {
+    hipChannelFormatDesc {
+        x: a.x,
+        y: a.y,
+        z: a.z,
+        w: a.w,
+        f: a.f,
+    }
+}

@@ -115,7 +115,7 @@ exports! {
         hipMallocArray, hipMalloc3DArray, hipArrayCreate, hipArray3DCreate, hipFreeArray,
         hipArrayDestroy, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy2DFromArray,
         hipMemcpy2DFromArrayAsync, hipMemcpyToArray, hipMemcpyFromArray, hipMemcpyHtoA,
-        hipMemcpyAtoH, hipCreateTextureObject, hipDestroyTextureObject,
+        hipMemcpyAtoH, hipCreateChannelDesc, hipCreateTextureObject, hipDestroyTextureObject,
         _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
         _Z23hipDestroySurfaceObjectP13__hip_surface,
     ]

@@ -160,3 +160,77 @@ fn symbol_copies_and_module_globals_replay_exactly() {
     assert_eq!(at - base, 48, "the offset is in the address");
     assert_eq!(with_api(&ev, "hipModuleGetGlobal").len(), 2);
 }
+
+/// Arrays and a texture object: array creations (runtime and driver forms),
+/// an upload into an array, array → array (`hipMemcpy3D`), array → device,
+/// array → host windows (`hipMemcpyParam2D`, `hipMemcpyAtoH`), a 1D upload
+/// (`hipMemcpyHtoA`), a texture object over an array handed to a kernel:
+/// recorded as `array_create`, `memcpy_array`, `tex_create` and their
+/// destroys, the kernel's argument marked as an object; replayed exactly
+/// (the array downloads are D2H checks of their own).
+#[test]
+fn arrays_and_texture_objects_replay_exactly() {
+    let (p, ev) = pipeline("arrays");
+    let ops = |op: &str| ev.iter().filter(|e| e["op"] == op && e["ret"] == 0).count();
+    assert_eq!(ops("array_create"), 3);
+    assert_eq!(ops("array_destroy"), 3);
+    assert_eq!(ops("tex_create"), 1);
+    assert_eq!(ops("tex_destroy"), 1);
+    let copies: Vec<&Value> = ev.iter().filter(|e| e["op"] == "memcpy_array").collect();
+    let dirs: Vec<(&str, &str)> = copies
+        .iter()
+        .map(|e| (e["api"].as_str().unwrap(), e["dir"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        dirs,
+        [
+            ("hipMemcpy2DToArray", "h2d"),
+            ("hipMemcpy3D", "d2d"),
+            ("hipMemcpy2DFromArray", "d2d"),
+            ("hipMemcpyParam2D", "d2h"),
+            ("hipMemcpyHtoA", "h2d"),
+            ("hipMemcpyAtoH", "d2h"),
+        ]
+    );
+    // Array sides carry a position in bytes; a 3D copy's element counts
+    // became bytes.
+    assert_eq!(copies[1]["extent"], serde_json::json!([64, 8, 1]));
+    assert_eq!(copies[3]["spos"], serde_json::json!([16, 2, 0]));
+    assert!(copies[3]["blob"].is_string() && copies[0]["blob"].is_string());
+    let launch = with_api(&ev, "hipModuleLaunchKernel");
+    assert_eq!(
+        launch[0]["args"][1]["objs"],
+        serde_json::json!([0]),
+        "{launch:?}"
+    );
+    let replayed = hrr_tests::read_events(&p.path("replay.hrr"));
+    let array_d2h = replayed
+        .iter()
+        .filter(|e| e["op"] == "memcpy_array" && e["blob"].is_string())
+        .count();
+    assert_eq!(array_d2h, 2, "the replay archive holds the array downloads");
+}
+
+/// The texture object a kernel receives is the capture's handle: replay
+/// must map it to its own object. The same capture with the argument's
+/// `objs` mark removed passes the recorded handle through, and the replay
+/// fails (the kernel reads through a pointer of the capture's process).
+#[test]
+fn an_unmapped_texture_object_fails_the_replay() {
+    let p = Pipeline::new("arrays").capture();
+    assert!(p.app_log().contains("arrays: OK"), "{}", p.app_log());
+    let cap = p.cap();
+    let text = hrr_tests::events_text(&cap);
+    let marked = text.matches(",\"objs\":[0]").count();
+    assert_eq!(marked, 1, "the launch marks its texture argument");
+    std::fs::write(cap.join("events.ndjson"), text.replace(",\"objs\":[0]", "")).unwrap();
+    std::fs::remove_file(cap.join("events.ndjson.zst")).unwrap();
+    let out = p.play_cmd(&[]).assert().failure().get_output().clone();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("FAIL"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("illegal memory access"), "{stderr}");
+    assert_no_crash("hrr-play", &stderr);
+}

@@ -543,6 +543,12 @@ fn d2h_entries(
                 extent,
                 blob,
                 ..
+            }
+            | Op::MemcpyArray {
+                dir: Dir::D2h,
+                extent,
+                blob,
+                ..
             } => Some((hrr_core::event::rect_len(extent).unwrap_or(u64::MAX), blob)),
             _ => None,
         };

@@ -37,6 +37,7 @@ pub fn write_archive(dir: &Path, events: u64) {
         size: 8,
         hex: HexBytes(p.to_le_bytes().to_vec()),
         ptrs: vec![0],
+        objs: Vec::new(),
     };
     for seq in 0..events {
         let thread = seq % 4;
@@ -62,6 +63,7 @@ pub fn write_archive(dir: &Path, events: u64) {
                             size: 4,
                             hex: HexBytes(vec![0, 1, 0, 0]),
                             ptrs: vec![],
+                            objs: Vec::new(),
                         },
                     ],
                     attrs: vec![],

@@ -662,6 +662,46 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::PeerAccess { peer } => {
             o.i64("peer", (*peer).into());
         }
+        Op::ArrayCreate {
+            array,
+            format,
+            channels,
+            extent,
+            flags,
+        } => {
+            o.addr("array", array.0)
+                .u64("format", u64::from(*format))
+                .u64("channels", u64::from(*channels))
+                .u64("width", extent[0])
+                .u64("height", extent[1])
+                .u64("depth", extent[2])
+                .u64("flags", u64::from(*flags));
+        }
+        Op::ArrayDestroy { array } => {
+            o.addr("array", array.0);
+        }
+        Op::MemcpyArray {
+            dir,
+            dst,
+            src,
+            extent,
+            stream,
+            ..
+        } => {
+            o.lit("dir", dir.as_str())
+                .addr("dst", dst.0)
+                .addr("src", src.0)
+                .u64("size", hrr_core::event::rect_len(*extent).unwrap_or(0));
+            if let Some(s) = stream {
+                o.addr("stream", s.0);
+            }
+        }
+        Op::TexCreate { obj, .. }
+        | Op::TexDestroy { obj }
+        | Op::SurfCreate { obj, .. }
+        | Op::SurfDestroy { obj } => {
+            o.addr("obj", obj.0);
+        }
         Op::DeviceSync | Op::Eof { .. } => {}
     }
 }

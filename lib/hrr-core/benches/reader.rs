@@ -29,6 +29,7 @@ fn stream() -> Vec<u8> {
                 size: 8,
                 hex: HexBytes(p.to_le_bytes().to_vec()),
                 ptrs: vec![0],
+                objs: Vec::new(),
             };
             Op::Launch {
                 name: "_Z6vecAddPKfS0_Pfi".into(),
@@ -47,6 +48,7 @@ fn stream() -> Vec<u8> {
                         size: 4,
                         hex: HexBytes(vec![0, 0, 16, 0]),
                         ptrs: vec![],
+                        objs: Vec::new(),
                     },
                 ],
                 attrs: vec![],

@@ -101,6 +101,7 @@ fn common() -> Vec<(&'static str, Op)> {
                         size: 8,
                         hex: HexBytes((0x7fbe_0140_0000u64 + u64::from(i)).to_le_bytes().to_vec()),
                         ptrs: if i < 3 { vec![0] } else { vec![] },
+                        objs: Vec::new(),
                     })
                     .collect(),
                 attrs: vec![],

@@ -594,7 +594,9 @@ fn last_byte(path: &Path) -> Option<u8> {
 /// graph's kernel nodes' code objects and a graph launch's host copies).
 pub fn referenced_blobs(op: &Op) -> impl Iterator<Item = BlobId> + '_ {
     let id = match op {
-        Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob,
+        Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } | Op::MemcpyArray { blob, .. } => {
+            *blob
+        }
         Op::Relocate { blob, .. } | Op::HostWrite { blob, .. } | Op::HostRead { blob, .. } => {
             Some(*blob)
         }

@@ -116,6 +116,11 @@ pub struct KernelArg {
     /// Byte offsets inside `hex` of 8-byte device pointers.
     #[serde(default)]
     pub ptrs: Vec<u32>,
+    /// Byte offsets inside `hex` of 8-byte texture or surface object
+    /// handles (`tex_create`, `surf_create`), which replay maps to its own
+    /// objects. Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objs: Vec<u32>,
 }
 
 /// One CUDA launch attribute (`CUlaunchAttribute` of `cuLaunchKernelEx`):
@@ -677,6 +682,94 @@ macro_rules! op_table {
                 /// The peer device's ordinal (-1: a context whose device is unknown).
                 peer: i32,
             },
+            // ------------------------------------------------------------------
+            // Arrays, textures and surfaces.
+            /// An array created (`hipMallocArray`, `hipArray3DCreate`,
+            /// `cuArray3DCreate_v2`, …): opaque device memory laid out by the
+            /// runtime, reached through copies and texture or surface objects.
+            ArrayCreate "array_create" {
+                /// Its handle at capture.
+                array: Addr,
+                /// The element format (`CUarray_format`/`hipArray_Format`
+                /// numbering, the same in both families).
+                format: u32,
+                /// Channels per element (1, 2 or 4).
+                channels: u32,
+                /// Width, height and depth in elements, as the descriptor gave
+                /// them (0 for a dimension the array lacks).
+                extent: [u64; 3],
+                /// The descriptor's flags (`CUDA_ARRAY3D_*`, `hipArray*`).
+                #[wire(default = 0, omit_default)]
+                flags: u32,
+            },
+            /// An array destroyed (`hipFreeArray`, `cuArrayDestroy`, …).
+            ArrayDestroy "array_destroy" {
+                /// Its handle.
+                array: Addr,
+            },
+            /// A 2D or 3D copy with an array on at least one side. A side with
+            /// a position (`dpos`, `spos`) is an array: `dst`/`src` is its
+            /// handle and the position the copy's first element, [x in bytes,
+            /// row, slice]; a side without is linear memory at `dst`/`src`
+            /// (offsets added) with its pitches, as in [`Op::MemcpyRect`]. An
+            /// array is device memory for `dir`. The host side is the packed
+            /// blob.
+            MemcpyArray "memcpy_array" {
+                /// Its direction.
+                dir: Dir,
+                /// First byte written, or the destination array.
+                dst: Addr,
+                /// Row and slice pitch of a linear destination, in bytes.
+                dpitch: Option<[u64; 2]>,
+                /// Position in a destination array: x in bytes, row, slice.
+                dpos: Option<[u64; 3]>,
+                /// First byte read, or the source array.
+                src: Addr,
+                /// Row and slice pitch of a linear source, in bytes.
+                spitch: Option<[u64; 2]>,
+                /// Position in a source array: x in bytes, row, slice.
+                spos: Option<[u64; 3]>,
+                /// Width in bytes, height in rows, depth in slices.
+                extent: [u64; 3],
+                /// The stream, for an asynchronous copy (absent: synchronous).
+                stream: Option<Addr>,
+                /// The packed bytes copied to the device (H2D) or read back (D2H).
+                blob: Option<BlobId>,
+            },
+            /// A texture object created (`hipCreateTextureObject`,
+            /// `cuTexObjectCreate`): the resource it views, its sampling and its
+            /// view, as the bytes of the family's structs. The resource's type
+            /// is its first 4 bytes and the array handle or device pointer it
+            /// views the 8 bytes at offset 8, in both families.
+            TexCreate "tex_create" {
+                /// Its handle at capture.
+                obj: Addr,
+                /// The resource description (`hipResourceDesc`, `CUDA_RESOURCE_DESC`).
+                res: HexBytes,
+                /// The texture description (`hipTextureDesc`, `CUDA_TEXTURE_DESC`).
+                tex_desc: HexBytes,
+                /// The resource view (`hipResourceViewDesc`,
+                /// `CUDA_RESOURCE_VIEW_DESC`), when given.
+                view: Option<HexBytes>,
+            },
+            /// A texture object destroyed.
+            TexDestroy "tex_destroy" {
+                /// Its handle.
+                obj: Addr,
+            },
+            /// A surface object created (`hipCreateSurfaceObject`,
+            /// `cuSurfObjectCreate`) over the resource `res` describes.
+            SurfCreate "surf_create" {
+                /// Its handle at capture.
+                obj: Addr,
+                /// The resource description, as for [`Op::TexCreate`].
+                res: HexBytes,
+            },
+            /// A surface object destroyed.
+            SurfDestroy "surf_destroy" {
+                /// Its handle.
+                obj: Addr,
+            },
             /// The end of a complete capture.
             Eof "eof" {
                 /// Events recorded before it.
@@ -851,6 +944,20 @@ impl fmt::Display for Event {
             Op::PoolAlloc {
                 ptr, size, pool, ..
             } => write!(f, "pool_alloc {ptr} size={size} pool={pool}"),
+            Op::MemcpyArray {
+                dir,
+                dst,
+                src,
+                extent,
+                ..
+            } => write!(
+                f,
+                "memcpy_array {} dst={dst} src={src} extent={extent:?}",
+                dir.as_str()
+            ),
+            Op::ArrayCreate { array, extent, .. } => {
+                write!(f, "array_create {array} extent={extent:?}")
+            }
             other => write!(f, "{}", other.name()),
         }?;
         if self.ret != 0 {

@@ -233,6 +233,7 @@ pub(crate) mod tests {
                         size: 8,
                         hex: HexBytes(vec![0, 0x10, 0, 0, 0, 0x7f, 0, 0]),
                         ptrs: vec![0],
+                        objs: Vec::new(),
                     }],
                 },
                 &[0, 1],

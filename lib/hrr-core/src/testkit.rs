@@ -36,6 +36,7 @@ pub fn ptr_arg(ptr: u64) -> KernelArg {
         size: 8,
         hex: HexBytes(ptr.to_le_bytes().to_vec()),
         ptrs: vec![0],
+        objs: Vec::new(),
     }
 }
 
@@ -46,6 +47,7 @@ pub fn value_arg(bytes: &[u8]) -> KernelArg {
         size: bytes.len() as u32,
         hex: HexBytes(bytes.to_vec()),
         ptrs: Vec::new(),
+        objs: Vec::new(),
     }
 }
 

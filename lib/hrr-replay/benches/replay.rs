@@ -173,6 +173,7 @@ fn ptr(p: u64, off: u32) -> KernelArg {
         size: 8,
         hex: HexBytes(p.to_le_bytes().to_vec()),
         ptrs: vec![0],
+        objs: Vec::new(),
     }
 }
 
@@ -258,6 +259,7 @@ fn archive(dir: &std::path::Path) -> Archive {
                         size: 4,
                         hex: HexBytes(vec![1, 0, 0, 0]),
                         ptrs: vec![],
+                        objs: Vec::new(),
                     },
                 ],
                 attrs: vec![],

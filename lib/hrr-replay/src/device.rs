@@ -437,6 +437,124 @@ pub trait Device {
         let _ = (module, name);
         Err(unsupported("global"))
     }
+
+    // Arrays, textures and surfaces. The defaults have none: a backend
+    // without them stops the replay at the first such event.
+
+    /// A new array of the recorded descriptor.
+    fn array_create(&mut self, desc: &ArrayDesc) -> Result<Handle, DeviceError> {
+        let _ = desc;
+        Err(unsupported("array_create"))
+    }
+    /// Destroys an array from [`Device::array_create`].
+    fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
+        let _ = array;
+        Err(unsupported("array_destroy"))
+    }
+    /// A 2D/3D copy with an array on at least one side; complete on return
+    /// when its host side is [`HostSide::Dst`], as [`Device::copy_d2h`].
+    fn copy_array(&mut self, copy: ArrayCopy<'_>) -> Result<(), DeviceError> {
+        let _ = copy;
+        Err(unsupported("copy_array"))
+    }
+    /// A texture object over the resource `res` (already translated: the
+    /// live array or pointer at byte 8), from the family's structs' bytes.
+    fn tex_create(
+        &mut self,
+        res: &[u8],
+        tex: &[u8],
+        view: Option<&[u8]>,
+    ) -> Result<Handle, DeviceError> {
+        let _ = (res, tex, view);
+        Err(unsupported("tex_create"))
+    }
+    /// A surface object over the resource `res` (translated as for
+    /// [`Device::tex_create`]).
+    fn surf_create(&mut self, res: &[u8]) -> Result<Handle, DeviceError> {
+        let _ = res;
+        Err(unsupported("surf_create"))
+    }
+    /// Destroys a texture (`surface` false) or surface object.
+    fn object_destroy(&mut self, obj: Handle, surface: bool) -> Result<(), DeviceError> {
+        let _ = (obj, surface);
+        Err(unsupported("object_destroy"))
+    }
+}
+
+/// An array's descriptor, as `array_create` recorded it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayDesc {
+    /// The element format (`CUarray_format`/`hipArray_Format` numbering).
+    pub format: u32,
+    /// Channels per element.
+    pub channels: u32,
+    /// Width, height and depth in elements (0 where the array lacks one).
+    pub extent: [u64; 3],
+    /// The descriptor's flags.
+    pub flags: u32,
+}
+
+impl ArrayDesc {
+    /// Bytes per element, `None` for a format neither family defines.
+    pub fn element_bytes(&self) -> Option<u64> {
+        let channel = match self.format {
+            0x01 | 0x08 => 1,        // 8-bit integers
+            0x02 | 0x09 | 0x10 => 2, // 16-bit integers, half
+            0x03 | 0x0a | 0x20 => 4, // 32-bit integers, float
+            _ => return None,
+        };
+        matches!(self.channels, 1 | 2 | 4).then(|| channel * u64::from(self.channels))
+    }
+}
+
+/// One side of an [`ArrayCopy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArraySide {
+    /// An array from [`Device::array_create`]: the copy starts at `pos`
+    /// (x in bytes, row, slice); `element` is its bytes per element.
+    Array {
+        /// The live array.
+        array: Handle,
+        /// Where the copy starts.
+        pos: [u64; 3],
+        /// Bytes per element.
+        element: u64,
+    },
+    /// Linear device memory at `ptr` with its row and slice pitches.
+    Device {
+        /// The first byte.
+        ptr: u64,
+        /// Row and slice pitch.
+        pitch: [u64; 2],
+    },
+    /// The copy's packed host buffer ([`ArrayCopy::host`]).
+    Host,
+}
+
+/// The host buffer of an [`ArrayCopy`], packed (rows back to back).
+#[derive(Debug)]
+pub enum HostSide<'a> {
+    /// No side is host memory.
+    None,
+    /// The bytes an upload reads.
+    Src(&'a [u8]),
+    /// Where a download writes.
+    Dst(&'a mut [u8]),
+}
+
+/// A 2D/3D copy with an array on at least one side.
+#[derive(Debug)]
+pub struct ArrayCopy<'a> {
+    /// Where it writes.
+    pub dst: ArraySide,
+    /// What it reads.
+    pub src: ArraySide,
+    /// Width in bytes, rows, slices.
+    pub extent: [u64; 3],
+    /// `None`: synchronous.
+    pub stream: Option<Handle>,
+    /// The host side's buffer.
+    pub host: HostSide<'a>,
 }
 
 /// A pool call that answers nothing ([`Device::pool_call`]); one method for

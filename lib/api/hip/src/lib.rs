@@ -46,6 +46,7 @@
 // name, and documented there.
 #![allow(missing_docs)]
 
+pub mod array;
 pub mod attr;
 mod device_prop;
 pub mod err;

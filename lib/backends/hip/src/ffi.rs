@@ -151,3 +151,16 @@ hip_api_optional!(
     hipMallocFromPoolAsync,
     hipFreeAsync,
 );
+
+hip_api_optional!(
+    /// Arrays, copies to and from them, texture and surface objects.
+    ArrayApi:
+    hipArray3DCreate,
+    hipArrayDestroy,
+    hipMemcpy3D,
+    hipMemcpy3DAsync,
+    hipCreateTextureObject,
+    hipDestroyTextureObject,
+    _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
+    _Z23hipDestroySurfaceObjectP13__hip_surface,
+);

@@ -4,7 +4,9 @@ use std::ffi::{CStr, CString, c_char, c_void};
 use std::sync::Arc;
 
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall, unsupported};
+use hrr_replay::device::{
+    ArrayCopy, ArrayDesc, Device, DeviceError, Handle, HostBuffer, Launch, PoolCall, unsupported,
+};
 use hrr_replay::engine::watchdog::Progress;
 use hrr_replay::launch_thread::LaunchThread;
 
@@ -626,6 +628,41 @@ impl Device for HipDevice {
         // SAFETY: a mapping mem_map made, of this size.
         let code = unsafe { (api.hipMemUnmap)(ptr(p), size as usize) };
         self.check("hipMemUnmap", code)
+    }
+
+    fn array_create(&mut self, desc: &ArrayDesc) -> Result<Handle, DeviceError> {
+        self.ready()?;
+        self.hip_array_create(desc)
+    }
+
+    fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
+        self.hip_array_destroy(array)
+    }
+
+    fn copy_array(&mut self, copy: ArrayCopy<'_>) -> Result<(), DeviceError> {
+        self.ready()?;
+        self.hip_copy_array(copy)
+    }
+
+    fn tex_create(
+        &mut self,
+        res: &[u8],
+        tex: &[u8],
+        view: Option<&[u8]>,
+    ) -> Result<Handle, DeviceError> {
+        self.ready()?;
+        self.hip_tex_create(res, tex, view)
+    }
+
+    fn surf_create(&mut self, res: &[u8]) -> Result<Handle, DeviceError> {
+        self.ready()?;
+        self.hip_surf_create(res)
+    }
+
+    fn object_destroy(&mut self, obj: Handle, surface: bool) -> Result<(), DeviceError> {
+        self.ready()?;
+        self.hip_object_destroy(obj, surface)
     }
 
     fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {

@@ -4,6 +4,7 @@
 //! Loading goes through libloading so that `hrr-play --info` and machines
 //! without ROCm never need the library at link time.
 
+mod arrays;
 mod ffi;
 mod graphs;
 mod hip_device;

@@ -99,6 +99,8 @@ pub struct HipRuntime {
     pub(crate) rect: Option<RectApi>,
     /// Memory pools, where the runtime has them.
     pub(crate) pools: Option<PoolApi>,
+    /// Arrays, texture and surface objects, where the runtime has them.
+    pub(crate) arrays: Option<crate::ffi::ArrayApi>,
     path: String,
     is_cpu: bool,
     // Keeps the entry points in `api` valid, and is never dlclose'd: the
@@ -184,6 +186,7 @@ impl HipRuntime {
         let graphs = GraphApi::load(&lib);
         let rect = RectApi::load(&lib);
         let pools = PoolApi::load(&lib);
+        let arrays = crate::ffi::ArrayApi::load(&lib);
         Ok(HipRuntime {
             api,
             vmm,
@@ -191,6 +194,7 @@ impl HipRuntime {
             graphs,
             rect,
             pools,
+            arrays,
             path: shown,
             is_cpu,
             _lib: ManuallyDrop::new(lib),

@@ -31,7 +31,7 @@
 
 use crate::event::{Dir, KernelArg, LaunchAttr, MemKind, Op, op_field, op_table};
 use crate::graph::{GraphNode, NodeBlob};
-use crate::hex::{Addr, BlobId};
+use crate::hex::{Addr, BlobId, HexBytes};
 use crate::wire::form::{Field, Key, wire_keys};
 
 /// One kernel argument, borrowed from the application's memory, with its
@@ -44,6 +44,8 @@ pub struct ArgRef<'a> {
     pub bytes: &'a [u8],
     /// Byte offsets inside `bytes` of device pointers.
     pub ptrs: &'a [u32],
+    /// Byte offsets inside `bytes` of texture or surface objects.
+    pub objs: &'a [u32],
 }
 
 /// A blob id as its 64 lowercase hex digits, computed once per code object
@@ -209,6 +211,16 @@ impl<'a> EventLine<'a> {
         self
     }
 
+    /// `"key":"…"`, bytes as lowercase hex digits.
+    #[inline]
+    pub fn hex(&mut self, key: &str, bytes: &[u8]) -> &mut Self {
+        self.key(key);
+        self.buf.push(b'"');
+        push_hex(self.buf, bytes);
+        self.buf.push(b'"');
+        self
+    }
+
     /// `"key":[a,b,…]`, numbers.
     #[inline]
     pub fn nums(&mut self, key: &str, v: &[u64]) -> &mut Self {
@@ -263,7 +275,18 @@ impl<'a> EventLine<'a> {
                 }
                 push_u64(self.buf, u64::from(*p));
             }
-            self.buf.extend_from_slice(b"]}");
+            self.buf.push(b']');
+            if !a.objs.is_empty() {
+                self.buf.extend_from_slice(b",\"objs\":[");
+                for (j, p) in a.objs.iter().enumerate() {
+                    if j > 0 {
+                        self.buf.push(b',');
+                    }
+                    push_u64(self.buf, u64::from(*p));
+                }
+                self.buf.push(b']');
+            }
+            self.buf.push(b'}');
         }
         self.buf.push(b']');
         self
@@ -280,7 +303,8 @@ impl<'a> EventLine<'a> {
     /// Writes argument number `index` (from 0) of the list: its offset,
     /// size and bytes, then the pointer offsets `ptrs` pushes while it runs
     /// (ascending, at most one per 8 bytes of the argument, as a scan that
-    /// skips a found pointer's word gives them).
+    /// skips a found pointer's word gives them), then `objs`, the offsets
+    /// of texture and surface objects (omitted when empty).
     ///
     /// The argument is written into room made for its longest form, through
     /// a local cursor, then cut to length: no length update and capacity
@@ -292,9 +316,10 @@ impl<'a> EventLine<'a> {
         offset: Option<u32>,
         bytes: &[u8],
         ptrs: impl FnOnce(&mut PtrList<'_, '_>),
+        objs: &[u32],
     ) {
         let start = self.buf.len();
-        let max = Out::arg_max(bytes.len());
+        let max = Out::arg_max(bytes.len()) + Out::objs_max(objs.len());
         if max <= 128 {
             // Fixed size: inlined stores, no memset call.
             self.buf.extend_from_slice(&[0u8; 128]);
@@ -314,7 +339,18 @@ impl<'a> EventLine<'a> {
             first: true,
         };
         ptrs(&mut list);
-        o.put(b"]}");
+        o.byte(b']');
+        if !objs.is_empty() {
+            o.put(b",\"objs\":[");
+            for (j, &p) in objs.iter().enumerate() {
+                if j > 0 {
+                    o.byte(b',');
+                }
+                o.u64(u64::from(p));
+            }
+            o.byte(b']');
+        }
+        o.byte(b'}');
         let n = o.n;
         self.buf.truncate(start + n);
     }
@@ -458,6 +494,13 @@ impl Out<'_> {
         1 + 10 + 10 + 8 + 20 + 8 + 2 * len + 10 + 11 * (len / 8 + 1) + 2
     }
 
+    /// The longest encoding of `n` object offsets: `,"objs":[`, each a u32
+    /// and a comma, `]`.
+    #[inline(always)]
+    fn objs_max(n: usize) -> usize {
+        if n == 0 { 0 } else { 9 + 11 * n + 1 }
+    }
+
     #[inline(always)]
     fn put(&mut self, b: &[u8]) {
         self.s[self.n..self.n + b.len()].copy_from_slice(b);
@@ -535,12 +578,16 @@ macro_rules! write_value {
     (nums, $l:ident, $k:expr, $v:expr) => {
         $l.nums($k, $v)
     };
+    (hex, $l:ident, $k:expr, $v:expr) => {
+        $l.hex($k, &$v.0)
+    };
     // The lists with a form of their own spell their keys themselves.
     (args, $l:ident, $k:expr, $v:expr) => {
         $l.args($v.iter().map(|a| ArgRef {
             offset: a.offset,
             bytes: &a.hex.0,
             ptrs: &a.ptrs,
+            objs: &a.objs,
         }))
     };
     (attrs, $l:ident, $k:expr, $v:expr) => {
@@ -588,6 +635,9 @@ macro_rules! write_type {
     };
     (nums) => {
         [u64]
+    };
+    (hex) => {
+        HexBytes
     };
     (args) => {
         [KernelArg]
@@ -1113,12 +1163,14 @@ mod tests {
                         size: 8,
                         hex: HexBytes(vec![0, 0, 0xde, 0xad, 0, 0x7f, 0, 0]),
                         ptrs: vec![0],
+                        objs: Vec::new(),
                     },
                     KernelArg {
                         offset: None,
                         size: 4,
                         hex: HexBytes(vec![1, 2, 3, 4]),
                         ptrs: vec![],
+                        objs: Vec::new(),
                     },
                 ],
                 attrs: vec![],
@@ -1147,6 +1199,7 @@ mod tests {
                     size: 4,
                     hex: HexBytes(vec![9, 9, 9, 9]),
                     ptrs: vec![],
+                    objs: Vec::new(),
                 }],
                 attrs: vec![
                     crate::event::LaunchAttr {
@@ -1385,13 +1438,15 @@ mod tests {
                 .collect();
             ptrs.sort_unstable();
             ptrs.dedup_by(|b, a| *b < *a + 8);
+            // Objects where the test has them: every other pointer's offset.
+            let objs: Vec<u32> = ptrs.iter().step_by(2).copied().collect();
             let (mut pushed, mut listed) = (Vec::new(), Vec::new());
             let mut l = EventLine::begin(&mut pushed, 1, "a", "launch", 0);
             l.open_args();
-            l.arg_with(0, Some(8), &bytes, |list| ptrs.iter().for_each(|&p| list.push(p)));
+            l.arg_with(0, Some(8), &bytes, |list| ptrs.iter().for_each(|&p| list.push(p)), &objs);
             l.close_args();
             EventLine::begin(&mut listed, 1, "a", "launch", 0)
-                .args([ArgRef { offset: Some(8), bytes: &bytes, ptrs: &ptrs }]);
+                .args([ArgRef { offset: Some(8), bytes: &bytes, ptrs: &ptrs, objs: &objs }]);
             prop_assert_eq!(String::from_utf8(pushed).unwrap(), String::from_utf8(listed).unwrap());
         }
 
@@ -1402,7 +1457,7 @@ mod tests {
             let op = Op::Launch {
                 name, code: BlobId::of(&bytes), func: None, grid: [1; 3], block: [1; 3], shmem: 0,
                 stream: Addr(0),
-                args: vec![KernelArg { offset: Some(8), size: bytes.len() as u32, hex: HexBytes(bytes), ptrs: vec![0, 3] }],
+                args: vec![KernelArg { offset: Some(8), size: bytes.len() as u32, hex: HexBytes(bytes), ptrs: vec![0, 3] , objs: Vec::new()}],
                 attrs: vec![],
             };
             prop_assert_eq!(ours(1, 2, 3, "a", 0, &op), reference(1, 2, 3, "a", 0, &op));

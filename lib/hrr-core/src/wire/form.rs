@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op, op_field, op_table};
 use crate::graph::{GraphNode, NodeBlob};
-use crate::hex::{Addr, BlobId};
+use crate::hex::{Addr, BlobId, HexBytes};
 
 /// Why a line could not become an [`Event`].
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -143,6 +143,26 @@ macro_rules! wire_keys {
             src_device: i32 => i32,
             /// `peer_access`: the peer device.
             peer: i32 => i32,
+            /// `array_create`, `array_destroy`: the array.
+            array: Addr => addr,
+            /// `array_create`: the element format.
+            format: u32 => u32,
+            /// `array_create`: channels per element.
+            channels: u32 => u32,
+            /// `array_create`: the descriptor's flags.
+            flags: u32 => u32,
+            /// `memcpy_array`: position in a destination array.
+            dpos: [u64; 3] => nums,
+            /// `memcpy_array`: position in a source array.
+            spos: [u64; 3] => nums,
+            /// `tex_*`, `surf_*`: the object.
+            obj: Addr => addr,
+            /// `tex_create`, `surf_create`: the resource description's bytes.
+            res: HexBytes => hex,
+            /// `tex_create`: the texture description's bytes.
+            tex_desc: HexBytes => hex,
+            /// `tex_create`: the resource view's bytes.
+            view: HexBytes => hex,
         }
     };
 }
@@ -280,6 +300,28 @@ impl<'a> Field<'a> for String {
 
     #[inline(always)]
     fn value(&self) -> Option<&String> {
+        Some(self)
+    }
+}
+
+/// Bytes are moved out of a parsed line, and copied into the reference
+/// encoding.
+impl Field<'_> for HexBytes {
+    type Slot = HexBytes;
+    type Value = HexBytes;
+
+    #[inline(always)]
+    fn take(slot: &mut Option<HexBytes>) -> Option<HexBytes> {
+        slot.take()
+    }
+
+    #[inline(always)]
+    fn put(&self) -> Option<HexBytes> {
+        Some(self.clone())
+    }
+
+    #[inline(always)]
+    fn value(&self) -> Option<&HexBytes> {
         Some(self)
     }
 }

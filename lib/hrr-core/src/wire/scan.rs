@@ -29,7 +29,7 @@ use crate::wire::Wire;
 use crate::wire::form::{Key, wire_keys};
 
 /// Keys of [`KernelArg`] the scanner fills in.
-const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs"];
+const ARG_KEYS: &[&str] = &["offset", "size", "hex", "ptrs", "objs"];
 /// Keys of [`LaunchAttr`] the scanner fills in.
 const ATTR_KEYS: &[&str] = &["id", "hex"];
 
@@ -414,7 +414,8 @@ impl<'a> Cursor<'a> {
     }
 
     fn kernel_arg(&mut self) -> Option<KernelArg> {
-        let (mut offset, mut size, mut hex, mut ptrs) = (None, None, None, Vec::new());
+        let (mut offset, mut size, mut hex, mut ptrs, mut objs) =
+            (None, None, None, Vec::new(), Vec::new());
         let mut seen = 0u64;
         self.object(|c, key| {
             match key {
@@ -434,6 +435,10 @@ impl<'a> Cursor<'a> {
                     once!(seen, 3);
                     c.array(|c| c.u32().map(|p| ptrs.push(p)))?;
                 }
+                "objs" => {
+                    once!(seen, 4);
+                    c.array(|c| c.u32().map(|p| objs.push(p)))?;
+                }
                 _ => c.skip(2)?,
             }
             Some(())
@@ -443,6 +448,7 @@ impl<'a> Cursor<'a> {
             size: size?,
             hex: hex?,
             ptrs,
+            objs,
         })
     }
 
@@ -502,6 +508,9 @@ macro_rules! read_value {
     };
     (nums, $c:ident) => {
         $c.u64s()
+    };
+    (hex, $c:ident) => {
+        decode_hex($c.str()?).map(HexBytes)
     };
     (args, $c:ident) => {{
         let mut args = Vec::new();
@@ -672,6 +681,7 @@ mod tests {
                 size: hex.len() as u32,
                 hex: HexBytes(hex),
                 ptrs,
+                objs: Vec::new(),
             })
     }
 

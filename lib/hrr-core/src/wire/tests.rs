@@ -86,14 +86,24 @@ impl Gen for Vec<KernelArg> {
                 1 => proptest::collection::vec(any::<u8>(), 64..160)
             ],
             proptest::collection::vec(any::<u32>(), 0..4),
+            proptest::collection::vec(any::<u32>(), 0..2),
         )
-            .prop_map(|(offset, hex, ptrs)| KernelArg {
+            .prop_map(|(offset, hex, ptrs, objs)| KernelArg {
                 offset,
                 size: hex.len() as u32,
                 hex: HexBytes(hex),
                 ptrs,
+                objs,
             });
         proptest::collection::vec(arg, 0..5).boxed()
+    }
+}
+
+impl Gen for HexBytes {
+    fn strategy() -> BoxedStrategy<HexBytes> {
+        proptest::collection::vec(any::<u8>(), 0..160)
+            .prop_map(HexBytes)
+            .boxed()
     }
 }
 
@@ -227,6 +237,7 @@ fn launch_line(e: &Event) -> Option<Vec<u8>> {
         offset: a.offset,
         bytes: &a.hex.0,
         ptrs: &a.ptrs,
+        objs: &a.objs,
     }));
     l.attrs(attrs.iter().map(|a| (a.id, &a.hex.0[..])));
     l.end();

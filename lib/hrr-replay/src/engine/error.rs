@@ -196,6 +196,18 @@ pub enum EventFailure {
         /// The extent.
         extent: [u64; 3],
     },
+    /// An event names an array no earlier event created.
+    #[error("array {0} was never created")]
+    UnknownArray(Addr),
+    /// A kernel argument or destroy names a texture or surface object no
+    /// earlier event created.
+    #[error("texture or surface object {0} was never created")]
+    UnknownObject(Addr),
+    /// An array, texture or surface event that cannot be replayed as
+    /// recorded (a side without its pitch, a format no family defines, a
+    /// resource the backend cannot be given).
+    #[error("{0}")]
+    ArrayShape(String),
     /// A pool op names a pool no earlier event created.
     #[error("memory pool {0} was never created")]
     UnknownPool(Addr),

@@ -429,6 +429,7 @@ mod tests {
             size: bytes.len() as u32,
             hex: HexBytes(bytes),
             ptrs,
+            objs: Vec::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
+mod arrays;
 mod graphs;
 mod host_memory;
 mod pause;
@@ -84,6 +85,8 @@ pub struct Replayer<'a> {
     pools: pools::Pools,
     /// The events of launches that may still be queued on the launch thread.
     recent_launches: RecentLaunches,
+    /// Arrays, texture and surface objects.
+    arrays: arrays::Arrays,
 }
 
 impl<'a> Replayer<'a> {
@@ -120,6 +123,7 @@ impl<'a> Replayer<'a> {
             graphs: Default::default(),
             pools: pools::Pools::default(),
             recent_launches: RecentLaunches::default(),
+            arrays: arrays::Arrays::default(),
         }
     }
 
@@ -809,6 +813,62 @@ impl<'a> Replayer<'a> {
                 pool,
                 stream,
             } => self.pool_alloc(e, (*ptr, *size), *pool, *stream)?,
+            Op::ArrayCreate {
+                array,
+                format,
+                channels,
+                extent,
+                flags,
+            } => self.array_create(
+                e,
+                *array,
+                crate::device::ArrayDesc {
+                    format: *format,
+                    channels: *channels,
+                    extent: *extent,
+                    flags: *flags,
+                },
+            )?,
+            Op::ArrayDestroy { array } => self.array_destroy(e, *array)?,
+            Op::MemcpyArray {
+                dir,
+                dst,
+                dpitch,
+                dpos,
+                src,
+                spitch,
+                spos,
+                extent,
+                stream,
+                blob,
+            } => self.memcpy_array(
+                e,
+                arrays::ArrayCopyEvent {
+                    dir: *dir,
+                    dst: *dst,
+                    dpitch: *dpitch,
+                    dpos: *dpos,
+                    src: *src,
+                    spitch: *spitch,
+                    spos: *spos,
+                    extent: *extent,
+                    stream: *stream,
+                    blob: *blob,
+                },
+            )?,
+            Op::TexCreate {
+                obj,
+                res,
+                tex_desc,
+                view,
+            } => self.object_create(
+                e,
+                *obj,
+                &res.0,
+                Some((&tex_desc.0, view.as_ref().map(|v| &v.0[..]))),
+            )?,
+            Op::SurfCreate { obj, res } => self.object_create(e, *obj, &res.0, None)?,
+            Op::TexDestroy { obj } | Op::SurfDestroy { obj } => self.object_destroy(e, *obj)?,
             // Modules load lazily at first launch; nothing to do for these.
             Op::ModuleLoad { .. } | Op::Function { .. } => {}
             Op::Eof { .. } => self.summary.trailer = true,
@@ -945,7 +1005,9 @@ impl<'a> Replayer<'a> {
             let id = out.put_blob(actual)?;
             let mut rec = e.clone();
             match &mut rec.op {
-                Op::Memcpy { blob, .. } | Op::MemcpyRect { blob, .. } => *blob = Some(id),
+                Op::Memcpy { blob, .. }
+                | Op::MemcpyRect { blob, .. }
+                | Op::MemcpyArray { blob, .. } => *blob = Some(id),
                 Op::HostRead { blob, .. } => *blob = id,
                 _ => {}
             }
@@ -1230,6 +1292,28 @@ impl Replayer<'_> {
                 let live = self.arg_pointer(e, i, off, value)?;
                 bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
             }
+            // Texture and surface objects are handles of the runtime's, not
+            // addresses: each maps to the object replay made for it.
+            for &off in &arg.objs {
+                let off = off as usize;
+                let Some(word) = bytes.get(off..off + 8) else {
+                    return Err(Self::fatal(
+                        e,
+                        EventFailure::ArrayShape(format!(
+                            "argument {i}: object offset {off} leaves no 8-byte word"
+                        )),
+                    ));
+                };
+                let value = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                if value == 0 {
+                    continue;
+                }
+                let live = self
+                    .arrays
+                    .object(value)
+                    .ok_or_else(|| Self::fatal(e, EventFailure::UnknownObject(Addr(value))))?;
+                bytes[off..off + 8].copy_from_slice(&live.to_le_bytes());
+            }
             let unmarked = launch_check::unmarked_pointers(
                 bytes,
                 &arg.ptrs,
@@ -1290,6 +1374,7 @@ mod tests {
             size,
             hex: HexBytes(vec![0; size as usize]),
             ptrs: vec![],
+            objs: Vec::new(),
         }
     }
 

@@ -25,15 +25,26 @@ fn write_args_scanned<'b>(
 ) {
     l.open_args();
     for (i, a) in args.into_iter().enumerate() {
-        l.arg_with(i, a.offset, a.bytes, |ptrs| {
-            if a.pointer {
-                if a.bytes.len() >= 8 {
-                    ptrs.push(0);
+        let objs = if a.pointer {
+            Vec::new()
+        } else {
+            allocs.objects_in(a.bytes)
+        };
+        l.arg_with(
+            i,
+            a.offset,
+            a.bytes,
+            |ptrs| {
+                if a.pointer {
+                    if a.bytes.len() >= 8 {
+                        ptrs.push(0);
+                    }
+                } else {
+                    allocs.scan_each(a.bytes, |off| ptrs.push(off));
                 }
-            } else {
-                allocs.scan_each(a.bytes, |off| ptrs.push(off));
-            }
-        });
+            },
+            &objs,
+        );
     }
     l.close_args();
 }
@@ -263,6 +274,7 @@ mod tests {
             size: hex.len() as u32,
             hex: HexBytes(hex.to_vec()),
             ptrs,
+            objs: Vec::new(),
         };
         let op = Op::Launch {
             name: "k".into(),
@@ -337,7 +349,7 @@ mod tests {
                     } else {
                         allocs.view().scan(a.bytes, &mut ptrs);
                     }
-                    KernelArg { offset: a.offset, size: a.bytes.len() as u32, hex: HexBytes(a.bytes.to_vec()), ptrs }
+                    KernelArg { offset: a.offset, size: a.bytes.len() as u32, hex: HexBytes(a.bytes.to_vec()), ptrs, objs: Vec::new() }
                 })
                 .collect();
             let op = Op::Launch {

@@ -6,6 +6,12 @@
 //! `hipMemcpyDefault` without asking the runtime. Ordered by base, so a
 //! lookup is one `BTreeMap::range` probe; a read-write lock, because launches
 //! (readers) vastly outnumber allocations (writers).
+//!
+//! The live texture and surface objects are kept here too: an argument
+//! word equal to one is marked as an object (`objs`), which replay maps to
+//! its own object. CUDA's objects are small integers, so they cannot be
+//! told from numbers by value alone; only whole, aligned 8-byte words of
+//! an argument are compared, and only while some object is live.
 
 use std::collections::BTreeMap;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
@@ -27,6 +33,8 @@ struct Live {
     /// An upper bound of every live allocation's last byte (never lowered
     /// on remove; only used to reject words quickly).
     max_last: u64,
+    /// Live texture and surface objects (few: a linear search).
+    objects: Vec<u64>,
 }
 
 /// A read view for many lookups under one lock acquisition.
@@ -63,6 +71,23 @@ impl LiveAllocs {
         removed
     }
 
+    /// Records a live texture or surface object.
+    pub fn insert_object(&self, handle: u64) {
+        let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        if !live.objects.contains(&handle) {
+            live.objects.push(handle);
+        }
+        // A kept launch line's objects were found among the old ones.
+        crate::record::launch_memo::invalidate("epoch moved: an object");
+    }
+
+    /// Forgets a texture or surface object.
+    pub fn remove_object(&self, handle: u64) {
+        let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        live.objects.retain(|&h| h != handle);
+        crate::record::launch_memo::invalidate("epoch moved: an object destroyed");
+    }
+
     /// A consistent view for scanning arguments.
     pub fn view(&self) -> AllocView<'_> {
         let map = self.map.read().unwrap_or_else(PoisonError::into_inner);
@@ -85,6 +110,25 @@ impl LiveAllocs {
 }
 
 impl AllocView<'_> {
+    /// The byte offsets in `bytes` of aligned 8-byte words equal to a live
+    /// texture or surface object (none, without allocating, while no
+    /// object is live).
+    pub fn objects_in(&self, bytes: &[u8]) -> Vec<u32> {
+        let objects = &self.map.objects;
+        if objects.is_empty() {
+            return Vec::new();
+        }
+        bytes
+            .chunks_exact(8)
+            .enumerate()
+            .filter(|(_, w)| {
+                let w = u64::from_le_bytes((*w).try_into().expect("8 bytes"));
+                w != 0 && objects.contains(&w)
+            })
+            .map(|(i, _)| (i * 8) as u32)
+            .collect()
+    }
+
     /// The kind of the live allocation containing `addr` (interior pointers
     /// included; a zero-sized allocation contains its base).
     pub fn find(&self, addr: u64) -> Option<MemKind> {

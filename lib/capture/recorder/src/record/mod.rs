@@ -10,6 +10,7 @@
 //! ([`graph_execs`], read back by [`graph_walk`]), capture windows
 //! ([`window`]) and the archives the recorder writes (`out`).
 
+pub mod arrays;
 pub mod code_objects;
 pub mod event_line;
 pub mod graph_execs;

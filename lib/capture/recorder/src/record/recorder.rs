@@ -130,6 +130,8 @@ pub struct Recorder {
     current: AtomicUsize,
     pid: u32,
     allocs: LiveAllocs,
+    /// Live arrays' element sizes (see `arrays`).
+    arrays: crate::record::arrays::LiveArrays,
     /// Host memory kernels read and write (see `host_memory`).
     host: HostMemory,
     /// Whether `finish` leaves `events.ndjson` plain (`HRR_EVENTS=plain`).
@@ -219,6 +221,7 @@ impl Recorder {
             current: AtomicUsize::new(0),
             pid: sys::getpid(),
             allocs: LiveAllocs::new(),
+            arrays: Default::default(),
             host: HostMemory::new(crate::config::host_memory_on(std::env::var_os(
                 crate::config::ENV_HOST_MEMORY,
             ))),
@@ -308,6 +311,11 @@ impl Recorder {
     /// The archive directory.
     pub fn dir(&self) -> &Path {
         &self.out().dir
+    }
+
+    /// The live arrays' element sizes.
+    pub(crate) fn arrays_map(&self) -> &crate::record::arrays::LiveArrays {
+        &self.arrays
     }
 
     /// The live allocations.
@@ -1487,6 +1495,7 @@ mod tests {
             size: hex.len() as u32,
             hex: HexBytes(hex),
             ptrs: vec![],
+            objs: Vec::new(),
         };
         let kernel = NodeOp::Kernel {
             name: "k".into(),

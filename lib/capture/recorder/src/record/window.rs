@@ -84,6 +84,8 @@ enum Key {
     CurrentCtx,
     CurrentDevice,
     Peer(i32),
+    Array(u64),
+    Object(u64),
 }
 
 /// The creating events of the live handles, in the order they were made.
@@ -222,6 +224,16 @@ impl Ledger {
             Op::CtxSet { .. } => self.put(Key::CurrentCtx, api, op),
             Op::SetDevice { .. } => self.put(Key::CurrentDevice, api, op),
             Op::PeerAccess { peer } => self.put(Key::Peer(peer), api, op),
+            Op::ArrayCreate { array, .. } => self.put(Key::Array(array.0), api, op),
+            Op::ArrayDestroy { array } => {
+                self.remove(Key::Array(array.0));
+            }
+            Op::TexCreate { obj, .. } | Op::SurfCreate { obj, .. } => {
+                self.put(Key::Object(obj.0), api, op)
+            }
+            Op::TexDestroy { obj } | Op::SurfDestroy { obj } => {
+                self.remove(Key::Object(obj.0));
+            }
             _ => {}
         }
     }
@@ -367,6 +379,7 @@ fn is_lifecycle(op: &Op) -> bool {
             | Op::HostWrite { .. }
             | Op::HostRead { .. }
             | Op::MemcpyRect { .. }
+            | Op::MemcpyArray { .. }
             | Op::MemsetRect { .. }
             | Op::HostFunc { .. }
             | Op::MemcpyPeer { .. }

@@ -24,7 +24,7 @@ pub(super) struct RectCopy {
 impl Replayer<'_> {
     /// Bytes from the first byte of a pitched operand to its end, or the
     /// event's error when the geometry is impossible.
-    fn rect_span(
+    pub(super) fn rect_span(
         e: &Event,
         op: &'static str,
         pitch: [u64; 2],

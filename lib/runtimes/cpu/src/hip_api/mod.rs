@@ -18,6 +18,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 mod alloc;
+mod arrays;
 mod compiler;
 mod copy;
 mod device;
@@ -109,6 +110,14 @@ exports! {
         hipMallocPitch, hipMemAllocPitch, hipMalloc3D, hipMemcpyParam2D, hipMemcpyParam2DAsync,
         hipDrvMemcpy2DUnaligned, hipMemcpy3D, hipMemcpy3DAsync, hipMemset2D, hipMemset2DAsync,
         hipMemset3D, hipMemset3DAsync,
+    ]
+    arrays: [
+        hipMallocArray, hipMalloc3DArray, hipArrayCreate, hipArray3DCreate, hipFreeArray,
+        hipArrayDestroy, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy2DFromArray,
+        hipMemcpy2DFromArrayAsync, hipMemcpyToArray, hipMemcpyFromArray, hipMemcpyHtoA,
+        hipMemcpyAtoH, hipCreateChannelDesc, hipCreateTextureObject, hipDestroyTextureObject,
+        _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
+        _Z23hipDestroySurfaceObjectP13__hip_surface,
     ]
     streams: [
         hipStreamCreateWithFlags, hipStreamCreate, hipStreamCreateWithPriority,

@@ -3,8 +3,8 @@
 //! (`hipMemcpyParam2D`, `hipDrvMemcpy2DUnaligned`, `hipMemcpy3D`, their
 //! `Async` forms; `hipMemcpy2D` lives with the plain copies and shares the
 //! row loop) and 2D/3D memsets. Every row is checked before the first is
-//! queued, so a bad operand changes nothing. Arrays are not implemented
-//! (`hipErrorNotSupported` where a copy names one).
+//! queued, so a bad operand changes nothing. A copy that names an array
+//! is made by [`super::arrays`] over the array's memory.
 
 use std::ffi::c_void;
 
@@ -190,20 +190,46 @@ pub(super) unsafe fn hipMalloc3D(a: args::hipMalloc3D) -> HipError {
     })
 }
 
+/// A copy description that may name an array.
+trait ArrayCopies {
+    /// The copy, when a side is an array.
+    fn array_copy(&self) -> Result<::hip_api::array::ArrayCopy, RectError>;
+}
+
+impl ArrayCopies for hip_Memcpy2D {
+    fn array_copy(&self) -> Result<::hip_api::array::ArrayCopy, RectError> {
+        hip_Memcpy2D::array_copy(self)
+    }
+}
+
+impl ArrayCopies for hipMemcpy3DParms {
+    fn array_copy(&self) -> Result<::hip_api::array::ArrayCopy, RectError> {
+        hipMemcpy3DParms::array_copy(self, super::arrays::element_of)
+    }
+}
+
 /// The copy `p` describes (a `hip_Memcpy2D` or a `hipMemcpy3DParms`, made a
 /// [`RectCopy`] by `rect`), on `stream`.
 ///
 /// # Safety
 /// `p` is null or HIP's description of a copy whose host operands are valid.
-unsafe fn copy_described<T>(
+unsafe fn copy_described<T: ArrayCopies>(
     p: *const T,
     rect: fn(&T) -> Result<RectCopy, RectError>,
     stream: HipStream,
 ) -> HipError {
+    let arrays = T::array_copy;
     guard(|| {
         // SAFETY: HIP contract: `p` points at the description (checked non-null).
         let c = unsafe { p.as_ref() }.ok_or(err::INVALID_VALUE)?;
-        let rect = rect(c).map_err(rect_err)?;
+        let rect = match rect(c) {
+            Err(RectError::Array) => {
+                let copy = arrays(c).map_err(rect_err)?;
+                // SAFETY: HIP contract for the host operands it describes.
+                return unsafe { super::arrays::copy_array(copy, stream) };
+            }
+            r => r.map_err(rect_err)?,
+        };
         // SAFETY: HIP contract for the host operands it describes.
         unsafe { copy_rect(rect, stream) }
     })

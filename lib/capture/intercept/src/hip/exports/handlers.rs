@@ -2,7 +2,7 @@
 //! `hrr_interpose::exports`): the export `NAME` calls `handlers::NAME`.
 //!
 //! * **recorded**: the hand-written handlers re-exported from [`super::memory`],
-//!   [`super::rect`], [`super::pools`], [`super::symbols`], [`super::sync`],
+//!   [`super::rect`], [`super::arrays`], [`super::pools`], [`super::symbols`], [`super::sync`],
 //!   [`super::module`], [`super::launch`], [`super::vmm`], [`super::graph`],
 //!   [`super::profiler`] (the capture window's trigger)
 //!   (and `hipGetProcAddress`, which hands out the wrappers);
@@ -28,6 +28,13 @@ use hrr_interpose::{query_handlers, unrecorded_handlers};
 
 // ---------------------------------------------------------------- recorded
 
+pub use super::arrays::{
+    _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
+    _Z23hipDestroySurfaceObjectP13__hip_surface, hipArray3DCreate, hipArrayCreate, hipArrayDestroy,
+    hipCreateTextureObject, hipDestroyTextureObject, hipFreeArray, hipMalloc3DArray,
+    hipMallocArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpy2DToArray,
+    hipMemcpy2DToArrayAsync, hipMemcpyAtoH, hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray,
+};
 pub use super::graph::{
     hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphExecMemcpyNodeSetParams1D,
     hipGraphExecMemsetNodeSetParams, hipGraphExecUpdate, hipGraphInstantiate,
@@ -192,15 +199,12 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipIpcOpenMemHandle, hipIpcCloseMemHandle, hipIpcOpenEventHandle, hipImportExternalMemory,
     hipExternalMemoryGetMappedBuffer, hipDestroyExternalMemory, hipImportExternalSemaphore,
     hipSignalExternalSemaphoresAsync, hipWaitExternalSemaphoresAsync, hipDestroyExternalSemaphore,
-    // Pitched, array and mipmapped allocations.
-    hipMallocArray, hipArrayCreate,
-    hipArrayDestroy, hipArray3DCreate, hipMalloc3DArray, hipFreeArray, hipMallocMipmappedArray,
-    hipFreeMipmappedArray, hipMipmappedArrayCreate, hipMipmappedArrayDestroy,
+    // Mipmapped arrays.
+    hipMallocMipmappedArray, hipFreeMipmappedArray, hipMipmappedArrayCreate, hipMipmappedArrayDestroy,
     __hipRegisterManagedVar,
-    // Copies and memsets the format has no op for.
-    hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpyToArray,
-    hipMemcpyFromArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpyAtoH,
-    hipMemcpyHtoA, hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
+    // Copies the format has no op for (`HIP_MEMCPY3D`'s layout is not
+    // declared).
+    hipDrvMemcpy3D, hipDrvMemcpy3DAsync,
     // Launches the format has no shape for.
     hipLaunchByPtr, hipLaunchCooperativeKernelMultiDevice, hipExtLaunchMultiKernelMultiDevice,
     // Contexts.
@@ -209,13 +213,10 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipDevicePrimaryCtxRetain, hipDevicePrimaryCtxReset, hipDevicePrimaryCtxSetFlags,
     // Textures and surfaces.
     hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
-    hipUnbindTexture, hipCreateTextureObject, hipDestroyTextureObject, hipTexObjectCreate,
-    hipTexObjectDestroy, hipTexRefSetAddress, hipTexRefSetAddress2D, hipTexRefSetAddressMode,
+    hipUnbindTexture, hipTexObjectCreate, hipTexObjectDestroy, hipTexRefSetAddress, hipTexRefSetAddress2D, hipTexRefSetAddressMode,
     hipTexRefSetArray, hipTexRefSetBorderColor, hipTexRefSetFilterMode, hipTexRefSetFlags,
     hipTexRefSetFormat, hipTexRefSetMaxAnisotropy, hipTexRefSetMipmapFilterMode,
     hipTexRefSetMipmapLevelBias, hipTexRefSetMipmapLevelClamp, hipTexRefSetMipmappedArray,
-    _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
-    _Z23hipDestroySurfaceObjectP13__hip_surface,
     // Graphs: copies the format has no op for (symbols, 3D), and
     // executable-graph setters not recorded yet.
     hipGraphAddMemcpyNodeFromSymbol, hipGraphMemcpyNodeSetParamsFromSymbol,

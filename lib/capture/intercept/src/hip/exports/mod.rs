@@ -28,6 +28,7 @@
 
 // The handlers, by what they record (private: the C entry points are the
 // interface; each module's docs say what its handlers read and record).
+mod arrays;
 mod graph;
 mod handlers;
 mod launch;

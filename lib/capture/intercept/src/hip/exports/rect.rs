@@ -1,9 +1,9 @@
 //! Recorded handlers of pitched memory: pitched allocations (`alloc` of
 //! pitch × height (× depth) bytes), 2D/3D copies between linear memory
 //! (`memcpy_rect`) and 2D/3D memsets (`memset_rect`). A copy whose
-//! description names an array (or cannot be read) is forwarded and counted
-//! as unrecorded: arrays are not linear memory, and the format has no op
-//! for them.
+//! description names an array is recorded by [`super::arrays`]
+//! (`memcpy_array`); one that cannot be read is forwarded and counted as
+//! unrecorded.
 
 use std::ffi::c_void;
 
@@ -16,11 +16,12 @@ use super::memory::sync_stream;
 use super::{intercept, resolve_dir};
 use crate::capture::Guard;
 use crate::hip::types::{self as hip, HipError, HipStream};
+use hip_api::array::ArrayCopy;
 use hrr_interpose::call_args::{gather, out, out_addr};
 use hrr_interpose::exports::missing;
 use hrr_interpose::real_fn::Real;
 use hrr_interpose::unrecorded::Counter;
-use hrr_recorder::record::recorder::Order;
+use hrr_recorder::record::recorder::{Order, Recorder};
 use hrr_recorder::record::rect::RectCopy;
 
 // ---------------------------------------------------------------- allocation
@@ -103,9 +104,13 @@ unsafe fn copy<A: Entry<Ret = HipError>>(
     real: &Real<A>,
     calls: &'static Counter,
     a: A,
-    rect: Result<HipRect, RectError>,
+    (rect, arrays): (Result<HipRect, RectError>, Arrays),
     stream: Option<HipStream>,
 ) -> HipError {
+    if rect == Err(RectError::Array) {
+        // SAFETY: per this function's contract.
+        return unsafe { super::arrays::copy(real, calls, a, arrays, stream) };
+    }
     let api = A::NAME;
     let Some(f) = real.get() else {
         return missing::<A>();
@@ -156,8 +161,12 @@ unsafe fn copy<A: Entry<Ret = HipError>>(
     ret
 }
 
+/// How a copy naming an array is decoded (given the recorder, for arrays'
+/// element sizes).
+type Arrays = Box<dyn FnOnce(&Recorder) -> Option<ArrayCopy>>;
+
 /// `NAME: RECT, stream STREAM;` in terms of the arguments `a`: a 2D/3D copy
-/// recorded as `memcpy_rect`.
+/// recorded as `memcpy_rect` (or `memcpy_array`, naming an array).
 macro_rules! copies {
     ($a:ident; $($name:ident: $rect:expr, stream $stream:expr;)*) => {$(
         #[inline(always)]
@@ -170,39 +179,54 @@ macro_rules! copies {
     )*};
 }
 
-/// A 2D copy given by its arguments.
+/// A 2D copy given by its arguments (never an array).
 fn rect_2d(
     (dst, dpitch): (*mut c_void, usize),
     (src, spitch): (*const c_void, usize),
     (width, height): (usize, usize),
     kind: hip::HipMemcpyKind,
-) -> Result<HipRect, RectError> {
-    Ok(HipRect {
-        dst: dst as usize,
-        dpitch: [dpitch, dpitch.saturating_mul(height)],
-        src: src as usize,
-        spitch: [spitch, spitch.saturating_mul(height)],
-        extent: [width, height, 1],
-        kind,
-    })
+) -> (Result<HipRect, RectError>, Arrays) {
+    (
+        Ok(HipRect {
+            dst: dst as usize,
+            dpitch: [dpitch, dpitch.saturating_mul(height)],
+            src: src as usize,
+            spitch: [spitch, spitch.saturating_mul(height)],
+            extent: [width, height, 1],
+            kind,
+        }),
+        Box::new(|_| None),
+    )
 }
 
 /// The copy a `hip_Memcpy2D` describes.
 ///
 /// # Safety
 /// `p` is null or points at the application's description.
-unsafe fn param_2d(p: *const hip_api::types::hip_Memcpy2D) -> Result<HipRect, RectError> {
+unsafe fn param_2d(p: *const hip_api::types::hip_Memcpy2D) -> (Result<HipRect, RectError>, Arrays) {
     // SAFETY: per the contract.
-    unsafe { p.as_ref() }.ok_or(RectError::Invalid)?.rect()
+    let Some(d) = (unsafe { p.as_ref() }).copied() else {
+        return (Err(RectError::Invalid), Box::new(|_| None));
+    };
+    (d.rect(), Box::new(move |_| d.array_copy().ok()))
 }
 
 /// The copy a `hipMemcpy3DParms` describes.
 ///
 /// # Safety
 /// `p` is null or points at the application's description.
-unsafe fn parms_3d(p: *const hip_api::types::hipMemcpy3DParms) -> Result<HipRect, RectError> {
+unsafe fn parms_3d(
+    p: *const hip_api::types::hipMemcpy3DParms,
+) -> (Result<HipRect, RectError>, Arrays) {
     // SAFETY: per the contract.
-    unsafe { p.as_ref() }.ok_or(RectError::Invalid)?.rect()
+    let Some(d) = (unsafe { p.as_ref() }).copied() else {
+        return (Err(RectError::Invalid), Box::new(|_| None));
+    };
+    let arrays: Arrays = Box::new(move |r: &Recorder| {
+        d.array_copy(|a| r.array_element(a as u64).map(|e| e as usize))
+            .ok()
+    });
+    (d.rect(), arrays)
 }
 
 copies! { a;

@@ -16,7 +16,7 @@ pub enum PlatformArg {
     Cuda,
 }
 
-/// Record an application's HIP calls into an hrr archive.
+/// Record an application's GPU runtime calls (HIP or CUDA) into an hrr archive.
 #[derive(Debug, Parser)]
 #[command(
     name = "hrr-cap",

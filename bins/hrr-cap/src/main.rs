@@ -1,5 +1,5 @@
 //! `hrr-cap`: run an application with the capture library preloaded and
-//! record its HIP calls into an hrr archive.
+//! record its GPU runtime calls (HIP or CUDA) into an hrr archive.
 //!
 //! ```text
 //! hrr-cap [-o DIR] [--platform auto|hip|cuda] [--hsa-regions] [--no-verify] [--window SPEC] -- APP ARGS…

@@ -71,7 +71,7 @@ fi
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra)
+    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -304,6 +304,17 @@ run_case symbols symbols
 RECORDED_OPS=(pool_create pool_alloc pool_destroy)
 CHECK=check_recorded
 run_case pools pools
+# Arrays and texture objects: the runtime's array, copy and object calls
+# reach the driver's (cuArrayCreate_v2, cuMemcpy2D*_v2, cuTexObjectCreate),
+# recorded as their ops; the kernel's texture argument must be marked as an
+# object, which replay maps to its own.
+check_texture() {
+    check_recorded "$@" || return 1
+    [ "$(events_with "$2" '"objs" *: *\[')" -gt 0 ] || { echo "no launch argument marked as an object (objs)"; return 1; }
+}
+RECORDED_OPS=(array_create memcpy_array tex_create tex_destroy array_destroy)
+CHECK=check_texture
+run_case texture2d texture2d
 
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.

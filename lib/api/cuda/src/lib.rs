@@ -28,6 +28,7 @@
 // name, and documented there (as in `hip-api`).
 #![allow(missing_docs)]
 
+pub mod array;
 pub mod graph;
 pub mod rect;
 pub mod runtime;

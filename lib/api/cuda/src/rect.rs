@@ -1,7 +1,9 @@
 //! The driver's 2D and 3D copy descriptions (`CUDA_MEMCPY2D`,
 //! `CUDA_MEMCPY3D`, as `cuMemcpy2D_v2` and `cuMemcpy3D_v2` take them) and
-//! their geometry between linear memory: the first byte of each side
-//! (offsets added), row and slice pitches, the extent and where each side is.
+//! their geometry: between linear memory ([`Rect`]: the first byte of each
+//! side, offsets added, row and slice pitches, the extent and where each side
+//! is), or with a `CUarray` on a side ([`ArrayCopy`]: the array and the
+//! position in it instead).
 
 use core::ffi::{c_uint, c_void};
 
@@ -94,6 +96,38 @@ pub struct Rect {
     pub extent: [u64; 3],
 }
 
+/// One side of a copy that names an array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopySide {
+    /// A `CUarray`, the copy starting at `pos` (x in bytes, row, slice).
+    Array {
+        /// Its handle.
+        array: u64,
+        /// Where the copy starts.
+        pos: [u64; 3],
+    },
+    /// Linear memory: the first byte (offsets added), row and slice pitch.
+    Linear {
+        /// The first byte.
+        ptr: u64,
+        /// Row and slice pitch.
+        pitch: [u64; 2],
+        /// Where it is.
+        side: Side,
+    },
+}
+
+/// A 2D or 3D copy with an array on at least one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayCopy {
+    /// Where it writes.
+    pub dst: CopySide,
+    /// What it reads.
+    pub src: CopySide,
+    /// Width in bytes, rows, slices.
+    pub extent: [u64; 3],
+}
+
 /// Why a description is not a copy between linear memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RectError {
@@ -129,7 +163,52 @@ fn side(
     Ok((base.checked_add(off).ok_or(RectError::Invalid)?, s))
 }
 
+/// A side that may be an array: the array and the position in it, else
+/// [`side`]'s first byte with the pitches.
+fn copy_side(
+    ty: c_uint,
+    (host, dev, array): (u64, u64, u64),
+    (x, y, z): (usize, usize, usize),
+    (pitch, slice): (usize, usize),
+) -> Result<CopySide, RectError> {
+    if ty == CU_MEMORYTYPE_ARRAY {
+        return Ok(CopySide::Array {
+            array,
+            pos: [x as u64, y as u64, z as u64],
+        });
+    }
+    let (ptr, side) = side(ty, (host, dev), (x, y, z), (pitch, slice))?;
+    Ok(CopySide::Linear {
+        ptr,
+        pitch: [pitch as u64, slice as u64],
+        side,
+    })
+}
+
 impl CUDA_MEMCPY2D {
+    /// The copy this describes, with arrays allowed on either side.
+    pub fn array_copy(&self) -> Result<ArrayCopy, RectError> {
+        let h = self.height;
+        let slice = |p: usize| p.checked_mul(h).ok_or(RectError::Invalid);
+        let src = copy_side(
+            self.src_memory_type,
+            (self.src_host as u64, self.src_device, self.src_array as u64),
+            (self.src_x_in_bytes, self.src_y, 0),
+            (self.src_pitch, slice(self.src_pitch)?),
+        )?;
+        let dst = copy_side(
+            self.dst_memory_type,
+            (self.dst_host as u64, self.dst_device, self.dst_array as u64),
+            (self.dst_x_in_bytes, self.dst_y, 0),
+            (self.dst_pitch, slice(self.dst_pitch)?),
+        )?;
+        Ok(ArrayCopy {
+            dst,
+            src,
+            extent: [self.width_in_bytes as u64, h as u64, 1],
+        })
+    }
+
     /// The copy this describes.
     pub fn rect(&self) -> Result<Rect, RectError> {
         let (src, src_side) = side(
@@ -164,6 +243,33 @@ impl CUDA_MEMCPY2D {
 }
 
 impl CUDA_MEMCPY3D {
+    /// The copy this describes, with arrays allowed on either side
+    /// (`srcLOD`/`dstLOD` aside: a `CUarray` has one level).
+    pub fn array_copy(&self) -> Result<ArrayCopy, RectError> {
+        let slice = |p: usize, h: usize| p.checked_mul(h).ok_or(RectError::Invalid);
+        let src = copy_side(
+            self.src_memory_type,
+            (self.src_host as u64, self.src_device, self.src_array as u64),
+            (self.src_x_in_bytes, self.src_y, self.src_z),
+            (self.src_pitch, slice(self.src_pitch, self.src_height)?),
+        )?;
+        let dst = copy_side(
+            self.dst_memory_type,
+            (self.dst_host as u64, self.dst_device, self.dst_array as u64),
+            (self.dst_x_in_bytes, self.dst_y, self.dst_z),
+            (self.dst_pitch, slice(self.dst_pitch, self.dst_height)?),
+        )?;
+        Ok(ArrayCopy {
+            dst,
+            src,
+            extent: [
+                self.width_in_bytes as u64,
+                self.height as u64,
+                self.depth as u64,
+            ],
+        })
+    }
+
     /// The copy this describes (mipmap levels aside: `srcLOD`/`dstLOD`
     /// matter only for arrays).
     pub fn rect(&self) -> Result<Rect, RectError> {
@@ -252,5 +358,52 @@ mod tests {
         assert_eq!(c.rect(), Err(RectError::Array));
         c.src_memory_type = 9;
         assert_eq!(c.rect(), Err(RectError::Invalid));
+    }
+
+    #[test]
+    fn an_array_side_keeps_its_handle_and_position() {
+        let c = CUDA_MEMCPY3D {
+            src_x_in_bytes: 8,
+            src_y: 1,
+            src_z: 0,
+            src_lod: 0,
+            src_memory_type: CU_MEMORYTYPE_HOST,
+            src_host: 0x5000 as *const c_void,
+            src_device: 0,
+            src_array: core::ptr::null_mut(),
+            reserved0: core::ptr::null_mut(),
+            src_pitch: 64,
+            src_height: 4,
+            dst_x_in_bytes: 16,
+            dst_y: 2,
+            dst_z: 3,
+            dst_lod: 0,
+            dst_memory_type: CU_MEMORYTYPE_ARRAY,
+            dst_host: core::ptr::null_mut(),
+            dst_device: 0,
+            dst_array: 0xa0 as *mut c_void,
+            reserved1: core::ptr::null_mut(),
+            dst_pitch: 0,
+            dst_height: 0,
+            width_in_bytes: 32,
+            height: 2,
+            depth: 1,
+        };
+        assert_eq!(c.rect(), Err(RectError::Array));
+        assert_eq!(
+            c.array_copy(),
+            Ok(ArrayCopy {
+                dst: CopySide::Array {
+                    array: 0xa0,
+                    pos: [16, 2, 3]
+                },
+                src: CopySide::Linear {
+                    ptr: 0x5000 + 64 + 8,
+                    pitch: [64, 256],
+                    side: Side::Host
+                },
+                extent: [32, 2, 1],
+            })
+        );
     }
 }

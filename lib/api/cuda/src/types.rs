@@ -12,6 +12,7 @@
 
 pub use core::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
+pub use crate::array::{CUDA_ARRAY_DESCRIPTOR, CUDA_ARRAY3D_DESCRIPTOR};
 pub use crate::graph::{
     CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraph,
     CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
@@ -42,6 +43,12 @@ pub type CUlibraryOption = c_int;
 pub type CUstreamCaptureMode = c_int;
 /// `CUmemPool_attribute` (a C enum).
 pub type CUmemPool_attribute = c_int;
+/// `CUarray` (an opaque handle).
+pub type CUarray = *mut c_void;
+/// `CUtexObject`: a 64-bit number.
+pub type CUtexObject = c_ulonglong;
+/// `CUsurfObject`: a 64-bit number.
+pub type CUsurfObject = c_ulonglong;
 /// `CUgraphExec` (an opaque handle).
 pub type CUgraphExec = *mut c_void;
 /// `CUhostFn`: `void (*)(void *userData)`, nullable.
@@ -73,6 +80,12 @@ opaque! {
     CUexecAffinityParam;
     /// `CUctxCreateParams`, only passed on.
     CUctxCreateParams;
+    /// `CUDA_RESOURCE_DESC`, only passed on (`array::RESOURCE_DESC_BYTES`).
+    CUDA_RESOURCE_DESC;
+    /// `CUDA_TEXTURE_DESC`, only passed on (`array::TEXTURE_DESC_BYTES`).
+    CUDA_TEXTURE_DESC;
+    /// `CUDA_RESOURCE_VIEW_DESC`, only passed on.
+    CUDA_RESOURCE_VIEW_DESC;
     /// `CUuuid` (`struct CUuuid_st { char bytes[16]; }`), only passed on.
     CUuuid;
 }

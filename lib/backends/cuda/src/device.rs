@@ -16,7 +16,9 @@ use cuda_api::{
     CUmemLocation, DEFAULT_MAX_DYNAMIC_SHARED, launch_attr,
 };
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, DeviceError, Handle, HostBuffer, Launch, PoolCall};
+use hrr_replay::device::{
+    ArrayCopy, ArrayDesc, Device, DeviceError, Handle, HostBuffer, Launch, PoolCall,
+};
 use hrr_replay::engine::watchdog::Progress;
 use hrr_replay::launch_thread::LaunchThread;
 
@@ -244,7 +246,7 @@ impl CudaDevice {
     }
 
     /// An optional entry point, or the error naming it.
-    fn optional<F>(&self, f: Option<F>, symbol: &'static str) -> Result<F, DeviceError> {
+    pub(crate) fn optional<F>(&self, f: Option<F>, symbol: &'static str) -> Result<F, DeviceError> {
         f.ok_or_else(|| {
             DeviceError::from(CudaError::Unsupported {
                 symbol,
@@ -813,6 +815,35 @@ impl Device for CudaDevice {
 
     fn pool_alloc(&mut self, pool: Handle, size: u64, s: Handle) -> Result<u64, DeviceError> {
         self.cu_pool_alloc(pool, size, s)
+    }
+
+    fn array_create(&mut self, desc: &ArrayDesc) -> Result<Handle, DeviceError> {
+        self.cu_array_create(desc)
+    }
+
+    fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
+        self.cu_array_destroy(array)
+    }
+
+    fn copy_array(&mut self, copy: ArrayCopy<'_>) -> Result<(), DeviceError> {
+        self.cu_copy_array(copy)
+    }
+
+    fn tex_create(
+        &mut self,
+        res: &[u8],
+        tex: &[u8],
+        view: Option<&[u8]>,
+    ) -> Result<Handle, DeviceError> {
+        self.cu_tex_create(res, tex, view)
+    }
+
+    fn surf_create(&mut self, res: &[u8]) -> Result<Handle, DeviceError> {
+        self.cu_surf_create(res)
+    }
+
+    fn object_destroy(&mut self, obj: Handle, surface: bool) -> Result<(), DeviceError> {
+        self.cu_object_destroy(obj, surface)
     }
 
     fn global(&mut self, m: Handle, name: &str) -> Result<(u64, u64), DeviceError> {

@@ -260,6 +260,21 @@ cuda_api! {
         cuMemAllocFromPoolAsync = cuMemAllocFromPoolAsync;
         // CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
         cuMemFreeAsync = cuMemFreeAsync;
+        // Arrays and texture and surface objects (`arrays`):
+        // CUresult cuArray3DCreate_v2(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *),
+        // cuArrayDestroy(CUarray); every array copy by
+        // cuMemcpy3D_v2(const CUDA_MEMCPY3D *) and its Async form;
+        // cuTexObjectCreate(CUtexObject *, const CUDA_RESOURCE_DESC *,
+        //     const CUDA_TEXTURE_DESC *, const CUDA_RESOURCE_VIEW_DESC *),
+        // cuSurfObjectCreate(CUsurfObject *, const CUDA_RESOURCE_DESC *), their destroys.
+        cuArray3DCreate = cuArray3DCreate_v2;
+        cuArrayDestroy = cuArrayDestroy;
+        cuMemcpy3D = cuMemcpy3D_v2;
+        cuMemcpy3DAsync = cuMemcpy3DAsync_v2;
+        cuTexObjectCreate = cuTexObjectCreate;
+        cuTexObjectDestroy = cuTexObjectDestroy;
+        cuSurfObjectCreate = cuSurfObjectCreate;
+        cuSurfObjectDestroy = cuSurfObjectDestroy;
         // Graphs (`graphs`): build, instantiate, launch, destroy.
         // CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
         cuGraphCreate = cuGraphCreate;
@@ -368,6 +383,14 @@ mod tests {
                 "cuDeviceSetMemPool",
                 "cuMemAllocFromPoolAsync",
                 "cuMemFreeAsync",
+                "cuArray3DCreate_v2",
+                "cuArrayDestroy",
+                "cuMemcpy3D_v2",
+                "cuMemcpy3DAsync_v2",
+                "cuTexObjectCreate",
+                "cuTexObjectDestroy",
+                "cuSurfObjectCreate",
+                "cuSurfObjectDestroy",
                 "cuGraphCreate",
                 "cuGraphDestroy",
                 "cuGraphAddKernelNode_v2",

@@ -79,6 +79,7 @@
 //!   dynamic shared memory past 48 KiB (`cuFuncSetAttribute`, derived from
 //!   the launch) through optional entry points.
 
+mod arrays;
 pub mod device;
 pub mod driver;
 pub mod error;

@@ -15,7 +15,9 @@ use hrr_backend_cuda::CudaDevice;
 use hrr_backend_cuda::error::RESULT_NAMES;
 use hrr_backend_cuda::staging::StagingConfig;
 use hrr_core::MemKind;
-use hrr_replay::device::{Device, DeviceError, Launch, LaunchArg};
+use hrr_replay::device::{
+    ArrayCopy, ArrayDesc, ArraySide, Device, DeviceError, HostSide, Launch, LaunchArg,
+};
 
 /// Hand-written PTX (JIT-compiled by the driver for whatever GPU runs it):
 /// `hrr_axpy(float* y, const float* x, float a, unsigned n)`: y[i] += a*x[i];
@@ -1006,4 +1008,91 @@ fn launches_on_the_launch_thread_keep_their_order_and_name_their_failure() {
     d.device_sync().unwrap();
     assert!(!d.launch_thread(false, None).unwrap());
     d.module_unload(m).unwrap();
+}
+
+/// Arrays, copies to, from and out of them (`cuMemcpy3D_v2`, on a stream
+/// too), a texture and a surface object over one from CUDA's descriptions.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn arrays_copies_and_objects() {
+    let mut d = dev();
+    let (w, h) = (8u64, 4u64);
+    let row = w * 4;
+    let src: Vec<f32> = (0..w * h).map(|i| i as f32 * 0.5 - 3.0).collect();
+    // CUDA_ARRAY3D_SURFACE_LDST (2): a surface may view it.
+    let desc = ArrayDesc {
+        format: 0x20,
+        channels: 1,
+        extent: [w, h, 0],
+        flags: 2,
+    };
+    let arr = d.array_create(&desc).unwrap();
+    let on = |pos| ArraySide::Array {
+        array: arr,
+        pos,
+        element: 4,
+    };
+    let bytes = f32s(&src);
+    d.copy_array(ArrayCopy {
+        dst: on([0, 0, 0]),
+        src: ArraySide::Host,
+        extent: [row, h, 1],
+        stream: None,
+        host: HostSide::Src(&bytes),
+    })
+    .unwrap();
+    // Array → pitched device memory (a 64-byte pitch) → host.
+    let lin = d.alloc(64 * h, MemKind::Device).unwrap();
+    d.copy_array(ArrayCopy {
+        dst: ArraySide::Device {
+            ptr: lin,
+            pitch: [64, 64 * h],
+        },
+        src: on([0, 0, 0]),
+        extent: [row, h, 1],
+        stream: None,
+        host: HostSide::None,
+    })
+    .unwrap();
+    let mut back = vec![0u8; (64 * h) as usize];
+    d.copy_d2h(&mut back, lin, None).unwrap();
+    for y in 0..h as usize {
+        assert_eq!(
+            back[y * 64..y * 64 + row as usize],
+            bytes[y * 32..y * 32 + 32]
+        );
+    }
+    // A window (x 2..6, rows 1..3) out of the array on a stream.
+    let s = d.stream_create().unwrap();
+    let mut window = vec![0u8; 16 * 2];
+    d.copy_array(ArrayCopy {
+        dst: ArraySide::Host,
+        src: on([8, 1, 0]),
+        extent: [16, 2, 1],
+        stream: Some(s),
+        host: HostSide::Dst(&mut window),
+    })
+    .unwrap();
+    let want: Vec<u8> = (1..3)
+        .flat_map(|y| bytes[y * 32 + 8..y * 32 + 24].to_vec())
+        .collect();
+    assert_eq!(window, want);
+    // CUDA_RESOURCE_DESC over the array, CUDA_TEXTURE_DESC with point
+    // filtering and clamped addresses (mode 1).
+    let mut res = vec![0u8; 144];
+    res[8..16].copy_from_slice(&arr.to_le_bytes());
+    let mut tex = vec![0u8; 104];
+    tex[..8].copy_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0]);
+    let t = d.tex_create(&res, &tex, None).unwrap();
+    let sf = d.surf_create(&res).unwrap();
+    assert!(t != 0 && sf != 0, "objects {t} {sf}");
+    assert!(
+        d.tex_create(&res[..100], &tex, None).is_err(),
+        "a short description"
+    );
+    d.object_destroy(sf, true).unwrap();
+    d.object_destroy(t, false).unwrap();
+    d.array_destroy(arr).unwrap();
+    d.free(lin, MemKind::Device).unwrap();
+    d.stream_destroy(s).unwrap();
 }

@@ -5,7 +5,9 @@
 //! the one-event-per-effect rule and the events' contents; the real driver's
 //! answers are the H200 pass's business.
 
-use crate::harness::{Captured, capture_cuda, capture_with, cuda_program, fake_cuda, text};
+use crate::harness::{
+    Captured, capture_cuda, capture_with, cuda_program, fake_cuda, printed_addrs, text,
+};
 use hrr_core::graph::{GraphNode, NodeOp};
 use hrr_core::manifest::Platform;
 use hrr_core::{Addr, Dir, MemKind, Op};
@@ -752,4 +754,172 @@ fn runtime_calls_into_a_capturing_stream_are_not_recorded() {
         "{:?}",
         c.events[2]
     );
+}
+
+/// Arrays, copies naming them (3D, 2D, 1D), a texture object passed to a
+/// kernel by value and a surface object: each its own event, the
+/// descriptions as the program gave them, the object marked in the launch's
+/// arguments, nothing unrecorded (the descriptor query included).
+#[test]
+fn arrays_copies_and_texture_objects_are_recorded() {
+    let (_t, c, stdout) = captured_ok_out("driver_arrays", &["cuda"]);
+    let printed = printed_addrs(&stdout);
+    let (tex, a2) = (printed["tex"], printed["a2"]);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuArrayCreate_v2", "array_create"),
+            ("cuMemcpy3D_v2", "memcpy_array"),
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemAlloc_v2", "alloc"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuMemcpyHtoA_v2", "memcpy_array"),
+            ("cuMemcpyAtoH_v2", "memcpy_array"),
+            ("cuTexObjectCreate", "tex_create"),
+            ("cuModuleGetFunction", "function"),
+            ("cuLaunchKernel", "launch"),
+            ("cuMemcpyDtoH_v2", "memcpy"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuSurfObjectCreate", "surf_create"),
+            ("cuSurfObjectDestroy", "surf_destroy"),
+            ("cuTexObjectDestroy", "tex_destroy"),
+            ("cuArrayDestroy", "array_destroy"),
+            ("cuArrayDestroy", "array_destroy"),
+            ("cuMemFree_v2", "free"),
+            ("cuMemFree_v2", "free"),
+        ]
+    );
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let ops: Vec<&Op> = c.events.iter().map(|e| &e.op).collect();
+    assert_eq!(
+        *ops[0],
+        Op::ArrayCreate {
+            array: Addr(a2),
+            format: 0x20,
+            channels: 1,
+            extent: [8, 4, 0],
+            flags: 0
+        }
+    );
+    let Op::ArrayCreate {
+        array: Addr(a1),
+        format: 0x01,
+        channels: 4,
+        extent: [16, 0, 0],
+        flags: 0,
+    } = *ops[1]
+    else {
+        panic!("{:?}", ops[1])
+    };
+    let src = f32s((0..32).map(|i| 0.5 * i as f32 - 3.0));
+    let bytes: Vec<u8> = (0..32u8).map(|i| 7 * i + 1).collect();
+    // Host to array: the packed rows as the blob.
+    let Op::MemcpyArray {
+        dir: Dir::H2d,
+        dst: Addr(d),
+        dpitch: None,
+        dpos: Some([0, 0, 0]),
+        spitch: Some([32, 128]),
+        spos: None,
+        extent: [32, 4, 1],
+        stream: None,
+        blob: Some(up),
+        ..
+    } = *ops[2]
+    else {
+        panic!("{:?}", ops[2])
+    };
+    assert_eq!((d, c.blob(&up)), (a2, src.clone()));
+    let Op::Alloc { ptr: Addr(lin), .. } = *ops[3] else {
+        panic!("{:?}", ops[3])
+    };
+    assert_eq!(
+        *ops[5],
+        Op::MemcpyArray {
+            dir: Dir::D2d,
+            dst: Addr(lin),
+            dpitch: Some([32, 128]),
+            dpos: None,
+            src: Addr(a2),
+            spitch: None,
+            spos: Some([0, 0, 0]),
+            extent: [32, 4, 1],
+            stream: None,
+            blob: None,
+        }
+    );
+    let one_d = |i: usize, want: Dir| match *ops[i] {
+        Op::MemcpyArray {
+            dir,
+            dst,
+            dpos,
+            src,
+            spos,
+            extent: [32, 1, 1],
+            blob: Some(b),
+            ..
+        } if dir == want => (dst.0, dpos, src.0, spos, c.blob(&b)),
+        ref o => panic!("{o:?}"),
+    };
+    let (dst, dpos, _, _, b) = one_d(6, Dir::H2d);
+    assert_eq!((dst, dpos, b), (a1, Some([4, 0, 0]), bytes.clone()));
+    let (_, _, src_a, spos, b) = one_d(7, Dir::D2h);
+    assert_eq!((src_a, spos, b), (a1, Some([4, 0, 0]), bytes));
+    // The texture object: CUDA's descriptions whole, the array at 8.
+    let Op::TexCreate {
+        obj: Addr(o),
+        ref res,
+        ref tex_desc,
+        view: None,
+    } = *ops[8]
+    else {
+        panic!("{:?}", ops[8])
+    };
+    assert_eq!((o, res.0.len(), tex_desc.0.len()), (tex, 144, 104));
+    assert_eq!(res.0[..4], [0; 4], "an array resource");
+    assert_eq!(res.0[8..16], a2.to_le_bytes());
+    assert_eq!(tex_desc.0[..8], [1, 0, 0, 0, 1, 0, 0, 0], "clamp, clamp");
+    // The launch (its PTX, in the program's image, is written with it):
+    // the object's word marked, the output a pointer.
+    let Op::Launch { ref args, .. } = *ops[10] else {
+        panic!("{:?}", ops[10])
+    };
+    let marks: Vec<_> = args
+        .iter()
+        .map(|a| (a.ptrs.clone(), a.objs.clone()))
+        .collect();
+    assert_eq!(
+        marks,
+        [(vec![], vec![0]), (vec![0], vec![]), (vec![], vec![])]
+    );
+    assert_eq!(args[0].hex.0, tex.to_le_bytes());
+    // Array to host: a D2H with its bytes.
+    let Op::MemcpyArray {
+        dir: Dir::D2h,
+        src: Addr(s),
+        spos: Some([0, 0, 0]),
+        dpitch: Some([32, 128]),
+        blob: Some(down),
+        ..
+    } = *ops[12]
+    else {
+        panic!("{:?}", ops[12])
+    };
+    assert_eq!((s, c.blob(&down)), (a2, src));
+    let Op::SurfCreate {
+        obj: Addr(surf),
+        ref res,
+    } = *ops[13]
+    else {
+        panic!("{:?}", ops[13])
+    };
+    assert_eq!((surf, res.0.len()), (2, 144), "the next small integer");
+    assert_eq!(*ops[14], Op::SurfDestroy { obj: Addr(2) });
+    assert_eq!(*ops[15], Op::TexDestroy { obj: Addr(tex) });
+    assert_eq!(*ops[16], Op::ArrayDestroy { array: Addr(a1) });
 }

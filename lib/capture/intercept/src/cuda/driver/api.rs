@@ -23,6 +23,7 @@ use cuda_api::types::*;
 use cuda_api::{CUDA_ERROR_NOT_FOUND, CUDA_ERROR_STUB_LIBRARY, CUDA_SUCCESS};
 use hrr_core::{Addr, Dir, MemKind, Op};
 
+use super::arrays::{self as ar, Flat};
 use super::code::FnKind;
 use super::graphs;
 use super::libcuda;
@@ -416,18 +417,18 @@ driver_api! {
     // ------------------------------------------------------------ 2D/3D copies and memsets
     Free cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
-        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), None) };
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_2d(a.copy.cast()), None) };
     Free cuMemcpy2DAsync_v2,
         stream |a| a.stream,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
-        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_2d(a.copy.cast()), Some(a.stream)) };
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_2d(a.copy.cast()), Some(a.stream)) };
     Free cuMemcpy3D_v2,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
-        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), None) };
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_3d(a.copy.cast()), None) };
     Free cuMemcpy3DAsync_v2,
         stream |a| a.stream,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
-        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::rect_3d(a.copy.cast()), Some(a.stream)) };
+        record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_3d(a.copy.cast()), Some(a.stream)) };
     Free cuMemsetD2D8_v2,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), None);
     Free cuMemsetD2D16_v2,
@@ -443,6 +444,49 @@ driver_api! {
     Free cuMemsetD2D32Async,
         stream |a| a.stream,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), Some(a.stream));
+
+    // ------------------------------------------------------------ arrays, texture and surface objects
+    Lifecycle cuArrayCreate_v2,
+        // SAFETY: `handle` is this call's out-parameter (read only after success), `desc` the descriptor the driver read.
+        record |r, api, ret, a| unsafe { ar::create_2d(r, api, ret, a.handle.cast(), a.desc) };
+    Lifecycle cuArray3DCreate_v2,
+        // SAFETY: `handle` is this call's out-parameter (read only after success), `desc` the descriptor the driver read.
+        record |r, api, ret, a| unsafe { ar::create_3d(r, api, ret, a.handle.cast(), a.desc) };
+    Lifecycle cuArrayDestroy,
+        record |r, api, ret, a| r.array_destroy(api, ret, a.array as u64);
+    Free cuMemcpyHtoA_v2,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src`.
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Host(a.src as u64)), a.n, None) };
+    Free cuMemcpyHtoAAsync_v2,
+        stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src`.
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Host(a.src as u64)), a.n, Some(a.stream)) };
+    Free cuMemcpyAtoH_v2,
+        // SAFETY: the copy's own operands: when it succeeded the driver wrote `n` bytes at `dst`.
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Host(a.dst as u64), Flat::Array(a.src as u64, a.src_offset)), a.n, None) };
+    Free cuMemcpyAtoHAsync_v2,
+        stream |a| a.stream,
+        // SAFETY: the copy's own operands: when it succeeded the driver wrote `n` bytes at `dst` (read once the stream finished).
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Host(a.dst as u64), Flat::Array(a.src as u64, a.src_offset)), a.n, Some(a.stream)) };
+    Free cuMemcpyDtoA_v2,
+        // SAFETY: no host memory is read.
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Device(a.src)), a.n, None) };
+    Free cuMemcpyAtoD_v2,
+        // SAFETY: no host memory is read.
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Device(a.dst), Flat::Array(a.src as u64, a.src_offset)), a.n, None) };
+    Free cuMemcpyAtoA_v2,
+        // SAFETY: no host memory is read.
+        record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Array(a.src as u64, a.src_offset)), a.n, None) };
+    Lifecycle cuTexObjectCreate,
+        // SAFETY: `obj` is this call's out-parameter; after success the driver read the whole descriptions.
+        record |r, api, ret, a| unsafe { ar::object_create(r, api, ret, a.obj, a.res.cast(), Some((a.tex.cast(), a.view.cast()))) };
+    Lifecycle cuTexObjectDestroy,
+        record |r, api, ret, a| r.object_destroy(api, ret, a.obj, false);
+    Lifecycle cuSurfObjectCreate,
+        // SAFETY: `obj` is this call's out-parameter; after success the driver read the whole description.
+        record |r, api, ret, a| unsafe { ar::object_create(r, api, ret, a.obj, a.res.cast(), None) };
+    Lifecycle cuSurfObjectDestroy,
+        record |r, api, ret, a| r.object_destroy(api, ret, a.obj, true);
 
     // ------------------------------------------------------------ memory pools
     Lifecycle cuMemPoolCreate,

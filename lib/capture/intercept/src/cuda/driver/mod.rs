@@ -30,7 +30,7 @@
 //! any depth (`code`).
 //!
 //! Layout: [`routes`], [`code`](mod@code) and [`copy_pieces`] are safe, GPU-free logic (unit-tested);
-//! `libcuda`, `api`, `proc`, `record`, `rect_pools` and `graphs` are the FFI (left out of unit
+//! `libcuda`, `api`, `proc`, `record`, `rect_pools`, `arrays` and `graphs` are the FFI (left out of unit
 //! tests, like the other exports).
 
 pub mod code;
@@ -39,10 +39,13 @@ pub mod routes;
 
 // The FFI, each reading the application's arguments or calling the driver:
 // the exported entry points (`api`, `proc`), what they record (`record`,
-// `rect_pools`, `graphs`), the loaded driver (`libcuda`).
+// `rect_pools`, `arrays`, `graphs`), the loaded driver (`libcuda`).
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 pub mod api;
+#[cfg(not(test))]
+#[allow(unsafe_code)]
+pub mod arrays;
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 pub mod graphs;

@@ -1,15 +1,17 @@
 //! Recording the driver's 2D/3D copies and memsets (`memcpy_rect`,
 //! `memset_rect`) and its memory pools (`pool_*`, `pool_alloc`). A copy
-//! whose description names a `CUarray` (not linear memory) is counted as
-//! unrecorded, as arrays have no op.
+//! whose description names a `CUarray` (not linear memory) is a
+//! `memcpy_array` ([`super::arrays`]); one the driver could not have read
+//! (null, a memory type it does not define) is counted as unrecorded.
 
 use std::ffi::c_void;
 
-use cuda_api::rect::{CUDA_MEMCPY2D, CUDA_MEMCPY3D, Rect, RectError};
+use cuda_api::rect::{ArrayCopy, CUDA_MEMCPY2D, CUDA_MEMCPY3D, Rect, RectError};
 use cuda_api::{CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
 use hrr_core::Dir;
 use hrr_interpose::call_args::gather;
 
+use super::arrays;
 use super::libcuda;
 use super::record::{on_device, s};
 use hrr_interpose::unrecorded::Counter;
@@ -21,8 +23,8 @@ use hrr_recorder::record::rect::RectCopy;
 /// later attributes are u64s, the reuse flags before it ints.
 const FIRST_U64_ATTR: i32 = 4;
 
-/// Counts a copy that names an array as unrecorded, under its entry point.
-fn count_array_copy(api: &str) {
+/// Counts a copy whose description is not one, under its entry point.
+fn count_copy(api: &str) {
     static C2: Counter = Counter::new("cuMemcpy2D_v2");
     static C2U: Counter = Counter::new("cuMemcpy2DUnaligned_v2");
     static C2A: Counter = Counter::new("cuMemcpy2DAsync_v2");
@@ -35,29 +37,67 @@ fn count_array_copy(api: &str) {
     }
 }
 
-/// The geometry of a `CUDA_MEMCPY2D`.
+/// What a 2D/3D copy description says.
+pub enum Described {
+    /// A copy between linear memory.
+    Linear(Rect),
+    /// A copy with an array on a side.
+    Array(ArrayCopy),
+    /// Not a copy the driver could make.
+    Invalid,
+}
+
+impl Described {
+    fn of(
+        rect: Result<Rect, RectError>,
+        array: impl FnOnce() -> Result<ArrayCopy, RectError>,
+    ) -> Self {
+        match rect {
+            Ok(r) => Self::Linear(r),
+            Err(RectError::Array) => array().map_or(Self::Invalid, Self::Array),
+            Err(RectError::Invalid) => Self::Invalid,
+        }
+    }
+}
+
+/// What a `CUDA_MEMCPY2D` describes.
 ///
 /// # Safety
 /// `p` is null or the application's description, valid for reads.
-pub unsafe fn rect_2d(p: *const c_void) -> Result<Rect, RectError> {
+pub unsafe fn describe_2d(p: *const c_void) -> Described {
     // SAFETY: per the contract.
-    unsafe { p.cast::<CUDA_MEMCPY2D>().as_ref() }
-        .ok_or(RectError::Invalid)?
-        .rect()
+    match unsafe { p.cast::<CUDA_MEMCPY2D>().as_ref() } {
+        Some(c) => Described::of(c.rect(), || c.array_copy()),
+        None => Described::Invalid,
+    }
 }
 
-/// The geometry of a `CUDA_MEMCPY3D`.
+/// What a `CUDA_MEMCPY3D` describes.
 ///
 /// # Safety
 /// `p` is null or the application's description, valid for reads.
-pub unsafe fn rect_3d(p: *const c_void) -> Result<Rect, RectError> {
+pub unsafe fn describe_3d(p: *const c_void) -> Described {
     // SAFETY: per the contract.
-    unsafe { p.cast::<CUDA_MEMCPY3D>().as_ref() }
-        .ok_or(RectError::Invalid)?
-        .rect()
+    match unsafe { p.cast::<CUDA_MEMCPY3D>().as_ref() } {
+        Some(c) => Described::of(c.rect(), || c.array_copy()),
+        None => Described::Invalid,
+    }
 }
 
-/// Records a 2D/3D copy; an array copy is counted as unrecorded instead.
+/// Before a D2H copy's host bytes are read: an asynchronous copy's stream
+/// (`_ptsz`: the per-thread default stream for 0) has finished.
+pub fn wait_for_d2h(api: &str, stream: Option<CUstream>) {
+    if let Some(st) = stream {
+        let h = match (st as u64, api.ends_with("_ptsz")) {
+            (0, true) => CU_STREAM_PER_THREAD,
+            (h, _) => h,
+        };
+        libcuda::sync_stream(h);
+    }
+}
+
+/// Records a 2D/3D copy: `memcpy_rect`, or `memcpy_array` when it names an
+/// array; one that is no copy is counted as unrecorded instead.
 ///
 /// # Safety
 /// The call succeeded (or `ret` says not): every row of the host source was
@@ -66,12 +106,14 @@ pub unsafe fn copy_rect(
     r: &Recorder,
     api: &'static str,
     ret: CUresult,
-    rect: Result<Rect, RectError>,
+    copy: Described,
     stream: Option<CUstream>,
 ) {
-    let c = match rect {
-        Ok(c) => c,
-        Err(_) => return count_array_copy(api),
+    let c = match copy {
+        Described::Linear(c) => c,
+        // SAFETY: per the contract.
+        Described::Array(a) => return unsafe { arrays::copy(r, api, ret, &a, stream) },
+        Described::Invalid => return count_copy(api),
     };
     let dir = Dir::between(
         on_device(r, c.src_side, c.src),
@@ -91,13 +133,7 @@ pub unsafe fn copy_rect(
         // SAFETY: per the contract, every host source row was read.
         Dir::H2d => Some(unsafe { gather(c.src, c.spitch, c.extent) }),
         Dir::D2h => {
-            if let Some(st) = stream {
-                let h = match (st as u64, api.ends_with("_ptsz")) {
-                    (0, true) => CU_STREAM_PER_THREAD,
-                    (h, _) => h,
-                };
-                libcuda::sync_stream(h);
-            }
+            wait_for_d2h(api, stream);
             // SAFETY: per the contract, every host destination row was
             // written, and the copy is done.
             Some(unsafe { gather(c.dst, c.dpitch, c.extent) })

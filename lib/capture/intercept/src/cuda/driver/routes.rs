@@ -189,6 +189,13 @@ pub fn has_no_device_effect(name: &[u8]) -> bool {
         b"cuLibraryEnumerateKernels",
         b"cuOccupancy",
         b"cuMemGetInfo",
+        // Arrays' and objects' descriptions read back.
+        b"cuArrayGetDescriptor",
+        b"cuArray3DGetDescriptor",
+        b"cuArrayGetMemoryRequirements",
+        b"cuArrayGetSparseProperties",
+        b"cuTexObjectGet",
+        b"cuSurfObjectGet",
         b"cuMemGetAddressRange",
         b"cuMemGetAllocationGranularity",
         b"cuMemGetAllocationPropertiesFromHandle",
@@ -417,6 +424,10 @@ mod tests {
             b"cuGraphRetainUserObject",
             b"cuDevicePrimaryCtxSetFlags",
             b"cuDevicePrimaryCtxSetFlags_v2",
+            b"cuArrayGetDescriptor_v2",
+            b"cuArray3DGetDescriptor_v2",
+            b"cuTexObjectGetResourceDesc",
+            b"cuSurfObjectGetResourceDesc",
         ] {
             assert!(has_no_device_effect(q), "{}", String::from_utf8_lossy(q));
         }
@@ -431,6 +442,8 @@ mod tests {
             b"cuGraphNodeSetEnabled",
             b"cuGraphConditionalHandleCreate",
             b"cuMemcpy3DPeer",
+            b"cuMipmappedArrayCreate",
+            b"cuArrayGetPlane",
             b"cuDevicePrimaryCtxReset_v2",
             b"cuGetExportTable",
             b"cuSomethingFromTheFuture",

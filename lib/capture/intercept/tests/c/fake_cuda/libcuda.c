@@ -93,9 +93,15 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     *f = fn;
     return OK;
 }
-/* Every kernel here is `k(float *out, int n)`. */
+/* Every kernel here is `k(float *out, int n)`, but `sample(CUtexObject
+ * tex, float *out, int n)` (see the arrays below). */
 CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
-    (void)f;
+    if (!strcmp(((struct function *)f)->name, "sample")) {
+        if (i > 2) return INVALID_VALUE;
+        *off = 8 * i;
+        *size = i == 2 ? 4 : 8;
+        return OK;
+    }
     if (i == 0) { *off = 0; *size = 8; return OK; }
     if (i == 1) { *off = 8; *size = 4; return OK; }
     return INVALID_VALUE;
@@ -104,8 +110,10 @@ CUresult cuFuncGetName(const char **name, CUfunction f) {
     *name = ((struct function *)f)->name;
     return OK;
 }
-/* "Runs" k: out[i] = i for i < n. */
+/* "Runs" k: out[i] = i for i < n; `sample`: out[i] = the i-th float of
+ * its texture's array. */
 static struct node *captured(CUstream s, int type);
+static CUresult sample(void **params);
 static void set_kernel(struct node *x, const struct kernel_params *p);
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
@@ -116,6 +124,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         set_kernel(x, &p);
         return OK;
     }
+    if (!strcmp(((struct function *)f)->name, "sample")) return params ? sample(params) : INVALID_VALUE;
     float *out;
     int n;
     if (params) {
@@ -484,6 +493,141 @@ CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
     return OK;
 }
 
+/* Arrays: plain memory, rows of width × element bytes back to back.
+ * Copies take CUDA_MEMCPY3D (CUDA_MEMCPY2D is converted); a side is host,
+ * device (both plain pointers here) or an array. Texture and surface
+ * objects are small integers from 1, as the real driver's, each keeping
+ * its CUDA_RESOURCE_DESC (the type at 0, the array at 8). */
+struct array_desc { size_t w, h; int format; unsigned channels; };
+struct array3d_desc { size_t w, h, d; int format; unsigned channels, flags; };
+struct array { struct array3d_desc d; size_t row; unsigned char *mem; };
+struct memcpy2d {
+    size_t sx, sy;
+    unsigned stype;
+    const void *shost;
+    CUdeviceptr sdev;
+    void *sarray;
+    size_t spitch;
+    size_t dx, dy;
+    unsigned dtype;
+    void *dhost;
+    CUdeviceptr ddev;
+    void *darray;
+    size_t dpitch;
+    size_t width, height;
+};
+static size_t format_bytes(int f) {
+    switch (f) {
+    case 0x01: case 0x08: return 1;
+    case 0x02: case 0x09: case 0x10: return 2;
+    case 0x03: case 0x0a: case 0x20: return 4;
+    }
+    return 0;
+}
+CUresult cuArray3DCreate_v2(void **out, const struct array3d_desc *d) {
+    size_t e = format_bytes(d->format) * d->channels;
+    if (!e || !d->w) return INVALID_VALUE;
+    struct array *a = calloc(1, sizeof *a);
+    a->d = *d;
+    a->row = d->w * e;
+    a->mem = calloc(1, a->row * (d->h ? d->h : 1) * (d->d ? d->d : 1));
+    *out = a;
+    return OK;
+}
+CUresult cuArrayCreate_v2(void **out, const struct array_desc *d) {
+    struct array3d_desc d3 = {d->w, d->h, 0, d->format, d->channels, 0};
+    return cuArray3DCreate_v2(out, &d3);
+}
+CUresult cuArrayGetDescriptor_v2(struct array_desc *d, void *array) {
+    struct array *a = array;
+    *d = (struct array_desc){a->d.w, a->d.h, a->d.format, a->d.channels};
+    return OK;
+}
+CUresult cuArrayDestroy(void *array) {
+    struct array *a = array;
+    free(a->mem);
+    free(a);
+    return OK;
+}
+/* A side's first byte and its row and slice pitches. */
+static unsigned char *copy_side(unsigned type, const void *host, CUdeviceptr dev, void *array,
+                                size_t x, size_t y, size_t z, size_t pitch, size_t height,
+                                size_t *row, size_t *slice) {
+    if (type == 3) {
+        struct array *a = array;
+        *row = a->row;
+        *slice = a->row * (a->d.h ? a->d.h : 1);
+        return a->mem + x + y * *row + z * *slice;
+    }
+    unsigned char *base = type == 1 ? (unsigned char *)host : (unsigned char *)(uintptr_t)dev;
+    *row = pitch;
+    *slice = pitch * height;
+    return base + x + y * *row + z * *slice;
+}
+CUresult cuMemcpy3D_v2(const struct memcpy3d *c) {
+    size_t srow, sslice, drow, dslice;
+    const unsigned char *s = copy_side(c->stype, c->shost, c->sdev, c->sarray, c->sx, c->sy, c->sz,
+                                       c->spitch, c->sheight, &srow, &sslice);
+    unsigned char *d = copy_side(c->dtype, c->dhost, c->ddev, c->darray, c->dx, c->dy, c->dz,
+                                 c->dpitch, c->dheight, &drow, &dslice);
+    for (size_t z = 0; z < c->depth; z++)
+        for (size_t y = 0; y < c->height; y++)
+            memcpy(d + z * dslice + y * drow, s + z * sslice + y * srow, c->width);
+    return OK;
+}
+CUresult cuMemcpy2D_v2(const struct memcpy2d *c) {
+    struct memcpy3d c3 = {
+        .sx = c->sx, .sy = c->sy, .stype = c->stype, .shost = c->shost, .sdev = c->sdev,
+        .sarray = c->sarray, .spitch = c->spitch, .sheight = c->height,
+        .dx = c->dx, .dy = c->dy, .dtype = c->dtype, .dhost = c->dhost, .ddev = c->ddev,
+        .darray = c->darray, .dpitch = c->dpitch, .dheight = c->height,
+        .width = c->width, .height = c->height, .depth = 1,
+    };
+    return cuMemcpy3D_v2(&c3);
+}
+CUresult cuMemcpyHtoA_v2(void *dst, size_t off, const void *src, size_t n) {
+    memcpy(((struct array *)dst)->mem + off, src, n);
+    return OK;
+}
+CUresult cuMemcpyAtoH_v2(void *dst, void *src, size_t off, size_t n) {
+    memcpy(dst, ((struct array *)src)->mem + off, n);
+    return OK;
+}
+static unsigned char objects[16][144];
+static int objects_live[16];
+static CUresult object_create(unsigned long long *obj, const void *res) {
+    for (int i = 0; i < 16; i++)
+        if (!objects_live[i]) {
+            objects_live[i] = 1;
+            memcpy(objects[i], res, sizeof objects[i]);
+            *obj = (unsigned long long)i + 1;
+            return OK;
+        }
+    return INVALID_VALUE;
+}
+static CUresult object_destroy(unsigned long long obj) {
+    if (obj == 0 || obj > 16 || !objects_live[obj - 1]) return INVALID_VALUE;
+    objects_live[obj - 1] = 0;
+    return OK;
+}
+CUresult cuTexObjectCreate(unsigned long long *obj, const void *res, const void *tex, const void *view) {
+    (void)tex; (void)view;
+    return object_create(obj, res);
+}
+CUresult cuTexObjectDestroy(unsigned long long obj) { return object_destroy(obj); }
+CUresult cuSurfObjectCreate(unsigned long long *obj, const void *res) { return object_create(obj, res); }
+CUresult cuSurfObjectDestroy(unsigned long long obj) { return object_destroy(obj); }
+static CUresult sample(void **params) {
+    unsigned long long t = *(unsigned long long *)params[0];
+    float *out = *(float **)params[1];
+    int n = *(int *)params[2];
+    if (t == 0 || t > 16 || !objects_live[t - 1]) return INVALID_VALUE;
+    struct array *a;
+    memcpy(&a, objects[t - 1] + 8, sizeof a);
+    memcpy(out, a->mem, (size_t)n * sizeof *out);
+    return OK;
+}
+
 /* A driver function the capture library does not wrap, with effects. */
 CUresult cuMemcpy3DPeer(const void *p) { (void)p; return OK; }
 
@@ -513,6 +657,8 @@ static const struct { const char *name; void *fn; void *ptds; } TABLE[] = {
     {"cuFuncGetName", (void *)cuFuncGetName, NULL},
     {"cuLaunchKernel", (void *)cuLaunchKernel, NULL},
     {"cuMemcpy3DPeer", (void *)cuMemcpy3DPeer, NULL},
+    {"cuArrayGetDescriptor", (void *)cuArrayGetDescriptor_v2, NULL},
+    {"cuTexObjectCreate", (void *)cuTexObjectCreate, NULL},
     {"cuGetProcAddress", (void *)cuGetProcAddress, NULL},
 };
 

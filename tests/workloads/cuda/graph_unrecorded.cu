@@ -1,9 +1,10 @@
 // Work no event records: a CUDA graph captured with a host function
 // (cudaLaunchHostFunc, a host node) between two kernels, run by
-// cudaGraphLaunch, then a CUDA array made and freed. The graph, its kernels
-// and its host node are recorded; the array is not (arrays are not recorded
-// yet), so hrr-cap must say so (`unrecorded : N calls (cuArrayCreate_v2 …)`)
-// and `hrr-play --strict` must refuse the archive.
+// cudaGraphLaunch, then a mipmapped CUDA array made and freed. The graph,
+// its kernels and its host node are recorded; the mipmapped array is not
+// (mipmapped arrays are not recorded yet), so hrr-cap must say so
+// (`unrecorded : N calls (cuMipmappedArrayCreate …)`) and
+// `hrr-play --strict` must refuse the archive.
 // Build: nvcc -cudart shared -arch=sm_90 graph_unrecorded.cu
 #include <vector>
 #include "common.h"
@@ -37,10 +38,10 @@ int main() {
     CK(cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
     bool ok = calls == 3;
     for (int v : h) ok &= v == 6;
-    cudaArray_t arr;
+    cudaMipmappedArray_t mip;
     cudaChannelFormatDesc desc = cudaCreateChannelDesc<int>();
-    CK(cudaMallocArray(&arr, &desc, 64, 64));
-    CK(cudaFreeArray(arr));
+    CK(cudaMallocMipmappedArray(&mip, &desc, make_cudaExtent(64, 64, 0), 2));
+    CK(cudaFreeMipmappedArray(mip));
     CK(cudaGraphExecDestroy(exec));
     CK(cudaGraphDestroy(g));
     CK(cudaFree(d));

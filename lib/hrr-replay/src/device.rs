@@ -576,6 +576,33 @@ pub enum PoolCall {
     Free(u64, Handle),
 }
 
+/// A recorded description (a texture or resource struct's bytes) copied
+/// into a buffer aligned for the struct, checked to hold `need` bytes: what
+/// a backend hands its runtime's object calls.
+pub fn description_words(
+    call: &'static str,
+    bytes: &[u8],
+    need: usize,
+) -> Result<Vec<u64>, DeviceError> {
+    if bytes.len() < need {
+        return Err(DeviceError::Call {
+            call,
+            code: -1,
+            message: format!(
+                "a recorded description of {} bytes, {need} needed",
+                bytes.len()
+            ),
+        });
+    }
+    let mut words = vec![0u64; need.div_ceil(8)];
+    for (w, c) in words.iter_mut().zip(bytes[..need].chunks(8)) {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        *w = u64::from_le_bytes(b);
+    }
+    Ok(words)
+}
+
 /// What a [`Device`] method answers when its backend lacks the feature.
 pub fn unsupported(call: &'static str) -> DeviceError {
     DeviceError::Call {

@@ -13,7 +13,9 @@ use cuda_api::array::{
 };
 use cuda_api::rect::CUDA_MEMCPY3D;
 use cuda_api::{CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
-use hrr_replay::device::{ArrayCopy, ArrayDesc, ArraySide, Device, DeviceError, Handle, HostSide};
+use hrr_replay::device::{
+    ArrayCopy, ArrayDesc, ArraySide, Device, DeviceError, Handle, HostSide, description_words,
+};
 
 use crate::device::{CudaDevice, ptr};
 
@@ -24,27 +26,6 @@ fn refused(call: &'static str, message: String) -> DeviceError {
         code: -1,
         message,
     }
-}
-
-/// A description's bytes in a buffer aligned for the struct, checked to
-/// hold `need` bytes.
-fn aligned(call: &'static str, bytes: &[u8], need: usize) -> Result<Vec<u64>, DeviceError> {
-    if bytes.len() < need {
-        return Err(refused(
-            call,
-            format!(
-                "a recorded description of {} bytes, {need} needed",
-                bytes.len()
-            ),
-        ));
-    }
-    let mut words = vec![0u64; need.div_ceil(8)];
-    for (w, c) in words.iter_mut().zip(bytes[..need].chunks(8)) {
-        let mut b = [0u8; 8];
-        b[..c.len()].copy_from_slice(c);
-        *w = u64::from_le_bytes(b);
-    }
-    Ok(words)
 }
 
 /// One side of a `CUDA_MEMCPY3D`: memory type, host pointer, device
@@ -199,10 +180,10 @@ impl CudaDevice {
     ) -> Result<Handle, DeviceError> {
         const CALL: &str = "cuTexObjectCreate";
         let f = self.optional(self.driver().api().cuTexObjectCreate, CALL)?;
-        let res = aligned(CALL, res, RESOURCE_DESC_BYTES)?;
-        let tex = aligned(CALL, tex, TEXTURE_DESC_BYTES)?;
+        let res = description_words(CALL, res, RESOURCE_DESC_BYTES)?;
+        let tex = description_words(CALL, tex, TEXTURE_DESC_BYTES)?;
         let view = view
-            .map(|v| aligned(CALL, v, RESOURCE_VIEW_DESC_BYTES))
+            .map(|v| description_words(CALL, v, RESOURCE_VIEW_DESC_BYTES))
             .transpose()?;
         let mut obj = 0u64;
         // SAFETY: the recorded structs, whole and aligned; the resource holds
@@ -222,7 +203,7 @@ impl CudaDevice {
     pub(crate) fn cu_surf_create(&mut self, res: &[u8]) -> Result<Handle, DeviceError> {
         const CALL: &str = "cuSurfObjectCreate";
         let f = self.optional(self.driver().api().cuSurfObjectCreate, CALL)?;
-        let res = aligned(CALL, res, RESOURCE_DESC_BYTES)?;
+        let res = description_words(CALL, res, RESOURCE_DESC_BYTES)?;
         let mut obj = 0u64;
         // SAFETY: the recorded resource, whole and aligned, holding the live
         // array or pointer.
@@ -255,10 +236,10 @@ mod tests {
     #[test]
     fn descriptions_are_copied_whole_and_short_ones_refused() {
         let bytes: Vec<u8> = (0..144u8).collect();
-        let w = aligned("t", &bytes, RESOURCE_DESC_BYTES).unwrap();
+        let w = description_words("t", &bytes, RESOURCE_DESC_BYTES).unwrap();
         assert_eq!(w.len(), 18);
         assert_eq!(w[1], u64::from_le_bytes([8, 9, 10, 11, 12, 13, 14, 15]));
-        let e = aligned("t", &bytes[..100], TEXTURE_DESC_BYTES).unwrap_err();
+        let e = description_words("t", &bytes[..100], TEXTURE_DESC_BYTES).unwrap_err();
         assert!(e.to_string().contains("100 bytes, 104 needed"), "{e}");
     }
 }

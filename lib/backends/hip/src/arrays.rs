@@ -12,33 +12,11 @@ use hip_api::array::{
 };
 use hip_api::types::{hipArray, hipExtent, hipMemcpy3DParms, hipPitchedPtr, hipPos};
 use hrr_replay::device::{
-    ArrayCopy, ArrayDesc, ArraySide, DeviceError, Handle, HostSide, unsupported,
+    ArrayCopy, ArrayDesc, ArraySide, DeviceError, Handle, HostSide, description_words, unsupported,
 };
 
 use crate::ffi::{self, ArrayApi};
 use crate::hip_device::{HipDevice, ptr};
-
-/// A description's bytes in a buffer aligned for the struct, checked to
-/// hold `need` bytes.
-fn aligned(call: &'static str, bytes: &[u8], need: usize) -> Result<Vec<u64>, DeviceError> {
-    if bytes.len() < need {
-        return Err(DeviceError::Call {
-            call,
-            code: -1,
-            message: format!(
-                "a recorded description of {} bytes, {need} needed",
-                bytes.len()
-            ),
-        });
-    }
-    let mut words = vec![0u64; need.div_ceil(8)];
-    for (w, c) in words.iter_mut().zip(bytes[..need].chunks(8)) {
-        let mut b = [0u8; 8];
-        b[..c.len()].copy_from_slice(c);
-        *w = u64::from_le_bytes(b);
-    }
-    Ok(words)
-}
 
 impl HipDevice {
     fn array_api(&self, call: &'static str) -> Result<&ArrayApi, DeviceError> {
@@ -176,10 +154,10 @@ impl HipDevice {
     ) -> Result<Handle, DeviceError> {
         const CALL: &str = "hipCreateTextureObject";
         let api = self.array_api(CALL)?;
-        let res = aligned(CALL, res, RESOURCE_DESC_BYTES)?;
-        let tex = aligned(CALL, tex, TEXTURE_DESC_BYTES)?;
+        let res = description_words(CALL, res, RESOURCE_DESC_BYTES)?;
+        let tex = description_words(CALL, tex, TEXTURE_DESC_BYTES)?;
         let view = view
-            .map(|v| aligned(CALL, v, RESOURCE_VIEW_DESC_BYTES))
+            .map(|v| description_words(CALL, v, RESOURCE_VIEW_DESC_BYTES))
             .transpose()?;
         let mut obj: *mut c_void = std::ptr::null_mut();
         // SAFETY: the recorded structs, whole and aligned; the resource holds
@@ -200,7 +178,7 @@ impl HipDevice {
     pub(crate) fn hip_surf_create(&mut self, res: &[u8]) -> Result<Handle, DeviceError> {
         const CALL: &str = "hipCreateSurfaceObject";
         let api = self.array_api(CALL)?;
-        let res = aligned(CALL, res, RESOURCE_DESC_BYTES)?;
+        let res = description_words(CALL, res, RESOURCE_DESC_BYTES)?;
         let mut obj: *mut c_void = std::ptr::null_mut();
         // SAFETY: the recorded resource, whole and aligned, holding the live
         // array or pointer.

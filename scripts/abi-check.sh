@@ -44,6 +44,9 @@ fi
 
 export LIBCLANG_PATH="${LIBCLANG_PATH:-/usr/lib/llvm-15/lib}"
 export HIP_PATH="${HIP_PATH:-/usr}"
+# The main workspace's build, where CARGO_TARGET_DIR puts it.
+main_target="${CARGO_TARGET_DIR:-$root/target}"
+case "$main_target" in /*) ;; *) main_target="$root/$main_target" ;; esac
 abi_target="$root/target/abi"
 log_dir="$abi_target/logs"
 mkdir -p "$log_dir"
@@ -55,7 +58,7 @@ ok() { echo "abi-check: PASS $*"; passed=$((passed + 1)); }
 ko() { echo "abi-check: FAIL $*"; failed=$((failed + 1)); }
 abi_cargo() { (cd "$root/abi" && CARGO_TARGET_DIR="$abi_target" cargo "$@"); }
 
-step "building the main workspace's cdylibs and tools (target/debug)"
+step "building the main workspace's cdylibs and tools ($main_target/debug)"
 if ! cargo build -p hrr-runtime-cpu -p hrr-intercept -p hrr-cap -p hrr-play 2>&1 | tail -3; then
     ko "cargo build -p hrr-runtime-cpu -p hrr-intercept -p hrr-cap -p hrr-play"
 fi
@@ -113,7 +116,7 @@ fi
 step "4. export coverage and symbol versions (cargo test in abi/)"
 # The CPU runtime and the interposer define the same #[no_mangle] symbols, so
 # their checks are tested in two builds (one test binary cannot link both).
-export HRR_ABI_LIBDIR="$root/target/debug"
+export HRR_ABI_LIBDIR="$main_target/debug"
 if abi_cargo test --locked -- --nocapture >"$log_dir/test.log" 2>&1; then
     grep -E '^(libamdhip64|libhrr_|[0-9]+ (signature checks|failed calls)|skipped :|test result: .* [1-9][0-9]* passed)' "$log_dir/test.log" | sed 's/^/    /'
     ok "abi/ tests (every CPU-runtime export checked; hip* unversioned; versioned refs captured; failed calls skipped at replay)"

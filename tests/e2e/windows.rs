@@ -1,7 +1,7 @@
 //! Capture windows (`hrr-cap --window`) through the whole pipeline on the
 //! CPU runtime, over `tests/workloads/window.c`: each trigger, two windows
-//! in one run, a window the run ends inside, windows around a graph launch
-//! and a pool block's reuse. Every window's archive replays alone and
+//! in one run, a window the run ends inside, windows around a graph launch,
+//! a pool block's reuse and an array written before them. Every window's archive replays alone and
 //! passes, `hrr-diff` passes it against its replay, and its D2H results are
 //! byte for byte the same D2H of a whole-run capture of the same program
 //! (the same blobs, in the same order, at the steps the window covers).
@@ -310,4 +310,34 @@ fn what_a_window_cannot_rebuild_is_named() {
         .success();
     let text = String::from_utf8_lossy(&info.get_output().stdout).into_owned();
     assert!(text.contains("  not restored : "), "{text}");
+}
+
+/// An array made and filled before the window and only read inside it
+/// (copied into device memory, then downloaded, each step): the preamble
+/// uploads its contents (`memcpy_array` h2d, `hrr-window-state`, its whole
+/// extent), so the window replays alone and its D2H are the full run's.
+#[test]
+fn a_window_reading_an_array_written_before_it() {
+    let p = Pipeline::new("window");
+    let full = full(&p, "array");
+    // Each step downloads out, then the array's copy.
+    assert_eq!(full.len(), 12);
+    let err = windowed(&p, "profiler", "array");
+    assert!(!err.contains("not restored"), "{err}");
+    let ev = read_events(&p.path("cap.hrr"));
+    let uploads: Vec<_> = ev
+        .iter()
+        .filter(|e| e["op"] == "memcpy_array" && e["api"] == "hrr-window-state")
+        .collect();
+    assert_eq!(uploads.len(), 1, "one upload for the one array");
+    let u = uploads[0];
+    assert_eq!(u["dir"], "h2d", "{u}");
+    // 32 × 8 floats: 128 bytes a row, 8 rows, one slice.
+    assert_eq!(u["extent"], serde_json::json!([128, 8, 1]), "{u}");
+    assert!(u["blob"].is_string(), "{u}");
+    let w = window_field(&p, "cap.hrr");
+    // a, b, c, out, the array's device copy, the table; the array.
+    assert_eq!(w["state_bytes"], 5 * 1024 + 64 + 1024, "{w}");
+    assert!(w.get("not_restored").is_none(), "{w}");
+    same_as_full(&replays(&p, "cap.hrr", 4), &full, 4, 4);
 }

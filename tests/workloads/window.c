@@ -24,7 +24,12 @@
  *              reservation, a physical handle mapped with access set),
  *              and the handle is exported as a file descriptor and
  *              imported again (not mapped): an IPC handle no replay can
- *              rebuild, live when the window opens */
+ *              rebuild, live when the window opens
+ *   array      profiler marks as "profiler"; a 2D float array made and
+ *              filled from the host before the loop (never written again)
+ *              is copied into device memory (hipMemcpy2DFromArray) and
+ *              downloaded each step, after out: its contents exist only in
+ *              the state before the window */
 #include <signal.h>
 #include <unistd.h>
 
@@ -66,7 +71,7 @@ static int is(const char *mode, const char *m) { return strcmp(mode, m) == 0; }
 /* Before step `step`: a window opens here? */
 static void before(const char *mode, int step) {
     int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") ||
-                   is(mode, "pinned") || is(mode, "ipc");
+                   is(mode, "pinned") || is(mode, "ipc") || is(mode, "array");
     if ((profiler && step == 2) || (is(mode, "profiler2") && (step == 1 || step == 4)) ||
         (is(mode, "open") && step == 3))
         profiler_range(1);
@@ -77,7 +82,7 @@ static void before(const char *mode, int step) {
 /* After step `step`: a window closes here? */
 static void after(const char *mode, int step) {
     int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") ||
-                   is(mode, "pinned") || is(mode, "ipc");
+                   is(mode, "pinned") || is(mode, "ipc") || is(mode, "array");
     if ((profiler && step == 3) || (is(mode, "profiler2") && (step == 2 || step == 5)))
         profiler_range(0);
     if (is(mode, "signal") && step == 3) raise(SIGUSR2);
@@ -156,6 +161,20 @@ int main(int argc, char **argv) {
     void *tp[] = {&b, pinned ? (void *)&hp : (void *)&a, &n};
     void *gp[] = {&out, &table, &n};
 
+    /* array: AW x AH floats, filled once from ar. */
+    enum { AW = 32, AH = N / AW };
+    static float ar[N];
+    hipArray_t arr = NULL;
+    float *ad = NULL;
+    if (is(mode, "array")) {
+        for (int i = 0; i < N; i++) ar[i] = 0.5f * (float)i + 3.0f;
+        hipChannelFormatDesc fd = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindFloat);
+        CHECK(hipMallocArray(&arr, &fd, AW, AH, 0));
+        CHECK(hipMemcpy2DToArray(arr, 0, 0, ar, AW * sizeof(float), AW * sizeof(float), AH,
+                                 hipMemcpyHostToDevice));
+        CHECK(hipMalloc((void **)&ad, N * sizeof(float)));
+    }
+
     hipGraphExec_t ge = NULL;
     if (is(mode, "graph")) {
         hipGraph_t g;
@@ -200,6 +219,14 @@ int main(int argc, char **argv) {
             float want = 2.0f * ha[i] + 10.0f * hc[i];
             EXPECT(got[i] == want, "step %d: out[%d] = %g, want %g", step, i, got[i], want);
         }
+        if (arr) {
+            CHECK(hipMemset(ad, 0, N * sizeof(float)));
+            CHECK(hipMemcpy2DFromArray(ad, AW * sizeof(float), arr, 0, 0, AW * sizeof(float), AH,
+                                       hipMemcpyDeviceToDevice));
+            CHECK(hipMemcpy(got, ad, sizeof got, hipMemcpyDeviceToHost));
+            for (int i = 0; i < N; i++)
+                EXPECT(got[i] == ar[i], "step %d: array[%d] = %g, want %g", step, i, got[i], ar[i]);
+        }
         if (pool) {
             float *y;
             CHECK(hipMallocFromPoolAsync((void **)&y, N * sizeof(float), pool, s));
@@ -222,6 +249,10 @@ int main(int argc, char **argv) {
         after(mode, step);
     }
 
+    if (arr) {
+        CHECK(hipFreeArray(arr));
+        CHECK(hipFree(ad));
+    }
     if (hp) CHECK(hipHostFree(hp));
     if (ge) CHECK(hipGraphExecDestroy(ge));
     if (pool) CHECK(hipMemPoolDestroy(pool));

@@ -3,13 +3,17 @@
 //! `cuProfilerStart`/`Stop` as the `profiler` setting's trigger, kernel
 //! launches counted before they are forwarded (`launches:A..B`, and where
 //! `signal` acts), and [`CudaDevice`], how a window's start reaches the
-//! device: the real driver's `cuCtxSynchronize` and `cuMemcpyDtoH_v2`,
-//! never through this library's wrappers.
+//! device: the real driver's `cuCtxSynchronize`, `cuMemcpyDtoH_v2` and (an
+//! array's contents) `cuMemcpy3D_v2`, never through this library's
+//! wrappers.
 
 use std::ffi::c_void;
 
 use hrr_recorder::record::recorder::Recorder;
 use hrr_recorder::record::window::{DeviceAccess, Trigger};
+
+use cuda_api::rect::CUDA_MEMCPY3D;
+use cuda_api::{CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_HOST};
 
 use super::driver::libcuda;
 
@@ -38,6 +42,56 @@ impl DeviceAccess for CudaDevice {
             0 => Ok(()),
             e => Err(e),
         }
+    }
+
+    fn read_array(
+        &self,
+        array: u64,
+        element: u64,
+        extent: [u64; 3],
+        buf: &mut [u8],
+    ) -> Option<Result<(), i32>> {
+        let Some(f) = libcuda::get().and_then(|l| l.queries.memcpy_3d) else {
+            return Some(Err(-1));
+        };
+        let [w, h, d] = extent.map(|n| n as usize);
+        let pitch = w * element as usize;
+        if buf.len() != pitch * h * d {
+            return Some(Err(-1));
+        }
+        let c = CUDA_MEMCPY3D {
+            src_x_in_bytes: 0,
+            src_y: 0,
+            src_z: 0,
+            src_lod: 0,
+            src_memory_type: CU_MEMORYTYPE_ARRAY,
+            src_host: std::ptr::null(),
+            src_device: 0,
+            src_array: array as usize as *mut c_void,
+            reserved0: std::ptr::null_mut(),
+            src_pitch: 0,
+            src_height: 0,
+            dst_x_in_bytes: 0,
+            dst_y: 0,
+            dst_z: 0,
+            dst_lod: 0,
+            dst_memory_type: CU_MEMORYTYPE_HOST,
+            dst_host: buf.as_mut_ptr().cast(),
+            dst_device: 0,
+            dst_array: std::ptr::null_mut(),
+            reserved1: std::ptr::null_mut(),
+            dst_pitch: pitch,
+            dst_height: h,
+            width_in_bytes: pitch,
+            height: h,
+            depth: d,
+        };
+        // SAFETY: `buf` is ours and holds `pitch * h * d` bytes; `array` is
+        // a live array of this extent (the recorder's word).
+        Some(match unsafe { f((&raw const c).cast()) } {
+            0 => Ok(()),
+            e => Err(e),
+        })
     }
 }
 

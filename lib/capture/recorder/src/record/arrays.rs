@@ -134,6 +134,18 @@ impl Recorder {
             Some(d) if ret == 0 => self.put_blob(api, d),
             _ => None,
         };
+        self.memcpy_array_op(api, ret, c, blob);
+    }
+
+    /// Records a copy that names an array, its host side's blob (if any)
+    /// already stored.
+    pub(crate) fn memcpy_array_op(
+        &self,
+        api: &str,
+        ret: i32,
+        c: &ArrayCopyRec,
+        blob: Option<hrr_core::BlobId>,
+    ) {
         let side = |s: ArraySide| match s {
             ArraySide::Array { array, pos } => (Addr(array), None, Some(pos)),
             ArraySide::Linear { ptr, pitch } => (Addr(ptr), Some(pitch), None),

@@ -14,12 +14,14 @@
 //! virtual memory, modules and functions, streams, events, executable
 //! graphs), the code objects kept, and one upload per live device
 //! allocation (`memcpy` h2d whose blob is the allocation's bytes, read
-//! through the family's [`DeviceAccess`]). Host memory kernels reach is
-//! marked unseen, so the window's first launch that reaches it records it
-//! whole (`host_write`). What cannot be rebuilt (an exported or imported
-//! shareable handle) is named on stderr and in the manifest. Closing the
-//! window finishes its archive with the manifest's `window` field; a run
-//! that ends inside a window finishes it at exit.
+//! through the family's [`DeviceAccess`]), then one upload per live array
+//! (`memcpy_array` host→array over its whole extent, its contents read the
+//! same way). Host memory kernels reach is marked unseen, so the window's
+//! first launch that reaches it records it whole (`host_write`). What
+//! cannot be rebuilt (an exported or imported shareable handle, an array
+//! whose contents the family cannot read) is named on stderr and in the
+//! manifest. Closing the window finishes its archive with the manifest's
+//! `window` field; a run that ends inside a window finishes it at exit.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -31,6 +33,7 @@ use hrr_core::window::{WindowInfo, WindowSpec, window_archive};
 use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
+use crate::record::arrays::{ArrayCopyRec, ArrayShape, ArraySide};
 use crate::record::out::Out;
 use crate::record::recorder::{Closing, Recorder};
 use crate::sink::archive_claim::ArchiveClaim;
@@ -46,6 +49,20 @@ pub trait DeviceAccess {
     fn synchronize(&self) -> Result<(), i32>;
     /// Copies `buf.len()` bytes of device memory at `ptr` into `buf`.
     fn read(&self, ptr: u64, buf: &mut [u8]) -> Result<(), i32>;
+    /// Copies the whole of array `array` into `buf`, packed: `element`
+    /// bytes per element, `extent` its width in elements, rows and slices
+    /// (each at least 1; `buf` holds their product times `element`).
+    /// `None`: this family cannot read arrays (the default).
+    fn read_array(
+        &self,
+        array: u64,
+        element: u64,
+        extent: [u64; 3],
+        buf: &mut [u8],
+    ) -> Option<Result<(), i32>> {
+        let _ = (array, element, extent, buf);
+        None
+    }
 }
 
 /// A window trigger reported by a family's entry point.
@@ -627,6 +644,26 @@ impl Recorder {
                 _ => {}
             }
         }
+        // Arrays after the allocations: their bytes into the arrays the
+        // ledger's events made again.
+        for (_, api, op) in &live {
+            if let Op::ArrayCreate {
+                array,
+                format,
+                channels,
+                extent,
+                flags,
+            } = *op
+            {
+                let shape = ArrayShape {
+                    format,
+                    channels,
+                    extent,
+                    flags,
+                };
+                self.upload_array(dev, api, array.0, shape, &mut buf, &mut state);
+            }
+        }
         (state.bytes, state.allocs, state.not_restored)
     }
 
@@ -666,6 +703,71 @@ impl Recorder {
         };
         self.op(STATE_API, 0, &op);
     }
+
+    /// The contents of array `array` (made by `api` with `shape`), read
+    /// now, as a `memcpy_array` host→array over its whole extent.
+    fn upload_array(
+        &self,
+        dev: &dyn DeviceAccess,
+        api: &str,
+        array: u64,
+        shape: ArrayShape,
+        buf: &mut Vec<u8>,
+        state: &mut State,
+    ) {
+        let what = |why: &str| format!("{api}: the contents of array {array:#x}: {why}");
+        let Some(element) = shape.element_bytes() else {
+            state
+                .not_restored
+                .push(what("its element format is not one both families define"));
+            return;
+        };
+        // A 1D array has no rows, a 2D one no slices: one of each.
+        let [w, h, d] = shape.extent.map(|n| n.max(1));
+        let Some(len) = w
+            .checked_mul(element)
+            .and_then(|row| row.checked_mul(h))
+            .and_then(|n| n.checked_mul(d))
+            .filter(|&n| usize::try_from(n).is_ok())
+        else {
+            state.not_restored.push(what("its extent overflows"));
+            return;
+        };
+        buf.clear();
+        buf.resize(len as usize, 0);
+        match dev.read_array(array, element, [w, h, d], buf) {
+            None => {
+                state
+                    .not_restored
+                    .push(what("this runtime family cannot read arrays"));
+                return;
+            }
+            Some(Err(e)) => {
+                state
+                    .not_restored
+                    .push(what(&format!("the device refused to read them ({e})")));
+                return;
+            }
+            Some(Ok(())) => {}
+        }
+        state.allocs += 1;
+        let row = w * element;
+        let c = ArrayCopyRec {
+            dir: Dir::H2d,
+            dst: ArraySide::Array { array, pos: [0; 3] },
+            src: ArraySide::Linear {
+                ptr: 0,
+                pitch: [row, row * h],
+            },
+            extent: [row, h, d],
+            stream: None,
+        };
+        let Some(blob) = self.put_blob("window state", buf) else {
+            return;
+        };
+        state.bytes += len;
+        self.memcpy_array_op(STATE_API, 0, &c, Some(blob));
+    }
 }
 
 /// What a preamble restored so far.
@@ -692,6 +794,150 @@ mod tests {
             buf.fill(ptr as u8);
             Ok(())
         }
+        fn read_array(
+            &self,
+            array: u64,
+            element: u64,
+            extent: [u64; 3],
+            buf: &mut [u8],
+        ) -> Option<Result<(), i32>> {
+            assert_eq!(buf.len() as u64, element * extent.iter().product::<u64>());
+            buf.fill(array as u8);
+            Some(Ok(()))
+        }
+    }
+
+    /// A device that cannot read arrays (the trait's default).
+    struct NoArrays;
+
+    impl DeviceAccess for NoArrays {
+        fn synchronize(&self) -> Result<(), i32> {
+            Ok(())
+        }
+        fn read(&self, ptr: u64, buf: &mut [u8]) -> Result<(), i32> {
+            buf.fill(ptr as u8);
+            Ok(())
+        }
+    }
+
+    /// A recorder with a `profiler` window, recording into `dir`.
+    fn windowed(dir: &Path) -> &'static Recorder {
+        std::fs::create_dir(dir).unwrap();
+        Box::leak(Box::new(
+            Recorder::with_window(
+                dir,
+                Platform::Cpu,
+                vec![],
+                Map::new(),
+                Some(WindowSpec::Profiler),
+            )
+            .unwrap(),
+        ))
+    }
+
+    /// A 2D float array (4 × 3) and a 1D byte array (64) made before the
+    /// window, opened with `dev`; the archive's events.
+    fn arrays_at_the_start(dir: &Path, dev: &dyn DeviceAccess) -> Vec<hrr_core::Event> {
+        let r = windowed(dir);
+        let shape = |format, extent| ArrayShape {
+            format,
+            channels: 1,
+            extent,
+            flags: 0,
+        };
+        r.array_create("hipMallocArray", 0, 0xa0, shape(0x20, [4, 3, 0]));
+        r.array_create("hipArrayCreate", 0, 0xb0, shape(0x01, [64, 0, 0]));
+        r.array_create("hipArrayCreate", 0, 0xc0, shape(0x01, [8, 0, 0]));
+        r.array_destroy("hipArrayDestroy", 0, 0xc0);
+        r.window_trigger(Trigger::ProfilerStart, dev, Closing::default);
+        r.window_trigger(Trigger::ProfilerStop, dev, Closing::default);
+        hrr_core::archive::Archive::open(dir)
+            .unwrap()
+            .events(hrr_core::event_reader::ReadOptions::default())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    #[test]
+    fn a_window_uploads_each_live_array_whole() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run.hrr");
+        let ev = arrays_at_the_start(&dir, &Fake);
+        let ops: Vec<_> = ev.iter().map(|e| (e.api.as_str(), e.op.name())).collect();
+        assert_eq!(
+            ops,
+            [
+                ("hipMallocArray", "array_create"),
+                ("hipArrayCreate", "array_create"),
+                (STATE_API, "memcpy_array"),
+                (STATE_API, "memcpy_array"),
+                ("hrr-window-end", "eof")
+            ]
+        );
+        let upload = |e: &hrr_core::Event| match e.op {
+            Op::MemcpyArray {
+                dir,
+                dst,
+                dpos,
+                spitch,
+                extent,
+                blob,
+                ..
+            } => (dir, dst.0, dpos, spitch, extent, blob),
+            ref op => panic!("{op:?}"),
+        };
+        assert_eq!(
+            upload(&ev[2]),
+            (
+                Dir::H2d,
+                0xa0,
+                Some([0; 3]),
+                Some([16, 48]),
+                [16, 3, 1],
+                Some(BlobId::of(&[0xa0; 48]))
+            )
+        );
+        assert_eq!(
+            upload(&ev[3]),
+            (
+                Dir::H2d,
+                0xb0,
+                Some([0; 3]),
+                Some([64, 64]),
+                [64, 1, 1],
+                Some(BlobId::of(&[0xb0; 64]))
+            )
+        );
+        let w = WindowInfo::of(&hrr_core::manifest::Manifest::read(&dir).unwrap()).unwrap();
+        assert_eq!((w.state_bytes, w.state_allocs), (48 + 64, 2));
+        assert!(w.not_restored.is_empty(), "{:?}", w.not_restored);
+    }
+
+    #[test]
+    fn arrays_a_family_cannot_read_are_named() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run.hrr");
+        let ev = arrays_at_the_start(&dir, &NoArrays);
+        assert!(!ev.iter().any(|e| e.op.name() == "memcpy_array"));
+        assert_eq!(
+            ev.iter().filter(|e| e.op.name() == "array_create").count(),
+            2,
+            "still made"
+        );
+        let w = WindowInfo::of(&hrr_core::manifest::Manifest::read(&dir).unwrap()).unwrap();
+        assert_eq!(w.not_restored.len(), 2, "{:?}", w.not_restored);
+        assert!(
+            w.not_restored[0].contains("array 0xa0"),
+            "{:?}",
+            w.not_restored
+        );
+        assert!(
+            w.not_restored[1].contains("array 0xb0"),
+            "{:?}",
+            w.not_restored
+        );
+        assert_eq!(w.state_bytes, 0);
     }
 
     #[test]

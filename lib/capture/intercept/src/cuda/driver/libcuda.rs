@@ -59,6 +59,9 @@ pub struct Queries {
     /// `cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t)` (a capture window's
     /// state snapshot).
     pub memcpy_dtoh: Option<fns::cuMemcpyDtoH_v2>,
+    /// `cuMemcpy3D_v2(const CUDA_MEMCPY3D *)` (an array's contents, in a
+    /// capture window's state snapshot).
+    pub memcpy_3d: Option<fns::cuMemcpy3D_v2>,
     /// Stream capture and graph queries (`driver::graphs`).
     pub graph: GraphQueries,
 }
@@ -154,6 +157,7 @@ fn build(h: *mut c_void) -> Libcuda {
         address_range: q!("cuMemGetAddressRange_v2": AddressRange),
         ctx_synchronize: q!("cuCtxSynchronize": fns::cuCtxSynchronize),
         memcpy_dtoh: q!("cuMemcpyDtoH_v2": fns::cuMemcpyDtoH_v2),
+        memcpy_3d: q!("cuMemcpy3D_v2": fns::cuMemcpy3D_v2),
         graph: GraphQueries {
             stream_is_capturing: q!("cuStreamIsCapturing": fns::cuStreamIsCapturing),
             get_nodes: q!("cuGraphGetNodes": fns::cuGraphGetNodes),

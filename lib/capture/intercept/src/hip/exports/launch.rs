@@ -172,12 +172,7 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
-    if let Some(g) = &g
-        && g.recorder().windowed()
-    {
-        // A capture window may open or close before this launch.
-        g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
-    }
+    super::profiler::before_launch(&g);
     if let Some(g) = &g
         && g.recorder().host_memory().any()
     {
@@ -341,12 +336,7 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
         return missing::<A>();
     };
     let g = Guard::enter(api);
-    if let Some(g) = &g
-        && g.recorder().windowed()
-    {
-        // A capture window may open or close before this launch.
-        g.run(|r| r.window_before_launch(&super::profiler::HipDevice, crate::capture::closing));
-    }
+    super::profiler::before_launch(&g);
     if let Some(g) = &g
         && g.recorder().host_memory().any()
     {

@@ -28,6 +28,16 @@ type Copy3DFn = unsafe extern "C" fn(*const hipMemcpy3DParms) -> i32;
 /// The HIP runtime, reached unrecorded.
 pub struct HipDevice;
 
+/// Before a kernel launch is forwarded: a capture window may open or close
+/// there (one check when no window is set).
+pub fn before_launch(g: &Option<crate::capture::Guard>) {
+    if let Some(g) = g
+        && g.recorder().windowed()
+    {
+        g.run(|r| r.window_before_launch(&HipDevice, crate::capture::closing));
+    }
+}
+
 fn sync_fn() -> Option<SyncFn> {
     static F: OnceLock<Option<SyncFn>> = OnceLock::new();
     *F.get_or_init(|| {

@@ -592,6 +592,14 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
             extent,
             stream,
             ..
+        }
+        | Op::MemcpyArray {
+            dir,
+            dst,
+            src,
+            extent,
+            stream,
+            ..
         } => {
             o.lit("dir", dir.as_str())
                 .addr("dst", dst.0)
@@ -679,22 +687,6 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         }
         Op::ArrayDestroy { array } => {
             o.addr("array", array.0);
-        }
-        Op::MemcpyArray {
-            dir,
-            dst,
-            src,
-            extent,
-            stream,
-            ..
-        } => {
-            o.lit("dir", dir.as_str())
-                .addr("dst", dst.0)
-                .addr("src", src.0)
-                .u64("size", hrr_core::event::rect_len(*extent).unwrap_or(0));
-            if let Some(s) = stream {
-                o.addr("stream", s.0);
-            }
         }
         Op::TexCreate { obj, .. }
         | Op::TexDestroy { obj }

@@ -994,6 +994,25 @@ impl<'a> Replayer<'a> {
         Ok(())
     }
 
+    /// Upload source blob `id`, which the event says is `size` bytes: read
+    /// through the blob cache and checked to be that long.
+    fn source_blob(
+        &mut self,
+        e: &Event,
+        id: hrr_core::hex::BlobId,
+        size: u64,
+    ) -> Result<blob_cache::BlobBytes, ReplayError> {
+        let bytes = self
+            .blobs
+            .get(self.archive.blobs(), &id)
+            .map_err(|err| Self::fatal(e, err))?;
+        if bytes.len() as u64 != size {
+            let len = bytes.len() as u64;
+            return Err(Self::fatal(e, EventFailure::BlobSize { id, len, size }));
+        }
+        Ok(bytes)
+    }
+
     fn check_d2h(
         &mut self,
         e: &Event,

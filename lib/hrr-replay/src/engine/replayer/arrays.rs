@@ -155,21 +155,7 @@ impl Replayer<'_> {
                 let id = c
                     .blob
                     .ok_or_else(|| Self::fatal(e, EventFailure::NoSourceBlob))?;
-                let bytes = self
-                    .blobs
-                    .get(self.archive.blobs(), &id)
-                    .map_err(|err| Self::fatal(e, err))?;
-                if bytes.len() as u64 != len {
-                    let got = bytes.len() as u64;
-                    return Err(Self::fatal(
-                        e,
-                        EventFailure::BlobSize {
-                            id,
-                            len: got,
-                            size: len,
-                        },
-                    ));
-                }
+                let bytes = self.source_blob(e, id, len)?;
                 self.dev
                     .copy_array(ArrayCopy {
                         dst,

@@ -30,21 +30,7 @@ impl Replayer<'_> {
         blob: BlobId,
     ) -> Result<(), ReplayError> {
         let live = self.device_operand(e, Operand::HostWriteDst, ptr, size)?;
-        let bytes = self
-            .blobs
-            .get(self.archive.blobs(), &blob)
-            .map_err(|err| Self::fatal(e, err))?;
-        if bytes.len() as u64 != size {
-            let len = bytes.len() as u64;
-            return Err(Self::fatal(
-                e,
-                EventFailure::BlobSize {
-                    id: blob,
-                    len,
-                    size,
-                },
-            ));
-        }
+        let bytes = self.source_blob(e, blob, size)?;
         self.dev
             .copy_h2d(live, &bytes, None)
             .map_err(Self::dev_err(e))

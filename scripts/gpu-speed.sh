@@ -61,6 +61,15 @@
 #    first ten steps, the rest, and the main thread's CPU over the rest.
 #    scripts/gpu-variant.sh NAME REV builds a revision's hrr-cap and capture
 #    library into .gpu/variants/NAME for this and for part 7's builds.
+# 9. Window (not in the default parts): train.py plain, under a full
+#    capture and under --window profiler with no window ever opened (the
+#    recorder's bookkeeping alone), in rotating order: the steady steps'
+#    ratios to plain.
+# 10. Snapshot (not in the default parts): tests/workloads/cuda/
+#    window_snapshot.cu with HRR_SNAPSHOT_GIB (default "1 4") GiB of live
+#    device memory: cudaProfilerStart's time plain and under --window
+#    profiler (where the state is snapshotted), per GiB of state, and the
+#    window's replay.
 # On the H200 VM one process runs everything (the CUDA launch itself and
 # the recorder's code alike) up to 1.4x slower than the next, which is most
 # of the round-to-round spread of the ratios. HRR_SPEED_WRAP prefixes every
@@ -111,9 +120,11 @@ for i in $(seq 1 "$ROUNDS"); do
     else
         replay --no-launch-thread; t2=$(now_ms); replay; t3=$(now_ms); s=$((t2 - t1)) r=$((t3 - t2))
     fi
-    echo "round $i: plain loop $p ms (enqueue $pe), captured loop $c ms (enqueue $ce) ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $r ms ($(div $r $((t1 - t0)))x), with --no-launch-thread $s ms ($(div $s $((t1 - t0)))x)"
+    # What placement costs the replay: the same archive without it.
+    t4=$(now_ms); replay --no-placement; t5=$(now_ms); u=$((t5 - t4))
+    echo "round $i: plain loop $p ms (enqueue $pe), captured loop $c ms (enqueue $ce) ($(div "$c" "$p")x); plain process $((t1 - t0)) ms, replay process $r ms ($(div $r $((t1 - t0)))x), with --no-launch-thread $s ms ($(div $s $((t1 - t0)))x), with --no-placement $u ms ($(div $u $((t1 - t0)))x)"
     div "$c" "$p" >>"$W/cap_ratio"; echo "$p" >>"$W/plain"; echo "$c" >>"$W/cap"
-    div $r $((t1 - t0)) >>"$W/rep_ratio"; div $s $((t1 - t0)) >>"$W/rep_serial_ratio"
+    div $r $((t1 - t0)) >>"$W/rep_ratio"; div $s $((t1 - t0)) >>"$W/rep_serial_ratio"; div $u $((t1 - t0)) >>"$W/rep_unplaced_ratio"
 done
 awk -v r="$(median <"$W/cap_ratio")" -v g="$(gmean <"$W/cap_ratio")" -v s="$(spread <"$W/cap_ratio")" -v p="$(median <"$W/plain")" -v c="$(median <"$W/cap")" 'BEGIN {
     printf "capture overhead: median per-round ratio %+.1f %%, geometric mean %+.1f %% (ratios %s; loop medians plain %.1f ms, captured %.1f ms) — target <= +5 %%\n", 100 * (r - 1), 100 * (g - 1), s, p, c }'
@@ -121,6 +132,8 @@ awk -v r="$(median <"$W/rep_ratio")" -v s="$(spread <"$W/rep_ratio")" 'BEGIN {
     printf "replay process / plain process: median %.2fx (ratios %s) — target <= 1.00x\n", r, s }'
 awk -v r="$(median <"$W/rep_serial_ratio")" -v s="$(spread <"$W/rep_serial_ratio")" 'BEGIN {
     printf "replay process --no-launch-thread / plain process: median %.2fx (ratios %s)\n", r, s }'
+awk -v r="$(median <"$W/rep_unplaced_ratio")" -v s="$(spread <"$W/rep_unplaced_ratio")" 'BEGIN {
+    printf "replay process --no-placement / plain process: median %.2fx (ratios %s)\n", r, s }'
 
 fi
 
@@ -165,7 +178,6 @@ fi
 
 if part copies; then
 echo "--- copies: 256 MiB pinned H2D and D2H, $ROUNDS rounds"
-"$BIN/hrr-cap" -o "$W/bw.hrr" -- "$W/ll" bw 256 >/dev/null 2>&1
 gbps() { awk -v b="$1" -v ms="$2" 'BEGIN {printf "%.2f", (ms > 0) ? b / 1e6 / ms : 0}'; }
 replay_bw() { # $1: extra hrr-play arguments; prints "h2d d2h" GB/s
     # shellcheck disable=SC2086
@@ -183,14 +195,21 @@ for i in $(seq 1 "$ROUNDS"); do
     bytes=$(field bw_bytes "$W/bw.log")
     ph=$(gbps "$bytes" "$(field bw_h2d_ms_per_copy "$W/bw.log")")
     pd=$(gbps "$bytes" "$(field bw_d2h_ms_per_copy "$W/bw.log")")
+    # The application's own bandwidth under capture (each round a fresh archive).
+    rm -rf "$W/bw.hrr"
+    "$BIN/hrr-cap" -o "$W/bw.hrr" -- "$W/ll" bw 256 >"$W/bwc.log" 2>/dev/null
+    ch=$(gbps "$bytes" "$(field bw_h2d_ms_per_copy "$W/bwc.log")")
+    cd=$(gbps "$bytes" "$(field bw_d2h_ms_per_copy "$W/bwc.log")")
     read -r rh rd <<<"$(replay_bw "")"
     read -r fh fd <<<"$(replay_bw "--pinned-cache 0")"
-    echo "round $i: plain h2d $ph d2h $pd GB/s; replay h2d $rh d2h $rd GB/s; replay --pinned-cache 0 h2d $fh d2h $fd GB/s"
+    echo "round $i: plain h2d $ph d2h $pd GB/s; captured h2d $ch d2h $cd GB/s; replay h2d $rh d2h $rd GB/s; replay --pinned-cache 0 h2d $fh d2h $fd GB/s"
     echo "$ph" >>"$W/ph"; echo "$pd" >>"$W/pd"; echo "$rh" >>"$W/rh"; echo "$rd" >>"$W/rd"; echo "$fh" >>"$W/fh"; echo "$fd" >>"$W/fd"
+    echo "$ch" >>"$W/ch"; echo "$cd" >>"$W/cd"
 done
 awk -v ph="$(median <"$W/ph")" -v pd="$(median <"$W/pd")" -v rh="$(median <"$W/rh")" -v rd="$(median <"$W/rd")" \
-    -v fh="$(median <"$W/fh")" -v fd="$(median <"$W/fd")" 'BEGIN {
+    -v fh="$(median <"$W/fh")" -v fd="$(median <"$W/fd")" -v ch="$(median <"$W/ch")" -v cd="$(median <"$W/cd")" 'BEGIN {
     printf "copies (medians): plain h2d %.2f d2h %.2f GB/s; replay h2d %.2f (%.0f %%) d2h %.2f (%.0f %%) — target >= 80 %%\n", ph, pd, rh, 100 * rh / ph, rd, 100 * rd / pd
+    printf "copies (medians): under capture, as the application sees it: h2d %.2f (%.0f %%) d2h %.2f (%.0f %%) — target >= 80 %%\n", ch, 100 * ch / ph, cd, 100 * cd / pd
     printf "copies (medians): replay --pinned-cache 0 h2d %.2f (%.0f %%) d2h %.2f (%.0f %%)\n", fh, 100 * fh / ph, fd, 100 * fd / pd }'
 fi
 
@@ -229,6 +248,58 @@ awk -v r="$(median <"$W/t_rep")" -v s="$(spread <"$W/t_rep")" 'BEGIN {
     printf "training replay process / plain process: median %.2fx (ratios %s) — target <= 1.00x\n", r, s }'
 awk -v r="$(median <"$W/t_rep_serial")" -v s="$(spread <"$W/t_rep_serial")" 'BEGIN {
     printf "training replay process --no-launch-thread / plain process: median %.2fx (ratios %s)\n", r, s }'
+fi
+
+if part window; then
+# What recording costs before a window opens: train.py never calls the
+# profiler, so under --window profiler the whole run is outside the window
+# (bookkeeping only). Plain, that and a full capture, in rotating order.
+STEPS=${HRR_TRAIN_STEPS:-200}
+PY=${PYTHON:-python3}
+echo "--- window: PyTorch MLP, $STEPS steps, outside a window, $ROUNDS rounds"
+wrun() { # $1: plain | full | window
+    rm -rf "$W/wt.hrr"
+    case $1 in
+        plain) HRR_TRAIN_STEPS=$STEPS "$PY" tests/workloads/torch/train.py >"$W/w_$1.log" 2>&1 ;;
+        full) HRR_TRAIN_STEPS=$STEPS "$BIN/hrr-cap" -o "$W/wt.hrr" -- "$PY" tests/workloads/torch/train.py >"$W/w_$1.log" 2>/dev/null ;;
+        window) HRR_TRAIN_STEPS=$STEPS "$BIN/hrr-cap" -o "$W/wt.hrr" --window profiler -- "$PY" tests/workloads/torch/train.py >"$W/w_$1.log" 2>/dev/null ;;
+    esac
+}
+for i in $(seq 1 "$ROUNDS"); do
+    case $((i % 3)) in
+        1) order="plain full window" ;;
+        2) order="full window plain" ;;
+        0) order="window plain full" ;;
+    esac
+    for m in $order; do wrun "$m"; done
+    p=$(field train_steady_ms "$W/w_plain.log"); f=$(field train_steady_ms "$W/w_full.log"); w=$(field train_steady_ms "$W/w_window.log")
+    lp=$(field train_loop_ms "$W/w_plain.log"); lw=$(field train_loop_ms "$W/w_window.log")
+    if [ -z "$p" ] || [ -z "$f" ] || [ -z "$w" ]; then echo "round $i: a run printed no train_steady_ms"; continue; fi
+    echo "round $i ($order): steady plain $p ms, full capture $f ms ($(div "$f" "$p")x), outside a window $w ms ($(div "$w" "$p")x); whole loop plain $lp ms, outside a window $lw ms ($(div "$lw" "$lp")x)"
+    div "$f" "$p" >>"$W/w_full"; div "$w" "$p" >>"$W/w_win"; div "$lw" "$lp" >>"$W/w_winloop"
+done
+awk -v f="$(median <"$W/w_full")" -v fs="$(spread <"$W/w_full")" -v w="$(median <"$W/w_win")" -v ws="$(spread <"$W/w_win")" -v l="$(median <"$W/w_winloop")" -v ls="$(spread <"$W/w_winloop")" 'BEGIN {
+    printf "outside a window: steady steps median %+.1f %% (ratios %s), whole loop %+.1f %% (ratios %s) — target <= +2 %%; full capture steady %+.1f %% (ratios %s)\n", 100 * (w - 1), ws, 100 * (l - 1), ls, 100 * (f - 1), fs }'
+fi
+
+if part snapshot; then
+# The window's snapshot: cudaProfilerStart's time with GiB of live device
+# memory, plain and under --window profiler, and the window replayed.
+echo "--- snapshot: cudaProfilerStart with live device memory, $ROUNDS rounds"
+${NVCC:-nvcc} -cudart shared -arch=${HRR_GPU_ARCH:-sm_90} -O2 -o "$W/ws" tests/workloads/cuda/window_snapshot.cu
+for gib in ${HRR_SNAPSHOT_GIB:-1 4}; do
+    for i in $(seq 1 "$ROUNDS"); do
+        "$W/ws" "$gib" >"$W/ws_p.log" 2>&1 || echo "plain window_snapshot failed: $(tail -n 1 "$W/ws_p.log")"
+        rm -rf "$W/ws.hrr"
+        "$BIN/hrr-cap" -o "$W/ws.hrr" --window profiler -- "$W/ws" "$gib" >"$W/ws_c.log" 2>"$W/ws_c.err" || echo "captured window_snapshot failed: $(tail -n 2 "$W/ws_c.err")"
+        p=$(field profiler_start_ms "$W/ws_p.log"); c=$(field profiler_start_ms "$W/ws_c.log")
+        state=$(grep -o '"state_bytes" *: *[0-9]*' "$W/ws.hrr/manifest.json" | grep -o '[0-9]*$')
+        echo "$gib GiB round $i: cudaProfilerStart plain $p ms, under capture $c ms; state $state bytes; $(awk -v c="$c" -v p="$p" -v b="$state" 'BEGIN {printf "%.1f ms per GiB", (c - p) / (b / 2^30)}')"
+        awk -v c="$c" -v p="$p" -v b="$state" 'BEGIN {print (c - p) / (b / 2^30)}' >>"$W/ws_$gib"
+    done
+    rc=0; "$BIN/hrr-play" "$W/ws.hrr" --backend cuda >"$W/ws_r.log" 2>&1 || rc=$?
+    echo "$gib GiB: snapshot cost median $(median <"$W/ws_$gib") ms per GiB (spread $(spread <"$W/ws_$gib")); window archive $(du -sh "$W/ws.hrr" | cut -f1); replay exit $rc: $(grep -E '^(result|placement|d2h)' "$W/ws_r.log" | tr '\n' ' ')"
+done
 fi
 
 if part graphs; then

@@ -563,3 +563,35 @@ fn a_launch_reading_a_copied_pointer_table_is_extracted() {
         assert!(err.contains("gather"), "the launch is what fails:\n{err}");
     }
 }
+
+#[test]
+fn an_extracted_archive_stays_plain_when_asked() {
+    let p = captured();
+    let seq = launches(&p.cap(), "gather")[0].to_string();
+    extract(&p, &["--launch", &seq, "-o", "z.hrr"]).success();
+    extract(&p, &["--launch", &seq, "-o", "flag.hrr", "--plain"]).success();
+    p.tool("hrr-extract")
+        .args([
+            "cap.hrr",
+            "--backend",
+            "cpu",
+            "--launch",
+            &seq,
+            "-o",
+            "env.hrr",
+        ])
+        .env("HRR_EVENTS", "plain")
+        .assert()
+        .success();
+    let z = p.path("z.hrr");
+    assert!(z.join("events.ndjson.zst").exists() && !z.join("events.ndjson").exists());
+    for a in ["flag.hrr", "env.hrr"] {
+        let dir = p.path(a);
+        assert!(dir.join("events.ndjson").exists(), "{a}");
+        assert!(!dir.join("events.ndjson.zst").exists(), "{a}");
+        // The same operations either way.
+        let ops =
+            |d: &Path| -> Vec<Value> { read_events(d).iter().map(|e| e["op"].clone()).collect() };
+        assert_eq!(ops(&dir), ops(&z), "{a}");
+    }
+}

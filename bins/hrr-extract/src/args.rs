@@ -38,6 +38,10 @@ pub struct Args {
     /// at its recorded address (as hrr-play --no-placement).
     #[arg(long)]
     pub no_placement: bool,
+    /// Leave the extracted archive's events and blobs plain
+    /// (`events.ndjson`) instead of compressed; also `HRR_EVENTS=plain`.
+    #[arg(long)]
+    pub plain: bool,
 }
 
 impl Args {

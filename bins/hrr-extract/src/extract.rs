@@ -212,6 +212,7 @@ fn extract(
         max_depth: args.ptr_depth,
         tmp: tmp.to_path_buf(),
         device: device_name.to_string(),
+        compress: !hrr_cli::plain_asked(args.plain),
         writer: None,
         last_seq: None,
         launches: LaunchCounts::default(),
@@ -313,6 +314,8 @@ struct Extraction<'a> {
     /// Where the archive is written, and the device named in its manifest.
     tmp: PathBuf,
     device: String,
+    /// `false` with `--plain` (or `HRR_EVENTS=plain`).
+    compress: bool,
     /// Created at the pause, once the launch is known.
     writer: Option<ArchiveWriter>,
     last_seq: Option<u64>,
@@ -519,12 +522,12 @@ impl Extraction<'_> {
         };
         let platform = self.archive.manifest().platform;
         self.writer = Some(
-            ArchiveWriter::create(&self.tmp, ArchiveKind::Capture, platform, manifest).map_err(
-                |source| ExtractError::Write {
+            ArchiveWriter::create(&self.tmp, ArchiveKind::Capture, platform, manifest)
+                .map_err(|source| ExtractError::Write {
                     path: self.tmp.clone(),
                     source,
-                },
-            )?,
+                })?
+                .compress(self.compress),
         );
         let path = self.path.clone();
         let replay_err = |e| ExtractError::replay(path.clone(), e);

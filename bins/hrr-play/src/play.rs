@@ -148,7 +148,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 },
             )
             .context("creating the replay archive")?
-            .compress(!plain_asked(args.plain)),
+            .compress(!hrr_cli::plain_asked(args.plain)),
         ),
         None => None,
     };
@@ -627,11 +627,4 @@ fn merge_kernel_timings(into: &mut Vec<KernelTiming>, more: Vec<KernelTiming>) {
             None => into.push(k),
         }
     }
-}
-
-/// Whether the output archive stays plain: `--plain`, or `HRR_EVENTS=plain`
-/// as for `hrr-cap`.
-fn plain_asked(flag: bool) -> bool {
-    flag || std::env::var_os("HRR_EVENTS")
-        .is_some_and(|v| v.to_string_lossy().eq_ignore_ascii_case("plain"))
 }

@@ -11,3 +11,10 @@
 pub mod backend;
 pub mod generate;
 pub mod progress;
+
+/// Whether an archive a tool writes keeps its events and blobs plain:
+/// the tool's `--plain` flag, or `HRR_EVENTS=plain` as for `hrr-cap`.
+pub fn plain_asked(flag: bool) -> bool {
+    flag || std::env::var_os("HRR_EVENTS")
+        .is_some_and(|v| v.to_string_lossy().eq_ignore_ascii_case("plain"))
+}

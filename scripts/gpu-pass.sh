@@ -71,7 +71,8 @@ fi
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d)
+    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
+    texture2d_ptds)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -80,6 +81,9 @@ build_one() {
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
         driver_ptx | driver_vmm | graph_nodes_driver | graph_generic_nodes | driver_api_extra) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        # The runtime built for per-thread default streams: its array copies
+        # reach the driver's _ptds/_ptsz forms.
+        texture2d_ptds) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 --default-stream per-thread -o "$WORK/$w" "$SRC/texture2d.cu" ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -315,6 +319,16 @@ check_texture() {
 RECORDED_OPS=(array_create memcpy_array tex_create tex_destroy array_destroy)
 CHECK=check_texture
 run_case texture2d texture2d
+# The same program with per-thread default streams: the copies are the
+# driver's per-thread forms, recorded like the plain ones.
+check_texture_ptds() {
+    check_texture "$@" || return 1
+    [ "$(events_with "$2" '"api" *: *"cuMemcpy[23]D[A-Za-z]*_v2_pt(ds|sz)"')" -gt 0 ] ||
+        { echo "no array copy under a _ptds/_ptsz entry point"; return 1; }
+}
+RECORDED_OPS=(array_create memcpy_array tex_create tex_destroy array_destroy)
+CHECK=check_texture_ptds
+run_case texture2d_ptds texture2d_ptds
 
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.

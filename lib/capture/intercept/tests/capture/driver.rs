@@ -923,3 +923,47 @@ fn arrays_copies_and_texture_objects_are_recorded() {
     assert_eq!(*ops[15], Op::TexDestroy { obj: Addr(tex) });
     assert_eq!(*ops[16], Op::ArrayDestroy { array: Addr(a1) });
 }
+
+#[test]
+fn per_thread_default_stream_array_copies_are_recorded_like_their_plain_forms() {
+    let (_t, c) = captured_ok("driver_arrays_ptds", &["cuda"]);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuMemcpy3D_v2_ptds", "memcpy_array"),
+            ("cuMemcpy2D_v2_ptds", "memcpy_array"),
+            ("cuMemcpy3DAsync_v2_ptsz", "memcpy_array"),
+            ("cuMemcpyHtoA_v2_ptds", "memcpy_array"),
+            ("cuMemcpyAtoH_v2_ptds", "memcpy_array"),
+            ("cuMemcpyAtoHAsync_v2_ptsz", "memcpy_array"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuArrayDestroy", "array_destroy"),
+            ("cuArrayDestroy", "array_destroy"),
+        ]
+    );
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let src = f32s((0..32).map(|i| 1.5 * i as f32 + 2.0));
+    let bytes: Vec<u8> = (0..16u8).map(|i| 5 * i + 3).collect();
+    let copy = |i: usize| match c.events[i].op {
+        Op::MemcpyArray {
+            dir,
+            stream,
+            blob: Some(b),
+            ..
+        } => (dir, stream, c.blob(&b)),
+        ref o => panic!("{o:?}"),
+    };
+    assert_eq!(copy(2), (Dir::H2d, None, src.clone()));
+    assert_eq!(copy(3), (Dir::D2h, None, src.clone()));
+    // The per-thread stream is the default stream of the recording.
+    assert_eq!(copy(4), (Dir::D2h, Some(Addr(0)), src));
+    assert_eq!(copy(5), (Dir::H2d, None, bytes.clone()));
+    assert_eq!(copy(6), (Dir::D2h, None, bytes.clone()));
+    assert_eq!(copy(7), (Dir::D2h, Some(Addr(0)), bytes));
+}

@@ -593,6 +593,25 @@ CUresult cuMemcpyAtoH_v2(void *dst, void *src, size_t off, size_t n) {
     memcpy(dst, ((struct array *)src)->mem + off, n);
     return OK;
 }
+/* The per-thread default stream forms: one stream here, so the same copies. */
+CUresult cuMemcpy3D_v2_ptds(const struct memcpy3d *c) { return cuMemcpy3D_v2(c); }
+CUresult cuMemcpy2D_v2_ptds(const struct memcpy2d *c) { return cuMemcpy2D_v2(c); }
+CUresult cuMemcpy3DAsync_v2(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
+CUresult cuMemcpy3DAsync_v2_ptsz(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
+CUresult cuMemcpyHtoA_v2_ptds(void *dst, size_t off, const void *src, size_t n) {
+    return cuMemcpyHtoA_v2(dst, off, src, n);
+}
+CUresult cuMemcpyAtoH_v2_ptds(void *dst, void *src, size_t off, size_t n) {
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
+CUresult cuMemcpyAtoHAsync_v2(void *dst, void *src, size_t off, size_t n, CUstream s) {
+    (void)s;
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
+CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dst, void *src, size_t off, size_t n, CUstream s) {
+    (void)s;
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
 static unsigned char objects[16][144];
 static int objects_live[16];
 static CUresult object_create(unsigned long long *obj, const void *res) {
@@ -659,6 +678,12 @@ static const struct { const char *name; void *fn; void *ptds; } TABLE[] = {
     {"cuMemcpy3DPeer", (void *)cuMemcpy3DPeer, NULL},
     {"cuArrayGetDescriptor", (void *)cuArrayGetDescriptor_v2, NULL},
     {"cuTexObjectCreate", (void *)cuTexObjectCreate, NULL},
+    {"cuMemcpy2D", (void *)cuMemcpy2D_v2, (void *)cuMemcpy2D_v2_ptds},
+    {"cuMemcpy3D", (void *)cuMemcpy3D_v2, (void *)cuMemcpy3D_v2_ptds},
+    {"cuMemcpy3DAsync", (void *)cuMemcpy3DAsync_v2, (void *)cuMemcpy3DAsync_v2_ptsz},
+    {"cuMemcpyHtoA", (void *)cuMemcpyHtoA_v2, (void *)cuMemcpyHtoA_v2_ptds},
+    {"cuMemcpyAtoH", (void *)cuMemcpyAtoH_v2, (void *)cuMemcpyAtoH_v2_ptds},
+    {"cuMemcpyAtoHAsync", (void *)cuMemcpyAtoHAsync_v2, (void *)cuMemcpyAtoHAsync_v2_ptsz},
     {"cuGetProcAddress", (void *)cuGetProcAddress, NULL},
 };
 

@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 221 entry points.
+// 223 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -187,6 +187,8 @@ macro_rules! cuda_fn {
     (cuGraphExecKernelNodeSetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphExecMemcpyNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
     (cuGraphExecMemsetNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
+    (cuGraphExecChildGraphNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) -> CUresult } };
+    (cuGraphNodeSetEnabled, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) -> CUresult } };
     (cuGraphExecNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut CUgraphNodeParams) -> CUresult } };
     (cuGraphExecDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecDestroy(exec: CUgraphExec) -> CUresult } };
     (cuGraphCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphCreate(graph: *mut CUgraph, flags: c_uint) -> CUresult } };
@@ -268,7 +270,7 @@ macro_rules! cuda_fns {
             cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
             cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
-            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
+            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent

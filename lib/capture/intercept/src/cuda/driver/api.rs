@@ -691,6 +691,10 @@ driver_api! {
     Free cuGraphExecNodeSetParams,
         // SAFETY: `params` is null or the parameters the driver accepted when `ret` is success; `set_node` reads them only then.
         record |r, api, ret, a| unsafe { graphs::set_node(r, api, ret, a.exec as u64, a.node as u64, a.params) };
+    Free cuGraphExecChildGraphNodeSetParams,
+        record |r, api, ret, a| graphs::set_child(r, api, ret, a.exec as u64, a.node as u64, a.child as u64);
+    Free cuGraphNodeSetEnabled,
+        record |r, api, ret, a| graphs::set_enabled(r, api, ret, a.exec as u64, a.node as u64, a.enabled != 0);
     Lifecycle cuGraphExecDestroy,
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
     Free cuGraphLaunch | cuGraphLaunch_ptsz,

@@ -248,6 +248,7 @@ struct node {
     struct memset_params m;
     struct graph *child;
     struct graph *body[1]; /* a conditional node's (never run here) */
+    int disabled;          /* cuGraphNodeSetEnabled */
 };
 struct graph { struct node *nodes[64]; size_t n; };
 struct exec { struct graph *g; };
@@ -290,6 +291,7 @@ static void host_or_device(struct memcpy3d *c, int dst_host, void *dst, int src_
 }
 static void run_graph(struct graph *g);
 static void run_node(struct node *x) {
+    if (x->disabled) return;
     switch (x->type) {
     case KERNEL:
         for (int i = 0; i < x->n; i++) x->out[i] = (float)i;
@@ -470,6 +472,25 @@ CUresult cuGraphInstantiateWithFlags(void **exec, void *g, unsigned long long fl
 CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node, const struct kernel_params *p) {
     (void)exec;
     set_kernel(node, p);
+    return OK;
+}
+/* The executable graph's nodes are its graph's: enabling or setting one
+ * changes that. */
+CUresult cuGraphNodeSetEnabled(void *exec, void *node, unsigned enabled) {
+    (void)exec;
+    ((struct node *)node)->disabled = !enabled;
+    return OK;
+}
+CUresult cuGraphNodeGetEnabled(void *exec, void *node, unsigned *enabled) {
+    (void)exec;
+    *enabled = !((struct node *)node)->disabled;
+    return OK;
+}
+CUresult cuGraphExecChildGraphNodeSetParams(void *exec, void *node, void *child) {
+    (void)exec;
+    struct node *x = node;
+    if (x->type != CHILD || ((struct graph *)child)->n != x->child->n) return INVALID_VALUE;
+    x->child = child;
     return OK;
 }
 CUresult cuGraphLaunch(void *exec, CUstream s) {

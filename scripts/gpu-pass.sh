@@ -71,7 +71,8 @@ fi
 # --- build the workloads (in parallel) ------------------------------------
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
-    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d)
+    graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
+    texture2d_ptds graph_setters)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -79,7 +80,10 @@ build_one() {
         # nvcc's default: the CUDA runtime linked statically.
         saxpy_static) timeout "$T" "$NVCC" -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/saxpy.cu" ;;
         # Driver-API programs in C: no runtime at all.
-        driver_ptx | driver_vmm | graph_nodes_driver | graph_generic_nodes | driver_api_extra) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        driver_ptx | driver_vmm | graph_nodes_driver | graph_generic_nodes | driver_api_extra | graph_setters) timeout "$T" "$NVCC" -O2 -o "$WORK/$w" "$SRC/$w.c" -lcuda ;;
+        # The runtime built for per-thread default streams: its array copies
+        # reach the driver's _ptds/_ptsz forms.
+        texture2d_ptds) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 --default-stream per-thread -o "$WORK/$w" "$SRC/texture2d.cu" ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
@@ -315,6 +319,16 @@ check_texture() {
 RECORDED_OPS=(array_create memcpy_array tex_create tex_destroy array_destroy)
 CHECK=check_texture
 run_case texture2d texture2d
+# The same program with per-thread default streams: the copies are the
+# driver's per-thread forms, recorded like the plain ones.
+check_texture_ptds() {
+    check_texture "$@" || return 1
+    [ "$(events_with "$2" '"api" *: *"cuMemcpy[23]D[A-Za-z]*_v2_pt(ds|sz)"')" -gt 0 ] ||
+        { echo "no array copy under a _ptds/_ptsz entry point"; return 1; }
+}
+RECORDED_OPS=(array_create memcpy_array tex_create tex_destroy array_destroy)
+CHECK=check_texture_ptds
+run_case texture2d_ptds texture2d_ptds
 
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.
@@ -409,6 +423,23 @@ GRAPH_LAUNCHES=3
 GRAPH_KERNELS=3
 CHECK=check_graph_generic
 run_case graph_generic_nodes graph_generic_nodes
+# cuGraphNodeSetEnabled (off, then on) and cuGraphExecChildGraphNodeSetParams
+# between launches: each rewrites the topology (graph_exec), nothing is
+# left unrecorded, and every launch's results replay.
+check_graph_setters() {
+    local e c
+    e=$(events_with "$2" '"api":"cuGraphNodeSetEnabled","op":"graph_exec"')
+    c=$(events_with "$2" '"api":"cuGraphExecChildGraphNodeSetParams","op":"graph_exec"')
+    [ "${e:-0}" = 2 ] && [ "${c:-0}" = 1 ] ||
+        { echo "graph_exec events: cuGraphNodeSetEnabled ${e:-0} (want 2), cuGraphExecChildGraphNodeSetParams ${c:-0} (want 1)"; return 1; }
+    ! grep -q '"unrecorded"' "$2/manifest.json" || { echo "unrecorded calls: $(grep -o '"unrecorded":{[^}]*}' "$2/manifest.json")"; return 1; }
+    check_graph "$@"
+}
+NO_LAUNCH=1
+GRAPH_LAUNCHES=4
+GRAPH_KERNELS=2
+CHECK=check_graph_setters
+run_case graph_setters graph_setters
 # Kernel nodes reading and writing mapped pinned host memory: the host's
 # writes recorded before the graph launches (host_write, under
 # cuGraphLaunch), the kernels' at the synchronisations (host_read); the

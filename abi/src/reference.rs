@@ -176,12 +176,14 @@ pub mod hip_runtime_cxx {
 }
 
 /// ROCm 6 additions the interposer already exports (absent from Debian's 5.2
-/// headers and from hip-runtime-sys 0.1.2). From ROCm 6.2's
-/// `hip/hip_runtime_api.h`:
+/// headers or from its libamdhip64.so.5's exports, and from hip-runtime-sys
+/// 0.1.2). From ROCm 6.2's `hip/hip_runtime_api.h`:
 /// `hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hipVersion,
 /// uint64_t flags, hipDriverProcAddressQueryResult* symbolStatus);`
+/// `hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData);`
+/// (declared by the 5.2 header too, exported from ROCm 5.3 on).
 pub mod rocm6 {
-    use crate::debian_hip::hipError_t;
+    use crate::debian_hip::{hipError_t, hipHostFn_t, hipStream_t};
     use std::ffi::{c_char, c_int, c_void};
 
     /// `hipDriverProcAddressQueryResult` (a C enum), only passed by pointer here.
@@ -195,6 +197,11 @@ pub mod rocm6 {
             hipVersion: c_int,
             flags: u64,
             symbolStatus: *mut hipDriverProcAddressQueryResult,
+        ) -> hipError_t;
+        pub fn hipLaunchHostFunc(
+            stream: hipStream_t,
+            fn_: hipHostFn_t,
+            userData: *mut c_void,
         ) -> hipError_t;
     }
 }

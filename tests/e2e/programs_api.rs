@@ -66,9 +66,9 @@ fn retained_exported_and_imported_vmm_handles_replay() {
     );
 }
 
-/// A stream callback writes mapped pinned memory that the next kernel on
-/// its stream reads. The callback is recorded as `host_func` (replay puts a
-/// no-op in its place), and the launch's snapshot of host memory waits for
+/// A stream callback (or a host function, `hipLaunchHostFunc`) writes mapped
+/// pinned memory that the next kernel on its stream reads. The callback is
+/// recorded as `host_func` (replay puts a no-op in its place), and the launch's snapshot of host memory waits for
 /// the callback enqueued before it, so the bytes it wrote travel as a
 /// `host_write` before the launch: replay reads what the kernel read.
 /// Without the wait the snapshot is taken while the stream is still busy
@@ -79,8 +79,11 @@ fn a_stream_callback_writing_pinned_memory_replays() {
     let ev = p.events("cap.hrr");
     let funcs = recorded(&ev, "hipStreamAddCallback", "host_func");
     assert_eq!(funcs.len(), 3);
+    let host_fns = recorded(&ev, "hipLaunchHostFunc", "host_func");
+    assert_eq!(host_fns.len(), 1);
     let creates = recorded(&ev, "hipStreamCreate", "stream_create");
     assert_eq!(funcs[0]["stream"], creates[0]["stream"]);
+    assert_eq!(host_fns[0]["stream"], creates[0]["stream"]);
     // Each round's callback bytes precede that round's launch.
     let ops: Vec<&str> = ev.iter().filter_map(|e| e["op"].as_str()).collect();
     let mut rounds = 0;
@@ -91,7 +94,7 @@ fn a_stream_callback_writing_pinned_memory_replays() {
             rounds += 1;
         }
     }
-    assert_eq!(rounds, 3);
+    assert_eq!(rounds, 4);
 }
 
 /// Graph host nodes are recorded in their graph's topology (`host`),

@@ -1,9 +1,10 @@
-/* Stream callbacks as the application's own code in stream order: on a
- * stream busy with a large memset, a callback writes x in mapped pinned
- * memory, then a kernel on the same stream reads it (y = x) and y is read
- * back. The callback runs later, on the stream's thread, after the memset;
- * the kernel's launch call returns before. Three rounds, each callback
- * writing a different x. */
+/* Stream callbacks and host functions as the application's own code in
+ * stream order: on a stream busy with a large memset, a callback
+ * (hipStreamAddCallback, rounds 1-3) or a host function (hipLaunchHostFunc,
+ * round 4) writes x in mapped pinned memory, then a kernel on the same
+ * stream reads it (y = x) and y is read back. The function runs later, on
+ * the stream's thread, after the memset; the kernel's launch call returns
+ * before. Each round writes a different x. */
 #include "hrr_workload.h"
 
 #define N 4096
@@ -20,6 +21,8 @@ static void write_x(hipStream_t stream, hipError_t status, void *data) {
     rounds_run++;
 }
 
+static void write_x_host_fn(void *data) { write_x(NULL, hipSuccess, data); }
+
 int main(void) {
     CHECK(hipInit(0));
     hipModule_t mod = hrr_load_module_data("saxpy.so");
@@ -35,11 +38,14 @@ int main(void) {
     CHECK(hipMalloc(&busy, BUSY));
     memset(hx, 0, N * sizeof(float));
     static float out[N];
-    static int ks[4];
-    for (int k = 1; k <= 3; k++) {
+    static int ks[5];
+    for (int k = 1; k <= 4; k++) {
         ks[k] = k;
         CHECK(hipMemsetAsync(busy, k, BUSY, s));
-        CHECK(hipStreamAddCallback(s, write_x, &ks[k], 0));
+        if (k < 4)
+            CHECK(hipStreamAddCallback(s, write_x, &ks[k], 0));
+        else
+            CHECK(hipLaunchHostFunc(s, write_x_host_fn, &ks[k]));
         float a = 1.0f;
         int n = N;
         void *params[] = {&a, &dx, &dy, &n};
@@ -51,7 +57,7 @@ int main(void) {
             EXPECT(out[i] == (float)(i * k) + 0.5f, "round %d: y[%d] = %g", k, i, out[i]);
         printf("host_funcs round %d: y[7] = %g\n", k, out[7]);
     }
-    EXPECT(rounds_run == 3, "%d callbacks ran", rounds_run);
+    EXPECT(rounds_run == 4, "%d callbacks ran", rounds_run);
     CHECK(hipStreamDestroy(s));
     CHECK(hipHostFree(hx));
     CHECK(hipFree(dy));

@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 203 entry points.
+// 223 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -124,26 +124,44 @@ macro_rules! cuda_fn {
     (cuEventSynchronize, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuEventSynchronize(event: CUevent) -> CUresult } };
     (cuGetExportTable, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGetExportTable(table: *mut *const c_void, id: *const CUuuid) -> CUresult } };
     (cuMemcpy2D_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2D_v2(copy: *const CUDA_MEMCPY2D) -> CUresult } };
+    (cuMemcpy2D_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2D_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CUresult } };
     (cuMemcpy2DUnaligned_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DUnaligned_v2(copy: *const CUDA_MEMCPY2D) -> CUresult } };
+    (cuMemcpy2DUnaligned_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DUnaligned_v2_ptds(copy: *const CUDA_MEMCPY2D) -> CUresult } };
     (cuMemcpy3D_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3D_v2(copy: *const CUDA_MEMCPY3D) -> CUresult } };
+    (cuMemcpy3D_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3D_v2_ptds(copy: *const CUDA_MEMCPY3D) -> CUresult } };
     (cuMemcpy2DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DAsync_v2(copy: *const CUDA_MEMCPY2D, stream: CUstream) -> CUresult } };
+    (cuMemcpy2DAsync_v2_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy2DAsync_v2_ptsz(copy: *const CUDA_MEMCPY2D, stream: CUstream) -> CUresult } };
     (cuMemcpy3DAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3DAsync_v2(copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult } };
+    (cuMemcpy3DAsync_v2_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpy3DAsync_v2_ptsz(copy: *const CUDA_MEMCPY3D, stream: CUstream) -> CUresult } };
     (cuMemsetD2D8_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8_v2(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D8_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8_v2_ptds(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize) -> CUresult } };
     (cuMemsetD2D16_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16_v2(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D16_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16_v2_ptds(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize) -> CUresult } };
     (cuMemsetD2D32_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32_v2(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize) -> CUresult } };
+    (cuMemsetD2D32_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32_v2_ptds(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize) -> CUresult } };
     (cuMemsetD2D8Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8Async(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D8Async_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D8Async_ptsz(dst: CUdeviceptr, pitch: usize, v: u8, w: usize, h: usize, stream: CUstream) -> CUresult } };
     (cuMemsetD2D16Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16Async(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D16Async_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D16Async_ptsz(dst: CUdeviceptr, pitch: usize, v: u16, w: usize, h: usize, stream: CUstream) -> CUresult } };
     (cuMemsetD2D32Async, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32Async(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize, stream: CUstream) -> CUresult } };
+    (cuMemsetD2D32Async_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemsetD2D32Async_ptsz(dst: CUdeviceptr, pitch: usize, v: c_uint, w: usize, h: usize, stream: CUstream) -> CUresult } };
     (cuArrayCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayCreate_v2(handle: *mut CUarray, desc: *const CUDA_ARRAY_DESCRIPTOR) -> CUresult } };
     (cuArray3DCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArray3DCreate_v2(handle: *mut CUarray, desc: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult } };
     (cuArrayDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayDestroy(array: CUarray) -> CUresult } };
     (cuMemcpyHtoA_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoA_v2(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize) -> CUresult } };
+    (cuMemcpyHtoA_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoA_v2_ptds(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize) -> CUresult } };
     (cuMemcpyAtoH_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoH_v2(dst: *mut c_void, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
+    (cuMemcpyAtoH_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoH_v2_ptds(dst: *mut c_void, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
     (cuMemcpyHtoAAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoAAsync_v2(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize, stream: CUstream) -> CUresult } };
+    (cuMemcpyHtoAAsync_v2_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoAAsync_v2_ptsz(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize, stream: CUstream) -> CUresult } };
     (cuMemcpyAtoHAsync_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoHAsync_v2(dst: *mut c_void, src: CUarray, src_offset: usize, n: usize, stream: CUstream) -> CUresult } };
+    (cuMemcpyAtoHAsync_v2_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoHAsync_v2_ptsz(dst: *mut c_void, src: CUarray, src_offset: usize, n: usize, stream: CUstream) -> CUresult } };
     (cuMemcpyDtoA_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyDtoA_v2(dst: CUarray, dst_offset: usize, src: CUdeviceptr, n: usize) -> CUresult } };
+    (cuMemcpyDtoA_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyDtoA_v2_ptds(dst: CUarray, dst_offset: usize, src: CUdeviceptr, n: usize) -> CUresult } };
     (cuMemcpyAtoD_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoD_v2(dst: CUdeviceptr, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
+    (cuMemcpyAtoD_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoD_v2_ptds(dst: CUdeviceptr, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
     (cuMemcpyAtoA_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoA_v2(dst: CUarray, dst_offset: usize, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
+    (cuMemcpyAtoA_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoA_v2_ptds(dst: CUarray, dst_offset: usize, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
     (cuTexObjectCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuTexObjectCreate(obj: *mut CUtexObject, res: *const CUDA_RESOURCE_DESC, tex: *const CUDA_TEXTURE_DESC, view: *const CUDA_RESOURCE_VIEW_DESC) -> CUresult } };
     (cuTexObjectDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuTexObjectDestroy(obj: CUtexObject) -> CUresult } };
     (cuSurfObjectCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuSurfObjectCreate(obj: *mut CUsurfObject, res: *const CUDA_RESOURCE_DESC) -> CUresult } };
@@ -169,6 +187,8 @@ macro_rules! cuda_fn {
     (cuGraphExecKernelNodeSetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecKernelNodeSetParams_v2(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphExecMemcpyNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemcpyNodeSetParams(exec: CUgraphExec, node: CUgraphNode, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
     (cuGraphExecMemsetNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecMemsetNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
+    (cuGraphExecChildGraphNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) -> CUresult } };
+    (cuGraphNodeSetEnabled, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) -> CUresult } };
     (cuGraphExecNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut CUgraphNodeParams) -> CUresult } };
     (cuGraphExecDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecDestroy(exec: CUgraphExec) -> CUresult } };
     (cuGraphCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphCreate(graph: *mut CUgraph, flags: c_uint) -> CUresult } };
@@ -245,12 +265,12 @@ macro_rules! cuda_fns {
             cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchCooperativeKernel cuLaunchCooperativeKernel_ptsz
             cuStreamCreate cuStreamCreateWithPriority cuStreamDestroy_v2 cuStreamSynchronize cuStreamSynchronize_ptsz cuStreamWaitEvent
             cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy_v2 cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags
-            cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2DUnaligned_v2 cuMemcpy3D_v2
-            cuMemcpy2DAsync_v2 cuMemcpy3DAsync_v2 cuMemsetD2D8_v2 cuMemsetD2D16_v2 cuMemsetD2D32_v2 cuMemsetD2D8Async cuMemsetD2D16Async
-            cuMemsetD2D32Async cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuMemcpyHtoA_v2 cuMemcpyAtoH_v2 cuMemcpyHtoAAsync_v2 cuMemcpyAtoHAsync_v2 cuMemcpyDtoA_v2 cuMemcpyAtoD_v2 cuMemcpyAtoA_v2 cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
+            cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2D_v2_ptds cuMemcpy2DUnaligned_v2 cuMemcpy2DUnaligned_v2_ptds cuMemcpy3D_v2 cuMemcpy3D_v2_ptds
+            cuMemcpy2DAsync_v2 cuMemcpy2DAsync_v2_ptsz cuMemcpy3DAsync_v2 cuMemcpy3DAsync_v2_ptsz cuMemsetD2D8_v2 cuMemsetD2D8_v2_ptds cuMemsetD2D16_v2 cuMemsetD2D16_v2_ptds cuMemsetD2D32_v2 cuMemsetD2D32_v2_ptds cuMemsetD2D8Async cuMemsetD2D8Async_ptsz cuMemsetD2D16Async cuMemsetD2D16Async_ptsz
+            cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
             cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
-            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
+            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent

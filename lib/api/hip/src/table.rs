@@ -5,12 +5,11 @@
 // Inputs: bindgen of Debian's /usr/include/hip/hip_runtime_api.h (HIP 5.2.3,
 // abi/build.rs), the exports of /usr/lib/x86_64-linux-gnu/libamdhip64.so.5,
 // and abi/src/reference.rs.
-// 391 entry points.
+// 392 entry points.
 //
 // Declared by hip_runtime_api.h but not exported by libamdhip64.so.5 (left
 // out: nothing can link them):
-//   hipTexRefGetMipMappedArray, hipLaunchHostFunc, hipGraphKernelNodeSetAttribute
-//   hipGraphKernelNodeGetAttribute
+//   hipTexRefGetMipMappedArray, hipGraphKernelNodeSetAttribute, hipGraphKernelNodeGetAttribute
 
 /// The HIP table's lookup: `hip_fn!(NAME, CALLBACK, [EXTRA…])` expands to
 /// `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> RET }` (no `->` for `void`).
@@ -411,8 +410,9 @@ macro_rules! hip_fn {
     // ---- hip_runtime_cxx: hip/hip_runtime_api.h declarations outside `extern "C"` (the symbol is the mangled name)
     (_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc(pSurfObject: *mut hipSurfaceObject_t, pResDesc: *const hipResourceDesc) -> hipError_t } };
     (_Z23hipDestroySurfaceObjectP13__hip_surface, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* _Z23hipDestroySurfaceObjectP13__hip_surface(surfaceObject: hipSurfaceObject_t) -> hipError_t } };
-    // ---- rocm6: ROCm 6 additions absent from Debian's 5.2 headers
+    // ---- rocm6: ROCm 6 additions absent from Debian's 5.2 headers or exports
     (hipGetProcAddress, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hipGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, hipVersion: c_int, flags: u64, symbolStatus: *mut hipDriverProcAddressQueryResult) -> hipError_t } };
+    (hipLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* hipLaunchHostFunc(stream: hipStream_t, fn_: hipHostFn_t, userData: *mut c_void) -> hipError_t } };
 }
 
 /// Every entry point's name, in table order: `hip_fns!(CALLBACK, [EXTRA…])`
@@ -813,6 +813,7 @@ macro_rules! hip_fns {
             _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc
             _Z23hipDestroySurfaceObjectP13__hip_surface
             hipGetProcAddress
+            hipLaunchHostFunc
         }
     };
 }
@@ -1225,6 +1226,7 @@ macro_rules! hip_fn_sources {
             ]
             [rocm6:
                 hipGetProcAddress
+                hipLaunchHostFunc
             ]
         }
     };

@@ -923,3 +923,106 @@ fn arrays_copies_and_texture_objects_are_recorded() {
     assert_eq!(*ops[15], Op::TexDestroy { obj: Addr(tex) });
     assert_eq!(*ops[16], Op::ArrayDestroy { array: Addr(a1) });
 }
+
+#[test]
+fn per_thread_default_stream_array_copies_are_recorded_like_their_plain_forms() {
+    let (_t, c) = captured_ok("driver_arrays_ptds", &["cuda"]);
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuMemcpy3D_v2_ptds", "memcpy_array"),
+            ("cuMemcpy2D_v2_ptds", "memcpy_array"),
+            ("cuMemcpy3DAsync_v2_ptsz", "memcpy_array"),
+            ("cuMemcpyHtoA_v2_ptds", "memcpy_array"),
+            ("cuMemcpyAtoH_v2_ptds", "memcpy_array"),
+            ("cuMemcpyAtoHAsync_v2_ptsz", "memcpy_array"),
+            ("cuStreamSynchronize", "stream_sync"),
+            ("cuArrayDestroy", "array_destroy"),
+            ("cuArrayDestroy", "array_destroy"),
+        ]
+    );
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let src = f32s((0..32).map(|i| 1.5 * i as f32 + 2.0));
+    let bytes: Vec<u8> = (0..16u8).map(|i| 5 * i + 3).collect();
+    let copy = |i: usize| match c.events[i].op {
+        Op::MemcpyArray {
+            dir,
+            stream,
+            blob: Some(b),
+            ..
+        } => (dir, stream, c.blob(&b)),
+        ref o => panic!("{o:?}"),
+    };
+    assert_eq!(copy(2), (Dir::H2d, None, src.clone()));
+    assert_eq!(copy(3), (Dir::D2h, None, src.clone()));
+    // The per-thread stream is the default stream of the recording.
+    assert_eq!(copy(4), (Dir::D2h, Some(Addr(0)), src));
+    assert_eq!(copy(5), (Dir::H2d, None, bytes.clone()));
+    assert_eq!(copy(6), (Dir::D2h, None, bytes.clone()));
+    assert_eq!(copy(7), (Dir::D2h, Some(Addr(0)), bytes));
+}
+
+#[test]
+fn disabling_a_node_and_setting_a_child_graph_rewrite_the_executable_graph() {
+    let (_t, c) = captured_ok("graph_setters", &["cuda"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let got: Vec<(&str, &str)> = apis(&c)
+        .into_iter()
+        .filter(|(_, op)| op.starts_with("graph_"))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("cuGraphInstantiateWithFlags", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuGraphNodeSetEnabled", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuGraphNodeSetEnabled", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuGraphExecChildGraphNodeSetParams", "graph_exec"),
+            ("cuGraphLaunch", "graph_launch"),
+            ("cuGraphExecDestroy", "graph_exec_destroy"),
+        ]
+    );
+    let allocs: Vec<u64> = c
+        .events
+        .iter()
+        .filter_map(|e| match e.op {
+            Op::Alloc { ptr, .. } => Some(ptr.0),
+            _ => None,
+        })
+        .collect();
+    let (d, d2) = (allocs[0], allocs[1]);
+    let execs: Vec<&Vec<GraphNode>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphExec { nodes, .. } => Some(nodes),
+            _ => None,
+        })
+        .collect();
+    // Instantiated: the kernel, the child's kernel after it, the child node.
+    let first = execs[0];
+    assert_eq!(first.len(), 3, "{first:?}");
+    iota_node(&first[0], d, 8);
+    iota_node(&first[1], d2, 4);
+    assert_eq!((&first[1].deps, &first[2].op), (&vec![0], &NodeOp::Empty));
+    // Disabled: an empty node in its place, the rest as it was.
+    assert_eq!(execs[1][0].op, NodeOp::Empty);
+    assert_eq!(execs[1][1..], first[1..]);
+    // Enabled again: as instantiated.
+    assert_eq!(execs[2], first);
+    // The child graph set: its kernel now covers 6 floats.
+    iota_node(&execs[3][1], d2, 6);
+    assert_eq!((execs[3][0].clone(), execs[3][2].clone()), (first[0].clone(), first[2].clone()));
+}

@@ -11,14 +11,33 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
 use hrr_core::{Addr, Dir, Op};
 
+use super::graph_walk::Walked;
 use super::recorder::Recorder;
 
 /// What the recorder knows of an executable graph.
+#[derive(Default)]
 pub struct ExecRecord {
     /// Its recorded topology.
     pub nodes: Vec<GraphNode>,
     /// The index in `nodes` standing for each node handle of its graph.
     pub index: HashMap<u64, u32>,
+    /// The first index of the nodes each node handle became (see
+    /// [`Walked::first`]).
+    pub first: HashMap<u64, u32>,
+    /// The ops of disabled nodes (`cuGraphNodeSetEnabled`), by index: the
+    /// topology holds `empty` nodes in their place until they are enabled.
+    pub disabled: HashMap<u32, NodeOp>,
+}
+
+impl From<Walked> for ExecRecord {
+    fn from(w: Walked) -> Self {
+        ExecRecord {
+            nodes: w.nodes,
+            index: w.index,
+            first: w.first,
+            disabled: HashMap::new(),
+        }
+    }
 }
 
 /// The recorded executable graphs, by handle.
@@ -142,27 +161,115 @@ impl Recorder {
     /// the node was not recorded (`false`).
     pub fn graph_node_set(&self, api: &'static str, exec: u64, node: u64, op: NodeOp) -> bool {
         let mut execs = execs();
-        let Some(rec) = execs.get_mut(&exec) else {
-            self.lose(api, &format!("executable graph {exec:#x} was not recorded"));
+        let Some((rec, _, i)) = self.exec_span(api, &mut execs, exec, node) else {
             return false;
         };
-        let Some(&i) = rec.index.get(&node) else {
-            self.lose(
-                api,
-                &format!("node {node:#x} is not a recorded node of executable graph {exec:#x}"),
-            );
-            return false;
-        };
-        rec.nodes[i as usize].op = op;
+        // A disabled node takes its new parameters and stays disabled.
+        match rec.disabled.get_mut(&i) {
+            Some(kept) => *kept = op,
+            None => rec.nodes[i as usize].op = op,
+        }
+        self.exec_changed(api, exec, &rec.nodes);
+        true
+    }
+
+    /// The whole topology of `exec` again, after a change.
+    fn exec_changed(&self, api: &str, exec: u64, nodes: &[GraphNode]) {
         self.op(
             api,
             0,
             &Op::GraphExec {
                 exec: Addr(exec),
                 graph: Addr(0),
-                nodes: rec.nodes.clone(),
+                nodes: nodes.to_vec(),
             },
         );
+    }
+
+    /// The recorded executable graph `exec` and the span of nodes `node`
+    /// became (`first..=standing`), or the loss recorded under `api`.
+    fn exec_span<'e>(
+        &self,
+        api: &str,
+        execs: &'e mut HashMap<u64, ExecRecord>,
+        exec: u64,
+        node: u64,
+    ) -> Option<(&'e mut ExecRecord, u32, u32)> {
+        let Some(rec) = execs.get_mut(&exec) else {
+            self.lose(api, &format!("executable graph {exec:#x} was not recorded"));
+            return None;
+        };
+        let Some(&i) = rec.index.get(&node) else {
+            self.lose(
+                api,
+                &format!("node {node:#x} is not a recorded node of executable graph {exec:#x}"),
+            );
+            return None;
+        };
+        let first = rec.first.get(&node).copied().unwrap_or(i);
+        Some((rec, first, i))
+    }
+
+    /// `cuGraphNodeSetEnabled` accepted: node `node` of `exec` (each node it
+    /// became) is `empty` while disabled and its op again once enabled; the
+    /// whole topology again when that changed it (`true`).
+    pub fn graph_node_enabled(&self, api: &str, exec: u64, node: u64, enabled: bool) -> bool {
+        let mut execs = execs();
+        let Some((rec, first, last)) = self.exec_span(api, &mut execs, exec, node) else {
+            return false;
+        };
+        let mut changed = false;
+        for i in first..=last {
+            let n = &mut rec.nodes[i as usize];
+            if enabled {
+                if let Some(op) = rec.disabled.remove(&i) {
+                    n.op = op;
+                    changed = true;
+                }
+            } else if !rec.disabled.contains_key(&i) && n.op != NodeOp::Empty {
+                rec.disabled
+                    .insert(i, std::mem::replace(&mut n.op, NodeOp::Empty));
+                changed = true;
+            }
+        }
+        if changed {
+            self.exec_changed(api, exec, &rec.nodes);
+        }
+        changed
+    }
+
+    /// `cuGraphExecChildGraphNodeSetParams` accepted: the child graph node
+    /// `node` of `exec` now runs the graph read back as `child`, whose
+    /// topology the driver requires to be the one instantiated: its ops
+    /// replace those of the nodes inlined for `node`, and the whole topology
+    /// is recorded again (`true`). A child whose shape differs is recorded
+    /// `unsupported`, which replay refuses.
+    pub fn graph_child_set(&self, api: &str, exec: u64, node: u64, child: Walked) -> bool {
+        let mut execs = execs();
+        let Some((rec, first, last)) = self.exec_span(api, &mut execs, exec, node) else {
+            return false;
+        };
+        // The inlined nodes are `first..last`; `last` is the child node's
+        // own `empty` node.
+        let inner = &mut rec.nodes[first as usize..last as usize];
+        let same_shape = inner.len() == child.nodes.len()
+            && inner.iter().zip(&child.nodes).all(|(old, new)| {
+                // The child's roots took the child node's dependencies.
+                let shifted: Vec<u32> = new.deps.iter().map(|d| d + first).collect();
+                new.deps.is_empty() || old.deps == shifted
+            });
+        if same_shape {
+            for (old, new) in inner.iter_mut().zip(child.nodes) {
+                old.op = new.op;
+            }
+        } else {
+            let what = "a child graph node set to a graph of another shape".to_string();
+            self.warn(&format!(
+                "{api}: executable graph {exec:#x}: {what}: not recorded; replay refuses this graph"
+            ));
+            rec.nodes[last as usize].op = NodeOp::Unsupported { what };
+        }
+        self.exec_changed(api, exec, &rec.nodes);
         true
     }
 

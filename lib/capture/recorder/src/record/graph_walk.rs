@@ -53,6 +53,10 @@ pub struct Walked {
     pub nodes: Vec<GraphNode>,
     /// The index in `nodes` standing for each top-level node handle.
     pub index: HashMap<u64, u32>,
+    /// The first index of the nodes each top-level node handle became (its
+    /// own index, unless it became several: a child graph's nodes or a
+    /// copy's pieces, which lie just before the one standing for it).
+    pub first: HashMap<u64, u32>,
 }
 
 /// Reads `graph` (and its child graphs) through `src`.
@@ -102,6 +106,7 @@ fn walk_into<S: GraphSource>(
         if d.is_empty() {
             d = root_deps.to_vec();
         }
+        let start = w.nodes.len() as u32;
         let i = match src.child(n).map_err(WalkError::Query)? {
             Some(child) => {
                 let inner = walk_into(src, w, child, &d, false, depth + 1)?;
@@ -126,6 +131,7 @@ fn walk_into<S: GraphSource>(
         local.insert(n, i);
         if top {
             w.index.insert(n, i);
+            w.first.insert(n, start);
         }
         all.push(i);
     }

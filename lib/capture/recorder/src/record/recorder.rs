@@ -1514,7 +1514,7 @@ mod tests {
                     op: kernel,
                     deps: vec![],
                 }],
-                index: Default::default(),
+                ..Default::default()
             },
         );
         read[3] = 1; // the host writes both ranges

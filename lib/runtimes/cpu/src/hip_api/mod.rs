@@ -122,7 +122,7 @@ exports! {
     streams: [
         hipStreamCreateWithFlags, hipStreamCreate, hipStreamCreateWithPriority,
         hipExtStreamCreateWithCUMask, hipStreamDestroy, hipStreamSynchronize, hipStreamQuery,
-        hipStreamWaitEvent, hipStreamAddCallback,
+        hipStreamWaitEvent, hipStreamAddCallback, hipLaunchHostFunc,
     ]
     events: [
         hipEventCreateWithFlags, hipEventCreate, hipEventDestroy, hipEventRecord,

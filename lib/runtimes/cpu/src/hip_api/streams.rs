@@ -128,3 +128,43 @@ pub(super) unsafe fn hipStreamAddCallback(a: args::hipStreamAddCallback) -> HipE
         })
     })
 }
+
+/// What a host function is called with.
+struct HostFunc {
+    func: unsafe extern "C" fn(*mut c_void),
+    data: *mut c_void,
+}
+
+/// Runs a [`HostFunc`] as a stream's host op (kept, as a callback is).
+unsafe extern "C" fn run_host_func(p: *mut c_void) {
+    // SAFETY: `p` is the leaked `HostFunc` of `hipLaunchHostFunc`.
+    let f = unsafe { &*p.cast::<HostFunc>() };
+    // SAFETY: the application's function with its data (its contract).
+    unsafe { (f.func)(f.data) };
+}
+
+/// `hipLaunchHostFunc`: the function runs in the stream's order, as a
+/// callback does.
+pub(super) unsafe fn hipLaunchHostFunc(a: args::hipLaunchHostFunc) -> HipError {
+    let args::hipLaunchHostFunc {
+        stream,
+        fn_,
+        userData,
+    } = a;
+    guard(|| {
+        let Some(func) = fn_ else {
+            return Err(err::INVALID_VALUE);
+        };
+        let rt = rt()?;
+        let target = rt.target(stream as usize)?;
+        let f = Box::leak(Box::new(HostFunc {
+            func,
+            data: userData,
+        }));
+        let data = std::ptr::from_mut(f) as usize;
+        // SAFETY: `run_host_func` is callable with the leaked function's address.
+        rt.submit(&target, unsafe {
+            crate::stream::Op::host(run_host_func, data)
+        })
+    })
+}

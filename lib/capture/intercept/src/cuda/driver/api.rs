@@ -415,33 +415,33 @@ driver_api! {
         record |r, api, ret, a| rec::memset(r, api, ret, a.dst, a.v, a.n, 4, Some(a.stream));
 
     // ------------------------------------------------------------ 2D/3D copies and memsets
-    Free cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2,
+    Free cuMemcpy2D_v2 | cuMemcpy2DUnaligned_v2 | cuMemcpy2D_v2_ptds | cuMemcpy2DUnaligned_v2_ptds,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_2d(a.copy.cast()), None) };
-    Free cuMemcpy2DAsync_v2,
+    Free cuMemcpy2DAsync_v2 | cuMemcpy2DAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_2d(a.copy.cast()), Some(a.stream)) };
-    Free cuMemcpy3D_v2,
+    Free cuMemcpy3D_v2 | cuMemcpy3D_v2_ptds,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_3d(a.copy.cast()), None) };
-    Free cuMemcpy3DAsync_v2,
+    Free cuMemcpy3DAsync_v2 | cuMemcpy3DAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: `copy` is the description the application handed the driver; after success every host row it names was read or written, and `copy_rect` reads only then.
         record |r, api, ret, a| unsafe { rp::copy_rect(r, api, ret, rp::describe_3d(a.copy.cast()), Some(a.stream)) };
-    Free cuMemsetD2D8_v2,
+    Free cuMemsetD2D8_v2 | cuMemsetD2D8_v2_ptds,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), None);
-    Free cuMemsetD2D16_v2,
+    Free cuMemsetD2D16_v2 | cuMemsetD2D16_v2_ptds,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 2), (a.w, a.h), None);
-    Free cuMemsetD2D32_v2,
+    Free cuMemsetD2D32_v2 | cuMemsetD2D32_v2_ptds,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), None);
-    Free cuMemsetD2D8Async,
+    Free cuMemsetD2D8Async | cuMemsetD2D8Async_ptsz,
         stream |a| a.stream,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 1), (a.w, a.h), Some(a.stream));
-    Free cuMemsetD2D16Async,
+    Free cuMemsetD2D16Async | cuMemsetD2D16Async_ptsz,
         stream |a| a.stream,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (u32::from(a.v), 2), (a.w, a.h), Some(a.stream));
-    Free cuMemsetD2D32Async,
+    Free cuMemsetD2D32Async | cuMemsetD2D32Async_ptsz,
         stream |a| a.stream,
         record |r, api, ret, a| rp::memset_2d(r, api, ret, (a.dst, a.pitch), (a.v, 4), (a.w, a.h), Some(a.stream));
 
@@ -454,27 +454,27 @@ driver_api! {
         record |r, api, ret, a| unsafe { ar::create_3d(r, api, ret, a.handle.cast(), a.desc) };
     Lifecycle cuArrayDestroy,
         record |r, api, ret, a| r.array_destroy(api, ret, a.array as u64);
-    Free cuMemcpyHtoA_v2,
+    Free cuMemcpyHtoA_v2 | cuMemcpyHtoA_v2_ptds,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src`.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Host(a.src as u64)), a.n, None) };
-    Free cuMemcpyHtoAAsync_v2,
+    Free cuMemcpyHtoAAsync_v2 | cuMemcpyHtoAAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src`.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Host(a.src as u64)), a.n, Some(a.stream)) };
-    Free cuMemcpyAtoH_v2,
+    Free cuMemcpyAtoH_v2 | cuMemcpyAtoH_v2_ptds,
         // SAFETY: the copy's own operands: when it succeeded the driver wrote `n` bytes at `dst`.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Host(a.dst as u64), Flat::Array(a.src as u64, a.src_offset)), a.n, None) };
-    Free cuMemcpyAtoHAsync_v2,
+    Free cuMemcpyAtoHAsync_v2 | cuMemcpyAtoHAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: the copy's own operands: when it succeeded the driver wrote `n` bytes at `dst` (read once the stream finished).
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Host(a.dst as u64), Flat::Array(a.src as u64, a.src_offset)), a.n, Some(a.stream)) };
-    Free cuMemcpyDtoA_v2,
+    Free cuMemcpyDtoA_v2 | cuMemcpyDtoA_v2_ptds,
         // SAFETY: no host memory is read.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Device(a.src)), a.n, None) };
-    Free cuMemcpyAtoD_v2,
+    Free cuMemcpyAtoD_v2 | cuMemcpyAtoD_v2_ptds,
         // SAFETY: no host memory is read.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Device(a.dst), Flat::Array(a.src as u64, a.src_offset)), a.n, None) };
-    Free cuMemcpyAtoA_v2,
+    Free cuMemcpyAtoA_v2 | cuMemcpyAtoA_v2_ptds,
         // SAFETY: no host memory is read.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Array(a.src as u64, a.src_offset)), a.n, None) };
     Lifecycle cuTexObjectCreate,
@@ -691,6 +691,10 @@ driver_api! {
     Free cuGraphExecNodeSetParams,
         // SAFETY: `params` is null or the parameters the driver accepted when `ret` is success; `set_node` reads them only then.
         record |r, api, ret, a| unsafe { graphs::set_node(r, api, ret, a.exec as u64, a.node as u64, a.params) };
+    Free cuGraphExecChildGraphNodeSetParams,
+        record |r, api, ret, a| graphs::set_child(r, api, ret, a.exec as u64, a.node as u64, a.child as u64);
+    Free cuGraphNodeSetEnabled,
+        record |r, api, ret, a| graphs::set_enabled(r, api, ret, a.exec as u64, a.node as u64, a.enabled != 0);
     Lifecycle cuGraphExecDestroy,
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
     Free cuGraphLaunch | cuGraphLaunch_ptsz,

@@ -11,8 +11,9 @@
 //!   capture the question is one atomic load.
 //! * **Instantiation** (`cuGraphInstantiateWithFlags`, `…WithParams`,
 //!   `cuGraphInstantiate_v2`) and **exec updates** (`cuGraphExecUpdate_v2`;
-//!   the kernel, memcpy and memset node setters, and the generic
-//!   `cuGraphExecNodeSetParams`) write `graph_exec`: the graph read back
+//!   the kernel, memcpy, memset and child graph node setters, the generic
+//!   `cuGraphExecNodeSetParams`, and `cuGraphNodeSetEnabled`, a disabled
+//!   node written `empty`) write `graph_exec`: the graph read back
 //!   through the driver's query API (`record::graph_walk`), kernel nodes
 //!   read as launches of the same function are. A dependency with edge
 //!   data (a programmatic one) is read as an ordinary dependency: replay
@@ -454,11 +455,7 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
             );
         }
     };
-    let rec = ExecRecord {
-        nodes: w.nodes,
-        index: w.index,
-    };
-    r.graph_exec(api, exec, graph, src.host_nodes, rec);
+    r.graph_exec(api, exec, graph, src.host_nodes, ExecRecord::from(w));
 }
 
 /// A node setter the driver accepted: `node` of `exec` is now `ops` (a
@@ -552,8 +549,7 @@ pub unsafe fn set_memset(
 }
 
 /// `cuGraphExecNodeSetParams`: by the node type `p` names, what the typed
-/// setters record (a child graph set after instantiation is recorded as
-/// `unsupported`: its nodes are inlined in the topology).
+/// setters record (a child graph's as `cuGraphExecChildGraphNodeSetParams`).
 ///
 /// # Safety
 /// `p` is null or the parameters the driver just accepted (a kernel's as
@@ -597,14 +593,56 @@ pub unsafe fn set_node(
                 NodeOp::EventWait { event }
             }]
         }
-        node_type::GRAPH => vec![NodeOp::Unsupported {
-            what: "a child graph node set after instantiation".into(),
-        }],
+        node_type::GRAPH => {
+            // SAFETY: a child graph node's parameters (see above).
+            let child = unsafe { u.graph }.graph as u64;
+            return set_child(r, api, ret, exec, node, child);
+        }
         other => vec![NodeOp::Unsupported {
             what: not_described(other).unwrap_or_default(),
         }],
     };
     record_set(r, api, exec, node, ops);
+}
+
+/// `cuGraphExecChildGraphNodeSetParams`: the child graph read back, its
+/// nodes' ops in place of those inlined for `node`.
+pub fn set_child(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, node: u64, child: u64) {
+    if ret != CUDA_SUCCESS {
+        return;
+    }
+    let Some(q) = queries() else {
+        return r.lose(api, "libcuda.so.1 is not loaded");
+    };
+    let mut src = DriverGraph {
+        r,
+        api,
+        q,
+        host_nodes: 0,
+    };
+    match graph_walk::walk(&mut src, child) {
+        Ok(w) => {
+            r.graph_child_set(api, exec, node, w);
+        }
+        Err(e) => r.lose(
+            api,
+            &format!("graph {child:#x} could not be read back: {}", chain(&e)),
+        ),
+    }
+}
+
+/// `cuGraphNodeSetEnabled`: a disabled node is an `empty` one until enabled.
+pub fn set_enabled(
+    r: &Recorder,
+    api: &'static str,
+    ret: CUresult,
+    exec: u64,
+    node: u64,
+    enabled: bool,
+) {
+    if ret == CUDA_SUCCESS {
+        r.graph_node_enabled(api, exec, node, enabled);
+    }
 }
 
 /// `cuGraphExecDestroy`.

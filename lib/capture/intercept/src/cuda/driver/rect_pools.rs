@@ -30,7 +30,12 @@ fn count_copy(api: &str) {
     static C2A: Counter = Counter::new("cuMemcpy2DAsync_v2");
     static C3: Counter = Counter::new("cuMemcpy3D_v2");
     static C3A: Counter = Counter::new("cuMemcpy3DAsync_v2");
-    for c in [&C2, &C2U, &C2A, &C3, &C3A] {
+    static C2T: Counter = Counter::new("cuMemcpy2D_v2_ptds");
+    static C2UT: Counter = Counter::new("cuMemcpy2DUnaligned_v2_ptds");
+    static C2AT: Counter = Counter::new("cuMemcpy2DAsync_v2_ptsz");
+    static C3T: Counter = Counter::new("cuMemcpy3D_v2_ptds");
+    static C3AT: Counter = Counter::new("cuMemcpy3DAsync_v2_ptsz");
+    for c in [&C2, &C2U, &C2A, &C3, &C3A, &C2T, &C2UT, &C2AT, &C3T, &C3AT] {
         if c.name() == api {
             c.bump();
         }

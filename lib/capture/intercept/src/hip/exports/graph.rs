@@ -403,11 +403,7 @@ fn record_exec(r: &Recorder, api: &'static str, exec: u64, graph: u64) {
     };
     match graph_walk::walk(&mut src, graph) {
         Ok(w) => {
-            let rec = ExecRecord {
-                nodes: w.nodes,
-                index: w.index,
-            };
-            r.graph_exec(api, exec, graph, src.host_nodes, rec);
+            r.graph_exec(api, exec, graph, src.host_nodes, ExecRecord::from(w));
         }
         Err(e) => r.lose(
             api,

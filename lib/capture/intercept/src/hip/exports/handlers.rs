@@ -76,7 +76,7 @@ pub use super::symbols::{
 pub use super::sync::{
     hipCtxSynchronize, hipDeviceEnablePeerAccess, hipDeviceSynchronize, hipEventCreate,
     hipEventCreateWithFlags, hipEventDestroy, hipEventRecord, hipEventSynchronize,
-    hipExtStreamCreateWithCUMask, hipMemcpyPeer, hipMemcpyPeerAsync, hipSetDevice,
+    hipExtStreamCreateWithCUMask, hipLaunchHostFunc, hipMemcpyPeer, hipMemcpyPeerAsync, hipSetDevice,
     hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
     hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
 };

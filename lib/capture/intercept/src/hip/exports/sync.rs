@@ -143,6 +143,44 @@ pub unsafe fn hipStreamAddCallback(
     ret
 }
 
+/// `hipLaunchHostFunc` (ROCm 5.3 on; a runtime without it answers as for
+/// any function it lacks): recorded as `host_func` like
+/// [`hipStreamAddCallback`], the function run through the trampoline.
+#[inline]
+pub unsafe fn hipLaunchHostFunc(
+    real: &'static Real<args::hipLaunchHostFunc>,
+    a: args::hipLaunchHostFunc,
+) -> HipError {
+    use crate::host_funcs;
+    let captured = super::graph::captured(a.stream as u64);
+    let mut b = a;
+    if !captured && let Some(f) = a.fn_ {
+        let (t, data) = host_funcs::wrap_host_fn(f, a.userData);
+        b.fn_ = Some(t);
+        b.userData = data;
+    }
+    // SAFETY: the export's contract: the application's arguments, the
+    // function and its data possibly replaced by the trampoline's.
+    let ret = unsafe {
+        intercept(real, b, Order::Free, |r, api, ret| {
+            if !captured {
+                r.op(
+                    api,
+                    ret,
+                    &Op::HostFunc {
+                        stream: Addr(b.stream as u64),
+                    },
+                )
+            }
+        })
+    };
+    if ret != 0 && host_funcs::is_host_fn_trampoline(b.fn_) {
+        // SAFETY: the trampoline's data, handed to a call that failed.
+        unsafe { host_funcs::refused(b.userData) };
+    }
+    ret
+}
+
 /// `hipMemcpyPeer`: a device-to-device copy between devices, with both.
 #[inline]
 pub unsafe fn hipMemcpyPeer(

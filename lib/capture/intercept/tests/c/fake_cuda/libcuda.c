@@ -248,6 +248,7 @@ struct node {
     struct memset_params m;
     struct graph *child;
     struct graph *body[1]; /* a conditional node's (never run here) */
+    int disabled;          /* cuGraphNodeSetEnabled */
 };
 struct graph { struct node *nodes[64]; size_t n; };
 struct exec { struct graph *g; };
@@ -290,6 +291,7 @@ static void host_or_device(struct memcpy3d *c, int dst_host, void *dst, int src_
 }
 static void run_graph(struct graph *g);
 static void run_node(struct node *x) {
+    if (x->disabled) return;
     switch (x->type) {
     case KERNEL:
         for (int i = 0; i < x->n; i++) x->out[i] = (float)i;
@@ -472,6 +474,25 @@ CUresult cuGraphExecKernelNodeSetParams_v2(void *exec, void *node, const struct 
     set_kernel(node, p);
     return OK;
 }
+/* The executable graph's nodes are its graph's: enabling or setting one
+ * changes that. */
+CUresult cuGraphNodeSetEnabled(void *exec, void *node, unsigned enabled) {
+    (void)exec;
+    ((struct node *)node)->disabled = !enabled;
+    return OK;
+}
+CUresult cuGraphNodeGetEnabled(void *exec, void *node, unsigned *enabled) {
+    (void)exec;
+    *enabled = !((struct node *)node)->disabled;
+    return OK;
+}
+CUresult cuGraphExecChildGraphNodeSetParams(void *exec, void *node, void *child) {
+    (void)exec;
+    struct node *x = node;
+    if (x->type != CHILD || ((struct graph *)child)->n != x->child->n) return INVALID_VALUE;
+    x->child = child;
+    return OK;
+}
 CUresult cuGraphLaunch(void *exec, CUstream s) {
     (void)s;
     run_graph(((struct exec *)exec)->g);
@@ -593,6 +614,25 @@ CUresult cuMemcpyAtoH_v2(void *dst, void *src, size_t off, size_t n) {
     memcpy(dst, ((struct array *)src)->mem + off, n);
     return OK;
 }
+/* The per-thread default stream forms: one stream here, so the same copies. */
+CUresult cuMemcpy3D_v2_ptds(const struct memcpy3d *c) { return cuMemcpy3D_v2(c); }
+CUresult cuMemcpy2D_v2_ptds(const struct memcpy2d *c) { return cuMemcpy2D_v2(c); }
+CUresult cuMemcpy3DAsync_v2(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
+CUresult cuMemcpy3DAsync_v2_ptsz(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
+CUresult cuMemcpyHtoA_v2_ptds(void *dst, size_t off, const void *src, size_t n) {
+    return cuMemcpyHtoA_v2(dst, off, src, n);
+}
+CUresult cuMemcpyAtoH_v2_ptds(void *dst, void *src, size_t off, size_t n) {
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
+CUresult cuMemcpyAtoHAsync_v2(void *dst, void *src, size_t off, size_t n, CUstream s) {
+    (void)s;
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
+CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dst, void *src, size_t off, size_t n, CUstream s) {
+    (void)s;
+    return cuMemcpyAtoH_v2(dst, src, off, n);
+}
 static unsigned char objects[16][144];
 static int objects_live[16];
 static CUresult object_create(unsigned long long *obj, const void *res) {
@@ -659,6 +699,12 @@ static const struct { const char *name; void *fn; void *ptds; } TABLE[] = {
     {"cuMemcpy3DPeer", (void *)cuMemcpy3DPeer, NULL},
     {"cuArrayGetDescriptor", (void *)cuArrayGetDescriptor_v2, NULL},
     {"cuTexObjectCreate", (void *)cuTexObjectCreate, NULL},
+    {"cuMemcpy2D", (void *)cuMemcpy2D_v2, (void *)cuMemcpy2D_v2_ptds},
+    {"cuMemcpy3D", (void *)cuMemcpy3D_v2, (void *)cuMemcpy3D_v2_ptds},
+    {"cuMemcpy3DAsync", (void *)cuMemcpy3DAsync_v2, (void *)cuMemcpy3DAsync_v2_ptsz},
+    {"cuMemcpyHtoA", (void *)cuMemcpyHtoA_v2, (void *)cuMemcpyHtoA_v2_ptds},
+    {"cuMemcpyAtoH", (void *)cuMemcpyAtoH_v2, (void *)cuMemcpyAtoH_v2_ptds},
+    {"cuMemcpyAtoHAsync", (void *)cuMemcpyAtoHAsync_v2, (void *)cuMemcpyAtoHAsync_v2_ptsz},
     {"cuGetProcAddress", (void *)cuGetProcAddress, NULL},
 };
 

@@ -31,6 +31,13 @@ fn with_and_without(part: &str, allocations: u64) {
     assert_eq!(v["result"], "FAIL", "part {part}: {v}\n{err}");
     assert_eq!(v["placement"]["placed"], 0, "{v}");
     assert_eq!(v["placement"]["enabled"], false, "{v}");
+    // Where the time before the first event went, phase by phase.
+    for phase in ["plan_ms", "device_open_ms", "reserve_ms"] {
+        assert!(
+            v["startup_ms"][phase].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{phase}: {v}"
+        );
+    }
 }
 
 #[test]

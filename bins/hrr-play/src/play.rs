@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use hrr_cli::progress::{Progress as ProgressBar, Unit};
@@ -106,26 +106,43 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // device opens: reading every event of a 100k-launch archive takes about
     // 50 ms, and opening ROCm hundreds.
     let first = !args.no_placement && args.device.wants_plan(platform);
+    let mut startup = Startup::default();
+    let t = Instant::now();
     let early = if first {
         plan_ranges(&archive)
     } else {
         Vec::new()
     };
+    startup.plan_ms = ms_since(t);
+    let t = Instant::now();
     let (dev, ranges) = std::thread::scope(|s| {
-        let plan = (!args.no_placement && !first).then(|| s.spawn(|| plan_ranges(&archive)));
+        let plan = (!args.no_placement && !first).then(|| {
+            s.spawn(|| {
+                let t = Instant::now();
+                (plan_ranges(&archive), ms_since(t))
+            })
+        });
         let dev = args.device.open(platform, &early);
-        let ranges = plan.map_or_else(Vec::new, |h| {
+        let ranges = plan.map_or_else(Default::default, |h| {
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
         });
         (dev, ranges)
     });
-    let ranges = if first { early } else { ranges };
+    startup.device_open_ms = ms_since(t);
+    let (ranges, plan_ms) = if first {
+        (early, startup.plan_ms)
+    } else {
+        ranges
+    };
+    startup.plan_ms = plan_ms;
     let mut dev = dev?;
+    let t = Instant::now();
     let placement = if args.no_placement {
         Placement::off()
     } else {
         Placement::reserve(dev.as_mut(), &ranges)
     };
+    startup.reserve_ms = ms_since(t);
     drop(ranges);
     eprintln!(
         "hrr-play: replaying {} on {}",
@@ -254,13 +271,37 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     report(
         args,
         &summary,
-        &iteration_ms,
+        Times {
+            startup,
+            iterations: &iteration_ms,
+        },
         incomplete.as_deref(),
         verdict,
         exit,
         unrecorded,
     )?;
     Ok(ExitCode::from(exit))
+}
+
+/// Where the time before the first event went (`startup_ms` in `--json`):
+/// the placement plan's scan of the archive (on a thread of its own while
+/// the device opens, except on CUDA, whose driver must start after it),
+/// opening the device, and reserving the recorded ranges.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+struct Startup {
+    plan_ms: f64,
+    device_open_ms: f64,
+    reserve_ms: f64,
+}
+
+/// The replay's times for its report: start-up, then each replay's.
+struct Times<'a> {
+    startup: Startup,
+    iterations: &'a [f64],
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// What the replays did.
@@ -542,7 +583,7 @@ fn tolerance(args: &Args) -> Tolerance {
 fn report(
     args: &Args,
     s: &ReplaySummary,
-    iteration_ms: &[f64],
+    times: Times<'_>,
     incomplete: Option<&str>,
     verdict: Verdict,
     exit: u8,
@@ -555,7 +596,8 @@ fn report(
             "calls": unrecorded.total(),
             "by_entry_point": unrecorded.0,
         });
-        v["iterations_ms"] = serde_json::json!(iteration_ms);
+        v["iterations_ms"] = serde_json::json!(times.iterations);
+        v["startup_ms"] = serde_json::to_value(times.startup)?;
         v["result"] = serde_json::json!(if verdict.passed() { "PASS" } else { "FAIL" });
         v["partial"] = serde_json::json!(verdict.partial());
         v["allow_partial"] = serde_json::json!(args.allow_partial);
@@ -597,10 +639,10 @@ fn report(
     if args.timing {
         writeln!(out, "{}", s.copies)?;
     }
-    if iteration_ms.len() > 1 {
-        let mean = iteration_ms.iter().sum::<f64>() / iteration_ms.len() as f64;
-        let min = iteration_ms.iter().copied().fold(f64::INFINITY, f64::min);
-        let n = iteration_ms.len();
+    if times.iterations.len() > 1 {
+        let mean = times.iterations.iter().sum::<f64>() / times.iterations.len() as f64;
+        let min = times.iterations.iter().copied().fold(f64::INFINITY, f64::min);
+        let n = times.iterations.len();
         if args.runs.is_some() {
             write!(out, "runs : {n} replays compared")?;
         } else {

@@ -1024,5 +1024,8 @@ fn disabling_a_node_and_setting_a_child_graph_rewrite_the_executable_graph() {
     assert_eq!(execs[2], first);
     // The child graph set: its kernel now covers 6 floats.
     iota_node(&execs[3][1], d2, 6);
-    assert_eq!((execs[3][0].clone(), execs[3][2].clone()), (first[0].clone(), first[2].clone()));
+    assert_eq!(
+        (execs[3][0].clone(), execs[3][2].clone()),
+        (first[0].clone(), first[2].clone())
+    );
 }

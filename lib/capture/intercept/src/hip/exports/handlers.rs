@@ -76,9 +76,9 @@ pub use super::symbols::{
 pub use super::sync::{
     hipCtxSynchronize, hipDeviceEnablePeerAccess, hipDeviceSynchronize, hipEventCreate,
     hipEventCreateWithFlags, hipEventDestroy, hipEventRecord, hipEventSynchronize,
-    hipExtStreamCreateWithCUMask, hipLaunchHostFunc, hipMemcpyPeer, hipMemcpyPeerAsync, hipSetDevice,
-    hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags, hipStreamCreateWithPriority,
-    hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
+    hipExtStreamCreateWithCUMask, hipLaunchHostFunc, hipMemcpyPeer, hipMemcpyPeerAsync,
+    hipSetDevice, hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
+    hipStreamCreateWithPriority, hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
 };
 pub use super::vmm::{
     hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemExportToShareableHandle,

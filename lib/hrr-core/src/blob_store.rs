@@ -235,6 +235,10 @@ enum ReplaceStep {
 /// replaced: the compressor's memory, whatever the blob's size.
 const PIECE: usize = 1 << 20;
 
+/// Raw bytes compressed before a blob whose compressed form does not pay
+/// so far is left raw.
+const SAMPLE: u64 = 4 * PIECE as u64;
+
 /// A writer that counts what it passes on.
 struct Counted<W> {
     inner: W,
@@ -750,7 +754,14 @@ impl BlobStore {
                 raw.read_exact_at(&mut piece[..n], at_byte)?;
                 enc.write_all(&piece[..n])?;
                 at_byte += n as u64;
-                if enc.get_ref().n > most {
+                // Bytes that do not compress (weights, already compressed
+                // data) are told from the first pieces: the encoder's
+                // output lags its input by a block at most.
+                let written = enc.get_ref().n;
+                if written > most
+                    || at_byte >= SAMPLE
+                        && written > at_byte - at_byte / crate::zst::MIN_SAVING_DIVISOR as u64
+                {
                     return Ok(Replaced::Left);
                 }
             }

@@ -1110,9 +1110,23 @@ impl Recorder {
         if out.finished.swap(true, Ordering::AcqRel) {
             return;
         }
+        let zst = out.blobs.zst();
+        if mode == LockMode::Try {
+            // Perhaps in a signal handler: the compressor is only told to
+            // stop (what it has not done stays raw; hrr-cap compresses it).
+            zst.stop_now();
+        }
         let Finish::Done { events } = out.sink.finish(api, sys::gettid_raw(), mode) else {
             return;
         };
+        if mode == LockMode::Block {
+            // Every blob file is written and offered now: the compressor
+            // goes on with them, bounded, while the events are compressed.
+            zst.finish(
+                crate::sink::blob_zst::DRAIN_TIME,
+                crate::sink::blob_zst::DRAIN_BYTES,
+            );
+        }
         // What the layers above add (region records made durable before the
         // manifest says the archive is complete, the calls they forwarded
         // unrecorded, the driver's arenas).
@@ -1213,6 +1227,11 @@ impl Recorder {
                     false
                 }
             };
+        if mode == LockMode::Block {
+            // Bounded: the threads give up on the piece after the drain's
+            // time; what they leave is raw, and read as such.
+            zst.wait(crate::sink::blob_zst::DRAIN_TIME + std::time::Duration::from_secs(1));
+        }
         // On a full disk the atomic replace (a new file) can fail where
         // rewriting the existing manifest's block does not.
         if let Err(e) = m.write_atomic(&out.dir)
@@ -1368,6 +1387,52 @@ mod tests {
         assert_eq!(id, BlobId::of(b"abc"));
         assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn blobs_of_every_writer_end_compressed_at_a_clean_finish() {
+        // A large blob (written by the recording thread), a small one
+        // (with the events buffer) and a kept code object (from where it
+        // lies), all compressible; one incompressible, kept raw.
+        static IMAGE: [u8; 200_000] = [0x17; 200_000];
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let pattern = |n: usize| -> Vec<u8> { (0..n).map(|i| (i % 251) as u8 / 8).collect() };
+        let (large, small) = (pattern(3 << 20), pattern(40_000));
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u8> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        let c = |size: usize| Copy {
+            dir: Dir::H2d,
+            dst: 1,
+            src: 2,
+            size: size as u64,
+            stream: None,
+        };
+        for b in [&large, &small, &noise] {
+            r.memcpy("hipMemcpy", 0, &c(b.len()), Some(b));
+        }
+        let m = r.load_code_kept(Kept::of_static(&IMAGE));
+        r.finish("exit", LockMode::Block, Closing::default);
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        for b in [&large[..], &small[..], &IMAGE[..]] {
+            let id = BlobId::of(b);
+            assert!(
+                store.zst_path(&id).exists() && !store.path(&id).exists(),
+                "{id} compressed"
+            );
+            assert_eq!(&*store.get(&id).unwrap(), b);
+        }
+        assert_eq!(m.code, BlobId::of(&IMAGE));
+        let id = BlobId::of(&noise);
+        assert!(store.path(&id).exists() && !store.zst_path(&id).exists());
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 4);
     }
 
     #[test]

@@ -25,11 +25,12 @@ use std::collections::HashSet;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use hrr_core::BlobId;
 use hrr_core::blob_store::BlobStore;
 
+use super::blob_zst::BlobZst;
 use super::event_sink::EventSink;
 use super::hash_pool;
 use crate::kept::Kept;
@@ -41,6 +42,8 @@ pub const SMALL_BLOB: usize = 64 * 1024;
 /// Writes blobs into one archive.
 pub struct BlobWriter {
     store: BlobStore,
+    /// Compresses each blob file once written (`blob_zst`).
+    zst: Arc<BlobZst>,
     seen: Mutex<HashSet<BlobId>>,
     bytes: AtomicU64,
     /// See [`BlobWriter::unwritten`].
@@ -66,6 +69,7 @@ impl BlobWriter {
             )));
         }
         Ok(BlobWriter {
+            zst: Arc::new(BlobZst::new(store.clone())),
             store,
             seen: Mutex::new(HashSet::new()),
             bytes: AtomicU64::new(0),
@@ -81,9 +85,24 @@ impl BlobWriter {
         }
         // Large: the store hashes once and checks existence itself.
         let id = hash_pool::id_of(bytes);
-        self.store.put_hashed(&id, bytes)?;
-        self.first_sight(&id, bytes.len());
+        self.put_large(id, bytes)?;
         Ok(id)
+    }
+
+    /// Writes large blob `id` (`bytes`, hashed by the caller; the store
+    /// skips one it has) and offers a new file to the compressor.
+    fn put_large(&self, id: BlobId, bytes: &[u8]) -> io::Result<()> {
+        self.store.put_hashed(&id, bytes)?;
+        if self.first_sight(&id, bytes.len()) {
+            self.zst.offer(id);
+        }
+        Ok(())
+    }
+
+    /// The compressor of this archive's blobs (the events sink offers the
+    /// files it writes; the recorder's finish drains it).
+    pub fn zst(&self) -> &Arc<BlobZst> {
+        &self.zst
     }
 
     /// [`BlobWriter::put`] of a small blob's copy: hashed, skipped when
@@ -99,6 +118,10 @@ impl BlobWriter {
         let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
         if !sink.defer_blob(&name(tmp), &name(path), copy, id) {
             self.store.put_hashed(&id, copy)?;
+            if self.first_sight(&id, copy.len()) {
+                self.zst.offer(id);
+            }
+            return Ok(id);
         }
         self.first_sight(&id, copy.len());
         Ok(id)
@@ -121,7 +144,9 @@ impl BlobWriter {
             let copy = bytes.bytes().to_vec();
             let id = hash_pool::id_of(&copy);
             self.store.put_hashed(&id, &copy)?;
-            self.first_sight(&id, copy.len());
+            if self.first_sight(&id, copy.len()) {
+                self.zst.offer(id);
+            }
             return Ok(id);
         }
         // Noted once queued: a thread that finds it here appends its event
@@ -143,8 +168,9 @@ impl BlobWriter {
             .contains(id)
     }
 
-    /// Notes `id` (of `len` bytes) as written by this process.
-    fn first_sight(&self, id: &BlobId, len: usize) {
+    /// Notes `id` (of `len` bytes) as written by this process; whether it
+    /// was new.
+    fn first_sight(&self, id: &BlobId, len: usize) -> bool {
         let new = self
             .seen
             .lock()
@@ -153,6 +179,7 @@ impl BlobWriter {
         if new {
             self.bytes.fetch_add(len as u64, Ordering::Relaxed);
         }
+        new
     }
 
     /// Distinct blobs written by this process.

@@ -39,6 +39,18 @@ use crate::kept::Kept;
 /// when this process has them) and written with the events buffer.
 pub const SMALL_BLOB: usize = 64 * 1024;
 
+/// How a large blob's id is had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlobHash {
+    /// Hashed in the recorder's pool.
+    Pool,
+    /// Hashed where the application's thread waits in a synchronous call
+    /// (`hash_pool::id_of_blocked`).
+    Blocked,
+    /// Hashed already, from these very bytes, while the call ran.
+    Known(BlobId),
+}
+
 /// Writes blobs into one archive.
 pub struct BlobWriter {
     store: BlobStore,
@@ -80,11 +92,20 @@ impl BlobWriter {
     /// Stores `bytes`; returns their id. A small blob goes to `sink`'s
     /// buffer (written before the events appended after this call).
     pub fn put(&self, bytes: &[u8], sink: &EventSink) -> io::Result<BlobId> {
+        self.put_with(bytes, sink, BlobHash::Pool)
+    }
+
+    /// [`BlobWriter::put`], a large blob hashed as `how` says.
+    pub fn put_with(&self, bytes: &[u8], sink: &EventSink, how: BlobHash) -> io::Result<BlobId> {
         if bytes.len() <= SMALL_BLOB {
             return with_small_copy(bytes, |copy| self.put_small(copy, sink));
         }
         // Large: the store hashes once and checks existence itself.
-        let id = hash_pool::id_of(bytes);
+        let id = match how {
+            BlobHash::Pool => hash_pool::id_of(bytes),
+            BlobHash::Blocked => hash_pool::id_of_blocked(bytes),
+            BlobHash::Known(id) => id,
+        };
         self.put_large(id, bytes)?;
         Ok(id)
     }

@@ -20,7 +20,10 @@
 //!   which is decoded into a buffer of the size its header declares — never
 //!   more than the caller expects ([`BlobStore::get_sized`],
 //!   [`BlobStore::read_into`]) or [`MAX_UNSIZED`] — and hashed like any
-//!   other blob. [`BlobStore::put_compressed`] writes one.
+//!   other blob. [`BlobStore::put_compressed`] writes one;
+//!   [`BlobStore::replace_with_compressed`] replaces a raw file by one (the
+//!   compressed file fsynced, verified and renamed before the raw one goes:
+//!   a reader finds the blob in one form or the other at every moment).
 //! - A store in memory ([`BlobStore::in_memory`], see [`crate::mem_files`])
 //!   keeps the same names, checks and errors without touching the disk.
 

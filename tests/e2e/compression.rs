@@ -78,6 +78,65 @@ fn a_capture_ends_compressed_and_replays_and_diffs() {
     assert!(field("uncompressed : ") >= (256 << 10) as u64 + text.len() as u64);
 }
 
+/// `LD_PRELOAD=libhrr_intercept.so HRR_OUT=cap.hrr ./app | tee app.log`:
+/// the capture library alone, no hrr-cap to compact afterwards. Checks
+/// that every blob compression pays for is stored compressed, under the
+/// hash of its content, in one form, with no temporary left; returns how
+/// many are.
+fn capture_without_hrr_cap(p: &Pipeline) -> usize {
+    let lib = hrr_tests::tools().path("libhrr_intercept.so");
+    let script = format!(
+        "LD_PRELOAD={} HRR_OUT=cap.hrr {} | tee app.log",
+        hrr_tests::shq(&lib),
+        p.app_cmdline()
+    );
+    p.sh(&script).assert().success();
+    let cap = p.cap();
+    assert!(cap.join("events.ndjson.zst").exists());
+    assert_eq!(hrr_tests::read_manifest(&cap)["complete"], true);
+    let mut cctx = zstd::bulk::Compressor::new(1).unwrap();
+    cctx.include_contentsize(true).unwrap();
+    let mut scratch = Vec::new();
+    let blobs = blob_files(&cap);
+    let mut compressed = 0;
+    for (name, bytes) in &blobs {
+        assert!(!name.starts_with('.'), "temporary {name} left");
+        match name.strip_suffix(".zst") {
+            Some(hash) => {
+                let raw = zstd::decode_all(&bytes[..]).unwrap();
+                assert_eq!(hash, blake3::hash(&raw).to_hex().as_str());
+                assert!(
+                    !blobs.iter().any(|(n, _)| n == hash),
+                    "{hash} in both forms"
+                );
+                compressed += 1;
+            }
+            None => assert!(
+                hrr_core::zst::encode_blob(&mut cctx, bytes, &mut scratch).is_none(),
+                "{name} compresses but was left raw"
+            ),
+        }
+    }
+    compressed
+}
+
+#[test]
+fn a_capture_without_hrr_cap_ends_with_compressed_blobs() {
+    // The seed's 256 KiB upload (written by the events buffer's writer).
+    let p = Pipeline::new("hidden_segment");
+    assert_eq!(capture_without_hrr_cap(&p), 1);
+    p.sidecar_from_log().play().diff();
+    // A module's code object (written from where it lies) and the copies
+    // of a kernel's operands.
+    let p = Pipeline::new("saxpy_module");
+    assert!(capture_without_hrr_cap(&p) >= 1);
+    let p = p.play().diff();
+    p.tool("hrr-play")
+        .args(["--info", "cap.hrr"])
+        .assert()
+        .success();
+}
+
 #[test]
 fn plain_events_are_kept_when_asked() {
     let p = Pipeline::new("hidden_segment");

@@ -20,7 +20,10 @@
 //!   which is decoded into a buffer of the size its header declares — never
 //!   more than the caller expects ([`BlobStore::get_sized`],
 //!   [`BlobStore::read_into`]) or [`MAX_UNSIZED`] — and hashed like any
-//!   other blob. [`BlobStore::put_compressed`] writes one.
+//!   other blob. [`BlobStore::put_compressed`] writes one;
+//!   [`BlobStore::replace_with_compressed`] replaces a raw file by one (the
+//!   compressed file fsynced, verified and renamed before the raw one goes:
+//!   a reader finds the blob in one form or the other at every moment).
 //! - A store in memory ([`BlobStore::in_memory`], see [`crate::mem_files`])
 //!   keeps the same names, checks and errors without touching the disk.
 
@@ -198,6 +201,62 @@ pub struct Compaction {
     pub raw_bytes: u64,
     /// What they take on disk now.
     pub disk_bytes: u64,
+}
+
+/// What [`BlobStore::replace_with_compressed`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// The blob is stored compressed now: `raw` bytes in `packed`.
+    Compressed {
+        /// Its size.
+        raw: u64,
+        /// Its compressed file's.
+        packed: u64,
+    },
+    /// Left raw: compression does not pay, or the raw file is not what its
+    /// name says.
+    Left,
+    /// No raw file (compressed already, or never written).
+    Absent,
+    /// Asked to stop before it was done: left raw.
+    Stopped,
+    /// A test stopped it between two steps, as a crash would.
+    Crashed,
+}
+
+/// A step of [`BlobStore::replace_with_compressed`] (tests stop there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReplaceStep {
+    Compress,
+    Sync,
+    Verify,
+    Rename,
+    RemoveRaw,
+}
+
+/// Bytes read, compressed and verified at a time when a raw blob is
+/// replaced: the compressor's memory, whatever the blob's size.
+const PIECE: usize = 1 << 20;
+
+/// Raw bytes compressed before a blob whose compressed form does not pay
+/// so far is left raw.
+const SAMPLE: u64 = 4 * PIECE as u64;
+
+/// A writer that counts what it passes on.
+struct Counted<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let k = self.inner.write(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// How [`BlobStore::copy_from`] placed a blob.
@@ -502,29 +561,39 @@ impl BlobStore {
     /// pinned buffers): a mapping would have to be copied there anyway.
     pub fn read_into(&self, id: &BlobId, dst: &mut [u8]) -> Result<(), BlobError> {
         let path = self.path(id);
+        let expected = dst.len() as u64;
         let length = |len: u64| BlobError::Length {
             path: path.clone(),
             len,
-            expected: dst.len() as u64,
+            expected,
         };
-        if self.is_compressed(id) {
-            // Decoded (and hashed) into a buffer of its declared size, which
-            // must be the destination's.
+        // Decoded (and hashed) into a buffer of its declared size, which
+        // must be the destination's.
+        let compressed = |dst: &mut [u8]| {
             let blob = self.get_sized(id, dst.len() as u64)?;
             if blob.len() != dst.len() {
                 return Err(length(blob.len() as u64));
             }
             dst.copy_from_slice(&blob);
-            return Ok(());
-        }
+            Ok(())
+        };
         if let Some(mem) = &self.mem {
+            if self.is_compressed(id) {
+                return compressed(dst);
+            }
             let bytes = mem_blob(mem, id, &path)?;
             if bytes.len() != dst.len() {
                 return Err(length(bytes.len() as u64));
             }
             dst.copy_from_slice(&bytes);
         } else {
-            let (file, len) = self.open_checked(id, &path)?;
+            // The raw file first, then the compressed one: a blob being
+            // replaced has `<h>.zst` before its raw file goes, so a miss
+            // here finds it there.
+            let (file, len) = match self.open_checked(id, &path) {
+                Err(BlobError::Missing { .. }) => return compressed(dst),
+                r => r?,
+            };
             if len != dst.len() as u64 {
                 return Err(length(len));
             }
@@ -591,6 +660,163 @@ impl BlobStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
+    /// Replaces the raw file of blob `id` by its compressed form
+    /// `<h>.zst` (one frame at `level`, content size in its header) when
+    /// that pays: the raw file is compressed a piece at a time into a
+    /// temporary beside it (memory: the encoder's window, whatever the
+    /// blob's size), the temporary fsynced, decoded again and hashed, and
+    /// renamed to `<h>.zst` only when it is the blob; the raw file is
+    /// removed only then. Every step leaves the blob readable: before the
+    /// rename the raw file is untouched (a temporary is ignored by
+    /// readers), after it both forms hold the blob (readers take the raw
+    /// one; [`BlobStore::list`] counts it once), and the raw file goes
+    /// last. `stop` is asked between pieces: when it says so the
+    /// temporary is removed and the blob stays raw
+    /// ([`Replaced::Stopped`]). A raw file that is not what its name says
+    /// is left as it is, for the check that reports it.
+    pub fn replace_with_compressed(
+        &self,
+        id: &BlobId,
+        level: i32,
+        stop: &dyn Fn() -> bool,
+    ) -> io::Result<Replaced> {
+        self.replace_steps(id, level, stop, &mut |_| true)
+    }
+
+    /// [`BlobStore::replace_with_compressed`], `at(step)` asked as each
+    /// step begins: `false` leaves everything as it is at that point, as a
+    /// crash there would (tests).
+    fn replace_steps(
+        &self,
+        id: &BlobId,
+        level: i32,
+        stop: &dyn Fn() -> bool,
+        at: &mut dyn FnMut(ReplaceStep) -> bool,
+    ) -> io::Result<Replaced> {
+        use std::os::unix::fs::FileExt;
+        if self.mem.is_some() {
+            // Memory stores compress whole (their blobs are small).
+            let Ok(blob) = self.get(id) else {
+                return Ok(Replaced::Left);
+            };
+            let mut cctx = zstd::bulk::Compressor::new(level)?;
+            cctx.include_contentsize(true)?;
+            let mut scratch = Vec::new();
+            return Ok(
+                if self.put_compressed_over(id, &blob, &mut cctx, &mut scratch)? {
+                    Replaced::Compressed {
+                        raw: blob.len() as u64,
+                        packed: scratch.len() as u64,
+                    }
+                } else {
+                    Replaced::Left
+                },
+            );
+        }
+        let path = self.path(id);
+        let (raw, len) = match self.open_checked(id, &path) {
+            Ok(f) => f,
+            // Replaced already, or never written: nothing to do.
+            Err(BlobError::Missing { .. }) => return Ok(Replaced::Absent),
+            Err(e) => return Err(io::Error::other(e.to_string())),
+        };
+        if len < crate::zst::MIN_BLOB as u64 {
+            return Ok(Replaced::Left);
+        }
+        let tmp = self.staging_names(id)?.0;
+        let zpath = self.zst_path(id);
+        let result = (|| -> io::Result<Replaced> {
+            if !at(ReplaceStep::Compress) {
+                return Ok(Replaced::Crashed);
+            }
+            let out = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::safe_fs::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&tmp)?;
+            // Past this many compressed bytes it does not pay.
+            let most = len - len / crate::zst::MIN_SAVING_DIVISOR as u64;
+            let mut enc = zstd::stream::write::Encoder::new(
+                Counted {
+                    inner: io::BufWriter::with_capacity(PIECE, &out),
+                    n: 0,
+                },
+                level,
+            )?;
+            enc.include_contentsize(true)?;
+            enc.include_checksum(false)?;
+            enc.set_pledged_src_size(Some(len))?;
+            let mut piece = vec![0u8; PIECE.min(len as usize)];
+            let mut at_byte = 0u64;
+            while at_byte < len {
+                if stop() {
+                    return Ok(Replaced::Stopped);
+                }
+                let n = piece.len().min((len - at_byte) as usize);
+                raw.read_exact_at(&mut piece[..n], at_byte)?;
+                enc.write_all(&piece[..n])?;
+                at_byte += n as u64;
+                // Bytes that do not compress (weights, already compressed
+                // data) are told from the first pieces: the encoder's
+                // output lags its input by a block at most.
+                let written = enc.get_ref().n;
+                if written > most
+                    || at_byte >= SAMPLE
+                        && written > at_byte - at_byte / crate::zst::MIN_SAVING_DIVISOR as u64
+                {
+                    return Ok(Replaced::Left);
+                }
+            }
+            let mut counted = enc.finish()?;
+            counted.inner.flush()?;
+            let packed = counted.n;
+            drop(counted);
+            if !crate::zst::worth_it(len as usize, packed as usize) {
+                return Ok(Replaced::Left);
+            }
+            if !at(ReplaceStep::Sync) {
+                return Ok(Replaced::Crashed);
+            }
+            // Durable before it takes the name: the raw file goes after.
+            out.sync_data()?;
+            if !at(ReplaceStep::Verify) {
+                return Ok(Replaced::Crashed);
+            }
+            // A file is what its name says: decoded as written, hashed.
+            let (back, _) = crate::safe_fs::open_regular(&tmp, crate::safe_fs::Follow::No)
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            if crate::zst::declared_size(&back, &tmp, len).ok() != Some(len) {
+                return Ok(Replaced::Left);
+            }
+            let mut d = crate::zst::Decoder::new(io::BufReader::with_capacity(PIECE, back), len)?;
+            let mut hasher = blake3::Hasher::new();
+            let copied = io::copy(&mut d, &mut hasher);
+            if copied.ok() != Some(len) || BlobId(*hasher.finalize().as_bytes()) != *id {
+                // The raw file is not its name (or changed): left for
+                // the check that reports it.
+                return Ok(Replaced::Left);
+            }
+            if !at(ReplaceStep::Rename) {
+                return Ok(Replaced::Crashed);
+            }
+            fs::rename(&tmp, &zpath)?;
+            if !at(ReplaceStep::RemoveRaw) {
+                return Ok(Replaced::Crashed);
+            }
+            fs::remove_file(&path)?;
+            Ok(Replaced::Compressed { raw: len, packed })
+        })();
+        match result {
+            Ok(Replaced::Crashed) => Ok(Replaced::Crashed),
+            Ok(Replaced::Compressed { .. }) => result,
+            other => {
+                let _ = fs::remove_file(&tmp);
+                other
+            }
+        }
+    }
+
     /// [`BlobStore::put_compressed`] of a blob stored raw: the compressed
     /// file written beside it, then the raw one removed. Whether it was.
     fn put_compressed_over(
@@ -642,21 +868,26 @@ impl BlobStore {
     /// its frame header declares it), without reading or verifying it.
     pub fn size(&self, id: &BlobId) -> Result<u64, BlobError> {
         let path = self.path(id);
-        if self.is_compressed(id) {
-            let zpath = self.zst_path(id);
-            if let Some(mem) = &self.mem {
+        let zpath = self.zst_path(id);
+        if let Some(mem) = &self.mem {
+            if self.is_compressed(id) {
                 let bytes = mem_blob(mem, id, &zpath)?;
                 let head = &bytes[..bytes.len().min(crate::zst::HEADER_MAX)];
                 return crate::zst::content_size(head, &zpath)?
                     .ok_or(crate::zst::ZstError::NoContentSize { path: zpath }.into());
             }
-            let (file, _) = self.open_checked(id, &zpath)?;
-            return Ok(crate::zst::declared_size(&file, &zpath, u64::MAX)?);
-        }
-        if let Some(mem) = &self.mem {
             return Ok(mem_blob(mem, id, &path)?.len() as u64);
         }
-        Ok(self.open_checked(id, &path)?.1)
+        // Raw, then compressed (see `read_into`).
+        match self.open_checked(id, &path) {
+            Err(BlobError::Missing { .. }) => {}
+            r => return Ok(r?.1),
+        }
+        match self.open_checked(id, &zpath) {
+            Ok((file, _)) => Ok(crate::zst::declared_size(&file, &zpath, u64::MAX)?),
+            Err(BlobError::Missing { .. }) => Err(BlobError::Missing { id: *id, path }),
+            Err(e) => Err(e),
+        }
     }
 
     /// Places blob `id` of `src` into this store after verifying it:
@@ -1053,6 +1284,147 @@ mod tests {
                 s.path(&id).display()
             )
         );
+    }
+
+    /// Bytes that compress (floats of a smooth signal) but are not trivial.
+    fn compressible(n: usize) -> Vec<u8> {
+        (0..n / 4)
+            .flat_map(|i| {
+                (((i % 5000) as f32 * 0.01).sin() * 100.0)
+                    .round()
+                    .to_le_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_raw_blob_is_replaced_by_its_compressed_form() {
+        let (_t, s) = store();
+        // Several pieces, not a multiple of one.
+        let raw = compressible(3 * PIECE + 4100);
+        let id = s.put(&raw).unwrap();
+        let r = s.replace_with_compressed(&id, 1, &|| false).unwrap();
+        let Replaced::Compressed { raw: n, packed } = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(n, raw.len() as u64);
+        assert_eq!(fs::metadata(s.zst_path(&id)).unwrap().len(), packed);
+        assert!(!s.path(&id).exists());
+        assert_eq!(&*s.get(&id).unwrap(), &raw[..]);
+        assert_eq!(s.size(&id).unwrap(), raw.len() as u64);
+        // Twice: nothing to do; no temporary left behind.
+        assert_eq!(
+            s.replace_with_compressed(&id, 1, &|| false).unwrap(),
+            Replaced::Absent
+        );
+        let fan = s.path(&id).parent().unwrap().to_path_buf();
+        assert_eq!(fs::read_dir(&fan).unwrap().count(), 1);
+        // Incompressible, tiny, stopped: raw, and no temporary.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        for (bytes, stop) in [
+            (&noise[..], false),
+            (&[5u8; 100][..], false),
+            (&raw[..9000], true),
+        ] {
+            let id = s.put(bytes).unwrap();
+            let want = if stop {
+                Replaced::Stopped
+            } else {
+                Replaced::Left
+            };
+            assert_eq!(s.replace_with_compressed(&id, 1, &|| stop).unwrap(), want);
+            assert!(s.path(&id).exists() && !s.zst_path(&id).exists());
+            let fan = s.path(&id).parent().unwrap().to_path_buf();
+            assert!(
+                fs::read_dir(&fan).unwrap().all(|e| !e
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".tmp")),
+                "temporary removed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_raw_file_that_is_not_its_name_is_left_for_the_check() {
+        let (_t, s) = store();
+        let raw = compressible(100_000);
+        let id = s.put(&raw).unwrap();
+        let mut bad = raw.clone();
+        bad[5000] ^= 1;
+        fs::write(s.path(&id), &bad).unwrap();
+        assert_eq!(
+            s.replace_with_compressed(&id, 1, &|| false).unwrap(),
+            Replaced::Left
+        );
+        assert!(!s.zst_path(&id).exists());
+        assert!(matches!(s.get(&id), Err(BlobError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn a_crash_between_any_two_steps_leaves_the_blob_readable() {
+        let steps = [
+            ReplaceStep::Compress,
+            ReplaceStep::Sync,
+            ReplaceStep::Verify,
+            ReplaceStep::Rename,
+            ReplaceStep::RemoveRaw,
+        ];
+        for crash in steps {
+            let (_t, s) = store();
+            let raw = compressible(2 * PIECE + 77);
+            let id = s.put(&raw).unwrap();
+            let r = s
+                .replace_steps(&id, 1, &|| false, &mut |step| step != crash)
+                .unwrap();
+            assert_eq!(r, Replaced::Crashed, "{crash:?}");
+            // Every reader finds the blob, whole, once.
+            assert_eq!(&*s.get(&id).unwrap(), &raw[..], "{crash:?}");
+            assert_eq!(&*s.get_sized(&id, raw.len() as u64).unwrap(), &raw[..]);
+            let mut into = vec![0u8; raw.len()];
+            s.read_into(&id, &mut into).unwrap();
+            assert!(into == raw, "{crash:?}");
+            assert_eq!(s.size(&id).unwrap(), raw.len() as u64);
+            assert!(s.contains(&id));
+            assert_eq!(s.list().unwrap(), [id], "{crash:?}");
+            // hrr-cap's compaction finishes it: one form, compressed.
+            let c = s.compact(2).unwrap();
+            assert_eq!((c.blobs, c.compressed), (1, 1), "{crash:?}");
+            assert!(!s.path(&id).exists() && s.zst_path(&id).exists());
+            assert_eq!(&*s.get(&id).unwrap(), &raw[..]);
+            // And the compressor itself, run again, has nothing left.
+            assert_eq!(
+                s.replace_with_compressed(&id, 1, &|| false).unwrap(),
+                Replaced::Absent
+            );
+        }
+    }
+
+    #[test]
+    fn a_reader_between_the_rename_and_the_removal_finds_the_blob() {
+        // The raw file gone once a reader looked for it: the compressed
+        // one is there (it is renamed into place first).
+        let (_t, s) = store();
+        let raw = compressible(300_000);
+        let id = s.put(&raw).unwrap();
+        s.replace_steps(&id, 1, &|| false, &mut |step| {
+            step != ReplaceStep::RemoveRaw
+        })
+        .unwrap();
+        fs::remove_file(s.path(&id)).unwrap();
+        let mut into = vec![0u8; raw.len()];
+        s.read_into(&id, &mut into).unwrap();
+        assert!(into == raw);
+        assert_eq!(s.size(&id).unwrap(), raw.len() as u64);
     }
 
     #[test]

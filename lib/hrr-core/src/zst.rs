@@ -25,8 +25,9 @@ use std::path::{Path, PathBuf};
 /// Suffix of a compressed file's name: `events.ndjson.zst`, `<h>.zst`.
 pub const SUFFIX: &str = ".zst";
 
-/// Level of blobs compressed while an archive is written (zstd's fast end:
-/// docs/PERFORMANCE.md, *Compression*, has the measurements).
+/// Level of blobs compressed by `hrr-cap`, `hrr-play -o`, repair and
+/// `hrr-extract` (zstd's fast end: docs/PERFORMANCE.md, *Compression*, has
+/// the measurements; the capture library's own compressor uses level 1).
 pub const BLOB_LEVEL: i32 = 3;
 
 /// Level of an events file compressed when its archive is finished: on a

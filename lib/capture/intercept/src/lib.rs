@@ -45,3 +45,6 @@ pub mod launch_params;
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 pub mod libc_exports;
+// FFI: an upload's source read while the copy runs.
+#[allow(unsafe_code)]
+pub mod upload;

@@ -551,7 +551,7 @@ fn kept_write(c: &mut Criterion) {
                 let kept = unsafe { Kept::new(data.as_ptr(), data.len()) };
                 batch.push_kept(&tmp, &path, kept, id);
                 let t0 = Instant::now();
-                batch.write(|_, _| panic!("the kept file was not written"));
+                batch.write(|_, _| panic!("the kept file was not written"), |_| {});
                 total += t0.elapsed();
                 std::fs::remove_file(t.path().join("kept")).unwrap();
             }

@@ -567,17 +567,16 @@ mod tests {
     const FATBIN_ZSTD: &[u8] =
         include_bytes!("../../../../hrr-codeobj/tests/fixtures/cuda/kernels.size.fatbin");
 
+    /// Every blob's content, read as replay reads it (a file may be
+    /// compressed by the time the archive is finished).
     fn blob_files(dir: &Path) -> Vec<Vec<u8>> {
-        let mut out = Vec::new();
-        for d in std::fs::read_dir(dir.join("blobs")).unwrap() {
-            let d = d.unwrap().path();
-            if d.is_dir() {
-                for f in std::fs::read_dir(d).unwrap() {
-                    out.push(std::fs::read(f.unwrap().path()).unwrap());
-                }
-            }
-        }
-        out
+        let store = hrr_core::blob_store::BlobStore::of_archive(dir);
+        store
+            .list()
+            .unwrap()
+            .iter()
+            .map(|id| store.get(id).unwrap().to_vec())
+            .collect()
     }
 
     fn events(dir: &Path) -> Vec<hrr_core::Event> {

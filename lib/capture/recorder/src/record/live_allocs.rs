@@ -135,6 +135,19 @@ impl AllocView<'_> {
         self.range_of(addr).map(|(_, _, mem)| mem)
     }
 
+    /// Whether `[addr, addr + len)` lies inside one live host-side
+    /// allocation the runtime made or registered (host or pinned memory):
+    /// memory the process can read while it stays live.
+    pub fn is_host_range(&self, addr: u64, len: u64) -> bool {
+        self.range_of(addr).is_some_and(|(base, extent, mem)| {
+            matches!(mem, MemKind::Host | MemKind::Pinned)
+                && len > 0
+                && (addr - base)
+                    .checked_add(len)
+                    .is_some_and(|end| end <= extent)
+        })
+    }
+
     /// The live allocation containing `addr`: `(base, extent, kind)`, the
     /// extent at least 1.
     fn range_of(&self, addr: u64) -> Option<(u64, u64, MemKind)> {

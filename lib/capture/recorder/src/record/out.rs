@@ -53,9 +53,13 @@ impl Out {
         manifest.argv = argv;
         manifest.extra = extra;
         manifest.write_atomic(dir)?;
+        let sink = EventSink::new(file);
+        // Blob files the sink writes are compressed once written, as the
+        // ones the recording threads write (`BlobWriter`).
+        sink.compress_written(std::sync::Arc::clone(blobs.zst()));
         Ok(Out {
             dir: dir.to_path_buf(),
-            sink: EventSink::new(file),
+            sink,
             blobs,
             manifest: Mutex::new(manifest),
             finished: AtomicBool::new(false),

@@ -35,6 +35,7 @@ use crate::record::out::Out;
 use crate::record::window::Window;
 use crate::sink::archive_claim::{ArchiveClaim, ClaimError};
 use crate::sink::blob_batch::BlobFailure;
+use crate::sink::blob_writer::BlobHash;
 use crate::sink::event_sink::{Finish, LockMode};
 use crate::sys;
 use hrr_core::error_chain::chain;
@@ -105,6 +106,15 @@ pub struct Copy {
     pub size: u64,
     /// `None`: a synchronous API.
     pub stream: Option<u64>,
+}
+
+/// The hash of an H2D copy's source taken while the copy ran
+/// ([`Recorder::forward_h2d`]), with where the bytes were.
+#[derive(Clone, Copy, Debug)]
+pub struct Prehashed {
+    at: usize,
+    len: usize,
+    id: BlobId,
 }
 
 /// A launch's configuration.
@@ -576,10 +586,64 @@ impl Recorder {
     }
 
     /// Records a copy; `data` is the blob (H2D source, D2H result) when the
-    /// call succeeded and the bytes could be read.
+    /// call succeeded and the bytes could be read. A synchronous copy's
+    /// (no stream) is hashed by the wide pool when very large: the
+    /// application's thread waits in its call anyway (`hash_pool`).
     pub fn memcpy(&self, api: &str, ret: i32, c: &Copy, data: Option<&[u8]>) {
+        self.memcpy_hashed(api, ret, c, data, None);
+    }
+
+    /// Whether `[ptr, ptr + len)` lies in live host memory the runtime
+    /// allocated or registered for the process: readable until the program
+    /// frees it, so a synchronous copy from it may be hashed while the
+    /// copy runs ([`Recorder::forward_h2d`]).
+    pub fn is_host_range(&self, ptr: u64, len: usize) -> bool {
+        self.allocs.view().is_host_range(ptr, len as u64)
+    }
+
+    /// Forwards a synchronous H2D copy with `call` while its source `src`
+    /// (memory [`Recorder::is_host_range`] vouched for, which the program's
+    /// thread cannot change while it waits in the call) is hashed in the
+    /// recorder's pool; returns `call`'s result and, when it was hashed,
+    /// the hash for [`Recorder::memcpy_hashed`]. `src` is not read once
+    /// this returns. Without recording, or for a blob too small to be
+    /// hashed in parallel, only `call` runs.
+    pub fn forward_h2d<R>(&self, src: &[u8], call: impl FnOnce() -> R) -> (R, Option<Prehashed>) {
+        if !self.recording() || !BlobId::hashed_in_parallel(src.len()) {
+            return (call(), None);
+        }
+        let (ret, id) = crate::sink::hash_pool::id_while(src, call);
+        let pre = Prehashed {
+            at: src.as_ptr() as usize,
+            len: src.len(),
+            id,
+        };
+        (ret, Some(pre))
+    }
+
+    /// [`Recorder::memcpy`] of a copy forwarded by
+    /// [`Recorder::forward_h2d`]: `pre` names `data` when it hashed the
+    /// same bytes (same place and length); a failed call writes no blob.
+    pub fn memcpy_hashed(
+        &self,
+        api: &str,
+        ret: i32,
+        c: &Copy,
+        data: Option<&[u8]>,
+        pre: Option<Prehashed>,
+    ) {
         let blob = match data {
-            Some(d) if ret == 0 => self.put_blob(api, d),
+            Some(d) if ret == 0 && self.recording() => {
+                let out = self.out();
+                let how = match pre {
+                    Some(p) if p.at == d.as_ptr() as usize && p.len == d.len() => {
+                        BlobHash::Known(p.id)
+                    }
+                    _ if c.stream.is_none() => BlobHash::Blocked,
+                    _ => BlobHash::Pool,
+                };
+                self.stored(api, d.len(), || out.blobs.put_with(d, &out.sink, how))
+            }
             _ => None,
         };
         let op = Op::Memcpy {
@@ -1110,9 +1174,23 @@ impl Recorder {
         if out.finished.swap(true, Ordering::AcqRel) {
             return;
         }
+        let zst = out.blobs.zst();
+        if mode == LockMode::Try {
+            // Perhaps in a signal handler: the compressor is only told to
+            // stop (what it has not done stays raw; hrr-cap compresses it).
+            zst.stop_now();
+        }
         let Finish::Done { events } = out.sink.finish(api, sys::gettid_raw(), mode) else {
             return;
         };
+        if mode == LockMode::Block {
+            // Every blob file is written and offered now: the compressor
+            // goes on with them, bounded, while the events are compressed.
+            zst.finish(
+                crate::sink::blob_zst::DRAIN_TIME,
+                crate::sink::blob_zst::DRAIN_BYTES,
+            );
+        }
         // What the layers above add (region records made durable before the
         // manifest says the archive is complete, the calls they forwarded
         // unrecorded, the driver's arenas).
@@ -1213,6 +1291,11 @@ impl Recorder {
                     false
                 }
             };
+        if mode == LockMode::Block {
+            // Bounded: the threads give up on the piece after the drain's
+            // time; what they leave is raw, and read as such.
+            zst.wait(crate::sink::blob_zst::DRAIN_TIME + std::time::Duration::from_secs(1));
+        }
         // On a full disk the atomic replace (a new file) can fail where
         // rewriting the existing manifest's block does not.
         if let Err(e) = m.write_atomic(&out.dir)
@@ -1368,6 +1451,93 @@ mod tests {
         assert_eq!(id, BlobId::of(b"abc"));
         assert!(matches!(ev[1].op, Op::Memcpy { blob: None, .. }));
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn a_synchronous_upload_hashed_while_it_runs_names_its_blob_only_on_success() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        // Large enough to be hashed in parallel on any machine.
+        let src: Vec<u8> = (0..(9u32 << 20)).map(|i| (i / 7) as u8).collect();
+        let at = src.as_ptr() as u64;
+        assert!(!r.is_host_range(at, src.len()), "not the runtime's memory");
+        r.alloc("hipHostMalloc", 0, at, src.len() as u64, MemKind::Pinned);
+        assert!(r.is_host_range(at, src.len()));
+        assert!(r.is_host_range(at + 8, src.len() - 8));
+        assert!(!r.is_host_range(at + 8, src.len()), "past its end");
+        let c = Copy {
+            dir: Dir::H2d,
+            dst: 0x7f00_0000_0000,
+            src: at,
+            size: src.len() as u64,
+            stream: None,
+        };
+        // A failed copy: hashed all the same, but no blob is written and
+        // its event names none.
+        let (ret, pre) = r.forward_h2d(&src, || 1);
+        assert!(pre.is_some());
+        r.memcpy_hashed("hipMemcpy", ret, &c, None, pre);
+        let (ret, pre) = r.forward_h2d(&src, || 0);
+        r.memcpy_hashed("hipMemcpy", ret, &c, Some(&src), pre);
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        let copies: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match &e.op {
+                Op::Memcpy { blob, .. } => Some((e.ret, *blob)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(copies, [(1, None), (0, Some(BlobId::of(&src)))]);
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        assert_eq!(&*store.get(&BlobId::of(&src)).unwrap(), &src[..]);
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn blobs_of_every_writer_end_compressed_at_a_clean_finish() {
+        // A large blob (written by the recording thread), a small one
+        // (with the events buffer) and a kept code object (from where it
+        // lies), all compressible; one incompressible, kept raw.
+        static IMAGE: [u8; 200_000] = [0x17; 200_000];
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let pattern = |n: usize| -> Vec<u8> { (0..n).map(|i| (i % 251) as u8 / 8).collect() };
+        let (large, small) = (pattern(3 << 20), pattern(40_000));
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u8> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        let c = |size: usize| Copy {
+            dir: Dir::H2d,
+            dst: 1,
+            src: 2,
+            size: size as u64,
+            stream: None,
+        };
+        for b in [&large, &small, &noise] {
+            r.memcpy("hipMemcpy", 0, &c(b.len()), Some(b));
+        }
+        let m = r.load_code_kept(Kept::of_static(&IMAGE));
+        r.finish("exit", LockMode::Block, Closing::default);
+        let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
+        for b in [&large[..], &small[..], &IMAGE[..]] {
+            let id = BlobId::of(b);
+            assert!(
+                store.zst_path(&id).exists() && !store.path(&id).exists(),
+                "{id} compressed"
+            );
+            assert_eq!(&*store.get(&id).unwrap(), b);
+        }
+        assert_eq!(m.code, BlobId::of(&IMAGE));
+        let id = BlobId::of(&noise);
+        assert!(store.path(&id).exists() && !store.zst_path(&id).exists());
+        assert_eq!(Manifest::read(t.path()).unwrap().blobs, 4);
     }
 
     #[test]

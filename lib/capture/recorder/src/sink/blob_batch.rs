@@ -182,7 +182,14 @@ impl BlobBatch {
     /// fails write(2) with `EFAULT`): the piece read back comes from the
     /// page cache just written and stays in cache for the hash, and all of
     /// it is the writer's work, none the recording thread's.
-    pub fn write(&mut self, mut failed: impl FnMut(&BlobId, BlobFailure)) {
+    ///
+    /// `written` hears of each file written (not from a signal handler:
+    /// the caller passes one that does nothing there).
+    pub fn write(
+        &mut self,
+        mut failed: impl FnMut(&BlobId, BlobFailure),
+        mut written: impl FnMut(&BlobId),
+    ) {
         let BlobBatch {
             arena,
             items,
@@ -200,8 +207,9 @@ impl BlobBatch {
                 }
                 (Data::Kept(_), None) => unreachable!("push_kept makes the batch's buffer"),
             };
-            if let Err(f) = r {
-                failed(&it.id, f);
+            match r {
+                Ok(()) => written(&it.id),
+                Err(f) => failed(&it.id, f),
             }
         }
         self.clear();
@@ -248,7 +256,7 @@ mod tests {
     /// `write`, the failures it reported gathered.
     fn write(b: &mut BlobBatch) -> Vec<(BlobId, BlobFailure)> {
         let mut failed = vec![];
-        b.write(|id, f| failed.push((*id, f)));
+        b.write(|id, f| failed.push((*id, f)), |_| {});
         failed
     }
 

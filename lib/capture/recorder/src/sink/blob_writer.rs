@@ -25,11 +25,12 @@ use std::collections::HashSet;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use hrr_core::BlobId;
 use hrr_core::blob_store::BlobStore;
 
+use super::blob_zst::BlobZst;
 use super::event_sink::EventSink;
 use super::hash_pool;
 use crate::kept::Kept;
@@ -38,9 +39,23 @@ use crate::kept::Kept;
 /// when this process has them) and written with the events buffer.
 pub const SMALL_BLOB: usize = 64 * 1024;
 
+/// How a large blob's id is had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlobHash {
+    /// Hashed in the recorder's pool.
+    Pool,
+    /// Hashed where the application's thread waits in a synchronous call
+    /// (`hash_pool::id_of_blocked`).
+    Blocked,
+    /// Hashed already, from these very bytes, while the call ran.
+    Known(BlobId),
+}
+
 /// Writes blobs into one archive.
 pub struct BlobWriter {
     store: BlobStore,
+    /// Compresses each blob file once written (`blob_zst`).
+    zst: Arc<BlobZst>,
     seen: Mutex<HashSet<BlobId>>,
     bytes: AtomicU64,
     /// See [`BlobWriter::unwritten`].
@@ -66,6 +81,7 @@ impl BlobWriter {
             )));
         }
         Ok(BlobWriter {
+            zst: Arc::new(BlobZst::new(store.clone())),
             store,
             seen: Mutex::new(HashSet::new()),
             bytes: AtomicU64::new(0),
@@ -76,14 +92,38 @@ impl BlobWriter {
     /// Stores `bytes`; returns their id. A small blob goes to `sink`'s
     /// buffer (written before the events appended after this call).
     pub fn put(&self, bytes: &[u8], sink: &EventSink) -> io::Result<BlobId> {
+        self.put_with(bytes, sink, BlobHash::Pool)
+    }
+
+    /// [`BlobWriter::put`], a large blob hashed as `how` says.
+    pub fn put_with(&self, bytes: &[u8], sink: &EventSink, how: BlobHash) -> io::Result<BlobId> {
         if bytes.len() <= SMALL_BLOB {
             return with_small_copy(bytes, |copy| self.put_small(copy, sink));
         }
         // Large: the store hashes once and checks existence itself.
-        let id = hash_pool::id_of(bytes);
-        self.store.put_hashed(&id, bytes)?;
-        self.first_sight(&id, bytes.len());
+        let id = match how {
+            BlobHash::Pool => hash_pool::id_of(bytes),
+            BlobHash::Blocked => hash_pool::id_of_blocked(bytes),
+            BlobHash::Known(id) => id,
+        };
+        self.put_large(id, bytes)?;
         Ok(id)
+    }
+
+    /// Writes large blob `id` (`bytes`, hashed by the caller; the store
+    /// skips one it has) and offers a new file to the compressor.
+    fn put_large(&self, id: BlobId, bytes: &[u8]) -> io::Result<()> {
+        self.store.put_hashed(&id, bytes)?;
+        if self.first_sight(&id, bytes.len()) {
+            self.zst.offer(id);
+        }
+        Ok(())
+    }
+
+    /// The compressor of this archive's blobs (the events sink offers the
+    /// files it writes; the recorder's finish drains it).
+    pub fn zst(&self) -> &Arc<BlobZst> {
+        &self.zst
     }
 
     /// [`BlobWriter::put`] of a small blob's copy: hashed, skipped when
@@ -99,6 +139,10 @@ impl BlobWriter {
         let name = |p: std::path::PathBuf| p.into_os_string().into_encoded_bytes();
         if !sink.defer_blob(&name(tmp), &name(path), copy, id) {
             self.store.put_hashed(&id, copy)?;
+            if self.first_sight(&id, copy.len()) {
+                self.zst.offer(id);
+            }
+            return Ok(id);
         }
         self.first_sight(&id, copy.len());
         Ok(id)
@@ -121,7 +165,9 @@ impl BlobWriter {
             let copy = bytes.bytes().to_vec();
             let id = hash_pool::id_of(&copy);
             self.store.put_hashed(&id, &copy)?;
-            self.first_sight(&id, copy.len());
+            if self.first_sight(&id, copy.len()) {
+                self.zst.offer(id);
+            }
             return Ok(id);
         }
         // Noted once queued: a thread that finds it here appends its event
@@ -143,8 +189,9 @@ impl BlobWriter {
             .contains(id)
     }
 
-    /// Notes `id` (of `len` bytes) as written by this process.
-    fn first_sight(&self, id: &BlobId, len: usize) {
+    /// Notes `id` (of `len` bytes) as written by this process; whether it
+    /// was new.
+    fn first_sight(&self, id: &BlobId, len: usize) -> bool {
         let new = self
             .seen
             .lock()
@@ -153,6 +200,7 @@ impl BlobWriter {
         if new {
             self.bytes.fetch_add(len as u64, Ordering::Relaxed);
         }
+        new
     }
 
     /// Distinct blobs written by this process.

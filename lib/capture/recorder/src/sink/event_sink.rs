@@ -50,13 +50,14 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use hrr_core::{BlobId, Op};
 use spin::mutex::{SpinMutex, SpinMutexGuard};
 
 use super::blob_batch::{BlobBatch, BlobFailure};
+use super::blob_zst::BlobZst;
 use super::event_clock::EventClock;
 use super::repeat_run::RepeatRun;
 use crate::kept::Kept;
@@ -157,6 +158,10 @@ pub struct EventSink {
     /// Blob files queued from where their bytes lie (`defer_kept`) and not
     /// yet written or dropped: what [`EventSink::settle_kept`] waits for.
     kept_unwritten: AtomicUsize,
+    /// Where blob files written are offered for compression.
+    zst: OnceLock<Arc<BlobZst>>,
+    /// Set on the signal and `_exit` paths: no offers there (they lock).
+    zst_off: AtomicBool,
 }
 
 struct SinkState {
@@ -278,7 +283,15 @@ impl EventSink {
             blob_failed: AtomicUsize::new(0),
             blob_failures: SpinMutex::new(FailureLog::default()),
             kept_unwritten: AtomicUsize::new(0),
+            zst: OnceLock::new(),
+            zst_off: AtomicBool::new(false),
         }
+    }
+
+    /// Offers every blob file this sink writes to `z` once written (see
+    /// `blob_zst`); set once.
+    pub fn compress_written(&self, z: Arc<BlobZst>) {
+        let _ = self.zst.set(z);
     }
 
     #[inline]
@@ -373,10 +386,22 @@ impl EventSink {
         b.clear();
     }
 
-    /// Writes a batch's files, noting those that could not be (signal-safe).
+    /// Writes a batch's files, noting those that could not be (signal-safe),
+    /// and offers those written to the compressor (not on the signal path).
     fn write_blobs(&self, blobs: &mut BlobBatch) {
         let kept = blobs.kept();
-        blobs.write(|id, why| self.note_blob_failure(id, why));
+        let zst = match self.zst_off.load(Ordering::Acquire) {
+            true => None,
+            false => self.zst.get(),
+        };
+        blobs.write(
+            |id, why| self.note_blob_failure(id, why),
+            |id| {
+                if let Some(z) = zst {
+                    z.offer(*id);
+                }
+            },
+        );
         self.kept_unwritten.fetch_sub(kept, Ordering::AcqRel);
     }
 
@@ -805,6 +830,7 @@ impl EventSink {
     /// calls only. Returns whether it could (see the module docs for when
     /// it cannot).
     pub fn flush_from_signal(&self) -> bool {
+        self.zst_off.store(true, Ordering::Release);
         let Some(mut held) = self.try_lock_bounded() else {
             return false;
         };
@@ -837,6 +863,10 @@ impl EventSink {
     /// Appends the `eof` event (api `api`, by thread `tid`), writes and
     /// fsyncs; the sink takes no more events and the writer stops.
     pub fn finish(&self, api: &str, tid: u64, mode: LockMode) -> Finish {
+        if mode == LockMode::Try {
+            // Perhaps in a signal handler: no compressor's lock.
+            self.zst_off.store(true, Ordering::Release);
+        }
         let held = match mode {
             LockMode::Block => Some(self.lock()),
             LockMode::Try => self.try_lock_bounded(),

@@ -83,6 +83,18 @@ fn wrapper<A, F: FnOnce(A) -> (A, Option<*mut std::ffi::c_void>)>(f: F) -> F {
     f
 }
 
+/// Gives an `around` closure (forwards the call through `call` and
+/// records it) its parameter types.
+fn arounder<
+    A,
+    C: FnOnce() -> CUresult,
+    F: FnOnce(&crate::capture::Guard, &'static str, A, C) -> CUresult,
+>(
+    f: F,
+) -> F {
+    f
+}
+
 /// Gives a `record` closure its parameter types.
 fn recorder_fn<A, F: FnOnce(&'static Recorder, &'static str, CUresult, A)>(f: F) -> F {
     f
@@ -96,6 +108,7 @@ macro_rules! driver_api {
                 $( , stream $stream:expr )?
                 $( , wrap $wrap:expr )?
                 $( , before $before:expr )?
+                $( , around $around:expr )?
                 $( , track $track:expr )?
                 $( , record $record:expr )? ;
         )*
@@ -114,10 +127,10 @@ macro_rules! driver_api {
             ]
         }
 
-        $( driver_api!(@entry $order [ $( $name )+ ] { $( stream $stream )? } { $( wrap $wrap )? } { $( before $before )? } { $( track $track )? } { $( record $record )? }); )*
+        $( driver_api!(@entry $order [ $( $name )+ ] { $( stream $stream )? } { $( wrap $wrap )? } { $( before $before )? } { $( around $around )? } { $( track $track )? } { $( record $record )? }); )*
     };
-    (@entry $order:ident [ $( $name:ident )+ ] $stream:tt $wrap:tt $before:tt $track:tt $record:tt) => {
-        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $stream $wrap $before $track $record]); )+
+    (@entry $order:ident [ $( $name:ident )+ ] $stream:tt $wrap:tt $before:tt $around:tt $track:tt $record:tt) => {
+        $( cuda_api::cuda_fn!($name, self::driver_wrapper, [$order $stream $wrap $before $around $track $record]); )+
     };
     (@lock Lifecycle, $g:ident) => { $g.as_ref().and_then(|g| g.run(|r| r.lifecycle())) };
     (@lock $o:ident, $g:ident) => { None::<std::sync::MutexGuard<'static, ()>> };
@@ -131,7 +144,7 @@ macro_rules! driver_api {
 /// The table's callback: one exported wrapper, with the table line's
 /// parameters (see the module docs).
 macro_rules! driver_wrapper {
-    ($order:ident { $( stream $stream:expr )? } { $( wrap $wrap:expr )? } { $( before $before:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
+    ($order:ident { $( stream $stream:expr )? } { $( wrap $wrap:expr )? } { $( before $before:expr )? } { $( around $around:expr )? } { $( track $track:expr )? } { $( record $record:expr )? }
         $name:ident ( $( $p:ident : $t:ty ),* $(,)? ) -> $r:ty) => {
         #[doc = concat!("`", stringify!($name), "`, interposed: forwarded unchanged to the driver; recorded as its table line says.")]
         ///
@@ -212,7 +225,14 @@ macro_rules! driver_wrapper {
             // SAFETY: the application's arguments, forwarded unchanged to
             // the driver's function of the same name (a function argument
             // possibly wrapped: the trampoline calls it as the driver would).
-            let ret = unsafe { a.call(real) };
+            let forward = || unsafe { a.call(real) };
+            let ret = match &g {
+                // A recorded call whose recording goes with the call
+                // itself (a synchronous upload hashed while it runs): the
+                // `around` closure forwards it, once, and records it.
+                $( Some(g) => arounder::<cuda_api::args::$name, _, _>($around)(g, API, a, forward), )?
+                _ => forward(),
+            };
             if ret != CUDA_SUCCESS
                 && let Some(data) = wrapped
             {
@@ -364,8 +384,8 @@ driver_api! {
 
     // ------------------------------------------------------------ copies
     Free cuMemcpyHtoD_v2 | cuMemcpyHtoD_v2_ptds,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, None) };
+        // SAFETY: the copy's own operands and call: `copy_around` reads its source before the call only where the recorder knows the memory, else once it succeeded.
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, Some(Dir::H2d), a.dst, a.src as u64, a.n, call) };
     Free cuMemcpyDtoH_v2 | cuMemcpyDtoH_v2_ptds,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, None) };
@@ -373,8 +393,8 @@ driver_api! {
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
     Free cuMemcpy | cuMemcpy_ptds,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, None) };
+        // SAFETY: as for cuMemcpyHtoD_v2.
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, None, a.dst, a.src, a.n, call) };
     Free cuMemcpyPeer | cuMemcpyPeer_ptds,
         record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, None);
     Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,

@@ -266,6 +266,54 @@ pub unsafe fn copy(
     n: usize,
     stream: Option<CUstream>,
 ) {
+    // SAFETY: per this function's contract.
+    unsafe { copy_hashed(r, api, ret, dir, (dst, src, n), stream, None) }
+}
+
+/// A synchronous copy forwarded by `call` and recorded ([`copy`]); an
+/// upload's source hashed while it runs when the recorder knows its memory
+/// (`crate::upload`).
+///
+/// # Safety
+/// `call` is the copy's call with the application's arguments, whose
+/// operands `dst`, `src` and `n` are.
+pub unsafe fn copy_around(
+    g: &crate::capture::Guard,
+    api: &'static str,
+    dir: Option<Dir>,
+    dst: u64,
+    src: u64,
+    n: usize,
+    call: impl FnOnce() -> CUresult,
+) -> CUresult {
+    let h2d = g.run(|r| {
+        dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst))) == Dir::H2d
+    });
+    let (ret, pre) = if h2d == Some(true) {
+        // SAFETY: per this function's contract.
+        unsafe { crate::upload::forward_h2d(g, src as *const c_void, n, call) }
+    } else {
+        (call(), None)
+    };
+    // SAFETY: the call ran with these operands; `copy_hashed` reads host
+    // memory only when it succeeded.
+    g.run(|r| unsafe { copy_hashed(r, api, ret, dir, (dst, src, n), None, pre) });
+    ret
+}
+
+/// [`copy`], with the hash [`copy_around`] took of the source.
+///
+/// # Safety
+/// As [`copy`]'s.
+unsafe fn copy_hashed(
+    r: &Recorder,
+    api: &str,
+    ret: CUresult,
+    dir: Option<Dir>,
+    (dst, src, n): (u64, u64, usize),
+    stream: Option<CUstream>,
+    pre: Option<hrr_recorder::record::recorder::Prehashed>,
+) {
     let dir = dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst)));
     let c = Copy {
         dir,
@@ -294,7 +342,7 @@ pub unsafe fn copy(
         }
         _ => None,
     };
-    r.memcpy(api, ret, &c, data);
+    r.memcpy_hashed(api, ret, &c, data, pre);
 }
 
 /// `cuMemsetD{8,16,32}`: `elems` elements of `width` bytes.

@@ -125,8 +125,13 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
     let dir = g
         .run(|r| dir::resolve(kind, || is_device(r, d), || is_device(r, s)))
         .unwrap_or(Dir::H2h);
-    // SAFETY: per this function's contract.
-    let ret = unsafe { a.call(f) };
+    let (ret, pre) = if stream.is_none() && dir == Dir::H2d {
+        // SAFETY: per this function's contract.
+        unsafe { crate::upload::forward_h2d(&g, src, size, || a.call(f)) }
+    } else {
+        // SAFETY: per this function's contract.
+        (unsafe { a.call(f) }, None)
+    };
     if let Some((st, _)) = stream
         && super::joins_capture(api, st)
     {
@@ -162,7 +167,7 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
             }
             _ => None,
         };
-        r.memcpy(api, ret, &c, data);
+        r.memcpy_hashed(api, ret, &c, data, pre);
     });
     ret
 }

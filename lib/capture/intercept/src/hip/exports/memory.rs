@@ -167,8 +167,13 @@ unsafe fn copy<A: Entry<Ret = HipError>>(
     let dir = g
         .run(|r| resolve_dir(r, kind, dst as u64, src as u64))
         .unwrap_or(Dir::H2h);
-    // SAFETY: per this function's contract.
-    let ret = unsafe { a.call(f) };
+    let (ret, pre) = if stream.is_none() && dir == Dir::H2d {
+        // SAFETY: per this function's contract.
+        unsafe { crate::upload::forward_h2d(&g, src, size, || a.call(f)) }
+    } else {
+        // SAFETY: per this function's contract.
+        (unsafe { a.call(f) }, None)
+    };
     g.run(|r| {
         if stream.is_some_and(|s| super::graph::captured(s as u64)) {
             // Captured into a graph, not run: recorded when the graph is.
@@ -199,7 +204,7 @@ unsafe fn copy<A: Entry<Ret = HipError>>(
             }
             _ => None,
         };
-        r.memcpy(api, ret, &c, data);
+        r.memcpy_hashed(api, ret, &c, data, pre);
     });
     ret
 }

@@ -700,6 +700,7 @@ impl Extraction<'_> {
                 tid: launch.tid,
                 api: api.to_string(),
                 ret: 0,
+                dev: launch.dev,
                 op,
             });
         };

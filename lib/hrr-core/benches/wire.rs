@@ -228,6 +228,7 @@ fn line_of(op: &Op) -> Vec<u8> {
         tid: 7575,
         api: "hipMemcpyAsync".into(),
         ret: 0,
+        dev: 0,
         op: op.clone(),
     };
     let mut line = Vec::new();

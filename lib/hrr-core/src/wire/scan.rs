@@ -536,7 +536,7 @@ macro_rules! read_value {
 macro_rules! scan_wire {
     ($( $(#[$m:meta])* $k:ident : $t:ty => $codec:ident ),* $(,)?) => {
         /// Keys of [`Wire`] the scanner fills in.
-        const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", $(stringify!($k)),*];
+        const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", "dev", $(stringify!($k)),*];
 
         // One bit per key in a u64.
         const _: () = assert!(WIRE_KEYS.len() <= 64, "the scanner's `seen` has a bit per key");
@@ -569,6 +569,10 @@ macro_rules! scan_wire {
                         "ret" => {
                             once!(seen, Key::ret as u8);
                             w.ret = c.int()?;
+                        }
+                        "dev" => {
+                            once!(seen, Key::dev as u8);
+                            w.dev = c.u32()?;
                         }
                         $(
                             stringify!($k) => {

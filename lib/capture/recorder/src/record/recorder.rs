@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, ConfigError, detect_platform};
 use crate::kept::Kept;
+use crate::record::current_device;
 use crate::record::code_objects::{
     CodeError, CodeObjects, FatBin, Kernel, MetadataError, Module, kernels_of,
 };
@@ -410,7 +411,7 @@ impl Recorder {
             }
         }
         with_body(|b| {
-            encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
+            encode::encode_op(b, sys::gettid(), current_device::for_event(), api, i64::from(ret), op);
             self.out().sink.append(b);
         });
         if ret == 0 && self.host.any() {
@@ -819,6 +820,7 @@ impl Recorder {
                         b,
                         &mut s.heads,
                         sys::gettid(),
+                        current_device::for_event(),
                         api,
                         i64::from(ret),
                         k,
@@ -857,6 +859,7 @@ impl Recorder {
                 event_line::encode_launch_scanned_attrs(
                     b,
                     sys::gettid(),
+                    current_device::for_event(),
                     api,
                     i64::from(ret),
                     k,
@@ -931,6 +934,7 @@ impl Recorder {
             let mut b = Vec::new();
             event_line::encode_launch_scanned_attrs(
                 &mut b,
+                0,
                 0,
                 api,
                 0,
@@ -1191,6 +1195,7 @@ impl Recorder {
         m.unrecorded = closing.unrecorded;
         m.extra.extend(closing.fields);
         m.va_arenas = closing.va_arenas;
+        m.devices = current_device::used();
         if let Some(w) = window {
             m.extra.insert(WINDOW_FIELD.into(), w.to_value());
         }

@@ -1,7 +1,8 @@
 /* Two devices (run with HRR_CPU_DEVICES=2): saxpy computed on device 1,
  * its result peer-copied to device 0 (synchronously, and half of it on a
  * stream of device 0), and read back from device 0. Each device's
- * allocations say which device they belong to. */
+ * allocations say which device they belong to; a kernel launches on a
+ * stream of the current device only. */
 #include "hrr_workload.h"
 
 #define N 4096
@@ -51,7 +52,14 @@ int main(void) {
     float a = 2.0f;
     int n = N;
     void *params[] = {&a, &dx, &dy, &n};
-    CHECK(hipModuleLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+    /* On a stream of device 1 (device 0's is refused: a kernel runs on the
+     * current device). */
+    hipStream_t s1;
+    CHECK(hipStreamCreate(&s1));
+    EXPECT(hipModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s0, params, NULL) ==
+               hipErrorInvalidHandle,
+           "a launch on device 0's stream from device 1");
+    CHECK(hipModuleLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0, s1, params, NULL));
     CHECK(hipDeviceSynchronize());
 
     /* Back on device 0: the result copied over from device 1, read back. */
@@ -72,6 +80,7 @@ int main(void) {
     CHECK(hipFree(res));
     CHECK(hipFree(res_half));
     CHECK(hipSetDevice(1));
+    CHECK(hipStreamDestroy(s1));
     CHECK(hipModuleUnload(mod));
     CHECK(hipFree(dx));
     CHECK(hipFree(dy));

@@ -1002,6 +1002,8 @@ impl<'a> Replayer<'a> {
         self.local_device(e, recorded)?;
         self.dev.select_device(local).map_err(Self::dev_err(e))?;
         self.current_device = local;
+        self.summary.devices.insert(recorded, local);
+        self.summary.device_switches += 1;
         Ok(())
     }
 

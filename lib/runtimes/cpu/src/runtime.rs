@@ -450,6 +450,18 @@ impl Runtime {
         (handle, stream): (usize, usize),
     ) -> Result<(), HipError> {
         let target = self.target(stream)?;
+        // A kernel runs on the current device: a stream of another device
+        // is refused, as a GPU runtime refuses it.
+        if let Target::Stream(s) = &target
+            && s.device != crate::devices::current()
+        {
+            crate::log!(
+                "launch: stream {stream:#x} belongs to device {}, the current device is {}",
+                s.device,
+                crate::devices::current()
+            );
+            return Err(err::INVALID_HANDLE);
+        }
         let sane = |d: Dim3, max: u64| d.volume().is_some_and(|n| n > 0 && n <= max);
         if !sane(grid, u64::MAX) || !sane(block, MAX_THREADS_PER_BLOCK) {
             return Err(err::INVALID_VALUE);

@@ -76,6 +76,14 @@ fn events_on_device_1_carry_their_device() {
     let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     let line = out.lines().find(|l| l.starts_with("devices : ")).unwrap_or_default();
     assert!(line.contains("0 (") && line.contains("1 ("), "{out}");
+    // hrr-trace keeps it on the call's slice.
+    let a = p.tool("hrr-trace").arg("cap.hrr").assert().success();
+    let trace = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let launch = trace
+        .lines()
+        .find(|l| l.contains("\"hipModuleLaunchKernel\"") && l.contains("\"ret\":0"))
+        .unwrap_or_default();
+    assert!(launch.contains("\"dev\":1"), "{launch}");
 }
 
 #[test]

@@ -249,6 +249,7 @@ fn bench(c: &mut Criterion) {
                 encode_op(
                     &mut buf,
                     7575,
+                    0,
                     "hipMemcpyAsync",
                     0,
                     std::hint::black_box(op),
@@ -267,6 +268,7 @@ fn bench(c: &mut Criterion) {
                 encode_op(
                     &mut buf,
                     7575,
+                    0,
                     "hipMemcpyAsync",
                     0,
                     std::hint::black_box(op),

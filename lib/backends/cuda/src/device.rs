@@ -63,7 +63,7 @@ pub struct CudaDevice {
     count: c_int,
     /// The current device's ordinal (`Device::select_device`: local device
     /// `L` is CUDA ordinal `L`).
-    ordinal: c_int,
+    current_ordinal: c_int,
     /// Every device's primary context retained so far, by ordinal (the
     /// opened one included): `(device, context)`; shared with the launch
     /// thread, which makes the same context current.
@@ -166,7 +166,7 @@ impl CudaDevice {
             graphs: Default::default(),
             launches: None,
             count,
-            ordinal,
+            current_ordinal: ordinal,
             contexts: Arc::new(std::sync::Mutex::new(HashMap::from([(
                 ordinal,
                 (dev, ctx as usize),
@@ -925,7 +925,7 @@ impl Device for CudaDevice {
         let launcher = || CudaLauncher::new(drv, home.unwrap_or(ctx), contexts);
         let on = LaunchThread::switch(&mut self.launches, on, "cuLaunchKernel", launcher, progress)?;
         if let Some(q) = &mut self.launches {
-            q.select(self.ordinal as u32);
+            q.select(self.current_ordinal as u32);
         }
         Ok(on)
     }
@@ -956,8 +956,8 @@ impl Device for CudaDevice {
                 let api = self.drv.api();
                 let mut dev: CUdevice = 0;
                 // SAFETY: valid out-pointer; ordinal < count.
-                self.drv
-                    .check("cuDeviceGet", unsafe { (api.cuDeviceGet)(&mut dev, ordinal) })?;
+                let code = unsafe { (api.cuDeviceGet)(&mut dev, ordinal) };
+                self.drv.check("cuDeviceGet", code)?;
                 let mut ctx: CUcontext = std::ptr::null_mut();
                 // SAFETY: valid out-pointer and device; released in Drop.
                 self.drv.check("cuDevicePrimaryCtxRetain", unsafe {
@@ -972,7 +972,7 @@ impl Device for CudaDevice {
         };
         self.dev = dev;
         self.ctx = ctx as CUcontext;
-        self.ordinal = ordinal;
+        self.current_ordinal = ordinal;
         self.bind()?;
         if let Some(q) = &mut self.launches {
             q.select(device);

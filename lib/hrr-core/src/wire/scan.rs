@@ -885,8 +885,8 @@ mod tests {
         }
 
         #[test]
-        fn generated_events_agree(seq: u64, t: u64, tid: u64, ret: i64, api in "[A-Za-z_]{1,30}", op in op()) {
-            let e = Event { seq, t, tid, api, ret, op };
+        fn generated_events_agree(seq: u64, t: u64, tid: u64, ret: i64, dev in 0u32..4, api in "[A-Za-z_]{1,30}", op in op()) {
+            let e = Event { seq, t, tid, api, ret, dev, op };
             let mut line = Vec::new();
             e.write_line(&mut line);
             let w = scan(line.trim_ascii_end());
@@ -896,7 +896,7 @@ mod tests {
 
         #[test]
         fn damaged_lines_agree_or_fall_back(op in op(), edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
-            let e = Event { seq: 1, t: 2, tid: 3, api: "hipX".into(), ret: 0, op };
+            let e = Event { seq: 1, t: 2, tid: 3, api: "hipX".into(), ret: 0, dev: 1, op };
             let mut line = Vec::new();
             e.write_line(&mut line);
             line.pop();

@@ -51,6 +51,7 @@ fn write_args_scanned<'b>(
 
 /// Encodes the body of a `launch` event straight from the application's
 /// argument values, finding embedded pointers as it goes.
+#[allow(clippy::too_many_arguments)]
 pub fn encode_launch_scanned<'b>(
     buf: &mut Vec<u8>,
     tid: u64,

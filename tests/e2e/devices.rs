@@ -20,13 +20,12 @@ fn captured() -> Pipeline {
 
 /// `hrr-play` on `devices` CPU devices with `extra` arguments.
 fn play(p: &Pipeline, devices: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
-    p.play_cmd(extra)
-        .env("HRR_CPU_DEVICES", devices)
-        .assert()
+    p.play_cmd(extra).env("HRR_CPU_DEVICES", devices).assert()
 }
 
 fn dev(e: &Value) -> u64 {
-    e.get("dev").map_or(0, |d| d.as_u64().expect("dev is a number"))
+    e.get("dev")
+        .map_or(0, |d| d.as_u64().expect("dev is a number"))
 }
 
 #[test]
@@ -52,17 +51,21 @@ fn events_on_device_1_carry_their_device() {
         .into_iter()
         .map(|e| (e["device"].as_i64().unwrap(), dev(e)))
         .collect();
-    assert_eq!(sets, [(0, 0), (1, 1), (0, 0), (1, 1)], "set_device carries its new device");
-    let h2d: Vec<u64> = ev
-        .iter()
-        .filter(|e| e["dir"] == "h2d")
-        .map(dev)
-        .collect();
+    assert_eq!(
+        sets,
+        [(0, 0), (1, 1), (0, 0), (1, 1)],
+        "set_device carries its new device"
+    );
+    let h2d: Vec<u64> = ev.iter().filter(|e| e["dir"] == "h2d").map(dev).collect();
     assert_eq!(h2d, [1, 1]);
     // Device 0 copies from device 1, and reads the result back.
     let peer = one("hipMemcpyPeer", "memcpy_peer");
     assert_eq!(
-        (dev(peer[0]), peer[0]["src_device"].as_i64(), peer[0]["dst_device"].as_i64()),
+        (
+            dev(peer[0]),
+            peer[0]["src_device"].as_i64(),
+            peer[0]["dst_device"].as_i64()
+        ),
         (0, Some(1), Some(0))
     );
     let d2h: Vec<u64> = ev.iter().filter(|e| e["dir"] == "d2h").map(dev).collect();
@@ -70,11 +73,21 @@ fn events_on_device_1_carry_their_device() {
     // Device 0's events do not grow: no `dev` key at all.
     let text = hrr_tests::events_text(&p.cap());
     assert!(!text.contains("\"dev\":0"), "dev 0 is written");
-    assert_eq!(read_manifest(&p.cap())["devices"], serde_json::json!([0, 1]));
+    assert_eq!(
+        read_manifest(&p.cap())["devices"],
+        serde_json::json!([0, 1])
+    );
     // --info shows both devices.
-    let a = p.tool("hrr-play").args(["--info", "cap.hrr"]).assert().success();
+    let a = p
+        .tool("hrr-play")
+        .args(["--info", "cap.hrr"])
+        .assert()
+        .success();
     let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
-    let line = out.lines().find(|l| l.starts_with("devices : ")).unwrap_or_default();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("devices : "))
+        .unwrap_or_default();
     assert!(line.contains("0 (") && line.contains("1 ("), "{out}");
     // hrr-trace keeps it on the call's slice.
     let a = p.tool("hrr-trace").arg("cap.hrr").assert().success();
@@ -117,7 +130,11 @@ fn two_recorded_devices_fold_onto_one() {
     let a = play(&p, "1", &["--device-map", "0=0,1=0", "-o", "replay.hrr"]).success();
     let p = p.step(a).stdout_has("\nPASS");
     // Everything ran on local device 0: no switch at all.
-    assert!(!p.last_stdout().contains("devices :"), "{}", p.last_stdout());
+    assert!(
+        !p.last_stdout().contains("devices :"),
+        "{}",
+        p.last_stdout()
+    );
     p.diff();
 }
 
@@ -134,7 +151,11 @@ fn swapped_devices_still_pass() {
 #[test]
 fn a_bad_device_map_names_the_bad_item() {
     let p = captured();
-    for (spec, bad) in [("0=0,1:0", "`1:0`"), ("1=x", "`1=x`"), ("1=0,1=1", "mapped twice")] {
+    for (spec, bad) in [
+        ("0=0,1:0", "`1:0`"),
+        ("1=x", "`1=x`"),
+        ("1=0,1=1", "mapped twice"),
+    ] {
         let a = play(&p, "2", &["--device-map", spec]).code(2);
         let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
         assert!(err.contains(bad) && err.contains("device"), "{spec}: {err}");

@@ -129,10 +129,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .device_map
         .check(&archive.manifest().devices_used(), dev.device_count())
     {
-        eprintln!(
-            "hrr-play: fatal: {}: {why}",
-            args.archive.display()
-        );
+        eprintln!("hrr-play: fatal: {}: {why}", args.archive.display());
         return Ok(ExitCode::from(1));
     }
     let placement = if args.no_placement {

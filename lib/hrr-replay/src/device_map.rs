@@ -30,7 +30,10 @@ impl DeviceMap {
             };
             let ordinal = |s: &str, what: &str| {
                 s.trim().parse::<u32>().map_err(|_| {
-                    format!("device map item `{item}`: {what} device `{}` is not a device ordinal", s.trim())
+                    format!(
+                        "device map item `{item}`: {what} device `{}` is not a device ordinal",
+                        s.trim()
+                    )
                 })
             };
             let (r, l) = (ordinal(r, "recorded")?, ordinal(l, "local")?);
@@ -133,10 +136,16 @@ mod tests {
         let id = DeviceMap::default();
         assert_eq!(id.check(&[0], 1), Ok(()));
         let e = id.check(&[0, 1], 1).unwrap_err();
-        assert!(e.contains("device 1") && e.contains("1 device") && e.contains("--device-map"), "{e}");
+        assert!(
+            e.contains("device 1") && e.contains("1 device") && e.contains("--device-map"),
+            "{e}"
+        );
         let folded = DeviceMap::parse("1=0").unwrap();
         assert_eq!(folded.check(&[0, 1], 1), Ok(()));
         let e = DeviceMap::parse("0=3").unwrap().check(&[0], 2).unwrap_err();
-        assert!(e.contains("mapped to local device 3") && e.contains("2 devices"), "{e}");
+        assert!(
+            e.contains("mapped to local device 3") && e.contains("2 devices"),
+            "{e}"
+        );
     }
 }

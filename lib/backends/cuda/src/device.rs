@@ -328,9 +328,8 @@ impl Drop for CudaDevice {
         // that release never races a running kernel.
         unsafe {
             (self.drv.api().cuCtxSynchronize)();
-            let contexts = std::mem::take(
-                &mut *self.contexts.lock().unwrap_or_else(|e| e.into_inner()),
-            );
+            let contexts =
+                std::mem::take(&mut *self.contexts.lock().unwrap_or_else(|e| e.into_inner()));
             for (_, (dev, ctx)) in contexts {
                 if (self.drv.api().cuCtxSetCurrent)(ctx as CUcontext) == cuda_api::CUDA_SUCCESS {
                     (self.drv.api().cuCtxSynchronize)();
@@ -923,7 +922,8 @@ impl Device for CudaDevice {
         // launch thread's device 0 is.
         let home = self.contexts_home();
         let launcher = || CudaLauncher::new(drv, home.unwrap_or(ctx), contexts);
-        let on = LaunchThread::switch(&mut self.launches, on, "cuLaunchKernel", launcher, progress)?;
+        let on =
+            LaunchThread::switch(&mut self.launches, on, "cuLaunchKernel", launcher, progress)?;
         if let Some(q) = &mut self.launches {
             q.select(self.current_ordinal as u32);
         }

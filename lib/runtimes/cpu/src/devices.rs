@@ -138,7 +138,10 @@ mod tests {
         assert_eq!(parse_count(Some(" 16 ")), Ok(16));
         for bad in ["0", "17", "two", "-1", ""] {
             let e = parse_count(Some(bad)).unwrap_err();
-            assert!(e.contains("HRR_CPU_DEVICES") && e.contains("1 to 16"), "{e}");
+            assert!(
+                e.contains("HRR_CPU_DEVICES") && e.contains("1 to 16"),
+                "{e}"
+            );
         }
     }
 

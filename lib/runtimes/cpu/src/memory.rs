@@ -234,7 +234,15 @@ impl Memory {
         let device = crate::devices::current();
         if self
             .dev
-            .insert(ptr, size, DevAlloc { kind, flags, device })
+            .insert(
+                ptr,
+                size,
+                DevAlloc {
+                    kind,
+                    flags,
+                    device,
+                },
+            )
             .is_err()
         {
             // Cannot happen (the allocator hands out disjoint ranges); undo anyway.

@@ -23,10 +23,10 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, ConfigError, detect_platform};
 use crate::kept::Kept;
-use crate::record::current_device;
 use crate::record::code_objects::{
     CodeError, CodeObjects, FatBin, Kernel, MetadataError, Module, kernels_of,
 };
+use crate::record::current_device;
 use crate::record::event_line::{self, HeadCache};
 use crate::record::host_memory::{self, HostMemory};
 use crate::record::kernel_args::{ArgLayout, ArgValues};
@@ -411,7 +411,14 @@ impl Recorder {
             }
         }
         with_body(|b| {
-            encode::encode_op(b, sys::gettid(), current_device::for_event(), api, i64::from(ret), op);
+            encode::encode_op(
+                b,
+                sys::gettid(),
+                current_device::for_event(),
+                api,
+                i64::from(ret),
+                op,
+            );
             self.out().sink.append(b);
         });
         if ret == 0 && self.host.any() {

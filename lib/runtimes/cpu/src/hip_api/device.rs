@@ -289,9 +289,7 @@ pub(super) unsafe fn hipDeviceEnablePeerAccess(a: args::hipDeviceEnablePeerAcces
 }
 
 /// `hipDeviceDisablePeerAccess`: undoes [`hipDeviceEnablePeerAccess`].
-pub(super) unsafe fn hipDeviceDisablePeerAccess(
-    a: args::hipDeviceDisablePeerAccess,
-) -> HipError {
+pub(super) unsafe fn hipDeviceDisablePeerAccess(a: args::hipDeviceDisablePeerAccess) -> HipError {
     let args::hipDeviceDisablePeerAccess { peerDeviceId } = a;
     guard(|| rt()?.devices.disable_peer(peerDeviceId))
 }

@@ -161,3 +161,33 @@ fn a_bad_device_map_names_the_bad_item() {
         assert!(err.contains(bad) && err.contains("device"), "{spec}: {err}");
     }
 }
+
+#[test]
+fn an_extracted_kernel_keeps_its_device() {
+    let p = captured();
+    let a = p
+        .tool("hrr-extract")
+        .env("HRR_CPU_DEVICES", "2")
+        .args(["cap.hrr", "--kernel", "saxpy", "-o", "ext.hrr"])
+        .assert()
+        .success();
+    let p = p.step(a);
+    assert_eq!(read_manifest(&p.path("ext.hrr"))["devices"], serde_json::json!([1]));
+    let ev = p.events("ext.hrr");
+    let launch = ev.iter().find(|e| e["op"] == "launch").expect("the launch");
+    assert_eq!(dev(launch), 1, "{launch}");
+    // One device: refused; device 1 mapped onto it: the kernel passes.
+    let run = |devices: &str, extra: &[&str]| {
+        let mut c = p.tool("hrr-play");
+        c.args(["--backend", "cpu", "ext.hrr"])
+            .args(extra)
+            .env("HRR_CPU_DEVICES", devices);
+        c.assert()
+    };
+    let a = run("1", &[]).failure();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(err.contains("device 1") && err.contains("--device-map"), "{err}");
+    run("1", &["--device-map", "1=0"])
+        .success()
+        .stdout(predicates::str::contains("\nPASS"));
+}

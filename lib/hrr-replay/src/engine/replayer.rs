@@ -493,7 +493,8 @@ impl<'a> Replayer<'a> {
         }
         // The call ran on the event's device: its local one is made current.
         let local = self.opts.device_map.local(e.dev);
-        if local != self.current_device {
+        // The trailer is no call (its writer says device 0).
+        if local != self.current_device && !matches!(e.op, Op::Eof { .. }) {
             self.switch_device(e, e.dev, local)?;
         }
         match &e.op {

@@ -8,6 +8,7 @@
 mod complete_claims;
 mod compression;
 mod copies;
+mod devices;
 mod direct;
 mod durability;
 mod engine;

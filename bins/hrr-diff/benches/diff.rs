@@ -43,6 +43,7 @@ fn archive(dir: &std::path::Path, kind: ArchiveKind, n: u64, size: usize, salt: 
             tid: 1,
             api: "hipMemcpy".into(),
             ret: 0,
+            dev: 0,
             op,
         })
         .unwrap();

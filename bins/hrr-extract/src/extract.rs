@@ -507,15 +507,20 @@ impl Extraction<'_> {
             });
         }
         let manifest = ManifestExtra {
-            fields: [(
-                "extracted_from".to_string(),
-                serde_json::json!({
-                    "archive": self.path.display().to_string(),
-                    "seq": launch.seq,
-                    "kernel": name,
-                    "device": self.device,
-                }),
-            )]
+            fields: [
+                (
+                    "extracted_from".to_string(),
+                    serde_json::json!({
+                        "archive": self.path.display().to_string(),
+                        "seq": launch.seq,
+                        "kernel": name,
+                        "device": self.device,
+                    }),
+                ),
+                // The extracted events keep the launch's device (`dev`); the
+                // manifest says which it is, as a capture's does.
+                ("devices".to_string(), serde_json::json!([launch.dev])),
+            ]
             .into_iter()
             .collect(),
             ..ManifestExtra::default()
@@ -703,6 +708,7 @@ impl Extraction<'_> {
                 tid: launch.tid,
                 api: api.to_string(),
                 ret: 0,
+                dev: launch.dev,
                 op,
             });
         };

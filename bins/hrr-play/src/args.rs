@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 use hrr_cli::backend::BackendArgs;
+use hrr_replay::device_map::DeviceMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DType {
@@ -30,6 +31,11 @@ pub struct Args {
     pub plain: bool,
     #[command(flatten)]
     pub device: BackendArgs,
+    /// Replay recorded device R on local device L, for each `R=L` (devices
+    /// not named keep their number). Several recorded devices may share one
+    /// local device: their peer copies become device-to-device copies.
+    #[arg(long, value_name = "R=L,…", value_parser = DeviceMap::parse)]
+    pub device_map: Option<DeviceMap>,
     /// Print what the archive holds and exit; needs no runtime.
     #[arg(long)]
     pub info: bool,

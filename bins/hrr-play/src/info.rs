@@ -58,16 +58,31 @@ impl Sizes {
     }
 }
 
+/// `devices : 0 (12 events), 1 (7 events)`: the devices the manifest lists
+/// (device 0 when it lists none) and the events each holds.
+fn devices_line(listed: &[u32], events: &BTreeMap<u32, u64>) -> String {
+    let mut all: BTreeSet<u32> = listed.iter().copied().collect();
+    all.extend(events.keys());
+    let items: Vec<String> = all
+        .iter()
+        .map(|d| format!("{d} ({} events)", events.get(d).copied().unwrap_or(0)))
+        .collect();
+    format!("devices : {}", items.join(", "))
+}
+
 pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()> {
     let m = archive.manifest();
     let mut ops: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut codes: BTreeSet<BlobId> = BTreeSet::new();
     let mut launched: BTreeMap<String, u64> = BTreeMap::new();
     let mut d2h_bytes = 0u64;
+    // Events per device (the events' `dev`).
+    let mut devices: BTreeMap<u32, u64> = BTreeMap::new();
     let mut reader = archive.events(read)?;
     for e in reader.by_ref() {
         let e = e?;
         *ops.entry(e.op.name()).or_default() += 1;
+        *devices.entry(e.dev).or_default() += 1;
         match &e.op {
             Op::ModuleLoad { code, .. } => {
                 codes.insert(*code);
@@ -104,6 +119,7 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
             "ops": ops,
             "launches": launched,
             "d2h_bytes": d2h_bytes,
+            "devices": devices,
             "code_objects": code_objects,
             "regions": regions,
             "warnings": warnings,
@@ -123,6 +139,7 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         "events : {}  blobs : {}  d2h bytes : {d2h_bytes}  disk bytes : {}  uncompressed : {}",
         m.events, m.blobs, sizes.disk, sizes.plain
     )?;
+    writeln!(out, "{}", devices_line(&m.devices_used(), &devices))?;
     if let Some(w) = hrr_core::window::WindowInfo::of(m) {
         writeln!(out, "{}", window_line(&w))?;
         for what in &w.not_restored {

@@ -57,6 +57,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         launch_thread: !args.no_launch_thread,
         progress: Some(progress.clone()),
         interrupt: Some(&stop::INTERRUPTED),
+        device_map: args.device_map.clone().unwrap_or_default(),
         d2h_records: match args.runs {
             None => D2hRecords::Off,
             // Failed results are compared with each other within the
@@ -136,6 +137,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     };
     startup.plan_ms = plan_ms;
     let mut dev = dev?;
+    // Every device the capture used needs a local one, before anything is
+    // replayed (events are checked again as they come: an archive may not
+    // list its devices).
+    if let Err(why) = opts
+        .device_map
+        .check(&archive.manifest().devices_used(), dev.device_count())
+    {
+        eprintln!("hrr-play: fatal: {}: {why}", args.archive.display());
+        return Ok(ExitCode::from(1));
+    }
     let t = Instant::now();
     let placement = if args.no_placement {
         Placement::off()
@@ -641,7 +652,11 @@ fn report(
     }
     if times.iterations.len() > 1 {
         let mean = times.iterations.iter().sum::<f64>() / times.iterations.len() as f64;
-        let min = times.iterations.iter().copied().fold(f64::INFINITY, f64::min);
+        let min = times
+            .iterations
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         let n = times.iterations.len();
         if args.runs.is_some() {
             write!(out, "runs : {n} replays compared")?;

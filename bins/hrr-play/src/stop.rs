@@ -159,6 +159,7 @@ mod tests {
             tid: 1,
             api: "hipMemcpy".into(),
             ret: 0,
+            dev: 0,
             op: hrr_core::Op::Memcpy {
                 dst: hrr_core::Addr(0x1000),
                 src: hrr_core::Addr(0x7f00_0000_0000),

@@ -113,6 +113,7 @@ pub fn write_archive(dir: &Path, events: u64) {
             tid: 40_000 + thread,
             api: api.into(),
             ret: 0,
+            dev: 0,
             op,
         })
         .unwrap();

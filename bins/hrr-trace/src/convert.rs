@@ -341,6 +341,10 @@ impl<W: Write> Converter<W> {
             .args(e.seq)
             .lit("op", e.op.name())
             .i64("ret", e.ret);
+        // The device the call ran on, where it is not device 0 (as on the line).
+        if e.dev != 0 {
+            o.u64("dev", u64::from(e.dev));
+        }
         api_args(&mut o, &e.op, extra.kernel_args);
         if let Some(d) = extra.dev {
             o.u64("dev_t", d.t).u64("dev_ns", d.ns);

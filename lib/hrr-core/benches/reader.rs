@@ -74,6 +74,7 @@ fn stream() -> Vec<u8> {
             tid: 4242,
             api: api.into(),
             ret: 0,
+            dev: 0,
             op,
         }
         .write_line(&mut out);

@@ -228,6 +228,7 @@ fn line_of(op: &Op) -> Vec<u8> {
         tid: 7575,
         api: "hipMemcpyAsync".into(),
         ret: 0,
+        dev: 0,
         op: op.clone(),
     };
     let mut line = Vec::new();
@@ -248,6 +249,7 @@ fn bench(c: &mut Criterion) {
                 encode_op(
                     &mut buf,
                     7575,
+                    0,
                     "hipMemcpyAsync",
                     0,
                     std::hint::black_box(op),
@@ -266,6 +268,7 @@ fn bench(c: &mut Criterion) {
                 encode_op(
                     &mut buf,
                     7575,
+                    0,
                     "hipMemcpyAsync",
                     0,
                     std::hint::black_box(op),

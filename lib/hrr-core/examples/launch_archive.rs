@@ -46,6 +46,7 @@ fn main() {
             tid: 1,
             api: api.to_string(),
             ret: 0,
+            dev: 0,
             op,
         };
         seq += 1;

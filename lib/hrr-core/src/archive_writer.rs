@@ -399,6 +399,7 @@ impl ArchiveWriter {
             tid: 0,
             api: "eof".to_string(),
             ret: 0,
+            dev: 0,
             op: Op::Eof {
                 events: self.written,
             },
@@ -497,6 +498,7 @@ mod tests {
             tid: 1,
             api: "hipMemcpy".into(),
             ret: 0,
+            dev: 0,
             op: Op::Memcpy {
                 dir: Dir::D2h,
                 dst: Addr(0x10),

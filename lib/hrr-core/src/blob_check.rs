@@ -356,6 +356,7 @@ mod tests {
             tid: 1,
             api: api.into(),
             ret: 0,
+            dev: 0,
             op,
         }
     }

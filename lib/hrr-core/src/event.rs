@@ -869,6 +869,9 @@ pub struct Event {
     pub api: String,
     /// What the call returned (0 = success).
     pub ret: i64,
+    /// The device the call ran on: the calling thread's current device
+    /// (`dev`, absent on the line for 0).
+    pub dev: u32,
     /// What the call did.
     pub op: Op,
 }

@@ -633,6 +633,7 @@ mod tests {
             tid: 1,
             api: "hipMemcpy".into(),
             ret: 0,
+            dev: 0,
             op: Op::Memcpy {
                 dir: Dir::H2d,
                 dst: Addr(0x1000),

@@ -278,6 +278,7 @@ pub(crate) mod tests {
             tid: 5,
             api: "hipGraphInstantiate".into(),
             ret: 0,
+            dev: 0,
             op,
         };
         let mut line = Vec::new();

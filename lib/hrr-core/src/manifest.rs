@@ -124,6 +124,11 @@ pub struct Manifest {
     /// can, so that allocations return their recorded addresses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub va_arenas: Vec<VaArena>,
+    /// Captures: the devices the application's recorded calls ran on
+    /// (the events' `dev`), ascending. Absent (captures that predate it,
+    /// replays): read as `[0]` where it matters ([`Manifest::devices_used`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<u32>,
     /// Fields this version does not know, preserved verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -254,6 +259,16 @@ pub enum ManifestError {
 }
 
 impl Manifest {
+    /// The devices the capture used: [`Manifest::devices`], or device 0
+    /// for an archive that does not say.
+    pub fn devices_used(&self) -> Vec<u32> {
+        if self.devices.is_empty() {
+            vec![0]
+        } else {
+            self.devices.clone()
+        }
+    }
+
     /// A fresh manifest: incomplete, no events, tool and creation time filled in.
     pub fn new(kind: ArchiveKind, platform: Platform) -> Manifest {
         Manifest {
@@ -274,6 +289,7 @@ impl Manifest {
             repaired: false,
             unrecorded: BTreeMap::new(),
             va_arenas: Vec::new(),
+            devices: Vec::new(),
             extra: Map::new(),
         }
     }

@@ -139,6 +139,14 @@ impl ArchiveBuilder {
         self
     }
 
+    /// Overrides the `dev` (device) of the last event added.
+    pub fn dev(mut self, dev: u32) -> Self {
+        if let Some((e, _)) = self.events.last_mut() {
+            e.dev = dev;
+        }
+        self
+    }
+
     /// Overrides the `ret` of the last event added.
     pub fn ret(mut self, ret: i64) -> Self {
         if let Some((e, _)) = self.events.last_mut() {
@@ -155,6 +163,7 @@ impl ArchiveBuilder {
             tid: self.tid,
             api: api.to_string(),
             ret: 0,
+            dev: 0,
             op,
         };
         self.next_seq += 1;

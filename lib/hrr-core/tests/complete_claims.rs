@@ -20,6 +20,7 @@ fn memcpy(seq: u64) -> Event {
         tid: 1,
         api: "hipMemcpy".into(),
         ret: 0,
+        dev: 0,
         op: Op::Memcpy {
             dir: Dir::H2d,
             dst: Addr(0x10),

@@ -162,6 +162,7 @@ fn ev(seq: u64, api: &str, op: Op) -> Event {
         tid: 1,
         api: api.into(),
         ret: 0,
+        dev: 0,
         op,
     }
 }

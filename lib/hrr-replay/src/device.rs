@@ -203,6 +203,51 @@ pub trait Device {
         Ok(())
     }
 
+    // Devices. Every call after `select_device(d)` runs on local device
+    // `d` (the HIP and CUDA meaning of the current device); the replay
+    // starts on device 0.
+
+    /// How many devices this backend can replay onto.
+    fn device_count(&mut self) -> u32 {
+        1
+    }
+    /// Makes local device `device` current for the calls that follow,
+    /// launches on the launch thread included. The default has one device.
+    fn select_device(&mut self, device: u32) -> Result<(), DeviceError> {
+        if device == 0 {
+            Ok(())
+        } else {
+            Err(DeviceError::Call {
+                call: "select_device",
+                code: -1,
+                message: format!("this backend has one device; device {device} was asked for"),
+            })
+        }
+    }
+    /// Copies `size` bytes from device `src_device`'s memory at `src` to
+    /// device `dst_device`'s at `dst` (two different local devices); on
+    /// `stream` when given. The default is a device-to-device copy, which
+    /// is right where one address space spans the devices.
+    fn copy_peer(
+        &mut self,
+        dst: u64,
+        dst_device: u32,
+        src: u64,
+        src_device: u32,
+        size: u64,
+        stream: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        let _ = (dst_device, src_device);
+        self.copy_d2d(dst, src, size, stream)
+    }
+    /// Lets the current device reach local device `peer`'s memory (another
+    /// device). The default does nothing: a backend whose devices need no
+    /// enabling.
+    fn peer_access(&mut self, peer: u32) -> Result<(), DeviceError> {
+        let _ = peer;
+        Ok(())
+    }
+
     /// A new event.
     fn event_create(&mut self) -> Result<Handle, DeviceError>;
     /// Destroys an event from [`Device::event_create`].

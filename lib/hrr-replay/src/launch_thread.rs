@@ -46,6 +46,20 @@ pub trait Launcher: Send + 'static {
     fn bind(&mut self) -> Result<(), DeviceError> {
         Ok(())
     }
+    /// Makes `device` current on the launch thread, before the first
+    /// launch queued after [`LaunchThread::select`] asked for it. The
+    /// default has one device.
+    fn select(&mut self, device: u32) -> Result<(), DeviceError> {
+        if device == 0 {
+            Ok(())
+        } else {
+            Err(DeviceError::Call {
+                call: "select_device",
+                code: -1,
+                message: format!("the launch thread has one device; device {device} was asked for"),
+            })
+        }
+    }
     /// Makes one launch.
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError>;
 }
@@ -53,6 +67,8 @@ pub trait Launcher: Send + 'static {
 /// A launch in the ring: [`Launch`]'s parts, owned.
 struct Queued {
     event: u64,
+    /// The device it is made on.
+    device: u32,
     func: Handle,
     grid: [u32; 3],
     block: [u32; 3],
@@ -88,6 +104,8 @@ pub struct LaunchThread {
     spare: rtrb::Consumer<Vec<u8>>,
     /// Launches pushed.
     sent: u64,
+    /// The device the next launches are made on ([`LaunchThread::select`]).
+    device: u32,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -112,6 +130,7 @@ impl LaunchThread {
             ring,
             spare,
             sent: 0,
+            device: 0,
             shared,
             thread: Some(thread),
         })
@@ -153,6 +172,7 @@ impl LaunchThread {
         args.extend_from_slice(&packed(l.args));
         let mut job = Queued {
             event: l.event,
+            device: self.device,
             func: l.func,
             grid: l.grid,
             block: l.block,
@@ -183,6 +203,12 @@ impl LaunchThread {
             t.thread().unpark();
         }
         Ok(())
+    }
+
+    /// The launches queued from now on are made on `device` (the backend's
+    /// current device changed; the launch thread follows it, in order).
+    pub fn select(&mut self, device: u32) {
+        self.device = device;
     }
 
     /// Returns once every queued launch has been made; the first that
@@ -253,6 +279,7 @@ fn run(
     progress: Option<&Progress>,
 ) {
     let mut bound = false;
+    let mut device = 0u32;
     let mut done = 0u64;
     loop {
         let Ok(mut job) = rx.pop() else {
@@ -285,6 +312,10 @@ fn run(
                 if !bound {
                     launcher.bind()?;
                     bound = true;
+                }
+                if job.device != device {
+                    launcher.select(job.device)?;
+                    device = job.device;
                 }
                 launcher.launch(&l)
             }))

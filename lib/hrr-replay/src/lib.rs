@@ -9,6 +9,7 @@
 pub mod alloc_map;
 pub mod compare;
 pub mod device;
+pub mod device_map;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

@@ -59,6 +59,15 @@ pub struct CudaDevice {
     pub(crate) graphs: crate::graphs::Built,
     /// Launches made on a thread of their own (`Device::launch_thread`).
     launches: Option<LaunchThread>,
+    /// Devices the driver has.
+    count: c_int,
+    /// The current device's ordinal (`Device::select_device`: local device
+    /// `L` is CUDA ordinal `L`).
+    current_ordinal: c_int,
+    /// Every device's primary context retained so far, by ordinal (the
+    /// opened one included): `(device, context)`; shared with the launch
+    /// thread, which makes the same context current.
+    contexts: Arc<std::sync::Mutex<HashMap<c_int, (CUdevice, usize)>>>,
 }
 
 /// `sm_XY` for compute capability X.Y (`sm_90`, `sm_100`, `sm_120`).
@@ -156,12 +165,27 @@ impl CudaDevice {
             placer: None,
             graphs: Default::default(),
             launches: None,
+            count,
+            current_ordinal: ordinal,
+            contexts: Arc::new(std::sync::Mutex::new(HashMap::from([(
+                ordinal,
+                (dev, ctx as usize),
+            )]))),
         };
         d.bind()?; // from here on Drop releases the context
         Ok(d)
     }
 
-    /// The primary context.
+    /// The primary context of ordinal 0, the launch thread's device 0.
+    fn contexts_home(&self) -> Option<CUcontext> {
+        self.contexts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&0)
+            .map(|&(_, c)| c as CUcontext)
+    }
+
+    /// The current device's primary context.
     pub(crate) fn context(&self) -> CUcontext {
         self.ctx
     }
@@ -299,11 +323,19 @@ impl Drop for CudaDevice {
         if let Some(Some(p)) = self.placer.as_mut() {
             p.release_all(self.drv);
         }
-        // SAFETY: matched with the retain in `with_driver`; queued work is
-        // drained first so that release never races a running kernel.
+        // SAFETY: matched with the retain in `with_driver` (and in
+        // `select_device`, one per device); queued work is drained first so
+        // that release never races a running kernel.
         unsafe {
             (self.drv.api().cuCtxSynchronize)();
-            (self.drv.api().cuDevicePrimaryCtxRelease)(self.dev);
+            let contexts =
+                std::mem::take(&mut *self.contexts.lock().unwrap_or_else(|e| e.into_inner()));
+            for (_, (dev, ctx)) in contexts {
+                if (self.drv.api().cuCtxSetCurrent)(ctx as CUcontext) == cuda_api::CUDA_SUCCESS {
+                    (self.drv.api().cuCtxSynchronize)();
+                }
+                (self.drv.api().cuDevicePrimaryCtxRelease)(dev);
+            }
         }
         BOUND.with(|b| {
             if b.get() == self.ctx as usize {
@@ -885,9 +917,67 @@ impl Device for CudaDevice {
         on: bool,
         progress: Option<&Arc<Progress>>,
     ) -> Result<bool, DeviceError> {
-        let (drv, ctx) = (self.drv, self.ctx);
-        let launcher = || CudaLauncher::new(drv, ctx);
-        LaunchThread::switch(&mut self.launches, on, "cuLaunchKernel", launcher, progress)
+        let (drv, ctx, contexts) = (self.drv, self.ctx, self.contexts.clone());
+        // The launcher starts in the opened device's context, where the
+        // launch thread's device 0 is.
+        let home = self.contexts_home();
+        let launcher = || CudaLauncher::new(drv, home.unwrap_or(ctx), contexts);
+        let on =
+            LaunchThread::switch(&mut self.launches, on, "cuLaunchKernel", launcher, progress)?;
+        if let Some(q) = &mut self.launches {
+            q.select(self.current_ordinal as u32);
+        }
+        Ok(on)
+    }
+
+    fn device_count(&mut self) -> u32 {
+        self.count.max(1) as u32
+    }
+
+    fn select_device(&mut self, device: u32) -> Result<(), DeviceError> {
+        self.ready()?;
+        let ordinal = c_int::try_from(device).unwrap_or(c_int::MAX);
+        if ordinal >= self.count {
+            return Err(CudaError::NoDevice {
+                ordinal,
+                count: self.count,
+            }
+            .into());
+        }
+        let known = self
+            .contexts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&ordinal)
+            .copied();
+        let (dev, ctx) = match known {
+            Some(c) => c,
+            None => {
+                let api = self.drv.api();
+                let mut dev: CUdevice = 0;
+                // SAFETY: valid out-pointer; ordinal < count.
+                let code = unsafe { (api.cuDeviceGet)(&mut dev, ordinal) };
+                self.drv.check("cuDeviceGet", code)?;
+                let mut ctx: CUcontext = std::ptr::null_mut();
+                // SAFETY: valid out-pointer and device; released in Drop.
+                self.drv.check("cuDevicePrimaryCtxRetain", unsafe {
+                    (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
+                })?;
+                self.contexts
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(ordinal, (dev, ctx as usize));
+                (dev, ctx as usize)
+            }
+        };
+        self.dev = dev;
+        self.ctx = ctx as CUcontext;
+        self.current_ordinal = ordinal;
+        self.bind()?;
+        if let Some(q) = &mut self.launches {
+            q.select(device);
+        }
+        Ok(())
     }
 }
 

@@ -2,6 +2,10 @@
 //! makes it: the replay thread, or the launch thread
 //! ([`hrr_replay::launch_thread`]) over a copy of the driver and context.
 
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::{Arc, Mutex};
+
 use cuda_api::{CUlaunchAttribute, CUlaunchConfig, LAUNCH_ATTR_VALUE_SIZE};
 use hrr_core::LaunchAttr;
 use hrr_replay::device::{DeviceError, Launch};
@@ -10,7 +14,7 @@ use hrr_replay::launch_thread::Launcher;
 use crate::device::ptr;
 use crate::driver::CudaDriver;
 use crate::error::CudaError;
-use crate::ffi::CUcontext;
+use crate::ffi::{CUcontext, CUdevice};
 use crate::kernarg::Kernarg;
 
 /// The launch thread's end of a [`crate::CudaDevice`]: the driver and the
@@ -20,13 +24,21 @@ pub(crate) struct CudaLauncher {
     /// The context, as an address: a raw pointer is not `Send`, and the
     /// context outlives the thread (the device stops it before releasing it).
     ctx: usize,
+    /// The device's primary contexts by ordinal (see `CudaDevice`), for
+    /// [`Launcher::select`].
+    contexts: Arc<Mutex<HashMap<c_int, (CUdevice, usize)>>>,
 }
 
 impl CudaLauncher {
-    pub(crate) fn new(drv: &'static CudaDriver, ctx: CUcontext) -> CudaLauncher {
+    pub(crate) fn new(
+        drv: &'static CudaDriver,
+        ctx: CUcontext,
+        contexts: Arc<Mutex<HashMap<c_int, (CUdevice, usize)>>>,
+    ) -> CudaLauncher {
         CudaLauncher {
             drv,
             ctx: ctx as usize,
+            contexts,
         }
     }
 }
@@ -37,6 +49,24 @@ impl Launcher for CudaLauncher {
         // after this thread has ended.
         let code = unsafe { (self.drv.api().cuCtxSetCurrent)(self.ctx as CUcontext) };
         Ok(self.drv.check("cuCtxSetCurrent", code)?)
+    }
+
+    /// The device's primary context, which `select_device` retained before
+    /// the launches queued for it.
+    fn select(&mut self, device: u32) -> Result<(), DeviceError> {
+        let ctx = c_int::try_from(device).ok().and_then(|d| {
+            let contexts = self.contexts.lock().unwrap_or_else(|e| e.into_inner());
+            contexts.get(&d).map(|&(_, c)| c)
+        });
+        let Some(ctx) = ctx else {
+            return Err(DeviceError::Call {
+                call: "cuCtxSetCurrent",
+                code: -1,
+                message: format!("device {device} has no retained context"),
+            });
+        };
+        self.ctx = ctx;
+        self.bind()
     }
 
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {

@@ -74,6 +74,9 @@ hip_api_table!(
     hipModuleUnload,
     hipModuleGetFunction,
     hipModuleLaunchKernel,
+    hipMemcpyPeer,
+    hipMemcpyPeerAsync,
+    hipDeviceEnablePeerAccess,
 );
 
 /// `STRUCT { NAME: fns::NAME, … }`: a group of entry points a runtime may

@@ -1,6 +1,6 @@
 //! `HipDevice`: the replay engine's [`Device`] over a loaded HIP runtime.
 
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::Arc;
 
 use hrr_core::MemKind;
@@ -16,6 +16,9 @@ use crate::launcher::{self, HipLauncher};
 use crate::placement::{Placer, access_desc};
 use crate::runtime::HipRuntime;
 
+/// `hipErrorPeerAccessAlreadyEnabled`.
+const PEER_ACCESS_ALREADY_ENABLED: HipError = 704;
+
 /// The replay engine's [`Device`] over a loaded HIP runtime.
 pub struct HipDevice {
     pub(crate) rt: HipRuntime,
@@ -26,6 +29,8 @@ pub struct HipDevice {
     pub(crate) graphs: crate::graphs::Built,
     /// Launches made on a thread of their own (`Device::launch_thread`).
     launches: Option<LaunchThread>,
+    /// The current device (`Device::select_device`).
+    current: u32,
 }
 
 impl HipDevice {
@@ -45,6 +50,7 @@ impl HipDevice {
             placer: None,
             graphs: Default::default(),
             launches: None,
+            current: 0,
         }
     }
 
@@ -465,6 +471,60 @@ impl Device for HipDevice {
         self.check("hipDeviceSynchronize", code)
     }
 
+    fn device_count(&mut self) -> u32 {
+        self.rt.device_count()
+    }
+
+    fn select_device(&mut self, device: u32) -> Result<(), DeviceError> {
+        self.ready()?;
+        // SAFETY: a plain HIP call; an ordinal the runtime lacks is its error.
+        let code = unsafe { (self.rt.api.hipSetDevice)(device as c_int) };
+        self.check("hipSetDevice", code)?;
+        self.current = device;
+        if let Some(q) = &mut self.launches {
+            q.select(device);
+        }
+        Ok(())
+    }
+
+    fn copy_peer(
+        &mut self,
+        dst: u64,
+        dst_device: u32,
+        src: u64,
+        src_device: u32,
+        size: u64,
+        s: Option<Handle>,
+    ) -> Result<(), DeviceError> {
+        self.ready()?;
+        let (dd, sd) = (dst_device as c_int, src_device as c_int);
+        let n = size as usize;
+        let (call, code) = match s {
+            // SAFETY: live device ranges of `size` bytes on those devices,
+            // translated by the engine.
+            None => ("hipMemcpyPeer", unsafe {
+                (self.rt.api.hipMemcpyPeer)(ptr(dst), dd, ptr(src), sd, n)
+            }),
+            // SAFETY: as above, on a live stream.
+            Some(st) => ("hipMemcpyPeerAsync", unsafe {
+                (self.rt.api.hipMemcpyPeerAsync)(ptr(dst), dd, ptr(src), sd, n, ptr(st))
+            }),
+        };
+        self.check(call, code)
+    }
+
+    fn peer_access(&mut self, peer: u32) -> Result<(), DeviceError> {
+        self.ready()?;
+        // SAFETY: a plain HIP call.
+        let code = unsafe { (self.rt.api.hipDeviceEnablePeerAccess)(peer as c_int, 0) };
+        // Enabled already (by an earlier run of `--loop`, or a recorded
+        // device folded onto this one) is what was wanted.
+        if code == PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        self.check("hipDeviceEnablePeerAccess", code)
+    }
+
     fn event_create(&mut self) -> Result<Handle, DeviceError> {
         self.ready()?;
         let mut e: ffi::HipEvent = std::ptr::null_mut();
@@ -716,14 +776,20 @@ impl Device for HipDevice {
         let launcher = || HipLauncher {
             launch: self.rt.api.hipModuleLaunchKernel,
             error_string: self.rt.api.hipGetErrorString,
+            set_device: self.rt.api.hipSetDevice,
         };
-        LaunchThread::switch(
+        let on = LaunchThread::switch(
             &mut self.launches,
             on,
             "hipModuleLaunchKernel",
             launcher,
             progress,
-        )
+        )?;
+        // A launch thread started on another device than 0 follows it.
+        if let Some(q) = &mut self.launches {
+            q.select(self.current);
+        }
+        Ok(on)
     }
 }
 
@@ -748,9 +814,11 @@ mod tests {
     #[test]
     fn every_runtime_call_waits_for_the_queued_launches() {
         // Calls nothing (`name` asks a property of device 0, which launches
-        // do not change), or is the launch path itself.
-        const EXEMPT: [&str; 6] = [
+        // do not change; `device_count` was asked when the runtime loaded),
+        // or is the launch path itself.
+        const EXEMPT: [&str; 7] = [
             "name",
+            "device_count",
             "target",
             "placement_granularity",
             "launch_attr_supported",

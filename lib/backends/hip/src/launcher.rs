@@ -15,9 +15,17 @@ use crate::hip_device::ptr;
 pub(crate) struct HipLauncher {
     pub(crate) launch: fns::hipModuleLaunchKernel,
     pub(crate) error_string: fns::hipGetErrorString,
+    pub(crate) set_device: fns::hipSetDevice,
 }
 
 impl Launcher for HipLauncher {
+    /// HIP's current device is per thread: the launch thread sets its own.
+    fn select(&mut self, device: u32) -> Result<(), DeviceError> {
+        // SAFETY: a plain HIP call; an ordinal the runtime lacks is its error.
+        let code = unsafe { (self.set_device)(device as std::ffi::c_int) };
+        check(self.error_string, "hipSetDevice", code)
+    }
+
     fn launch(&mut self, l: &Launch<'_>) -> Result<(), DeviceError> {
         launch(self.launch, self.error_string, l)
     }

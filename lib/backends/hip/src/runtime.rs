@@ -103,6 +103,8 @@ pub struct HipRuntime {
     pub(crate) arrays: Option<crate::ffi::ArrayApi>,
     path: String,
     is_cpu: bool,
+    /// `hipGetDeviceCount` when loaded.
+    device_count: u32,
     // Keeps the entry points in `api` valid, and is never dlclose'd: the
     // runtime's own threads (the CPU runtime's block workers, ROCm's) may
     // still be starting when the backend is dropped at exit, and unmapping
@@ -197,6 +199,7 @@ impl HipRuntime {
             arrays,
             path: shown,
             is_cpu,
+            device_count: count as u32,
             _lib: ManuallyDrop::new(lib),
         })
     }
@@ -209,6 +212,11 @@ impl HipRuntime {
     /// Whether it is hrr's CPU runtime.
     pub fn is_cpu(&self) -> bool {
         self.is_cpu
+    }
+
+    /// How many devices the runtime has.
+    pub fn device_count(&self) -> u32 {
+        self.device_count
     }
 }
 

@@ -516,6 +516,7 @@ mod tests {
             tid: 1,
             api: "hipMemcpyAsync".into(),
             ret: 0,
+            dev: 0,
             op: Op::Memcpy {
                 dir: Dir::D2h,
                 dst: Addr(0x1000),

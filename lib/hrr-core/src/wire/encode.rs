@@ -103,9 +103,17 @@ pub struct EventLine<'a> {
 }
 
 impl<'a> EventLine<'a> {
-    /// Starts a body: `,"tid":…,"api":…,"op":…,"ret":…`.
+    /// Starts a body: `,"tid":…,"api":…,"op":…,"ret":…` and `,"dev":…`
+    /// when `dev` is not 0.
     #[inline]
-    pub fn begin(buf: &'a mut Vec<u8>, tid: u64, api: &str, op: &str, ret: i64) -> EventLine<'a> {
+    pub fn begin(
+        buf: &'a mut Vec<u8>,
+        tid: u64,
+        dev: u32,
+        api: &str,
+        op: &str,
+        ret: i64,
+    ) -> EventLine<'a> {
         buf.extend_from_slice(b",\"tid\":");
         push_u64(buf, tid);
         buf.extend_from_slice(b",\"api\":");
@@ -121,6 +129,10 @@ impl<'a> EventLine<'a> {
         buf.extend_from_slice(op.as_bytes());
         buf.extend_from_slice(b"\",\"ret\":");
         push_i64(buf, ret);
+        if dev != 0 {
+            buf.extend_from_slice(b",\"dev\":");
+            push_u64(buf, u64::from(dev));
+        }
         EventLine { buf }
     }
 
@@ -775,8 +787,8 @@ macro_rules! encode_ops {
         /// [`Event::write_line`](crate::Event::write_line). A recorder
         /// writes a launch from the application's memory instead
         /// ([`launch_head`], [`EventLine::arg_with`]).
-        pub fn encode_op(buf: &mut Vec<u8>, tid: u64, api: &str, ret: i64, op: &Op) {
-            let mut l = EventLine::begin(buf, tid, api, op.name(), ret);
+        pub fn encode_op(buf: &mut Vec<u8>, tid: u64, dev: u32, api: &str, ret: i64, op: &Op) {
+            let mut l = EventLine::begin(buf, tid, dev, api, op.name(), ret);
             match op {
                 $(
                     Op::$V $({ $($f),* })? => {
@@ -798,12 +810,13 @@ op_table!(encode_ops);
 pub fn encode_launch(
     buf: &mut Vec<u8>,
     tid: u64,
+    dev: u32,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
     args: &[ArgRef<'_>],
 ) {
-    let mut l = launch_head(buf, tid, api, ret, k);
+    let mut l = launch_head(buf, tid, dev, api, ret, k);
     l.args(args.iter().copied());
     l.end();
 }
@@ -813,11 +826,12 @@ pub fn encode_launch(
 pub fn launch_head<'a>(
     buf: &'a mut Vec<u8>,
     tid: u64,
+    dev: u32,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
 ) -> EventLine<'a> {
-    let mut l = EventLine::begin(buf, tid, api, "launch", ret);
+    let mut l = EventLine::begin(buf, tid, dev, api, "launch", ret);
     l.addr("stream", k.stream)
         .blob_hex("code", k.code)
         .string("name", k.name);
@@ -1079,6 +1093,7 @@ mod tests {
             tid,
             api: api.to_string(),
             ret,
+            dev: 0,
             op: op.clone(),
         };
         let mut v = Vec::new();
@@ -1088,7 +1103,7 @@ mod tests {
 
     fn ours(seq: u64, t: u64, tid: u64, api: &str, ret: i64, op: &Op) -> Vec<u8> {
         let mut body = Vec::new();
-        encode_op(&mut body, tid, api, ret, op);
+        encode_op(&mut body, tid, 0, api, ret, op);
         line(seq, t, &body)
     }
 
@@ -1441,11 +1456,11 @@ mod tests {
             // Objects where the test has them: every other pointer's offset.
             let objs: Vec<u32> = ptrs.iter().step_by(2).copied().collect();
             let (mut pushed, mut listed) = (Vec::new(), Vec::new());
-            let mut l = EventLine::begin(&mut pushed, 1, "a", "launch", 0);
+            let mut l = EventLine::begin(&mut pushed, 1, 0, "a", "launch", 0);
             l.open_args();
             l.arg_with(0, Some(8), &bytes, |list| ptrs.iter().for_each(|&p| list.push(p)), &objs);
             l.close_args();
-            EventLine::begin(&mut listed, 1, "a", "launch", 0)
+            EventLine::begin(&mut listed, 1, 0, "a", "launch", 0)
                 .args([ArgRef { offset: Some(8), bytes: &bytes, ptrs: &ptrs, objs: &objs }]);
             prop_assert_eq!(String::from_utf8(pushed).unwrap(), String::from_utf8(listed).unwrap());
         }

@@ -194,6 +194,10 @@ macro_rules! define_wire {
             #[serde(default)]
             /// What the call returned.
             pub ret: i64,
+            #[serde(default, skip_serializing_if = "is_zero")]
+            /// The device the call ran on (the calling thread's current
+            /// device); absent for device 0.
+            pub dev: u32,
             $(
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 $(#[$m])*
@@ -214,12 +218,18 @@ macro_rules! define_wire {
             api,
             op,
             ret,
+            dev,
             $($k,)*
         }
     };
 }
 
 wire_keys!(define_wire);
+
+/// Device 0 is not written: old archives and single-device ones read as it.
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
 
 impl Wire<'_> {
     /// The device timing of a timed replay's event (both fields present).
@@ -436,6 +446,7 @@ macro_rules! wire_ops {
                     tid: w.tid,
                     api: std::mem::take(&mut w.api).into_owned(),
                     ret: w.ret,
+                    dev: w.dev,
                     op,
                 })
             }
@@ -478,6 +489,7 @@ impl Event {
             api: Cow::Borrowed(&self.api),
             op: Cow::Borrowed(self.op.name()),
             ret: self.ret,
+            dev: self.dev,
             ..Wire::default()
         };
         op_to_wire(&self.op, &mut w);
@@ -514,6 +526,7 @@ mod tests {
             tid: 7,
             api: "hipMemcpy".into(),
             ret: 0,
+            dev: 0,
             op: Op::Memcpy {
                 dir: Dir::H2d,
                 dst: Addr(0x7fbe_0140_0000),
@@ -542,6 +555,7 @@ mod tests {
             tid: 1,
             api: "hipDeviceSynchronize".into(),
             ret: 0,
+            dev: 0,
             op: Op::DeviceSync,
         };
         let dev = DevTime { t: 700, ns: 42 };
@@ -582,6 +596,7 @@ mod tests {
             tid: 2,
             api: "cuX".into(),
             ret: 0,
+            dev: 0,
             op,
         };
         let mut line = Vec::new();

@@ -536,7 +536,7 @@ macro_rules! read_value {
 macro_rules! scan_wire {
     ($( $(#[$m:meta])* $k:ident : $t:ty => $codec:ident ),* $(,)?) => {
         /// Keys of [`Wire`] the scanner fills in.
-        const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", $(stringify!($k)),*];
+        const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", "dev", $(stringify!($k)),*];
 
         // One bit per key in a u64.
         const _: () = assert!(WIRE_KEYS.len() <= 64, "the scanner's `seen` has a bit per key");
@@ -569,6 +569,10 @@ macro_rules! scan_wire {
                         "ret" => {
                             once!(seen, Key::ret as u8);
                             w.ret = c.int()?;
+                        }
+                        "dev" => {
+                            once!(seen, Key::dev as u8);
+                            w.dev = c.u32()?;
                         }
                         $(
                             stringify!($k) => {
@@ -881,8 +885,8 @@ mod tests {
         }
 
         #[test]
-        fn generated_events_agree(seq: u64, t: u64, tid: u64, ret: i64, api in "[A-Za-z_]{1,30}", op in op()) {
-            let e = Event { seq, t, tid, api, ret, op };
+        fn generated_events_agree(seq: u64, t: u64, tid: u64, ret: i64, dev in 0u32..4, api in "[A-Za-z_]{1,30}", op in op()) {
+            let e = Event { seq, t, tid, api, ret, dev, op };
             let mut line = Vec::new();
             e.write_line(&mut line);
             let w = scan(line.trim_ascii_end());
@@ -892,7 +896,7 @@ mod tests {
 
         #[test]
         fn damaged_lines_agree_or_fall_back(op in op(), edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
-            let e = Event { seq: 1, t: 2, tid: 3, api: "hipX".into(), ret: 0, op };
+            let e = Event { seq: 1, t: 2, tid: 3, api: "hipX".into(), ret: 0, dev: 1, op };
             let mut line = Vec::new();
             e.write_line(&mut line);
             line.pop();

@@ -184,14 +184,16 @@ fn event(op: Op) -> impl Strategy<Value = (Event, Option<DevTime>)> {
         prop_oneof![8 => "[A-Za-z_][A-Za-z0-9_]{0,30}", 1 => any::<String>()],
         prop_oneof![Just(0i64), any::<i64>()],
         proptest::option::of(any::<(u64, u64)>()),
+        prop_oneof![4 => Just(0u32), 1 => any::<u32>()],
     )
-        .prop_map(move |(seq, t, tid, api, ret, dev)| {
+        .prop_map(move |(seq, t, tid, api, ret, dev, device)| {
             let e = Event {
                 seq,
                 t,
                 tid,
                 api,
                 ret,
+                dev: device,
                 op: op.clone(),
             };
             (e, dev.map(|(t, ns)| DevTime { t, ns }))
@@ -232,7 +234,7 @@ fn launch_line(e: &Event) -> Option<Vec<u8>> {
         stream: stream.0,
     };
     let mut body = Vec::new();
-    let mut l = encode::launch_head(&mut body, e.tid, &e.api, e.ret, &k);
+    let mut l = encode::launch_head(&mut body, e.tid, e.dev, &e.api, e.ret, &k);
     l.args(args.iter().map(|a| encode::ArgRef {
         offset: a.offset,
         bytes: &a.hex.0,
@@ -256,7 +258,7 @@ fn check(e: &Event, dev: Option<DevTime>) -> Result<(), TestCaseError> {
     );
     if dev.is_none() {
         let mut body = Vec::new();
-        encode::encode_op(&mut body, e.tid, &e.api, e.ret, &e.op);
+        encode::encode_op(&mut body, e.tid, e.dev, &e.api, e.ret, &e.op);
         let fast = encode::line(e.seq, e.t, &body);
         prop_assert_eq!(
             String::from_utf8_lossy(&fast),
@@ -342,7 +344,7 @@ fn golden_lines_read_and_write_byte_for_byte() {
             );
             if dev.is_none() {
                 let mut body = Vec::new();
-                encode::encode_op(&mut body, e.tid, &e.api, e.ret, &e.op);
+                encode::encode_op(&mut body, e.tid, e.dev, &e.api, e.ret, &e.op);
                 let fast = encode::line(e.seq, e.t, &body);
                 assert_eq!(
                     String::from_utf8(fast).unwrap(),

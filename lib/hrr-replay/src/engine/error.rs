@@ -40,6 +40,9 @@ pub enum ReplayError {
     /// The device failed to synchronise after the last event (exit 2).
     #[error(transparent)]
     FinalSync(DeviceError),
+    /// Device 0 could not be made current before the first event.
+    #[error("selecting device 0: {0}")]
+    FirstDevice(DeviceError),
     /// The replay archive (`-o`) could not be written (exit 2).
     #[error(transparent)]
     Output(#[from] WriteError),
@@ -94,6 +97,9 @@ pub enum EventFailure {
     /// A blob the event needs could not be read.
     #[error(transparent)]
     Blob(#[from] BlobError),
+    /// The event ran on a recorded device that maps to no local device.
+    #[error("{0}")]
+    NoDevice(String),
     /// The event names a stream no earlier event created.
     #[error("stream {0} was never created")]
     UnknownStream(Addr),

@@ -38,6 +38,8 @@ pub struct ReplayOptions {
     /// replayer looks at it before each event and stops with
     /// [`crate::engine::ReplayError::Interrupted`].
     pub interrupt: Option<&'static AtomicBool>,
+    /// Which local device replays each recorded one (`--device-map`).
+    pub device_map: crate::device_map::DeviceMap,
     /// What the summary keeps of each checked D2H, to compare several
     /// replays of one archive ([`crate::engine::runs`]).
     pub d2h_records: D2hRecords,

@@ -87,6 +87,10 @@ pub struct Replayer<'a> {
     recent_launches: RecentLaunches,
     /// Arrays, texture and surface objects.
     arrays: arrays::Arrays,
+    /// The backend's current (local) device.
+    current_device: u32,
+    /// How many devices the backend has.
+    device_count: u32,
 }
 
 impl<'a> Replayer<'a> {
@@ -124,6 +128,8 @@ impl<'a> Replayer<'a> {
             pools: pools::Pools::default(),
             recent_launches: RecentLaunches::default(),
             arrays: arrays::Arrays::default(),
+            current_device: 0,
+            device_count: 1,
         }
     }
 
@@ -137,6 +143,14 @@ impl<'a> Replayer<'a> {
     /// Replays every event; `progress` is called with the count done so far.
     pub fn run(mut self, mut progress: impl FnMut(u64)) -> (ReplaySummary, Option<ReplayError>) {
         let start = Instant::now();
+        // Each run starts on device 0, whatever an earlier one (`--loop`)
+        // left current.
+        self.device_count = self.dev.device_count();
+        if self.device_count > 1
+            && let Err(e) = self.dev.select_device(0)
+        {
+            return (self.summary, Some(ReplayError::FirstDevice(e)));
+        }
         // Regions loaded with `--no-regions` only recognise pointers; they are
         // not reported as in use.
         if self.space.regions_enabled {
@@ -477,6 +491,12 @@ impl<'a> Replayer<'a> {
             self.summary.skipped_failed += 1;
             return Ok(());
         }
+        // The call ran on the event's device: its local one is made current.
+        let local = self.opts.device_map.local(e.dev);
+        // The trailer is no call (its writer says device 0).
+        if local != self.current_device && !matches!(e.op, Op::Eof { .. }) {
+            self.switch_device(e, e.dev, local)?;
+        }
         match &e.op {
             Op::Alloc { ptr, size, mem } => {
                 let live = self
@@ -646,29 +666,13 @@ impl<'a> Replayer<'a> {
                     self.dev.event_sync(ev).map_err(Self::dev_err(e))?;
                 }
             }
-            Op::SetDevice { device } => {
-                if *device != 0 {
-                    self.summary.warnings.push(format!(
-                        "event {}: set_device {device}: replay uses one device",
-                        e.seq
-                    ));
-                }
-            }
-            Op::CtxCreate { device, .. }
-            | Op::CtxSet {
-                device: Some(device),
-                ..
-            } => {
-                if *device != 0 {
-                    self.summary.warnings.push(format!(
-                        "event {}: {} on device {device}: replay uses one device",
-                        e.seq,
-                        e.op.name()
-                    ));
-                }
-            }
-            // Replay runs in the device's primary context.
-            Op::CtxSet { device: None, .. } | Op::CtxDestroy { .. } => {}
+            // The device an event ran on is its `dev`, made current above
+            // (a `set_device` or `ctx_set` carries the device it made
+            // current); replay runs in each device's primary context.
+            Op::SetDevice { .. }
+            | Op::CtxCreate { .. }
+            | Op::CtxSet { .. }
+            | Op::CtxDestroy { .. } => {}
             Op::VaReserve { ptr, size } => self
                 .vmm
                 .reserve(self.dev, &mut self.space, ptr.0, *size)
@@ -725,19 +729,17 @@ impl<'a> Replayer<'a> {
                 stream,
                 dst_device,
                 src_device,
-            } => {
-                if dst_device.unwrap_or(0) != 0 || src_device.unwrap_or(0) != 0 {
-                    self.summary.warnings.push(format!(
-                        "event {}: memcpy_peer between devices {} and {}: replay uses one device",
-                        e.seq,
-                        src_device.unwrap_or(0),
-                        dst_device.unwrap_or(0)
-                    ));
+            } => self.memcpy_peer(e, (*dst, *dst_device), (*src, *src_device), *size, *stream)?,
+            Op::PeerAccess { peer } => {
+                // A peer folded onto the current device needs no access.
+                if let Ok(peer) = u32::try_from(*peer) {
+                    let local = self.opts.device_map.local(peer);
+                    if local != self.current_device {
+                        self.local_device(e, peer)?;
+                        self.dev.peer_access(local).map_err(Self::dev_err(e))?;
+                    }
                 }
-                self.memcpy(e, Dir::D2d, *dst, *src, *size, *stream, None)?;
             }
-            // One device: no peer to enable.
-            Op::PeerAccess { .. } => {}
             Op::Global {
                 module,
                 name,
@@ -992,6 +994,63 @@ impl<'a> Replayer<'a> {
             Dir::H2h => {}
         }
         Ok(())
+    }
+
+    /// Makes local device `local` (recorded device `recorded`) current for
+    /// event `e`.
+    #[cold]
+    fn switch_device(&mut self, e: &Event, recorded: u32, local: u32) -> Result<(), ReplayError> {
+        self.local_device(e, recorded)?;
+        self.dev.select_device(local).map_err(Self::dev_err(e))?;
+        self.current_device = local;
+        self.summary.devices.insert(recorded, local);
+        self.summary.device_switches += 1;
+        Ok(())
+    }
+
+    /// The local device of recorded device `recorded`, which must exist
+    /// (hrr-play checks the manifest's devices before the replay; an
+    /// archive that does not list them is checked here, event by event).
+    fn local_device(&self, e: &Event, recorded: u32) -> Result<u32, ReplayError> {
+        let local = self.opts.device_map.local(recorded);
+        if local >= self.device_count {
+            let why = self
+                .opts
+                .device_map
+                .no_local_device(recorded, local, self.device_count);
+            return Err(Self::fatal(e, EventFailure::NoDevice(why)));
+        }
+        Ok(local)
+    }
+
+    /// `memcpy_peer`: a peer copy between the two sides' local devices, or
+    /// a device-to-device copy when both map to one (a side whose device
+    /// was not recorded is the event's).
+    fn memcpy_peer(
+        &mut self,
+        e: &Event,
+        (dst, dst_device): (Addr, Option<i32>),
+        (src, src_device): (Addr, Option<i32>),
+        size: u64,
+        stream: Option<Addr>,
+    ) -> Result<(), ReplayError> {
+        let recorded = |d: Option<i32>| d.and_then(|d| u32::try_from(d).ok()).unwrap_or(e.dev);
+        let dst_local = self.local_device(e, recorded(dst_device))?;
+        let src_local = self.local_device(e, recorded(src_device))?;
+        if dst_local == src_local {
+            return self.memcpy(e, Dir::D2d, dst, src, size, stream, None);
+        }
+        let d = self.device_operand(e, Operand::D2dDst, dst, size)?;
+        let s = self.device_operand(e, Operand::D2dSrc, src, size)?;
+        let stream = self.stream(e, stream)?;
+        let timed = self.timed();
+        let dev_time = self
+            .clock
+            .around(timed, self.dev, stream, |dev| {
+                dev.copy_peer(d, dst_local, s, src_local, size, stream)
+            })
+            .map_err(Self::dev_err(e))?;
+        self.record_timed(e, dev_time)
     }
 
     /// Upload source blob `id`, which the event says is `size` bytes: read

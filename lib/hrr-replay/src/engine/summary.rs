@@ -149,6 +149,11 @@ pub struct ReplaySummary {
     pub region_segs_failed: u64,
     /// Allocations placed at their recorded addresses.
     pub placement: PlacementCount,
+    /// Each recorded device the replay switched to, and the local device
+    /// it ran on (empty when every event ran on device 0).
+    pub devices: std::collections::BTreeMap<u32, u32>,
+    /// How many times the replay changed the current device.
+    pub device_switches: u64,
     /// Argument words the capture did not mark that replay recognised as
     /// pointers (into declared regions, or recorded allocations).
     pub declared_ptrs: u64,
@@ -247,6 +252,19 @@ impl fmt::Display for ReplaySummary {
             "placement : {} of {} allocations at recorded addresses",
             self.placement.placed, self.placement.allocations
         )?;
+        if self.device_switches > 0 {
+            let on: Vec<String> = self
+                .devices
+                .iter()
+                .map(|(r, l)| format!("{r} on local {l}"))
+                .collect();
+            writeln!(
+                f,
+                "devices : {} ({} switches)",
+                on.join(", "),
+                self.device_switches
+            )?;
+        }
         write!(
             f,
             "d2h : {} pass ({} exact, {} within tolerance), {} fail",

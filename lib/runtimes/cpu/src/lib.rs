@@ -15,11 +15,16 @@
 //! Unsafe code lives in the export modules ([`hip_api`], [`hsa_api`]) and the
 //! few system-level modules (mmap, dlopen, kernel calls); the allocator and
 //! address map forbid it, and code objects are parsed by (safe) `hrr-codeobj`.
+//! * Devices: `HRR_CPU_DEVICES=N` of them (default 1), all of whose memory is
+//!   the one reservation; an allocation or stream belongs to the device
+//!   current at its creation ([`devices`]).
+//!
 //! Set `HRR_CPU_LOG=1` for diagnostics, `HRR_CPU_DEVICE_MEMORY=16G` to size the
-//! device, `HRR_CPU_THREADS=N` for the pool.
+//! reservation (shared by the devices), `HRR_CPU_THREADS=N` for the pool.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod addr_map;
+pub mod devices;
 pub mod error;
 pub mod exec;
 pub mod fault;

@@ -65,6 +65,8 @@ pub struct DevAlloc {
     pub kind: DevKind,
     /// The flags it was made with.
     pub flags: u32,
+    /// The device it belongs to (current when it was made).
+    pub device: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +93,8 @@ pub enum Class {
         kind: DevKind,
         /// Its flags.
         flags: u32,
+        /// The device it belongs to.
+        device: u32,
     },
     /// In a live host allocation.
     Host {
@@ -117,6 +121,8 @@ pub struct Memory {
     dev: AddressMap<DevAlloc>,
     host: AddressMap<HostAlloc>,
     vmm: vmm::Vmm,
+    /// Bytes of `alloc_device` allocations per device.
+    used: [usize; crate::devices::MAX_DEVICES as usize],
 }
 
 fn page_size() -> usize {
@@ -177,6 +183,7 @@ impl Memory {
                     dev: AddressMap::new(),
                     host: AddressMap::new(),
                     vmm: vmm::Vmm::default(),
+                    used: [0; crate::devices::MAX_DEVICES as usize],
                 });
             }
             if len <= 256 << 20 {
@@ -193,6 +200,14 @@ impl Memory {
     /// Bytes not allocated.
     pub fn free_bytes(&self) -> usize {
         self.alloc.free_bytes() as usize
+    }
+    /// `hipMemGetInfo` of `device` of `count`: each device's share of the
+    /// reservation, less what was allocated on it (and never more than is
+    /// free at all).
+    pub fn device_info(&self, device: u32, count: u32) -> (usize, usize) {
+        let total = self.len / count.max(1) as usize;
+        let used = self.used.get(device as usize).copied().unwrap_or(0);
+        (total.saturating_sub(used).min(self.free_bytes()), total)
     }
     /// The reservation's base and length.
     pub fn reservation(&self) -> (usize, usize) {
@@ -216,15 +231,25 @@ impl Memory {
             .alloc_aligned(size as u64, align)
             .ok_or(err::OUT_OF_MEMORY)?;
         let ptr = self.base + off as usize;
+        let device = crate::devices::current();
         if self
             .dev
-            .insert(ptr, size, DevAlloc { kind, flags })
+            .insert(
+                ptr,
+                size,
+                DevAlloc {
+                    kind,
+                    flags,
+                    device,
+                },
+            )
             .is_err()
         {
             // Cannot happen (the allocator hands out disjoint ranges); undo anyway.
             let _ = self.alloc.free(off, size as u64);
             return Err(err::UNKNOWN);
         }
+        self.used[device as usize] += size;
         Ok(ptr)
     }
 
@@ -235,6 +260,8 @@ impl Memory {
             _ => return Err(err::INVALID_VALUE),
         }
         let e = self.dev.remove(ptr).ok_or(err::INVALID_VALUE)?;
+        let used = &mut self.used[e.value.device as usize];
+        *used = used.saturating_sub(e.size);
         let off = (ptr - self.base) as u64;
         let len = self.alloc.rounded(e.size as u64).ok_or(err::UNKNOWN)? as usize;
         self.clear(ptr, len);
@@ -378,6 +405,7 @@ impl Memory {
                 size,
                 kind: value.kind,
                 flags: value.flags,
+                device: value.device,
             };
         }
         if self.in_reservation(addr) {
@@ -441,6 +469,7 @@ impl Memory {
         let v = DevAlloc {
             kind: DevKind::Global,
             flags: 0,
+            device: crate::devices::current(),
         };
         self.dev
             .insert(ptr, size.max(1), v)

@@ -74,6 +74,8 @@ pub struct Runtime {
     functions: Mutex<HashMap<usize, Arc<Function>>>,
     fatbins: Mutex<HashMap<usize, Arc<FatBin>>>,
     host_fns: RwLock<HashMap<usize, Arc<HostFn>>>,
+    /// The devices (`HRR_CPU_DEVICES`).
+    pub devices: crate::devices::Devices,
     /// `hsa_init` calls not yet shut down.
     pub hsa_refs: Mutex<u32>,
     /// Graphs, nodes, executable graphs and stream captures (`graph.rs`).
@@ -93,6 +95,7 @@ impl Runtime {
             .ok()
             .and_then(|s| memory::parse_size(&s))
             .unwrap_or(memory::DEFAULT_RESERVATION);
+        let devices = crate::devices::Devices::from_env()?;
         let mem = Memory::new(size)?;
         let (base, len) = mem.reservation();
         crate::log!("device memory reserved at {base:#x}, {len} bytes");
@@ -105,6 +108,7 @@ impl Runtime {
             functions: Mutex::new(HashMap::new()),
             fatbins: Mutex::new(HashMap::new()),
             host_fns: RwLock::new(HashMap::new()),
+            devices,
             hsa_refs: Mutex::new(0),
             graphs: Default::default(),
         })
@@ -133,8 +137,14 @@ impl Runtime {
     /// Waits for the streams (only blocking ones if `blocking_only`); returns the
     /// first deferred error.
     pub fn sync_streams(&self, blocking_only: bool) -> HipError {
+        self.sync_streams_of(blocking_only, None)
+    }
+
+    /// [`Runtime::sync_streams`] of `device`'s streams only (`None`: all).
+    fn sync_streams_of(&self, blocking_only: bool, device: Option<u32>) -> HipError {
         let busy: Vec<Arc<Stream>> = lock(&self.streams)
             .values()
+            .filter(|s| device.is_none_or(|d| s.device == d))
             .filter(|s| (!blocking_only || s.blocking()) && !s.idle())
             .cloned()
             .collect();
@@ -212,9 +222,17 @@ impl Runtime {
         if idle { Ok(()) } else { Err(err::NOT_READY) }
     }
 
-    /// `hipDeviceSynchronize`.
+    /// Waits for every stream of every device.
     pub fn device_synchronize(&self) -> Result<(), HipError> {
         let e = self.sync_streams(false);
+        if e == err::SUCCESS { Ok(()) } else { Err(e) }
+    }
+
+    /// `hipDeviceSynchronize`: waits for the current device's streams.
+    /// (The runtime's own waits — before a free, say — wait for every
+    /// device's: memory may be in use from any of them.)
+    pub fn current_device_synchronize(&self) -> Result<(), HipError> {
+        let e = self.sync_streams_of(false, Some(crate::devices::current()));
         if e == err::SUCCESS { Ok(()) } else { Err(e) }
     }
 
@@ -432,6 +450,18 @@ impl Runtime {
         (handle, stream): (usize, usize),
     ) -> Result<(), HipError> {
         let target = self.target(stream)?;
+        // A kernel runs on the current device: a stream of another device
+        // is refused, as a GPU runtime refuses it.
+        if let Target::Stream(s) = &target
+            && s.device != crate::devices::current()
+        {
+            crate::log!(
+                "launch: stream {stream:#x} belongs to device {}, the current device is {}",
+                s.device,
+                crate::devices::current()
+            );
+            return Err(err::INVALID_HANDLE);
+        }
         let sane = |d: Dim3, max: u64| d.volume().is_some_and(|n| n > 0 && n <= max);
         if !sane(grid, u64::MAX) || !sane(block, MAX_THREADS_PER_BLOCK) {
             return Err(err::INVALID_VALUE);

@@ -235,6 +235,8 @@ struct Queue {
 pub struct Stream {
     /// The flags it was created with.
     pub flags: u32,
+    /// The device current at its creation.
+    pub device: u32,
     q: Mutex<Queue>,
     work: Condvar,
     done: Condvar,
@@ -246,6 +248,7 @@ impl Stream {
     pub fn new(flags: u32, pool: Arc<Pool>) -> Result<Arc<Stream>, HipError> {
         let s = Arc::new(Stream {
             flags,
+            device: crate::devices::current(),
             q: Mutex::new(Queue {
                 ops: VecDeque::new(),
                 submitted: 0,

@@ -190,7 +190,8 @@ fn lookups_hand_out_wrappers_of_the_drivers_variant_real_queries_and_counting_st
         )),
         "{stdout}"
     );
-    assert!(stdout.contains("next_ok=1 devices=1"), "{stdout}");
+    // The stand-in driver has two devices.
+    assert!(stdout.contains("next_ok=1 devices=2"), "{stdout}");
     let c = Captured::open(&dir);
     // cuMemAlloc was answered with cuMemAlloc_v2, cuMemcpyHtoD with the
     // per-thread variant: each recorded under the variant's name.
@@ -1028,4 +1029,35 @@ fn disabling_a_node_and_setting_a_child_graph_rewrite_the_executable_graph() {
         (execs[3][0].clone(), execs[3][2].clone()),
         (first[0].clone(), first[2].clone())
     );
+}
+
+/// Two contexts on two devices: each event carries the device of the
+/// context current when it was made (`cuCtxSetCurrent`, a created context,
+/// a push and a pop), and the manifest lists both devices.
+#[test]
+fn events_carry_the_device_of_the_current_context() {
+    let (_t, c) = captured_ok("driver_devices", &["cuda"]);
+    let got: Vec<(&str, &str, u32)> = c
+        .events
+        .iter()
+        .filter(|e| !matches!(e.op, Op::Eof { .. }))
+        .map(|e| (e.api.as_str(), e.op.name(), e.dev))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("cuDevicePrimaryCtxRetain", "ctx_create", 0),
+            ("cuCtxSetCurrent", "ctx_set", 1),
+            ("cuMemAlloc_v2", "alloc", 1),
+            ("cuMemsetD32_v2", "memset", 1),
+            ("cuCtxCreate_v2", "ctx_create", 0),
+            ("cuMemAlloc_v2", "alloc", 0),
+            ("cuCtxPushCurrent_v2", "ctx_set", 1),
+            ("cuMemAlloc_v2", "alloc", 1),
+            ("cuCtxPopCurrent_v2", "ctx_set", 0),
+            ("cuMemcpyDtoH_v2", "memcpy", 0),
+            ("cuMemFree_v2", "free", 0),
+        ]
+    );
+    assert_eq!(c.manifest.devices, [0, 1]);
 }

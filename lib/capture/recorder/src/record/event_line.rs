@@ -51,16 +51,18 @@ fn write_args_scanned<'b>(
 
 /// Encodes the body of a `launch` event straight from the application's
 /// argument values, finding embedded pointers as it goes.
+#[allow(clippy::too_many_arguments)]
 pub fn encode_launch_scanned<'b>(
     buf: &mut Vec<u8>,
     tid: u64,
+    dev: u32,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
     args: impl IntoIterator<Item = ArgIn<'b>>,
     allocs: &AllocView<'_>,
 ) {
-    let mut l = launch_head(buf, tid, api, ret, k);
+    let mut l = launch_head(buf, tid, dev, api, ret, k);
     write_args_scanned(&mut l, args, allocs);
     l.end();
 }
@@ -71,6 +73,7 @@ pub fn encode_launch_scanned<'b>(
 pub fn encode_launch_scanned_attrs<'b, 'c>(
     buf: &mut Vec<u8>,
     tid: u64,
+    dev: u32,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
@@ -78,7 +81,7 @@ pub fn encode_launch_scanned_attrs<'b, 'c>(
     allocs: &AllocView<'_>,
     attrs: impl IntoIterator<Item = (u32, &'c [u8])>,
 ) {
-    let mut l = launch_head(buf, tid, api, ret, k);
+    let mut l = launch_head(buf, tid, dev, api, ret, k);
     write_args_scanned(&mut l, args, allocs);
     l.attrs(attrs);
     l.end();
@@ -106,6 +109,7 @@ pub struct HeadCache {
 #[derive(Default)]
 struct HeadEntry {
     tid: u64,
+    dev: u32,
     ret: i64,
     stream: u64,
     func: Option<u64>,
@@ -119,9 +123,10 @@ struct HeadEntry {
 }
 
 impl HeadEntry {
-    fn matches(&self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) -> bool {
+    fn matches(&self, tid: u64, dev: u32, api: &str, ret: i64, k: &LaunchRef<'_>) -> bool {
         self.func == k.func
             && self.tid == tid
+            && self.dev == dev
             && self.ret == ret
             && self.stream == k.stream
             && self.grid == k.grid
@@ -132,8 +137,9 @@ impl HeadEntry {
             && self.code == *k.code
     }
 
-    fn set(&mut self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) {
+    fn set(&mut self, tid: u64, dev: u32, api: &str, ret: i64, k: &LaunchRef<'_>) {
         self.tid = tid;
+        self.dev = dev;
         self.ret = ret;
         self.stream = k.stream;
         self.func = k.func;
@@ -146,7 +152,7 @@ impl HeadEntry {
         self.name.clear();
         self.name.push_str(k.name);
         self.bytes.clear();
-        launch_head(&mut self.bytes, tid, api, ret, k);
+        launch_head(&mut self.bytes, tid, dev, api, ret, k);
     }
 }
 
@@ -160,11 +166,18 @@ impl HeadCache {
     }
 
     /// The entry for this head, made (and its head encoded) on a miss.
-    fn entry(&mut self, tid: u64, api: &str, ret: i64, k: &LaunchRef<'_>) -> &mut HeadEntry {
+    fn entry(
+        &mut self,
+        tid: u64,
+        dev: u32,
+        api: &str,
+        ret: i64,
+        k: &LaunchRef<'_>,
+    ) -> &mut HeadEntry {
         if let Some(i) = self
             .entries
             .iter()
-            .position(|e| e.matches(tid, api, ret, k))
+            .position(|e| e.matches(tid, dev, api, ret, k))
         {
             return &mut self.entries[i];
         }
@@ -177,7 +190,7 @@ impl HeadCache {
             i
         };
         let e = &mut self.entries[i];
-        e.set(tid, api, ret, k);
+        e.set(tid, dev, api, ret, k);
         e
     }
 }
@@ -189,13 +202,14 @@ pub fn encode_launch_scanned_cached<'b>(
     buf: &mut Vec<u8>,
     cache: &mut HeadCache,
     tid: u64,
+    dev: u32,
     api: &str,
     ret: i64,
     k: &LaunchRef<'_>,
     args: impl IntoIterator<Item = ArgIn<'b>>,
     allocs: &LiveAllocs,
 ) {
-    buf.extend_from_slice(&cache.entry(tid, api, ret, k).bytes);
+    buf.extend_from_slice(&cache.entry(tid, dev, api, ret, k).bytes);
     let mut l = EventLine::resume(buf);
     write_args_scanned(&mut l, args, &allocs.view());
     l.end();
@@ -215,6 +229,7 @@ mod tests {
             tid,
             api: api.to_string(),
             ret,
+            dev: 0,
             op: op.clone(),
         };
         let mut v = Vec::new();
@@ -263,6 +278,7 @@ mod tests {
         encode_launch_scanned(
             &mut body,
             5,
+            0,
             "hipModuleLaunchKernel",
             0,
             &k,
@@ -337,7 +353,7 @@ mod tests {
                 stream: 0,
             };
             let mut body = Vec::new();
-            encode_launch_scanned(&mut body, 5, "hipLaunchKernel", 0, &k, args.iter().copied(), &allocs.view());
+            encode_launch_scanned(&mut body, 5, 0, "hipLaunchKernel", 0, &k, args.iter().copied(), &allocs.view());
             let kargs = args
                 .iter()
                 .map(|a| {
@@ -405,11 +421,12 @@ mod tests {
                 };
                 let args = [ArgIn { offset: Some(0), bytes: pool[which as usize], pointer: false }];
                 let (tid, ret) = (u64::from(tid) + 7, -i64::from(ret));
+                let dev = u32::from(cfg % 3 == 1);
                 let api = apis[api as usize];
                 let mut want = Vec::new();
-                encode_launch_scanned(&mut want, tid, api, ret, &k, args, &allocs.view());
+                encode_launch_scanned(&mut want, tid, dev, api, ret, &k, args, &allocs.view());
                 let mut got = b"x".to_vec();
-                encode_launch_scanned_cached(&mut got, &mut cache, tid, api, ret, &k, args, &allocs);
+                encode_launch_scanned_cached(&mut got, &mut cache, tid, dev, api, ret, &k, args, &allocs);
                 prop_assert_eq!(&got[1..], &want[..]);
             }
         }

@@ -7,11 +7,13 @@
 //! memory kernels read and write ([`host_memory`]) and the host functions
 //! that may write it ([`host_funcs`]), 2D/3D copies
 //! ([`rect`]), memory pools ([`pools`]) and executable graphs
-//! ([`graph_execs`], read back by [`graph_walk`]), capture windows
+//! ([`graph_execs`], read back by [`graph_walk`]), the device each call ran
+//! on ([`current_device`]), capture windows
 //! ([`window`]) and the archives the recorder writes (`out`).
 
 pub mod arrays;
 pub mod code_objects;
+pub mod current_device;
 pub mod event_line;
 pub mod graph_execs;
 pub mod graph_walk;

@@ -26,6 +26,7 @@ use crate::kept::Kept;
 use crate::record::code_objects::{
     CodeError, CodeObjects, FatBin, Kernel, MetadataError, Module, kernels_of,
 };
+use crate::record::current_device;
 use crate::record::event_line::{self, HeadCache};
 use crate::record::host_memory::{self, HostMemory};
 use crate::record::kernel_args::{ArgLayout, ArgValues};
@@ -420,7 +421,14 @@ impl Recorder {
             }
         }
         with_body(|b| {
-            encode::encode_op(b, sys::gettid(), api, i64::from(ret), op);
+            encode::encode_op(
+                b,
+                sys::gettid(),
+                current_device::for_event(),
+                api,
+                i64::from(ret),
+                op,
+            );
             self.out().sink.append(b);
         });
         if ret == 0 && self.host.any() {
@@ -883,6 +891,7 @@ impl Recorder {
                         b,
                         &mut s.heads,
                         sys::gettid(),
+                        current_device::for_event(),
                         api,
                         i64::from(ret),
                         k,
@@ -921,6 +930,7 @@ impl Recorder {
                 event_line::encode_launch_scanned_attrs(
                     b,
                     sys::gettid(),
+                    current_device::for_event(),
                     api,
                     i64::from(ret),
                     k,
@@ -995,6 +1005,7 @@ impl Recorder {
             let mut b = Vec::new();
             event_line::encode_launch_scanned_attrs(
                 &mut b,
+                0,
                 0,
                 api,
                 0,
@@ -1269,6 +1280,7 @@ impl Recorder {
         m.unrecorded = closing.unrecorded;
         m.extra.extend(closing.fields);
         m.va_arenas = closing.va_arenas;
+        m.devices = current_device::used();
         if let Some(w) = window {
             m.extra.insert(WINDOW_FIELD.into(), w.to_value());
         }

@@ -34,6 +34,7 @@ use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
 use crate::record::arrays::{ArrayCopyRec, ArrayShape, ArraySide};
+use crate::record::current_device;
 use crate::record::out::Out;
 use crate::record::recorder::{Closing, Recorder};
 use crate::sink::archive_claim::ArchiveClaim;
@@ -111,6 +112,9 @@ struct Ledger {
     next: u64,
     order: BTreeMap<u64, (Key, String, Op)>,
     at: HashMap<Key, u64>,
+    /// The device each creating event ran on, by its place in `order`
+    /// (the preamble writes it on that device again).
+    devs: HashMap<u64, u32>,
 }
 
 impl Ledger {
@@ -120,6 +124,7 @@ impl Ledger {
         self.next += 1;
         self.order.insert(n, (key, api.to_string(), op.clone()));
         self.at.insert(key, n);
+        self.devs.insert(n, current_device::current());
     }
 
     fn remove(&mut self, key: Key) -> Option<Op> {
@@ -128,6 +133,7 @@ impl Ledger {
 
     fn remove_entry(&mut self, key: Key) -> Option<(String, Op)> {
         let n = self.at.remove(&key)?;
+        self.devs.remove(&n);
         self.order.remove(&n).map(|(_, api, op)| (api, op))
     }
 
@@ -587,66 +593,76 @@ impl Recorder {
             self.put_blob("code object", bytes);
         }
         // Copied out: recording them notes them in the ledger again.
-        let live: Vec<(Key, String, Op)> = ledger.order.values().cloned().collect();
+        let live: Vec<(Key, String, Op, u32)> = ledger
+            .order
+            .iter()
+            .map(|(n, (k, api, op))| {
+                let dev = ledger.devs.get(n).copied().unwrap_or(0);
+                (*k, api.clone(), op.clone(), dev)
+            })
+            .collect();
         drop(ledger);
         let mut state = State::default();
         let mut buf = Vec::new();
-        for (key, api, op) in &live {
-            match op {
-                Op::MemExport { handle, shareable } => {
-                    state.not_restored.push(format!(
-                        "{api}: shareable handle {shareable:#x} exported from {:#x} (IPC)",
-                        handle.0
-                    ));
-                    continue;
-                }
-                Op::MemImport { handle, shareable } => {
-                    state.not_restored.push(format!(
+        for (key, api, op, on) in &live {
+            // Each handle made again on the device it was made on.
+            current_device::with(*on, || {
+                match op {
+                    Op::MemExport { handle, shareable } => {
+                        state.not_restored.push(format!(
+                            "{api}: shareable handle {shareable:#x} exported from {:#x} (IPC)",
+                            handle.0
+                        ));
+                        return;
+                    }
+                    Op::MemImport { handle, shareable } => {
+                        state.not_restored.push(format!(
                         "{api}: handle {:#x} imported from shareable handle {shareable:#x} (IPC): its memory is not rebuilt",
                         handle.0
                     ));
-                    continue;
+                        return;
+                    }
+                    _ => {}
                 }
-                _ => {}
-            }
-            self.op(api, 0, op);
-            match *op {
-                Op::Alloc { ptr, size, mem } => {
-                    if mem.is_device() {
+                self.op(api, 0, op);
+                match *op {
+                    Op::Alloc { ptr, size, mem } => {
+                        if mem.is_device() {
+                            self.upload(dev, ptr.0, size, &mut buf, &mut state);
+                        }
+                        // Host and managed memory kernels reach: recorded whole
+                        // at the window's first launch that reaches it (nothing
+                        // left pending from an earlier window).
+                        self.host_memory().untrack(ptr.0);
+                        self.host_memory().track(ptr.0, size, mem, false);
+                    }
+                    Op::HostRegister { ptr, size } => {
+                        self.host_memory().untrack(ptr.0);
+                        self.host_memory()
+                            .track(ptr.0, size, MemKind::Pinned, false)
+                    }
+                    Op::PoolAlloc { ptr, size, .. } => {
                         self.upload(dev, ptr.0, size, &mut buf, &mut state);
+                        if let Key::PoolFreed(_) = key {
+                            // Back to its pool, bytes and all, as the program
+                            // left it.
+                            let free = Op::Free {
+                                ptr,
+                                mem: Some(MemKind::Device),
+                            };
+                            self.op(STATE_API, 0, &free);
+                        }
                     }
-                    // Host and managed memory kernels reach: recorded whole
-                    // at the window's first launch that reaches it (nothing
-                    // left pending from an earlier window).
-                    self.host_memory().untrack(ptr.0);
-                    self.host_memory().track(ptr.0, size, mem, false);
-                }
-                Op::HostRegister { ptr, size } => {
-                    self.host_memory().untrack(ptr.0);
-                    self.host_memory()
-                        .track(ptr.0, size, MemKind::Pinned, false)
-                }
-                Op::PoolAlloc { ptr, size, .. } => {
-                    self.upload(dev, ptr.0, size, &mut buf, &mut state);
-                    if let Key::PoolFreed(_) = key {
-                        // Back to its pool, bytes and all, as the program
-                        // left it.
-                        let free = Op::Free {
-                            ptr,
-                            mem: Some(MemKind::Device),
-                        };
-                        self.op(STATE_API, 0, &free);
+                    Op::Global { ptr, size, .. } | Op::MemAccess { ptr, size } => {
+                        self.upload(dev, ptr.0, size, &mut buf, &mut state)
                     }
+                    _ => {}
                 }
-                Op::Global { ptr, size, .. } | Op::MemAccess { ptr, size } => {
-                    self.upload(dev, ptr.0, size, &mut buf, &mut state)
-                }
-                _ => {}
-            }
+            });
         }
         // Arrays after the allocations: their bytes into the arrays the
         // ledger's events made again.
-        for (_, api, op) in &live {
+        for (_, api, op, _) in &live {
             if let Op::ArrayCreate {
                 array,
                 format,

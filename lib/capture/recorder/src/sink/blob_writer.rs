@@ -282,7 +282,7 @@ mod tests {
         let a = w.put(b"small", &s).unwrap();
         assert!(!store.contains(&a), "waits for its events buffer");
         let mut body = Vec::new();
-        hrr_core::wire::encode::encode_op(&mut body, 1, "x", 0, &hrr_core::Op::DeviceSync);
+        hrr_core::wire::encode::encode_op(&mut body, 1, 0, "x", 0, &hrr_core::Op::DeviceSync);
         s.append(&body);
         s.flush();
         assert_eq!(&*store.get(&a).unwrap(), b"small");

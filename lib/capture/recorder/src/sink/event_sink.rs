@@ -905,7 +905,7 @@ impl EventSink {
         st.finished = true;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut body = Vec::with_capacity(96);
-        encode::encode_op(&mut body, tid, api, 0, &Op::Eof { events: seq });
+        encode::encode_op(&mut body, tid, 0, api, 0, &Op::Eof { events: seq });
         let t = st.clock.now();
         st.head.push(&mut st.buf, seq, t);
         st.buf.extend_from_slice(&body);
@@ -952,7 +952,7 @@ mod tests {
 
     fn body(api: &str) -> Vec<u8> {
         let mut b = Vec::new();
-        encode::encode_op(&mut b, 1, api, 0, &Op::DeviceSync);
+        encode::encode_op(&mut b, 1, 0, api, 0, &Op::DeviceSync);
         b
     }
 

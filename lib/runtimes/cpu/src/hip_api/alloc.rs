@@ -236,9 +236,11 @@ pub(super) unsafe fn hipMemGetInfo(a: args::hipMemGetInfo) -> HipError {
     let args::hipMemGetInfo { free, total } = a;
 
     guard(|| {
+        // The current device's share (`Memory::device_info`).
         let (f, t) = {
-            let m = rt()?.mem();
-            (m.free_bytes(), m.capacity())
+            let rt = rt()?;
+            let n = rt.devices.count();
+            rt.mem().device_info(crate::devices::current(), n)
         };
         // SAFETY: HIP contract for the out-parameters.
         unsafe {
@@ -257,9 +259,14 @@ pub(super) unsafe fn hipPointerGetAttributes(a: args::hipPointerGetAttributes) -
         }
         let p = ptr as *mut c_void;
         let a = match rt()?.mem().classify(ptr as usize) {
-            Class::Device { kind, flags, .. } => HipPointerAttribute {
+            Class::Device {
+                kind,
+                flags,
+                device,
+                ..
+            } => HipPointerAttribute {
                 memory_type: ffi::MEMORY_TYPE_DEVICE,
-                device: 0,
+                device: device as c_int,
                 device_pointer: p,
                 host_pointer: if kind == DevKind::Managed {
                     p

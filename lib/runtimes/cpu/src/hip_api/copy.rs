@@ -159,16 +159,18 @@ memsets! {
     hipMemsetD32Async { dst, value, count, stream } => (dst, value as u32, count, 4, stream),
 }
 
-/// Both devices of a peer copy must be this runtime's one device.
-fn device_zero(ids: [std::ffi::c_int; 2]) -> Result<(), HipError> {
-    if ids == [0, 0] {
-        Ok(())
-    } else {
-        Err(err::INVALID_DEVICE)
+/// Both devices of a peer copy must exist. The copy itself is a
+/// device-to-device one: every device's memory is the one reservation.
+fn check_devices(ids: [std::ffi::c_int; 2]) -> Result<(), HipError> {
+    let devices = &rt()?.devices;
+    for id in ids {
+        devices.check(id)?;
     }
+    Ok(())
 }
 
-/// `hipMemcpyPeer` on the one device: a device-to-device copy.
+/// `hipMemcpyPeer`: a copy from device `srcDeviceId`'s memory to
+/// `dstDeviceId`'s.
 pub(super) unsafe fn hipMemcpyPeer(a: args::hipMemcpyPeer) -> HipError {
     let args::hipMemcpyPeer {
         dst,
@@ -178,13 +180,13 @@ pub(super) unsafe fn hipMemcpyPeer(a: args::hipMemcpyPeer) -> HipError {
         sizeBytes,
     } = a;
     guard(|| {
-        device_zero([dstDeviceId, srcDeviceId])?;
+        check_devices([dstDeviceId, srcDeviceId])?;
         // SAFETY: HIP contract for the copy's operands.
         unsafe { memcpy(dst, src, sizeBytes, ffi::MEMCPY_DEVICE_TO_DEVICE, SYNC) }
     })
 }
 
-/// `hipMemcpyPeerAsync` on the one device: a device-to-device copy on `stream`.
+/// `hipMemcpyPeerAsync`: [`hipMemcpyPeer`] on `stream`.
 pub(super) unsafe fn hipMemcpyPeerAsync(a: args::hipMemcpyPeerAsync) -> HipError {
     let args::hipMemcpyPeerAsync {
         dst,
@@ -195,7 +197,7 @@ pub(super) unsafe fn hipMemcpyPeerAsync(a: args::hipMemcpyPeerAsync) -> HipError
         stream,
     } = a;
     guard(|| {
-        device_zero([dstDeviceId, srcDevice])?;
+        check_devices([dstDeviceId, srcDevice])?;
         // SAFETY: HIP contract for the copy's operands.
         unsafe { memcpy(dst, src, sizeBytes, ffi::MEMCPY_DEVICE_TO_DEVICE, stream) }
     })

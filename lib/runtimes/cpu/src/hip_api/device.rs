@@ -1,7 +1,6 @@
-//! Devices: initialisation, selection, properties and attributes, versions
-//! (the one CPU "device", ordinal 0).
+//! Devices: initialisation, selection, properties and attributes, versions,
+//! peer access (the CPU "devices", `HRR_CPU_DEVICES` of them: `devices`).
 
-use std::cell::Cell;
 use std::ffi::{c_char, c_int};
 
 use ::hip_api::args;
@@ -11,15 +10,17 @@ use crate::error::guard;
 use crate::ffi::{self, HipDeviceProp, HipError, attr, err};
 use crate::runtime::{self, MAX_SHARED_PER_BLOCK, rt};
 
-thread_local! {
-    static CURRENT_DEVICE: Cell<c_int> = const { Cell::new(0) };
+/// Device ordinal `id`, if the runtime has it.
+fn check_device(id: c_int) -> Result<u32, HipError> {
+    rt()?.devices.check(id)
 }
 
-fn check_device(id: c_int) -> Result<(), HipError> {
-    if id == 0 {
-        Ok(())
+/// A device's name: device 0 keeps the one-device runtime's.
+fn device_name(device: u32) -> String {
+    if device == 0 {
+        "hrr cpu".to_string()
     } else {
-        Err(err::INVALID_DEVICE)
+        format!("hrr cpu {device}")
     }
 }
 
@@ -34,14 +35,15 @@ fn cpu_count() -> c_int {
     std::thread::available_parallelism().map_or(1, |n| n.get()) as c_int
 }
 
-/// The properties of the one CPU "device".
-pub fn device_properties() -> Result<HipDeviceProp, HipError> {
+/// The properties of CPU device `device`.
+pub fn device_properties(device: u32) -> Result<HipDeviceProp, HipError> {
     let rt = rt()?;
-    let total = rt.mem().capacity();
+    let (_, total) = rt.mem().device_info(device, rt.devices.count());
     // SAFETY: every field of hipDeviceProp_t is an integer, an array of integers or
     // a raw pointer, for all of which all-zero bytes are a valid value.
     let mut p: HipDeviceProp = unsafe { std::mem::zeroed() };
-    copy_str(&mut p.name, "hrr cpu");
+    copy_str(&mut p.name, &device_name(device));
+    p.pci_device_id = device as c_int;
     copy_str(&mut p.gcn_arch_name, "cpu");
     p.total_global_mem = total;
     p.shared_mem_per_block = MAX_SHARED_PER_BLOCK;
@@ -91,9 +93,9 @@ pub(super) unsafe fn hipGetDeviceCount(a: args::hipGetDeviceCount) -> HipError {
     let args::hipGetDeviceCount { count } = a;
 
     guard(|| {
-        rt()?;
+        let n = rt()?.devices.count() as c_int;
         // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(count, 1) }
+        unsafe { put(count, n) }
     })
 }
 
@@ -101,16 +103,14 @@ pub(super) unsafe fn hipGetDevice(a: args::hipGetDevice) -> HipError {
     let args::hipGetDevice { deviceId: device } = a;
 
     // SAFETY: HIP contract for the out-parameter.
-    guard(|| unsafe { put(device, CURRENT_DEVICE.with(Cell::get)) })
+    guard(|| unsafe { put(device, crate::devices::current() as c_int) })
 }
 
 pub(super) unsafe fn hipSetDevice(a: args::hipSetDevice) -> HipError {
     let args::hipSetDevice { deviceId: device } = a;
 
     guard(|| {
-        check_device(device)?;
-        rt()?;
-        CURRENT_DEVICE.with(|c| c.set(device));
+        crate::devices::set_current(check_device(device)?);
         Ok(())
     })
 }
@@ -129,14 +129,14 @@ pub(super) unsafe fn hipDeviceGetName(a: args::hipDeviceGetName) -> HipError {
     let args::hipDeviceGetName { name, len, device } = a;
 
     guard(|| {
-        check_device(device)?;
+        let device = check_device(device)?;
         if name.is_null() || len <= 0 {
             return Err(err::INVALID_VALUE);
         }
         // SAFETY: HIP contract: `name` holds `len` bytes.
         let dst = unsafe { std::slice::from_raw_parts_mut(name, len as usize) };
         dst.fill(0);
-        copy_str(dst, "hrr cpu");
+        copy_str(dst, &device_name(device));
         Ok(())
     })
 }
@@ -144,7 +144,7 @@ pub(super) unsafe fn hipDeviceGetName(a: args::hipDeviceGetName) -> HipError {
 pub(super) unsafe fn hipDeviceSynchronize(a: args::hipDeviceSynchronize) -> HipError {
     let args::hipDeviceSynchronize {} = a;
 
-    guard(|| rt()?.device_synchronize())
+    guard(|| rt()?.current_device_synchronize())
 }
 
 /// `hipProfilerStart`: no profiler here; succeeds and does nothing (a
@@ -175,8 +175,7 @@ pub(super) unsafe fn hipGetDeviceProperties(a: args::hipGetDeviceProperties) -> 
     } = a;
 
     guard(|| {
-        check_device(device)?;
-        let p = device_properties()?;
+        let p = device_properties(check_device(device)?)?;
         // SAFETY: HIP contract: `prop` points at a hipDeviceProp_t.
         unsafe { put(prop, p) }
     })
@@ -190,8 +189,7 @@ pub(super) unsafe fn hipDeviceGetAttribute(a: args::hipDeviceGetAttribute) -> Hi
     } = a;
 
     guard(|| {
-        check_device(device)?;
-        let p = device_properties()?;
+        let p = device_properties(check_device(device)?)?;
         let clamp = |v: usize| v.min(i32::MAX as usize) as c_int;
         let v = match attribute {
             attr::ECC_ENABLED => p.ecc_enabled,
@@ -256,11 +254,11 @@ pub(super) unsafe fn hipRuntimeGetVersion(a: args::hipRuntimeGetVersion) -> HipE
 /// The current context is the device's primary one: a device sync.
 pub(super) unsafe fn hipCtxSynchronize(a: args::hipCtxSynchronize) -> HipError {
     let args::hipCtxSynchronize {} = a;
-    guard(|| rt()?.device_synchronize())
+    guard(|| rt()?.current_device_synchronize())
 }
 
-/// `hipDeviceCanAccessPeer`: one device, which is not its own peer (as on
-/// ROCm and CUDA).
+/// `hipDeviceCanAccessPeer`: every other device (a device is not its own
+/// peer, as on ROCm and CUDA).
 pub(super) unsafe fn hipDeviceCanAccessPeer(a: args::hipDeviceCanAccessPeer) -> HipError {
     let args::hipDeviceCanAccessPeer {
         canAccessPeer,
@@ -268,25 +266,30 @@ pub(super) unsafe fn hipDeviceCanAccessPeer(a: args::hipDeviceCanAccessPeer) -> 
         peerDeviceId,
     } = a;
     guard(|| {
-        if deviceId != 0 || peerDeviceId != 0 {
-            return Err(err::INVALID_DEVICE);
-        }
+        let can = rt()?.devices.can_access(deviceId, peerDeviceId)?;
         // SAFETY: HIP contract for the out-parameter.
-        unsafe { put(canAccessPeer, 0) }
+        unsafe { put(canAccessPeer, c_int::from(can)) }
     })
 }
 
-/// `hipDeviceEnablePeerAccess`: a device is not its own peer
-/// (`hipErrorInvalidDevice`, as on ROCm), and there is no other.
+/// `hipDeviceEnablePeerAccess`: the current device may access `peer`'s
+/// memory (it always can: all of it is host memory; the state is kept for
+/// the errors a GPU gives: itself, twice).
 pub(super) unsafe fn hipDeviceEnablePeerAccess(a: args::hipDeviceEnablePeerAccess) -> HipError {
     let args::hipDeviceEnablePeerAccess {
-        peerDeviceId: _,
+        peerDeviceId,
         flags,
     } = a;
     guard(|| {
         if flags != 0 {
             return Err(err::INVALID_VALUE);
         }
-        Err(err::INVALID_DEVICE)
+        rt()?.devices.enable_peer(peerDeviceId)
     })
+}
+
+/// `hipDeviceDisablePeerAccess`: undoes [`hipDeviceEnablePeerAccess`].
+pub(super) unsafe fn hipDeviceDisablePeerAccess(a: args::hipDeviceDisablePeerAccess) -> HipError {
+    let args::hipDeviceDisablePeerAccess { peerDeviceId } = a;
+    guard(|| rt()?.devices.disable_peer(peerDeviceId))
 }

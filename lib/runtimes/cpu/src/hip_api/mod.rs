@@ -83,7 +83,7 @@ exports! {
         hipInit, hipGetDeviceCount, hipGetDevice, hipSetDevice, hipDeviceGet, hipDeviceGetName,
         hipDeviceSynchronize, hipDeviceReset, hipGetDeviceProperties, hipDeviceGetAttribute,
         hipDriverGetVersion, hipRuntimeGetVersion, hipCtxSynchronize, hipDeviceCanAccessPeer,
-        hipDeviceEnablePeerAccess, hipProfilerStart, hipProfilerStop,
+        hipDeviceEnablePeerAccess, hipDeviceDisablePeerAccess, hipProfilerStart, hipProfilerStop,
     ]
     alloc: [
         hipMalloc, hipFree, hipMallocManaged, hipHostMalloc, hipMallocHost, hipMemAllocHost,

@@ -502,6 +502,7 @@ impl Memory {
                 let v = DevAlloc {
                     kind: DevKind::Mapped,
                     flags: 0,
+                    device: crate::devices::current(),
                 };
                 self.dev.insert(b, len, v).map_err(|_| err::UNKNOWN)?;
             } else if !rw && m.accessible {

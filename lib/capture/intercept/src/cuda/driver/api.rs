@@ -279,25 +279,42 @@ driver_api! {
     Lifecycle cuDevicePrimaryCtxRelease_v2 | cuDevicePrimaryCtxRelease,
         record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
     Lifecycle cuCtxCreate_v2,
-        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
-        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // A created context is made current on the calling thread.
+        track |_, ret, a| {
+            // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
+            let ctx = unsafe { out(ret, a.pctx.cast::<u64>()) };
+            rec::track_context(ret, ctx, a.dev);
+            rec::track_current(ret, ctx);
+        },
         // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxCreate_v3,
-        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
-        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // A created context is made current on the calling thread.
+        track |_, ret, a| {
+            // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
+            let ctx = unsafe { out(ret, a.pctx.cast::<u64>()) };
+            rec::track_context(ret, ctx, a.dev);
+            rec::track_current(ret, ctx);
+        },
         // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxCreate_v4,
-        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
-        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        // A created context is made current on the calling thread.
+        track |_, ret, a| {
+            // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
+            let ctx = unsafe { out(ret, a.pctx.cast::<u64>()) };
+            rec::track_context(ret, ctx, a.dev);
+            rec::track_current(ret, ctx);
+        },
         // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxDestroy_v2,
         record |r, api, ret, a| r.op(api, ret, &Op::CtxDestroy { ctx: Addr(a.ctx as u64) });
     Free cuCtxSetCurrent | cuCtxPushCurrent_v2,
+        track |_, ret, a| rec::track_current(ret, a.ctx as u64),
         record |r, api, ret, a| rec::ctx_set(r, api, ret, a.ctx as u64);
     Free cuCtxPopCurrent_v2,
+        track |_, ret, _| rec::track_pop(ret),
         record |r, api, ret, _| rec::ctx_pop(r, api, ret);
     // `_v2` (CUDA 13, what the runtime's `cudaDeviceSynchronize` asks
     // for) names the context; replay has one.

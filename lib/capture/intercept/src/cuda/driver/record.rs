@@ -27,6 +27,7 @@ use crate::cuda::registry::{self, Fatbin, ImageError};
 use crate::cuda::types::stream_id;
 use crate::launch_params::record_memoised;
 use hrr_interpose::call_args::{bytes, c_str};
+use hrr_recorder::record::current_device;
 use hrr_recorder::record::graph_execs;
 use hrr_recorder::record::launch_memo::{self, LaunchKey};
 use hrr_recorder::record::recorder::{Copy, LaunchDims, Recorder};
@@ -115,6 +116,32 @@ fn contexts<R>(f: impl FnOnce(&mut HashMap<u64, i32>) -> R) -> R {
 pub fn track_context(ret: CUresult, ctx: u64, device: i32) {
     if ret == CUDA_SUCCESS && ctx != 0 {
         contexts(|m| m.insert(ctx, device));
+    }
+}
+
+/// The calling thread's current device follows a context made current
+/// (at any depth: the runtime's `cudaSetDevice` reaches `cuCtxSetCurrent`),
+/// so every event the thread records next carries it. `ctx` is the context
+/// now current; its device is the one it was created on, or else asked of
+/// the driver. No context (`NULL`) leaves the device as it was.
+pub fn track_current(ret: CUresult, ctx: u64) {
+    if ret != CUDA_SUCCESS || ctx == 0 {
+        return;
+    }
+    let device = ctx_device(ctx).or_else(|| libcuda::current_context().1);
+    if let Some(d) = device.and_then(|d| u32::try_from(d).ok()) {
+        current_device::set(d);
+    }
+}
+
+/// [`track_current`] after `cuCtxPopCurrent`: the context left current.
+pub fn track_pop(ret: CUresult) {
+    if ret == CUDA_SUCCESS {
+        let (ctx, device) = libcuda::current_context();
+        let device = ctx_device(ctx).or(device);
+        if let Some(d) = device.and_then(|d| u32::try_from(d).ok()) {
+            current_device::set(d);
+        }
     }
 }
 

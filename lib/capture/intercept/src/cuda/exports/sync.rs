@@ -124,6 +124,13 @@ cuda_handlers! {
         // SAFETY: as above.
         unsafe {
             intercept(real, a, Order::Free, |r, ret| {
+                // The device is current before its event is written (the
+                // driver calls the runtime made for it are nested).
+                if ret == 0
+                    && let Ok(d) = u32::try_from(a.device)
+                {
+                    hrr_recorder::record::current_device::set(d);
+                }
                 r.op(api, ret, &Op::SetDevice { device: a.device })
             })
         }

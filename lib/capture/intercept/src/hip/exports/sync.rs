@@ -101,7 +101,27 @@ ops! {
     hipDeviceSynchronize, Free => |_x| Op::DeviceSync;
     // The current context is the device's primary one: a device sync.
     hipCtxSynchronize, Free => |_x| Op::DeviceSync;
-    hipSetDevice, Free => |x| Op::SetDevice { device: x.deviceId };
+}
+
+/// `hipSetDevice`: the calling thread's current device (HIP's is per
+/// thread, 0 until set) changes before its event is written, so
+/// `set_device` and every later event of the thread carry the new one.
+#[inline(always)]
+pub unsafe fn hipSetDevice(
+    real: &'static Real<args::hipSetDevice>,
+    x: args::hipSetDevice,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, x, Order::Free, |r, api, ret| {
+            if ret == 0
+                && let Ok(d) = u32::try_from(x.deviceId)
+            {
+                hrr_recorder::record::current_device::set(d);
+            }
+            r.op(api, ret, &Op::SetDevice { device: x.deviceId })
+        })
+    }
 }
 
 /// `hipStreamAddCallback`: recorded as `host_func`, an ordering point. The

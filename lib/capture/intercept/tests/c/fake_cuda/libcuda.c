@@ -25,9 +25,52 @@ typedef void *CUcontext;
 
 CUresult cuInit(unsigned flags) { (void)flags; return OK; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
-CUresult cuCtxGetCurrent(CUcontext *c) { *c = (CUcontext)0xc0; return OK; }
-CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
+/* Two devices. A context is a number that names its device: 0xc00 + d is
+ * device d's primary context, 0xd00 + d one cuCtxCreate made. Each thread
+ * has a current context (device 0's primary one until it sets another)
+ * and a stack of pushed ones. */
+#define DEVICES 2
+#define CTX_DEVICE(c) ((int)((uintptr_t)(c) & 0xff))
+static __thread CUcontext current_ctx = (CUcontext)0xc00;
+static __thread CUcontext ctx_stack[16];
+static __thread int ctx_depth;
+CUresult cuDeviceGetCount(int *n) { *n = DEVICES; return OK; }
+CUresult cuDeviceGet(int *dev, int ordinal) {
+    if (ordinal < 0 || ordinal >= DEVICES) return 101;
+    *dev = ordinal;
+    return OK;
+}
+CUresult cuCtxGetCurrent(CUcontext *c) { *c = current_ctx; return OK; }
+CUresult cuCtxGetDevice(int *d) { *d = CTX_DEVICE(current_ctx); return OK; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int dev) {
+    if (dev < 0 || dev >= DEVICES) return 101;
+    *c = (CUcontext)(uintptr_t)(0xc00 + dev);
+    return OK;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return dev >= 0 && dev < DEVICES ? OK : 101; }
+CUresult cuCtxCreate_v2(CUcontext *c, unsigned flags, int dev) {
+    (void)flags;
+    if (dev < 0 || dev >= DEVICES) return 101;
+    *c = current_ctx = (CUcontext)(uintptr_t)(0xd00 + dev);
+    return OK;
+}
+CUresult cuCtxDestroy_v2(CUcontext c) { (void)c; return OK; }
+CUresult cuCtxSetCurrent(CUcontext c) {
+    if (c) current_ctx = c;
+    return OK;
+}
+CUresult cuCtxPushCurrent_v2(CUcontext c) {
+    if (ctx_depth == 16) return 2;
+    ctx_stack[ctx_depth++] = current_ctx;
+    current_ctx = c;
+    return OK;
+}
+CUresult cuCtxPopCurrent_v2(CUcontext *c) {
+    if (ctx_depth == 0) return 201;
+    if (c) *c = current_ctx;
+    current_ctx = ctx_stack[--ctx_depth];
+    return OK;
+}
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
     void *m = calloc(1, n ? n : 1);

@@ -4,8 +4,15 @@
  * round 4) writes x in mapped pinned memory, then a kernel on the same
  * stream reads it (y = x) and y is read back. The function runs later, on
  * the stream's thread, after the memset; the kernel's launch call returns
- * before. Each round writes a different x. */
+ * before. Each round writes a different x. hipLaunchHostFunc is looked up
+ * at run time, as a program built for several ROCm releases does: ROCm 5.2
+ * (whose headers and library the ABI check builds against) declares it
+ * without exporting it. */
+#include <dlfcn.h>
+
 #include "hrr_workload.h"
+
+typedef hipError_t (*launch_host_func_t)(hipStream_t, hipHostFn_t, void *);
 
 #define N 4096
 #define BUSY (64u << 20)
@@ -25,6 +32,8 @@ static void write_x_host_fn(void *data) { write_x(NULL, hipSuccess, data); }
 
 int main(void) {
     CHECK(hipInit(0));
+    launch_host_func_t launch_host_func = (launch_host_func_t)dlsym(RTLD_DEFAULT, "hipLaunchHostFunc");
+    EXPECT(launch_host_func != NULL, "hipLaunchHostFunc: not in this HIP runtime");
     hipModule_t mod = hrr_load_module_data("saxpy.so");
     hipFunction_t fn;
     CHECK(hipModuleGetFunction(&fn, mod, "saxpy"));
@@ -45,7 +54,7 @@ int main(void) {
         if (k < 4)
             CHECK(hipStreamAddCallback(s, write_x, &ks[k], 0));
         else
-            CHECK(hipLaunchHostFunc(s, write_x_host_fn, &ks[k]));
+            CHECK(launch_host_func(s, write_x_host_fn, &ks[k]));
         float a = 1.0f;
         int n = N;
         void *params[] = {&a, &dx, &dy, &n};

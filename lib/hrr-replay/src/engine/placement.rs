@@ -46,7 +46,13 @@ pub fn plan(archive: &Archive, read: ReadOptions, regions: &RegionTimeline) -> V
         .filter(|r| r.op == RegionOp::Add && r.kind == RegionKind::Segment)
         .map(|r| (r.base, r.size))
         .collect();
-    if let Ok(events) = archive.events(read) {
+    // Only allocation lines are parsed ("alloc" is in `alloc` and
+    // `pool_alloc`, and in the names of the calls that make them): a
+    // launch-heavy archive's other lines are passed over unparsed.
+    if let Ok(events) = archive
+        .events(read)
+        .map(|r| r.mentioning(&["alloc", "va_reserve"]))
+    {
         for e in events {
             let Ok(e) = e else { break };
             // Allocations from a pool are placed too where the backend has

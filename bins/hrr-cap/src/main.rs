@@ -39,6 +39,7 @@ mod cap;
 mod compact;
 mod error;
 mod intercept_lib;
+mod job;
 mod no_capture;
 mod summary;
 mod verify;

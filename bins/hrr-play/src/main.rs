@@ -2,8 +2,11 @@
 //! every device-to-host copy against what the capture saw.
 
 mod args;
+mod child_args;
 mod info;
+mod job_play;
 mod play;
+mod process_replay;
 mod repair;
 mod stop;
 

@@ -113,9 +113,19 @@ mod tests {
                 "0.5",
                 "--strict",
             ]),
-            ["--backend", "cpu", "--device-map=1=0", "--atol", "0.5", "--strict"]
+            [
+                "--backend",
+                "cpu",
+                "--device-map=1=0",
+                "--atol",
+                "0.5",
+                "--strict"
+            ]
         );
-        assert_eq!(run(&["-oout.hrr", "--output=x", "--no-job", "--", "a.hrr"]), Vec::<String>::new());
+        assert_eq!(
+            run(&["-oout.hrr", "--output=x", "--no-job", "--", "a.hrr"]),
+            Vec::<String>::new()
+        );
         assert_eq!(
             run(&["--runs", "3", "--device-map", "0=0,1=0", "x.hrr"]),
             ["--runs", "3", "--device-map", "0=0,1=0"]

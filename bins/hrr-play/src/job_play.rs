@@ -334,7 +334,10 @@ mod tests {
         let f = Path::new("/c/job.job.json");
         let o = Path::new("/r/rep.hrr");
         assert_eq!(output_for(f, o, &p("job.hrr")), Path::new("/r/rep.hrr"));
-        assert_eq!(output_for(f, o, &p("job-77.hrr")), Path::new("/r/rep-77.hrr"));
+        assert_eq!(
+            output_for(f, o, &p("job-77.hrr")),
+            Path::new("/r/rep-77.hrr")
+        );
         assert_eq!(output_for(f, o, &p("other.hrr")), Path::new("/r/rep-5.hrr"));
     }
 }

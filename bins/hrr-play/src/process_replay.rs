@@ -21,11 +21,7 @@ impl ProcessReplay {
     /// It replayed and passed (a pass of part of a capture only with
     /// `--allow-partial`, as a single replay).
     pub fn passed(&self) -> bool {
-        self.exit == Some(0)
-            && self
-                .summary
-                .as_ref()
-                .is_some_and(|s| s["result"] == "PASS")
+        self.exit == Some(0) && self.summary.as_ref().is_some_and(|s| s["result"] == "PASS")
     }
 
     /// Its summary says it replayed part of its capture.
@@ -102,7 +98,10 @@ mod tests {
         };
         assert!(pass.passed());
         assert_eq!(pass.verdict(), "PASS");
-        assert_eq!(pass.d2h(), "d2h : 2 pass (2 exact, 0 within tolerance), 0 fail");
+        assert_eq!(
+            pass.d2h(),
+            "d2h : 2 pass (2 exact, 0 within tolerance), 0 fail"
+        );
         let missing = ProcessReplay {
             exit: Some(2),
             ..Default::default()

@@ -180,11 +180,9 @@ impl JobManifest {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        crate::manifest::write_atomic(dir, &name, s.as_bytes()).map_err(|source| {
-            JobError::Write {
-                path: path.to_path_buf(),
-                source,
-            }
+        crate::manifest::write_atomic(dir, &name, s.as_bytes()).map_err(|source| JobError::Write {
+            path: path.to_path_buf(),
+            source,
         })
     }
 
@@ -213,9 +211,15 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(job_file(Path::new("/a/cap.hrr")), Path::new("/a/cap.job.json"));
+        assert_eq!(
+            job_file(Path::new("/a/cap.hrr")),
+            Path::new("/a/cap.job.json")
+        );
         assert_eq!(job_file(Path::new("out")), Path::new("out.job.json"));
-        assert_eq!(job_file(Path::new("/a/cap.job.json")), Path::new("/a/cap.job.json"));
+        assert_eq!(
+            job_file(Path::new("/a/cap.job.json")),
+            Path::new("/a/cap.job.json")
+        );
         assert_eq!(stem(Path::new("x/run.hrr")), "run");
     }
 
@@ -255,8 +259,12 @@ mod tests {
             JobManifest::parse(bad, &f),
             Err(JobError::ArchiveName { .. })
         ));
-        let newer = br#"{"format":"hrr-job","version":9,"kind":"capture","complete":true,"processes":[]}"#;
-        assert!(matches!(JobManifest::parse(newer, &f), Err(JobError::TooNew { .. })));
+        let newer =
+            br#"{"format":"hrr-job","version":9,"kind":"capture","complete":true,"processes":[]}"#;
+        assert!(matches!(
+            JobManifest::parse(newer, &f),
+            Err(JobError::TooNew { .. })
+        ));
         assert!(JobManifest::parse(b"{\"format\":\"hrr\"}", &f).is_err());
     }
 }

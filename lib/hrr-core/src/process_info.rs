@@ -160,9 +160,15 @@ mod tests {
             ("OMPI_COMM_WORLD_SIZE", "8"),
             ("OMPI_COMM_WORLD_LOCAL_RANK", "0"),
         ]);
-        assert_eq!((o.rank, o.world_size, o.local_rank), (Some(2), Some(8), Some(0)));
+        assert_eq!(
+            (o.rank, o.world_size, o.local_rank),
+            (Some(2), Some(8), Some(0))
+        );
         let m = with(&[("PMI_RANK", "3"), ("PMI_SIZE", "4")]);
-        assert_eq!((m.rank, m.world_size, m.local_rank), (Some(3), Some(4), None));
+        assert_eq!(
+            (m.rank, m.world_size, m.local_rank),
+            (Some(3), Some(4), None)
+        );
         let s = with(&[
             ("SLURM_PROCID", "5"),
             ("SLURM_NTASKS", "6"),
@@ -188,8 +194,7 @@ mod tests {
         let p = ProcessInfo::current();
         assert_eq!(p.pid, std::process::id());
         assert!(p.ppid > 0 && p.start_ns.is_some() && !p.argv.is_empty());
-        let back: ProcessInfo =
-            serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
+        let back: ProcessInfo = serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
         assert_eq!(back, p);
     }
 }

@@ -11,6 +11,9 @@
 //! it holds was compared; `--allow-partial` accepts that as
 //! `PASS (partial: KIND incomplete)`, exit 0.
 //!
+//! Two jobs (multi-process runs; `job_run`) are compared process by
+//! process, paired by rank, with one verdict.
+//!
 //! `--against C` (a second capture of the same program) sets apart the D2H
 //! whose bytes differ between A and C: nondeterministic, counted
 //! (`d2h : … , K nondeterministic`), named on stderr, not compared with B

@@ -1,5 +1,7 @@
 //! `hrr-play`: replay an hrr archive without the application and validate
-//! every device-to-host copy against what the capture saw.
+//! every device-to-host copy against what the capture saw; a job (every
+//! process archive of a multi-process run) by one `hrr-play` per process,
+//! concurrently (`job_play`).
 
 mod args;
 mod child_args;

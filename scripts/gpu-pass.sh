@@ -72,7 +72,7 @@ fi
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
-    texture2d_ptds graph_setters)
+    texture2d_ptds graph_setters job_launcher)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -966,6 +966,33 @@ trust_case trust_nccl1 torch.distributed nccl_one_rank.py
 CASE_ENV=(NCCL_CUMEM_ENABLE=0)
 trust_case trust_nccl1_nocumem torch.distributed nccl_one_rank.py
 trust_case trust_generate transformers transformers_generate.py
+
+# --- case: a job of two processes sharing the one GPU ---------------------
+# job_launcher makes no CUDA call and starts two workers (RANK 0 and 1, no
+# NCCL): the capture must give a job file of two ranked process archives,
+# replayed as one job (both processes at once) and diffed as one.
+if want job_two_processes; then
+    case=job_two_processes
+    arc=$WORK/$case.hrr rep=$WORK/$case.rep.hrr
+    rm -rf "$arc" "$rep" "$WORK/$case"-*.hrr "$WORK/$case".*job.json "$WORK/$case.rep"-*.hrr
+    if [ "${BUILD_RC[job_launcher]:-1}" != 0 ]; then
+        fail "$case" "build failed: $(grep -m1 error "$LOG/job_launcher.build.log")"
+    elif ! timeout "$T" "$BIN/hrr-cap" -o "$arc" --platform cuda -- "$WORK/job_launcher" \
+        >"$LOG/$case.app.log" 2>"$LOG/$case.cap.stderr"; then
+        fail "$case" "capture failed: $(tail -n 1 "$LOG/$case.cap.stderr")"
+    elif ! grep -q 'hrr-cap: job : 2 processes (rank 0, rank 1)' "$LOG/$case.cap.stderr"; then
+        fail "$case" "no job of ranks 0 and 1: $(grep -m1 'hrr-cap: ' "$LOG/$case.cap.stderr")"
+    elif ! timeout "$T" "$BIN/hrr-play" "$arc" -o "$rep" >"$LOG/$case.play.log" 2>"$LOG/$case.play.stderr" ||
+        [ "$(tail -n 1 "$LOG/$case.play.log")" != PASS ] ||
+        [ "$(grep -c '^process : .*: PASS$' "$LOG/$case.play.log")" != 2 ]; then
+        fail "$case" "job replay: $(tail -n 1 "$LOG/$case.play.log") $(grep -m1 -E 'fatal|error' "$LOG/$case.play.stderr")"
+    elif ! timeout "$T" "$BIN/hrr-diff" "$arc" "$rep" >"$LOG/$case.diff.log" 2>&1; then
+        fail "$case" "job diff: $(tail -n 1 "$LOG/$case.diff.log")"
+    else
+        grep '^process : ' "$LOG/$case.play.log" | sed 's/^/  /'
+        pass "$case"
+    fi
+fi
 
 # --- speed ----------------------------------------------------------------
 echo "--- speed (one run each, same machine, side by side)"

@@ -20,6 +20,7 @@ mod host_memory;
 mod hostile;
 mod hostile_input;
 mod hsa_regions;
+mod jobs;
 mod nondeterminism;
 mod partial;
 mod placement;

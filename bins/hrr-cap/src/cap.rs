@@ -47,6 +47,13 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         preload_value(&lib, std::env::var_os("LD_PRELOAD")),
     );
     cmd.env("HRR_OUT", &dir);
+    // Every process of the run inherits it: their archives say they are
+    // this run's (`job`).
+    let job_id = crate::job::new_id();
+    let started = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    cmd.env(hrr_core::process_info::ENV_JOB, &job_id);
     if args.plain {
         cmd.env(ENV_EVENTS, "plain");
     }
@@ -88,7 +95,8 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
     // it means, and hrr-cap stays to report. Set after the spawn, so the
     // application does not inherit the ignored dispositions.
     ignore_terminal_signals();
-    forward_signals_to(child.id());
+    let app_pid = child.id();
+    forward_signals_to(app_pid);
     let status = child.wait().map_err(|source| CapError::Spawn {
         app: app.clone(),
         source,
@@ -132,7 +140,7 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
             }
         }
     }
-    let children = child_archives(&dir);
+    let children = crate::job::of_this_run(child_archives(&dir), &job_id, started);
     if !children.is_empty() {
         let names: Vec<String> = children.iter().map(|c| c.display().to_string()).collect();
         line.push_str(&format!(
@@ -142,12 +150,41 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         ));
     }
     eprintln!("{line}");
+    // The other processes' archives are checked as the first one is.
+    for c in &children {
+        if Manifest::read(c).is_ok() {
+            archive_bad |= verify::library_failures(c) > 0;
+            if !args.no_verify && !verify::run(c) {
+                archive_bad = true;
+            }
+            crate::compact::run(c);
+        }
+    }
+    let argv = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let job = crate::job::write(&dir, &children, &job_id, app_pid, argv);
     if args.window.is_some() {
         archive_bad |= later_windows(&dir, args.no_verify);
     }
     match &summary.unrecorded {
         Some(u) => eprintln!("{}", UnrecordedCalls(u)),
         None => eprintln!("unrecorded : unknown (the archive was not finished)"),
+    }
+    // After the lines every capture prints: the job of a run that
+    // recorded several processes.
+    match job {
+        Ok(Some((file, job))) => eprintln!("{}", crate::job::line(&file, &job)),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!(
+                "hrr-cap: error: writing the job file: {}",
+                hrr_core::message::chain(&e)
+            );
+            archive_bad = true;
+        }
     }
     Ok(match exit_code(status) {
         0 if archive_bad => crate::error::EXIT_ARCHIVE_BAD,

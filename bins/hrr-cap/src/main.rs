@@ -14,6 +14,11 @@
 //! nothing was recorded, the first line says why: which runtime the
 //! capture expected, and whether the application loaded it.
 //!
+//! When more than one process of the run recorded (`DIR` and
+//! `NAME-PID.hrr` beside it), each archive's blobs are checked too and the
+//! job file `NAME.job.json` lists them (`job`), said on a last line:
+//! `hrr-cap: job : 2 processes (rank 0, rank 1) -> NAME.job.json`.
+//!
 //! Before it starts the application, a warning goes to stderr when the
 //! application embeds CUDA device code but links the CUDA runtime
 //! statically: none of its CUDA calls could be recorded.
@@ -39,6 +44,7 @@ mod cap;
 mod compact;
 mod error;
 mod intercept_lib;
+mod job;
 mod no_capture;
 mod summary;
 mod verify;

@@ -2,3 +2,5 @@
 #![forbid(unsafe_code)]
 
 pub mod archive_diff;
+pub mod job_pairs;
+pub mod job_side;

@@ -11,13 +11,18 @@
 //! it holds was compared; `--allow-partial` accepts that as
 //! `PASS (partial: KIND incomplete)`, exit 0.
 //!
+//! Two jobs (multi-process runs; `job_run`) are compared process by
+//! process, paired by rank, with one verdict.
+//!
 //! `--against C` (a second capture of the same program) sets apart the D2H
 //! whose bytes differ between A and C: nondeterministic, counted
 //! (`d2h : … , K nondeterministic`), named on stderr, not compared with B
 //! and not failing unless `--strict`.
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
+mod job_run;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -129,20 +134,50 @@ fn main() -> ExitCode {
 
 /// Runs the comparison; `Ok(passed)`.
 fn run(args: &Args) -> anyhow::Result<bool> {
+    anyhow::ensure!(
+        args.atol >= 0.0 && args.rtol >= 0.0,
+        "--atol and --rtol must be non-negative"
+    );
+    // Jobs (multi-process runs) are compared process by process.
+    if hrr_core::job::locate(&args.a).is_some() || hrr_core::job::locate(&args.b).is_some() {
+        return job_run::run(args);
+    }
+    let (report, incomplete, incomplete_doc) = compare(args, &args.a, &args.b, true)?;
+    let verdict = Verdict::of(args, &report, !incomplete.is_empty());
+    if args.json {
+        let doc = json_doc(args, &report, &incomplete, incomplete_doc, verdict)?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).context("serialising the report")?
+        );
+    } else {
+        print_text("", &report, &incomplete, verdict);
+    }
+    Ok(verdict.passed())
+}
+
+/// The incomplete archives compared, each as `(kind, reason)`.
+type Incomplete = Vec<(&'static str, String)>;
+
+/// Compares archive `a` with archive `b` (and `--against`); the report,
+/// the incomplete archives, and the `incomplete` object of `--json`.
+/// `bar`: draw the progress bar (on a terminal, past a second).
+fn compare(
+    args: &Args,
+    a: &Path,
+    b: &Path,
+    bar: bool,
+) -> anyhow::Result<(DiffReport, Incomplete, serde_json::Value)> {
     let tol = Tolerance {
         atol: args.atol,
         rtol: args.rtol,
         dtype: args.dtype,
         exact: args.exact,
     };
-    anyhow::ensure!(
-        tol.atol >= 0.0 && tol.rtol >= 0.0,
-        "--atol and --rtol must be non-negative"
-    );
-    let a = Archive::open(&args.a)?;
-    let b = Archive::open(&args.b)?;
+    let a = Archive::open(a)?;
+    let b = Archive::open(b)?;
     let c = args.against.as_ref().map(Archive::open).transpose()?;
-    let mut progress = Progress::new(args.json);
+    let mut progress = Progress::new(args.json || !bar);
     let mut step = None;
     let report = diff_against(&a, &b, c.as_ref(), &tol, |s, done, total| {
         if step != Some(s) {
@@ -164,7 +199,7 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     for n in &report.nondeterministic_d2h {
         eprintln!("hrr-diff: nondeterministic: {n}");
     }
-    let incomplete: Vec<(&'static str, String)> = [Some(&a), Some(&b), c.as_ref()]
+    let incomplete: Incomplete = [Some(&a), Some(&b), c.as_ref()]
         .into_iter()
         .flatten()
         .filter_map(|x| {
@@ -172,43 +207,49 @@ fn run(args: &Args) -> anyhow::Result<bool> {
                 .map(|why| (x.manifest().kind.as_str(), why))
         })
         .collect();
-    let verdict = Verdict::of(args, &report, !incomplete.is_empty());
-    if args.json {
-        let mut doc = serde_json::to_value(&report).context("serialising the report")?;
-        doc["passed"] = verdict.passed().into();
-        doc["incomplete"] = serde_json::json!({
-            "a": a.incomplete_reason(),
-            "b": b.incomplete_reason(),
-        });
-        if let Some(c) = &c {
-            doc["incomplete"]["c"] = c.incomplete_reason().into();
-        }
-        doc["partial"] = (!incomplete.is_empty()).into();
-        doc["allow_partial"] = args.allow_partial.into();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).context("serialising the report")?
-        );
-    } else {
-        print_text(&report, &incomplete, verdict);
+    let mut doc = serde_json::json!({
+        "a": a.incomplete_reason(),
+        "b": b.incomplete_reason(),
+    });
+    if let Some(c) = &c {
+        doc["c"] = c.incomplete_reason().into();
     }
-    Ok(verdict.passed())
+    Ok((report, incomplete, doc))
 }
 
-fn print_text(r: &DiffReport, incomplete: &[(&'static str, String)], verdict: Verdict) {
+/// The `--json` document of one comparison.
+fn json_doc(
+    args: &Args,
+    report: &DiffReport,
+    incomplete: &Incomplete,
+    incomplete_doc: serde_json::Value,
+    verdict: Verdict,
+) -> anyhow::Result<serde_json::Value> {
+    let mut doc = serde_json::to_value(report).context("serialising the report")?;
+    doc["passed"] = verdict.passed().into();
+    doc["incomplete"] = incomplete_doc;
+    doc["partial"] = (!incomplete.is_empty()).into();
+    doc["allow_partial"] = args.allow_partial.into();
+    Ok(doc)
+}
+
+/// One comparison's text, each line behind `prefix` but the verdict.
+fn print_text(prefix: &str, r: &DiffReport, incomplete: &Incomplete, verdict: Verdict) {
     for (kind, why) in incomplete {
-        println!("{kind} : incomplete ({why})");
+        println!("{prefix}{kind} : incomplete ({why})");
     }
     for m in &r.mismatches {
-        println!("mismatch: {m}");
+        println!("{prefix}mismatch: {m}");
     }
     for e in &r.only_in_a {
-        println!("only in A: seq {} {} size {}", e.seq, e.api, e.size);
+        println!("{prefix}only in A: seq {} {} size {}", e.seq, e.api, e.size);
     }
     for e in &r.only_in_b {
-        println!("only in B: seq {} {} size {}", e.seq, e.api, e.size);
+        println!("{prefix}only in B: seq {} {} size {}", e.seq, e.api, e.size);
     }
-    println!("{}", r.summary_line());
-    let kind = incomplete.first().map_or("", |(kind, _)| kind);
-    println!("{}", verdict.line(r, kind));
+    if prefix.is_empty() {
+        println!("{}", r.summary_line());
+        let kind = incomplete.first().map_or("", |(kind, _)| kind);
+        println!("{}", verdict.line(r, kind));
+    }
 }

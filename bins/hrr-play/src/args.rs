@@ -19,8 +19,17 @@ pub enum DType {
 #[derive(Debug, Parser)]
 #[command(name = "hrr-play", version)]
 pub struct Args {
-    /// The archive directory (NAME.hrr).
+    /// The archive directory (NAME.hrr), or a job: the name a
+    /// multi-process run was recorded as (`hrr-cap -o NAME.hrr`, whose
+    /// `NAME.job.json` is beside it) or its job file.
     pub archive: PathBuf,
+    /// Replay ARCHIVE alone even when it names a job (one process of it).
+    #[arg(long)]
+    pub no_job: bool,
+    /// A job: replay at most N of its processes at once (default: all of
+    /// them, as processes that talk to each other need).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// Write a replay archive holding the D2H bytes replay read back
     /// (with --repair: where the repaired archive goes).
     #[arg(short = 'o', long = "output")]

@@ -140,6 +140,9 @@ pub fn print_info(archive: &Archive, read: ReadOptions, json: bool) -> Result<()
         m.events, m.blobs, sizes.disk, sizes.plain
     )?;
     writeln!(out, "{}", devices_line(&m.devices_used(), &devices))?;
+    if let Some(p) = m.process() {
+        writeln!(out, "{}", process_line(&p))?;
+    }
     if let Some(w) = hrr_core::window::WindowInfo::of(m) {
         writeln!(out, "{}", window_line(&w))?;
         for what in &w.not_restored {
@@ -240,4 +243,71 @@ fn describe_code(archive: &Archive, id: &BlobId) -> serde_json::Value {
         }
         Err(e) => json!({ "blob": id.to_hex(), "size": bytes.len(), "error": e.to_string() }),
     }
+}
+
+/// `process : pid P parent Q rank R of W (local L): ARGV…`.
+fn process_line(p: &hrr_core::process_info::ProcessInfo) -> String {
+    format!("process : {}{}", process_fields(p), argv_tail(p))
+}
+
+/// `pid P parent Q rank R of W (local L)`.
+fn process_fields(p: &hrr_core::process_info::ProcessInfo) -> String {
+    let mut s = format!("pid {} parent {} {}", p.pid, p.ppid, p.rank_text());
+    if let Some(l) = p.local_rank {
+        s.push_str(&format!(" (local {l})"));
+    }
+    s
+}
+
+/// `: ARGV…`, or nothing without a command line.
+fn argv_tail(p: &hrr_core::process_info::ProcessInfo) -> String {
+    if p.argv.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", p.argv.join(" "))
+    }
+}
+
+/// `--info` of a job: the job file, then one line per process archive
+/// (`process : ARCHIVE pid P parent Q rank R of W (local L) complete true:
+/// ARGV…`; `missing` for an archive that is not there).
+pub fn print_job_info(
+    file: &std::path::Path,
+    job: &hrr_core::job::JobManifest,
+    json: bool,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        let mut v = serde_json::to_value(job)?;
+        v["job_file"] = json!(file.display().to_string());
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "job : {} ({}, {} processes, complete {})",
+        file.display(),
+        job.kind.as_str(),
+        job.processes.len(),
+        job.complete
+    )?;
+    if !job.argv.is_empty() {
+        writeln!(out, "command : {}", job.argv.join(" "))?;
+    }
+    for p in &job.processes {
+        let path = hrr_core::job::JobManifest::archive_path(file, p);
+        let state = if path.exists() {
+            format!("complete {}", p.complete)
+        } else {
+            "missing".to_string()
+        };
+        writeln!(
+            out,
+            "process : {} {} {state}{}",
+            p.archive,
+            process_fields(&p.process),
+            argv_tail(&p.process)
+        )?;
+    }
+    Ok(())
 }

@@ -1,9 +1,14 @@
 //! `hrr-play`: replay an hrr archive without the application and validate
-//! every device-to-host copy against what the capture saw.
+//! every device-to-host copy against what the capture saw; a job (every
+//! process archive of a multi-process run) by one `hrr-play` per process,
+//! concurrently (`job_play`).
 
 mod args;
+mod child_args;
 mod info;
+mod job_play;
 mod play;
+mod process_replay;
 mod repair;
 mod stop;
 

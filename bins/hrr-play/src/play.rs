@@ -26,6 +26,13 @@ use crate::{info, stop};
 const FALLBACK_NOTES: usize = 20;
 
 pub fn run(args: &Args) -> Result<ExitCode> {
+    // A multi-process run is replayed as a whole, unless one of its
+    // archives is asked for alone.
+    if !args.no_job
+        && let Some(file) = hrr_core::job::locate(&args.archive)
+    {
+        return crate::job_play::run(args, &file);
+    }
     if args.repair {
         return crate::repair::repair(args);
     }

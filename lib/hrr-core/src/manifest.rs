@@ -328,6 +328,14 @@ impl Manifest {
         self.extra.insert(INCOMPLETE_FIELD.into(), Value::from(why));
     }
 
+    /// The process that recorded the archive ([`crate::process_info`]):
+    /// `None` for replays and for captures that predate the field.
+    pub fn process(&self) -> Option<crate::process_info::ProcessInfo> {
+        self.extra
+            .get(crate::process_info::PROCESS_FIELD)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
     /// Parses manifest bytes of the archive at `archive_dir` (used in messages).
     pub fn parse(bytes: &[u8], archive_dir: &Path) -> Result<Manifest, ManifestError> {
         let path = archive_dir.join(MANIFEST_FILE);

@@ -293,6 +293,13 @@ impl Recorder {
         let platform = config.platform.unwrap_or_else(|| detect_platform(runtime));
         let mut extra = Map::new();
         extra.insert("pid".into(), Value::from(pid));
+        // Who this process is in its run, read once, at its first recorded
+        // call: a program may set its rank variables before it starts the
+        // GPU (Python's multiprocessing workers do).
+        let process = hrr_core::process_info::ProcessInfo::current();
+        if let Ok(v) = serde_json::to_value(&process) {
+            extra.insert(hrr_core::process_info::PROCESS_FIELD.into(), v);
+        }
         if let Some(rt) = runtime {
             extra.insert(
                 "runtime".into(),

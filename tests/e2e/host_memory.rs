@@ -219,3 +219,14 @@ fn a_copy_into_pinned_memory_a_launch_reached_lands_there_at_replay() {
         "the copy, the host_read and the last D2H"
     );
 }
+
+/// A device-to-device copy whose source is pinned memory the host wrote
+/// (how XLA seeds a loop counter): the bytes it reads are recorded before
+/// it, or the replay's copy would read whatever its own allocation holds.
+#[test]
+fn a_device_copy_from_pinned_memory_the_host_wrote_replays() {
+    let (_p, ev, (pass, exact, _, fail)) = pipeline("d2dfrom");
+    let writes = ev.iter().filter(|e| e["op"] == "host_write").count();
+    assert_eq!(writes, 2, "one host_write before each copy: {ev:#?}");
+    assert_eq!((pass, exact, fail), (2, 2, 0));
+}

@@ -18,6 +18,10 @@
  *               synchronised, an async D2H copy writes part of x (what a
  *               framework's `.item()` does with its pinned staging buffer);
  *               the host checks it, then saxpy reads the new x
+ *   d2dfrom     the host writes a value in pinned memory, then a
+ *               device-to-device copy reads it from there into device
+ *               memory (an XLA loop's counter set up this way) and saxpy
+ *               uses it; twice, with another value
  * Each prints what it checked and ends with ": OK". */
 #include "hrr_workload.h"
 
@@ -228,6 +232,29 @@ static void copyin(void) {
     printf("host_memory copyin: OK\n");
 }
 
+static void d2dfrom(void) {
+    hipFunction_t fn = kernel("saxpy.so", "saxpy");
+    float *hx, *dx, *dy;
+    CHECK(hipHostMalloc((void **)&hx, N * sizeof(float), 0));
+    CHECK(hipMalloc((void **)&dx, N * sizeof(float)));
+    CHECK(hipMalloc((void **)&dy, N * sizeof(float)));
+    static float out[N];
+    for (int k = 1; k <= 2; k++) {
+        for (int i = 0; i < N; i++) hx[i] = (float)(i * k) + 0.25f;
+        CHECK(hipMemcpyAsync(dx, hx, N * sizeof(float), hipMemcpyDeviceToDevice, NULL));
+        CHECK(hipMemset(dy, 0, N * sizeof(float)));
+        saxpy(fn, 1.0f, dx, dy); /* y = x */
+        CHECK(hipMemcpy(out, dy, sizeof out, hipMemcpyDeviceToHost));
+        for (int i = 0; i < N; i++)
+            EXPECT(out[i] == (float)(i * k) + 0.25f, "round %d: y[%d] = %g", k, i, out[i]);
+        printf("d2dfrom round %d: y[9] = %g\n", k, out[9]);
+    }
+    CHECK(hipHostFree(hx));
+    CHECK(hipFree(dx));
+    CHECK(hipFree(dy));
+    printf("host_memory d2dfrom: OK\n");
+}
+
 int main(int argc, char **argv) {
     CHECK(hipInit(0));
     CHECK(hipSetDevice(0));
@@ -239,8 +266,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(what, "graph")) graph();
     else if (!strcmp(what, "graphwrite")) graphwrite();
     else if (!strcmp(what, "copyin")) copyin();
+    else if (!strcmp(what, "d2dfrom")) d2dfrom();
     else {
-        fprintf(stderr, "usage: host_memory mapped|managed|registered|devwrite|graph|graphwrite|copyin\n");
+        fprintf(stderr, "usage: host_memory mapped|managed|registered|devwrite|graph|graphwrite|copyin|d2dfrom\n");
         return 2;
     }
     return 0;

@@ -647,6 +647,13 @@ impl Recorder {
         data: Option<&[u8]>,
         pre: Option<Prehashed>,
     ) {
+        // A device-to-device copy may read or write host memory the device
+        // reaches (pinned, registered, managed: one address space): what
+        // the host wrote there is recorded before it, as before a launch,
+        // and what it writes there is checked at the next synchronisation.
+        if c.dir == Dir::D2d && ret == 0 && self.host.any() {
+            self.host_writes(api, c.stream.unwrap_or(0), [c.src, c.dst].into_iter());
+        }
         let blob = match data {
             Some(d) if ret == 0 && self.recording() => {
                 let out = self.out();

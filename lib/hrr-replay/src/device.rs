@@ -508,7 +508,7 @@ impl ArrayDesc {
 }
 
 /// One side of an [`ArrayCopy`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArraySide {
     /// An array from [`Device::array_create`]: the copy starts at `pos`
     /// (x in bytes, row, slice); `element` is its bytes per element.

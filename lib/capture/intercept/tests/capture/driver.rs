@@ -8,7 +8,7 @@
 use crate::harness::{
     Captured, capture_cuda, capture_with, cuda_program, fake_cuda, printed_addrs, text,
 };
-use hrr_core::graph::{GraphNode, NodeOp};
+use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
 use hrr_core::manifest::Platform;
 use hrr_core::{Addr, Dir, MemKind, Op};
 
@@ -1024,5 +1024,126 @@ fn disabling_a_node_and_setting_a_child_graph_rewrite_the_executable_graph() {
     assert_eq!(execs[2], first);
     // The child graph set: its kernel now covers 6 floats.
     iota_node(&execs[3][1], d2, 6);
-    assert_eq!((execs[3][0].clone(), execs[3][2].clone()), (first[0].clone(), first[2].clone()));
+    assert_eq!(
+        (execs[3][0].clone(), execs[3][2].clone()),
+        (first[0].clone(), first[2].clone())
+    );
+}
+
+#[test]
+fn array_copies_inside_graphs_are_recorded_with_their_host_sides() {
+    let (_t, c, stdout) = captured_ok_out("graph_arrays", &["cuda"]);
+    let p = printed_addrs(&stdout);
+    let (a, host_in, window, whole) = (p["a"], p["host_in"], p["window"], p["whole"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let d = c
+        .events
+        .iter()
+        .find_map(|e| match e.op {
+            Op::Alloc { ptr, .. } => Some(ptr.0),
+            _ => None,
+        })
+        .unwrap();
+    let execs: Vec<(&str, &Vec<GraphNode>)> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphExec { nodes, .. } => Some((e.api.as_str(), nodes)),
+            _ => None,
+        })
+        .collect();
+    let apis: Vec<&str> = execs.iter().map(|(api, _)| *api).collect();
+    assert_eq!(
+        apis,
+        [
+            "cuGraphInstantiateWithFlags",
+            "cuGraphExecMemcpyNodeSetParams",
+            "cuGraphInstantiateWithFlags"
+        ]
+    );
+    let array_node = |dir, (dst, dpitch, dpos), (src, spitch, spos), extent| NodeOp::MemcpyArray {
+        dir,
+        dst: Addr(dst),
+        dpitch,
+        dpos,
+        src: Addr(src),
+        spitch,
+        spos,
+        extent,
+    };
+    let window_node = |pos| {
+        array_node(
+            Dir::D2h,
+            (window, Some([16, 32]), None),
+            (a, None, Some(pos)),
+            [16, 2, 1],
+        )
+    };
+    let ops = |nodes: &Vec<GraphNode>| nodes.iter().map(|n| n.op.clone()).collect::<Vec<_>>();
+    // Host rows 40 bytes apart into the array; the array to device memory;
+    // a window of it to the host.
+    let first = vec![
+        array_node(
+            Dir::H2d,
+            (a, None, Some([0, 0, 0])),
+            (host_in, Some([40, 160]), None),
+            [32, 4, 1],
+        ),
+        array_node(
+            Dir::D2d,
+            (d, Some([32, 128]), None),
+            (a, None, Some([0, 0, 0])),
+            [32, 4, 1],
+        ),
+        window_node([8, 1, 0]),
+    ];
+    assert_eq!(ops(execs[0].1), first);
+    assert_eq!(
+        execs[0]
+            .1
+            .iter()
+            .map(|n| n.deps.clone())
+            .collect::<Vec<_>>(),
+        [vec![], vec![0], vec![0]]
+    );
+    // The setter moved the window; nothing else changed.
+    assert_eq!(ops(execs[1].1)[..2], first[..2]);
+    assert_eq!(ops(execs[1].1)[2], window_node([0, 2, 0]));
+    // The captured copy: the whole array to the host.
+    assert_eq!(
+        ops(execs[2].1),
+        [array_node(
+            Dir::D2h,
+            (whole, Some([32, 128]), None),
+            (a, None, Some([0, 0, 0])),
+            [32, 4, 1],
+        )]
+    );
+    // Each launch: the host rows packed (the padding left out) and the
+    // window's bytes.
+    let launches: Vec<&Vec<NodeBlob>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphLaunch { blobs, .. } => Some(blobs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches.len(), 4);
+    let host = |k: u32, y: u32, x: u32| (k * 100 + y * 8 + x) as f32;
+    for (k, (wy, wx)) in [(1, (1, 2)), (2, (1, 2)), (3, (2, 0))] {
+        let b = launches[k as usize - 1];
+        assert_eq!(b.iter().map(|b| b.node).collect::<Vec<_>>(), [0, 2]);
+        let rows = (0..4).flat_map(|y| (0..8).map(move |x| host(k, y, x)));
+        assert_eq!(c.blob(&b[0].blob), f32s(rows), "launch {k}");
+        let win = (0..2).flat_map(|y| (0..4).map(move |x| host(k, wy + y, wx + x)));
+        assert_eq!(c.blob(&b[1].blob), f32s(win), "launch {k}");
+    }
+    let rows = (0..4).flat_map(|y| (0..8).map(move |x| host(3, y, x)));
+    assert_eq!(launches[3].len(), 1);
+    assert_eq!(c.blob(&launches[3][0].blob), f32s(rows));
 }

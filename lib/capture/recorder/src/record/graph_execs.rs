@@ -75,8 +75,12 @@ pub fn kernel_node(op: Op) -> Option<NodeOp> {
     }
 }
 
-/// The copy nodes of `nodes` in direction `dir`: (index, dst, src, size).
-fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64, u64, u64)> + '_ {
+/// The host side of every copy node of `nodes` in direction `dir` (linear
+/// or naming an array): (index, first byte, row and slice pitch, extent).
+fn host_copies(
+    nodes: &[GraphNode],
+    dir: Dir,
+) -> impl Iterator<Item = (u32, u64, [u64; 2], [u64; 3])> + '_ {
     nodes
         .iter()
         .enumerate()
@@ -86,9 +90,49 @@ fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64,
                 dst,
                 src,
                 size,
-            } if d == dir => Some((i as u32, dst.0, src.0, size)),
+            } if d == dir => {
+                let host = if dir == Dir::H2d { src } else { dst };
+                Some((i as u32, host.0, [size, size], [size, 1, 1]))
+            }
+            NodeOp::MemcpyArray {
+                dir: d,
+                dst,
+                dpitch,
+                src,
+                spitch,
+                extent,
+                ..
+            } if d == dir => {
+                let (host, pitch) = if dir == Dir::H2d {
+                    (src, spitch)
+                } else {
+                    (dst, dpitch)
+                };
+                let packed = [extent[0], extent[0].saturating_mul(extent[1])];
+                Some((i as u32, host.0, pitch.unwrap_or(packed), extent))
+            }
             _ => None,
         })
+}
+
+/// The bytes of a host side's rows, packed: one read when they are back to
+/// back, else row by row.
+fn gather<'m>(
+    read: &impl Fn(u64, u64) -> &'m [u8],
+    ptr: u64,
+    pitch: [u64; 2],
+    [w, h, d]: [u64; 3],
+) -> std::borrow::Cow<'m, [u8]> {
+    if (h <= 1 || pitch[0] == w) && (d <= 1 || pitch[1] == w.saturating_mul(h)) {
+        return read(ptr, w.saturating_mul(h).saturating_mul(d)).into();
+    }
+    let mut out = Vec::new();
+    for z in 0..d {
+        for y in 0..h {
+            out.extend_from_slice(read(ptr + z * pitch[1] + y * pitch[0], w));
+        }
+    }
+    out.into()
 }
 
 /// The aligned 8-byte words of the arguments of every kernel node of
@@ -299,18 +343,18 @@ impl Recorder {
                     "{api}: executable graph {exec:#x} was not recorded; its launch has no host data"
                 )),
                 Some(rec) => {
-                    for (i, _, src, size) in host_copies(&rec.nodes, Dir::H2d) {
-                        if let Some(blob) = self.blob(&format!("{api} h2d node"), read(src, size)) {
+                    for (i, src, pitch, extent) in host_copies(&rec.nodes, Dir::H2d) {
+                        let bytes = gather(&read, src, pitch, extent);
+                        if let Some(blob) = self.blob(&format!("{api} h2d node"), &bytes) {
                             blobs.push(NodeBlob { node: i, blob });
                         }
                     }
                     let mut d2h = host_copies(&rec.nodes, Dir::D2h).peekable();
                     if d2h.peek().is_some() {
                         sync();
-                        for (i, dst, _, size) in d2h {
-                            if let Some(blob) =
-                                self.blob(&format!("{api} d2h node"), read(dst, size))
-                            {
+                        for (i, dst, pitch, extent) in d2h {
+                            let bytes = gather(&read, dst, pitch, extent);
+                            if let Some(blob) = self.blob(&format!("{api} d2h node"), &bytes) {
                                 blobs.push(NodeBlob { node: i, blob });
                             }
                         }

@@ -94,7 +94,7 @@ impl Replayer<'_> {
 
     /// One side of an array copy: an array (with a position), device memory
     /// (translated over its whole span) or the host buffer.
-    fn array_side(
+    pub(super) fn array_side(
         &mut self,
         e: &Event,
         (handle, pitch, pos): (Addr, Option<[u64; 2]>, Option<[u64; 3]>),

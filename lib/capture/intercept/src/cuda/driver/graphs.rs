@@ -38,7 +38,7 @@ use cuda_api::graph::{
     CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraphEdgeData, CUgraphNodeParams,
     capture_status, node_type,
 };
-use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError};
+use cuda_api::rect::{CUDA_MEMCPY3D, CopySide, RectError};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
 use hrr_core::error_chain::chain;
 use hrr_core::graph::NodeOp;
@@ -258,7 +258,7 @@ impl GraphSource for DriverGraph<'_> {
                     n,
                     (&mut p as *mut CUDA_MEMCPY3D).cast()
                 ));
-                copy_ops(self.r, p.rect())
+                copy_ops(self.r, &p)
             }
             node_type::MEMSET => {
                 let mut p = CUDA_MEMSET_NODE_PARAMS::default();
@@ -383,16 +383,13 @@ pub unsafe fn node_added(
     }
 }
 
-/// A copy node's ops: its linear pieces with their directions, or
-/// `unsupported` (arrays, more rows than `copy_pieces::MAX_PIECES`).
-fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
-    let c = match rect {
+/// A copy node's ops: its linear pieces with their directions, one
+/// `memcpy_array` node for a copy naming an array, or `unsupported` (more
+/// rows than `copy_pieces::MAX_PIECES`, an unknown memory type).
+fn copy_ops(r: &Recorder, p: &CUDA_MEMCPY3D) -> Vec<NodeOp> {
+    let c = match p.rect() {
         Ok(c) => c,
-        Err(RectError::Array) => {
-            return vec![NodeOp::Unsupported {
-                what: "a copy from or to a CUDA array".into(),
-            }];
-        }
+        Err(RectError::Array) => return vec![array_copy_op(r, p)],
         Err(RectError::Invalid) => {
             return vec![NodeOp::Unsupported {
                 what: "a copy of an unknown memory type".into(),
@@ -416,6 +413,40 @@ fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
             size,
         })
         .collect()
+}
+
+/// A copy node naming an array, in the geometry of a `memcpy_array` event
+/// (`arrays::copy`): the array's handle and position, a linear side's
+/// first byte and pitches.
+fn array_copy_op(r: &Recorder, p: &CUDA_MEMCPY3D) -> NodeOp {
+    let c = match p.array_copy() {
+        Ok(c) => c,
+        Err(_) => {
+            return NodeOp::Unsupported {
+                what: "a copy of an unknown memory type".into(),
+            };
+        }
+    };
+    let on_dev = |side: CopySide| match side {
+        CopySide::Array { .. } => true,
+        CopySide::Linear { ptr, side, .. } => on_device(r, side, ptr),
+    };
+    let parts = |side: CopySide| match side {
+        CopySide::Array { array, pos } => (Addr(array), None, Some(pos)),
+        CopySide::Linear { ptr, pitch, .. } => (Addr(ptr), Some(pitch), None),
+    };
+    let (dst, dpitch, dpos) = parts(c.dst);
+    let (src, spitch, spos) = parts(c.src);
+    NodeOp::MemcpyArray {
+        dir: Dir::between(on_dev(c.src), on_dev(c.dst)),
+        dst,
+        dpitch,
+        dpos,
+        src,
+        spitch,
+        spos,
+        extent: c.extent,
+    }
 }
 
 fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> NodeOp {
@@ -523,7 +554,7 @@ pub unsafe fn set_memcpy(
         return;
     };
     if ret == CUDA_SUCCESS {
-        record_set(r, api, exec, node, copy_ops(r, p.rect()));
+        record_set(r, api, exec, node, copy_ops(r, p));
     }
 }
 
@@ -579,7 +610,7 @@ pub unsafe fn set_node(
             vec![unsafe { super::record::kernel_node(r, api, &u.kernel) }]
         }
         // SAFETY: a copy node's parameters (see above).
-        node_type::MEMCPY => copy_ops(r, unsafe { u.memcpy.copy_params }.rect()),
+        node_type::MEMCPY => copy_ops(r, &unsafe { u.memcpy.copy_params }),
         // SAFETY: a memset node's parameters (see above).
         node_type::MEMSET => vec![memset_op(&unsafe { u.memset }.params)],
         node_type::EMPTY => vec![NodeOp::Empty],

@@ -290,18 +290,16 @@ static void host_or_device(struct memcpy3d *c, int dst_host, void *dst, int src_
     c->height = c->depth = 1;
 }
 static void run_graph(struct graph *g);
+CUresult cuMemcpy3D_v2(const struct memcpy3d *c);
 static void run_node(struct node *x) {
     if (x->disabled) return;
     switch (x->type) {
     case KERNEL:
         for (int i = 0; i < x->n; i++) x->out[i] = (float)i;
         break;
-    case MEMCPY: {
-        void *d = x->c.dtype == 1 ? x->c.dhost : (void *)(uintptr_t)x->c.ddev;
-        const void *s = x->c.stype == 1 ? x->c.shost : (const void *)(uintptr_t)x->c.sdev;
-        memcpy(d, s, x->c.width);
+    case MEMCPY:
+        cuMemcpy3D_v2(&x->c); /* linear or naming an array */
         break;
-    }
     case MEMSET: {
         unsigned *p = (unsigned *)(uintptr_t)x->m.dst;
         for (size_t i = 0; i < x->m.width; i++) p[i] = x->m.value;
@@ -362,6 +360,21 @@ CUresult cuGraphAddKernelNode_v2(void **node, void *g, const void *const *deps, 
     struct node *x = add_node(g, KERNEL, (const struct node *const *)deps, nd);
     set_kernel(x, p);
     *node = x;
+    return OK;
+}
+CUresult cuGraphAddMemcpyNode(void **node, void *g, const void *const *deps, size_t nd,
+                              const struct memcpy3d *c, void *ctx) {
+    (void)ctx;
+    struct node *x = add_node(g, MEMCPY, (const struct node *const *)deps, nd);
+    x->c = *c;
+    *node = x;
+    return OK;
+}
+CUresult cuGraphExecMemcpyNodeSetParams(void *exec, void *node, const struct memcpy3d *c, void *ctx) {
+    (void)exec; (void)ctx;
+    struct node *x = node;
+    if (x->type != MEMCPY) return INVALID_VALUE;
+    x->c = *c;
     return OK;
 }
 CUresult cuGraphAddEmptyNode(void **node, void *g, const void *const *deps, size_t nd) {
@@ -617,7 +630,14 @@ CUresult cuMemcpyAtoH_v2(void *dst, void *src, size_t off, size_t n) {
 /* The per-thread default stream forms: one stream here, so the same copies. */
 CUresult cuMemcpy3D_v2_ptds(const struct memcpy3d *c) { return cuMemcpy3D_v2(c); }
 CUresult cuMemcpy2D_v2_ptds(const struct memcpy2d *c) { return cuMemcpy2D_v2(c); }
-CUresult cuMemcpy3DAsync_v2(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
+CUresult cuMemcpy3DAsync_v2(const struct memcpy3d *c, CUstream s) {
+    struct node *x = captured(s, MEMCPY);
+    if (x) {
+        x->c = *c;
+        return OK;
+    }
+    return cuMemcpy3D_v2(c);
+}
 CUresult cuMemcpy3DAsync_v2_ptsz(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
 CUresult cuMemcpyHtoA_v2_ptds(void *dst, size_t off, const void *src, size_t n) {
     return cuMemcpyHtoA_v2(dst, off, src, n);

@@ -688,6 +688,15 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::ArrayDestroy { array } => {
             o.addr("array", array.0);
         }
+        Op::ArrayPlane {
+            array,
+            parent,
+            plane,
+        } => {
+            o.addr("array", array.0)
+                .addr("parent", parent.0)
+                .u64("plane", u64::from(*plane));
+        }
         Op::TexCreate { obj, .. }
         | Op::TexDestroy { obj }
         | Op::SurfCreate { obj, .. }

@@ -702,6 +702,18 @@ macro_rules! op_table {
                 #[wire(default = 0, omit_default)]
                 flags: u32,
             },
+            /// One plane of a multi-planar array (`cuArrayGetPlane`: plane 0
+            /// of an NV12 array is its luma, plane 1 its chroma): `array`
+            /// is an array handle usable in copies and resources, owned by
+            /// `parent` (no `array_destroy` of its own).
+            ArrayPlane "array_plane" {
+                /// The plane's handle at capture.
+                array: Addr,
+                /// The multi-planar array.
+                parent: Addr,
+                /// The plane's index.
+                plane: u32,
+            },
             /// An array destroyed (`hipFreeArray`, `cuArrayDestroy`, …).
             ArrayDestroy "array_destroy" {
                 /// Its handle.

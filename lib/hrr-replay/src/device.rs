@@ -446,6 +446,12 @@ pub trait Device {
         let _ = desc;
         Err(unsupported("array_create"))
     }
+    /// Plane `plane` of a multi-planar array from [`Device::array_create`]
+    /// (CUDA's `cuArrayGetPlane`): an array handle owned by it.
+    fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
+        let _ = (array, plane);
+        Err(unsupported("array_plane"))
+    }
     /// Destroys an array from [`Device::array_create`].
     fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
         let _ = array;
@@ -495,6 +501,11 @@ pub struct ArrayDesc {
 }
 
 impl ArrayDesc {
+    /// CUDA's `CU_AD_FORMAT_NV12`: two planes (8-bit luma, then 8-bit
+    /// chroma pairs at half width and height), reached through
+    /// [`Device::array_plane`].
+    pub const NV12: u32 = 0xb0;
+
     /// Bytes per element, `None` for a format neither family defines.
     pub fn element_bytes(&self) -> Option<u64> {
         let channel = match self.format {

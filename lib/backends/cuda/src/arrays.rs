@@ -1,5 +1,6 @@
 //! [`CudaDevice`]'s arrays, copies that name them, and texture and surface
-//! objects: `cuArray3DCreate_v2`, `cuArrayDestroy`, `cuMemcpy3D_v2` (and
+//! objects: `cuArray3DCreate_v2`, `cuArrayGetPlane`, `cuArrayDestroy`,
+//! `cuMemcpy3D_v2` (and
 //! `cuMemcpy3DAsync_v2`) for every array copy, `cuTexObjectCreate`,
 //! `cuSurfObjectCreate` and their destroys. The recorded descriptions are
 //! CUDA's own structs (`CUDA_RESOURCE_DESC`, `CUDA_TEXTURE_DESC`,
@@ -148,6 +149,19 @@ impl CudaDevice {
         self.call(CALL, |_| unsafe { f(ptr(array)) })
     }
 
+    pub(crate) fn cu_array_plane(
+        &mut self,
+        array: Handle,
+        plane: u32,
+    ) -> Result<Handle, DeviceError> {
+        const CALL: &str = "cuArrayGetPlane";
+        let f = self.optional(self.driver().api().cuArrayGetPlane, CALL)?;
+        let mut out: *mut c_void = std::ptr::null_mut();
+        // SAFETY: an array this backend created, and an out-parameter.
+        self.call(CALL, |_| unsafe { f(&mut out, ptr(array), plane) })?;
+        Ok(out as u64)
+    }
+
     pub(crate) fn cu_copy_array(&mut self, c: ArrayCopy<'_>) -> Result<(), DeviceError> {
         const CALL: &str = "cuMemcpy3D_v2";
         let api = self.driver().api();
@@ -255,11 +269,21 @@ mod tests {
         };
         let c = memcpy3d(ArraySide::Host, array, [16, 2, 1], Some(0x1000)).unwrap();
         assert_eq!(
-            (c.src_memory_type, c.src_array as u64, c.src_x_in_bytes, c.src_y),
+            (
+                c.src_memory_type,
+                c.src_array as u64,
+                c.src_x_in_bytes,
+                c.src_y
+            ),
             (CU_MEMORYTYPE_ARRAY, 0xa1, 8, 1)
         );
         assert_eq!(
-            (c.dst_memory_type, c.dst_host as u64, c.dst_pitch, c.dst_height),
+            (
+                c.dst_memory_type,
+                c.dst_host as u64,
+                c.dst_pitch,
+                c.dst_height
+            ),
             (CU_MEMORYTYPE_HOST, 0x1000, 16, 2)
         );
         let dev = ArraySide::Device {

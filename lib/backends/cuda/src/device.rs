@@ -825,6 +825,10 @@ impl Device for CudaDevice {
         self.cu_array_destroy(array)
     }
 
+    fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
+        self.cu_array_plane(array, plane)
+    }
+
     fn copy_array(&mut self, copy: ArrayCopy<'_>) -> Result<(), DeviceError> {
         self.cu_copy_array(copy)
     }

@@ -269,6 +269,8 @@ cuda_api! {
         // cuSurfObjectCreate(CUsurfObject *, const CUDA_RESOURCE_DESC *), their destroys.
         cuArray3DCreate = cuArray3DCreate_v2;
         cuArrayDestroy = cuArrayDestroy;
+        // CUDA 11.2: CUresult cuArrayGetPlane(CUarray *pPlaneArray, CUarray, unsigned planeIdx)
+        cuArrayGetPlane = cuArrayGetPlane;
         cuMemcpy3D = cuMemcpy3D_v2;
         cuMemcpy3DAsync = cuMemcpy3DAsync_v2;
         cuTexObjectCreate = cuTexObjectCreate;
@@ -385,6 +387,7 @@ mod tests {
                 "cuMemFreeAsync",
                 "cuArray3DCreate_v2",
                 "cuArrayDestroy",
+                "cuArrayGetPlane",
                 "cuMemcpy3D_v2",
                 "cuMemcpy3DAsync_v2",
                 "cuTexObjectCreate",

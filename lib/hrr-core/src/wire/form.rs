@@ -151,6 +151,10 @@ macro_rules! wire_keys {
             channels: u32 => u32,
             /// `array_create`: the descriptor's flags.
             flags: u32 => u32,
+            /// `array_plane`: the multi-planar array.
+            parent: Addr => addr,
+            /// `array_plane`: the plane's index.
+            plane: u32 => u32,
             /// `memcpy_array`: position in a destination array.
             dpos: [u64; 3] => nums,
             /// `memcpy_array`: position in a source array.

@@ -422,9 +422,29 @@ impl Device for MemDevice {
     fn array_create(&mut self, desc: &ArrayDesc) -> Result<Handle, DeviceError> {
         let row = desc.extent[0] * desc.element_bytes().unwrap_or(1);
         let slice = row * desc.extent[1].max(1);
-        let a = self.alloc(slice * desc.extent[2].max(1), MemKind::Device)?;
+        // NV12: the luma plane, then the chroma plane of half the rows.
+        let size = if desc.format == ArrayDesc::NV12 {
+            slice + slice / 2
+        } else {
+            slice * desc.extent[2].max(1)
+        };
+        let a = self.alloc(size, MemKind::Device)?;
         self.arrays.insert(a, (row, slice));
         Ok(a)
+    }
+    fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
+        let &(row, slice) = self
+            .arrays
+            .get(&array)
+            .ok_or_else(|| unsupported("not an array"))?;
+        // Plane 1 starts after the luma plane: its handle is that address.
+        let (h, rows) = match plane {
+            0 => (array, slice),
+            1 => (array + slice, slice / 2),
+            _ => return Err(unsupported("no such plane")),
+        };
+        self.arrays.insert(h, (row, rows));
+        Ok(h)
     }
     fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
         self.arrays.remove(&array);

@@ -829,6 +829,11 @@ impl<'a> Replayer<'a> {
                     flags: *flags,
                 },
             )?,
+            Op::ArrayPlane {
+                array,
+                parent,
+                plane,
+            } => self.array_plane(e, *array, *parent, *plane)?,
             Op::ArrayDestroy { array } => self.array_destroy(e, *array)?,
             Op::MemcpyArray {
                 dir,

@@ -1147,3 +1147,55 @@ fn array_copies_inside_graphs_are_recorded_with_their_host_sides() {
     assert_eq!(launches[3].len(), 1);
     assert_eq!(c.blob(&launches[3][0].blob), f32s(rows));
 }
+
+#[test]
+fn array_planes_are_recorded_as_arrays_of_their_parent() {
+    let (_t, c, stdout) = captured_ok_out("driver_planes", &["cuda"]);
+    let p = printed_addrs(&stdout);
+    let (a, y, uv) = (p["a"], p["y"], p["uv"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuArrayGetPlane", "array_plane"),
+            ("cuArrayGetPlane", "array_plane"),
+            ("cuArrayGetPlane", "array_plane"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuArrayDestroy", "array_destroy"),
+        ]
+    );
+    let plane = |array, plane| Op::ArrayPlane {
+        array: Addr(array),
+        parent: Addr(a),
+        plane,
+    };
+    assert_eq!(c.events[1].op, plane(uv, 1));
+    assert_eq!(c.events[2].op, plane(y, 0));
+    // The refused lookup is recorded with its error, no handle.
+    assert_ne!(c.events[3].ret, 0);
+    // The copies name the planes as arrays.
+    let dst = |i: usize| match c.events[i].op {
+        Op::MemcpyArray { dst, dpos, .. } => (dst.0, dpos),
+        ref o => panic!("{o:?}"),
+    };
+    assert_eq!((dst(4), dst(5)), ((y, Some([0; 3])), (uv, Some([0; 3]))));
+    let Op::MemcpyArray {
+        dir: Dir::D2h,
+        src,
+        spos: Some([2, 1, 0]),
+        extent: [4, 1, 1],
+        blob: Some(b),
+        ..
+    } = c.events[6].op
+    else {
+        panic!("{:?}", c.events[6])
+    };
+    assert_eq!((src.0, c.blob(&b)), (uv, vec![110, 111, 112, 113]));
+}

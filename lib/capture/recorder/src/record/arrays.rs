@@ -115,6 +115,18 @@ impl Recorder {
         self.op(api, ret, &op);
     }
 
+    /// Records plane `plane` of multi-planar array `parent`, whose handle
+    /// is `array` (0 for a failed call): an array of its own in copies and
+    /// resources, owned by `parent`.
+    pub fn array_plane(&self, api: &str, ret: i32, array: u64, parent: u64, plane: u32) {
+        let op = Op::ArrayPlane {
+            array: Addr(array),
+            parent: Addr(parent),
+            plane,
+        };
+        self.op(api, ret, &op);
+    }
+
     /// Records an array's destruction.
     pub fn array_destroy(&self, api: &str, ret: i32, array: u64) {
         if ret == 0 {

@@ -242,8 +242,21 @@ impl Ledger {
             Op::SetDevice { .. } => self.put(Key::CurrentDevice, api, op),
             Op::PeerAccess { peer } => self.put(Key::Peer(peer), api, op),
             Op::ArrayCreate { array, .. } => self.put(Key::Array(array.0), api, op),
+            Op::ArrayPlane { array, .. } => self.put(Key::Array(array.0), api, op),
             Op::ArrayDestroy { array } => {
                 self.remove(Key::Array(array.0));
+                // Its planes go with it.
+                let planes: Vec<Key> = self
+                    .order
+                    .values()
+                    .filter_map(|(k, _, o)| match o {
+                        Op::ArrayPlane { parent, .. } if *parent == array => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                for k in planes {
+                    self.remove(k);
+                }
             }
             Op::TexCreate { obj, .. } | Op::SurfCreate { obj, .. } => {
                 self.put(Key::Object(obj.0), api, op)
@@ -1027,6 +1040,30 @@ mod tests {
         assert_eq!(ops, vec![Op::StreamCreate { stream: Addr(9) }, alloc(2)]);
         l.note("d", &Op::StreamDestroy { stream: Addr(9) });
         assert_eq!(l.order.len(), 1);
+    }
+
+    #[test]
+    fn an_array_s_planes_go_with_it() {
+        let mut l = Ledger::default();
+        let create = |a| Op::ArrayCreate {
+            array: Addr(a),
+            format: 0xb0,
+            channels: 3,
+            extent: [8, 4, 0],
+            flags: 0,
+        };
+        let plane = |a, parent, plane| Op::ArrayPlane {
+            array: Addr(a),
+            parent: Addr(parent),
+            plane,
+        };
+        l.note("c", &create(1));
+        l.note("c", &create(2));
+        l.note("p", &plane(0x11, 1, 1));
+        l.note("p", &plane(0x21, 2, 1));
+        l.note("d", &Op::ArrayDestroy { array: Addr(1) });
+        let ops: Vec<_> = l.order.values().map(|(_, _, o)| o.clone()).collect();
+        assert_eq!(ops, vec![create(2), plane(0x21, 2, 1)]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Arrays, texture and surface objects: `array_create`, `array_destroy`,
-//! `memcpy_array`, `tex_create`, `tex_destroy`, `surf_create`,
+//! Arrays, texture and surface objects: `array_create`, `array_plane`,
+//! `array_destroy`, `memcpy_array`, `tex_create`, `tex_destroy`, `surf_create`,
 //! `surf_destroy`. Arrays and objects are handles, mapped from the
 //! recorded one to the backend's own; a linear side of an array copy is
 //! translated like a `memcpy_rect` operand, and a resource viewing linear
@@ -66,7 +66,7 @@ impl Replayer<'_> {
         array: Addr,
         desc: ArrayDesc,
     ) -> Result<(), ReplayError> {
-        if desc.element_bytes().is_none() {
+        if desc.element_bytes().is_none() && desc.format != ArrayDesc::NV12 {
             return Err(Self::shape(
                 e,
                 format!(
@@ -78,6 +78,42 @@ impl Replayer<'_> {
         let live = self.dev.array_create(&desc).map_err(Self::dev_err(e))?;
         self.arrays.arrays.insert(array.0, live);
         self.arrays.descs.insert(array.0, desc);
+        Ok(())
+    }
+
+    /// Replays `array_plane`: the live parent's plane, mapped like an
+    /// array of its own (it goes with its parent: no destroy).
+    pub(super) fn array_plane(
+        &mut self,
+        e: &Event,
+        array: Addr,
+        parent: Addr,
+        plane: u32,
+    ) -> Result<(), ReplayError> {
+        let live = self
+            .arrays
+            .arrays
+            .get(parent.0)
+            .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(parent)))?;
+        let live = self
+            .dev
+            .array_plane(live, plane)
+            .map_err(Self::dev_err(e))?;
+        self.arrays.arrays.insert(array.0, live);
+        // An NV12 array's planes hold 8-bit elements of 1 (luma) or 2
+        // (chroma) channels.
+        if let Some(d) = self.arrays.descs.get(&parent.0).copied()
+            && d.format == ArrayDesc::NV12
+        {
+            let halve = |n: u64| if plane == 0 { n } else { n / 2 };
+            let desc = ArrayDesc {
+                format: 0x01,
+                channels: if plane == 0 { 1 } else { 2 },
+                extent: [halve(d.extent[0]), halve(d.extent[1]), d.extent[2]],
+                flags: 0,
+            };
+            self.arrays.descs.insert(array.0, desc);
+        }
         Ok(())
     }
 
@@ -267,5 +303,128 @@ impl Replayer<'_> {
         self.dev
             .object_destroy(live, surface)
             .map_err(Self::dev_err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hrr_core::archive::Archive;
+    use hrr_core::error_chain::chain;
+    use hrr_core::event::{Dir, Op};
+    use hrr_core::hex::{Addr, BlobId};
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::ArchiveBuilder;
+
+    use crate::engine::Replayer;
+    use crate::engine::address_space::AddressSpace;
+    use crate::engine::mem_device::MemDevice;
+    use crate::engine::options::ReplayOptions;
+    use crate::engine::pinned_host::PinnedHost;
+    use crate::engine::summary::ReplaySummary;
+
+    fn run(b: ArchiveBuilder) -> (ReplaySummary, Option<String>) {
+        let t = tempfile::tempdir().unwrap();
+        let a = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let mut dev = MemDevice::new(false);
+        let opts = ReplayOptions::default();
+        let mut pinned = PinnedHost::new(0);
+        let (s, e) = Replayer::new(
+            &mut dev,
+            &a,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        )
+        .run(|_| {});
+        (s, e.map(|e| chain(&e).to_string()))
+    }
+
+    /// A copy between the host and an array (its handle `array`, at `pos`).
+    fn copy(dir: Dir, array: u64, pos: [u64; 3], extent: [u64; 3], blob: &[u8]) -> Op {
+        let host = (Addr(0x1000), Some([extent[0], extent[0] * extent[1]]), None);
+        let arr = (Addr(array), None, Some(pos));
+        let ((dst, dpitch, dpos), (src, spitch, spos)) = match dir {
+            Dir::H2d => (arr, host),
+            _ => (host, arr),
+        };
+        Op::MemcpyArray {
+            dir,
+            dst,
+            dpitch,
+            dpos,
+            src,
+            spitch,
+            spos,
+            extent,
+            stream: None,
+            blob: Some(BlobId::of(blob)),
+        }
+    }
+
+    /// An 8×4 NV12 array; its planes looked up; the luma and chroma planes
+    /// filled; a window of the chroma plane downloaded.
+    fn planes(expected: &[u8]) -> ArchiveBuilder {
+        let luma: Vec<u8> = (0..32).collect();
+        let chroma: Vec<u8> = (100..116).collect();
+        let plane = |array, plane| Op::ArrayPlane {
+            array: Addr(array),
+            parent: Addr(0xa0),
+            plane,
+        };
+        ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuArray3DCreate_v2",
+                Op::ArrayCreate {
+                    array: Addr(0xa0),
+                    format: 0xb0,
+                    channels: 3,
+                    extent: [8, 4, 0],
+                    flags: 0,
+                },
+                vec![],
+            )
+            .event("cuArrayGetPlane", plane(0xa1, 1), vec![])
+            .event("cuArrayGetPlane", plane(0xa2, 0), vec![])
+            .event(
+                "cuMemcpy2D_v2",
+                copy(Dir::H2d, 0xa2, [0; 3], [8, 4, 1], &luma),
+                vec![luma.clone()],
+            )
+            .event(
+                "cuMemcpy2D_v2",
+                copy(Dir::H2d, 0xa1, [0; 3], [8, 2, 1], &chroma),
+                vec![chroma.clone()],
+            )
+            .event(
+                "cuMemcpy2D_v2",
+                copy(Dir::D2h, 0xa1, [2, 1, 0], [4, 1, 1], expected),
+                vec![expected.to_vec()],
+            )
+    }
+
+    #[test]
+    fn array_planes_are_arrays_of_the_replay_s_own_array() {
+        let (s, e) = run(planes(&[110, 111, 112, 113]));
+        assert_eq!(e, None);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        // The luma plane's bytes are elsewhere: a download expecting them fails.
+        let (s, _) = run(planes(&[10, 11, 12, 13]));
+        assert_eq!(s.d2h_fail, 1);
+        // A plane of an array the replay never made stops it.
+        let b = ArchiveBuilder::new(Platform::Nvidia).event(
+            "cuArrayGetPlane",
+            Op::ArrayPlane {
+                array: Addr(0xa1),
+                parent: Addr(0xa0),
+                plane: 1,
+            },
+            vec![],
+        );
+        let e = run(b).1.expect("fatal");
+        assert!(
+            e.contains("event 0 (cuArrayGetPlane)") && e.contains("0xa0"),
+            "{e}"
+        );
     }
 }

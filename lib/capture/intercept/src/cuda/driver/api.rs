@@ -454,6 +454,9 @@ driver_api! {
         record |r, api, ret, a| unsafe { ar::create_3d(r, api, ret, a.handle.cast(), a.desc) };
     Lifecycle cuArrayDestroy,
         record |r, api, ret, a| r.array_destroy(api, ret, a.array as u64);
+    Lifecycle cuArrayGetPlane,
+        // SAFETY: `plane` is this call's out-parameter, read only after the driver reported success (having written it).
+        record |r, api, ret, a| r.array_plane(api, ret, unsafe { out(ret, a.plane.cast::<u64>()) }, a.array as u64, a.index);
     Free cuMemcpyHtoA_v2 | cuMemcpyHtoA_v2_ptds,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src`.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Host(a.src as u64)), a.n, None) };

@@ -555,16 +555,19 @@ static size_t format_bytes(int f) {
     case 0x01: case 0x08: return 1;
     case 0x02: case 0x09: case 0x10: return 2;
     case 0x03: case 0x0a: case 0x20: return 4;
+    case 0xb0: return 1; /* NV12: 8-bit luma, then chroma pairs */
     }
     return 0;
 }
 CUresult cuArray3DCreate_v2(void **out, const struct array3d_desc *d) {
-    size_t e = format_bytes(d->format) * d->channels;
+    int nv12 = d->format == 0xb0;
+    size_t e = format_bytes(d->format) * (nv12 ? 1 : d->channels);
     if (!e || !d->w) return INVALID_VALUE;
     struct array *a = calloc(1, sizeof *a);
     a->d = *d;
     a->row = d->w * e;
-    a->mem = calloc(1, a->row * (d->h ? d->h : 1) * (d->d ? d->d : 1));
+    size_t bytes = a->row * (d->h ? d->h : 1) * (d->d ? d->d : 1);
+    a->mem = calloc(1, nv12 ? bytes + bytes / 2 : bytes);
     *out = a;
     return OK;
 }
@@ -575,6 +578,19 @@ CUresult cuArrayCreate_v2(void **out, const struct array_desc *d) {
 CUresult cuArrayGetDescriptor_v2(struct array_desc *d, void *array) {
     struct array *a = array;
     *d = (struct array_desc){a->d.w, a->d.h, a->d.format, a->d.channels};
+    return OK;
+}
+/* An NV12 array's planes: the luma plane (its rows), then the chroma plane
+ * (pairs at half the width and height), arrays over the parent's memory. */
+CUresult cuArrayGetPlane(void **out, void *array, unsigned index) {
+    struct array *a = array;
+    if (a->d.format != 0xb0 || index > 1) return INVALID_VALUE;
+    struct array *p = calloc(1, sizeof *p);
+    p->d = (struct array3d_desc){index ? a->d.w / 2 : a->d.w, index ? a->d.h / 2 : a->d.h, 0, 0x01,
+                                 index ? 2 : 1, 0};
+    p->row = a->row;
+    p->mem = a->mem + (index ? a->row * a->d.h : 0);
+    *out = p;
     return OK;
 }
 CUresult cuArrayDestroy(void *array) {

@@ -704,8 +704,8 @@ GRAPH_AT_LEAST=0
 GRAPH_PLAIN=0
 
 # --- case: work no event records is reported, and --strict refuses it -----
-# A graph with a host node, then a mipmapped CUDA array made and freed: the
-# graph and its host node are recorded, the mipmapped array's calls counted.
+# A graph with a host node, then a peer 3D copy (cudaMemcpy3DPeer): the
+# graph and its host node are recorded, the driver's cuMemcpy3DPeer counted.
 case=graph_unrecorded
 if ! want "$case"; then
     :
@@ -719,7 +719,7 @@ elif [ "${BUILD_RC[$case]}" = 0 ]; then
     play_rc=$?
     timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --strict >"$LOG/$case.strict.log" 2>&1
     strict_rc=$?
-    if [ "$rc" = 0 ] && [[ "$line" == *cuMipmappedArray* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+    if [ "$rc" = 0 ] && [[ "$line" == *cuMemcpy3DPeer* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
         [ "$play_rc" = 0 ] && [ "$(events_with "$arc" '"op" *: *"graph_launch"')" = 3 ] &&
         [ "$strict_rc" = 1 ] && grep -q -- '--strict refuses' "$LOG/$case.strict.log"; then
         pass "$case"

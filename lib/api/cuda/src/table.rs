@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 224 entry points.
+// 227 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -149,6 +149,9 @@ macro_rules! cuda_fn {
     (cuArray3DCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArray3DCreate_v2(handle: *mut CUarray, desc: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult } };
     (cuArrayDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayDestroy(array: CUarray) -> CUresult } };
     (cuArrayGetPlane, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayGetPlane(plane: *mut CUarray, array: CUarray, index: c_uint) -> CUresult } };
+    (cuMipmappedArrayCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMipmappedArrayCreate(handle: *mut CUmipmappedArray, desc: *const CUDA_ARRAY3D_DESCRIPTOR, levels: c_uint) -> CUresult } };
+    (cuMipmappedArrayGetLevel, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMipmappedArrayGetLevel(level_array: *mut CUarray, mipmap: CUmipmappedArray, level: c_uint) -> CUresult } };
+    (cuMipmappedArrayDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMipmappedArrayDestroy(mipmap: CUmipmappedArray) -> CUresult } };
     (cuMemcpyHtoA_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoA_v2(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize) -> CUresult } };
     (cuMemcpyHtoA_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoA_v2_ptds(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize) -> CUresult } };
     (cuMemcpyAtoH_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoH_v2(dst: *mut c_void, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
@@ -268,7 +271,7 @@ macro_rules! cuda_fns {
             cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy_v2 cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags
             cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2D_v2_ptds cuMemcpy2DUnaligned_v2 cuMemcpy2DUnaligned_v2_ptds cuMemcpy3D_v2 cuMemcpy3D_v2_ptds
             cuMemcpy2DAsync_v2 cuMemcpy2DAsync_v2_ptsz cuMemcpy3DAsync_v2 cuMemcpy3DAsync_v2_ptsz cuMemsetD2D8_v2 cuMemsetD2D8_v2_ptds cuMemsetD2D16_v2 cuMemsetD2D16_v2_ptds cuMemsetD2D32_v2 cuMemsetD2D32_v2_ptds cuMemsetD2D8Async cuMemsetD2D8Async_ptsz cuMemsetD2D16Async cuMemsetD2D16Async_ptsz
-            cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuArrayGetPlane cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
+            cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuArrayGetPlane cuMipmappedArrayCreate cuMipmappedArrayGetLevel cuMipmappedArrayDestroy cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
             cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
             cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy

@@ -45,6 +45,8 @@ pub type CUstreamCaptureMode = c_int;
 pub type CUmemPool_attribute = c_int;
 /// `CUarray` (an opaque handle).
 pub type CUarray = *mut c_void;
+/// `CUmipmappedArray` (an opaque handle).
+pub type CUmipmappedArray = *mut c_void;
 /// `CUtexObject`: a 64-bit number.
 pub type CUtexObject = c_ulonglong;
 /// `CUsurfObject`: a 64-bit number.

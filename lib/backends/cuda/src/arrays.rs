@@ -1,5 +1,6 @@
 //! [`CudaDevice`]'s arrays, copies that name them, and texture and surface
 //! objects: `cuArray3DCreate_v2`, `cuArrayGetPlane`, `cuArrayDestroy`,
+//! `cuMipmappedArrayCreate`/`GetLevel`/`Destroy`,
 //! `cuMemcpy3D_v2` (and
 //! `cuMemcpy3DAsync_v2`) for every array copy, `cuTexObjectCreate`,
 //! `cuSurfObjectCreate` and their destroys. The recorded descriptions are
@@ -39,6 +40,19 @@ struct Side3d {
     pos: [u64; 3],
     pitch: u64,
     height: u64,
+}
+
+/// The recorded descriptor as `CUDA_ARRAY3D_DESCRIPTOR`.
+fn descriptor(d: &ArrayDesc) -> CUDA_ARRAY3D_DESCRIPTOR {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    CUDA_ARRAY3D_DESCRIPTOR {
+        width: size(d.extent[0]),
+        height: size(d.extent[1]),
+        depth: size(d.extent[2]),
+        format: d.format as i32,
+        num_channels: d.channels,
+        flags: d.flags,
+    }
 }
 
 /// The `CUDA_MEMCPY3D` of an array copy (`host`: the packed host side's
@@ -126,15 +140,7 @@ impl CudaDevice {
     pub(crate) fn cu_array_create(&mut self, d: &ArrayDesc) -> Result<Handle, DeviceError> {
         const CALL: &str = "cuArray3DCreate_v2";
         let f = self.optional(self.driver().api().cuArray3DCreate, CALL)?;
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        let desc = CUDA_ARRAY3D_DESCRIPTOR {
-            width: size(d.extent[0]),
-            height: size(d.extent[1]),
-            depth: size(d.extent[2]),
-            format: d.format as i32,
-            num_channels: d.channels,
-            flags: d.flags,
-        };
+        let desc = descriptor(d);
         let mut array: *mut c_void = std::ptr::null_mut();
         // SAFETY: a descriptor of CUDA_ARRAY3D_DESCRIPTOR's layout, and an
         // out-parameter for the handle.
@@ -147,6 +153,43 @@ impl CudaDevice {
         let f = self.optional(self.driver().api().cuArrayDestroy, CALL)?;
         // SAFETY: an array this backend created.
         self.call(CALL, |_| unsafe { f(ptr(array)) })
+    }
+
+    pub(crate) fn cu_mipmap_create(
+        &mut self,
+        d: &ArrayDesc,
+        levels: u32,
+    ) -> Result<Handle, DeviceError> {
+        const CALL: &str = "cuMipmappedArrayCreate";
+        let f = self.optional(self.driver().api().cuMipmappedArrayCreate, CALL)?;
+        let desc = descriptor(d);
+        let mut mipmap: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a descriptor of CUDA_ARRAY3D_DESCRIPTOR's layout, and an
+        // out-parameter for the handle.
+        self.call(CALL, |_| unsafe {
+            f(&mut mipmap, (&raw const desc).cast(), levels)
+        })?;
+        Ok(mipmap as u64)
+    }
+
+    pub(crate) fn cu_mipmap_level(
+        &mut self,
+        mipmap: Handle,
+        level: u32,
+    ) -> Result<Handle, DeviceError> {
+        const CALL: &str = "cuMipmappedArrayGetLevel";
+        let f = self.optional(self.driver().api().cuMipmappedArrayGetLevel, CALL)?;
+        let mut out: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a mipmapped array this backend created, and an out-parameter.
+        self.call(CALL, |_| unsafe { f(&mut out, ptr(mipmap), level) })?;
+        Ok(out as u64)
+    }
+
+    pub(crate) fn cu_mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        const CALL: &str = "cuMipmappedArrayDestroy";
+        let f = self.optional(self.driver().api().cuMipmappedArrayDestroy, CALL)?;
+        // SAFETY: a mipmapped array this backend created.
+        self.call(CALL, |_| unsafe { f(ptr(mipmap)) })
     }
 
     pub(crate) fn cu_array_plane(

@@ -271,6 +271,12 @@ cuda_api! {
         cuArrayDestroy = cuArrayDestroy;
         // CUDA 11.2: CUresult cuArrayGetPlane(CUarray *pPlaneArray, CUarray, unsigned planeIdx)
         cuArrayGetPlane = cuArrayGetPlane;
+        // CUresult cuMipmappedArrayCreate(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *,
+        //     unsigned numMipmapLevels), cuMipmappedArrayGetLevel(CUarray *,
+        //     CUmipmappedArray, unsigned level), cuMipmappedArrayDestroy(CUmipmappedArray)
+        cuMipmappedArrayCreate = cuMipmappedArrayCreate;
+        cuMipmappedArrayGetLevel = cuMipmappedArrayGetLevel;
+        cuMipmappedArrayDestroy = cuMipmappedArrayDestroy;
         cuMemcpy3D = cuMemcpy3D_v2;
         cuMemcpy3DAsync = cuMemcpy3DAsync_v2;
         cuTexObjectCreate = cuTexObjectCreate;
@@ -388,6 +394,9 @@ mod tests {
                 "cuArray3DCreate_v2",
                 "cuArrayDestroy",
                 "cuArrayGetPlane",
+                "cuMipmappedArrayCreate",
+                "cuMipmappedArrayGetLevel",
+                "cuMipmappedArrayDestroy",
                 "cuMemcpy3D_v2",
                 "cuMemcpy3DAsync_v2",
                 "cuTexObjectCreate",

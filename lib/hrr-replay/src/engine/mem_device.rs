@@ -77,6 +77,8 @@ pub struct MemDevice {
     /// Arrays: an allocation of packed rows (the handle is its address) →
     /// (row bytes, slice bytes).
     pub arrays: HashMap<Handle, (u64, u64)>,
+    /// Mipmapped arrays: handle → its levels' arrays.
+    pub mipmaps: HashMap<Handle, Vec<Handle>>,
 }
 
 /// The memory of one allocation, `len` bytes long, of which only a prefix
@@ -431,6 +433,30 @@ impl Device for MemDevice {
         let a = self.alloc(size, MemKind::Device)?;
         self.arrays.insert(a, (row, slice));
         Ok(a)
+    }
+    fn mipmap_create(&mut self, desc: &ArrayDesc, levels: u32) -> Result<Handle, DeviceError> {
+        let arrays = (0..levels)
+            .map(|l| self.array_create(&desc.level(l)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let h = 0x6000_0000 + self.mipmaps.len() as u64;
+        self.mipmaps.insert(h, arrays);
+        Ok(h)
+    }
+    fn mipmap_level(&mut self, mipmap: Handle, level: u32) -> Result<Handle, DeviceError> {
+        self.mipmaps
+            .get(&mipmap)
+            .and_then(|l| l.get(level as usize).copied())
+            .ok_or_else(|| unsupported("no such level"))
+    }
+    fn mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        let levels = self
+            .mipmaps
+            .remove(&mipmap)
+            .ok_or_else(|| unsupported("not a mipmapped array"))?;
+        for a in levels {
+            self.array_destroy(a)?;
+        }
+        Ok(())
     }
     fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
         let &(row, slice) = self

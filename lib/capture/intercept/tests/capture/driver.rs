@@ -1199,3 +1199,64 @@ fn array_planes_are_recorded_as_arrays_of_their_parent() {
     };
     assert_eq!((src.0, c.blob(&b)), (uv, vec![110, 111, 112, 113]));
 }
+
+#[test]
+fn mipmapped_arrays_and_their_levels_are_recorded() {
+    let (_t, c, stdout) = captured_ok_out("driver_mipmaps", &["cuda"]);
+    let p = printed_addrs(&stdout);
+    let (m, l1) = (p["m"], p["l1"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMipmappedArrayCreate", "mipmap_create"),
+            ("cuMipmappedArrayGetLevel", "mipmap_level"),
+            ("cuMemcpy3D_v2", "memcpy_array"),
+            ("cuMemcpy3D_v2", "memcpy_array"),
+            ("cuTexObjectCreate", "tex_create"),
+            ("cuTexObjectDestroy", "tex_destroy"),
+            ("cuMipmappedArrayDestroy", "mipmap_destroy"),
+        ]
+    );
+    assert_eq!(
+        c.events[0].op,
+        Op::MipmapCreate {
+            mipmap: Addr(m),
+            format: 0x20,
+            channels: 1,
+            extent: [8, 6, 0],
+            flags: 0,
+            levels: 3,
+        }
+    );
+    assert_eq!(
+        c.events[1].op,
+        Op::MipmapLevel {
+            array: Addr(l1),
+            mipmap: Addr(m),
+            level: 1,
+        }
+    );
+    let Op::MemcpyArray {
+        dir: Dir::D2h,
+        src,
+        spos: Some([8, 2, 0]),
+        blob: Some(b),
+        ..
+    } = c.events[3].op
+    else {
+        panic!("{:?}", c.events[3])
+    };
+    assert_eq!((src.0, c.blob(&b)), (l1, f32s([2.5, 2.75])));
+    // The texture's resource names the mipmapped array (type 1, handle at 8).
+    let Op::TexCreate { ref res, .. } = c.events[4].op else {
+        panic!("{:?}", c.events[4])
+    };
+    assert_eq!(res.0[..4], 1u32.to_le_bytes());
+    assert_eq!(res.0[8..16], m.to_le_bytes());
+    assert_eq!(c.events[6].op, Op::MipmapDestroy { mipmap: Addr(m) });
+}

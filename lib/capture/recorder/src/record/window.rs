@@ -102,6 +102,7 @@ enum Key {
     CurrentDevice,
     Peer(i32),
     Array(u64),
+    Mipmap(u64),
     Object(u64),
 }
 
@@ -242,7 +243,25 @@ impl Ledger {
             Op::SetDevice { .. } => self.put(Key::CurrentDevice, api, op),
             Op::PeerAccess { peer } => self.put(Key::Peer(peer), api, op),
             Op::ArrayCreate { array, .. } => self.put(Key::Array(array.0), api, op),
-            Op::ArrayPlane { array, .. } => self.put(Key::Array(array.0), api, op),
+            Op::ArrayPlane { array, .. } | Op::MipmapLevel { array, .. } => {
+                self.put(Key::Array(array.0), api, op)
+            }
+            Op::MipmapCreate { mipmap, .. } => self.put(Key::Mipmap(mipmap.0), api, op),
+            Op::MipmapDestroy { mipmap } => {
+                self.remove(Key::Mipmap(mipmap.0));
+                // Its levels go with it.
+                let levels: Vec<Key> = self
+                    .order
+                    .values()
+                    .filter_map(|(k, _, o)| match o {
+                        Op::MipmapLevel { mipmap: m, .. } if *m == mipmap => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                for k in levels {
+                    self.remove(k);
+                }
+            }
             Op::ArrayDestroy { array } => {
                 self.remove(Key::Array(array.0));
                 // Its planes go with it.
@@ -675,6 +694,13 @@ impl Recorder {
                     flags,
                 };
                 self.upload_array(dev, api, array.0, shape, &mut buf, &mut state);
+            }
+            // Made again empty: a level's contents are not read back.
+            if let Op::MipmapCreate { mipmap, .. } = *op {
+                state.not_restored.push(format!(
+                    "{api}: the contents of mipmapped array {:#x}: levels are not read back",
+                    mipmap.0
+                ));
             }
         }
         (state.bytes, state.allocs, state.not_restored)

@@ -1,5 +1,6 @@
 //! Arrays, texture and surface objects: `array_create`, `array_plane`,
-//! `array_destroy`, `memcpy_array`, `tex_create`, `tex_destroy`, `surf_create`,
+//! `array_destroy`, `mipmap_create`, `mipmap_level`, `mipmap_destroy`,
+//! `memcpy_array`, `tex_create`, `tex_destroy`, `surf_create`,
 //! `surf_destroy`. Arrays and objects are handles, mapped from the
 //! recorded one to the backend's own; a linear side of an array copy is
 //! translated like a `memcpy_rect` operand, and a resource viewing linear
@@ -31,6 +32,9 @@ pub(super) struct Arrays {
     descs: HashMap<u64, ArrayDesc>,
     /// Texture and surface objects: recorded handle → (live, surface).
     objects: HashMap<u64, (Handle, bool)>,
+    /// Mipmapped arrays, and each one's level 0 descriptor.
+    mipmaps: HandleMap,
+    mipmap_descs: HashMap<u64, ArrayDesc>,
 }
 
 impl Arrays {
@@ -115,6 +119,68 @@ impl Replayer<'_> {
             self.arrays.descs.insert(array.0, desc);
         }
         Ok(())
+    }
+
+    /// Replays `mipmap_create`.
+    pub(super) fn mipmap_create(
+        &mut self,
+        e: &Event,
+        mipmap: Addr,
+        desc: ArrayDesc,
+        levels: u32,
+    ) -> Result<(), ReplayError> {
+        if desc.element_bytes().is_none() || levels == 0 {
+            return Err(Self::shape(
+                e,
+                format!(
+                    "mipmapped array of format {:#x} with {} channels, {levels} levels: no runtime makes such an array",
+                    desc.format, desc.channels
+                ),
+            ));
+        }
+        let live = self
+            .dev
+            .mipmap_create(&desc, levels)
+            .map_err(Self::dev_err(e))?;
+        self.arrays.mipmaps.insert(mipmap.0, live);
+        self.arrays.mipmap_descs.insert(mipmap.0, desc);
+        Ok(())
+    }
+
+    /// Replays `mipmap_level`: the live mipmapped array's level, mapped like
+    /// an array (it goes with its mipmapped array: no destroy).
+    pub(super) fn mipmap_level(
+        &mut self,
+        e: &Event,
+        array: Addr,
+        mipmap: Addr,
+        level: u32,
+    ) -> Result<(), ReplayError> {
+        let live = self
+            .arrays
+            .mipmaps
+            .get(mipmap.0)
+            .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(mipmap)))?;
+        let live = self
+            .dev
+            .mipmap_level(live, level)
+            .map_err(Self::dev_err(e))?;
+        self.arrays.arrays.insert(array.0, live);
+        if let Some(d) = self.arrays.mipmap_descs.get(&mipmap.0).copied() {
+            self.arrays.descs.insert(array.0, d.level(level));
+        }
+        Ok(())
+    }
+
+    /// Replays `mipmap_destroy`.
+    pub(super) fn mipmap_destroy(&mut self, e: &Event, mipmap: Addr) -> Result<(), ReplayError> {
+        let live = self
+            .arrays
+            .mipmaps
+            .remove(mipmap.0)
+            .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(mipmap)))?;
+        self.arrays.mipmap_descs.remove(&mipmap.0);
+        self.dev.mipmap_destroy(live).map_err(Self::dev_err(e))
     }
 
     /// Replays `array_destroy`.
@@ -261,12 +327,11 @@ impl Replayer<'_> {
                 .arrays
                 .get(word)
                 .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(Addr(word))))?,
-            RES_MIPMAPPED => {
-                return Err(Self::shape(
-                    e,
-                    "a resource over a mipmapped array: mipmapped arrays are not recorded",
-                ));
-            }
+            RES_MIPMAPPED => self
+                .arrays
+                .mipmaps
+                .get(word)
+                .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(Addr(word))))?,
             // Linear and pitched 2D memory: the pointer must lie in memory
             // the replay has.
             _ => self.device_operand(e, Operand::D2dSrc, Addr(word), 1)?,
@@ -401,6 +466,75 @@ mod tests {
                 copy(Dir::D2h, 0xa1, [2, 1, 0], [4, 1, 1], expected),
                 vec![expected.to_vec()],
             )
+    }
+
+    /// A mipmapped array of 8×6 floats, 3 levels (8×6, 4×3, 2×1); level 1
+    /// looked up, filled and a window of it downloaded.
+    fn mipmap(expected: &[u8]) -> ArchiveBuilder {
+        let data: Vec<u8> = (0..48).collect();
+        ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuMipmappedArrayCreate",
+                Op::MipmapCreate {
+                    mipmap: Addr(0xb0),
+                    format: 0x20,
+                    channels: 1,
+                    extent: [8, 6, 0],
+                    flags: 0,
+                    levels: 3,
+                },
+                vec![],
+            )
+            .event(
+                "cuMipmappedArrayGetLevel",
+                Op::MipmapLevel {
+                    array: Addr(0xb1),
+                    mipmap: Addr(0xb0),
+                    level: 1,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemcpy3D_v2",
+                copy(Dir::H2d, 0xb1, [0; 3], [16, 3, 1], &data),
+                vec![data.clone()],
+            )
+            .event(
+                "cuMemcpy3D_v2",
+                copy(Dir::D2h, 0xb1, [4, 2, 0], [8, 1, 1], expected),
+                vec![expected.to_vec()],
+            )
+            .event(
+                "cuMipmappedArrayDestroy",
+                Op::MipmapDestroy { mipmap: Addr(0xb0) },
+                vec![],
+            )
+    }
+
+    #[test]
+    fn mipmap_levels_are_arrays_of_halved_extents() {
+        let (s, e) = run(mipmap(&[36, 37, 38, 39, 40, 41, 42, 43]));
+        assert_eq!(e, None);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        // Level 1 is 4 floats wide: a row past its end does not fit.
+        let b = mipmap(&[0; 8]).event(
+            "cuMemcpy3D_v2",
+            copy(Dir::D2h, 0xb1, [0, 3, 0], [16, 1, 1], &[0; 16]),
+            vec![vec![0; 16]],
+        );
+        assert!(run(b).1.is_some());
+        // A level of a mipmapped array the replay never made stops it.
+        let b = ArchiveBuilder::new(Platform::Nvidia).event(
+            "cuMipmappedArrayGetLevel",
+            Op::MipmapLevel {
+                array: Addr(0xb1),
+                mipmap: Addr(0xb0),
+                level: 0,
+            },
+            vec![],
+        );
+        let e = run(b).1.expect("fatal");
+        assert!(e.contains("0xb0"), "{e}");
     }
 
     #[test]

@@ -454,6 +454,14 @@ driver_api! {
         record |r, api, ret, a| unsafe { ar::create_3d(r, api, ret, a.handle.cast(), a.desc) };
     Lifecycle cuArrayDestroy,
         record |r, api, ret, a| r.array_destroy(api, ret, a.array as u64);
+    Lifecycle cuMipmappedArrayCreate,
+        // SAFETY: `handle` is this call's out-parameter (read only after success), `desc` the descriptor the driver read.
+        record |r, api, ret, a| unsafe { ar::mipmap_create(r, api, ret, a.handle.cast(), a.desc, a.levels) };
+    Lifecycle cuMipmappedArrayGetLevel,
+        // SAFETY: `level_array` is this call's out-parameter, read only after the driver reported success (having written it).
+        record |r, api, ret, a| r.mipmap_level(api, ret, unsafe { out(ret, a.level_array.cast::<u64>()) }, a.mipmap as u64, a.level);
+    Lifecycle cuMipmappedArrayDestroy,
+        record |r, api, ret, a| r.mipmap_destroy(api, ret, a.mipmap as u64);
     Lifecycle cuArrayGetPlane,
         // SAFETY: `plane` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| r.array_plane(api, ret, unsafe { out(ret, a.plane.cast::<u64>()) }, a.array as u64, a.index);

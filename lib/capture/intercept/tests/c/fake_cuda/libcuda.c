@@ -580,6 +580,35 @@ CUresult cuArrayGetDescriptor_v2(struct array_desc *d, void *array) {
     *d = (struct array_desc){a->d.w, a->d.h, a->d.format, a->d.channels};
     return OK;
 }
+/* Mipmapped arrays: an array per level, each of half the last's extent. */
+struct mipmap { unsigned n; void *levels[16]; };
+CUresult cuMipmappedArrayCreate(void **out, const struct array3d_desc *d, unsigned levels) {
+    if (!levels || levels > 16) return INVALID_VALUE;
+    struct mipmap *m = calloc(1, sizeof *m);
+    struct array3d_desc l = *d;
+    for (m->n = 0; m->n < levels; m->n++) {
+        CUresult r = cuArray3DCreate_v2(&m->levels[m->n], &l);
+        if (r) return r;
+        l.w = l.w > 1 ? l.w / 2 : 1;
+        l.h = l.h > 1 ? l.h / 2 : l.h;
+        l.d = l.d > 1 ? l.d / 2 : l.d;
+    }
+    *out = m;
+    return OK;
+}
+CUresult cuMipmappedArrayGetLevel(void **out, void *mipmap, unsigned level) {
+    struct mipmap *m = mipmap;
+    if (level >= m->n) return INVALID_VALUE;
+    *out = m->levels[level];
+    return OK;
+}
+CUresult cuArrayDestroy(void *array);
+CUresult cuMipmappedArrayDestroy(void *mipmap) {
+    struct mipmap *m = mipmap;
+    for (unsigned i = 0; i < m->n; i++) cuArrayDestroy(m->levels[i]);
+    free(m);
+    return OK;
+}
 /* An NV12 array's planes: the luma plane (its rows), then the chroma plane
  * (pairs at half the width and height), arrays over the parent's memory. */
 CUresult cuArrayGetPlane(void **out, void *array, unsigned index) {

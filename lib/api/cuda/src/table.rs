@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 227 entry points.
+// 229 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -199,6 +199,7 @@ macro_rules! cuda_fn {
     (cuGraphDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphDestroy(graph: CUgraph) -> CUresult } };
     (cuGraphAddKernelNode_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddKernelNode_v2(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphAddMemcpyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddMemcpyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
+    (cuGraphAddHostNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddHostNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_HOST_NODE_PARAMS) -> CUresult } };
     (cuGraphAddMemsetNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddMemsetNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
     (cuGraphAddEmptyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEmptyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult } };
     (cuGraphAddEventRecordNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) -> CUresult } };
@@ -210,6 +211,7 @@ macro_rules! cuda_fn {
     (cuGraphNodeGetDependencies_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut CUgraphEdgeData, n: *mut usize) -> CUresult } };
     (cuGraphKernelNodeGetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphMemcpyNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphMemcpyNodeGetParams(node: CUgraphNode, copy: *mut CUDA_MEMCPY3D) -> CUresult } };
+    (cuGraphHostNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut CUDA_HOST_NODE_PARAMS) -> CUresult } };
     (cuGraphMemsetNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut CUDA_MEMSET_NODE_PARAMS) -> CUresult } };
     (cuGraphChildGraphNodeGetGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult } };
     (cuGraphEventRecordNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
@@ -275,8 +277,8 @@ macro_rules! cuda_fns {
             cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
             cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
-            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
-            cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
+            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddHostNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
+            cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphHostNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
             cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString

@@ -1260,3 +1260,43 @@ fn mipmapped_arrays_and_their_levels_are_recorded() {
     assert_eq!(res.0[8..16], m.to_le_bytes());
     assert_eq!(c.events[6].op, Op::MipmapDestroy { mipmap: Addr(m) });
 }
+
+#[test]
+fn a_graph_s_d2h_result_is_recorded_before_a_host_node_rewrites_it() {
+    let (_t, c) = captured_ok("graph_host_d2h", &["cuda"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    // Both graphs: kernel, copy to the host, host node.
+    let execs: Vec<&Vec<GraphNode>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphExec { nodes, .. } => Some(nodes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(execs.len(), 2);
+    for nodes in &execs {
+        let kinds: Vec<&str> = nodes.iter().map(|n| n.op.kind()).collect();
+        assert_eq!(kinds, ["kernel", "memcpy", "host"]);
+    }
+    // Every launch's result is what the copy wrote (iota: 0.0, 1.0), not
+    // the 0.0 the host node left: what replay, which runs no host
+    // function, reads back.
+    let launches: Vec<&Vec<NodeBlob>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphLaunch { blobs, .. } => Some(blobs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches.len(), 4);
+    for b in launches {
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!((b[0].node, c.blob(&b[0].blob)), (1, f32s([0.0, 1.0])));
+    }
+}

@@ -35,8 +35,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cuda_api::graph::{
-    CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraphEdgeData, CUgraphNodeParams,
-    capture_status, node_type,
+    CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraphEdgeData,
+    CUgraphNodeParams, capture_status, node_type,
 };
 use cuda_api::rect::{CUDA_MEMCPY3D, CopySide, RectError};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
@@ -166,6 +166,8 @@ struct DriverGraph<'r> {
     api: &'static str,
     q: &'static GraphQueries,
     host_nodes: usize,
+    /// Each host node's trampoline id, in the order the walk lists them.
+    host_ids: Vec<Option<u64>>,
 }
 
 /// A handle list through the driver's two-call convention: `call(handles,
@@ -291,6 +293,7 @@ impl GraphSource for DriverGraph<'_> {
             }
             node_type::HOST => {
                 self.host_nodes += 1;
+                self.host_ids.push(self.host_fn_id(n));
                 vec![NodeOp::Host]
             }
             other => vec![NodeOp::Unsupported {
@@ -301,6 +304,22 @@ impl GraphSource for DriverGraph<'_> {
 }
 
 impl DriverGraph<'_> {
+    /// The trampoline id of host node `n`'s function, when it runs through
+    /// this library's (`None` too where the driver cannot say).
+    fn host_fn_id(&self, n: *mut c_void) -> Option<u64> {
+        let f = self.q.host_params?;
+        let mut p = CUDA_HOST_NODE_PARAMS {
+            fn_: None,
+            user_data: std::ptr::null_mut(),
+        };
+        // SAFETY: a host node of the application's graph, and our own
+        // out-parameter.
+        let ret = unsafe { f(n, &mut p) };
+        (ret == CUDA_SUCCESS)
+            .then(|| crate::host_funcs::graph_host_fn_id(p.fn_, p.user_data))
+            .flatten()
+    }
+
     fn kind(&self, node: u64) -> Result<i32, QueryError> {
         let mut t = 0;
         query!(self.q, node_type, "cuGraphNodeGetType", |f| f(
@@ -460,6 +479,32 @@ fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> NodeOp {
     }
 }
 
+// ---------------------------------------------------------------- host nodes
+
+/// `cuGraphAddHostNode`'s parameters with the function replaced by this
+/// library's graph trampoline (`host_funcs`), so that its run first has
+/// the recorder read the device-to-host copies before it. The copy lives
+/// as long as the process (the driver reads it during the call only, but
+/// it is small and made once per node).
+///
+/// # Safety
+/// `p` is null or the application's parameters of the call.
+pub unsafe fn wrap_host_node(p: *const CUDA_HOST_NODE_PARAMS) -> *const CUDA_HOST_NODE_PARAMS {
+    // SAFETY: per the contract.
+    let Some(&CUDA_HOST_NODE_PARAMS {
+        fn_: Some(f),
+        user_data,
+    }) = (unsafe { p.as_ref() })
+    else {
+        return p;
+    };
+    let (t, data) = crate::host_funcs::wrap_graph_host_fn(f, user_data);
+    Box::leak(Box::new(CUDA_HOST_NODE_PARAMS {
+        fn_: Some(t),
+        user_data: data,
+    }))
+}
+
 // ---------------------------------------------------------------- executable graphs
 
 /// Instantiation or `cuGraphExecUpdate_v2` returned `ret`: on success,
@@ -476,6 +521,7 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
         api,
         q,
         host_nodes: 0,
+        host_ids: Vec::new(),
     };
     let w = match graph_walk::walk(&mut src, graph) {
         Ok(w) => w,
@@ -486,7 +532,9 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
             );
         }
     };
-    r.graph_exec(api, exec, graph, src.host_nodes, ExecRecord::from(w));
+    let mut rec = ExecRecord::from(w);
+    r.graph_host_nodes(api, &mut rec, &src.host_ids);
+    r.graph_exec(api, exec, graph, src.host_nodes, rec);
 }
 
 /// A node setter the driver accepted: `node` of `exec` is now `ops` (a
@@ -650,6 +698,7 @@ pub fn set_child(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, node
         api,
         q,
         host_nodes: 0,
+        host_ids: Vec::new(),
     };
     match graph_walk::walk(&mut src, child) {
         Ok(w) => {

@@ -219,7 +219,7 @@ struct memset_params {
     unsigned value, elem;
     size_t width, height;
 };
-enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, CHILD = 4, EMPTY = 5, CONDITIONAL = 13 };
+enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, HOST = 3, CHILD = 4, EMPTY = 5, CONDITIONAL = 13 };
 struct graph;
 /* CUgraphNodeParams (cuGraphAddNode), as cuda.h lays it out: the members
  * this driver understands. */
@@ -249,6 +249,7 @@ struct node {
     struct graph *child;
     struct graph *body[1]; /* a conditional node's (never run here) */
     int disabled;          /* cuGraphNodeSetEnabled */
+    struct host_params { void (*fn)(void *); void *data; } host;
 };
 struct graph { struct node *nodes[64]; size_t n; };
 struct exec { struct graph *g; };
@@ -307,6 +308,9 @@ static void run_node(struct node *x) {
     }
     case CHILD:
         run_graph(x->child);
+        break;
+    case HOST:
+        x->host.fn(x->host.data);
         break;
     }
 }
@@ -368,6 +372,17 @@ CUresult cuGraphAddMemcpyNode(void **node, void *g, const void *const *deps, siz
     struct node *x = add_node(g, MEMCPY, (const struct node *const *)deps, nd);
     x->c = *c;
     *node = x;
+    return OK;
+}
+CUresult cuGraphAddHostNode(void **node, void *g, const void *const *deps, size_t nd,
+                            const struct host_params *p) {
+    struct node *x = add_node(g, HOST, (const struct node *const *)deps, nd);
+    x->host = *p;
+    *node = x;
+    return OK;
+}
+CUresult cuGraphHostNodeGetParams(void *node, struct host_params *p) {
+    *p = ((struct node *)node)->host;
     return OK;
 }
 CUresult cuGraphExecMemcpyNodeSetParams(void *exec, void *node, const struct memcpy3d *c, void *ctx) {
@@ -521,7 +536,11 @@ CUresult cuGraphDestroy(void *g) { (void)g; return OK; }
 static void (*last_host_fn)(void *);
 void *fake_last_host_fn(void) { return (void *)last_host_fn; }
 CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
-    (void)s;
+    struct node *x = captured(s, HOST);
+    if (x) {
+        x->host = (struct host_params){fn, data};
+        return OK;
+    }
     last_host_fn = fn;
     fn(data);
     return OK;

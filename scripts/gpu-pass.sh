@@ -72,7 +72,7 @@ fi
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
-    texture2d_ptds graph_setters job_launcher)
+    texture2d_ptds graph_setters job_launcher graph_arrays)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -440,6 +440,23 @@ GRAPH_LAUNCHES=4
 GRAPH_KERNELS=2
 CHECK=check_graph_setters
 run_case graph_setters graph_setters
+# Array copies as graph nodes (captured cudaMemcpy2DToArrayAsync and
+# FromArrayAsync, cudaGraphAddMemcpyNode naming an array), one moved by
+# cudaGraphExecMemcpyNodeSetParams: memcpy_array nodes, none unsupported,
+# and every launch's window download replays.
+check_graph_arrays() {
+    local a s
+    a=$(grep -m1 '"op" *: *"graph_exec"' "$2/events.ndjson" | grep -o '"kind" *: *"memcpy_array"' | wc -l)
+    s=$(events_with "$2" '"api":"cuGraphExecMemcpyNodeSetParams","op":"graph_exec"')
+    [ "$a" = 3 ] && [ "${s:-0}" = 1 ] ||
+        { echo "memcpy_array nodes in the first graph_exec: $a (want 3), graph_exec of cuGraphExecMemcpyNodeSetParams: ${s:-0} (want 1)"; return 1; }
+    check_graph "$@"
+}
+NO_LAUNCH=1
+GRAPH_LAUNCHES=3
+GRAPH_KERNELS=1
+CHECK=check_graph_arrays
+run_case graph_arrays graph_arrays
 # Kernel nodes reading and writing mapped pinned host memory: the host's
 # writes recorded before the graph launches (host_write, under
 # cuGraphLaunch), the kernels' at the synchronisations (host_read); the
@@ -687,8 +704,8 @@ GRAPH_AT_LEAST=0
 GRAPH_PLAIN=0
 
 # --- case: work no event records is reported, and --strict refuses it -----
-# A graph with a host node, then a mipmapped CUDA array made and freed: the
-# graph and its host node are recorded, the mipmapped array's calls counted.
+# A graph with a host node, then a peer 3D copy (cudaMemcpy3DPeer): the
+# graph and its host node are recorded, the driver's cuMemcpy3DPeer counted.
 case=graph_unrecorded
 if ! want "$case"; then
     :
@@ -702,7 +719,7 @@ elif [ "${BUILD_RC[$case]}" = 0 ]; then
     play_rc=$?
     timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --strict >"$LOG/$case.strict.log" 2>&1
     strict_rc=$?
-    if [ "$rc" = 0 ] && [[ "$line" == *cuMipmappedArray* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
+    if [ "$rc" = 0 ] && [[ "$line" == *cuMemcpy3DPeer* ]] && grep -q '^unrecorded : [1-9]' "$LOG/$case.play.log" &&
         [ "$play_rc" = 0 ] && [ "$(events_with "$arc" '"op" *: *"graph_launch"')" = 3 ] &&
         [ "$strict_rc" = 1 ] && grep -q -- '--strict refuses' "$LOG/$case.strict.log"; then
         pass "$case"

@@ -168,6 +168,65 @@ fn symbol_copies_and_module_globals_replay_exactly() {
 /// recorded as `array_create`, `memcpy_array`, `tex_create` and their
 /// destroys, the kernel's argument marked as an object; replayed exactly
 /// (the array downloads are D2H checks of their own).
+/// Mipmapped arrays through the pipeline: two made (the runtime's and the
+/// driver style), their levels looked up and used as arrays in copies, a
+/// texture object over one read by a kernel; every level download and the
+/// kernel's result replayed exactly, nothing unrecorded.
+#[test]
+fn mipmapped_arrays_and_their_levels_replay_exactly() {
+    let (p, ev) = pipeline("mipmaps");
+    let ok = |op: &str| {
+        ev.iter()
+            .filter(|e| e["op"] == op && e["ret"] == 0)
+            .collect::<Vec<_>>()
+    };
+    let created = ok("mipmap_create");
+    assert_eq!(created.len(), 2);
+    assert_eq!(
+        (
+            &created[0]["api"],
+            &created[0]["extent"],
+            &created[0]["levels"]
+        ),
+        (
+            &serde_json::json!("hipMallocMipmappedArray"),
+            &serde_json::json!([16, 8, 0]),
+            &serde_json::json!(3)
+        )
+    );
+    assert_eq!(created[1]["api"], "hipMipmappedArrayCreate");
+    let levels: Vec<(&Value, &Value)> = ok("mipmap_level")
+        .iter()
+        .map(|e| (&e["api"], &e["level"]))
+        .collect();
+    assert_eq!(levels.len(), 3, "{levels:?}");
+    // The refused lookup of a fourth level is recorded with its error.
+    assert!(
+        ev.iter()
+            .any(|e| e["op"] == "mipmap_level" && e["ret"] != 0 && e["level"] == 3)
+    );
+    assert_eq!(ok("mipmap_destroy").len(), 2);
+    // A level is an array in copies: level 1's handle as the copy's side.
+    let level1 = ok("mipmap_level")[1]["array"].clone();
+    let to_level1 = ev
+        .iter()
+        .filter(|e| e["op"] == "memcpy_array" && e["dst"] == level1)
+        .count();
+    assert_eq!(to_level1, 1);
+    // The texture's resource is the mipmapped array (type 1).
+    let tex = ok("tex_create");
+    assert!(
+        tex[0]["res"].as_str().unwrap().starts_with("01000000"),
+        "{tex:?}"
+    );
+    let replayed = hrr_tests::read_events(&p.path("replay.hrr"));
+    let array_d2h = replayed
+        .iter()
+        .filter(|e| e["op"] == "memcpy_array" && e["blob"].is_string())
+        .count();
+    assert_eq!(array_d2h, 2, "the replay archive holds the level downloads");
+}
+
 #[test]
 fn arrays_and_texture_objects_replay_exactly() {
     let (p, ev) = pipeline("arrays");

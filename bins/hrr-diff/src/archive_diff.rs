@@ -30,7 +30,6 @@ use hrr_core::archive::{Archive, ArchiveError};
 use hrr_core::blob_store::{Blob, BlobError};
 use hrr_core::event::{Dir, Op};
 use hrr_core::event_reader::{ReadError, ReadOptions};
-use hrr_core::graph::NodeOp;
 use hrr_core::hex::BlobId;
 use hrr_replay::compare::{Comparison, DType, Tolerance, Verdict, compare};
 
@@ -493,12 +492,8 @@ fn d2h_entries(
                 let d2h = nodes
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, n)| match n.op {
-                        NodeOp::Memcpy {
-                            dir: Dir::D2h,
-                            size,
-                            ..
-                        } => Some((i as u32, size)),
+                    .filter_map(|(i, n)| match n.op.host_copy() {
+                        Some((Dir::D2h, size)) => Some((i as u32, size)),
                         _ => None,
                     })
                     .collect();

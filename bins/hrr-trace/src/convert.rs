@@ -692,6 +692,43 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::ArrayDestroy { array } => {
             o.addr("array", array.0);
         }
+        Op::MipmapCreate {
+            mipmap,
+            format,
+            channels,
+            extent,
+            levels,
+            ..
+        } => {
+            o.addr("mipmap", mipmap.0)
+                .u64("format", u64::from(*format))
+                .u64("channels", u64::from(*channels))
+                .u64("width", extent[0])
+                .u64("height", extent[1])
+                .u64("depth", extent[2])
+                .u64("levels", u64::from(*levels));
+        }
+        Op::MipmapLevel {
+            array,
+            mipmap,
+            level,
+        } => {
+            o.addr("array", array.0)
+                .addr("mipmap", mipmap.0)
+                .u64("level", u64::from(*level));
+        }
+        Op::MipmapDestroy { mipmap } => {
+            o.addr("mipmap", mipmap.0);
+        }
+        Op::ArrayPlane {
+            array,
+            parent,
+            plane,
+        } => {
+            o.addr("array", array.0)
+                .addr("parent", parent.0)
+                .u64("plane", u64::from(*plane));
+        }
         Op::TexCreate { obj, .. }
         | Op::TexDestroy { obj }
         | Op::SurfCreate { obj, .. }

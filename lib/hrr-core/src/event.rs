@@ -702,6 +702,55 @@ macro_rules! op_table {
                 #[wire(default = 0, omit_default)]
                 flags: u32,
             },
+            /// One plane of a multi-planar array (`cuArrayGetPlane`: plane 0
+            /// of an NV12 array is its luma, plane 1 its chroma): `array`
+            /// is an array handle usable in copies and resources, owned by
+            /// `parent` (no `array_destroy` of its own).
+            ArrayPlane "array_plane" {
+                /// The plane's handle at capture.
+                array: Addr,
+                /// The multi-planar array.
+                parent: Addr,
+                /// The plane's index.
+                plane: u32,
+            },
+            /// A mipmapped array (`hipMallocMipmappedArray`,
+            /// `hipMipmappedArrayCreate`, `cuMipmappedArrayCreate`): `levels`
+            /// arrays, level 0 of `extent`, each next one of half the last's
+            /// (rounded down, at least 1, where the array has the dimension).
+            MipmapCreate "mipmap_create" {
+                /// Its handle at capture.
+                mipmap: Addr,
+                /// The element format, as `array_create`'s.
+                format: u32,
+                /// Channels per element.
+                channels: u32,
+                /// Level 0's width, height and depth in elements (0 for a
+                /// dimension the array lacks).
+                extent: [u64; 3],
+                /// The descriptor's flags.
+                #[wire(default = 0, omit_default)]
+                flags: u32,
+                /// How many levels.
+                levels: u32,
+            },
+            /// One level of a mipmapped array (`hipGetMipmappedArrayLevel`,
+            /// `hipMipmappedArrayGetLevel`, `cuMipmappedArrayGetLevel`):
+            /// `array` is an array handle usable in copies and resources,
+            /// owned by `mipmap` (no `array_destroy` of its own).
+            MipmapLevel "mipmap_level" {
+                /// The level's handle at capture.
+                array: Addr,
+                /// The mipmapped array.
+                mipmap: Addr,
+                /// The level, from 0.
+                level: u32,
+            },
+            /// A mipmapped array destroyed, its levels with it.
+            MipmapDestroy "mipmap_destroy" {
+                /// Its handle at capture.
+                mipmap: Addr,
+            },
             /// An array destroyed (`hipFreeArray`, `cuArrayDestroy`, …).
             ArrayDestroy "array_destroy" {
                 /// Its handle.

@@ -68,6 +68,33 @@ pub enum NodeOp {
         #[serde(default, skip_serializing_if = "is_zero")]
         pitch: u64,
     },
+    /// A 2D/3D copy with an array on at least one side, in the geometry of
+    /// a `memcpy_array` event: a side with a position is an array (its
+    /// handle in `dst`/`src`), a side with pitches linear memory. The host
+    /// side's packed bytes (an `h2d` node's source, a `d2h` node's result)
+    /// are per launch: blobs of the `graph_launch` event.
+    MemcpyArray {
+        /// Its direction, an array counting as device memory.
+        dir: Dir,
+        /// First byte written, or the destination array.
+        dst: Addr,
+        /// Row and slice pitch of a linear destination.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dpitch: Option<[u64; 2]>,
+        /// Position in a destination array: x in bytes, row, slice.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dpos: Option<[u64; 3]>,
+        /// First byte read, or the source array.
+        src: Addr,
+        /// Row and slice pitch of a linear source.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spitch: Option<[u64; 2]>,
+        /// Position in a source array.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spos: Option<[u64; 3]>,
+        /// Width in bytes, rows, slices.
+        extent: [u64; 3],
+    },
     /// Nothing: a dependency point (also what a child graph node becomes).
     Empty,
     /// Records an event.
@@ -83,8 +110,8 @@ pub enum NodeOp {
     /// A host function: not replayable (replay runs nothing for it, and
     /// says so).
     Host,
-    /// A node the recorder could not record (a copy from or to an array,
-    /// a 3D copy, a symbol copy): replay refuses the graph.
+    /// A node the recorder could not record (a HIP copy from or to an
+    /// array, a 3D copy, a symbol copy): replay refuses the graph.
     Unsupported {
         /// What it was, for the message.
         what: String,
@@ -114,6 +141,7 @@ impl NodeOp {
             NodeOp::Kernel { .. } => "kernel",
             NodeOp::Memcpy { .. } => "memcpy",
             NodeOp::Memset { .. } => "memset",
+            NodeOp::MemcpyArray { .. } => "memcpy_array",
             NodeOp::Empty => "empty",
             NodeOp::EventRecord { .. } => "event_record",
             NodeOp::EventWait { .. } => "event_wait",
@@ -178,12 +206,24 @@ pub fn check_topology(nodes: &[GraphNode]) -> Result<(), TopologyError> {
     Ok(())
 }
 
+impl NodeOp {
+    /// A host copy's direction (`h2d` or `d2h`) and the bytes of its host
+    /// side (packed rows for an array copy); `None` for any other node.
+    pub fn host_copy(&self) -> Option<(Dir, u64)> {
+        let (dir, bytes) = match *self {
+            NodeOp::Memcpy { dir, size, .. } => (dir, size),
+            NodeOp::MemcpyArray { dir, extent, .. } => {
+                (dir, crate::event::rect_len(extent).unwrap_or(u64::MAX))
+            }
+            _ => return None,
+        };
+        matches!(dir, Dir::H2d | Dir::D2h).then_some((dir, bytes))
+    }
+}
+
 /// The direction of node `i` if it is a host copy (`h2d` or `d2h`).
 pub fn host_copy_dir(nodes: &[GraphNode], i: u32) -> Option<Dir> {
-    match nodes.get(i as usize)?.op {
-        NodeOp::Memcpy { dir, .. } if matches!(dir, Dir::H2d | Dir::D2h) => Some(dir),
-        _ => None,
-    }
+    nodes.get(i as usize)?.op.host_copy().map(|(dir, _)| dir)
 }
 
 #[cfg(test)]
@@ -268,6 +308,32 @@ pub(crate) mod tests {
                 },
                 &[],
             ),
+            node(
+                NodeOp::MemcpyArray {
+                    dir: Dir::H2d,
+                    dst: Addr(0xa1),
+                    dpitch: None,
+                    dpos: Some([4, 1, 0]),
+                    src: Addr(0x5557_0000),
+                    spitch: Some([32, 128]),
+                    spos: None,
+                    extent: [16, 2, 1],
+                },
+                &[9],
+            ),
+            node(
+                NodeOp::MemcpyArray {
+                    dir: Dir::D2h,
+                    dst: Addr(0x5558_0000),
+                    dpitch: Some([16, 32]),
+                    dpos: None,
+                    src: Addr(0xa1),
+                    spitch: None,
+                    spos: Some([0, 0, 0]),
+                    extent: [16, 2, 1],
+                },
+                &[10],
+            ),
         ]
     }
 
@@ -347,6 +413,8 @@ pub(crate) mod tests {
         assert_eq!(host_copy_dir(&nodes, 1), Some(Dir::H2d));
         assert_eq!(host_copy_dir(&nodes, 7), Some(Dir::D2h));
         assert_eq!(host_copy_dir(&nodes, 2), None);
+        assert_eq!(host_copy_dir(&nodes, 10), Some(Dir::H2d));
+        assert_eq!(nodes[11].op.host_copy(), Some((Dir::D2h, 32)));
         assert_eq!(host_copy_dir(&nodes, 99), None);
     }
 }

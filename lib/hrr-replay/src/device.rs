@@ -491,6 +491,29 @@ pub trait Device {
         let _ = desc;
         Err(unsupported("array_create"))
     }
+    /// Plane `plane` of a multi-planar array from [`Device::array_create`]
+    /// (CUDA's `cuArrayGetPlane`): an array handle owned by it.
+    fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
+        let _ = (array, plane);
+        Err(unsupported("array_plane"))
+    }
+    /// A new mipmapped array of `levels` levels, level 0 of the recorded
+    /// descriptor.
+    fn mipmap_create(&mut self, desc: &ArrayDesc, levels: u32) -> Result<Handle, DeviceError> {
+        let _ = (desc, levels);
+        Err(unsupported("mipmap_create"))
+    }
+    /// Level `level` of a mipmapped array from [`Device::mipmap_create`]: an
+    /// array handle owned by it.
+    fn mipmap_level(&mut self, mipmap: Handle, level: u32) -> Result<Handle, DeviceError> {
+        let _ = (mipmap, level);
+        Err(unsupported("mipmap_level"))
+    }
+    /// Destroys a mipmapped array from [`Device::mipmap_create`].
+    fn mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        let _ = mipmap;
+        Err(unsupported("mipmap_destroy"))
+    }
     /// Destroys an array from [`Device::array_create`].
     fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
         let _ = array;
@@ -540,6 +563,21 @@ pub struct ArrayDesc {
 }
 
 impl ArrayDesc {
+    /// CUDA's `CU_AD_FORMAT_NV12`: two planes (8-bit luma, then 8-bit
+    /// chroma pairs at half width and height), reached through
+    /// [`Device::array_plane`].
+    pub const NV12: u32 = 0xb0;
+
+    /// Level `level` of a mipmapped array whose level 0 this is: each
+    /// dimension the array has halved per level (rounded down), at least 1.
+    pub fn level(&self, level: u32) -> ArrayDesc {
+        let extent = self.extent.map(|n| match n {
+            0 => 0,
+            n => n.checked_shr(level).unwrap_or(0).max(1),
+        });
+        ArrayDesc { extent, ..*self }
+    }
+
     /// Bytes per element, `None` for a format neither family defines.
     pub fn element_bytes(&self) -> Option<u64> {
         let channel = match self.format {
@@ -553,7 +591,7 @@ impl ArrayDesc {
 }
 
 /// One side of an [`ArrayCopy`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArraySide {
     /// An array from [`Device::array_create`]: the copy starts at `pos`
     /// (x in bytes, row, slice); `element` is its bytes per element.

@@ -3,7 +3,7 @@
 //! default way to run one (every node, in list order, on one stream), which
 //! backends without a graph API use and `hrr-play --no-graphs` forces.
 
-use crate::device::{Device, DeviceError, Handle, Launch};
+use crate::device::{ArrayCopy, ArraySide, Device, DeviceError, Handle, HostSide, Launch};
 
 /// Host memory a graph node copies from or to: the engine's own buffer,
 /// kept at one address for as long as graphs naming it may be launched.
@@ -105,6 +105,18 @@ pub enum NodeSpec<'a> {
         /// Bytes.
         size: u64,
     },
+    /// A 2D/3D copy with an array on at least one side; the side that is
+    /// [`ArraySide::Host`] is `host`, packed.
+    Array {
+        /// Where it writes.
+        dst: ArraySide,
+        /// What it reads.
+        src: ArraySide,
+        /// Width in bytes, rows, slices.
+        extent: [u64; 3],
+        /// The host side's buffer, when a side is host memory.
+        host: Option<HostRange>,
+    },
     /// Nothing: a dependency point.
     Empty,
     /// Records a live event.
@@ -163,6 +175,26 @@ pub fn run_in_order<D: Device + ?Sized>(
             NodeSpec::D2d { dst, src, size } => dev.copy_d2d(*dst, *src, *size, Some(stream))?,
             NodeSpec::Memset { dst, value, size } => {
                 dev.memset(*dst, *value, *size, Some(stream))?
+            }
+            NodeSpec::Array {
+                dst,
+                src,
+                extent,
+                host,
+            } => {
+                let mut range = *host;
+                let host = match (range.as_mut(), *dst, *src) {
+                    (Some(r), ArraySide::Host, _) => HostSide::Dst(r.as_mut_slice()),
+                    (Some(r), _, ArraySide::Host) => HostSide::Src(r.as_slice()),
+                    _ => HostSide::None,
+                };
+                dev.copy_array(ArrayCopy {
+                    dst: *dst,
+                    src: *src,
+                    extent: *extent,
+                    stream: Some(stream),
+                    host,
+                })?
             }
             NodeSpec::Empty => {}
             NodeSpec::EventRecord(e) => dev.event_record(*e, stream)?,

@@ -1,10 +1,11 @@
 // Work no event records: a CUDA graph captured with a host function
 // (cudaLaunchHostFunc, a host node) between two kernels, run by
-// cudaGraphLaunch, then a mipmapped CUDA array made and freed. The graph,
-// its kernels and its host node are recorded; the mipmapped array is not
-// (mipmapped arrays are not recorded yet), so hrr-cap must say so
-// (`unrecorded : N calls (cuMipmappedArrayCreate …)`) and
-// `hrr-play --strict` must refuse the archive.
+// cudaGraphLaunch, then a 3D copy between device buffers by
+// cudaMemcpy3DPeer (device 0 to device 0). The graph, its kernels and its
+// host node are recorded; the peer 3D copy is not (the driver's
+// cuMemcpy3DPeer has no op yet), so hrr-cap must say so
+// (`unrecorded : N calls (cuMemcpy3DPeer …)`) and `hrr-play --strict` must
+// refuse the archive.
 // Build: nvcc -cudart shared -arch=sm_90 graph_unrecorded.cu
 #include <vector>
 #include "common.h"
@@ -38,10 +39,15 @@ int main() {
     CK(cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
     bool ok = calls == 3;
     for (int v : h) ok &= v == 6;
-    cudaMipmappedArray_t mip;
-    cudaChannelFormatDesc desc = cudaCreateChannelDesc<int>();
-    CK(cudaMallocMipmappedArray(&mip, &desc, make_cudaExtent(64, 64, 0), 2));
-    CK(cudaFreeMipmappedArray(mip));
+    int* d2 = nullptr;
+    CK(cudaMalloc(&d2, n * sizeof(int)));
+    cudaMemcpy3DPeerParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(d, 64 * sizeof(int), 64, 64);
+    p.dstPtr = make_cudaPitchedPtr(d2, 64 * sizeof(int), 64, 64);
+    p.srcDevice = p.dstDevice = 0;
+    p.extent = make_cudaExtent(64 * sizeof(int), 64, 1);
+    CK(cudaMemcpy3DPeer(&p));
+    CK(cudaFree(d2));
     CK(cudaGraphExecDestroy(exec));
     CK(cudaGraphDestroy(g));
     CK(cudaFree(d));

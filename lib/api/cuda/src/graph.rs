@@ -104,6 +104,14 @@ pub struct CUDA_MEMSET_NODE_PARAMS_v2 {
     pub ctx: CUcontext,
 }
 
+/// `CUDA_HOST_NODE_PARAMS`: a host node's function and its data.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_HOST_NODE_PARAMS {
+    pub fn_: crate::types::CUhostFn,
+    pub user_data: *mut c_void,
+}
+
 /// `CUDA_MEMCPY_NODE_PARAMS` (in [`CUgraphNodeParams`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@
 // `cuda-c-decls` can redeclare every line in C after `cuda.h`:
 // `scripts/abi-check.sh` compiles that against CUDA 13.0's headers, and a
 // line whose signature differs from the prototype fails there.
-// 223 entry points.
+// 229 entry points.
 
 /// The CUDA driver table's lookup: `cuda_fn!(NAME, CALLBACK, [EXTRA…])`
 /// expands to `CALLBACK! { EXTRA… NAME(PARAM: TYPE, …) -> CUresult }`.
@@ -148,6 +148,10 @@ macro_rules! cuda_fn {
     (cuArrayCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayCreate_v2(handle: *mut CUarray, desc: *const CUDA_ARRAY_DESCRIPTOR) -> CUresult } };
     (cuArray3DCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArray3DCreate_v2(handle: *mut CUarray, desc: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult } };
     (cuArrayDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayDestroy(array: CUarray) -> CUresult } };
+    (cuArrayGetPlane, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuArrayGetPlane(plane: *mut CUarray, array: CUarray, index: c_uint) -> CUresult } };
+    (cuMipmappedArrayCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMipmappedArrayCreate(handle: *mut CUmipmappedArray, desc: *const CUDA_ARRAY3D_DESCRIPTOR, levels: c_uint) -> CUresult } };
+    (cuMipmappedArrayGetLevel, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMipmappedArrayGetLevel(level_array: *mut CUarray, mipmap: CUmipmappedArray, level: c_uint) -> CUresult } };
+    (cuMipmappedArrayDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMipmappedArrayDestroy(mipmap: CUmipmappedArray) -> CUresult } };
     (cuMemcpyHtoA_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoA_v2(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize) -> CUresult } };
     (cuMemcpyHtoA_v2_ptds, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyHtoA_v2_ptds(dst: CUarray, dst_offset: usize, src: *const c_void, n: usize) -> CUresult } };
     (cuMemcpyAtoH_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuMemcpyAtoH_v2(dst: *mut c_void, src: CUarray, src_offset: usize, n: usize) -> CUresult } };
@@ -195,6 +199,7 @@ macro_rules! cuda_fn {
     (cuGraphDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphDestroy(graph: CUgraph) -> CUresult } };
     (cuGraphAddKernelNode_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddKernelNode_v2(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphAddMemcpyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddMemcpyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, copy: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult } };
+    (cuGraphAddHostNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddHostNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_HOST_NODE_PARAMS) -> CUresult } };
     (cuGraphAddMemsetNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddMemsetNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, params: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult } };
     (cuGraphAddEmptyNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEmptyNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize) -> CUresult } };
     (cuGraphAddEventRecordNode, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphAddEventRecordNode(node: *mut CUgraphNode, graph: CUgraph, deps: *const CUgraphNode, n: usize, event: CUevent) -> CUresult } };
@@ -206,6 +211,7 @@ macro_rules! cuda_fn {
     (cuGraphNodeGetDependencies_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeGetDependencies_v2(node: CUgraphNode, deps: *mut CUgraphNode, edges: *mut CUgraphEdgeData, n: *mut usize) -> CUresult } };
     (cuGraphKernelNodeGetParams_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphKernelNodeGetParams_v2(node: CUgraphNode, params: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult } };
     (cuGraphMemcpyNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphMemcpyNodeGetParams(node: CUgraphNode, copy: *mut CUDA_MEMCPY3D) -> CUresult } };
+    (cuGraphHostNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphHostNodeGetParams(node: CUgraphNode, params: *mut CUDA_HOST_NODE_PARAMS) -> CUresult } };
     (cuGraphMemsetNodeGetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphMemsetNodeGetParams(node: CUgraphNode, params: *mut CUDA_MEMSET_NODE_PARAMS) -> CUresult } };
     (cuGraphChildGraphNodeGetGraph, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphChildGraphNodeGetGraph(node: CUgraphNode, graph: *mut CUgraph) -> CUresult } };
     (cuGraphEventRecordNodeGetEvent, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphEventRecordNodeGetEvent(node: CUgraphNode, event: *mut CUevent) -> CUresult } };
@@ -267,12 +273,12 @@ macro_rules! cuda_fns {
             cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy_v2 cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags
             cuEventRecordWithFlags_ptsz cuEventSynchronize cuGetExportTable cuMemcpy2D_v2 cuMemcpy2D_v2_ptds cuMemcpy2DUnaligned_v2 cuMemcpy2DUnaligned_v2_ptds cuMemcpy3D_v2 cuMemcpy3D_v2_ptds
             cuMemcpy2DAsync_v2 cuMemcpy2DAsync_v2_ptsz cuMemcpy3DAsync_v2 cuMemcpy3DAsync_v2_ptsz cuMemsetD2D8_v2 cuMemsetD2D8_v2_ptds cuMemsetD2D16_v2 cuMemsetD2D16_v2_ptds cuMemsetD2D32_v2 cuMemsetD2D32_v2_ptds cuMemsetD2D8Async cuMemsetD2D8Async_ptsz cuMemsetD2D16Async cuMemsetD2D16Async_ptsz
-            cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
+            cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuArrayGetPlane cuMipmappedArrayCreate cuMipmappedArrayGetLevel cuMipmappedArrayDestroy cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
             cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
             cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
-            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
-            cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphMemsetNodeGetParams
+            cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddHostNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
+            cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphHostNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
             cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString

@@ -14,9 +14,9 @@ pub use core::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 
 pub use crate::array::{CUDA_ARRAY_DESCRIPTOR, CUDA_ARRAY3D_DESCRIPTOR};
 pub use crate::graph::{
-    CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraph,
-    CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
-    CUstreamCaptureStatus,
+    CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS,
+    CUDA_MEMSET_NODE_PARAMS, CUgraph, CUgraphEdgeData, CUgraphExecUpdateResultInfo, CUgraphNode,
+    CUgraphNodeParams, CUgraphNodeType, CUstreamCaptureStatus,
 };
 pub use crate::{
     CUcontext, CUdevice, CUdeviceptr, CUevent, CUfunction, CUkernel, CUlaunchAttribute,
@@ -45,6 +45,8 @@ pub type CUstreamCaptureMode = c_int;
 pub type CUmemPool_attribute = c_int;
 /// `CUarray` (an opaque handle).
 pub type CUarray = *mut c_void;
+/// `CUmipmappedArray` (an opaque handle).
+pub type CUmipmappedArray = *mut c_void;
 /// `CUtexObject`: a 64-bit number.
 pub type CUtexObject = c_ulonglong;
 /// `CUsurfObject`: a 64-bit number.

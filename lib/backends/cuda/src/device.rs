@@ -857,6 +857,22 @@ impl Device for CudaDevice {
         self.cu_array_destroy(array)
     }
 
+    fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
+        self.cu_array_plane(array, plane)
+    }
+
+    fn mipmap_create(&mut self, desc: &ArrayDesc, levels: u32) -> Result<Handle, DeviceError> {
+        self.cu_mipmap_create(desc, levels)
+    }
+
+    fn mipmap_level(&mut self, mipmap: Handle, level: u32) -> Result<Handle, DeviceError> {
+        self.cu_mipmap_level(mipmap, level)
+    }
+
+    fn mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        self.cu_mipmap_destroy(mipmap)
+    }
+
     fn copy_array(&mut self, copy: ArrayCopy<'_>) -> Result<(), DeviceError> {
         self.cu_copy_array(copy)
     }

@@ -269,6 +269,14 @@ cuda_api! {
         // cuSurfObjectCreate(CUsurfObject *, const CUDA_RESOURCE_DESC *), their destroys.
         cuArray3DCreate = cuArray3DCreate_v2;
         cuArrayDestroy = cuArrayDestroy;
+        // CUDA 11.2: CUresult cuArrayGetPlane(CUarray *pPlaneArray, CUarray, unsigned planeIdx)
+        cuArrayGetPlane = cuArrayGetPlane;
+        // CUresult cuMipmappedArrayCreate(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *,
+        //     unsigned numMipmapLevels), cuMipmappedArrayGetLevel(CUarray *,
+        //     CUmipmappedArray, unsigned level), cuMipmappedArrayDestroy(CUmipmappedArray)
+        cuMipmappedArrayCreate = cuMipmappedArrayCreate;
+        cuMipmappedArrayGetLevel = cuMipmappedArrayGetLevel;
+        cuMipmappedArrayDestroy = cuMipmappedArrayDestroy;
         cuMemcpy3D = cuMemcpy3D_v2;
         cuMemcpy3DAsync = cuMemcpy3DAsync_v2;
         cuTexObjectCreate = cuTexObjectCreate;
@@ -385,6 +393,10 @@ mod tests {
                 "cuMemFreeAsync",
                 "cuArray3DCreate_v2",
                 "cuArrayDestroy",
+                "cuArrayGetPlane",
+                "cuMipmappedArrayCreate",
+                "cuMipmappedArrayGetLevel",
+                "cuMipmappedArrayDestroy",
                 "cuMemcpy3D_v2",
                 "cuMemcpy3DAsync_v2",
                 "cuTexObjectCreate",

@@ -4,7 +4,9 @@
 //! `cuGraphLaunch`, and destroyed when the engine releases it. A driver
 //! without the graph API runs the nodes one by one (the trait's default).
 //!
-//! Host copy nodes go through page-locked buffers of the graph's own (a
+//! Array copy nodes are `CUDA_MEMCPY3D`s naming the replay's arrays, as
+//! the backend's array copies are. Host copy nodes (linear or array) go
+//! through page-locked buffers of the graph's own (a
 //! graph copy node may not name pageable memory the driver cannot reach
 //! asynchronously): before a launch the stream is drained and the engine's
 //! host-to-device bytes are copied in; after a launch with device-to-host
@@ -17,9 +19,10 @@ use std::ffi::c_void;
 use cuda_api::graph::{CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS};
 use cuda_api::rect::CUDA_MEMCPY3D;
 use cuda_api::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
-use hrr_replay::device::{DeviceError, Handle};
+use hrr_replay::device::{ArraySide, DeviceError, Handle};
 use hrr_replay::graph::{GraphSpec, HostRange, NodeSpec, run_in_order};
 
+use crate::arrays::memcpy3d;
 use crate::device::{CudaDevice, ptr};
 use crate::ffi::CudaApi;
 use crate::kernarg::Kernarg;
@@ -283,6 +286,7 @@ impl CudaDevice {
                 NodeSpec::H2d { src, .. } => src.is_empty(),
                 NodeSpec::D2h { dst, .. } => dst.is_empty(),
                 NodeSpec::D2d { size, .. } | NodeSpec::Memset { size, .. } => *size == 0,
+                NodeSpec::Array { extent, .. } => extent.contains(&0),
                 _ => false,
             };
             let op = if empty { &NodeSpec::Empty } else { &n.op };
@@ -325,6 +329,29 @@ impl CudaDevice {
                     e.d2h.push((*dst, buf));
                     let c = linear_copy((false, buf as u64), (true, *src), dst.len() as u64);
                     copy(&mut node, &c)?;
+                }
+                NodeSpec::Array {
+                    dst,
+                    src,
+                    extent,
+                    host,
+                } => {
+                    // The host side, if any, through a page-locked buffer
+                    // of the graph's, as a linear host copy node's.
+                    let buf = match host {
+                        Some(range) => {
+                            let buf = self.pinned_buffer(range.len())?;
+                            let dir = if matches!(dst, ArraySide::Host) {
+                                &mut e.d2h
+                            } else {
+                                &mut e.h2d
+                            };
+                            dir.push((*range, buf));
+                            Some(buf as u64)
+                        }
+                        None => None,
+                    };
+                    copy(&mut node, &memcpy3d(*dst, *src, *extent, buf)?)?;
                 }
                 NodeSpec::D2d { dst, src, size } => {
                     copy(&mut node, &linear_copy((true, *dst), (true, *src), *size))?;

@@ -1,5 +1,6 @@
 //! [`HipDevice`]'s arrays, copies that name them, and texture and surface
-//! objects: `hipArray3DCreate`, `hipArrayDestroy`, `hipMemcpy3D`(`Async`),
+//! objects: `hipArray3DCreate`, `hipArrayDestroy`, `hipMipmappedArrayCreate`
+//! (`GetLevel`, `Destroy`), `hipMemcpy3D`(`Async`),
 //! `hipCreateTextureObject`, `hipCreateSurfaceObject` and their destroys.
 //! The recorded descriptions are HIP's own structs (`hipResourceDesc`,
 //! `hipTextureDesc`, `hipResourceViewDesc`), passed as recorded once the
@@ -10,13 +11,28 @@ use std::ffi::c_void;
 use hip_api::array::{
     Array3DDescriptor, RESOURCE_DESC_BYTES, RESOURCE_VIEW_DESC_BYTES, TEXTURE_DESC_BYTES,
 };
-use hip_api::types::{hipArray, hipExtent, hipMemcpy3DParms, hipPitchedPtr, hipPos};
+use hip_api::types::{
+    hipArray, hipExtent, hipMemcpy3DParms, hipMipmappedArray, hipPitchedPtr, hipPos,
+};
 use hrr_replay::device::{
     ArrayCopy, ArrayDesc, ArraySide, DeviceError, Handle, HostSide, description_words, unsupported,
 };
 
-use crate::ffi::{self, ArrayApi};
+use crate::ffi::{self, ArrayApi, MipmapApi};
 use crate::hip_device::{HipDevice, ptr};
+
+/// The recorded descriptor as `HIP_ARRAY3D_DESCRIPTOR`.
+fn descriptor(d: &ArrayDesc) -> Array3DDescriptor {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Array3DDescriptor {
+        width: size(d.extent[0]),
+        height: size(d.extent[1]),
+        depth: size(d.extent[2]),
+        format: d.format as i32,
+        channels: d.channels,
+        flags: d.flags,
+    }
+}
 
 impl HipDevice {
     fn array_api(&self, call: &'static str) -> Result<&ArrayApi, DeviceError> {
@@ -25,21 +41,56 @@ impl HipDevice {
 
     pub(crate) fn hip_array_create(&mut self, d: &ArrayDesc) -> Result<Handle, DeviceError> {
         let api = self.array_api("hipArray3DCreate")?;
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        let desc = Array3DDescriptor {
-            width: size(d.extent[0]),
-            height: size(d.extent[1]),
-            depth: size(d.extent[2]),
-            format: d.format as i32,
-            channels: d.channels,
-            flags: d.flags,
-        };
+        let desc = descriptor(d);
         let mut array: *mut hipArray = std::ptr::null_mut();
         // SAFETY: a descriptor of HIP_ARRAY3D_DESCRIPTOR's layout, and an
         // out-parameter for the handle.
         let code = unsafe { (api.hipArray3DCreate)(&mut array, (&raw const desc).cast()) };
         self.check("hipArray3DCreate", code)?;
         Ok(array as u64)
+    }
+
+    fn mipmap_api(&self, call: &'static str) -> Result<&MipmapApi, DeviceError> {
+        self.rt.mipmaps.as_ref().ok_or_else(|| unsupported(call))
+    }
+
+    pub(crate) fn hip_mipmap_create(
+        &mut self,
+        d: &ArrayDesc,
+        levels: u32,
+    ) -> Result<Handle, DeviceError> {
+        let api = self.mipmap_api("hipMipmappedArrayCreate")?;
+        let mut desc = descriptor(d);
+        let mut mipmap: *mut hipMipmappedArray = std::ptr::null_mut();
+        // SAFETY: a descriptor of HIP_ARRAY3D_DESCRIPTOR's layout, and an
+        // out-parameter for the handle.
+        let code =
+            unsafe { (api.hipMipmappedArrayCreate)(&mut mipmap, (&raw mut desc).cast(), levels) };
+        self.check("hipMipmappedArrayCreate", code)?;
+        Ok(mipmap as u64)
+    }
+
+    pub(crate) fn hip_mipmap_level(
+        &mut self,
+        mipmap: Handle,
+        level: u32,
+    ) -> Result<Handle, DeviceError> {
+        let api = self.mipmap_api("hipMipmappedArrayGetLevel")?;
+        let mut array: *mut hipArray = std::ptr::null_mut();
+        // SAFETY: a mipmapped array this backend created, and an
+        // out-parameter for the level's handle.
+        let code = unsafe {
+            (api.hipMipmappedArrayGetLevel)(&mut array, mipmap as usize as *mut _, level)
+        };
+        self.check("hipMipmappedArrayGetLevel", code)?;
+        Ok(array as u64)
+    }
+
+    pub(crate) fn hip_mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        let api = self.mipmap_api("hipMipmappedArrayDestroy")?;
+        // SAFETY: a mipmapped array this backend created.
+        let code = unsafe { (api.hipMipmappedArrayDestroy)(mipmap as usize as *mut _) };
+        self.check("hipMipmappedArrayDestroy", code)
     }
 
     pub(crate) fn hip_array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {

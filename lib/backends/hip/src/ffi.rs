@@ -156,6 +156,14 @@ hip_api_optional!(
 );
 
 hip_api_optional!(
+    /// Mipmapped arrays and their levels.
+    MipmapApi:
+    hipMipmappedArrayCreate,
+    hipMipmappedArrayGetLevel,
+    hipMipmappedArrayDestroy,
+);
+
+hip_api_optional!(
     /// Arrays, copies to and from them, texture and surface objects.
     ArrayApi:
     hipArray3DCreate,

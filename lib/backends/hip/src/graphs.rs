@@ -2,7 +2,8 @@
 //! once (`hipGraphCreate`, a node per spec node with its dependencies,
 //! `hipGraphInstantiate`), kept by its id, launched with `hipGraphLaunch`,
 //! and destroyed when the engine releases it. A runtime without the graph
-//! API runs the nodes one by one (the trait's default).
+//! API, or a graph with array copy nodes (which only CUDA archives hold),
+//! runs the nodes one by one (the trait's default).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -31,6 +32,13 @@ impl HipDevice {
         let Some(launch) = self.runtime().graphs.as_ref().map(|a| a.hipGraphLaunch) else {
             return run_in_order(self, g, stream);
         };
+        // Array copy nodes come from CUDA archives: node by node here.
+        if g.nodes
+            .iter()
+            .any(|n| matches!(n.op, NodeSpec::Array { .. }))
+        {
+            return run_in_order(self, g, stream);
+        }
         let exec = match self.graphs.execs.get(&g.id) {
             Some(e) => *e,
             None => {
@@ -171,6 +179,14 @@ impl HipDevice {
                             unsafe { (api.hipGraphAddMemsetNode)(&mut node, graph, dp, dn, &p) };
                         ("hipGraphAddMemsetNode", code)
                     }
+                }
+                // `launch_graph` runs such graphs node by node.
+                NodeSpec::Array { .. } => {
+                    return Err(DeviceError::Call {
+                        call: "hipGraphAddMemcpyNode",
+                        code: -1,
+                        message: "an array copy node".into(),
+                    });
                 }
                 NodeSpec::Empty => {
                     // SAFETY: see the comment above the match.

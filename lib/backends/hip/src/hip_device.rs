@@ -700,6 +700,21 @@ impl Device for HipDevice {
         self.hip_array_destroy(array)
     }
 
+    fn mipmap_create(&mut self, desc: &ArrayDesc, levels: u32) -> Result<Handle, DeviceError> {
+        self.ready()?;
+        self.hip_mipmap_create(desc, levels)
+    }
+
+    fn mipmap_level(&mut self, mipmap: Handle, level: u32) -> Result<Handle, DeviceError> {
+        self.ready()?;
+        self.hip_mipmap_level(mipmap, level)
+    }
+
+    fn mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        self.ready()?;
+        self.hip_mipmap_destroy(mipmap)
+    }
+
     fn copy_array(&mut self, copy: ArrayCopy<'_>) -> Result<(), DeviceError> {
         self.ready()?;
         self.hip_copy_array(copy)

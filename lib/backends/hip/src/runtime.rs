@@ -101,6 +101,7 @@ pub struct HipRuntime {
     pub(crate) pools: Option<PoolApi>,
     /// Arrays, texture and surface objects, where the runtime has them.
     pub(crate) arrays: Option<crate::ffi::ArrayApi>,
+    pub(crate) mipmaps: Option<crate::ffi::MipmapApi>,
     path: String,
     is_cpu: bool,
     /// `hipGetDeviceCount` when loaded.
@@ -189,6 +190,7 @@ impl HipRuntime {
         let rect = RectApi::load(&lib);
         let pools = PoolApi::load(&lib);
         let arrays = crate::ffi::ArrayApi::load(&lib);
+        let mipmaps = crate::ffi::MipmapApi::load(&lib);
         Ok(HipRuntime {
             api,
             vmm,
@@ -197,6 +199,7 @@ impl HipRuntime {
             rect,
             pools,
             arrays,
+            mipmaps,
             path: shown,
             is_cpu,
             device_count: count as u32,

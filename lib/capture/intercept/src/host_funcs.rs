@@ -5,9 +5,17 @@
 //! they wrote. The trampoline calls the application's function with the
 //! application's data, on the runtime's thread, in the stream's order: the
 //! program sees nothing different.
+//!
+//! A graph's host node runs at every launch of the graph: its trampoline
+//! ([`wrap_graph_host_fn`]) is made once, when the node is, and first has
+//! the recorder read the host side of the device-to-host copies before it
+//! (`graph_execs::host_node_runs`), which the application's function may
+//! rewrite, as NVIDIA's simpleCudaGraphs does.
 
 use std::ffi::{c_int, c_void};
 
+use hrr_interpose::call_args::bytes;
+use hrr_recorder::record::graph_execs;
 use hrr_recorder::record::host_funcs::HOST_FUNCS;
 
 /// A host function (`void (*)(void *)`).
@@ -91,4 +99,39 @@ unsafe extern "C" fn callback_trampoline(stream: *mut c_void, status: c_int, p: 
         unsafe { f(stream, status, call.data) };
     }
     HOST_FUNCS.ran(call.ticket);
+}
+
+/// A graph host node's function and data, for as long as any graph may hold
+/// the node (never freed: graphs are copied, cloned and instantiated with
+/// the node's parameters).
+struct GraphHostFn {
+    f: HostFn,
+    data: *mut c_void,
+}
+
+/// `(trampoline, its data)` in place of a graph host node's function `f`
+/// with `data`.
+pub fn wrap_graph_host_fn(f: HostFn, data: *mut c_void) -> (HostFn, *mut c_void) {
+    let node = Box::leak(Box::new(GraphHostFn { f, data }));
+    (graph_host_trampoline, (node as *mut GraphHostFn).cast())
+}
+
+/// The id the recorder knows a graph host node's trampoline by, when `f`
+/// (with `data`) is one.
+pub fn graph_host_fn_id(f: Option<HostFn>, data: *mut c_void) -> Option<u64> {
+    f.filter(|f| *f as usize == graph_host_trampoline as HostFn as usize)
+        .map(|_| data as u64)
+}
+
+unsafe extern "C" fn graph_host_trampoline(p: *mut c_void) {
+    // SAFETY: the driver hands back the data of `wrap_graph_host_fn`, a
+    // leaked box that is never freed.
+    let node = unsafe { &*p.cast::<GraphHostFn>() };
+    // SAFETY: the host sides of the copies this node depends on, which
+    // have completed: the application's memory, as its copies wrote it.
+    graph_execs::host_node_runs(p as u64, |ptr, n| unsafe {
+        bytes(ptr as *const c_void, n as usize)
+    });
+    // SAFETY: the application's function with the application's data.
+    unsafe { (node.f)(node.data) };
 }

@@ -151,6 +151,16 @@ macro_rules! wire_keys {
             channels: u32 => u32,
             /// `array_create`: the descriptor's flags.
             flags: u32 => u32,
+            /// `array_plane`: the multi-planar array.
+            parent: Addr => addr,
+            /// `array_plane`: the plane's index.
+            plane: u32 => u32,
+            /// `mipmap_*`: the mipmapped array.
+            mipmap: Addr => addr,
+            /// `mipmap_create`: how many levels.
+            levels: u32 => u32,
+            /// `mipmap_level`: the level.
+            level: u32 => u32,
             /// `memcpy_array`: position in a destination array.
             dpos: [u64; 3] => nums,
             /// `memcpy_array`: position in a source array.

@@ -18,7 +18,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::device::{Device, DeviceError, Handle, HostBuffer, HostMemory, Launch, PoolCall};
+use crate::device::{
+    ArrayCopy, ArrayDesc, ArraySide, Device, DeviceError, Handle, HostBuffer, HostMemory, HostSide,
+    Launch, PoolCall,
+};
 use hrr_core::event::MemKind;
 
 /// The in-process device; see the module docs.
@@ -71,6 +74,11 @@ pub struct MemDevice {
     pub pools: HashMap<Handle, Vec<(u64, u64)>>,
     /// Live pool allocations: address → (pool, size).
     pub pool_allocs: HashMap<u64, (Handle, u64)>,
+    /// Arrays: an allocation of packed rows (the handle is its address) →
+    /// (row bytes, slice bytes).
+    pub arrays: HashMap<Handle, (u64, u64)>,
+    /// Mipmapped arrays: handle → its levels' arrays.
+    pub mipmaps: HashMap<Handle, Vec<Handle>>,
 }
 
 /// The memory of one allocation, `len` bytes long, of which only a prefix
@@ -412,6 +420,98 @@ impl Device for MemDevice {
         _: Option<Handle>,
     ) -> Result<(), DeviceError> {
         self.each_piece(dst, size as usize, |b, off, n, _| b.fill(off, n, value))
+    }
+    fn array_create(&mut self, desc: &ArrayDesc) -> Result<Handle, DeviceError> {
+        let row = desc.extent[0] * desc.element_bytes().unwrap_or(1);
+        let slice = row * desc.extent[1].max(1);
+        // NV12: the luma plane, then the chroma plane of half the rows.
+        let size = if desc.format == ArrayDesc::NV12 {
+            slice + slice / 2
+        } else {
+            slice * desc.extent[2].max(1)
+        };
+        let a = self.alloc(size, MemKind::Device)?;
+        self.arrays.insert(a, (row, slice));
+        Ok(a)
+    }
+    fn mipmap_create(&mut self, desc: &ArrayDesc, levels: u32) -> Result<Handle, DeviceError> {
+        let arrays = (0..levels)
+            .map(|l| self.array_create(&desc.level(l)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let h = 0x6000_0000 + self.mipmaps.len() as u64;
+        self.mipmaps.insert(h, arrays);
+        Ok(h)
+    }
+    fn mipmap_level(&mut self, mipmap: Handle, level: u32) -> Result<Handle, DeviceError> {
+        self.mipmaps
+            .get(&mipmap)
+            .and_then(|l| l.get(level as usize).copied())
+            .ok_or_else(|| unsupported("no such level"))
+    }
+    fn mipmap_destroy(&mut self, mipmap: Handle) -> Result<(), DeviceError> {
+        let levels = self
+            .mipmaps
+            .remove(&mipmap)
+            .ok_or_else(|| unsupported("not a mipmapped array"))?;
+        for a in levels {
+            self.array_destroy(a)?;
+        }
+        Ok(())
+    }
+    fn array_plane(&mut self, array: Handle, plane: u32) -> Result<Handle, DeviceError> {
+        let &(row, slice) = self
+            .arrays
+            .get(&array)
+            .ok_or_else(|| unsupported("not an array"))?;
+        // Plane 1 starts after the luma plane: its handle is that address.
+        let (h, rows) = match plane {
+            0 => (array, slice),
+            1 => (array + slice, slice / 2),
+            _ => return Err(unsupported("no such plane")),
+        };
+        self.arrays.insert(h, (row, rows));
+        Ok(h)
+    }
+    fn array_destroy(&mut self, array: Handle) -> Result<(), DeviceError> {
+        self.arrays.remove(&array);
+        self.free(array, MemKind::Device)
+    }
+    fn copy_array(&mut self, mut c: ArrayCopy<'_>) -> Result<(), DeviceError> {
+        // Each side's first byte and pitches: arrays are packed rows.
+        let side = |d: &MemDevice, s: ArraySide| -> Result<Option<(u64, [u64; 2])>, DeviceError> {
+            Ok(match s {
+                ArraySide::Array { array, pos, .. } => {
+                    let &(row, slice) = d
+                        .arrays
+                        .get(&array)
+                        .ok_or_else(|| unsupported("not an array"))?;
+                    Some((array + pos[0] + pos[1] * row + pos[2] * slice, [row, slice]))
+                }
+                ArraySide::Device { ptr, pitch } => Some((ptr, pitch)),
+                ArraySide::Host => None,
+            })
+        };
+        let (dst, src) = (side(self, c.dst)?, side(self, c.src)?);
+        let [w, h, depth] = c.extent;
+        for z in 0..depth {
+            for y in 0..h {
+                let at = |s: Option<(u64, [u64; 2])>| s.map(|(p, [r, sl])| p + y * r + z * sl);
+                let packed = ((z * h + y) * w) as usize..((z * h + y + 1) * w) as usize;
+                match (at(dst), at(src), &mut c.host) {
+                    (Some(d), Some(s), _) => self.copy_d2d(d, s, w, None)?,
+                    (Some(d), None, HostSide::Src(b)) => {
+                        self.copy_h2d(d, &b[packed], None)?;
+                        self.h2d_from_host_buffer.pop();
+                    }
+                    (None, Some(s), HostSide::Dst(b)) => {
+                        self.copy_d2h(&mut b[packed], s, None)?;
+                        self.d2h_into_host_buffer.pop();
+                    }
+                    _ => return Err(unsupported("an array copy without its host side")),
+                }
+            }
+        }
+        Ok(())
     }
     fn stream_create(&mut self) -> Result<Handle, DeviceError> {
         Ok(1)

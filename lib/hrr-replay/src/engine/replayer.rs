@@ -831,6 +831,35 @@ impl<'a> Replayer<'a> {
                     flags: *flags,
                 },
             )?,
+            Op::ArrayPlane {
+                array,
+                parent,
+                plane,
+            } => self.array_plane(e, *array, *parent, *plane)?,
+            Op::MipmapCreate {
+                mipmap,
+                format,
+                channels,
+                extent,
+                flags,
+                levels,
+            } => self.mipmap_create(
+                e,
+                *mipmap,
+                crate::device::ArrayDesc {
+                    format: *format,
+                    channels: *channels,
+                    extent: *extent,
+                    flags: *flags,
+                },
+                *levels,
+            )?,
+            Op::MipmapLevel {
+                array,
+                mipmap,
+                level,
+            } => self.mipmap_level(e, *array, *mipmap, *level)?,
+            Op::MipmapDestroy { mipmap } => self.mipmap_destroy(e, *mipmap)?,
             Op::ArrayDestroy { array } => self.array_destroy(e, *array)?,
             Op::MemcpyArray {
                 dir,

@@ -8,7 +8,7 @@
 use crate::harness::{
     Captured, capture_cuda, capture_with, cuda_program, fake_cuda, printed_addrs, text,
 };
-use hrr_core::graph::{GraphNode, NodeOp};
+use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
 use hrr_core::manifest::Platform;
 use hrr_core::{Addr, Dir, MemKind, Op};
 
@@ -1060,4 +1060,275 @@ fn events_carry_the_device_of_the_current_context() {
         ]
     );
     assert_eq!(c.manifest.devices, [0, 1]);
+}
+
+#[test]
+fn array_copies_inside_graphs_are_recorded_with_their_host_sides() {
+    let (_t, c, stdout) = captured_ok_out("graph_arrays", &["cuda"]);
+    let p = printed_addrs(&stdout);
+    let (a, host_in, window, whole) = (p["a"], p["host_in"], p["window"], p["whole"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    let d = c
+        .events
+        .iter()
+        .find_map(|e| match e.op {
+            Op::Alloc { ptr, .. } => Some(ptr.0),
+            _ => None,
+        })
+        .unwrap();
+    let execs: Vec<(&str, &Vec<GraphNode>)> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphExec { nodes, .. } => Some((e.api.as_str(), nodes)),
+            _ => None,
+        })
+        .collect();
+    let apis: Vec<&str> = execs.iter().map(|(api, _)| *api).collect();
+    assert_eq!(
+        apis,
+        [
+            "cuGraphInstantiateWithFlags",
+            "cuGraphExecMemcpyNodeSetParams",
+            "cuGraphInstantiateWithFlags"
+        ]
+    );
+    let array_node = |dir, (dst, dpitch, dpos), (src, spitch, spos), extent| NodeOp::MemcpyArray {
+        dir,
+        dst: Addr(dst),
+        dpitch,
+        dpos,
+        src: Addr(src),
+        spitch,
+        spos,
+        extent,
+    };
+    let window_node = |pos| {
+        array_node(
+            Dir::D2h,
+            (window, Some([16, 32]), None),
+            (a, None, Some(pos)),
+            [16, 2, 1],
+        )
+    };
+    let ops = |nodes: &Vec<GraphNode>| nodes.iter().map(|n| n.op.clone()).collect::<Vec<_>>();
+    // Host rows 40 bytes apart into the array; the array to device memory;
+    // a window of it to the host.
+    let first = vec![
+        array_node(
+            Dir::H2d,
+            (a, None, Some([0, 0, 0])),
+            (host_in, Some([40, 160]), None),
+            [32, 4, 1],
+        ),
+        array_node(
+            Dir::D2d,
+            (d, Some([32, 128]), None),
+            (a, None, Some([0, 0, 0])),
+            [32, 4, 1],
+        ),
+        window_node([8, 1, 0]),
+    ];
+    assert_eq!(ops(execs[0].1), first);
+    assert_eq!(
+        execs[0]
+            .1
+            .iter()
+            .map(|n| n.deps.clone())
+            .collect::<Vec<_>>(),
+        [vec![], vec![0], vec![0]]
+    );
+    // The setter moved the window; nothing else changed.
+    assert_eq!(ops(execs[1].1)[..2], first[..2]);
+    assert_eq!(ops(execs[1].1)[2], window_node([0, 2, 0]));
+    // The captured copy: the whole array to the host.
+    assert_eq!(
+        ops(execs[2].1),
+        [array_node(
+            Dir::D2h,
+            (whole, Some([32, 128]), None),
+            (a, None, Some([0, 0, 0])),
+            [32, 4, 1],
+        )]
+    );
+    // Each launch: the host rows packed (the padding left out) and the
+    // window's bytes.
+    let launches: Vec<&Vec<NodeBlob>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphLaunch { blobs, .. } => Some(blobs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches.len(), 4);
+    let host = |k: u32, y: u32, x: u32| (k * 100 + y * 8 + x) as f32;
+    for (k, (wy, wx)) in [(1, (1, 2)), (2, (1, 2)), (3, (2, 0))] {
+        let b = launches[k as usize - 1];
+        assert_eq!(b.iter().map(|b| b.node).collect::<Vec<_>>(), [0, 2]);
+        let rows = (0..4).flat_map(|y| (0..8).map(move |x| host(k, y, x)));
+        assert_eq!(c.blob(&b[0].blob), f32s(rows), "launch {k}");
+        let win = (0..2).flat_map(|y| (0..4).map(move |x| host(k, wy + y, wx + x)));
+        assert_eq!(c.blob(&b[1].blob), f32s(win), "launch {k}");
+    }
+    let rows = (0..4).flat_map(|y| (0..8).map(move |x| host(3, y, x)));
+    assert_eq!(launches[3].len(), 1);
+    assert_eq!(c.blob(&launches[3][0].blob), f32s(rows));
+}
+
+#[test]
+fn array_planes_are_recorded_as_arrays_of_their_parent() {
+    let (_t, c, stdout) = captured_ok_out("driver_planes", &["cuda"]);
+    let p = printed_addrs(&stdout);
+    let (a, y, uv) = (p["a"], p["y"], p["uv"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuArray3DCreate_v2", "array_create"),
+            ("cuArrayGetPlane", "array_plane"),
+            ("cuArrayGetPlane", "array_plane"),
+            ("cuArrayGetPlane", "array_plane"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuMemcpy2D_v2", "memcpy_array"),
+            ("cuArrayDestroy", "array_destroy"),
+        ]
+    );
+    let plane = |array, plane| Op::ArrayPlane {
+        array: Addr(array),
+        parent: Addr(a),
+        plane,
+    };
+    assert_eq!(c.events[1].op, plane(uv, 1));
+    assert_eq!(c.events[2].op, plane(y, 0));
+    // The refused lookup is recorded with its error, no handle.
+    assert_ne!(c.events[3].ret, 0);
+    // The copies name the planes as arrays.
+    let dst = |i: usize| match c.events[i].op {
+        Op::MemcpyArray { dst, dpos, .. } => (dst.0, dpos),
+        ref o => panic!("{o:?}"),
+    };
+    assert_eq!((dst(4), dst(5)), ((y, Some([0; 3])), (uv, Some([0; 3]))));
+    let Op::MemcpyArray {
+        dir: Dir::D2h,
+        src,
+        spos: Some([2, 1, 0]),
+        extent: [4, 1, 1],
+        blob: Some(b),
+        ..
+    } = c.events[6].op
+    else {
+        panic!("{:?}", c.events[6])
+    };
+    assert_eq!((src.0, c.blob(&b)), (uv, vec![110, 111, 112, 113]));
+}
+
+#[test]
+fn mipmapped_arrays_and_their_levels_are_recorded() {
+    let (_t, c, stdout) = captured_ok_out("driver_mipmaps", &["cuda"]);
+    let p = printed_addrs(&stdout);
+    let (m, l1) = (p["m"], p["l1"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    assert_eq!(
+        apis(&c),
+        [
+            ("cuMipmappedArrayCreate", "mipmap_create"),
+            ("cuMipmappedArrayGetLevel", "mipmap_level"),
+            ("cuMemcpy3D_v2", "memcpy_array"),
+            ("cuMemcpy3D_v2", "memcpy_array"),
+            ("cuTexObjectCreate", "tex_create"),
+            ("cuTexObjectDestroy", "tex_destroy"),
+            ("cuMipmappedArrayDestroy", "mipmap_destroy"),
+        ]
+    );
+    assert_eq!(
+        c.events[0].op,
+        Op::MipmapCreate {
+            mipmap: Addr(m),
+            format: 0x20,
+            channels: 1,
+            extent: [8, 6, 0],
+            flags: 0,
+            levels: 3,
+        }
+    );
+    assert_eq!(
+        c.events[1].op,
+        Op::MipmapLevel {
+            array: Addr(l1),
+            mipmap: Addr(m),
+            level: 1,
+        }
+    );
+    let Op::MemcpyArray {
+        dir: Dir::D2h,
+        src,
+        spos: Some([8, 2, 0]),
+        blob: Some(b),
+        ..
+    } = c.events[3].op
+    else {
+        panic!("{:?}", c.events[3])
+    };
+    assert_eq!((src.0, c.blob(&b)), (l1, f32s([2.5, 2.75])));
+    // The texture's resource names the mipmapped array (type 1, handle at 8).
+    let Op::TexCreate { ref res, .. } = c.events[4].op else {
+        panic!("{:?}", c.events[4])
+    };
+    assert_eq!(res.0[..4], 1u32.to_le_bytes());
+    assert_eq!(res.0[8..16], m.to_le_bytes());
+    assert_eq!(c.events[6].op, Op::MipmapDestroy { mipmap: Addr(m) });
+}
+
+#[test]
+fn a_graph_s_d2h_result_is_recorded_before_a_host_node_rewrites_it() {
+    let (_t, c) = captured_ok("graph_host_d2h", &["cuda"]);
+    assert!(
+        c.manifest.unrecorded.is_empty(),
+        "{:?}",
+        c.manifest.unrecorded
+    );
+    // Both graphs: kernel, copy to the host, host node.
+    let execs: Vec<&Vec<GraphNode>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphExec { nodes, .. } => Some(nodes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(execs.len(), 2);
+    for nodes in &execs {
+        let kinds: Vec<&str> = nodes.iter().map(|n| n.op.kind()).collect();
+        assert_eq!(kinds, ["kernel", "memcpy", "host"]);
+    }
+    // Every launch's result is what the copy wrote (iota: 0.0, 1.0), not
+    // the 0.0 the host node left: what replay, which runs no host
+    // function, reads back.
+    let launches: Vec<&Vec<NodeBlob>> = c
+        .events
+        .iter()
+        .filter_map(|e| match &e.op {
+            Op::GraphLaunch { blobs, .. } => Some(blobs),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches.len(), 4);
+    for b in launches {
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!((b[0].node, c.blob(&b[0].blob)), (1, f32s([0.0, 1.0])));
+    }
 }

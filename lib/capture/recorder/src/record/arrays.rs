@@ -115,6 +115,55 @@ impl Recorder {
         self.op(api, ret, &op);
     }
 
+    /// Records plane `plane` of multi-planar array `parent`, whose handle
+    /// is `array` (0 for a failed call): an array of its own in copies and
+    /// resources, owned by `parent`.
+    pub fn array_plane(&self, api: &str, ret: i32, array: u64, parent: u64, plane: u32) {
+        let op = Op::ArrayPlane {
+            array: Addr(array),
+            parent: Addr(parent),
+            plane,
+        };
+        self.op(api, ret, &op);
+    }
+
+    /// Records a mipmapped array's creation (`mipmap` is 0 for a failed
+    /// call): `levels` levels, level 0 of `shape`.
+    pub fn mipmap_create(&self, api: &str, ret: i32, mipmap: u64, shape: ArrayShape, levels: u32) {
+        let op = Op::MipmapCreate {
+            mipmap: Addr(mipmap),
+            format: shape.format,
+            channels: shape.channels,
+            extent: shape.extent,
+            flags: shape.flags,
+            levels,
+        };
+        self.op(api, ret, &op);
+    }
+
+    /// Records level `level` of mipmapped array `mipmap`, whose handle is
+    /// `array` (0 for a failed call): an array of its own in copies and
+    /// resources, owned by the mipmapped array.
+    pub fn mipmap_level(&self, api: &str, ret: i32, array: u64, mipmap: u64, level: u32) {
+        let op = Op::MipmapLevel {
+            array: Addr(array),
+            mipmap: Addr(mipmap),
+            level,
+        };
+        self.op(api, ret, &op);
+    }
+
+    /// Records a mipmapped array's destruction.
+    pub fn mipmap_destroy(&self, api: &str, ret: i32, mipmap: u64) {
+        self.op(
+            api,
+            ret,
+            &Op::MipmapDestroy {
+                mipmap: Addr(mipmap),
+            },
+        );
+    }
+
     /// Records an array's destruction.
     pub fn array_destroy(&self, api: &str, ret: i32, array: u64) {
         if ret == 0 {

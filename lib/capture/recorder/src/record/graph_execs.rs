@@ -5,7 +5,7 @@
 //! host bytes its copy nodes read and write, [`Recorder::graph_launch`]) and
 //! its node setters ([`Recorder::graph_node_set`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use hrr_core::graph::{GraphNode, NodeBlob, NodeOp};
@@ -27,6 +27,16 @@ pub struct ExecRecord {
     /// The ops of disabled nodes (`cuGraphNodeSetEnabled`), by index: the
     /// topology holds `empty` nodes in their place until they are enabled.
     pub disabled: HashMap<u32, NodeOp>,
+    /// Device-to-host nodes upstream of a host node whose function runs
+    /// through this library's trampoline: their bytes are those the
+    /// trampoline read before the application's function ran (which may
+    /// rewrite them), not those the launch left.
+    pub snapshotted: HashSet<u32>,
+    /// Device-to-host nodes upstream of a host node whose function does not
+    /// run through the trampoline: what the launch left may be the host
+    /// function's doing, which replay does not run, so it is not recorded
+    /// (replay leaves such a node unchecked).
+    pub unverifiable: HashSet<u32>,
 }
 
 impl From<Walked> for ExecRecord {
@@ -35,7 +45,7 @@ impl From<Walked> for ExecRecord {
             nodes: w.nodes,
             index: w.index,
             first: w.first,
-            disabled: HashMap::new(),
+            ..ExecRecord::default()
         }
     }
 }
@@ -75,8 +85,12 @@ pub fn kernel_node(op: Op) -> Option<NodeOp> {
     }
 }
 
-/// The copy nodes of `nodes` in direction `dir`: (index, dst, src, size).
-fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64, u64, u64)> + '_ {
+/// The host side of every copy node of `nodes` in direction `dir` (linear
+/// or naming an array): (index, first byte, row and slice pitch, extent).
+fn host_copies(
+    nodes: &[GraphNode],
+    dir: Dir,
+) -> impl Iterator<Item = (u32, u64, [u64; 2], [u64; 3])> + '_ {
     nodes
         .iter()
         .enumerate()
@@ -86,9 +100,99 @@ fn host_copies(nodes: &[GraphNode], dir: Dir) -> impl Iterator<Item = (u32, u64,
                 dst,
                 src,
                 size,
-            } if d == dir => Some((i as u32, dst.0, src.0, size)),
+            } if d == dir => {
+                let host = if dir == Dir::H2d { src } else { dst };
+                Some((i as u32, host.0, [size, size], [size, 1, 1]))
+            }
+            NodeOp::MemcpyArray {
+                dir: d,
+                dst,
+                dpitch,
+                src,
+                spitch,
+                extent,
+                ..
+            } if d == dir => {
+                let (host, pitch) = if dir == Dir::H2d {
+                    (src, spitch)
+                } else {
+                    (dst, dpitch)
+                };
+                let packed = [extent[0], extent[0].saturating_mul(extent[1])];
+                Some((i as u32, host.0, pitch.unwrap_or(packed), extent))
+            }
             _ => None,
         })
+}
+
+/// The bytes of a host side's rows, packed: one read when they are back to
+/// back, else row by row.
+fn gather<'m>(
+    read: &impl Fn(u64, u64) -> &'m [u8],
+    ptr: u64,
+    pitch: [u64; 2],
+    [w, h, d]: [u64; 3],
+) -> std::borrow::Cow<'m, [u8]> {
+    if (h <= 1 || pitch[0] == w) && (d <= 1 || pitch[1] == w.saturating_mul(h)) {
+        return read(ptr, w.saturating_mul(h).saturating_mul(d)).into();
+    }
+    let mut out = Vec::new();
+    for z in 0..d {
+        for y in 0..h {
+            out.extend_from_slice(read(ptr + z * pitch[1] + y * pitch[0], w));
+        }
+    }
+    out.into()
+}
+
+/// A copy node's host side: first byte, row and slice pitch, extent.
+type HostSide = (u64, [u64; 2], [u64; 3]);
+
+/// What graph host nodes snapshot: by the id of their trampoline, the host
+/// sides of the device-to-host nodes upstream of them (in any executable
+/// graph holding them); by host side, the bytes read at the last run of a
+/// host node that snapshots it, until a launch's record takes them.
+#[derive(Default)]
+struct HostNodeSnaps {
+    sides: HashMap<u64, Vec<HostSide>>,
+    taken: HashMap<HostSide, Vec<u8>>,
+}
+
+fn snaps() -> MutexGuard<'static, HostNodeSnaps> {
+    static SNAPS: OnceLock<Mutex<HostNodeSnaps>> = OnceLock::new();
+    SNAPS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A graph host node whose trampoline carries `id` is about to call the
+/// application's function: the host sides of the device-to-host nodes
+/// upstream of it (complete, as the node depends on them) are read now
+/// (`read(address, length)`), before the function can change them.
+pub fn host_node_runs<'m>(id: u64, read: impl Fn(u64, u64) -> &'m [u8]) {
+    let mut s = snaps();
+    let Some(sides) = s.sides.get(&id).cloned() else {
+        return;
+    };
+    for side @ (ptr, pitch, extent) in sides {
+        let bytes = gather(&read, ptr, pitch, extent).into_owned();
+        s.taken.insert(side, bytes);
+    }
+}
+
+/// Every node `i` depends on, directly or not.
+fn ancestors(nodes: &[GraphNode], i: usize) -> HashSet<u32> {
+    let mut seen = HashSet::new();
+    let mut todo: Vec<u32> = nodes[i].deps.clone();
+    while let Some(d) = todo.pop() {
+        if seen.insert(d)
+            && let Some(n) = nodes.get(d as usize)
+        {
+            todo.extend(&n.deps);
+        }
+    }
+    seen
 }
 
 /// The aligned 8-byte words of the arguments of every kernel node of
@@ -107,6 +211,49 @@ fn kernel_words(nodes: &[GraphNode]) -> Vec<u64> {
 }
 
 impl Recorder {
+    /// The host nodes of `rec` (their trampolines' ids, in list order;
+    /// `None` for a function that does not run through one): each one's
+    /// upstream device-to-host nodes are snapshotted by its trampoline, or
+    /// — without one — not recorded, with a warning.
+    pub fn graph_host_nodes(&self, api: &str, rec: &mut ExecRecord, host_ids: &[Option<u64>]) {
+        let hosts = rec
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.op == NodeOp::Host)
+            .map(|(i, _)| i);
+        let d2h: HashMap<u32, HostSide> = host_copies(&rec.nodes, Dir::D2h)
+            .map(|(i, ptr, pitch, extent)| (i, (ptr, pitch, extent)))
+            .collect();
+        for (h, id) in hosts.zip(host_ids) {
+            let upstream: Vec<u32> = ancestors(&rec.nodes, h)
+                .into_iter()
+                .filter(|i| d2h.contains_key(i))
+                .collect();
+            match id {
+                Some(id) => {
+                    let mut s = snaps();
+                    let sides = s.sides.entry(*id).or_default();
+                    for i in &upstream {
+                        if !sides.contains(&d2h[i]) {
+                            sides.push(d2h[i]);
+                        }
+                    }
+                    rec.snapshotted.extend(upstream);
+                }
+                None => {
+                    for i in &upstream {
+                        self.warn(&format!(
+                            "{api}: device-to-host node {i} comes before a host function this library could not wrap: its bytes are not recorded"
+                        ));
+                    }
+                    rec.unverifiable.extend(upstream);
+                }
+            }
+        }
+        rec.snapshotted.retain(|i| !rec.unverifiable.contains(i));
+    }
+
     /// Executable graph `exec`, made from `graph`, read back as `rec`
     /// (`host_nodes` of its nodes run host functions): a warning for those
     /// and for each node recorded as `unsupported`, the `graph_exec` event,
@@ -299,18 +446,30 @@ impl Recorder {
                     "{api}: executable graph {exec:#x} was not recorded; its launch has no host data"
                 )),
                 Some(rec) => {
-                    for (i, _, src, size) in host_copies(&rec.nodes, Dir::H2d) {
-                        if let Some(blob) = self.blob(&format!("{api} h2d node"), read(src, size)) {
+                    for (i, src, pitch, extent) in host_copies(&rec.nodes, Dir::H2d) {
+                        let bytes = gather(&read, src, pitch, extent);
+                        if let Some(blob) = self.blob(&format!("{api} h2d node"), &bytes) {
                             blobs.push(NodeBlob { node: i, blob });
                         }
                     }
-                    let mut d2h = host_copies(&rec.nodes, Dir::D2h).peekable();
+                    let mut d2h = host_copies(&rec.nodes, Dir::D2h)
+                        .filter(|(i, ..)| !rec.unverifiable.contains(i))
+                        .peekable();
                     if d2h.peek().is_some() {
                         sync();
-                        for (i, dst, _, size) in d2h {
-                            if let Some(blob) =
-                                self.blob(&format!("{api} d2h node"), read(dst, size))
-                            {
+                        for (i, dst, pitch, extent) in d2h {
+                            // Read before a host node downstream ran, when
+                            // one did: what replay reproduces.
+                            let taken = rec
+                                .snapshotted
+                                .contains(&i)
+                                .then(|| snaps().taken.remove(&(dst, pitch, extent)))
+                                .flatten();
+                            let bytes = match taken {
+                                Some(b) => b.into(),
+                                None => gather(&read, dst, pitch, extent),
+                            };
+                            if let Some(blob) = self.blob(&format!("{api} d2h node"), &bytes) {
                                 blobs.push(NodeBlob { node: i, blob });
                             }
                         }
@@ -328,5 +487,86 @@ impl Recorder {
                 blobs,
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::recorder::Closing;
+    use crate::sink::event_sink::LockMode;
+    use hrr_core::manifest::Platform;
+
+    /// A copy of 8 bytes at `dst` to the host, then a host node.
+    fn copy_then_host(dst: u64) -> Vec<GraphNode> {
+        vec![
+            GraphNode {
+                op: NodeOp::Memcpy {
+                    dir: Dir::D2h,
+                    dst: Addr(dst),
+                    src: Addr(0x7f00_0000_0000),
+                    size: 8,
+                },
+                deps: vec![],
+            },
+            GraphNode {
+                op: NodeOp::Host,
+                deps: vec![0],
+            },
+        ]
+    }
+
+    #[test]
+    fn d2h_nodes_before_a_host_node_are_its_snapshot_or_not_recorded() {
+        let t = tempfile::tempdir().unwrap();
+        let r = Recorder::create(
+            t.path(),
+            Platform::Nvidia,
+            vec!["app".into()],
+            Default::default(),
+        )
+        .unwrap();
+        // Host memory: what the copies wrote at 0..8 and 8..16, and what the
+        // host functions left (zeros) at 16..24.
+        let mem: Vec<u8> = (1..=16).chain([0; 8]).collect();
+        let (wrapped, unwrapped) = (0xe1a0_0001, 0xe1a0_0002);
+        for (exec, dst, id) in [(wrapped, 0, Some(0x77)), (unwrapped, 8, None)] {
+            let mut rec = ExecRecord {
+                nodes: copy_then_host(dst),
+                ..ExecRecord::default()
+            };
+            r.graph_host_nodes("cuGraphInstantiateWithFlags", &mut rec, &[id]);
+            r.graph_exec("cuGraphInstantiateWithFlags", exec, 0x9, 1, rec);
+        }
+        // The wrapped host node runs: the trampoline reads the copy's bytes
+        // before the application's function zeroes them.
+        host_node_runs(0x77, |p, n| &mem[p as usize..(p + n) as usize]);
+        let zeroed = |_: u64, n: u64| &mem[16..16 + n as usize];
+        for exec in [wrapped, unwrapped] {
+            r.graph_launch("cuGraphLaunch", (0, true), exec, 0, zeroed, || {});
+        }
+        r.finish("exit", LockMode::Block, Closing::default);
+        let events: Vec<_> = hrr_core::archive::Archive::open(t.path())
+            .unwrap()
+            .events(Default::default())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let archive = hrr_core::archive::Archive::open(t.path()).unwrap();
+        let blobs: Vec<Vec<Vec<u8>>> = events
+            .iter()
+            .filter_map(|e| match &e.op {
+                Op::GraphLaunch { blobs, .. } => Some(
+                    blobs
+                        .iter()
+                        .map(|b| archive.blobs().get(&b.blob).unwrap().to_vec())
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        // The snapshot, not the zeros; and nothing for the copy before a
+        // host function the library did not wrap.
+        assert_eq!(blobs, [vec![(1..=8).collect::<Vec<u8>>()], vec![]]);
     }
 }

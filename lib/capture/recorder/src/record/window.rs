@@ -103,6 +103,7 @@ enum Key {
     CurrentDevice,
     Peer(i32),
     Array(u64),
+    Mipmap(u64),
     Object(u64),
 }
 
@@ -248,8 +249,39 @@ impl Ledger {
             Op::SetDevice { .. } => self.put(Key::CurrentDevice, api, op),
             Op::PeerAccess { peer } => self.put(Key::Peer(peer), api, op),
             Op::ArrayCreate { array, .. } => self.put(Key::Array(array.0), api, op),
+            Op::ArrayPlane { array, .. } | Op::MipmapLevel { array, .. } => {
+                self.put(Key::Array(array.0), api, op)
+            }
+            Op::MipmapCreate { mipmap, .. } => self.put(Key::Mipmap(mipmap.0), api, op),
+            Op::MipmapDestroy { mipmap } => {
+                self.remove(Key::Mipmap(mipmap.0));
+                // Its levels go with it.
+                let levels: Vec<Key> = self
+                    .order
+                    .values()
+                    .filter_map(|(k, _, o)| match o {
+                        Op::MipmapLevel { mipmap: m, .. } if *m == mipmap => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                for k in levels {
+                    self.remove(k);
+                }
+            }
             Op::ArrayDestroy { array } => {
                 self.remove(Key::Array(array.0));
+                // Its planes go with it.
+                let planes: Vec<Key> = self
+                    .order
+                    .values()
+                    .filter_map(|(k, _, o)| match o {
+                        Op::ArrayPlane { parent, .. } if *parent == array => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                for k in planes {
+                    self.remove(k);
+                }
             }
             Op::TexCreate { obj, .. } | Op::SurfCreate { obj, .. } => {
                 self.put(Key::Object(obj.0), api, op)
@@ -679,6 +711,13 @@ impl Recorder {
                 };
                 self.upload_array(dev, api, array.0, shape, &mut buf, &mut state);
             }
+            // Made again empty: a level's contents are not read back.
+            if let Op::MipmapCreate { mipmap, .. } = *op {
+                state.not_restored.push(format!(
+                    "{api}: the contents of mipmapped array {:#x}: levels are not read back",
+                    mipmap.0
+                ));
+            }
         }
         (state.bytes, state.allocs, state.not_restored)
     }
@@ -1043,6 +1082,30 @@ mod tests {
         assert_eq!(ops, vec![Op::StreamCreate { stream: Addr(9) }, alloc(2)]);
         l.note("d", &Op::StreamDestroy { stream: Addr(9) });
         assert_eq!(l.order.len(), 1);
+    }
+
+    #[test]
+    fn an_array_s_planes_go_with_it() {
+        let mut l = Ledger::default();
+        let create = |a| Op::ArrayCreate {
+            array: Addr(a),
+            format: 0xb0,
+            channels: 3,
+            extent: [8, 4, 0],
+            flags: 0,
+        };
+        let plane = |a, parent, plane| Op::ArrayPlane {
+            array: Addr(a),
+            parent: Addr(parent),
+            plane,
+        };
+        l.note("c", &create(1));
+        l.note("c", &create(2));
+        l.note("p", &plane(0x11, 1, 1));
+        l.note("p", &plane(0x21, 2, 1));
+        l.note("d", &Op::ArrayDestroy { array: Addr(1) });
+        let ops: Vec<_> = l.order.values().map(|(_, _, o)| o.clone()).collect();
+        assert_eq!(ops, vec![create(2), plane(0x21, 2, 1)]);
     }
 
     #[test]

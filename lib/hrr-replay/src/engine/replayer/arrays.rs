@@ -1,4 +1,5 @@
-//! Arrays, texture and surface objects: `array_create`, `array_destroy`,
+//! Arrays, texture and surface objects: `array_create`, `array_plane`,
+//! `array_destroy`, `mipmap_create`, `mipmap_level`, `mipmap_destroy`,
 //! `memcpy_array`, `tex_create`, `tex_destroy`, `surf_create`,
 //! `surf_destroy`. Arrays and objects are handles, mapped from the
 //! recorded one to the backend's own; a linear side of an array copy is
@@ -31,6 +32,9 @@ pub(super) struct Arrays {
     descs: HashMap<u64, ArrayDesc>,
     /// Texture and surface objects: recorded handle → (live, surface).
     objects: HashMap<u64, (Handle, bool)>,
+    /// Mipmapped arrays, and each one's level 0 descriptor.
+    mipmaps: HandleMap,
+    mipmap_descs: HashMap<u64, ArrayDesc>,
 }
 
 impl Arrays {
@@ -66,7 +70,7 @@ impl Replayer<'_> {
         array: Addr,
         desc: ArrayDesc,
     ) -> Result<(), ReplayError> {
-        if desc.element_bytes().is_none() {
+        if desc.element_bytes().is_none() && desc.format != ArrayDesc::NV12 {
             return Err(Self::shape(
                 e,
                 format!(
@@ -79,6 +83,104 @@ impl Replayer<'_> {
         self.arrays.arrays.insert(array.0, live);
         self.arrays.descs.insert(array.0, desc);
         Ok(())
+    }
+
+    /// Replays `array_plane`: the live parent's plane, mapped like an
+    /// array of its own (it goes with its parent: no destroy).
+    pub(super) fn array_plane(
+        &mut self,
+        e: &Event,
+        array: Addr,
+        parent: Addr,
+        plane: u32,
+    ) -> Result<(), ReplayError> {
+        let live = self
+            .arrays
+            .arrays
+            .get(parent.0)
+            .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(parent)))?;
+        let live = self
+            .dev
+            .array_plane(live, plane)
+            .map_err(Self::dev_err(e))?;
+        self.arrays.arrays.insert(array.0, live);
+        // An NV12 array's planes hold 8-bit elements of 1 (luma) or 2
+        // (chroma) channels.
+        if let Some(d) = self.arrays.descs.get(&parent.0).copied()
+            && d.format == ArrayDesc::NV12
+        {
+            let halve = |n: u64| if plane == 0 { n } else { n / 2 };
+            let desc = ArrayDesc {
+                format: 0x01,
+                channels: if plane == 0 { 1 } else { 2 },
+                extent: [halve(d.extent[0]), halve(d.extent[1]), d.extent[2]],
+                flags: 0,
+            };
+            self.arrays.descs.insert(array.0, desc);
+        }
+        Ok(())
+    }
+
+    /// Replays `mipmap_create`.
+    pub(super) fn mipmap_create(
+        &mut self,
+        e: &Event,
+        mipmap: Addr,
+        desc: ArrayDesc,
+        levels: u32,
+    ) -> Result<(), ReplayError> {
+        if desc.element_bytes().is_none() || levels == 0 {
+            return Err(Self::shape(
+                e,
+                format!(
+                    "mipmapped array of format {:#x} with {} channels, {levels} levels: no runtime makes such an array",
+                    desc.format, desc.channels
+                ),
+            ));
+        }
+        let live = self
+            .dev
+            .mipmap_create(&desc, levels)
+            .map_err(Self::dev_err(e))?;
+        self.arrays.mipmaps.insert(mipmap.0, live);
+        self.arrays.mipmap_descs.insert(mipmap.0, desc);
+        Ok(())
+    }
+
+    /// Replays `mipmap_level`: the live mipmapped array's level, mapped like
+    /// an array (it goes with its mipmapped array: no destroy).
+    pub(super) fn mipmap_level(
+        &mut self,
+        e: &Event,
+        array: Addr,
+        mipmap: Addr,
+        level: u32,
+    ) -> Result<(), ReplayError> {
+        let live = self
+            .arrays
+            .mipmaps
+            .get(mipmap.0)
+            .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(mipmap)))?;
+        let live = self
+            .dev
+            .mipmap_level(live, level)
+            .map_err(Self::dev_err(e))?;
+        self.arrays.arrays.insert(array.0, live);
+        if let Some(d) = self.arrays.mipmap_descs.get(&mipmap.0).copied() {
+            self.arrays.descs.insert(array.0, d.level(level));
+        }
+        Ok(())
+    }
+
+    /// Replays `mipmap_destroy`.
+    pub(super) fn mipmap_destroy(&mut self, e: &Event, mipmap: Addr) -> Result<(), ReplayError> {
+        let live = self
+            .arrays
+            .mipmaps
+            .remove(mipmap.0)
+            .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(mipmap)))?;
+        self.arrays.mipmap_descs.remove(&mipmap.0);
+        self.dev.mipmap_destroy(live).map_err(Self::dev_err(e))
     }
 
     /// Replays `array_destroy`.
@@ -94,7 +196,7 @@ impl Replayer<'_> {
 
     /// One side of an array copy: an array (with a position), device memory
     /// (translated over its whole span) or the host buffer.
-    fn array_side(
+    pub(super) fn array_side(
         &mut self,
         e: &Event,
         (handle, pitch, pos): (Addr, Option<[u64; 2]>, Option<[u64; 3]>),
@@ -225,12 +327,11 @@ impl Replayer<'_> {
                 .arrays
                 .get(word)
                 .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(Addr(word))))?,
-            RES_MIPMAPPED => {
-                return Err(Self::shape(
-                    e,
-                    "a resource over a mipmapped array: mipmapped arrays are not recorded",
-                ));
-            }
+            RES_MIPMAPPED => self
+                .arrays
+                .mipmaps
+                .get(word)
+                .ok_or_else(|| Self::fatal(e, EventFailure::UnknownArray(Addr(word))))?,
             // Linear and pitched 2D memory: the pointer must lie in memory
             // the replay has.
             _ => self.device_operand(e, Operand::D2dSrc, Addr(word), 1)?,
@@ -267,5 +368,197 @@ impl Replayer<'_> {
         self.dev
             .object_destroy(live, surface)
             .map_err(Self::dev_err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hrr_core::archive::Archive;
+    use hrr_core::error_chain::chain;
+    use hrr_core::event::{Dir, Op};
+    use hrr_core::hex::{Addr, BlobId};
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::ArchiveBuilder;
+
+    use crate::engine::Replayer;
+    use crate::engine::address_space::AddressSpace;
+    use crate::engine::mem_device::MemDevice;
+    use crate::engine::options::ReplayOptions;
+    use crate::engine::pinned_host::PinnedHost;
+    use crate::engine::summary::ReplaySummary;
+
+    fn run(b: ArchiveBuilder) -> (ReplaySummary, Option<String>) {
+        let t = tempfile::tempdir().unwrap();
+        let a = Archive::open(b.write(t.path().join("a.hrr")).unwrap()).unwrap();
+        let mut dev = MemDevice::new(false);
+        let opts = ReplayOptions::default();
+        let mut pinned = PinnedHost::new(0);
+        let (s, e) = Replayer::new(
+            &mut dev,
+            &a,
+            &opts,
+            AddressSpace::default(),
+            None,
+            &mut pinned,
+        )
+        .run(|_| {});
+        (s, e.map(|e| chain(&e).to_string()))
+    }
+
+    /// A copy between the host and an array (its handle `array`, at `pos`).
+    fn copy(dir: Dir, array: u64, pos: [u64; 3], extent: [u64; 3], blob: &[u8]) -> Op {
+        let host = (Addr(0x1000), Some([extent[0], extent[0] * extent[1]]), None);
+        let arr = (Addr(array), None, Some(pos));
+        let ((dst, dpitch, dpos), (src, spitch, spos)) = match dir {
+            Dir::H2d => (arr, host),
+            _ => (host, arr),
+        };
+        Op::MemcpyArray {
+            dir,
+            dst,
+            dpitch,
+            dpos,
+            src,
+            spitch,
+            spos,
+            extent,
+            stream: None,
+            blob: Some(BlobId::of(blob)),
+        }
+    }
+
+    /// An 8×4 NV12 array; its planes looked up; the luma and chroma planes
+    /// filled; a window of the chroma plane downloaded.
+    fn planes(expected: &[u8]) -> ArchiveBuilder {
+        let luma: Vec<u8> = (0..32).collect();
+        let chroma: Vec<u8> = (100..116).collect();
+        let plane = |array, plane| Op::ArrayPlane {
+            array: Addr(array),
+            parent: Addr(0xa0),
+            plane,
+        };
+        ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuArray3DCreate_v2",
+                Op::ArrayCreate {
+                    array: Addr(0xa0),
+                    format: 0xb0,
+                    channels: 3,
+                    extent: [8, 4, 0],
+                    flags: 0,
+                },
+                vec![],
+            )
+            .event("cuArrayGetPlane", plane(0xa1, 1), vec![])
+            .event("cuArrayGetPlane", plane(0xa2, 0), vec![])
+            .event(
+                "cuMemcpy2D_v2",
+                copy(Dir::H2d, 0xa2, [0; 3], [8, 4, 1], &luma),
+                vec![luma.clone()],
+            )
+            .event(
+                "cuMemcpy2D_v2",
+                copy(Dir::H2d, 0xa1, [0; 3], [8, 2, 1], &chroma),
+                vec![chroma.clone()],
+            )
+            .event(
+                "cuMemcpy2D_v2",
+                copy(Dir::D2h, 0xa1, [2, 1, 0], [4, 1, 1], expected),
+                vec![expected.to_vec()],
+            )
+    }
+
+    /// A mipmapped array of 8×6 floats, 3 levels (8×6, 4×3, 2×1); level 1
+    /// looked up, filled and a window of it downloaded.
+    fn mipmap(expected: &[u8]) -> ArchiveBuilder {
+        let data: Vec<u8> = (0..48).collect();
+        ArchiveBuilder::new(Platform::Nvidia)
+            .event(
+                "cuMipmappedArrayCreate",
+                Op::MipmapCreate {
+                    mipmap: Addr(0xb0),
+                    format: 0x20,
+                    channels: 1,
+                    extent: [8, 6, 0],
+                    flags: 0,
+                    levels: 3,
+                },
+                vec![],
+            )
+            .event(
+                "cuMipmappedArrayGetLevel",
+                Op::MipmapLevel {
+                    array: Addr(0xb1),
+                    mipmap: Addr(0xb0),
+                    level: 1,
+                },
+                vec![],
+            )
+            .event(
+                "cuMemcpy3D_v2",
+                copy(Dir::H2d, 0xb1, [0; 3], [16, 3, 1], &data),
+                vec![data.clone()],
+            )
+            .event(
+                "cuMemcpy3D_v2",
+                copy(Dir::D2h, 0xb1, [4, 2, 0], [8, 1, 1], expected),
+                vec![expected.to_vec()],
+            )
+            .event(
+                "cuMipmappedArrayDestroy",
+                Op::MipmapDestroy { mipmap: Addr(0xb0) },
+                vec![],
+            )
+    }
+
+    #[test]
+    fn mipmap_levels_are_arrays_of_halved_extents() {
+        let (s, e) = run(mipmap(&[36, 37, 38, 39, 40, 41, 42, 43]));
+        assert_eq!(e, None);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        // Level 1 is 4 floats wide: a row past its end does not fit.
+        let b = mipmap(&[0; 8]).event(
+            "cuMemcpy3D_v2",
+            copy(Dir::D2h, 0xb1, [0, 3, 0], [16, 1, 1], &[0; 16]),
+            vec![vec![0; 16]],
+        );
+        assert!(run(b).1.is_some());
+        // A level of a mipmapped array the replay never made stops it.
+        let b = ArchiveBuilder::new(Platform::Nvidia).event(
+            "cuMipmappedArrayGetLevel",
+            Op::MipmapLevel {
+                array: Addr(0xb1),
+                mipmap: Addr(0xb0),
+                level: 0,
+            },
+            vec![],
+        );
+        let e = run(b).1.expect("fatal");
+        assert!(e.contains("0xb0"), "{e}");
+    }
+
+    #[test]
+    fn array_planes_are_arrays_of_the_replay_s_own_array() {
+        let (s, e) = run(planes(&[110, 111, 112, 113]));
+        assert_eq!(e, None);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 0));
+        // The luma plane's bytes are elsewhere: a download expecting them fails.
+        let (s, _) = run(planes(&[10, 11, 12, 13]));
+        assert_eq!(s.d2h_fail, 1);
+        // A plane of an array the replay never made stops it.
+        let b = ArchiveBuilder::new(Platform::Nvidia).event(
+            "cuArrayGetPlane",
+            Op::ArrayPlane {
+                array: Addr(0xa1),
+                parent: Addr(0xa0),
+                plane: 1,
+            },
+            vec![],
+        );
+        let e = run(b).1.expect("fatal");
+        assert!(
+            e.contains("event 0 (cuArrayGetPlane)") && e.contains("0xa0"),
+            "{e}"
+        );
     }
 }

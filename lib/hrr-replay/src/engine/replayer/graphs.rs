@@ -292,6 +292,26 @@ impl Replayer<'_> {
                         push(Pending::Ready(NodeSpec::Empty), row_nodes, &mut pending)
                     }
                 }
+                NodeOp::MemcpyArray {
+                    dir,
+                    dst,
+                    dpitch,
+                    dpos,
+                    src,
+                    spitch,
+                    spos,
+                    extent,
+                } => {
+                    let spec = self.array_node(
+                        e,
+                        i,
+                        (&mut st.host, &blob_of, &mut d2h),
+                        *dir,
+                        ((*dst, *dpitch, *dpos), (*src, *spitch, *spos)),
+                        *extent,
+                    )?;
+                    push(Pending::Ready(spec), deps, &mut pending)
+                }
                 NodeOp::Empty => push(Pending::Ready(NodeSpec::Empty), deps, &mut pending),
                 NodeOp::EventRecord { event } | NodeOp::EventWait { event } => {
                     let ev = self
@@ -403,6 +423,78 @@ impl Replayer<'_> {
     }
 }
 
+/// One side of a recorded array copy: handle or first byte, pitches of a
+/// linear side, position in an array.
+type RecordedSide = (Addr, Option<[u64; 2]>, Option<[u64; 3]>);
+
+/// What a graph launch keeps per node: host buffers (by recorded node
+/// index), the launch's blobs, and the device-to-host nodes to check.
+type LaunchBufs<'a> = (
+    &'a mut HashMap<u32, Box<[u8]>>,
+    &'a HashMap<u32, BlobId>,
+    &'a mut Vec<(u32, Option<BlobId>)>,
+);
+
+impl Replayer<'_> {
+    /// An array copy node `i` with live sides, its host side (if any) an
+    /// engine buffer: filled from the launch's blob (`h2d`), or noted in
+    /// `d2h` to be checked once the launch completed.
+    fn array_node(
+        &mut self,
+        e: &Event,
+        i: u32,
+        (host_bufs, blob_of, d2h): LaunchBufs<'_>,
+        dir: Dir,
+        (dst, src): (RecordedSide, RecordedSide),
+        extent: [u64; 3],
+    ) -> Result<NodeSpec<'static>, ReplayError> {
+        let graph_err = |msg: String| Self::fatal(e, EventFailure::Graph(msg));
+        let len = hrr_core::event::rect_len(extent)
+            .filter(|&n| usize::try_from(n).is_ok())
+            .ok_or_else(|| {
+                graph_err(format!("array copy node {i}: extent {extent:?} overflows"))
+            })?;
+        if len == 0 {
+            return Ok(NodeSpec::Empty);
+        }
+        let (dst_dev, src_dev, droll, sroll) = match dir {
+            Dir::H2d => (true, false, Operand::H2dDst, Operand::H2dDst),
+            Dir::D2h => (false, true, Operand::D2hSrc, Operand::D2hSrc),
+            Dir::D2d => (true, true, Operand::D2dDst, Operand::D2dSrc),
+            Dir::H2h => return Ok(NodeSpec::Empty), // nothing reaches the device
+        };
+        let dst = self.array_side(e, dst, (dst_dev, droll), extent)?;
+        let src = self.array_side(e, src, (src_dev, sroll), extent)?;
+        let host = match dir {
+            Dir::H2d => {
+                let id = blob_of.get(&i).ok_or_else(|| {
+                    graph_err(format!("h2d node {i} has no source blob at this launch"))
+                })?;
+                let bytes = self.source_blob(e, *id, len)?;
+                let buf = host_bufs
+                    .entry(i)
+                    .or_insert_with(|| vec![0u8; len as usize].into_boxed_slice());
+                buf.copy_from_slice(&bytes);
+                Some(HostRange::of(&mut buf[..]))
+            }
+            Dir::D2h => {
+                d2h.push((i, blob_of.get(&i).copied()));
+                let buf = host_bufs
+                    .entry(i)
+                    .or_insert_with(|| vec![0u8; len as usize].into_boxed_slice());
+                Some(HostRange::of(&mut buf[..]))
+            }
+            _ => None,
+        };
+        Ok(NodeSpec::Array {
+            dst,
+            src,
+            extent,
+            host,
+        })
+    }
+}
+
 /// An identity for a graph as it stands: its recorded handle, and every
 /// node's operation and operands (live addresses, arguments, host buffer
 /// addresses), so that a change of any makes a new graph.
@@ -422,6 +514,12 @@ fn spec_id(exec: u64, nodes: &[GraphNodeSpec<'_>]) -> u64 {
             NodeSpec::D2h { dst, src } => (2u8, dst, src).hash(&mut h),
             NodeSpec::D2d { dst, src, size } => (3u8, dst, src, size).hash(&mut h),
             NodeSpec::Memset { dst, value, size } => (4u8, dst, value, size).hash(&mut h),
+            NodeSpec::Array {
+                dst,
+                src,
+                extent,
+                host,
+            } => (8u8, dst, src, extent, host).hash(&mut h),
             NodeSpec::Empty => 5u8.hash(&mut h),
             NodeSpec::EventRecord(ev) => (6u8, ev).hash(&mut h),
             NodeSpec::EventWait(ev) => (7u8, ev).hash(&mut h),
@@ -566,6 +664,98 @@ mod tests {
         let (_, s, e) = run(archive(graph(DEV), &data, &[9; 16]), false);
         assert_eq!(e, None);
         assert_eq!(s.d2h_fail, 1);
+    }
+
+    /// Upload 16 bytes into an 8×2 array, copy the array to device memory,
+    /// download that and the array's last 4 bytes.
+    fn array_archive(data: &[u8], expected: (&[u8], &[u8])) -> ArchiveBuilder {
+        let a = Addr(0xa1);
+        let whole =
+            |dir, dst, dpos: Option<[u64; 3]>, src, spos: Option<[u64; 3]>| NodeOp::MemcpyArray {
+                dir,
+                dst,
+                dpitch: dpos.is_none().then_some([8, 16]),
+                dpos,
+                src,
+                spitch: spos.is_none().then_some([8, 16]),
+                spos,
+                extent: [8, 2, 1],
+            };
+        let nodes = vec![
+            node(whole(Dir::H2d, a, Some([0; 3]), Addr(0x1000), None), &[]),
+            node(whole(Dir::D2d, Addr(DEV), None, a, Some([0; 3])), &[0]),
+            node(
+                NodeOp::Memcpy {
+                    dir: Dir::D2h,
+                    dst: Addr(0x2000),
+                    src: Addr(DEV),
+                    size: 16,
+                },
+                &[1],
+            ),
+            node(
+                NodeOp::MemcpyArray {
+                    dir: Dir::D2h,
+                    dst: Addr(0x3000),
+                    dpitch: Some([4, 4]),
+                    dpos: None,
+                    src: a,
+                    spitch: None,
+                    spos: Some([4, 1, 0]),
+                    extent: [4, 1, 1],
+                },
+                &[0],
+            ),
+        ];
+        let blob = |node, b: &[u8]| NodeBlob {
+            node,
+            blob: BlobId::of(b),
+        };
+        ArchiveBuilder::new(Platform::Cpu)
+            .alloc(DEV, 4096)
+            .event(
+                "cuArray3DCreate_v2",
+                Op::ArrayCreate {
+                    array: a,
+                    format: 0x01,
+                    channels: 1,
+                    extent: [8, 2, 0],
+                    flags: 0,
+                },
+                vec![],
+            )
+            .event(
+                "cuGraphInstantiateWithFlags",
+                Op::GraphExec {
+                    exec: EXEC,
+                    graph: Addr(0xa0),
+                    nodes,
+                },
+                vec![],
+            )
+            .event(
+                "cuGraphLaunch",
+                Op::GraphLaunch {
+                    exec: EXEC,
+                    stream: Addr(0),
+                    blobs: vec![blob(0, data), blob(2, expected.0), blob(3, expected.1)],
+                },
+                vec![data.to_vec(), expected.0.to_vec(), expected.1.to_vec()],
+            )
+    }
+
+    #[test]
+    fn array_copy_nodes_upload_copy_and_check_their_host_sides() {
+        let data: Vec<u8> = (0..16).map(|i| 3 * i + 1).collect();
+        for no_graphs in [false, true] {
+            let (_, s, e) = run(array_archive(&data, (&data, &data[12..])), no_graphs);
+            assert_eq!(e, None);
+            assert_eq!((s.d2h_exact, s.d2h_fail), (2, 0));
+        }
+        // The array's bytes are what its node downloads: a wrong window fails.
+        let (_, s, e) = run(array_archive(&data, (&data, &data[8..12])), false);
+        assert_eq!(e, None);
+        assert_eq!((s.d2h_exact, s.d2h_fail), (1, 1));
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! A texture or surface object is a pointer to a [`CpuTexture`], which CPU
 //! kernels read through `hrr_cpu_texture.h` (point sampling, coordinates
 //! clamped; no filtering, normalised coordinates or border colours).
+//! A mipmapped array is its levels, arrays of halved extents; a texture
+//! over one reads its level 0 (no level of detail).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -15,10 +17,11 @@ use std::sync::{Mutex, PoisonError};
 use ::hip_api::args;
 use ::hip_api::array::{
     Array3DDescriptor, ArrayCopy, ArrayDescriptor, ArrayHeader, RESOURCE_DESC_BYTES,
-    RESOURCE_TYPE_ARRAY, RESOURCE_TYPE_LINEAR, RESOURCE_TYPE_PITCH2D, Side, element_bytes,
+    RESOURCE_TYPE_ARRAY, RESOURCE_TYPE_LINEAR, RESOURCE_TYPE_MIPMAPPED_ARRAY,
+    RESOURCE_TYPE_PITCH2D, Side, element_bytes,
 };
 use ::hip_api::rect::RectCopy;
-use ::hip_api::types::{hipArray, hipChannelFormatDesc};
+use ::hip_api::types::{hipArray, hipChannelFormatDesc, hipMipmappedArray};
 
 use super::put;
 use crate::error::guard;
@@ -61,11 +64,13 @@ pub struct CpuTexture {
     pub resource: u32,
 }
 
-/// Live arrays by handle, and live objects by handle (their boxes).
+/// Live arrays by handle, live objects by handle (their boxes), and live
+/// mipmapped arrays by handle (their levels' arrays).
 #[derive(Default)]
 struct Registry {
     arrays: HashMap<usize, ArrayInfo>,
     objects: HashMap<usize, Box<CpuTexture>>,
+    mipmaps: HashMap<usize, Vec<usize>>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
@@ -136,6 +141,113 @@ fn destroy(array: *mut hipArray) -> Result<(), HipError> {
     // from the registry just now, so it is freed once.
     drop(unsafe { Box::from_raw(array.cast::<ArrayHeader>()) });
     Ok(())
+}
+
+/// Makes a mipmapped array of `levels` levels, level 0 of `extent`
+/// elements, each next level of half the last's extent (rounded down, at
+/// least 1, in the dimensions the array has).
+fn create_mipmap(
+    out: *mut *mut hipMipmappedArray,
+    extent: [usize; 3],
+    (format, channels): (i32, u32),
+    levels: u32,
+    drv: bool,
+) -> Result<(), HipError> {
+    if out.is_null() || levels == 0 || extent[0] == 0 {
+        return Err(err::INVALID_VALUE);
+    }
+    let mut made: Vec<usize> = Vec::with_capacity(levels as usize);
+    for l in 0..levels {
+        let e = extent.map(|n| if n == 0 { 0 } else { (n >> l.min(63)).max(1) });
+        let mut a: *mut hipArray = std::ptr::null_mut();
+        if let Err(e) = create(&mut a, e, format, channels, drv) {
+            for a in made {
+                let _ = destroy(a as *mut hipArray);
+            }
+            return Err(e);
+        }
+        made.push(a as usize);
+    }
+    // The handle: a box of its own, so that it is unique and never an array.
+    let handle = Box::into_raw(Box::new(0u64)) as usize;
+    with(|r| r.mipmaps.insert(handle, made));
+    // SAFETY: HIP contract for the out-parameter (checked non-null).
+    unsafe { put(out, handle as *mut hipMipmappedArray) }
+}
+
+/// Level `level` of a live mipmapped array.
+fn mipmap_level(
+    out: *mut *mut hipArray,
+    mipmap: *const hipMipmappedArray,
+    level: u32,
+) -> Result<(), HipError> {
+    let a = with(|r| {
+        r.mipmaps
+            .get(&(mipmap as usize))
+            .and_then(|l| l.get(level as usize).copied())
+    })
+    .ok_or(err::INVALID_VALUE)?;
+    // SAFETY: HIP contract for the out-parameter (`put` checks non-null).
+    unsafe { put(out, a as *mut hipArray) }
+}
+
+/// Destroys a mipmapped array made by [`create_mipmap`], its levels with it.
+fn destroy_mipmap(mipmap: *mut hipMipmappedArray) -> Result<(), HipError> {
+    let levels = with(|r| r.mipmaps.remove(&(mipmap as usize))).ok_or(err::INVALID_VALUE)?;
+    for a in levels {
+        destroy(a as *mut hipArray)?;
+    }
+    // SAFETY: made by `Box::into_raw` in `create_mipmap`, removed from the
+    // registry just now, so freed once.
+    drop(unsafe { Box::from_raw(mipmap.cast::<u64>()) });
+    Ok(())
+}
+
+pub(super) unsafe fn hipMallocMipmappedArray(a: args::hipMallocMipmappedArray) -> HipError {
+    guard(|| {
+        // SAFETY: HIP contract: `desc` points at a channel description.
+        let desc = unsafe { a.desc.as_ref() }.ok_or(err::INVALID_VALUE)?;
+        let format = desc.format().ok_or(err::INVALID_VALUE)?;
+        let e = a.extent;
+        create_mipmap(
+            a.mipmappedArray,
+            [e.width, e.height, e.depth],
+            format,
+            a.numLevels,
+            false,
+        )
+    })
+}
+
+pub(super) unsafe fn hipMipmappedArrayCreate(a: args::hipMipmappedArrayCreate) -> HipError {
+    guard(|| {
+        let p = a.pMipmappedArrayDesc.cast::<Array3DDescriptor>();
+        // SAFETY: HIP contract: a `HIP_ARRAY3D_DESCRIPTOR` (checked non-null).
+        let d = unsafe { p.as_ref() }.ok_or(err::INVALID_VALUE)?;
+        create_mipmap(
+            a.pHandle,
+            [d.width, d.height, d.depth],
+            (d.format, d.channels),
+            a.numMipmapLevels,
+            true,
+        )
+    })
+}
+
+pub(super) unsafe fn hipGetMipmappedArrayLevel(a: args::hipGetMipmappedArrayLevel) -> HipError {
+    guard(|| mipmap_level(a.levelArray, a.mipmappedArray, a.level))
+}
+
+pub(super) unsafe fn hipMipmappedArrayGetLevel(a: args::hipMipmappedArrayGetLevel) -> HipError {
+    guard(|| mipmap_level(a.pLevelArray, a.hMipMappedArray, a.level))
+}
+
+pub(super) unsafe fn hipFreeMipmappedArray(a: args::hipFreeMipmappedArray) -> HipError {
+    guard(|| destroy_mipmap(a.mipmappedArray))
+}
+
+pub(super) unsafe fn hipMipmappedArrayDestroy(a: args::hipMipmappedArrayDestroy) -> HipError {
+    guard(|| destroy_mipmap(a.hMipmappedArray))
 }
 
 pub(super) unsafe fn hipMallocArray(a: args::hipMallocArray) -> HipError {
@@ -429,8 +541,15 @@ unsafe fn object_of(res: *const u8) -> Result<CpuTexture, HipError> {
     let int = |o: usize| i32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
     let ty = int(0);
     match ty {
-        RESOURCE_TYPE_ARRAY => {
-            let info = array_info(word(8) as usize)?;
+        RESOURCE_TYPE_ARRAY | RESOURCE_TYPE_MIPMAPPED_ARRAY => {
+            // A mipmapped array is read at its level 0.
+            let array = if ty == RESOURCE_TYPE_ARRAY {
+                word(8) as usize
+            } else {
+                with(|r| r.mipmaps.get(&(word(8) as usize)).map(|l| l[0]))
+                    .ok_or(err::INVALID_VALUE)?
+            };
+            let info = array_info(array)?;
             let p = info.pitch();
             Ok(CpuTexture {
                 data: info.data,

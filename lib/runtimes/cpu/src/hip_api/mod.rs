@@ -116,6 +116,8 @@ exports! {
         hipArrayDestroy, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync, hipMemcpy2DFromArray,
         hipMemcpy2DFromArrayAsync, hipMemcpyToArray, hipMemcpyFromArray, hipMemcpyHtoA,
         hipMemcpyAtoH, hipCreateChannelDesc, hipCreateTextureObject, hipDestroyTextureObject,
+        hipMallocMipmappedArray, hipMipmappedArrayCreate, hipGetMipmappedArrayLevel,
+        hipMipmappedArrayGetLevel, hipFreeMipmappedArray, hipMipmappedArrayDestroy,
         _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
         _Z23hipDestroySurfaceObjectP13__hip_surface,
     ]

@@ -79,7 +79,9 @@ fn stream_of<A, F: FnOnce(A) -> CUstream>(f: F) -> F {
 
 /// Gives a `wrap` closure its types: the arguments with a function
 /// replaced, and the trampoline's data when it was.
-fn wrapper<A, F: FnOnce(A) -> (A, Option<*mut std::ffi::c_void>)>(f: F) -> F {
+/// The closure also learns whether the call joins a stream capture (then
+/// it is not recorded, and a host function becomes a graph's host node).
+fn wrapper<A, F: FnOnce(A, bool) -> (A, Option<*mut std::ffi::c_void>)>(f: F) -> F {
     f
 }
 
@@ -197,12 +199,14 @@ macro_rules! driver_wrapper {
             let joins_capture = |g: &Option<crate::capture::Guard>| {
                 g.is_some() && st.is_some_and(graphs::captured)
             };
-            let g = if joins_capture(&g) { None } else { g };
+            let joined = joins_capture(&g);
+            let g = if joined { None } else { g };
             let held = driver_api!(@lock $order, g);
             // A recorded call's function argument replaced by this
-            // library's trampoline (`crate::host_funcs`), with its data.
+            // library's trampoline (`crate::host_funcs`), with its data
+            // (a captured call's by a graph trampoline, data kept for good).
             let (a, wrapped) = match () {
-                $( () if g.is_some() => wrapper::<cuda_api::args::$name, _>($wrap)(a), )?
+                $( () if g.is_some() || joined => wrapper::<cuda_api::args::$name, _>($wrap)(a, joined), )?
                 _ => (a, None::<*mut std::ffi::c_void>),
             };
             if IS_LAUNCH
@@ -491,6 +495,17 @@ driver_api! {
         record |r, api, ret, a| unsafe { ar::create_3d(r, api, ret, a.handle.cast(), a.desc) };
     Lifecycle cuArrayDestroy,
         record |r, api, ret, a| r.array_destroy(api, ret, a.array as u64);
+    Lifecycle cuMipmappedArrayCreate,
+        // SAFETY: `handle` is this call's out-parameter (read only after success), `desc` the descriptor the driver read.
+        record |r, api, ret, a| unsafe { ar::mipmap_create(r, api, ret, a.handle.cast(), a.desc, a.levels) };
+    Lifecycle cuMipmappedArrayGetLevel,
+        // SAFETY: `level_array` is this call's out-parameter, read only after the driver reported success (having written it).
+        record |r, api, ret, a| r.mipmap_level(api, ret, unsafe { out(ret, a.level_array.cast::<u64>()) }, a.mipmap as u64, a.level);
+    Lifecycle cuMipmappedArrayDestroy,
+        record |r, api, ret, a| r.mipmap_destroy(api, ret, a.mipmap as u64);
+    Lifecycle cuArrayGetPlane,
+        // SAFETY: `plane` is this call's out-parameter, read only after the driver reported success (having written it).
+        record |r, api, ret, a| r.array_plane(api, ret, unsafe { out(ret, a.plane.cast::<u64>()) }, a.array as u64, a.index);
     Free cuMemcpyHtoA_v2 | cuMemcpyHtoA_v2_ptds,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src`.
         record |r, api, ret, a| unsafe { ar::copy_1d(r, api, ret, (Flat::Array(a.dst as u64, a.dst_offset), Flat::Host(a.src as u64)), a.n, None) };
@@ -672,7 +687,13 @@ driver_api! {
     // launch after it waits for it and sees what it wrote to host memory.
     Free cuLaunchHostFunc | cuLaunchHostFunc_ptsz,
         stream |a| a.stream,
-        wrap |mut a| match a.func {
+        wrap |mut a, captured| match a.func {
+            // Into a capturing stream: a graph host node, run at each launch.
+            Some(f) if captured => {
+                let (t, data) = crate::host_funcs::wrap_graph_host_fn(f, a.data);
+                (a.func, a.data) = (Some(t), data);
+                (a, None)
+            }
             Some(f) => {
                 let (t, data) = crate::host_funcs::wrap_host_fn(f, a.data);
                 (a.func, a.data) = (Some(t), data);
@@ -683,13 +704,14 @@ driver_api! {
         record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
     Free cuStreamAddCallback | cuStreamAddCallback_ptsz,
         stream |a| a.stream,
-        wrap |mut a| match a.callback {
-            Some(f) => {
+        wrap |mut a, captured| match a.callback {
+            Some(f) if !captured => {
                 let (t, data) = crate::host_funcs::wrap_callback(f, a.data);
                 (a.callback, a.data) = (Some(t), data);
                 (a, Some(data))
             }
-            None => (a, None),
+            // The driver refuses a callback into a capturing stream.
+            _ => (a, None),
         },
         record |r, api, ret, a| r.op(api, ret, &Op::HostFunc { stream: Addr(s(a.stream)) });
     // Peer access: recorded with the peer's device (replay on one device
@@ -734,6 +756,11 @@ driver_api! {
         record |r, api, ret, a| graphs::set_enabled(r, api, ret, a.exec as u64, a.node as u64, a.enabled != 0);
     Lifecycle cuGraphExecDestroy,
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
+    // A host node's function runs through a graph trampoline, which reads
+    // the device-to-host copies before it first (`graphs::wrap_host_node`).
+    Free cuGraphAddHostNode,
+        // SAFETY: the call's own parameters, read during the call.
+        wrap |mut a, _| { a.params = unsafe { graphs::wrap_host_node(a.params) }; (a, None) };
     Free cuGraphLaunch | cuGraphLaunch_ptsz,
         stream |a| a.stream,
         before |r, api, _, a| graphs::host_writes(r, api, a.exec as u64, graphs::raw(api, a.stream)),

@@ -1,4 +1,5 @@
-//! Recording the driver's arrays (`array_create`, `array_destroy`), copies
+//! Recording the driver's arrays (`array_create`, `array_destroy`; planes
+//! and mipmapped arrays: `array_plane`, `mipmap_*`), copies
 //! naming them (`memcpy_array`) and texture and surface objects
 //! (`tex_create`, `surf_create`, their destroys). The CUDA runtime's
 //! `cudaMallocArray`, `cudaMemcpy2DToArray` and `cudaCreateTextureObject`
@@ -66,6 +67,30 @@ pub unsafe fn create_3d(
     };
     // SAFETY: per the contract, written on success.
     r.array_create(api, ret, unsafe { out(ret, handle) }, shape);
+}
+
+/// `cuMipmappedArrayCreate`: level 0's descriptor and the level count.
+///
+/// # Safety
+/// As [`create_2d`].
+pub unsafe fn mipmap_create(
+    r: &Recorder,
+    api: &str,
+    ret: CUresult,
+    handle: *const u64,
+    desc: *const CUDA_ARRAY3D_DESCRIPTOR,
+    levels: u32,
+) {
+    // SAFETY: per the contract.
+    let d = unsafe { desc.as_ref() }.copied().unwrap_or_default();
+    let shape = ArrayShape {
+        format: d.format as u32,
+        channels: d.num_channels,
+        extent: [d.width as u64, d.height as u64, d.depth as u64],
+        flags: d.flags,
+    };
+    // SAFETY: per the contract, written on success.
+    r.mipmap_create(api, ret, unsafe { out(ret, handle) }, shape, levels);
 }
 
 /// Records a copy that names an array; the host side's rows are read once

@@ -35,10 +35,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cuda_api::graph::{
-    CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraphEdgeData, CUgraphNodeParams,
-    capture_status, node_type,
+    CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS, CUgraphEdgeData,
+    CUgraphNodeParams, capture_status, node_type,
 };
-use cuda_api::rect::{CUDA_MEMCPY3D, Rect, RectError};
+use cuda_api::rect::{CUDA_MEMCPY3D, CopySide, RectError};
 use cuda_api::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUDA_SUCCESS, CUresult, CUstream};
 use hrr_core::error_chain::chain;
 use hrr_core::graph::NodeOp;
@@ -166,6 +166,8 @@ struct DriverGraph<'r> {
     api: &'static str,
     q: &'static GraphQueries,
     host_nodes: usize,
+    /// Each host node's trampoline id, in the order the walk lists them.
+    host_ids: Vec<Option<u64>>,
 }
 
 /// A handle list through the driver's two-call convention: `call(handles,
@@ -258,7 +260,7 @@ impl GraphSource for DriverGraph<'_> {
                     n,
                     (&mut p as *mut CUDA_MEMCPY3D).cast()
                 ));
-                copy_ops(self.r, p.rect())
+                copy_ops(self.r, &p)
             }
             node_type::MEMSET => {
                 let mut p = CUDA_MEMSET_NODE_PARAMS::default();
@@ -291,6 +293,7 @@ impl GraphSource for DriverGraph<'_> {
             }
             node_type::HOST => {
                 self.host_nodes += 1;
+                self.host_ids.push(self.host_fn_id(n));
                 vec![NodeOp::Host]
             }
             other => vec![NodeOp::Unsupported {
@@ -301,6 +304,22 @@ impl GraphSource for DriverGraph<'_> {
 }
 
 impl DriverGraph<'_> {
+    /// The trampoline id of host node `n`'s function, when it runs through
+    /// this library's (`None` too where the driver cannot say).
+    fn host_fn_id(&self, n: *mut c_void) -> Option<u64> {
+        let f = self.q.host_params?;
+        let mut p = CUDA_HOST_NODE_PARAMS {
+            fn_: None,
+            user_data: std::ptr::null_mut(),
+        };
+        // SAFETY: a host node of the application's graph, and our own
+        // out-parameter.
+        let ret = unsafe { f(n, &mut p) };
+        (ret == CUDA_SUCCESS)
+            .then(|| crate::host_funcs::graph_host_fn_id(p.fn_, p.user_data))
+            .flatten()
+    }
+
     fn kind(&self, node: u64) -> Result<i32, QueryError> {
         let mut t = 0;
         query!(self.q, node_type, "cuGraphNodeGetType", |f| f(
@@ -383,16 +402,13 @@ pub unsafe fn node_added(
     }
 }
 
-/// A copy node's ops: its linear pieces with their directions, or
-/// `unsupported` (arrays, more rows than `copy_pieces::MAX_PIECES`).
-fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
-    let c = match rect {
+/// A copy node's ops: its linear pieces with their directions, one
+/// `memcpy_array` node for a copy naming an array, or `unsupported` (more
+/// rows than `copy_pieces::MAX_PIECES`, an unknown memory type).
+fn copy_ops(r: &Recorder, p: &CUDA_MEMCPY3D) -> Vec<NodeOp> {
+    let c = match p.rect() {
         Ok(c) => c,
-        Err(RectError::Array) => {
-            return vec![NodeOp::Unsupported {
-                what: "a copy from or to a CUDA array".into(),
-            }];
-        }
+        Err(RectError::Array) => return vec![array_copy_op(r, p)],
         Err(RectError::Invalid) => {
             return vec![NodeOp::Unsupported {
                 what: "a copy of an unknown memory type".into(),
@@ -418,6 +434,40 @@ fn copy_ops(r: &Recorder, rect: Result<Rect, RectError>) -> Vec<NodeOp> {
         .collect()
 }
 
+/// A copy node naming an array, in the geometry of a `memcpy_array` event
+/// (`arrays::copy`): the array's handle and position, a linear side's
+/// first byte and pitches.
+fn array_copy_op(r: &Recorder, p: &CUDA_MEMCPY3D) -> NodeOp {
+    let c = match p.array_copy() {
+        Ok(c) => c,
+        Err(_) => {
+            return NodeOp::Unsupported {
+                what: "a copy of an unknown memory type".into(),
+            };
+        }
+    };
+    let on_dev = |side: CopySide| match side {
+        CopySide::Array { .. } => true,
+        CopySide::Linear { ptr, side, .. } => on_device(r, side, ptr),
+    };
+    let parts = |side: CopySide| match side {
+        CopySide::Array { array, pos } => (Addr(array), None, Some(pos)),
+        CopySide::Linear { ptr, pitch, .. } => (Addr(ptr), Some(pitch), None),
+    };
+    let (dst, dpitch, dpos) = parts(c.dst);
+    let (src, spitch, spos) = parts(c.src);
+    NodeOp::MemcpyArray {
+        dir: Dir::between(on_dev(c.src), on_dev(c.dst)),
+        dst,
+        dpitch,
+        dpos,
+        src,
+        spitch,
+        spos,
+        extent: c.extent,
+    }
+}
+
 fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> NodeOp {
     NodeOp::Memset {
         dst: Addr(p.dst),
@@ -427,6 +477,32 @@ fn memset_op(p: &CUDA_MEMSET_NODE_PARAMS) -> NodeOp {
         rows: p.height.max(1) as u64,
         pitch: if p.height > 1 { p.pitch as u64 } else { 0 },
     }
+}
+
+// ---------------------------------------------------------------- host nodes
+
+/// `cuGraphAddHostNode`'s parameters with the function replaced by this
+/// library's graph trampoline (`host_funcs`), so that its run first has
+/// the recorder read the device-to-host copies before it. The copy lives
+/// as long as the process (the driver reads it during the call only, but
+/// it is small and made once per node).
+///
+/// # Safety
+/// `p` is null or the application's parameters of the call.
+pub unsafe fn wrap_host_node(p: *const CUDA_HOST_NODE_PARAMS) -> *const CUDA_HOST_NODE_PARAMS {
+    // SAFETY: per the contract.
+    let Some(&CUDA_HOST_NODE_PARAMS {
+        fn_: Some(f),
+        user_data,
+    }) = (unsafe { p.as_ref() })
+    else {
+        return p;
+    };
+    let (t, data) = crate::host_funcs::wrap_graph_host_fn(f, user_data);
+    Box::leak(Box::new(CUDA_HOST_NODE_PARAMS {
+        fn_: Some(t),
+        user_data: data,
+    }))
 }
 
 // ---------------------------------------------------------------- executable graphs
@@ -445,6 +521,7 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
         api,
         q,
         host_nodes: 0,
+        host_ids: Vec::new(),
     };
     let w = match graph_walk::walk(&mut src, graph) {
         Ok(w) => w,
@@ -455,7 +532,9 @@ pub fn instantiated(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, g
             );
         }
     };
-    r.graph_exec(api, exec, graph, src.host_nodes, ExecRecord::from(w));
+    let mut rec = ExecRecord::from(w);
+    r.graph_host_nodes(api, &mut rec, &src.host_ids);
+    r.graph_exec(api, exec, graph, src.host_nodes, rec);
 }
 
 /// A node setter the driver accepted: `node` of `exec` is now `ops` (a
@@ -523,7 +602,7 @@ pub unsafe fn set_memcpy(
         return;
     };
     if ret == CUDA_SUCCESS {
-        record_set(r, api, exec, node, copy_ops(r, p.rect()));
+        record_set(r, api, exec, node, copy_ops(r, p));
     }
 }
 
@@ -579,7 +658,7 @@ pub unsafe fn set_node(
             vec![unsafe { super::record::kernel_node(r, api, &u.kernel) }]
         }
         // SAFETY: a copy node's parameters (see above).
-        node_type::MEMCPY => copy_ops(r, unsafe { u.memcpy.copy_params }.rect()),
+        node_type::MEMCPY => copy_ops(r, &unsafe { u.memcpy.copy_params }),
         // SAFETY: a memset node's parameters (see above).
         node_type::MEMSET => vec![memset_op(&unsafe { u.memset }.params)],
         node_type::EMPTY => vec![NodeOp::Empty],
@@ -619,6 +698,7 @@ pub fn set_child(r: &Recorder, api: &'static str, ret: CUresult, exec: u64, node
         api,
         q,
         host_nodes: 0,
+        host_ids: Vec::new(),
     };
     match graph_walk::walk(&mut src, child) {
         Ok(w) => {

@@ -83,6 +83,8 @@ pub struct GraphQueries {
     pub memcpy_params: Option<fns::cuGraphMemcpyNodeGetParams>,
     /// `cuGraphMemsetNodeGetParams`.
     pub memset_params: Option<fns::cuGraphMemsetNodeGetParams>,
+    /// `cuGraphHostNodeGetParams`.
+    pub host_params: Option<fns::cuGraphHostNodeGetParams>,
     /// `cuGraphChildGraphNodeGetGraph`.
     pub child_graph: Option<fns::cuGraphChildGraphNodeGetGraph>,
     /// `cuGraphEventRecordNodeGetEvent`.
@@ -166,6 +168,7 @@ fn build(h: *mut c_void) -> Libcuda {
             kernel_params: q!("cuGraphKernelNodeGetParams_v2": fns::cuGraphKernelNodeGetParams_v2),
             memcpy_params: q!("cuGraphMemcpyNodeGetParams": fns::cuGraphMemcpyNodeGetParams),
             memset_params: q!("cuGraphMemsetNodeGetParams": fns::cuGraphMemsetNodeGetParams),
+            host_params: q!("cuGraphHostNodeGetParams": fns::cuGraphHostNodeGetParams),
             child_graph: q!("cuGraphChildGraphNodeGetGraph": fns::cuGraphChildGraphNodeGetGraph),
             record_event: q!("cuGraphEventRecordNodeGetEvent": fns::cuGraphEventRecordNodeGetEvent),
             wait_event: q!("cuGraphEventWaitNodeGetEvent": fns::cuGraphEventWaitNodeGetEvent),

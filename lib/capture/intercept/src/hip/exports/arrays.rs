@@ -1,6 +1,8 @@
 //! Recorded handlers of arrays, texture and surface objects: array
 //! creation and destruction (`array_create`, `array_destroy`, the
-//! descriptor as the driver-style format and channel count), copies to,
+//! descriptor as the driver-style format and channel count), mipmapped
+//! arrays and their levels (`mipmap_create`, `mipmap_level`,
+//! `mipmap_destroy`), copies to,
 //! from and between arrays (`memcpy_array`, the host side's packed bytes as
 //! the blob), and texture and surface objects (`tex_create`, `surf_create`,
 //! their descriptions as bytes, and their destroys). `hipMemcpy3D` and
@@ -166,6 +168,111 @@ pub unsafe fn hipArrayDestroy(
     unsafe {
         intercept(real, a, Order::Lifecycle, |r, api, ret| {
             r.array_destroy(api, ret, a.array as u64)
+        })
+    }
+}
+
+// ---------------------------------------------------------------- mipmapped arrays
+
+#[inline]
+pub unsafe fn hipMallocMipmappedArray(
+    real: &'static Real<args::hipMallocMipmappedArray>,
+    a: args::hipMallocMipmappedArray,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            let e = a.extent;
+            // SAFETY: as in `hipMallocArray`.
+            let (h, shape) = (
+                out_addr(ret, a.mipmappedArray),
+                shape_of(a.desc, [e.width, e.height, e.depth], a.flags),
+            );
+            r.mipmap_create(api, ret, h, shape, a.numLevels)
+        })
+    }
+}
+
+#[inline]
+pub unsafe fn hipMipmappedArrayCreate(
+    real: &'static Real<args::hipMipmappedArrayCreate>,
+    a: args::hipMipmappedArrayCreate,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            // SAFETY: a `HIP_ARRAY3D_DESCRIPTOR` the call read, when non-null.
+            let d = a
+                .pMipmappedArrayDesc
+                .cast::<Array3DDescriptor>()
+                .as_ref()
+                .copied()
+                .unwrap_or_default();
+            let shape = ArrayShape {
+                format: d.format as u32,
+                channels: d.channels,
+                extent: [d.width as u64, d.height as u64, d.depth as u64],
+                flags: d.flags,
+            };
+            // SAFETY: read only after success.
+            let h = out_addr(ret, a.pHandle);
+            r.mipmap_create(api, ret, h, shape, a.numMipmapLevels)
+        })
+    }
+}
+
+#[inline]
+pub unsafe fn hipGetMipmappedArrayLevel(
+    real: &'static Real<args::hipGetMipmappedArrayLevel>,
+    a: args::hipGetMipmappedArrayLevel,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            // SAFETY: read only after success.
+            let h = out_addr(ret, a.levelArray);
+            r.mipmap_level(api, ret, h, a.mipmappedArray as u64, a.level)
+        })
+    }
+}
+
+#[inline]
+pub unsafe fn hipMipmappedArrayGetLevel(
+    real: &'static Real<args::hipMipmappedArrayGetLevel>,
+    a: args::hipMipmappedArrayGetLevel,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            // SAFETY: read only after success.
+            let h = out_addr(ret, a.pLevelArray);
+            r.mipmap_level(api, ret, h, a.hMipMappedArray as u64, a.level)
+        })
+    }
+}
+
+#[inline]
+pub unsafe fn hipFreeMipmappedArray(
+    real: &'static Real<args::hipFreeMipmappedArray>,
+    a: args::hipFreeMipmappedArray,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            r.mipmap_destroy(api, ret, a.mipmappedArray as u64)
+        })
+    }
+}
+
+#[inline]
+pub unsafe fn hipMipmappedArrayDestroy(
+    real: &'static Real<args::hipMipmappedArrayDestroy>,
+    a: args::hipMipmappedArrayDestroy,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            r.mipmap_destroy(api, ret, a.hMipmappedArray as u64)
         })
     }
 }

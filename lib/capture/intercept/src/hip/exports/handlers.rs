@@ -31,9 +31,11 @@ use hrr_interpose::{query_handlers, unrecorded_handlers};
 pub use super::arrays::{
     _Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc,
     _Z23hipDestroySurfaceObjectP13__hip_surface, hipArray3DCreate, hipArrayCreate, hipArrayDestroy,
-    hipCreateTextureObject, hipDestroyTextureObject, hipFreeArray, hipMalloc3DArray,
-    hipMallocArray, hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpy2DToArray,
-    hipMemcpy2DToArrayAsync, hipMemcpyAtoH, hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray,
+    hipCreateTextureObject, hipDestroyTextureObject, hipFreeArray, hipFreeMipmappedArray,
+    hipGetMipmappedArrayLevel, hipMalloc3DArray, hipMallocArray, hipMallocMipmappedArray,
+    hipMemcpy2DFromArray, hipMemcpy2DFromArrayAsync, hipMemcpy2DToArray, hipMemcpy2DToArrayAsync,
+    hipMemcpyAtoH, hipMemcpyFromArray, hipMemcpyHtoA, hipMemcpyToArray, hipMipmappedArrayCreate,
+    hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel,
 };
 pub use super::graph::{
     hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphExecMemcpyNodeSetParams1D,
@@ -113,7 +115,6 @@ query_handlers! { args;
     hipMemRangeGetAttribute, hipMemRangeGetAttributes, hipHostGetDevicePointer, hipHostGetFlags,
     hipMemPoolGetAttribute, hipMemPoolGetAccess, hipMemGetAccess, hipMemGetAllocationGranularity,
     hipMemGetAllocationPropertiesFromHandle,
-    hipGetMipmappedArrayLevel, hipMipmappedArrayGetLevel,
     // Handles exported for another process (the importing side is unrecorded).
     hipIpcGetMemHandle, hipIpcGetEventHandle, hipMemPoolExportToShareableHandle,
     hipMemPoolExportPointer,
@@ -199,8 +200,6 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipIpcOpenMemHandle, hipIpcCloseMemHandle, hipIpcOpenEventHandle, hipImportExternalMemory,
     hipExternalMemoryGetMappedBuffer, hipDestroyExternalMemory, hipImportExternalSemaphore,
     hipSignalExternalSemaphoresAsync, hipWaitExternalSemaphoresAsync, hipDestroyExternalSemaphore,
-    // Mipmapped arrays.
-    hipMallocMipmappedArray, hipFreeMipmappedArray, hipMipmappedArrayCreate, hipMipmappedArrayDestroy,
     __hipRegisterManagedVar,
     // Copies the format has no op for (`HIP_MEMCPY3D`'s layout is not
     // declared).

@@ -262,7 +262,7 @@ struct memset_params {
     unsigned value, elem;
     size_t width, height;
 };
-enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, CHILD = 4, EMPTY = 5, CONDITIONAL = 13 };
+enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, HOST = 3, CHILD = 4, EMPTY = 5, CONDITIONAL = 13 };
 struct graph;
 /* CUgraphNodeParams (cuGraphAddNode), as cuda.h lays it out: the members
  * this driver understands. */
@@ -292,6 +292,7 @@ struct node {
     struct graph *child;
     struct graph *body[1]; /* a conditional node's (never run here) */
     int disabled;          /* cuGraphNodeSetEnabled */
+    struct host_params { void (*fn)(void *); void *data; } host;
 };
 struct graph { struct node *nodes[64]; size_t n; };
 struct exec { struct graph *g; };
@@ -333,18 +334,16 @@ static void host_or_device(struct memcpy3d *c, int dst_host, void *dst, int src_
     c->height = c->depth = 1;
 }
 static void run_graph(struct graph *g);
+CUresult cuMemcpy3D_v2(const struct memcpy3d *c);
 static void run_node(struct node *x) {
     if (x->disabled) return;
     switch (x->type) {
     case KERNEL:
         for (int i = 0; i < x->n; i++) x->out[i] = (float)i;
         break;
-    case MEMCPY: {
-        void *d = x->c.dtype == 1 ? x->c.dhost : (void *)(uintptr_t)x->c.ddev;
-        const void *s = x->c.stype == 1 ? x->c.shost : (const void *)(uintptr_t)x->c.sdev;
-        memcpy(d, s, x->c.width);
+    case MEMCPY:
+        cuMemcpy3D_v2(&x->c); /* linear or naming an array */
         break;
-    }
     case MEMSET: {
         unsigned *p = (unsigned *)(uintptr_t)x->m.dst;
         for (size_t i = 0; i < x->m.width; i++) p[i] = x->m.value;
@@ -352,6 +351,9 @@ static void run_node(struct node *x) {
     }
     case CHILD:
         run_graph(x->child);
+        break;
+    case HOST:
+        x->host.fn(x->host.data);
         break;
     }
 }
@@ -405,6 +407,32 @@ CUresult cuGraphAddKernelNode_v2(void **node, void *g, const void *const *deps, 
     struct node *x = add_node(g, KERNEL, (const struct node *const *)deps, nd);
     set_kernel(x, p);
     *node = x;
+    return OK;
+}
+CUresult cuGraphAddMemcpyNode(void **node, void *g, const void *const *deps, size_t nd,
+                              const struct memcpy3d *c, void *ctx) {
+    (void)ctx;
+    struct node *x = add_node(g, MEMCPY, (const struct node *const *)deps, nd);
+    x->c = *c;
+    *node = x;
+    return OK;
+}
+CUresult cuGraphAddHostNode(void **node, void *g, const void *const *deps, size_t nd,
+                            const struct host_params *p) {
+    struct node *x = add_node(g, HOST, (const struct node *const *)deps, nd);
+    x->host = *p;
+    *node = x;
+    return OK;
+}
+CUresult cuGraphHostNodeGetParams(void *node, struct host_params *p) {
+    *p = ((struct node *)node)->host;
+    return OK;
+}
+CUresult cuGraphExecMemcpyNodeSetParams(void *exec, void *node, const struct memcpy3d *c, void *ctx) {
+    (void)exec; (void)ctx;
+    struct node *x = node;
+    if (x->type != MEMCPY) return INVALID_VALUE;
+    x->c = *c;
     return OK;
 }
 CUresult cuGraphAddEmptyNode(void **node, void *g, const void *const *deps, size_t nd) {
@@ -551,7 +579,11 @@ CUresult cuGraphDestroy(void *g) { (void)g; return OK; }
 static void (*last_host_fn)(void *);
 void *fake_last_host_fn(void) { return (void *)last_host_fn; }
 CUresult cuLaunchHostFunc(CUstream s, void (*fn)(void *), void *data) {
-    (void)s;
+    struct node *x = captured(s, HOST);
+    if (x) {
+        x->host = (struct host_params){fn, data};
+        return OK;
+    }
     last_host_fn = fn;
     fn(data);
     return OK;
@@ -585,16 +617,19 @@ static size_t format_bytes(int f) {
     case 0x01: case 0x08: return 1;
     case 0x02: case 0x09: case 0x10: return 2;
     case 0x03: case 0x0a: case 0x20: return 4;
+    case 0xb0: return 1; /* NV12: 8-bit luma, then chroma pairs */
     }
     return 0;
 }
 CUresult cuArray3DCreate_v2(void **out, const struct array3d_desc *d) {
-    size_t e = format_bytes(d->format) * d->channels;
+    int nv12 = d->format == 0xb0;
+    size_t e = format_bytes(d->format) * (nv12 ? 1 : d->channels);
     if (!e || !d->w) return INVALID_VALUE;
     struct array *a = calloc(1, sizeof *a);
     a->d = *d;
     a->row = d->w * e;
-    a->mem = calloc(1, a->row * (d->h ? d->h : 1) * (d->d ? d->d : 1));
+    size_t bytes = a->row * (d->h ? d->h : 1) * (d->d ? d->d : 1);
+    a->mem = calloc(1, nv12 ? bytes + bytes / 2 : bytes);
     *out = a;
     return OK;
 }
@@ -605,6 +640,48 @@ CUresult cuArrayCreate_v2(void **out, const struct array_desc *d) {
 CUresult cuArrayGetDescriptor_v2(struct array_desc *d, void *array) {
     struct array *a = array;
     *d = (struct array_desc){a->d.w, a->d.h, a->d.format, a->d.channels};
+    return OK;
+}
+/* Mipmapped arrays: an array per level, each of half the last's extent. */
+struct mipmap { unsigned n; void *levels[16]; };
+CUresult cuMipmappedArrayCreate(void **out, const struct array3d_desc *d, unsigned levels) {
+    if (!levels || levels > 16) return INVALID_VALUE;
+    struct mipmap *m = calloc(1, sizeof *m);
+    struct array3d_desc l = *d;
+    for (m->n = 0; m->n < levels; m->n++) {
+        CUresult r = cuArray3DCreate_v2(&m->levels[m->n], &l);
+        if (r) return r;
+        l.w = l.w > 1 ? l.w / 2 : 1;
+        l.h = l.h > 1 ? l.h / 2 : l.h;
+        l.d = l.d > 1 ? l.d / 2 : l.d;
+    }
+    *out = m;
+    return OK;
+}
+CUresult cuMipmappedArrayGetLevel(void **out, void *mipmap, unsigned level) {
+    struct mipmap *m = mipmap;
+    if (level >= m->n) return INVALID_VALUE;
+    *out = m->levels[level];
+    return OK;
+}
+CUresult cuArrayDestroy(void *array);
+CUresult cuMipmappedArrayDestroy(void *mipmap) {
+    struct mipmap *m = mipmap;
+    for (unsigned i = 0; i < m->n; i++) cuArrayDestroy(m->levels[i]);
+    free(m);
+    return OK;
+}
+/* An NV12 array's planes: the luma plane (its rows), then the chroma plane
+ * (pairs at half the width and height), arrays over the parent's memory. */
+CUresult cuArrayGetPlane(void **out, void *array, unsigned index) {
+    struct array *a = array;
+    if (a->d.format != 0xb0 || index > 1) return INVALID_VALUE;
+    struct array *p = calloc(1, sizeof *p);
+    p->d = (struct array3d_desc){index ? a->d.w / 2 : a->d.w, index ? a->d.h / 2 : a->d.h, 0, 0x01,
+                                 index ? 2 : 1, 0};
+    p->row = a->row;
+    p->mem = a->mem + (index ? a->row * a->d.h : 0);
+    *out = p;
     return OK;
 }
 CUresult cuArrayDestroy(void *array) {
@@ -660,7 +737,14 @@ CUresult cuMemcpyAtoH_v2(void *dst, void *src, size_t off, size_t n) {
 /* The per-thread default stream forms: one stream here, so the same copies. */
 CUresult cuMemcpy3D_v2_ptds(const struct memcpy3d *c) { return cuMemcpy3D_v2(c); }
 CUresult cuMemcpy2D_v2_ptds(const struct memcpy2d *c) { return cuMemcpy2D_v2(c); }
-CUresult cuMemcpy3DAsync_v2(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
+CUresult cuMemcpy3DAsync_v2(const struct memcpy3d *c, CUstream s) {
+    struct node *x = captured(s, MEMCPY);
+    if (x) {
+        x->c = *c;
+        return OK;
+    }
+    return cuMemcpy3D_v2(c);
+}
 CUresult cuMemcpy3DAsync_v2_ptsz(const struct memcpy3d *c, CUstream s) { (void)s; return cuMemcpy3D_v2(c); }
 CUresult cuMemcpyHtoA_v2_ptds(void *dst, size_t off, const void *src, size_t n) {
     return cuMemcpyHtoA_v2(dst, off, src, n);

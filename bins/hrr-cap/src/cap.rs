@@ -149,7 +149,6 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
             names.join(", ")
         ));
     }
-    eprintln!("{line}");
     // The other processes' archives are checked as the first one is.
     for c in &children {
         if Manifest::read(c).is_ok() {
@@ -165,17 +164,10 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let job = crate::job::write(&dir, &children, &job_id, app_pid, argv);
-    if args.window.is_some() {
-        archive_bad |= later_windows(&dir, args.no_verify);
-    }
-    match &summary.unrecorded {
-        Some(u) => eprintln!("{}", UnrecordedCalls(u)),
-        None => eprintln!("unrecorded : unknown (the archive was not finished)"),
-    }
-    // After the lines every capture prints: the job of a run that
-    // recorded several processes.
-    match job {
+    // The job of a run that recorded several processes is said before the
+    // summary, so that the summary and the accounting line stay the last
+    // two lines, as for any capture.
+    match crate::job::write(&dir, &children, &job_id, app_pid, argv) {
         Ok(Some((file, job))) => eprintln!("{}", crate::job::line(&file, &job)),
         Ok(None) => {}
         Err(e) => {
@@ -185,6 +177,14 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
             );
             archive_bad = true;
         }
+    }
+    eprintln!("{line}");
+    if args.window.is_some() {
+        archive_bad |= later_windows(&dir, args.no_verify);
+    }
+    match &summary.unrecorded {
+        Some(u) => eprintln!("{}", UnrecordedCalls(u)),
+        None => eprintln!("unrecorded : unknown (the archive was not finished)"),
     }
     Ok(match exit_code(status) {
         0 if archive_bad => crate::error::EXIT_ARCHIVE_BAD,

@@ -16,7 +16,8 @@
 //!
 //! When more than one process of the run recorded (`DIR` and
 //! `NAME-PID.hrr` beside it), each archive's blobs are checked too and the
-//! job file `NAME.job.json` lists them (`job`), said on a last line:
+//! job file `NAME.job.json` lists them (`job`), said on a line before the
+//! summary:
 //! `hrr-cap: job : 2 processes (rank 0, rank 1) -> NAME.job.json`.
 //!
 //! Before it starts the application, a warning goes to stderr when the

@@ -78,11 +78,12 @@ fn word(a: &KernelArg, off: usize) -> u64 {
     u64::from_le_bytes(a.hex.0[off..off + 8].try_into().unwrap())
 }
 
+/// `hrr-cap`'s summary line (`hrr-cap: N events, … -> DIR`), not its `job :` line.
 fn summary_line(stderr: &str) -> &str {
     stderr
         .lines()
         .rev()
-        .find(|l| l.starts_with("hrr-cap: "))
+        .find(|l| l.starts_with("hrr-cap: ") && l.contains(" events, "))
         .unwrap_or_else(|| panic!("no summary line in:\n{stderr}"))
 }
 

@@ -46,6 +46,22 @@ pub unsafe fn create_2d(
     r.array_create(api, ret, unsafe { out(ret, handle) }, shape);
 }
 
+/// The recorded shape of a 3D descriptor (`cuArray3DCreate_v2`, level 0
+/// of `cuMipmappedArrayCreate`).
+///
+/// # Safety
+/// `desc` is null or the descriptor the driver read.
+unsafe fn shape_3d(desc: *const CUDA_ARRAY3D_DESCRIPTOR) -> ArrayShape {
+    // SAFETY: per the contract.
+    let d = unsafe { desc.as_ref() }.copied().unwrap_or_default();
+    ArrayShape {
+        format: d.format as u32,
+        channels: d.num_channels,
+        extent: [d.width as u64, d.height as u64, d.depth as u64],
+        flags: d.flags,
+    }
+}
+
 /// `cuArray3DCreate_v2`.
 ///
 /// # Safety
@@ -58,13 +74,7 @@ pub unsafe fn create_3d(
     desc: *const CUDA_ARRAY3D_DESCRIPTOR,
 ) {
     // SAFETY: per the contract.
-    let d = unsafe { desc.as_ref() }.copied().unwrap_or_default();
-    let shape = ArrayShape {
-        format: d.format as u32,
-        channels: d.num_channels,
-        extent: [d.width as u64, d.height as u64, d.depth as u64],
-        flags: d.flags,
-    };
+    let shape = unsafe { shape_3d(desc) };
     // SAFETY: per the contract, written on success.
     r.array_create(api, ret, unsafe { out(ret, handle) }, shape);
 }
@@ -82,13 +92,7 @@ pub unsafe fn mipmap_create(
     levels: u32,
 ) {
     // SAFETY: per the contract.
-    let d = unsafe { desc.as_ref() }.copied().unwrap_or_default();
-    let shape = ArrayShape {
-        format: d.format as u32,
-        channels: d.num_channels,
-        extent: [d.width as u64, d.height as u64, d.depth as u64],
-        flags: d.flags,
-    };
+    let shape = unsafe { shape_3d(desc) };
     // SAFETY: per the contract, written on success.
     r.mipmap_create(api, ret, unsafe { out(ret, handle) }, shape, levels);
 }

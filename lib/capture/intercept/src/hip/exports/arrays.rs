@@ -54,6 +54,22 @@ unsafe fn shape_of(
     }
 }
 
+/// The recorded shape of a driver-style 3D descriptor (`hipArray3DCreate`,
+/// level 0 of `hipMipmappedArrayCreate`).
+///
+/// # Safety
+/// `desc` is null or points at a `HIP_ARRAY3D_DESCRIPTOR`.
+unsafe fn shape_3d(desc: *const Array3DDescriptor) -> ArrayShape {
+    // SAFETY: per the contract.
+    let d = unsafe { desc.as_ref() }.copied().unwrap_or_default();
+    ArrayShape {
+        format: d.format as u32,
+        channels: d.channels,
+        extent: [d.width as u64, d.height as u64, d.depth as u64],
+        flags: d.flags,
+    }
+}
+
 #[inline]
 pub unsafe fn hipMallocArray(
     real: &'static Real<args::hipMallocArray>,
@@ -128,18 +144,7 @@ pub unsafe fn hipArray3DCreate(
     unsafe {
         intercept(real, a, Order::Lifecycle, |r, api, ret| {
             // SAFETY: a `HIP_ARRAY3D_DESCRIPTOR` the call read, when non-null.
-            let d = a
-                .pAllocateArray
-                .cast::<Array3DDescriptor>()
-                .as_ref()
-                .copied()
-                .unwrap_or_default();
-            let shape = ArrayShape {
-                format: d.format as u32,
-                channels: d.channels,
-                extent: [d.width as u64, d.height as u64, d.depth as u64],
-                flags: d.flags,
-            };
+            let shape = shape_3d(a.pAllocateArray.cast());
             // SAFETY: read only after success.
             r.array_create(api, ret, out_addr(ret, a.array), shape)
         })
@@ -202,18 +207,7 @@ pub unsafe fn hipMipmappedArrayCreate(
     unsafe {
         intercept(real, a, Order::Lifecycle, |r, api, ret| {
             // SAFETY: a `HIP_ARRAY3D_DESCRIPTOR` the call read, when non-null.
-            let d = a
-                .pMipmappedArrayDesc
-                .cast::<Array3DDescriptor>()
-                .as_ref()
-                .copied()
-                .unwrap_or_default();
-            let shape = ArrayShape {
-                format: d.format as u32,
-                channels: d.channels,
-                extent: [d.width as u64, d.height as u64, d.depth as u64],
-                flags: d.flags,
-            };
+            let shape = shape_3d(a.pMipmappedArrayDesc.cast());
             // SAFETY: read only after success.
             let h = out_addr(ret, a.pHandle);
             r.mipmap_create(api, ret, h, shape, a.numMipmapLevels)

@@ -2,11 +2,14 @@
 //! selection, each one line of a macro table (the op it records, built from
 //! the table's `args::NAME` fields).
 
+use std::ffi::c_void;
+
+use api_table::Entry;
 use hip_api::args;
 use hrr_core::{Addr, Op};
 
 use super::intercept;
-use crate::hip::types::HipError;
+use crate::hip::types::{HipError, HipStream};
 use hrr_interpose::call_args::out_addr;
 use hrr_interpose::real_fn::Real;
 use hrr_recorder::record::recorder::Order;
@@ -141,26 +144,10 @@ pub unsafe fn hipStreamAddCallback(
         b.callback = Some(t);
         b.userData = data;
     }
-    // SAFETY: the export's contract: the application's arguments, the
-    // callback and its data possibly replaced by the trampoline's.
-    let ret = unsafe {
-        intercept(real, b, Order::Free, |r, api, ret| {
-            if !captured {
-                r.op(
-                    api,
-                    ret,
-                    &Op::HostFunc {
-                        stream: Addr(b.stream as u64),
-                    },
-                )
-            }
-        })
-    };
-    if ret != 0 && host_funcs::is_callback_trampoline(b.callback) {
-        // SAFETY: the trampoline's data, handed to a call that failed.
-        unsafe { host_funcs::refused(b.userData) };
-    }
-    ret
+    let ours = host_funcs::is_callback_trampoline(b.callback);
+    // SAFETY: the application's arguments, the callback and its data
+    // possibly replaced by the trampoline's (`ours`).
+    unsafe { host_func_enqueued(real, b, b.stream, captured, ours.then_some(b.userData)) }
 }
 
 /// `hipLaunchHostFunc` (ROCm 5.3 on; a runtime without it answers as for
@@ -179,8 +166,27 @@ pub unsafe fn hipLaunchHostFunc(
         b.fn_ = Some(t);
         b.userData = data;
     }
-    // SAFETY: the export's contract: the application's arguments, the
-    // function and its data possibly replaced by the trampoline's.
+    let ours = host_funcs::is_host_fn_trampoline(b.fn_);
+    // SAFETY: as in `hipStreamAddCallback`.
+    unsafe { host_func_enqueued(real, b, b.stream, captured, ours.then_some(b.userData)) }
+}
+
+/// Forwards `b`, a host function or callback enqueued on `stream`, and
+/// records it as `host_func` unless the stream is capturing (then it is a
+/// graph's host node); `trampoline` is the trampoline's data when `b`
+/// carries it, released when the call fails (the function never runs).
+///
+/// # Safety
+/// `b` is the application's arguments with at most the function and its
+/// data replaced by the trampoline's.
+unsafe fn host_func_enqueued<A: Entry<Ret = HipError>>(
+    real: &'static Real<A>,
+    b: A,
+    stream: HipStream,
+    captured: bool,
+    trampoline: Option<*mut c_void>,
+) -> HipError {
+    // SAFETY: per the contract.
     let ret = unsafe {
         intercept(real, b, Order::Free, |r, api, ret| {
             if !captured {
@@ -188,15 +194,17 @@ pub unsafe fn hipLaunchHostFunc(
                     api,
                     ret,
                     &Op::HostFunc {
-                        stream: Addr(b.stream as u64),
+                        stream: Addr(stream as u64),
                     },
                 )
             }
         })
     };
-    if ret != 0 && host_funcs::is_host_fn_trampoline(b.fn_) {
+    if ret != 0
+        && let Some(data) = trampoline
+    {
         // SAFETY: the trampoline's data, handed to a call that failed.
-        unsafe { host_funcs::refused(b.userData) };
+        unsafe { crate::host_funcs::refused(data) };
     }
     ret
 }

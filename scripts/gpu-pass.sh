@@ -72,7 +72,7 @@ fi
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
-    texture2d_ptds graph_setters job_launcher graph_arrays)
+    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -329,6 +329,12 @@ check_texture_ptds() {
 RECORDED_OPS=(array_create memcpy_array tex_create tex_destroy array_destroy)
 CHECK=check_texture_ptds
 run_case texture2d_ptds texture2d_ptds
+
+# Mipmap levels and NV12 planes: the level and plane handles translated,
+# each level's contents read by one kernel through a texture object.
+RECORDED_OPS=(mipmap_create mipmap_level array_plane memcpy_array tex_create mipmap_destroy)
+CHECK=check_texture
+run_case texture_mipmap texture_mipmap
 
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.

@@ -391,7 +391,9 @@ fn launch(c: &mut Criterion) {
     r.finish("exit", LockMode::Block, Closing::default);
     let lines = {
         use std::io::Read;
-        let mut f = std::fs::File::open(t.path().join("events.ndjson")).unwrap();
+        // A finished archive's events are compressed (HRR_EVENTS unset).
+        let file = std::fs::File::open(t.path().join("events.ndjson.zst")).unwrap();
+        let mut f = zstd::Decoder::new(file).unwrap();
         let (mut buf, mut n) = (vec![0u8; 1 << 20], 0usize);
         loop {
             match f.read(&mut buf).unwrap() {

@@ -96,6 +96,9 @@ struct State {
 
 type Reply = Result<(), Failure>;
 
+/// Bytes of device memory each proxy allocates and clears when it starts.
+pub const SCRATCH: usize = 65536;
+
 /// A communicator.
 pub struct Comm {
     /// This rank.
@@ -140,8 +143,8 @@ impl Comm {
                 };
                 let start = (|| -> Reply {
                     hip::set_device(device)?;
-                    st.scratch = hip::malloc(4096)?;
-                    hip::memset(st.scratch, 0, 4096)?;
+                    st.scratch = hip::malloc(SCRATCH)?;
+                    hip::memset(st.scratch, 0, SCRATCH)?;
                     Ok(())
                 })();
                 let ok = start.is_ok();

@@ -10,7 +10,7 @@
 use std::ffi::c_void;
 
 /// `void *(*)(void *)`.
-pub type StartRoutine = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 
 /// `pthread_create`'s C type.
 pub type PthreadCreate = unsafe extern "C" fn(
@@ -26,12 +26,11 @@ struct Start {
     arg: *mut c_void,
 }
 
-unsafe extern "C" fn library_thread(p: *mut c_void) -> *mut c_void {
+extern "C" fn library_thread(p: *mut c_void) -> *mut c_void {
     // SAFETY: `p` is the `Start` `create` leaked for this thread, taken once.
     let start = unsafe { Box::from_raw(p.cast::<Start>()) };
     crate::guard::become_library_thread();
-    // SAFETY: the routine and argument the library passed to pthread_create.
-    unsafe { (start.routine)(start.arg) }
+    (start.routine)(start.arg)
 }
 
 /// `pthread_create` through `real`, the next definition.

@@ -29,11 +29,24 @@ fn collectives_are_recorded_at_their_api_and_nothing_below() {
     let ev = p.events("cap.hrr");
     let init = ops(&ev, "nccl_comm_init");
     assert_eq!(init.len(), 1, "{init:?}");
-    assert_eq!((init[0]["nranks"].as_u64(), init[0]["rank"].as_u64()), (Some(1), Some(0)));
-    assert_eq!(init[0]["uid"].as_str().map(str::len), Some(32), "{}", init[0]);
+    assert_eq!(
+        (init[0]["nranks"].as_u64(), init[0]["rank"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(
+        init[0]["uid"].as_str().map(str::len),
+        Some(32),
+        "{}",
+        init[0]
+    );
     let colls: Vec<(String, String)> = ops(&ev, "nccl_coll")
         .iter()
-        .map(|e| (e["api"].as_str().unwrap().into(), e["coll"].as_str().unwrap().into()))
+        .map(|e| {
+            (
+                e["api"].as_str().unwrap().into(),
+                e["coll"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     let want = [
         ("ncclAllReduce", "all_reduce"),
@@ -45,7 +58,10 @@ fn collectives_are_recorded_at_their_api_and_nothing_below() {
         ("ncclRecv", "recv"),
         ("ncclAllReduce", "all_reduce"),
     ];
-    let want: Vec<(String, String)> = want.iter().map(|(a, c)| (a.to_string(), c.to_string())).collect();
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, c)| (a.to_string(), c.to_string()))
+        .collect();
     assert_eq!(colls, want);
     let first = &ops(&ev, "nccl_coll")[0];
     assert_eq!(first["count"], 1024);
@@ -59,14 +75,20 @@ fn collectives_are_recorded_at_their_api_and_nothing_below() {
     // The application's own calls, exactly: 8 hipMalloc + ncclMemAlloc,
     // 2 uploads + 7 read-backs, 3 stream syncs, no memset.
     let apis = |op: &str| -> Vec<String> {
-        ops(&ev, op).iter().map(|e| e["api"].as_str().unwrap().to_string()).collect()
+        ops(&ev, op)
+            .iter()
+            .map(|e| e["api"].as_str().unwrap().to_string())
+            .collect()
     };
     let allocs = apis("alloc");
     assert_eq!(allocs.len(), 9, "{allocs:?}");
     assert_eq!(allocs.iter().filter(|a| *a == "ncclMemAlloc").count(), 1);
     assert_eq!(ops(&ev, "memcpy").len(), 9, "{:?}", apis("memcpy"));
     assert_eq!(ops(&ev, "stream_sync").len(), 3);
-    assert!(ops(&ev, "memset").is_empty(), "the proxy's memset was recorded");
+    assert!(
+        ops(&ev, "memset").is_empty(),
+        "the proxy's memset was recorded"
+    );
     // The stand-in's proxy allocates hrr_nccl_cpu::comm::SCRATCH bytes.
     assert!(
         !ops(&ev, "alloc").iter().any(|e| e["size"] == 65536),
@@ -93,7 +115,9 @@ fn a_replay_without_the_library_fails_at_the_event() {
         .assert()
         .code(1)
         .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap())
-        .stderr(predicate::str::contains("(ncclCommInitRank): collectives are replayed through the NCCL-API library"))
+        .stderr(predicate::str::contains(
+            "(ncclCommInitRank): collectives are replayed through the NCCL-API library",
+        ))
         .stderr(predicate::str::contains("/nonexistent/libnccl.so.2"));
 }
 
@@ -120,7 +144,11 @@ fn a_wrong_count_fails_the_check() {
     assert!(done, "no all-reduce of 1024 elements");
     let _ = std::fs::remove_file(p.cap().join("events.ndjson.zst"));
     std::fs::write(p.cap().join("events.ndjson"), text).unwrap();
-    let a = p.play_cmd(&[]).assert().code(1).stdout(predicate::str::is_match(r"(?m)^FAIL$").unwrap());
+    let a = p
+        .play_cmd(&[])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL$").unwrap());
     let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     let (_, _, _, fail) = d2h_counts(&out).expect("a d2h line");
     assert!(fail >= 1, "{out}");
@@ -133,11 +161,18 @@ fn a_wrong_count_fails_the_check() {
 fn a_job_of_two_ranks_replays_as_a_job() {
     let p = Pipeline::new("nccl_collectives");
     let a = p
-        .sh(&format!("hrr-cap -o job.hrr -- {} job | tee app.log", p.app_cmdline()))
+        .sh(&format!(
+            "hrr-cap -o job.hrr -- {} job | tee app.log",
+            p.app_cmdline()
+        ))
         .assert()
         .success();
     let p = p.step(a);
-    assert!(p.app_log().contains("nccl_collectives: job: OK"), "{}", p.app_log());
+    assert!(
+        p.app_log().contains("nccl_collectives: job: OK"),
+        "{}",
+        p.app_log()
+    );
     let job: Value =
         serde_json::from_slice(&std::fs::read(p.path("job.job.json")).unwrap()).unwrap();
     let procs = job["processes"].as_array().unwrap();
@@ -151,7 +186,10 @@ fn a_job_of_two_ranks_replays_as_a_job() {
         assert_eq!(init[0]["rank"], pr["rank"]);
         uids.push(init[0]["uid"].clone());
     }
-    assert_eq!(uids[0], uids[1], "the ranks' archives name one communicator");
+    assert_eq!(
+        uids[0], uids[1],
+        "the ranks' archives name one communicator"
+    );
 
     let a = p
         .tool("hrr-play")
@@ -166,5 +204,7 @@ fn a_job_of_two_ranks_replays_as_a_job() {
         .args(["--backend", "cpu", "--no-job", "job.hrr"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("has 2 ranks, which meet only in a job replay"));
+        .stderr(predicate::str::contains(
+            "has 2 ranks, which meet only in a job replay",
+        ));
 }

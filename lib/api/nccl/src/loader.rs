@@ -192,9 +192,8 @@ impl Nccl {
     ) -> Result<u64, Error> {
         let mut comm: ncclComm_t = ptr::null_mut();
         // SAFETY: `comm` is a valid out-parameter; the id is passed by value.
-        let code = unsafe {
-            (self.f.init_rank)(&mut comm, nranks, ncclUniqueId::from_bytes(id), rank)
-        };
+        let code =
+            unsafe { (self.f.init_rank)(&mut comm, nranks, ncclUniqueId::from_bytes(id), rank) };
         self.check("ncclCommInitRank", code)?;
         Ok(comm as u64)
     }
@@ -243,8 +242,12 @@ impl Nccl {
         // SAFETY: per this function's contract.
         let code = unsafe {
             match i.coll {
-                Coll::AllReduce => (self.f.all_reduce)(send, recv, count, i.dtype, i.op, comm, stream),
-                Coll::Broadcast => (self.f.broadcast)(send, recv, count, i.dtype, i.root, comm, stream),
+                Coll::AllReduce => {
+                    (self.f.all_reduce)(send, recv, count, i.dtype, i.op, comm, stream)
+                }
+                Coll::Broadcast => {
+                    (self.f.broadcast)(send, recv, count, i.dtype, i.root, comm, stream)
+                }
                 Coll::Reduce => {
                     (self.f.reduce)(send, recv, count, i.dtype, i.op, i.root, comm, stream)
                 }

@@ -192,7 +192,11 @@ impl Comm {
             why: "the proxy thread ended".into(),
         };
         let (tx, rx) = mpsc::channel();
-        self.jobs.as_ref().ok_or_else(lost)?.send((op, tx)).map_err(|_| lost())?;
+        self.jobs
+            .as_ref()
+            .ok_or_else(lost)?
+            .send((op, tx))
+            .map_err(|_| lost())?;
         rx.recv().map_err(|_| lost())?
     }
 
@@ -217,10 +221,15 @@ impl State {
             .ok_or_else(|| Failure::usage(format!("data type {}", op.dtype)))?;
         let n = op.count * size;
         let root = op.root;
-        if matches!(op.coll, Coll::Broadcast | Coll::Reduce | Coll::Send | Coll::Recv)
-            && (root < 0 || root as usize >= self.nranks)
+        if matches!(
+            op.coll,
+            Coll::Broadcast | Coll::Reduce | Coll::Send | Coll::Recv
+        ) && (root < 0 || root as usize >= self.nranks)
         {
-            return Err(Failure::usage(format!("root or peer {root} of {} ranks", self.nranks)));
+            return Err(Failure::usage(format!(
+                "root or peer {root} of {} ranks",
+                self.nranks
+            )));
         }
         let root = root as usize;
         // What the application ordered before it on the stream comes first.
@@ -239,7 +248,11 @@ impl State {
                 }
             }
             Coll::Broadcast => {
-                let mine = if self.rank == root { hip::read(op.send, n)? } else { Vec::new() };
+                let mine = if self.rank == root {
+                    hip::read(op.send, n)?
+                } else {
+                    Vec::new()
+                };
                 let all = self.all(&mine)?;
                 hip::write(op.recv, &all[root])?;
             }
@@ -259,7 +272,8 @@ impl State {
                 } else {
                     let k = self.sent[root];
                     self.sent[root] += 1;
-                    self.ex().publish(&format!("p2p-{}-{root}-{k}", self.rank), &data)?;
+                    self.ex()
+                        .publish(&format!("p2p-{}-{root}-{k}", self.rank), &data)?;
                 }
             }
             Coll::Recv => {

@@ -120,8 +120,16 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("x");
         std::fs::create_dir_all(&dir).unwrap();
-        let a = Exchange { dir: dir.clone(), rank: 0, nranks: 2 };
-        let b = Exchange { dir, rank: 1, nranks: 2 };
+        let a = Exchange {
+            dir: dir.clone(),
+            rank: 0,
+            nranks: 2,
+        };
+        let b = Exchange {
+            dir,
+            rank: 1,
+            nranks: 2,
+        };
         let t = std::thread::spawn(move || b.all("c0", b"one").unwrap());
         let ra = a.all("c0", b"zero").unwrap();
         let rb = t.join().unwrap();
@@ -132,6 +140,11 @@ mod tests {
     #[test]
     fn foreign_ids_are_refused() {
         assert!(dir_of(&[0; 128]).is_err());
-        assert!(dir_of(&id(3)).unwrap().to_string_lossy().contains("hrr-nccl-0303"));
+        assert!(
+            dir_of(&id(3))
+                .unwrap()
+                .to_string_lossy()
+                .contains("hrr-nccl-0303")
+        );
     }
 }

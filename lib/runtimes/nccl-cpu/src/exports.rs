@@ -60,7 +60,13 @@ unsafe fn comm_ref<'a>(comm: ncclComm_t) -> Option<&'a Comm> {
 unsafe fn issue(api: &str, comm: ncclComm_t, op: Op) -> ncclResult_t {
     // SAFETY: per the contract.
     let Some(c) = (unsafe { comm_ref(comm) }) else {
-        return fail(api, Failure { code: NCCL_INVALID_ARGUMENT, why: "null communicator".into() });
+        return fail(
+            api,
+            Failure {
+                code: NCCL_INVALID_ARGUMENT,
+                why: "null communicator".into(),
+            },
+        );
     };
     let deferred = GROUP.with(|g| {
         let mut g = g.borrow_mut();
@@ -150,10 +156,13 @@ mod imp {
 
     pub unsafe fn ncclCommInitAll(a: args::ncclCommInitAll) -> ncclResult_t {
         if a.ndev != 1 || a.comm.is_null() {
-            return fail("ncclCommInitAll", Failure {
-                code: NCCL_INVALID_USAGE,
-                why: "only one device (ranks of one process would wait for each other)".into(),
-            });
+            return fail(
+                "ncclCommInitAll",
+                Failure {
+                    code: NCCL_INVALID_USAGE,
+                    why: "only one device (ranks of one process would wait for each other)".into(),
+                },
+            );
         }
         let mut id = ncclUniqueId::ZERO;
         // SAFETY: `id` is a valid out-parameter.
@@ -172,7 +181,9 @@ mod imp {
 
     pub unsafe fn ncclCommSplit(a: args::ncclCommSplit) -> ncclResult_t {
         // SAFETY: the caller's handle.
-        let Some(c) = (unsafe { comm_ref(a.comm) }) else { return NCCL_INVALID_ARGUMENT };
+        let Some(c) = (unsafe { comm_ref(a.comm) }) else {
+            return NCCL_INVALID_ARGUMENT;
+        };
         if a.newcomm.is_null() {
             return NCCL_INVALID_ARGUMENT;
         }
@@ -182,10 +193,13 @@ mod imp {
             return NCCL_SUCCESS;
         }
         if c.nranks != 1 {
-            return fail("ncclCommSplit", Failure {
-                code: NCCL_INVALID_USAGE,
-                why: "only of a one-rank communicator".into(),
-            });
+            return fail(
+                "ncclCommSplit",
+                Failure {
+                    code: NCCL_INVALID_USAGE,
+                    why: "only of a one-rank communicator".into(),
+                },
+            );
         }
         let mut id = ncclUniqueId::ZERO;
         // SAFETY: `id` is a valid out-parameter.
@@ -199,7 +213,11 @@ mod imp {
     pub unsafe fn ncclCommFinalize(a: args::ncclCommFinalize) -> ncclResult_t {
         // Every operation completed when it was issued.
         // SAFETY: the caller's handle.
-        if unsafe { comm_ref(a.comm) }.is_some() { NCCL_SUCCESS } else { NCCL_INVALID_ARGUMENT }
+        if unsafe { comm_ref(a.comm) }.is_some() {
+            NCCL_SUCCESS
+        } else {
+            NCCL_INVALID_ARGUMENT
+        }
     }
 
     pub unsafe fn ncclCommDestroy(a: args::ncclCommDestroy) -> ncclResult_t {
@@ -255,54 +273,146 @@ mod imp {
         s.as_ptr()
     }
 
-    fn op(coll: Coll, send: *const c_void, recv: *mut c_void, count: usize, dtype: ncclDataType_t, red: ncclRedOp_t, root: c_int, stream: ncclStream_t) -> Op {
-        Op { coll, send: send as u64, recv: recv as u64, count, dtype, op: red, root, stream: stream as u64 }
+    // One argument per field of the operation, as the entry points pass them.
+    #[allow(clippy::too_many_arguments)]
+    fn op(
+        coll: Coll,
+        send: *const c_void,
+        recv: *mut c_void,
+        count: usize,
+        dtype: ncclDataType_t,
+        red: ncclRedOp_t,
+        root: c_int,
+        stream: ncclStream_t,
+    ) -> Op {
+        Op {
+            coll,
+            send: send as u64,
+            recv: recv as u64,
+            count,
+            dtype,
+            op: red,
+            root,
+            stream: stream as u64,
+        }
     }
 
     pub unsafe fn ncclAllReduce(a: args::ncclAllReduce) -> ncclResult_t {
-        let o = op(Coll::AllReduce, a.sendbuff, a.recvbuff, a.count, a.datatype, a.op, 0, a.stream);
+        let o = op(
+            Coll::AllReduce,
+            a.sendbuff,
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            a.op,
+            0,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclAllReduce", a.comm, o) }
     }
 
     pub unsafe fn ncclBroadcast(a: args::ncclBroadcast) -> ncclResult_t {
-        let o = op(Coll::Broadcast, a.sendbuff, a.recvbuff, a.count, a.datatype, NCCL_SUM, a.root, a.stream);
+        let o = op(
+            Coll::Broadcast,
+            a.sendbuff,
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            NCCL_SUM,
+            a.root,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclBroadcast", a.comm, o) }
     }
 
     pub unsafe fn ncclBcast(a: args::ncclBcast) -> ncclResult_t {
-        let o = op(Coll::Broadcast, a.buff, a.buff, a.count, a.datatype, NCCL_SUM, a.root, a.stream);
+        let o = op(
+            Coll::Broadcast,
+            a.buff,
+            a.buff,
+            a.count,
+            a.datatype,
+            NCCL_SUM,
+            a.root,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclBcast", a.comm, o) }
     }
 
     pub unsafe fn ncclReduce(a: args::ncclReduce) -> ncclResult_t {
-        let o = op(Coll::Reduce, a.sendbuff, a.recvbuff, a.count, a.datatype, a.op, a.root, a.stream);
+        let o = op(
+            Coll::Reduce,
+            a.sendbuff,
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            a.op,
+            a.root,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclReduce", a.comm, o) }
     }
 
     pub unsafe fn ncclAllGather(a: args::ncclAllGather) -> ncclResult_t {
-        let o = op(Coll::AllGather, a.sendbuff, a.recvbuff, a.sendcount, a.datatype, NCCL_SUM, 0, a.stream);
+        let o = op(
+            Coll::AllGather,
+            a.sendbuff,
+            a.recvbuff,
+            a.sendcount,
+            a.datatype,
+            NCCL_SUM,
+            0,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclAllGather", a.comm, o) }
     }
 
     pub unsafe fn ncclReduceScatter(a: args::ncclReduceScatter) -> ncclResult_t {
-        let o = op(Coll::ReduceScatter, a.sendbuff, a.recvbuff, a.recvcount, a.datatype, a.op, 0, a.stream);
+        let o = op(
+            Coll::ReduceScatter,
+            a.sendbuff,
+            a.recvbuff,
+            a.recvcount,
+            a.datatype,
+            a.op,
+            0,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclReduceScatter", a.comm, o) }
     }
 
     pub unsafe fn ncclSend(a: args::ncclSend) -> ncclResult_t {
-        let o = op(Coll::Send, a.sendbuff, std::ptr::null_mut(), a.count, a.datatype, NCCL_SUM, a.peer, a.stream);
+        let o = op(
+            Coll::Send,
+            a.sendbuff,
+            std::ptr::null_mut(),
+            a.count,
+            a.datatype,
+            NCCL_SUM,
+            a.peer,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclSend", a.comm, o) }
     }
 
     pub unsafe fn ncclRecv(a: args::ncclRecv) -> ncclResult_t {
-        let o = op(Coll::Recv, std::ptr::null(), a.recvbuff, a.count, a.datatype, NCCL_SUM, a.peer, a.stream);
+        let o = op(
+            Coll::Recv,
+            std::ptr::null(),
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            NCCL_SUM,
+            a.peer,
+            a.stream,
+        );
         // SAFETY: the caller's handle.
         unsafe { issue("ncclRecv", a.comm, o) }
     }
@@ -328,13 +438,20 @@ mod imp {
             }
         });
         let Some(mut due) = due else {
-            return fail("ncclGroupEnd", Failure { code: NCCL_INVALID_USAGE, why: "no group started".into() });
+            return fail(
+                "ncclGroupEnd",
+                Failure {
+                    code: NCCL_INVALID_USAGE,
+                    why: "no group started".into(),
+                },
+            );
         };
         // Sends first: a receive in the same group may wait for them.
         due.sort_by_key(|(_, o)| o.coll != Coll::Send);
         for (comm, o) in due {
             // SAFETY: a handle the application passed in this group.
-            let c = unsafe { comm_ref(comm as ncclComm_t) }.expect("non-null, checked when deferred");
+            let c =
+                unsafe { comm_ref(comm as ncclComm_t) }.expect("non-null, checked when deferred");
             if let Err(f) = c.run(o) {
                 return fail(o.coll.api(), f);
             }

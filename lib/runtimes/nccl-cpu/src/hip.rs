@@ -98,7 +98,12 @@ pub fn read(src: u64, len: usize) -> Result<Vec<u8>, HipFailed> {
     let f = lookup::<args::hipMemcpy>()?;
     // SAFETY: `v` holds `len` bytes; the runtime checks the device side.
     check("hipMemcpy", unsafe {
-        f(v.as_mut_ptr().cast(), src as *const c_void, len, MEMCPY_DEVICE_TO_HOST)
+        f(
+            v.as_mut_ptr().cast(),
+            src as *const c_void,
+            len,
+            MEMCPY_DEVICE_TO_HOST,
+        )
     })?;
     Ok(v)
 }
@@ -111,6 +116,11 @@ pub fn write(dst: u64, bytes: &[u8]) -> Result<(), HipFailed> {
     let f = lookup::<args::hipMemcpy>()?;
     // SAFETY: `bytes` is readable; the runtime checks the device side.
     check("hipMemcpy", unsafe {
-        f(dst as *mut c_void, bytes.as_ptr().cast(), bytes.len(), MEMCPY_HOST_TO_DEVICE)
+        f(
+            dst as *mut c_void,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            MEMCPY_HOST_TO_DEVICE,
+        )
     })
 }

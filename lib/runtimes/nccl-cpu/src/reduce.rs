@@ -81,7 +81,10 @@ half_elem!(half::f16 half::bf16);
 fn fold<T: Elem>(inputs: &[&[u8]], op: ncclRedOp_t) -> Vec<u8> {
     let mut out = inputs[0].to_vec();
     for other in &inputs[1..] {
-        for (o, i) in out.chunks_exact_mut(T::SIZE).zip(other.chunks_exact(T::SIZE)) {
+        for (o, i) in out
+            .chunks_exact_mut(T::SIZE)
+            .zip(other.chunks_exact(T::SIZE))
+        {
             T::load(o).combine(T::load(i), op).store(o);
         }
     }
@@ -142,11 +145,26 @@ mod tests {
         let b = f32s(&[10.0, 20.0, -30.0]);
         let c = f32s(&[100.0, 0.5, 2.0]);
         let ins = [a.as_slice(), b.as_slice(), c.as_slice()];
-        assert_eq!(reduce(NCCL_FLOAT32, NCCL_SUM, &ins), Ok(f32s(&[111.0, 18.5, -25.0])));
-        assert_eq!(reduce(NCCL_FLOAT32, NCCL_PROD, &ins), Ok(f32s(&[1000.0, -20.0, -180.0])));
-        assert_eq!(reduce(NCCL_FLOAT32, NCCL_MAX, &ins), Ok(f32s(&[100.0, 20.0, 3.0])));
-        assert_eq!(reduce(NCCL_FLOAT32, NCCL_MIN, &ins), Ok(f32s(&[1.0, -2.0, -30.0])));
-        assert_eq!(reduce(NCCL_FLOAT32, NCCL_AVG, &ins), Ok(f32s(&[37.0, 18.5 / 3.0, -25.0 / 3.0])));
+        assert_eq!(
+            reduce(NCCL_FLOAT32, NCCL_SUM, &ins),
+            Ok(f32s(&[111.0, 18.5, -25.0]))
+        );
+        assert_eq!(
+            reduce(NCCL_FLOAT32, NCCL_PROD, &ins),
+            Ok(f32s(&[1000.0, -20.0, -180.0]))
+        );
+        assert_eq!(
+            reduce(NCCL_FLOAT32, NCCL_MAX, &ins),
+            Ok(f32s(&[100.0, 20.0, 3.0]))
+        );
+        assert_eq!(
+            reduce(NCCL_FLOAT32, NCCL_MIN, &ins),
+            Ok(f32s(&[1.0, -2.0, -30.0]))
+        );
+        assert_eq!(
+            reduce(NCCL_FLOAT32, NCCL_AVG, &ins),
+            Ok(f32s(&[37.0, 18.5 / 3.0, -25.0 / 3.0]))
+        );
         let x = i32s(&[7, -1]);
         let y = i32s(&[5, 4]);
         assert_eq!(reduce(NCCL_INT32, NCCL_SUM, &[&x, &y]), Ok(i32s(&[12, 3])));
@@ -156,16 +174,28 @@ mod tests {
     #[test]
     fn halves_reduce_in_f32() {
         let h = |v: f32| half::f16::from_f32(v).to_le_bytes().to_vec();
-        assert_eq!(reduce(NCCL_FLOAT16, NCCL_SUM, &[&h(1.5), &h(2.25)]), Ok(h(3.75)));
+        assert_eq!(
+            reduce(NCCL_FLOAT16, NCCL_SUM, &[&h(1.5), &h(2.25)]),
+            Ok(h(3.75))
+        );
         let b = |v: f32| half::bf16::from_f32(v).to_le_bytes().to_vec();
-        assert_eq!(reduce(NCCL_BFLOAT16, NCCL_MAX, &[&b(1.5), &b(-2.0)]), Ok(b(1.5)));
+        assert_eq!(
+            reduce(NCCL_BFLOAT16, NCCL_MAX, &[&b(1.5), &b(-2.0)]),
+            Ok(b(1.5))
+        );
     }
 
     #[test]
     fn refusals() {
         let a = [0u8; 4];
-        assert_eq!(reduce(NCCL_FLOAT8E4M3, NCCL_SUM, &[&a]), Err(ReduceError::Type(NCCL_FLOAT8E4M3)));
+        assert_eq!(
+            reduce(NCCL_FLOAT8E4M3, NCCL_SUM, &[&a]),
+            Err(ReduceError::Type(NCCL_FLOAT8E4M3))
+        );
         assert_eq!(reduce(NCCL_FLOAT32, 7, &[&a]), Err(ReduceError::Op(7)));
-        assert_eq!(reduce(NCCL_FLOAT32, NCCL_SUM, &[&a, &a[..2]]), Err(ReduceError::Length));
+        assert_eq!(
+            reduce(NCCL_FLOAT32, NCCL_SUM, &[&a, &a[..2]]),
+            Err(ReduceError::Length)
+        );
     }
 }

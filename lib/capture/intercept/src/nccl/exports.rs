@@ -239,7 +239,9 @@ mod handlers {
         real: &'static Real<args::ncclCommFinalize>,
         a: args::ncclCommFinalize,
     ) -> ncclResult_t {
-        let op = Op::NcclCommFinalize { comm: Addr(a.comm as u64) };
+        let op = Op::NcclCommFinalize {
+            comm: Addr(a.comm as u64),
+        };
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
@@ -250,7 +252,9 @@ mod handlers {
         real: &'static Real<args::ncclCommDestroy>,
         a: args::ncclCommDestroy,
     ) -> ncclResult_t {
-        let op = Op::NcclCommDestroy { comm: Addr(a.comm as u64) };
+        let op = Op::NcclCommDestroy {
+            comm: Addr(a.comm as u64),
+        };
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
@@ -262,55 +266,141 @@ mod handlers {
         real: &'static Real<args::ncclCommAbort>,
         a: args::ncclCommAbort,
     ) -> ncclResult_t {
-        let op = Op::NcclCommDestroy { comm: Addr(a.comm as u64) };
+        let op = Op::NcclCommDestroy {
+            comm: Addr(a.comm as u64),
+        };
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclAllReduce`.
     #[inline]
-    pub unsafe fn ncclAllReduce(real: &'static Real<args::ncclAllReduce>, a: args::ncclAllReduce) -> ncclResult_t {
-        let op = coll(Coll::AllReduce, a.sendbuff, a.recvbuff, a.count, a.datatype, Some(a.op), None, None, a.comm, a.stream);
+    pub unsafe fn ncclAllReduce(
+        real: &'static Real<args::ncclAllReduce>,
+        a: args::ncclAllReduce,
+    ) -> ncclResult_t {
+        let op = coll(
+            Coll::AllReduce,
+            a.sendbuff,
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            Some(a.op),
+            None,
+            None,
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclBroadcast`.
     #[inline]
-    pub unsafe fn ncclBroadcast(real: &'static Real<args::ncclBroadcast>, a: args::ncclBroadcast) -> ncclResult_t {
-        let op = coll(Coll::Broadcast, a.sendbuff, a.recvbuff, a.count, a.datatype, None, Some(a.root), None, a.comm, a.stream);
+    pub unsafe fn ncclBroadcast(
+        real: &'static Real<args::ncclBroadcast>,
+        a: args::ncclBroadcast,
+    ) -> ncclResult_t {
+        let op = coll(
+            Coll::Broadcast,
+            a.sendbuff,
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            None,
+            Some(a.root),
+            None,
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclBcast`: a broadcast in place.
     #[inline]
-    pub unsafe fn ncclBcast(real: &'static Real<args::ncclBcast>, a: args::ncclBcast) -> ncclResult_t {
-        let op = coll(Coll::Broadcast, a.buff, a.buff, a.count, a.datatype, None, Some(a.root), None, a.comm, a.stream);
+    pub unsafe fn ncclBcast(
+        real: &'static Real<args::ncclBcast>,
+        a: args::ncclBcast,
+    ) -> ncclResult_t {
+        let op = coll(
+            Coll::Broadcast,
+            a.buff,
+            a.buff,
+            a.count,
+            a.datatype,
+            None,
+            Some(a.root),
+            None,
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclReduce`.
     #[inline]
-    pub unsafe fn ncclReduce(real: &'static Real<args::ncclReduce>, a: args::ncclReduce) -> ncclResult_t {
-        let op = coll(Coll::Reduce, a.sendbuff, a.recvbuff, a.count, a.datatype, Some(a.op), Some(a.root), None, a.comm, a.stream);
+    pub unsafe fn ncclReduce(
+        real: &'static Real<args::ncclReduce>,
+        a: args::ncclReduce,
+    ) -> ncclResult_t {
+        let op = coll(
+            Coll::Reduce,
+            a.sendbuff,
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            Some(a.op),
+            Some(a.root),
+            None,
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclAllGather`.
     #[inline]
-    pub unsafe fn ncclAllGather(real: &'static Real<args::ncclAllGather>, a: args::ncclAllGather) -> ncclResult_t {
-        let op = coll(Coll::AllGather, a.sendbuff, a.recvbuff, a.sendcount, a.datatype, None, None, None, a.comm, a.stream);
+    pub unsafe fn ncclAllGather(
+        real: &'static Real<args::ncclAllGather>,
+        a: args::ncclAllGather,
+    ) -> ncclResult_t {
+        let op = coll(
+            Coll::AllGather,
+            a.sendbuff,
+            a.recvbuff,
+            a.sendcount,
+            a.datatype,
+            None,
+            None,
+            None,
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclReduceScatter`.
     #[inline]
-    pub unsafe fn ncclReduceScatter(real: &'static Real<args::ncclReduceScatter>, a: args::ncclReduceScatter) -> ncclResult_t {
-        let op = coll(Coll::ReduceScatter, a.sendbuff, a.recvbuff, a.recvcount, a.datatype, Some(a.op), None, None, a.comm, a.stream);
+    pub unsafe fn ncclReduceScatter(
+        real: &'static Real<args::ncclReduceScatter>,
+        a: args::ncclReduceScatter,
+    ) -> ncclResult_t {
+        let op = coll(
+            Coll::ReduceScatter,
+            a.sendbuff,
+            a.recvbuff,
+            a.recvcount,
+            a.datatype,
+            Some(a.op),
+            None,
+            None,
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
@@ -318,7 +408,18 @@ mod handlers {
     /// `ncclSend`.
     #[inline]
     pub unsafe fn ncclSend(real: &'static Real<args::ncclSend>, a: args::ncclSend) -> ncclResult_t {
-        let op = coll(Coll::Send, a.sendbuff, std::ptr::null(), a.count, a.datatype, None, None, Some(a.peer), a.comm, a.stream);
+        let op = coll(
+            Coll::Send,
+            a.sendbuff,
+            std::ptr::null(),
+            a.count,
+            a.datatype,
+            None,
+            None,
+            Some(a.peer),
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
@@ -326,21 +427,38 @@ mod handlers {
     /// `ncclRecv`.
     #[inline]
     pub unsafe fn ncclRecv(real: &'static Real<args::ncclRecv>, a: args::ncclRecv) -> ncclResult_t {
-        let op = coll(Coll::Recv, std::ptr::null(), a.recvbuff, a.count, a.datatype, None, None, Some(a.peer), a.comm, a.stream);
+        let op = coll(
+            Coll::Recv,
+            std::ptr::null(),
+            a.recvbuff,
+            a.count,
+            a.datatype,
+            None,
+            None,
+            Some(a.peer),
+            a.comm,
+            a.stream,
+        );
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(op)) }
     }
 
     /// `ncclGroupStart`.
     #[inline]
-    pub unsafe fn ncclGroupStart(real: &'static Real<args::ncclGroupStart>, a: args::ncclGroupStart) -> ncclResult_t {
+    pub unsafe fn ncclGroupStart(
+        real: &'static Real<args::ncclGroupStart>,
+        a: args::ncclGroupStart,
+    ) -> ncclResult_t {
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(Op::NcclGroupStart)) }
     }
 
     /// `ncclGroupEnd`.
     #[inline]
-    pub unsafe fn ncclGroupEnd(real: &'static Real<args::ncclGroupEnd>, a: args::ncclGroupEnd) -> ncclResult_t {
+    pub unsafe fn ncclGroupEnd(
+        real: &'static Real<args::ncclGroupEnd>,
+        a: args::ncclGroupEnd,
+    ) -> ncclResult_t {
         // SAFETY: the export's contract.
         unsafe { call(real, a, recorded(Op::NcclGroupEnd)) }
     }
@@ -349,7 +467,10 @@ mod handlers {
     /// recorded as an allocation (replay allocates plain device memory,
     /// placed at the recorded address like any other).
     #[inline]
-    pub unsafe fn ncclMemAlloc(real: &'static Real<args::ncclMemAlloc>, a: args::ncclMemAlloc) -> ncclResult_t {
+    pub unsafe fn ncclMemAlloc(
+        real: &'static Real<args::ncclMemAlloc>,
+        a: args::ncclMemAlloc,
+    ) -> ncclResult_t {
         let rec = move |r: &'static Recorder, api: &'static str, ret: ncclResult_t| {
             let ptr = if ret == NCCL_SUCCESS && !a.ptr.is_null() {
                 // SAFETY: the call succeeded, so it wrote the address.
@@ -365,7 +486,10 @@ mod handlers {
 
     /// `ncclMemFree`: the allocation's free.
     #[inline]
-    pub unsafe fn ncclMemFree(real: &'static Real<args::ncclMemFree>, a: args::ncclMemFree) -> ncclResult_t {
+    pub unsafe fn ncclMemFree(
+        real: &'static Real<args::ncclMemFree>,
+        a: args::ncclMemFree,
+    ) -> ncclResult_t {
         let rec = move |r: &'static Recorder, api: &'static str, ret: ncclResult_t| {
             r.free(api, ret_of(ret), a.ptr as u64, Some(MemKind::Device));
         };

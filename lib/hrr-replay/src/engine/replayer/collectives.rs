@@ -54,7 +54,10 @@ static CREATED: Mutex<Option<HashMap<String, u64>>> = Mutex::new(None);
 
 fn nth_creation(uid: &str) -> u64 {
     let mut m = CREATED.lock().unwrap_or_else(PoisonError::into_inner);
-    let n = m.get_or_insert_with(HashMap::new).entry(uid.to_string()).or_insert(0);
+    let n = m
+        .get_or_insert_with(HashMap::new)
+        .entry(uid.to_string())
+        .or_insert(0);
     let this = *n;
     *n += 1;
     this
@@ -87,7 +90,10 @@ impl Replayer<'_> {
     /// The library, loaded at the first collective event.
     fn nccl(&mut self, e: &Event) -> Result<&Nccl, ReplayError> {
         if self.collectives.lib.is_none() {
-            let path = match (&self.opts.collectives_library, self.dev.collectives_library()) {
+            let path = match (
+                &self.opts.collectives_library,
+                self.dev.collectives_library(),
+            ) {
                 (Some(p), _) => p.clone(),
                 (None, Some(p)) => p,
                 (None, None) => {
@@ -146,7 +152,10 @@ impl Replayer<'_> {
                 .map_err(|err| {
                     Self::fatal(
                         e,
-                        collective_err(format!("publishing the unique id in {}: {err}", file.display())),
+                        collective_err(format!(
+                            "publishing the unique id in {}: {err}",
+                            file.display()
+                        )),
                     )
                 })?;
             return Ok(id);
@@ -199,7 +208,10 @@ impl Replayer<'_> {
         rank: u32,
     ) -> Result<(), ReplayError> {
         if nranks == 0 || rank >= nranks {
-            return Err(Self::fatal(e, collective_err(format!("rank {rank} of {nranks}"))));
+            return Err(Self::fatal(
+                e,
+                collective_err(format!("rank {rank} of {nranks}")),
+            ));
         }
         let id = self.unique_id(e, uid, nranks, rank)?;
         self.dev.quiesce().map_err(Self::dev_err(e))?;
@@ -246,7 +258,11 @@ impl Replayer<'_> {
     pub(super) fn nccl_group(&mut self, e: &Event, start: bool) -> Result<(), ReplayError> {
         self.dev.quiesce().map_err(Self::dev_err(e))?;
         let lib = self.nccl(e)?;
-        let r = if start { lib.group_start() } else { lib.group_end() };
+        let r = if start {
+            lib.group_start()
+        } else {
+            lib.group_end()
+        };
         r.map_err(|err| Self::fatal(e, collective_err(err.to_string())))
     }
 
@@ -266,7 +282,10 @@ impl Replayer<'_> {
         stream: Addr,
     ) -> Result<(), ReplayError> {
         let Some(c) = Coll::from_name(coll) else {
-            return Err(Self::fatal(e, collective_err(format!("unknown collective `{coll}`"))));
+            return Err(Self::fatal(
+                e,
+                collective_err(format!("unknown collective `{coll}`")),
+            ));
         };
         let size = dtype_size(dtype)
             .ok_or_else(|| Self::fatal(e, collective_err(format!("unknown data type {dtype}"))))?;

@@ -39,6 +39,23 @@ T=${HRR_STEP_TIMEOUT:-120}
 TT=${HRR_TORCH_TIMEOUT:-300}
 PYTHON=${PYTHON:-python3}
 SELECT=${HRR_GPU_CASES:-}
+# NCCL: headers and libnccl.so.2 of the nvidia-nccl pip package PyTorch
+# brings (no system libnccl-dev is assumed). The replays of the collective
+# cases load that library (HRR_NCCL_LIBRARY), not a soname search.
+NCCL_DIR=${HRR_NCCL_DIR:-$("$PYTHON" - 2>/dev/null <<'PY'
+import os
+try:
+    import nvidia.nccl as m
+    d = os.path.dirname(m.__file__) if getattr(m, "__file__", None) else list(m.__path__)[0]
+    if os.path.exists(os.path.join(d, "lib", "libnccl.so.2")):
+        print(d)
+except Exception:
+    pass
+PY
+)}
+if [ -n "$NCCL_DIR" ] && [ -z "${HRR_NCCL_LIBRARY:-}" ]; then
+    export HRR_NCCL_LIBRARY=$NCCL_DIR/lib/libnccl.so.2
+fi
 # shellcheck source=scripts/gpu-lib.sh
 . "$ROOT/scripts/gpu-lib.sh"
 gpu_out_setup gpu-pass.txt
@@ -72,7 +89,7 @@ fi
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
-    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap)
+    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap nccl_one_rank)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -86,6 +103,15 @@ build_one() {
         texture2d_ptds) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 --default-stream per-thread -o "$WORK/$w" "$SRC/texture2d.cu" ;;
         hidden_segment) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcuda ;;
         cublas_sgemm) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" -lcublas ;;
+        # NCCL's API from the pip package's headers and library.
+        nccl_one_rank)
+            if [ -z "$NCCL_DIR" ]; then
+                echo "error: no nvidia.nccl package with lib/libnccl.so.2 for $PYTHON (set HRR_NCCL_DIR)"
+                false
+            else
+                timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -I"$NCCL_DIR/include" -o "$WORK/$w" "$SRC/$w.cu" \
+                    -L"$NCCL_DIR/lib" -l:libnccl.so.2 -Wl,-rpath,"$NCCL_DIR/lib"
+            fi ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
     esac >"$LOG/$w.build.log" 2>&1
 }
@@ -335,6 +361,23 @@ run_case texture2d_ptds texture2d_ptds
 RECORDED_OPS=(mipmap_create mipmap_level array_plane memcpy_array tex_create mipmap_destroy)
 CHECK=check_texture
 run_case texture_mipmap texture_mipmap
+
+# Collectives at NCCL's own API: the capture holds the communicator, the
+# collectives and the group, and none of the kernels NCCL launches itself
+# (they would wait for peers no replay provides); the replay issues the
+# collectives through libnccl.so.2 and every result read back matches.
+# NCCL's own driver lookups may be counted unrecorded (not checked here).
+check_nccl() {
+    local arc=$2 op k
+    for op in "${RECORDED_OPS[@]}"; do
+        [ "$(events_with "$arc" "\"op\" *: *\"$op\"")" -gt 0 ] || { echo "no $op event"; return 1; }
+    done
+    k=$(events_with "$arc" '"op" *: *"launch".*"name" *: *"[^"]*nccl')
+    [ "${k:-0}" = 0 ] || { echo "$k launches of NCCL's own kernels recorded"; return 1; }
+}
+RECORDED_OPS=(nccl_comm_init nccl_coll nccl_group_start nccl_group_end nccl_comm_destroy alloc)
+CHECK=check_nccl
+run_case nccl_one_rank nccl_one_rank
 
 # Pointer tables in device memory: right only with every allocation at its
 # recorded address; pure translation (--no-placement) must fail.
@@ -777,6 +820,8 @@ fi
 # Select them with HRR_GPU_CASES='trust_*' (or e.g. 'trust_jax*').
 PYW=$ROOT/tests/workloads/python
 TRUST_XFAIL_UNRECORDED=0
+# TRUST_OPS=(op …) before a trust_case: ops its archive must hold (check_nccl).
+TRUST_OPS=()
 # trust_d2h ARCHIVE: a capture's D2H results in order (entry point, size, blob
 # id), one a line, to compare two captures whose seqs may not line up.
 trust_d2h() {
@@ -805,6 +850,8 @@ trust_case() {
     shift 3
     local xfail_unrec=$TRUST_XFAIL_UNRECORDED
     TRUST_XFAIL_UNRECORDED=0
+    local want_ops=("${TRUST_OPS[@]}")
+    TRUST_OPS=()
     if ! want "$case"; then
         reset_case
         return 0
@@ -854,6 +901,14 @@ trust_case() {
     if ! grep -Eq '"op" *: *"launch"' "$arc/events.ndjson"; then
         fail "$case" "no launch recorded"
         return 1
+    fi
+    if [ "${#want_ops[@]}" -gt 0 ]; then
+        local why
+        RECORDED_OPS=("${want_ops[@]}")
+        if ! why=$(check_nccl "$case" "$arc"); then
+            fail "$case" "$why"
+            return 1
+        fi
     fi
     env "${vars[@]}" timeout "$TT" "$BIN/hrr-cap" -o "$arc2" --platform cuda -- "${cmd[@]}" \
         >"$LOG/$case.app2.log" 2>"$LOG/$case.cap2.stderr"
@@ -985,8 +1040,12 @@ trust_case trust_jax_nocmdbuf jax jax_program.py
 CASE_ENV=(XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_FLAGS=--xla_gpu_enable_command_buffer=)
 trust_case trust_jax_noprealloc jax jax_program.py
 trust_case trust_cupy cupy cupy_program.py
+# Through the collective path: the archive must hold NCCL's calls
+# (TRUST_OPS, checked as check_nccl does) and none of NCCL's own kernels.
+TRUST_OPS=(nccl_comm_init nccl_coll)
 trust_case trust_nccl1 torch.distributed nccl_one_rank.py
 CASE_ENV=(NCCL_CUMEM_ENABLE=0)
+TRUST_OPS=(nccl_comm_init nccl_coll)
 trust_case trust_nccl1_nocumem torch.distributed nccl_one_rank.py
 trust_case trust_generate transformers transformers_generate.py
 

@@ -305,6 +305,9 @@ pub mod intercept {
         {
             crate::assert_same_abi!(crate::reference::libc_mman::mmap64, hrr_va_arenas::mmap64; addr, len, prot, flags, fd, off)
         },
+        {
+            crate::assert_same_abi!(crate::reference::libc_pthread::pthread_create, hrr_intercept::libc_exports::pthread_create; thread, attr, routine, arg)
+        },
     ];
 }
 
@@ -343,7 +346,7 @@ macro_rules! assert_noreturn_exit {
 }
 
 /// The interposer's exports that are not table entries (HSA pools, `_exit`, `_Exit`, `dlsym`,
-/// `mmap`, `mmap64`);
+/// `mmap`, `mmap64`, `pthread_create`);
 /// empty without the `intercept` feature.
 #[cfg(feature = "intercept")]
 pub const INTERCEPT: &[&[Check]] = &[intercept::VS_DEBIAN_HSA, intercept::VS_LIBC];

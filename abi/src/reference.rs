@@ -212,6 +212,14 @@ pub mod libc_dl {
     pub use libc::dlsym;
 }
 
+/// glibc's `int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+/// void *(*start_routine)(void *), void *arg)` (`<pthread.h>`), which the
+/// interposer defines to tell a library's own threads (as the libc crate
+/// binds it).
+pub mod libc_pthread {
+    pub use libc::pthread_create;
+}
+
 /// glibc's `void *mmap(void *addr, size_t length, int prot, int flags, int fd,
 /// off_t offset)` and its alias `mmap64` (`<sys/mman.h>`), which the
 /// interposer defines to note the GPU driver's address arenas (as the libc

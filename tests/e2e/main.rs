@@ -5,6 +5,7 @@
 //! One test binary; the harness (`hrr_tests`) builds the tools once per
 //! process and compiles the workloads once per process.
 
+mod collectives;
 mod complete_claims;
 mod compression;
 mod copies;

@@ -36,6 +36,7 @@ pub const PACKAGES: &[&str] = &[
     "hrr-trace",
     "hrr-intercept",
     "hrr-runtime-cpu",
+    "hrr-nccl-cpu",
 ];
 
 /// How long any one command of a test may run.
@@ -413,6 +414,12 @@ impl Workloads {
             "-lhrr_hip_cpu".as_ref(),
             rpath.as_ref(),
         ];
+        // Collective workloads (`nccl_*`) use the NCCL API: the CPU
+        // runtime's stand-in library, beside the runtime.
+        let mut args = args;
+        if name.starts_with("nccl_") {
+            args.push("-lhrr_nccl_cpu".as_ref());
+        }
         run_gcc(&args)?;
         Ok(exe)
     }

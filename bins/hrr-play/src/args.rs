@@ -96,6 +96,11 @@ pub struct Args {
     /// instead of on a thread of their own (for debugging and comparison).
     #[arg(long)]
     pub no_launch_thread: bool,
+    /// The NCCL-API library collectives are replayed through (default: the
+    /// backend's: libnccl.so.2 on CUDA, librccl.so.1 on ROCm,
+    /// libhrr_nccl_cpu.so beside the CPU runtime); also `HRR_NCCL_LIBRARY`.
+    #[arg(long, value_name = "LIB")]
+    pub nccl_lib: Option<PathBuf>,
     /// A region sidecar that does not parse is fatal.
     #[arg(long)]
     pub regions_strict: bool,

@@ -61,6 +61,15 @@ pub fn run(args: &Args, file: &Path) -> Result<ExitCode> {
     // children set their own handlers.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
 
+    // Where ranks of one communicator meet: the process replaying rank 0
+    // publishes a fresh unique id, the others wait for it (hrr-replay's
+    // collectives). Gone with the job.
+    let rendezvous = tempfile::Builder::new()
+        .prefix("hrr-rendezvous-")
+        .tempdir()
+        .context("creating the job's rendezvous directory")?;
+    let rendezvous = rendezvous.path();
+
     let mut results: Vec<ProcessReplay> = vec![ProcessReplay::default(); n];
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
@@ -79,7 +88,7 @@ pub fn run(args: &Args, file: &Path) -> Result<ExitCode> {
                 argv.push(JobManifest::archive_path(file, p).into());
                 let (tx, exe, prefix, index) = (tx.clone(), &exe, prefix(p), next);
                 s.spawn(move || {
-                    let _ = tx.send((index, replay_one(exe, &argv, &prefix)));
+                    let _ = tx.send((index, replay_one(exe, &argv, &prefix, rendezvous)));
                 });
                 next += 1;
                 running += 1;
@@ -98,10 +107,12 @@ pub fn run(args: &Args, file: &Path) -> Result<ExitCode> {
     Ok(ExitCode::from(exit))
 }
 
-/// Runs one child `hrr-play`, passing its stderr on behind `prefix`.
-fn replay_one(exe: &Path, argv: &[OsString], prefix: &str) -> ProcessReplay {
+/// Runs one child `hrr-play`, passing its stderr on behind `prefix`, with
+/// the job's rendezvous directory in `HRR_RENDEZVOUS`.
+fn replay_one(exe: &Path, argv: &[OsString], prefix: &str, rendezvous: &Path) -> ProcessReplay {
     let mut child = match Command::new(exe)
         .args(argv)
+        .env("HRR_RENDEZVOUS", rendezvous)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -72,6 +72,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Some(_) if bytewise(&tolerance(args)) => D2hRecords::Digests,
             Some(_) => D2hRecords::FailedBytes,
         },
+        collectives_library: args
+            .nccl_lib
+            .clone()
+            .or_else(|| std::env::var_os("HRR_NCCL_LIBRARY").map(Into::into)),
+        rendezvous: std::env::var_os("HRR_RENDEZVOUS").map(Into::into),
     };
     let incomplete = archive.incomplete_reason();
     // Events the application made, when the capture knows how many it lost

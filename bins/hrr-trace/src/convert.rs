@@ -674,6 +674,39 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         Op::PeerAccess { peer } => {
             o.i64("peer", (*peer).into());
         }
+        Op::NcclCommInit {
+            comm,
+            uid,
+            nranks,
+            rank,
+        } => {
+            o.addr("comm", comm.0)
+                .str("uid", uid)
+                .u64("nranks", (*nranks).into())
+                .u64("rank", (*rank).into());
+        }
+        Op::NcclCommFinalize { comm } | Op::NcclCommDestroy { comm } => {
+            o.addr("comm", comm.0);
+        }
+        Op::NcclColl {
+            coll,
+            src,
+            dst,
+            count,
+            dtype,
+            comm,
+            stream,
+            ..
+        } => {
+            o.str("coll", coll)
+                .addr("src", src.map_or(0, |a| a.0))
+                .addr("dst", dst.map_or(0, |a| a.0))
+                .u64("count", *count)
+                .u64("dtype", (*dtype).into())
+                .addr("comm", comm.0)
+                .addr("stream", stream.0);
+        }
+        Op::NcclGroupStart | Op::NcclGroupEnd => {}
         Op::ArrayCreate {
             array,
             format,

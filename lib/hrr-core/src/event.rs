@@ -819,6 +819,67 @@ macro_rules! op_table {
                 /// Its handle.
                 obj: Addr,
             },
+            // ------------------------------------------------------------------
+            // Collectives (NCCL and RCCL, recorded at their own API).
+            /// A communicator created (`ncclCommInitRank`,
+            /// `ncclCommInitRankConfig`): rank `rank` of `nranks`, on the
+            /// event's device. `uid` names the unique id it was made from (a
+            /// hash of its bytes): the same in the archive of every rank of
+            /// the communicator, so replay knows which ranks meet.
+            NcclCommInit "nccl_comm_init" {
+                /// Its handle at capture.
+                comm: Addr,
+                /// The unique id's name.
+                uid: String,
+                /// Ranks in all.
+                nranks: u32,
+                /// This rank.
+                rank: u32,
+            },
+            /// A communicator finalized (`ncclCommFinalize`).
+            NcclCommFinalize "nccl_comm_finalize" {
+                /// Its handle at capture.
+                comm: Addr,
+            },
+            /// A communicator destroyed (`ncclCommDestroy`, `ncclCommAbort`).
+            NcclCommDestroy "nccl_comm_destroy" {
+                /// Its handle at capture.
+                comm: Addr,
+            },
+            /// A collective or point-to-point operation issued on a stream:
+            /// `coll` is `all_reduce`, `broadcast` (`ncclBcast` too, with
+            /// `src` = `dst`), `reduce`, `all_gather`, `reduce_scatter`,
+            /// `send` or `recv`. Its buffers are device memory of the
+            /// application's, translated at replay like any device operand.
+            NcclColl "nccl_coll" {
+                /// Which operation.
+                coll: String,
+                /// The send buffer (absent for `recv`).
+                src: Option<Addr>,
+                /// The receive buffer (absent for `send`).
+                dst: Option<Addr>,
+                /// Elements: per rank for `all_gather` (its send count) and
+                /// `reduce_scatter` (its receive count).
+                count: u64,
+                /// The `ncclDataType_t`.
+                dtype: u32,
+                /// The `ncclRedOp_t` of a reduction.
+                redop: Option<u32>,
+                /// The root rank of `broadcast` and `reduce`.
+                root: Option<i32>,
+                /// The peer rank of `send` and `recv`.
+                peer: Option<i32>,
+                /// The communicator.
+                comm: Addr,
+                /// The stream (0: the default stream).
+                #[wire(default = Addr(0))]
+                stream: Addr,
+            },
+            /// `ncclGroupStart`: operations up to the matching end are issued
+            /// together.
+            NcclGroupStart "nccl_group_start",
+            /// `ncclGroupEnd`.
+            NcclGroupEnd "nccl_group_end",
             /// The end of a complete capture.
             Eof "eof" {
                 /// Events recorded before it.

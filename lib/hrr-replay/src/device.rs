@@ -203,6 +203,20 @@ pub trait Device {
         Ok(())
     }
 
+    /// The NCCL-API library whose collectives run on this backend's
+    /// streams and memory (a soname or a path), loaded by the replay at
+    /// its first collective event; `None`: this backend replays none.
+    fn collectives_library(&mut self) -> Option<std::path::PathBuf> {
+        None
+    }
+
+    /// Waits until every call the backend handed to a thread of its own
+    /// (its launch thread) has been made: before the replay calls another
+    /// library on the device's streams.
+    fn quiesce(&mut self) -> Result<(), DeviceError> {
+        Ok(())
+    }
+
     // Devices. Every call after `select_device(d)` runs on local device
     // `d` (the HIP and CUDA meaning of the current device); the replay
     // starts on device 0.

@@ -346,6 +346,15 @@ impl Drop for CudaDevice {
 }
 
 impl Device for CudaDevice {
+    fn collectives_library(&mut self) -> Option<std::path::PathBuf> {
+        // NCCL's soname; it loads the same libcuda.so.1 this backend did.
+        Some("libnccl.so.2".into())
+    }
+
+    fn quiesce(&mut self) -> Result<(), DeviceError> {
+        self.ready()
+    }
+
     fn name(&self) -> String {
         format!(
             "{} ({}, CUDA driver {})",

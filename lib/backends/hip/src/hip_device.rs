@@ -151,6 +151,23 @@ fn stream(s: Option<Handle>) -> ffi::HipStream {
 }
 
 impl Device for HipDevice {
+    fn collectives_library(&mut self) -> Option<std::path::PathBuf> {
+        if !self.rt.is_cpu() {
+            // RCCL's soname; it links the same libamdhip64 this backend loaded.
+            return Some("librccl.so.1".into());
+        }
+        // The CPU runtime's stand-in finds the runtime in the global scope,
+        // as in an application that links both.
+        if let Err(e) = self.rt.make_global() {
+            eprintln!("hrr-play: {e}");
+        }
+        Some(crate::runtime::cpu_collectives_path(self.rt.path()))
+    }
+
+    fn quiesce(&mut self) -> Result<(), DeviceError> {
+        self.ready()
+    }
+
     fn name(&self) -> String {
         let mut buf = [0 as c_char; 256];
         // SAFETY: `buf` holds 256 bytes, the length passed.

@@ -212,6 +212,23 @@ impl HipRuntime {
         &self.path
     }
 
+    /// Puts the runtime's symbols into the process's global scope, for a
+    /// library loaded later that finds the runtime there (hrr's NCCL-API
+    /// stand-in for the CPU runtime). Loaded again by its path with
+    /// `RTLD_GLOBAL`, which promotes the loaded copy, and kept.
+    pub fn make_global(&self) -> Result<(), RuntimeError> {
+        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+        // SAFETY: the library is already loaded; this runs no initialiser.
+        let lib = unsafe { Library::open(Some(&self.path), RTLD_NOW | RTLD_GLOBAL) }.map_err(
+            |error| RuntimeError::Load {
+                path: self.path.clone(),
+                source: LoaderError::new(&self.path, error),
+            },
+        )?;
+        std::mem::forget(lib);
+        Ok(())
+    }
+
     /// Whether it is hrr's CPU runtime.
     pub fn is_cpu(&self) -> bool {
         self.is_cpu
@@ -221,6 +238,15 @@ impl HipRuntime {
     pub fn device_count(&self) -> u32 {
         self.device_count
     }
+}
+
+/// `libhrr_nccl_cpu.so`, the NCCL-API stand-in for the CPU runtime, beside
+/// the runtime at `runtime`.
+pub fn cpu_collectives_path(runtime: &str) -> PathBuf {
+    Path::new(runtime)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("libhrr_nccl_cpu.so")
 }
 
 /// `libhrr_hip_cpu.so` beside the executable, or one folder up (cargo puts

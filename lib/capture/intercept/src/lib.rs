@@ -12,8 +12,9 @@
 //! Three crates, each depending only on those below it:
 //! - this one: the families side by side, none using another — [`hip`],
 //!   [`cuda`] (its runtime's entry points and its driver's, which share
-//!   the fat-binary registry) and [`hsa`] (the pool entry points and the
-//!   built-in region producer, `--hsa-regions`) — the only code that reads
+//!   the fat-binary registry), [`hsa`] (the pool entry points and the
+//!   built-in region producer, `--hsa-regions`) and [`nccl`] (NCCL's and
+//!   RCCL's collectives, recorded at their own API) — the only code that reads
 //!   application memory, each forwarding to the real runtime and handing
 //!   plain values to the recorder; and [`capture`], which wires the
 //!   recorder into the machinery;
@@ -38,6 +39,7 @@ pub mod hip;
 #[allow(unsafe_code)]
 pub mod host_funcs;
 pub mod hsa;
+pub mod nccl;
 // FFI: reads the parameters a launch's caller passed by pointer.
 #[allow(unsafe_code)]
 pub mod launch_params;

@@ -4,6 +4,11 @@
 //!   recorded call. A runtime that calls its own public entry points (which
 //!   the preload interposes too), or the recorder querying the runtime,
 //!   reaches a wrapper with the mark set and is forwarded unrecorded.
+//! - **A library's own threads are never first level.** A thread started
+//!   inside a call of a library that works from threads of its own (NCCL's
+//!   proxies; [`inside_library`]), or by such a thread, is marked for good
+//!   when it starts (`hrr_interpose::library_threads`): its calls are the
+//!   library's, not the application's.
 //! - **No panic crosses the FFI boundary.** Recorder work runs under
 //!   `catch_unwind`; a panic costs that one event (counted, reported on
 //!   stderr by the [`Sink`]), never the application's result.
@@ -109,4 +114,47 @@ impl<S: Sink> Drop for Guard<S> {
 /// nothing.
 pub fn unmark() {
     DEPTH.with(|d| d.set(0));
+}
+
+// ------------------------------------------------------------ library threads
+
+thread_local! {
+    // Calls of a library whose threads are its own, in progress on this
+    // thread (see `inside_library`).
+    static LIBRARY: Cell<u32> = const { Cell::new(0) };
+    // This thread was started by such a library.
+    static LIBRARY_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, a call into a library that does device work of its own from
+/// threads it starts (NCCL's and RCCL's proxy threads): a thread started
+/// meanwhile on this thread is the library's
+/// ([`starting_library_thread`]). Marking the call itself first level is
+/// the caller's business (its guard).
+#[inline]
+pub fn inside_library<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            LIBRARY.with(|l| l.set(l.get().saturating_sub(1)));
+        }
+    }
+    LIBRARY.with(|l| l.set(l.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+/// Whether a thread this thread starts now belongs to a library (see
+/// [`inside_library`]): started from inside one of its calls, or by one
+/// of its threads.
+pub fn starting_library_thread() -> bool {
+    LIBRARY.with(Cell::get) > 0 || LIBRARY_THREAD.with(Cell::get)
+}
+
+/// Makes the current thread, just started, a library's: every call it
+/// makes is nested for good (first level never), so nothing it does is
+/// recorded as the application's; its own threads are the library's too.
+pub fn become_library_thread() {
+    LIBRARY_THREAD.with(|t| t.set(true));
+    DEPTH.with(|d| d.set(1));
 }

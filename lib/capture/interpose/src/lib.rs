@@ -46,6 +46,9 @@ pub mod fatal_signals;
 #[allow(unsafe_code)]
 pub mod fork_policy;
 pub mod guard;
+// `pthread_create`, and the trampoline a library's threads start at.
+#[allow(unsafe_code)]
+pub mod library_threads;
 pub mod no_capture_note;
 // `exit_group`, and the macro that makes `_exit`, `_Exit` and a `.fini_array`
 // entry.

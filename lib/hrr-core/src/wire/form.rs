@@ -173,6 +173,26 @@ macro_rules! wire_keys {
             tex_desc: HexBytes => hex,
             /// `tex_create`: the resource view's bytes.
             view: HexBytes => hex,
+            /// `nccl_*`: the communicator.
+            comm: Addr => addr,
+            /// `nccl_comm_init`: the name of the unique id.
+            #[serde(borrow)]
+            uid: Cow<'a, str> => str,
+            /// `nccl_comm_init`: ranks in all.
+            nranks: u32 => u32,
+            /// `nccl_comm_init`: this rank.
+            rank: u32 => u32,
+            /// `nccl_coll`: which operation.
+            #[serde(borrow)]
+            coll: Cow<'a, str> => str,
+            /// `nccl_coll`: elements.
+            count: u64 => uint,
+            /// `nccl_coll`: the data type.
+            dtype: u32 => u32,
+            /// `nccl_coll`: the reduction operator.
+            redop: u32 => u32,
+            /// `nccl_coll`: the root rank.
+            root: i32 => i32,
         }
     };
 }

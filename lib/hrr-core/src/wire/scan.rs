@@ -179,7 +179,7 @@ struct Cursor<'a> {
 /// Records a key as seen; a duplicate sends the line to serde (which rejects it).
 macro_rules! once {
     ($seen:ident, $bit:expr) => {{
-        let bit = 1u64 << $bit;
+        let bit = 1u128 << $bit;
         if $seen & bit != 0 {
             return None;
         }
@@ -416,7 +416,7 @@ impl<'a> Cursor<'a> {
     fn kernel_arg(&mut self) -> Option<KernelArg> {
         let (mut offset, mut size, mut hex, mut ptrs, mut objs) =
             (None, None, None, Vec::new(), Vec::new());
-        let mut seen = 0u64;
+        let mut seen = 0u128;
         self.object(|c, key| {
             match key {
                 "offset" => {
@@ -454,7 +454,7 @@ impl<'a> Cursor<'a> {
 
     fn launch_attr(&mut self) -> Option<LaunchAttr> {
         let (mut id, mut hex) = (None, None);
-        let mut seen = 0u64;
+        let mut seen = 0u128;
         self.object(|c, key| {
             match key {
                 "id" => {
@@ -538,12 +538,12 @@ macro_rules! scan_wire {
         /// Keys of [`Wire`] the scanner fills in.
         const WIRE_KEYS: &[&str] = &["seq", "t", "tid", "api", "op", "ret", "dev", $(stringify!($k)),*];
 
-        // One bit per key in a u64.
-        const _: () = assert!(WIRE_KEYS.len() <= 64, "the scanner's `seen` has a bit per key");
+        // One bit per key in a u128.
+        const _: () = assert!(WIRE_KEYS.len() <= 128, "the scanner's `seen` has a bit per key");
 
         impl<'a> Cursor<'a> {
             fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
-                let mut seen = 0u64;
+                let mut seen = 0u128;
                 self.object(|c, key| {
                     match key {
                         "seq" => {
@@ -585,7 +585,7 @@ macro_rules! scan_wire {
                     Some(())
                 })?;
                 // seq, api and op have no default: without them serde reports the error.
-                const REQUIRED: u64 = 1 << Key::seq as u8 | 1 << Key::api as u8 | 1 << Key::op as u8;
+                const REQUIRED: u128 = 1 << Key::seq as u8 | 1 << Key::api as u8 | 1 << Key::op as u8;
                 (seen & REQUIRED == REQUIRED).then_some(())
             }
         }

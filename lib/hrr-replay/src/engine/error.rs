@@ -100,6 +100,10 @@ pub enum EventFailure {
     /// The event ran on a recorded device that maps to no local device.
     #[error("{0}")]
     NoDevice(String),
+    /// A collective that cannot be replayed (no library, a communicator
+    /// whose ranks cannot meet, the library's own error).
+    #[error("{0}")]
+    Collectives(String),
     /// The event names a stream no earlier event created.
     #[error("stream {0} was never created")]
     UnknownStream(Addr),
@@ -287,6 +291,10 @@ pub enum Operand {
         /// The pointer's byte offset in it.
         offset: usize,
     },
+    /// A collective's send buffer.
+    CollSend,
+    /// A collective's receive buffer.
+    CollRecv,
     /// The device memory a `relocate` event rewrites.
     RelocateDst,
     /// The host memory a `host_write` event fills.
@@ -311,6 +319,8 @@ impl fmt::Display for Operand {
             Operand::D2dSrc => f.write_str("d2d src"),
             Operand::MemsetDst => f.write_str("memset dst"),
             Operand::LaunchArg { arg, offset } => write!(f, "launch arg {arg}+{offset}"),
+            Operand::CollSend => f.write_str("nccl send"),
+            Operand::CollRecv => f.write_str("nccl recv"),
             Operand::RelocateDst => f.write_str("relocate dst"),
             Operand::HostWriteDst => f.write_str("host_write dst"),
             Operand::HostReadSrc => f.write_str("host_read src"),

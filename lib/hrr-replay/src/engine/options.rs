@@ -43,6 +43,14 @@ pub struct ReplayOptions {
     /// What the summary keeps of each checked D2H, to compare several
     /// replays of one archive ([`crate::engine::runs`]).
     pub d2h_records: D2hRecords,
+    /// The NCCL-API library collectives are replayed through (`--nccl-lib`,
+    /// `HRR_NCCL_LIBRARY`); `None`: the backend's own
+    /// ([`crate::device::Device::collectives_library`]).
+    pub collectives_library: Option<std::path::PathBuf>,
+    /// Where the processes of a job replay meet to share a communicator's
+    /// unique id (`HRR_RENDEZVOUS`, set by `hrr-play JOB` for its
+    /// children); `None` outside a job replay.
+    pub rendezvous: Option<std::path::PathBuf>,
 }
 
 /// What a replay keeps of each D2H result it checks, in

@@ -1,6 +1,7 @@
 //! `Replayer`: dispatches archive events onto a [`Device`].
 
 mod arrays;
+mod collectives;
 mod graphs;
 mod host_memory;
 mod pause;
@@ -87,6 +88,8 @@ pub struct Replayer<'a> {
     recent_launches: RecentLaunches,
     /// Arrays, texture and surface objects.
     arrays: arrays::Arrays,
+    /// Communicators and the NCCL-API library.
+    collectives: collectives::Collectives,
     /// The backend's current (local) device.
     current_device: u32,
     /// How many devices the backend has.
@@ -128,6 +131,7 @@ impl<'a> Replayer<'a> {
             pools: pools::Pools::default(),
             recent_launches: RecentLaunches::default(),
             arrays: arrays::Arrays::default(),
+            collectives: collectives::Collectives::default(),
             current_device: 0,
             device_count: 1,
         }
@@ -486,7 +490,7 @@ impl<'a> Replayer<'a> {
 
     fn step(&mut self, e: &Event) -> Result<(), ReplayError> {
         self.advance_regions(e);
-        if e.ret != 0 {
+        if e.ret != 0 && !collectives::in_progress(e) {
             // A call that failed at capture did nothing there; it does nothing here.
             self.summary.skipped_failed += 1;
             return Ok(());
@@ -718,6 +722,39 @@ impl<'a> Replayer<'a> {
                 .map_err(|w| Self::fatal(e, w))?,
             // The application's host code is not replayed: a no-op at the
             // same place of the stream keeps its order.
+            Op::NcclCommInit {
+                comm,
+                uid,
+                nranks,
+                rank,
+            } => self.nccl_comm_init(e, *comm, uid, *nranks, *rank)?,
+            Op::NcclCommFinalize { comm } => self.nccl_comm_end(e, *comm, false)?,
+            Op::NcclCommDestroy { comm } => self.nccl_comm_end(e, *comm, true)?,
+            Op::NcclGroupStart => self.nccl_group(e, true)?,
+            Op::NcclGroupEnd => self.nccl_group(e, false)?,
+            Op::NcclColl {
+                coll,
+                src,
+                dst,
+                count,
+                dtype,
+                redop,
+                root,
+                peer,
+                comm,
+                stream,
+            } => self.nccl_coll(
+                e,
+                coll,
+                *src,
+                *dst,
+                *count,
+                *dtype,
+                *redop,
+                root.or(*peer),
+                *comm,
+                *stream,
+            )?,
             Op::HostFunc { stream } => {
                 let stream = self.stream(e, Some(*stream))?.unwrap_or(0);
                 self.dev.host_func(stream).map_err(Self::dev_err(e))?;

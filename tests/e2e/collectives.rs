@@ -1,0 +1,210 @@
+//! Collectives recorded at the NCCL API and replayed through the library:
+//! `tests/workloads/nccl_collectives.c` on the CPU runtime's stand-in
+//! (`libhrr_nccl_cpu.so`), with one rank, and as a job of two processes.
+
+use hrr_tests::{Pipeline, d2h_counts, read_events};
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn ops(events: &[Value], op: &str) -> Vec<Value> {
+    events.iter().filter(|e| e["op"] == op).cloned().collect()
+}
+
+fn one_rank() -> Pipeline {
+    let p = Pipeline::new("nccl_collectives").capture();
+    assert!(
+        p.app_log().contains("nccl_collectives: rank 0 of 1: OK"),
+        "{}",
+        p.app_log()
+    );
+    p
+}
+
+/// The archive holds the collectives at their API, and nothing the
+/// stand-in did underneath: not its proxy thread's scratch allocation and
+/// memset, not its copies and stream syncs on either thread.
+#[test]
+fn collectives_are_recorded_at_their_api_and_nothing_below() {
+    let p = one_rank();
+    let ev = p.events("cap.hrr");
+    let init = ops(&ev, "nccl_comm_init");
+    assert_eq!(init.len(), 1, "{init:?}");
+    assert_eq!(
+        (init[0]["nranks"].as_u64(), init[0]["rank"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(
+        init[0]["uid"].as_str().map(str::len),
+        Some(32),
+        "{}",
+        init[0]
+    );
+    let colls: Vec<(String, String)> = ops(&ev, "nccl_coll")
+        .iter()
+        .map(|e| {
+            (
+                e["api"].as_str().unwrap().into(),
+                e["coll"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let want = [
+        ("ncclAllReduce", "all_reduce"),
+        ("ncclBroadcast", "broadcast"),
+        ("ncclReduce", "reduce"),
+        ("ncclAllGather", "all_gather"),
+        ("ncclReduceScatter", "reduce_scatter"),
+        ("ncclSend", "send"),
+        ("ncclRecv", "recv"),
+        ("ncclAllReduce", "all_reduce"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, c)| (a.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(colls, want);
+    let first = &ops(&ev, "nccl_coll")[0];
+    assert_eq!(first["count"], 1024);
+    assert_eq!(first["dtype"], 7);
+    assert_eq!(first["redop"], 0);
+    assert_eq!(first["comm"], init[0]["comm"]);
+    assert_eq!(ops(&ev, "nccl_group_start").len(), 1);
+    assert_eq!(ops(&ev, "nccl_group_end").len(), 1);
+    assert_eq!(ops(&ev, "nccl_comm_finalize").len(), 1);
+    assert_eq!(ops(&ev, "nccl_comm_destroy").len(), 1);
+    // The application's own calls, exactly: 8 hipMalloc + ncclMemAlloc,
+    // 2 uploads + 7 read-backs, 3 stream syncs, no memset.
+    let apis = |op: &str| -> Vec<String> {
+        ops(&ev, op)
+            .iter()
+            .map(|e| e["api"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let allocs = apis("alloc");
+    assert_eq!(allocs.len(), 9, "{allocs:?}");
+    assert_eq!(allocs.iter().filter(|a| *a == "ncclMemAlloc").count(), 1);
+    assert_eq!(ops(&ev, "memcpy").len(), 9, "{:?}", apis("memcpy"));
+    assert_eq!(ops(&ev, "stream_sync").len(), 3);
+    assert!(
+        ops(&ev, "memset").is_empty(),
+        "the proxy's memset was recorded"
+    );
+    // The stand-in's proxy allocates hrr_nccl_cpu::comm::SCRATCH bytes.
+    assert!(
+        !ops(&ev, "alloc").iter().any(|e| e["size"] == 65536),
+        "the proxy's scratch allocation was recorded"
+    );
+}
+
+/// capture → replay through the stand-in → diff: every result read back
+/// after a collective matches.
+#[test]
+fn one_rank_replays_through_the_library() {
+    let p = one_rank().play();
+    let (pass, _, _, fail) = d2h_counts(&p.last_stdout()).expect("a d2h line");
+    assert_eq!((pass, fail), (7, 0), "{}", p.last_stdout());
+    p.diff();
+}
+
+/// No library, no replay: the first collective event is fatal, named, and
+/// the replay fails.
+#[test]
+fn a_replay_without_the_library_fails_at_the_event() {
+    let p = one_rank();
+    p.play_cmd(&["--nccl-lib", "/nonexistent/libnccl.so.2"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL").unwrap())
+        .stderr(predicate::str::contains(
+            "(ncclCommInitRank): collectives are replayed through the NCCL-API library",
+        ))
+        .stderr(predicate::str::contains("/nonexistent/libnccl.so.2"));
+}
+
+/// A collective's count halved in the archive: the replay reduces half
+/// the elements, and the read-back after it fails.
+#[test]
+fn a_wrong_count_fails_the_check() {
+    let p = one_rank();
+    let text = hrr_tests::events_text(&p.cap());
+    let mut done = false;
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if !done && l.contains(r#""op":"nccl_coll""#) && l.contains(r#""count":1024"#) {
+                done = true;
+                l.replace(r#""count":1024"#, r#""count":512"#)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert!(done, "no all-reduce of 1024 elements");
+    let _ = std::fs::remove_file(p.cap().join("events.ndjson.zst"));
+    std::fs::write(p.cap().join("events.ndjson"), text).unwrap();
+    let a = p
+        .play_cmd(&[])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^FAIL$").unwrap());
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let (_, _, _, fail) = d2h_counts(&out).expect("a d2h line");
+    assert!(fail >= 1, "{out}");
+}
+
+/// Two ranks as two processes: the archives share the communicator's
+/// `uid`, and the job replays with a fresh one that rank 0's process
+/// publishes; one rank's archive alone is refused.
+#[test]
+fn a_job_of_two_ranks_replays_as_a_job() {
+    let p = Pipeline::new("nccl_collectives");
+    let a = p
+        .sh(&format!(
+            "hrr-cap -o job.hrr -- {} job | tee app.log",
+            p.app_cmdline()
+        ))
+        .assert()
+        .success();
+    let p = p.step(a);
+    assert!(
+        p.app_log().contains("nccl_collectives: job: OK"),
+        "{}",
+        p.app_log()
+    );
+    let job: Value =
+        serde_json::from_slice(&std::fs::read(p.path("job.job.json")).unwrap()).unwrap();
+    let procs = job["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 2, "{job}");
+    let mut uids = Vec::new();
+    for pr in procs {
+        let ev = read_events(&p.path(pr["archive"].as_str().unwrap()));
+        let init = ops(&ev, "nccl_comm_init");
+        assert_eq!(init.len(), 1);
+        assert_eq!(init[0]["nranks"], 2);
+        assert_eq!(init[0]["rank"], pr["rank"]);
+        uids.push(init[0]["uid"].clone());
+    }
+    assert_eq!(
+        uids[0], uids[1],
+        "the ranks' archives name one communicator"
+    );
+
+    let a = p
+        .tool("hrr-play")
+        .args(["--backend", "cpu", "job.job.json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^PASS$").unwrap());
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert_eq!(out.matches(": PASS").count(), 2, "{out}");
+
+    p.tool("hrr-play")
+        .args(["--backend", "cpu", "--no-job", "job.hrr"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "has 2 ranks, which meet only in a job replay",
+        ));
+}

@@ -36,6 +36,7 @@ use ::hip_api::types::*;
 use ::hip_api::{args, fns};
 
 pub use device::device_properties;
+pub(crate) use arrays::graph_array_rect;
 
 /// Writes an out-parameter.
 ///

@@ -217,8 +217,18 @@ fn array_copy_nodes_replay() {
     assert_eq!(dirs, ["h2d", "d2d", "d2h", "d2d", "d2h"]);
     // The window: 8 floats from x = 4 (bytes) of rows 2.., host rows 64
     // bytes apart.
-    assert_eq!(nodes[2]["spos"], serde_json::json!([16, 2, 0]), "{}", nodes[2]);
-    assert_eq!(nodes[2]["extent"], serde_json::json!([32, 4, 1]), "{}", nodes[2]);
+    assert_eq!(
+        nodes[2]["spos"],
+        serde_json::json!([16, 2, 0]),
+        "{}",
+        nodes[2]
+    );
+    assert_eq!(
+        nodes[2]["extent"],
+        serde_json::json!([32, 4, 1]),
+        "{}",
+        nodes[2]
+    );
     let launches = ops(&ev, "graph_launch");
     assert_eq!(launches.len(), 2);
     for node in [0, 2, 4] {
@@ -266,7 +276,11 @@ fn host_node_overwriting_its_d2h_records_the_copied_bytes() {
     // The recorded bytes are the copies', read before the host functions ran.
     let cap = p.cap();
     let blob = |launch: &Value| hrr_tests::read_blob(&cap, &node_blob(launch, 1)).unwrap();
-    for (launch, byte) in [(launches[0], 0x5a), (launches[1], 0x5a), (launches[2], 0x33)] {
+    for (launch, byte) in [
+        (launches[0], 0x5a),
+        (launches[1], 0x5a),
+        (launches[2], 0x33),
+    ] {
         let b = blob(launch);
         assert!(
             b.len() == 4096 && b.iter().all(|&x| x == byte),

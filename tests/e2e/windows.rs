@@ -368,7 +368,11 @@ fn a_window_reading_mipmap_levels_written_before_it() {
         .iter()
         .filter(|e| e["op"] == "memcpy_array" && e["api"] == "hrr-window-state")
         .collect();
-    assert_eq!(uploads.len(), 2, "one upload a level looked up: {uploads:?}");
+    assert_eq!(
+        uploads.len(),
+        2,
+        "one upload a level looked up: {uploads:?}"
+    );
     // Level 0: 32 floats a row, 8 rows; level 1: 16 × 4.
     assert_eq!(uploads[0]["extent"], serde_json::json!([128, 8, 1]));
     assert_eq!(uploads[1]["extent"], serde_json::json!([64, 4, 1]));

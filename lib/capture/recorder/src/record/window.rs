@@ -871,9 +871,13 @@ fn array_shapes(
                 };
                 // A dimension the array lacks (0) stays 0; the others halve,
                 // down to 1.
-                let extent = shape
-                    .extent
-                    .map(|n| if n == 0 { 0 } else { (n >> level.min(63)).max(1) });
+                let extent = shape.extent.map(|n| {
+                    if n == 0 {
+                        0
+                    } else {
+                        (n >> level.min(63)).max(1)
+                    }
+                });
                 out.push((ArrayShape { extent, ..shape }, (api.clone(), array.0)));
             }
             Op::ArrayPlane {
@@ -1093,7 +1097,13 @@ mod tests {
             extent,
             flags: 0,
         };
-        r.mipmap_create("hipMallocMipmappedArray", 0, 0x100, shape(0x20, 1, [16, 8, 0]), 3);
+        r.mipmap_create(
+            "hipMallocMipmappedArray",
+            0,
+            0x100,
+            shape(0x20, 1, [16, 8, 0]),
+            3,
+        );
         r.mipmap_level("hipGetMipmappedArrayLevel", 0, 0x110, 0x100, 0);
         r.mipmap_level("hipGetMipmappedArrayLevel", 0, 0x112, 0x100, 2);
         r.array_create("cuArray3DCreate_v2", 0, 0x200, shape(NV12, 3, [8, 4, 0]));

@@ -35,8 +35,8 @@ mod vmm;
 use ::hip_api::types::*;
 use ::hip_api::{args, fns};
 
-pub use device::device_properties;
 pub(crate) use arrays::graph_array_rect;
+pub use device::device_properties;
 
 /// Writes an out-parameter.
 ///

@@ -222,6 +222,7 @@ macro_rules! cuda_fn {
     (cuLaunchHostFunc_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc_ptsz(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamAddCallback, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
     (cuStreamAddCallback_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback_ptsz(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
+    (cuDeviceCanAccessPeer, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceCanAccessPeer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult } };
     (cuCtxEnablePeerAccess, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
@@ -283,7 +284,7 @@ macro_rules! cuda_fns {
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddHostNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphHostNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
-            cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess
+            cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuDeviceCanAccessPeer cuCtxEnablePeerAccess
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
             cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName

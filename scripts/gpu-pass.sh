@@ -460,11 +460,22 @@ CHECK=check_graph
 run_case graph_nodes_driver graph_nodes_driver
 # Built with the generic node API (cuGraphAddNode_v2, one programmatic edge),
 # cuGraphExecNodeSetParams between launches: both setters rewrite the
-# topology (graph_exec), and the graph checks above.
+# topology (graph_exec), and the graph checks above. Its host node (added by
+# cuGraphAddNode_v2) overwrites the D2H result before it: the capture runs
+# it through the graph trampoline, so every launch records that D2H result
+# as copied (3 blobs a launch: the upload and both D2H nodes) and replay
+# checks it; a result left unrecorded or recorded as overwritten fails.
 check_graph_generic() {
-    local s
+    local s b
     s=$(events_with "$2" '"api":"cuGraphExecNodeSetParams","op":"graph_exec"')
     [ "${s:-0}" = 2 ] || { echo "cuGraphExecNodeSetParams graph_exec events: ${s:-0} (want 2)"; return 1; }
+    ! grep -q 'could not wrap' "$LOG/$1.cap.stderr" ||
+        { echo "a host node ran unwrapped: $(grep -m1 'could not wrap' "$LOG/$1.cap.stderr")"; return 1; }
+    b=$(grep '"op" *: *"graph_launch"' "$2/events.ndjson" | while read -r line; do
+        grep -o '"blob"' <<<"$line" | wc -l
+    done | sort -u | tr '\n' ' ')
+    [ "$b" = "3 " ] || { echo "blobs per graph_launch: $b(want 3: the host node's D2H must be recorded)"; return 1; }
+    grep -q '"kind" *: *"host"' "$2/events.ndjson" || { echo "no host node in the topology"; return 1; }
     check_graph "$@"
 }
 NO_LAUNCH=1

@@ -197,3 +197,47 @@ fn an_extracted_kernel_keeps_its_device() {
         .success()
         .stdout(predicates::str::contains("\nPASS"));
 }
+
+/// `peer_access` replays between the devices the recorded ones map to:
+/// straight and swapped, and twice in one process (`--runs 2`: the second
+/// enabling finds it enabled already, which is what was wanted).
+#[test]
+fn peer_access_is_enabled_between_the_mapped_devices() {
+    let p = captured();
+    let ev = p.events("cap.hrr");
+    let access: Vec<&Value> = ev.iter().filter(|e| e["op"] == "peer_access").collect();
+    assert_eq!(access.len(), 1, "{access:?}");
+    assert_eq!((dev(access[0]), access[0]["peer"].as_i64()), (1, Some(0)));
+    for extra in [
+        &[][..],
+        &["--device-map", "1=0,0=1"][..],
+        &["--runs", "2"][..],
+    ] {
+        let a = play(&p, "2", extra).success();
+        let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+        assert!(out.lines().any(|l| l == "PASS"), "{extra:?}: {out}");
+    }
+}
+
+/// A machine whose devices cannot access each other (`HRR_CPU_PEER=none`
+/// on the CPU runtime): the replay is refused at the `peer_access` event,
+/// naming both devices, before the copies and kernels that rely on it.
+#[test]
+fn devices_without_peer_access_are_refused_by_name() {
+    let p = captured();
+    let a = p
+        .play_cmd(&[])
+        .env("HRR_CPU_DEVICES", "2")
+        .env("HRR_CPU_PEER", "none")
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("(hipDeviceEnablePeerAccess): device 1 cannot access device 0's memory on this machine (recorded device 1 to device 0): no peer access between them"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(!out.lines().any(|l| l == "PASS"), "{out}");
+    // Folded onto one device, no peer access is needed.
+    play(&p, "1", &["--device-map", "0=0,1=0"]).success();
+}

@@ -188,6 +188,19 @@ fn repair_drops_a_torn_last_line() {
 /// it leaves is marked incomplete and repairs into one that replays.
 #[test]
 fn sigterm_to_hrr_cap_ends_the_application_and_leaves_a_repairable_archive() {
+    signal_to_hrr_cap_reaches_the_application(libc::SIGTERM);
+}
+
+/// SIGINT sent to hrr-cap alone (`kill -INT`, not a terminal's Ctrl-C,
+/// which reaches the application itself) is passed on the same way.
+#[test]
+fn sigint_to_hrr_cap_ends_the_application_and_leaves_a_repairable_archive() {
+    signal_to_hrr_cap_reaches_the_application(libc::SIGINT);
+}
+
+/// `sig` sent to hrr-cap alone while the application runs: see the tests
+/// above.
+fn signal_to_hrr_cap_reaches_the_application(sig: i32) {
     // About 10 s of iterations: long enough to be cut, short enough that an
     // application left running ends by itself.
     let p = Pipeline::new("progress_loop").arg("5000").arg("2000");
@@ -211,13 +224,13 @@ fn sigterm_to_hrr_cap_ends_the_application_and_leaves_a_repairable_archive() {
     }
     let app = app.expect("the app printed its pid");
     // SAFETY: plain kill(2) of the hrr-cap this test started.
-    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, sig) }, 0);
     for _ in lines {}
     let status = cap.wait().unwrap();
     let mut err = String::new();
     std::io::Read::read_to_string(&mut cap.stderr.take().unwrap(), &mut err).unwrap();
-    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
-    assert!(err.contains("app died by signal 15"), "{err}");
+    assert_eq!(status.code(), Some(128 + sig), "{err}");
+    assert!(err.contains(&format!("app died by signal {sig}")), "{err}");
     // SAFETY: signal 0 only asks whether the process exists.
     let alive = unsafe { libc::kill(app, 0) } == 0;
     assert!(!alive, "the application {app} was left running");

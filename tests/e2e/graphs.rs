@@ -181,3 +181,113 @@ fn host_node_is_recorded_as_an_ordering_point() {
     // Nothing unrecorded: even --strict replays it.
     p.play_cmd(&["--strict"]).assert().success();
 }
+
+/// (e) Copy nodes naming arrays (host → array, array → array, an array
+/// window → pitched host rows, array → device memory): recorded as
+/// `memcpy_array` nodes, each launch with its own host source and results,
+/// replayed (the CPU runtime runs array copy nodes) and diffed, through the
+/// graph path and node by node.
+#[test]
+fn array_copy_nodes_replay() {
+    let p = Pipeline::new("graph_array_copy").capture();
+    assert!(
+        p.app_log().contains("graph_array_copy: OK"),
+        "{}",
+        p.app_log()
+    );
+    let err = p.last_stderr();
+    assert!(err.lines().any(|l| l == "unrecorded : 0 calls"), "{err}");
+    assert!(!err.contains("not recorded"), "{err}");
+    let ev = p.events("cap.hrr");
+    let exec = ops(&ev, "graph_exec");
+    let nodes = exec[0]["nodes"].as_array().unwrap();
+    let kinds: Vec<&str> = nodes.iter().map(|n| n["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "memcpy_array",
+            "memcpy_array",
+            "memcpy_array",
+            "memcpy_array",
+            "memcpy"
+        ],
+        "{exec:?}"
+    );
+    let dirs: Vec<&str> = nodes.iter().map(|n| n["dir"].as_str().unwrap()).collect();
+    assert_eq!(dirs, ["h2d", "d2d", "d2h", "d2d", "d2h"]);
+    // The window: 8 floats from x = 4 (bytes) of rows 2.., host rows 64
+    // bytes apart.
+    assert_eq!(
+        nodes[2]["spos"],
+        serde_json::json!([16, 2, 0]),
+        "{}",
+        nodes[2]
+    );
+    assert_eq!(
+        nodes[2]["extent"],
+        serde_json::json!([32, 4, 1]),
+        "{}",
+        nodes[2]
+    );
+    let launches = ops(&ev, "graph_launch");
+    assert_eq!(launches.len(), 2);
+    for node in [0, 2, 4] {
+        assert_ne!(
+            node_blob(launches[0], node),
+            node_blob(launches[1], node),
+            "node {node}: the host data changed between the launches"
+        );
+    }
+    play_and_diff(&p, &[], "replay.hrr", 4);
+    play_and_diff(&p, &["--no-graphs"], "nodes.hrr", 4);
+}
+
+/// (f) Host nodes that overwrite the device-to-host result they depend on
+/// (one added with `hipGraphAddHostNode`, one captured from
+/// `hipLaunchHostFunc`): the function runs through the graph trampoline,
+/// which reads the copy's destination first; the recorded results are the
+/// bytes the copies wrote, not the host functions' (replay runs no host
+/// function), so replay and diff pass.
+#[test]
+fn host_node_overwriting_its_d2h_records_the_copied_bytes() {
+    let p = Pipeline::new("graph_host_overwrite").capture();
+    assert!(
+        p.app_log().contains("graph_host_overwrite: OK"),
+        "{}",
+        p.app_log()
+    );
+    let err = p.last_stderr();
+    assert!(err.lines().any(|l| l == "unrecorded : 0 calls"), "{err}");
+    assert!(!err.contains("could not wrap"), "{err}");
+    let ev = p.events("cap.hrr");
+    let exec = ops(&ev, "graph_exec");
+    assert_eq!(exec.len(), 2, "{exec:?}");
+    for e in &exec {
+        let kinds: Vec<&str> = e["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["memset", "memcpy", "host"], "{e}");
+    }
+    let launches = ops(&ev, "graph_launch");
+    assert_eq!(launches.len(), 3);
+    // The recorded bytes are the copies', read before the host functions ran.
+    let cap = p.cap();
+    let blob = |launch: &Value| hrr_tests::read_blob(&cap, &node_blob(launch, 1)).unwrap();
+    for (launch, byte) in [
+        (launches[0], 0x5a),
+        (launches[1], 0x5a),
+        (launches[2], 0x33),
+    ] {
+        let b = blob(launch);
+        assert!(
+            b.len() == 4096 && b.iter().all(|&x| x == byte),
+            "{launch}: recorded {:x?}…, want {byte:#x}",
+            &b[..8.min(b.len())]
+        );
+    }
+    play_and_diff(&p, &[], "replay.hrr", 3);
+    play_and_diff(&p, &["--no-graphs"], "nodes.hrr", 3);
+}

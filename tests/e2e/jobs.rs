@@ -3,6 +3,7 @@
 //! WORLD_SIZE set and makes no GPU call itself; the capture gives a job
 //! file beside the archives, which replay, `--info` and diff take whole.
 
+use assert_cmd::assert::OutputAssertExt;
 use hrr_tests::{Pipeline, read_manifest};
 use serde_json::Value;
 
@@ -240,4 +241,176 @@ fn diff_of_two_captures_passes_and_of_a_changed_job_fails() {
         .failure();
     p.step(a)
         .stdout_has(&format!("rank {} only in B", 1 - rank));
+}
+
+/// Where the spinning kernels' flag lies (never set: they never finish).
+const SPIN_FLAG: u64 = 0x7f00_0040_0000;
+
+/// A job file `spin.job.json` in `p`'s dir listing ranks 0..n: each rank
+/// in `spinning` an archive whose replay never finishes (a kernel that
+/// spins forever), the others archives that do not exist. Its absolute
+/// path.
+fn spinning_job(p: &Pipeline, n: u64, spinning: &[u64]) -> std::path::PathBuf {
+    use hrr_core::job::{JobManifest, JobProcess};
+    use hrr_core::manifest::{ArchiveKind, Platform};
+    use hrr_core::testkit::{ArchiveBuilder, value_arg};
+    let so = hrr_tests::workloads().kernel("spin");
+    let mut job = JobManifest::new(ArchiveKind::Capture);
+    for rank in 0..n {
+        let archive = format!("spin-{rank}.hrr");
+        if spinning.contains(&rank) {
+            let mut flag = value_arg(&SPIN_FLAG.to_le_bytes());
+            flag.ptrs = vec![0];
+            ArchiveBuilder::new(Platform::Cpu)
+                .alloc(SPIN_FLAG, 4)
+                .module_load(0x9000, &so)
+                .launch("spin", &so, [1, 1, 1], [1, 1, 1], vec![flag])
+                .write(p.path(&archive))
+                .unwrap();
+        }
+        let mut proc = JobProcess {
+            archive,
+            complete: true,
+            ..JobProcess::default()
+        };
+        proc.process.pid = 1000 + rank as u32;
+        proc.process.rank = Some(rank);
+        proc.process.world_size = Some(n);
+        job.processes.push(proc);
+    }
+    job.complete = true;
+    let file = p.path("spin.job.json");
+    job.write(&file).unwrap();
+    file
+}
+
+/// The pids of the live processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let state = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // A zombie is gone but for its parent's wait.
+        let zombie = state
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmd).contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Kills (SIGKILL) what `processes_with(needle)` finds: what a failed
+/// test left running; the pids it killed.
+fn kill_left_behind(needle: &str) -> Vec<u32> {
+    let left = processes_with(needle);
+    for &pid in &left {
+        // SAFETY: kill(2) has no memory effects; a replay this test started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    left
+}
+
+/// Waits up to `secs` for `done`, polling.
+fn wait_until(secs: u64, mut done: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    done()
+}
+
+/// SIGTERM to `hrr-play JOB` whose children never finish: it reaches the
+/// children, which stop; the job waits for them, says it was interrupted,
+/// and exits 128 + 15, leaving no child behind.
+#[test]
+fn sigterm_to_a_job_replay_stops_its_children_and_says_so() {
+    let p = Pipeline::empty("job-sigterm");
+    let file = spinning_job(&p, 2, &[0, 1]);
+    let dir = p.path("").display().to_string();
+    let child = std::process::Command::new(hrr_tests::tools().bin("hrr-play"))
+        .args(["--backend", "cpu"])
+        .arg(&file)
+        .current_dir(p.path(""))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let needle = format!("{dir}spin-");
+    assert!(
+        wait_until(60, || processes_with(&needle).len() == 2),
+        "both children replaying: {:?}",
+        processes_with(&needle)
+    );
+    // Both stuck in their kernels for a moment.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) of the child this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let left = kill_left_behind(&needle);
+    assert!(left.is_empty(), "children left behind: {left:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(128 + 15), "{stdout}{stderr}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("FAIL (interrupted by SIGTERM: 2 of 2 processes stopped"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(
+        stdout.matches(": FAIL (interrupted by SIGTERM)").count(),
+        2,
+        "each process's line says so:\n{stdout}"
+    );
+}
+
+/// A process whose replay fails (its archive is missing) while its peer's
+/// never finishes (as a peer waiting for it in a collective would not):
+/// the job stops the peer instead of waiting forever, and fails naming the
+/// process that failed and the one it stopped.
+#[test]
+fn a_failed_process_stops_its_peers_instead_of_hanging_the_job() {
+    let p = Pipeline::empty("job-peer-failed");
+    let file = spinning_job(&p, 2, &[0]);
+    let out = p
+        .tool("hrr-play")
+        .args(["--backend", "cpu"])
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let left = kill_left_behind(&format!("{}spin-", p.path("").display()));
+    assert!(left.is_empty(), "children left behind: {left:?}");
+    let a = out.assert().failure();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "FAIL (1 of 2 processes: spin-1.hrr rank 1; stopped after it: spin-0.hrr rank 0)"
+        ),
+        "{out}{err}"
+    );
+    assert!(
+        err.contains("spin-1.hrr rank 1 failed") && err.contains("stopping the other processes"),
+        "{err}"
+    );
+    assert!(
+        out.contains(": FAIL (stopped after spin-1.hrr rank 1 failed)"),
+        "{out}"
+    );
+    assert_eq!(
+        a.get_output().status.code(),
+        Some(2),
+        "the failed one's status"
+    );
 }

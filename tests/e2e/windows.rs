@@ -341,3 +341,47 @@ fn a_window_reading_an_array_written_before_it() {
     assert!(w.get("not_restored").is_none(), "{w}");
     same_as_full(&replays(&p, "cap.hrr", 4), &full, 4, 4);
 }
+
+/// A mipmapped array whose levels 0 and 1 were filled before the window and
+/// are only read inside it (copied to the host each step): the preamble
+/// uploads each level through the handle the program looked it up by
+/// (`memcpy_array` h2d, `hrr-window-state`, the level's extent), so the
+/// window replays alone and its D2H are the full run's.
+#[test]
+fn a_window_reading_mipmap_levels_written_before_it() {
+    let p = Pipeline::new("window");
+    let array_d2h = |archive: &Path| -> Vec<String> {
+        read_events(archive)
+            .iter()
+            .filter(|e| e["op"] == "memcpy_array" && e["dir"] == "d2h")
+            .filter_map(|e| e["blob"].as_str().map(str::to_string))
+            .collect()
+    };
+    let full = full(&p, "mipmap");
+    assert_eq!(full.len(), 6, "out, each step");
+    let full_levels = array_d2h(&p.path("full.hrr"));
+    assert_eq!(full_levels.len(), 12, "both levels, each step");
+    let err = windowed(&p, "profiler", "mipmap");
+    assert!(!err.contains("not restored"), "{err}");
+    let ev = read_events(&p.path("cap.hrr"));
+    let uploads: Vec<&Value> = ev
+        .iter()
+        .filter(|e| e["op"] == "memcpy_array" && e["api"] == "hrr-window-state")
+        .collect();
+    assert_eq!(
+        uploads.len(),
+        2,
+        "one upload a level looked up: {uploads:?}"
+    );
+    // Level 0: 32 floats a row, 8 rows; level 1: 16 × 4.
+    assert_eq!(uploads[0]["extent"], serde_json::json!([128, 8, 1]));
+    assert_eq!(uploads[1]["extent"], serde_json::json!([64, 4, 1]));
+    let w = window_field(&p, "cap.hrr");
+    assert!(w.get("not_restored").is_none(), "{w}");
+    same_as_full(&replays(&p, "cap.hrr", 6), &full, 2, 2);
+    assert_eq!(
+        array_d2h(&p.path("cap.hrr")),
+        full_levels[4..8],
+        "the levels' D2H in the window vs the full run's"
+    );
+}

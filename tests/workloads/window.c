@@ -29,7 +29,11 @@
  *              filled from the host before the loop (never written again)
  *              is copied into device memory (hipMemcpy2DFromArray) and
  *              downloaded each step, after out: its contents exist only in
- *              the state before the window */
+ *              the state before the window
+ *   mipmap     profiler marks as "profiler"; a mipmapped array of 32 x 8
+ *              floats in 3 levels, levels 0 and 1 looked up and filled from
+ *              the host before the loop (never written again), both read
+ *              back to the host each step, after out */
 #include <signal.h>
 #include <unistd.h>
 
@@ -71,7 +75,8 @@ static int is(const char *mode, const char *m) { return strcmp(mode, m) == 0; }
 /* Before step `step`: a window opens here? */
 static void before(const char *mode, int step) {
     int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") ||
-                   is(mode, "pinned") || is(mode, "ipc") || is(mode, "array");
+                   is(mode, "pinned") || is(mode, "ipc") || is(mode, "array") ||
+                   is(mode, "mipmap");
     if ((profiler && step == 2) || (is(mode, "profiler2") && (step == 1 || step == 4)) ||
         (is(mode, "open") && step == 3))
         profiler_range(1);
@@ -82,7 +87,8 @@ static void before(const char *mode, int step) {
 /* After step `step`: a window closes here? */
 static void after(const char *mode, int step) {
     int profiler = is(mode, "profiler") || is(mode, "graph") || is(mode, "pool") ||
-                   is(mode, "pinned") || is(mode, "ipc") || is(mode, "array");
+                   is(mode, "pinned") || is(mode, "ipc") || is(mode, "array") ||
+                   is(mode, "mipmap");
     if ((profiler && step == 3) || (is(mode, "profiler2") && (step == 2 || step == 5)))
         profiler_range(0);
     if (is(mode, "signal") && step == 3) raise(SIGUSR2);
@@ -175,6 +181,23 @@ int main(int argc, char **argv) {
         CHECK(hipMalloc((void **)&ad, N * sizeof(float)));
     }
 
+    /* mipmap: levels 0 (AW x AH) and 1 (AW/2 x AH/2), filled once. */
+    static float m0[N], m1[N / 4], mgot[N];
+    hipArray_t lv0 = NULL, lv1 = NULL;
+    if (is(mode, "mipmap")) {
+        for (int i = 0; i < N; i++) m0[i] = 0.25f * (float)i - 7.0f;
+        for (int i = 0; i < N / 4; i++) m1[i] = -3.0f * (float)i + 0.5f;
+        hipChannelFormatDesc fd = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindFloat);
+        hipMipmappedArray_t mip;
+        CHECK(hipMallocMipmappedArray(&mip, &fd, make_hipExtent(AW, AH, 0), 3, 0));
+        CHECK(hipGetMipmappedArrayLevel(&lv0, mip, 0));
+        CHECK(hipGetMipmappedArrayLevel(&lv1, mip, 1));
+        CHECK(hipMemcpy2DToArray(lv0, 0, 0, m0, AW * sizeof(float), AW * sizeof(float), AH,
+                                 hipMemcpyHostToDevice));
+        CHECK(hipMemcpy2DToArray(lv1, 0, 0, m1, (AW / 2) * sizeof(float),
+                                 (AW / 2) * sizeof(float), AH / 2, hipMemcpyHostToDevice));
+    }
+
     hipGraphExec_t ge = NULL;
     if (is(mode, "graph")) {
         hipGraph_t g;
@@ -226,6 +249,16 @@ int main(int argc, char **argv) {
             CHECK(hipMemcpy(got, ad, sizeof got, hipMemcpyDeviceToHost));
             for (int i = 0; i < N; i++)
                 EXPECT(got[i] == ar[i], "step %d: array[%d] = %g, want %g", step, i, got[i], ar[i]);
+        }
+        if (lv0) {
+            CHECK(hipMemcpy2DFromArray(mgot, AW * sizeof(float), lv0, 0, 0, AW * sizeof(float),
+                                       AH, hipMemcpyDeviceToHost));
+            for (int i = 0; i < N; i++)
+                EXPECT(mgot[i] == m0[i], "step %d: level 0 [%d] = %g", step, i, mgot[i]);
+            CHECK(hipMemcpy2DFromArray(mgot, (AW / 2) * sizeof(float), lv1, 0, 0,
+                                       (AW / 2) * sizeof(float), AH / 2, hipMemcpyDeviceToHost));
+            for (int i = 0; i < N / 4; i++)
+                EXPECT(mgot[i] == m1[i], "step %d: level 1 [%d] = %g", step, i, mgot[i]);
         }
         if (pool) {
             float *y;

@@ -7,7 +7,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::SystemTime;
 
 use hrr_core::manifest::{Manifest, UnrecordedCalls};
@@ -91,16 +90,16 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
             });
         }
     };
-    // A Ctrl-C reaches the whole process group: the application decides what
-    // it means, and hrr-cap stays to report. Set after the spawn, so the
-    // application does not inherit the ignored dispositions.
-    ignore_terminal_signals();
+    // Set after the spawn, so the application does not inherit them.
     let app_pid = child.id();
-    forward_signals_to(app_pid);
+    let forwarding = forward_signals_to(app_pid);
     let status = child.wait().map_err(|source| CapError::Spawn {
         app: app.clone(),
         source,
     })?;
+    if let Some(h) = forwarding {
+        h.close();
+    }
 
     // The blobs checked first: a bad one marks the archive incomplete,
     // which the summary then says.
@@ -339,42 +338,43 @@ fn utc_stamp(secs: u64) -> String {
     )
 }
 
-/// The application's pid, for [`forward`] (0: none yet).
-static APP_PID: AtomicI32 = AtomicI32::new(0);
-
-/// Passes SIGTERM and SIGHUP sent to hrr-cap alone (`timeout 60 hrr-cap …`,
-/// a job scheduler, a closed terminal) on to the application, so that it
-/// ends as it would without hrr-cap — its capture library then marks the
-/// archive as cut short — while hrr-cap stays to report. Without this the
-/// application would run on, orphaned.
-fn forward_signals_to(pid: u32) {
-    APP_PID.store(pid as i32, Ordering::Relaxed);
-    for sig in [libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: `forward` only calls kill(2), which is async-signal-safe;
-        // the handler is a plain `extern "C" fn(c_int)`.
-        unsafe {
-            libc::signal(
-                sig,
-                forward as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            )
-        };
-    }
-}
-
-extern "C" fn forward(sig: libc::c_int) {
-    let pid = APP_PID.load(Ordering::Relaxed);
-    if pid > 0 {
-        // SAFETY: kill(2) is async-signal-safe; `pid` is the child hrr-cap
-        // spawned and has not reaped yet (it waits for it).
-        unsafe { libc::kill(pid, sig) };
-    }
-}
-
-fn ignore_terminal_signals() {
-    for sig in [libc::SIGINT, libc::SIGQUIT] {
-        // SAFETY: setting a disposition to SIG_IGN has no memory effects.
-        unsafe { libc::signal(sig, libc::SIG_IGN) };
-    }
+/// Passes SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to hrr-cap alone
+/// (`timeout 60 hrr-cap …`, `kill -INT`, a job scheduler, a closed
+/// terminal) on to the application `pid`, so that it ends as it would
+/// without hrr-cap — its capture library then marks the archive as cut
+/// short — while hrr-cap stays to report. A terminal's Ctrl-C or Ctrl-\
+/// reaches the whole process group, the application included: those
+/// (sent by the kernel) are not passed on again, and hrr-cap stays. The
+/// handle stops the forwarding once the application is reaped; `None`
+/// when the handlers could not be installed (said on stderr).
+fn forward_signals_to(pid: u32) -> Option<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    use signal_hook::iterator::SignalsInfo;
+    use signal_hook::iterator::exfiltrator::WithOrigin;
+    use signal_hook::low_level::siginfo::Cause;
+    let mut signals = match SignalsInfo::<WithOrigin>::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hrr-cap: warning: signals to hrr-cap will not reach the application: {e}");
+            return None;
+        }
+    };
+    let handle = signals.handle();
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return None;
+    };
+    std::thread::spawn(move || {
+        for origin in signals.forever() {
+            let from_terminal =
+                matches!(origin.signal, SIGINT | SIGQUIT) && matches!(origin.cause, Cause::Kernel);
+            if !from_terminal {
+                // SAFETY: kill(2) has no memory effects; `pid` is the child
+                // hrr-cap spawned, not reaped while this handle is open.
+                unsafe { libc::kill(pid, origin.signal) };
+            }
+        }
+    });
+    Some(handle)
 }
 
 #[cfg(test)]

@@ -15,6 +15,9 @@ pub struct ProcessReplay {
     pub summary: Option<Value>,
     /// Why it could not be started.
     pub spawn_error: Option<String>,
+    /// Why the job stopped it (or never started it): the job's signal, or
+    /// another process's failure.
+    pub stopped: Option<String>,
 }
 
 impl ProcessReplay {
@@ -22,6 +25,14 @@ impl ProcessReplay {
     /// `--allow-partial`, as a single replay).
     pub fn passed(&self) -> bool {
         self.exit == Some(0) && self.summary.as_ref().is_some_and(|s| s["result"] == "PASS")
+    }
+
+    /// It was never started (no status, no error).
+    pub fn never_ran(&self) -> bool {
+        self.exit.is_none()
+            && self.signal.is_none()
+            && self.spawn_error.is_none()
+            && self.stopped.is_none()
     }
 
     /// Its summary says it replayed part of its capture.
@@ -45,6 +56,11 @@ impl ProcessReplay {
     /// no verdict (`FAIL (exit 2, no summary)`, `FAIL (killed by signal
     /// 9)`, `FAIL (not started: …)`).
     pub fn verdict(&self) -> String {
+        if let Some(why) = &self.stopped
+            && !self.passed()
+        {
+            return format!("FAIL ({why})");
+        }
         if let Some(why) = &self.spawn_error {
             return format!("FAIL (not started: {why})");
         }

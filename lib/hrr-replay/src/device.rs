@@ -261,6 +261,12 @@ pub trait Device {
         let _ = peer;
         Ok(())
     }
+    /// Whether the current device can access local device `peer`'s memory
+    /// at all on this machine (`None`: the backend cannot say; the default).
+    fn can_access_peer(&mut self, peer: u32) -> Result<Option<bool>, DeviceError> {
+        let _ = peer;
+        Ok(None)
+    }
 
     /// A new event.
     fn event_create(&mut self) -> Result<Handle, DeviceError>;

@@ -4,10 +4,14 @@
  * 12.3): an H2D copy node from page-locked host memory, a memset node, a
  * kernel node depending on both, a second kernel behind a programmatic edge
  * (edge data: it may start before the first ends, and reads only x), an
- * empty node joining them, a third kernel, and two D2H copy nodes into
- * page-locked host memory. Launched three times with the host input
- * refilled each time; between launches cuGraphExecNodeSetParams changes
- * the first kernel's scale argument, then the copy node's source buffer.
+ * empty node joining them, a third kernel, two D2H copy nodes into
+ * page-locked host memory, and a host node (CU_GRAPH_NODE_TYPE_HOST) after
+ * the second D2H that checks the bytes it wrote and overwrites them, as
+ * NVIDIA's simpleCudaGraphs does: the program sees the overwritten bytes,
+ * the capture must record the copied ones (replay runs no host function).
+ * Launched three times with the host input refilled each time; between
+ * launches cuGraphExecNodeSetParams changes the first kernel's scale
+ * argument, then the copy node's source buffer.
  *
  *   y = a*x + bias (a: 2, then 3); z = 0.5*y + bias; w = 4*x + bias;
  *   bias = 0.25
@@ -39,6 +43,22 @@ static CUgraphNodeParams copy_node(CUcontext ctx, CUmemorytype dt, void *dh, CUd
     c->Height = 1;
     c->Depth = 1;
     return p;
+}
+
+/* What the host node checks and overwrites: w as the D2H node wrote it. */
+struct scrub {
+    float *w;
+    const float *in;
+    int ok, runs;
+};
+
+static void scrub_w(void *p) {
+    struct scrub *s = p;
+    int ok = 1;
+    for (int i = 0; i < N; i++) ok &= s->w[i] == 4.0f * s->in[i] + 0.25f;
+    s->ok = ok;
+    s->runs++;
+    memset(s->w, 0xff, N * sizeof(float));
 }
 
 static CUgraphNodeParams kernel_node(CUfunction f, void **args) {
@@ -88,7 +108,7 @@ int main(void) {
 
     CUgraph g;
     CKD(cuGraphCreate(&g, 0));
-    CUgraphNode up, clear, k1, k3, join, k2, down, down_w;
+    CUgraphNode up, clear, k1, k3, join, k2, down, down_w, host;
     CUgraphNodeParams p = copy_node(ctx, CU_MEMORYTYPE_DEVICE, NULL, dx, CU_MEMORYTYPE_HOST, hx, 0, bytes);
     CKD(cuGraphAddNode_v2(&up, g, NULL, NULL, 0, &p));
     memset(&p, 0, sizeof p);
@@ -128,6 +148,12 @@ int main(void) {
     CKD(cuGraphAddNode_v2(&down, g, &k2, NULL, 1, &p));
     p = copy_node(ctx, CU_MEMORYTYPE_HOST, hw, 0, CU_MEMORYTYPE_DEVICE, NULL, dw, bytes);
     CKD(cuGraphAddNode_v2(&down_w, g, &join, NULL, 1, &p));
+    struct scrub sc = {hw, hx, 0, 0};
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_HOST;
+    p.host.fn = scrub_w;
+    p.host.userData = &sc;
+    CKD(cuGraphAddNode_v2(&host, g, &down_w, NULL, 1, &p));
 
     CUgraphExec exec;
     CKD(cuGraphInstantiate(&exec, g, 0));
@@ -146,13 +172,15 @@ int main(void) {
             p = copy_node(ctx, CU_MEMORYTYPE_DEVICE, NULL, dx, CU_MEMORYTYPE_HOST, hx2, 0, bytes);
             CKD(cuGraphExecNodeSetParams(exec, up, &p));
         }
+        sc.in = in;
         CKD(cuGraphLaunch(exec, s));
         CKD(cuStreamSynchronize(s));
         float a = it == 0 ? 2.0f : 3.0f;
-        int ok = 1;
+        /* w as copied, checked by the host node, which then overwrote it. */
+        int ok = sc.ok && sc.runs == it + 1;
         for (int i = 0; i < N; i++) {
             ok &= hz[i] == 0.5f * (a * in[i] + 0.25f) + 0.25f;
-            ok &= hw[i] == 4.0f * in[i] + 0.25f;
+            ok &= ((const unsigned char *)hw)[i] == 0xff;
         }
         char what[64];
         snprintf(what, sizeof what, "graph launch %d", it);

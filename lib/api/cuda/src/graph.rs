@@ -143,6 +143,9 @@ pub union CUgraphNodeParamsUnion {
     pub memset: CUDA_MEMSET_NODE_PARAMS_v2,
     pub graph: CUDA_CHILD_GRAPH_NODE_PARAMS,
     pub event: CUevent,
+    /// `CUDA_HOST_NODE_PARAMS_v2`, whose first members (the function and
+    /// its data) are these; what follows them is left as it is.
+    pub host: CUDA_HOST_NODE_PARAMS,
 }
 
 /// `CUgraphNodeParams`: what `cuGraphAddNode`, `cuGraphNodeSetParams` and

@@ -194,6 +194,9 @@ macro_rules! cuda_fn {
     (cuGraphExecChildGraphNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecChildGraphNodeSetParams(exec: CUgraphExec, node: CUgraphNode, child: CUgraph) -> CUresult } };
     (cuGraphNodeSetEnabled, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeSetEnabled(exec: CUgraphExec, node: CUgraphNode, enabled: c_uint) -> CUresult } };
     (cuGraphExecNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *mut CUgraphNodeParams) -> CUresult } };
+    (cuGraphNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphNodeSetParams(node: CUgraphNode, params: *mut CUgraphNodeParams) -> CUresult } };
+    (cuGraphHostNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphHostNodeSetParams(node: CUgraphNode, params: *const CUDA_HOST_NODE_PARAMS) -> CUresult } };
+    (cuGraphExecHostNodeSetParams, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecHostNodeSetParams(exec: CUgraphExec, node: CUgraphNode, params: *const CUDA_HOST_NODE_PARAMS) -> CUresult } };
     (cuGraphExecDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphExecDestroy(exec: CUgraphExec) -> CUresult } };
     (cuGraphCreate, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphCreate(graph: *mut CUgraph, flags: c_uint) -> CUresult } };
     (cuGraphDestroy, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuGraphDestroy(graph: CUgraph) -> CUresult } };
@@ -219,6 +222,7 @@ macro_rules! cuda_fn {
     (cuLaunchHostFunc_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc_ptsz(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamAddCallback, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
     (cuStreamAddCallback_ptsz, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamAddCallback_ptsz(stream: CUstream, callback: CUstreamCallback, data: *mut c_void, flags: c_uint) -> CUresult } };
+    (cuDeviceCanAccessPeer, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDeviceCanAccessPeer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult } };
     (cuCtxEnablePeerAccess, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult } };
     (cuLaunchHostFunc, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuLaunchHostFunc(stream: CUstream, func: CUhostFn, data: *mut c_void) -> CUresult } };
     (cuStreamBeginCapture_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuStreamBeginCapture_v2(stream: CUstream, mode: CUstreamCaptureMode) -> CUresult } };
@@ -276,11 +280,11 @@ macro_rules! cuda_fns {
             cuMemsetD2D32Async cuMemsetD2D32Async_ptsz cuArrayCreate_v2 cuArray3DCreate_v2 cuArrayDestroy cuArrayGetPlane cuMipmappedArrayCreate cuMipmappedArrayGetLevel cuMipmappedArrayDestroy cuMemcpyHtoA_v2 cuMemcpyHtoA_v2_ptds cuMemcpyAtoH_v2 cuMemcpyAtoH_v2_ptds cuMemcpyHtoAAsync_v2 cuMemcpyHtoAAsync_v2_ptsz cuMemcpyAtoHAsync_v2 cuMemcpyAtoHAsync_v2_ptsz cuMemcpyDtoA_v2 cuMemcpyDtoA_v2_ptds cuMemcpyAtoD_v2 cuMemcpyAtoD_v2_ptds cuMemcpyAtoA_v2 cuMemcpyAtoA_v2_ptds cuTexObjectCreate cuTexObjectDestroy cuSurfObjectCreate cuSurfObjectDestroy
             cuMemPoolCreate cuMemPoolDestroy cuMemPoolTrimTo cuMemPoolSetAttribute cuDeviceSetMemPool cuGraphLaunch cuGraphLaunch_ptsz cuStreamBeginCapture_v2_ptsz cuStreamBeginCaptureToGraph cuStreamBeginCaptureToGraph_ptsz cuStreamEndCapture cuStreamEndCapture_ptsz cuStreamIsCapturing
             cuGraphInstantiateWithFlags cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphInstantiate_v2 cuGraphExecUpdate_v2
-            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
+            cuGraphExecKernelNodeSetParams_v2 cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecChildGraphNodeSetParams cuGraphNodeSetEnabled cuGraphExecNodeSetParams cuGraphNodeSetParams cuGraphHostNodeSetParams cuGraphExecHostNodeSetParams cuGraphExecDestroy cuGraphCreate cuGraphDestroy
             cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddHostNode cuGraphAddMemsetNode cuGraphAddEmptyNode cuGraphAddEventRecordNode cuGraphAddEventWaitNode cuGraphAddNode cuGraphAddNode_v2
             cuGraphGetNodes cuGraphNodeGetType cuGraphNodeGetDependencies_v2 cuGraphKernelNodeGetParams_v2 cuGraphMemcpyNodeGetParams cuGraphHostNodeGetParams cuGraphMemsetNodeGetParams
             cuGraphChildGraphNodeGetGraph cuGraphEventRecordNodeGetEvent cuGraphEventWaitNodeGetEvent
-            cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuCtxEnablePeerAccess
+            cuLaunchHostFunc cuLaunchHostFunc_ptsz cuStreamAddCallback cuStreamAddCallback_ptsz cuDeviceCanAccessPeer cuCtxEnablePeerAccess
             cuStreamBeginCapture_v2 cuGetProcAddress cuGetProcAddress_v2 cuInit cuDriverGetVersion cuGetErrorString
             cuGetErrorName cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuCtxGetCurrent
             cuCtxGetDevice cuPointerGetAttribute cuMemGetAddressRange_v2 cuMemGetAllocationGranularity cuFuncGetParamInfo cuKernelGetParamInfo cuFuncGetName cuKernelGetName

@@ -959,6 +959,41 @@ impl Device for CudaDevice {
         self.count.max(1) as u32
     }
 
+    fn can_access_peer(&mut self, peer: u32) -> Result<Option<bool>, DeviceError> {
+        self.ready()?;
+        let Some(f) = self.drv.api().cuDeviceCanAccessPeer else {
+            return Ok(None);
+        };
+        let (peer_dev, _) = self.context_of(self.ordinal_of(peer)?)?;
+        let mut can: c_int = 0;
+        // SAFETY: our own out-parameter and two devices of this machine.
+        let code = unsafe { f(&mut can, self.dev, peer_dev) };
+        self.drv.check("cuDeviceCanAccessPeer", code)?;
+        Ok(Some(can != 0))
+    }
+
+    fn peer_access(&mut self, peer: u32) -> Result<(), DeviceError> {
+        self.ready()?;
+        let Some(f) = self.drv.api().cuCtxEnablePeerAccess else {
+            return Err(CudaError::Unsupported {
+                symbol: "cuCtxEnablePeerAccess",
+                needs: "4.0",
+            }
+            .into());
+        };
+        let (_, peer_ctx) = self.context_of(self.ordinal_of(peer)?)?;
+        // From the current device's context, bound on this thread.
+        self.bind()?;
+        // SAFETY: the peer device's retained primary context.
+        let code = unsafe { f(peer_ctx as CUcontext, 0) };
+        // Enabled already (an earlier `peer_access` event, or `--loop`) is
+        // what was wanted.
+        if code == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        Ok(self.drv.check("cuCtxEnablePeerAccess", code)?)
+    }
+
     fn select_device(&mut self, device: u32) -> Result<(), DeviceError> {
         self.ready()?;
         let ordinal = c_int::try_from(device).unwrap_or(c_int::MAX);
@@ -969,32 +1004,7 @@ impl Device for CudaDevice {
             }
             .into());
         }
-        let known = self
-            .contexts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&ordinal)
-            .copied();
-        let (dev, ctx) = match known {
-            Some(c) => c,
-            None => {
-                let api = self.drv.api();
-                let mut dev: CUdevice = 0;
-                // SAFETY: valid out-pointer; ordinal < count.
-                let code = unsafe { (api.cuDeviceGet)(&mut dev, ordinal) };
-                self.drv.check("cuDeviceGet", code)?;
-                let mut ctx: CUcontext = std::ptr::null_mut();
-                // SAFETY: valid out-pointer and device; released in Drop.
-                self.drv.check("cuDevicePrimaryCtxRetain", unsafe {
-                    (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
-                })?;
-                self.contexts
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(ordinal, (dev, ctx as usize));
-                (dev, ctx as usize)
-            }
-        };
+        let (dev, ctx) = self.context_of(ordinal)?;
         self.dev = dev;
         self.ctx = ctx as CUcontext;
         self.current_ordinal = ordinal;
@@ -1003,6 +1013,53 @@ impl Device for CudaDevice {
             q.select(device);
         }
         Ok(())
+    }
+}
+
+/// `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`.
+const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: i32 = 704;
+
+impl CudaDevice {
+    /// Local device `device` as a driver ordinal of this machine.
+    fn ordinal_of(&self, device: u32) -> Result<c_int, DeviceError> {
+        let ordinal = c_int::try_from(device).unwrap_or(c_int::MAX);
+        if ordinal >= self.count {
+            return Err(CudaError::NoDevice {
+                ordinal,
+                count: self.count,
+            }
+            .into());
+        }
+        Ok(ordinal)
+    }
+
+    /// Device `ordinal` and its primary context, retained once (released
+    /// in `Drop`).
+    fn context_of(&self, ordinal: c_int) -> Result<(CUdevice, usize), DeviceError> {
+        let known = self
+            .contexts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&ordinal)
+            .copied();
+        if let Some(c) = known {
+            return Ok(c);
+        }
+        let api = self.drv.api();
+        let mut dev: CUdevice = 0;
+        // SAFETY: valid out-pointer; ordinal < count.
+        let code = unsafe { (api.cuDeviceGet)(&mut dev, ordinal) };
+        self.drv.check("cuDeviceGet", code)?;
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and device; released in Drop.
+        self.drv.check("cuDevicePrimaryCtxRetain", unsafe {
+            (api.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
+        })?;
+        self.contexts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(ordinal, (dev, ctx as usize));
+        Ok((dev, ctx as usize))
     }
 }
 

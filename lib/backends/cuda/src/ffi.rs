@@ -201,6 +201,10 @@ cuda_api! {
         cuLaunchKernel = cuLaunchKernel;
     }
     optional {
+        // CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+        cuDeviceCanAccessPeer = cuDeviceCanAccessPeer;
+        // CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+        cuCtxEnablePeerAccess = cuCtxEnablePeerAccess;
         // CUDA 12.8: same signature; CUDA 13's cuda.h maps cuEventElapsedTime to it.
         cuEventElapsedTime_v2 = cuEventElapsedTime_v2;
         // CUDA 12.4: CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
@@ -367,6 +371,8 @@ mod tests {
         assert_eq!(
             OPTIONAL_SYMBOLS,
             [
+                "cuDeviceCanAccessPeer",
+                "cuCtxEnablePeerAccess",
                 "cuEventElapsedTime_v2",
                 "cuFuncGetParamInfo",
                 "cuKernelGetParamInfo",

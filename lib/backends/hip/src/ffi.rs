@@ -77,6 +77,7 @@ hip_api_table!(
     hipMemcpyPeer,
     hipMemcpyPeerAsync,
     hipDeviceEnablePeerAccess,
+    hipDeviceCanAccessPeer,
 );
 
 /// `STRUCT { NAME: fns::NAME, … }`: a group of entry points a runtime may

@@ -2,8 +2,9 @@
 //! once (`hipGraphCreate`, a node per spec node with its dependencies,
 //! `hipGraphInstantiate`), kept by its id, launched with `hipGraphLaunch`,
 //! and destroyed when the engine releases it. A runtime without the graph
-//! API, or a graph with array copy nodes (which only CUDA archives hold),
-//! runs the nodes one by one (the trait's default).
+//! API, or a graph with array copy nodes (whose arrays the backend keeps
+//! as handles of its own, copied through `Device::copy_array`), runs the
+//! nodes one by one (the trait's default).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -32,7 +33,7 @@ impl HipDevice {
         let Some(launch) = self.runtime().graphs.as_ref().map(|a| a.hipGraphLaunch) else {
             return run_in_order(self, g, stream);
         };
-        // Array copy nodes come from CUDA archives: node by node here.
+        // Array copy nodes: node by node here.
         if g.nodes
             .iter()
             .any(|n| matches!(n.op, NodeSpec::Array { .. }))

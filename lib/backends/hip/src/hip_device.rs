@@ -530,6 +530,17 @@ impl Device for HipDevice {
         self.check(call, code)
     }
 
+    fn can_access_peer(&mut self, peer: u32) -> Result<Option<bool>, DeviceError> {
+        self.ready()?;
+        let mut can: c_int = 0;
+        // SAFETY: a plain HIP call with our own out-parameter.
+        let code = unsafe {
+            (self.rt.api.hipDeviceCanAccessPeer)(&mut can, self.current as c_int, peer as c_int)
+        };
+        self.check("hipDeviceCanAccessPeer", code)?;
+        Ok(Some(can != 0))
+    }
+
     fn peer_access(&mut self, peer: u32) -> Result<(), DeviceError> {
         self.ready()?;
         // SAFETY: a plain HIP call.

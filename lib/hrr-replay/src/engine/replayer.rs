@@ -767,16 +767,7 @@ impl<'a> Replayer<'a> {
                 dst_device,
                 src_device,
             } => self.memcpy_peer(e, (*dst, *dst_device), (*src, *src_device), *size, *stream)?,
-            Op::PeerAccess { peer } => {
-                // A peer folded onto the current device needs no access.
-                if let Ok(peer) = u32::try_from(*peer) {
-                    let local = self.opts.device_map.local(peer);
-                    if local != self.current_device {
-                        self.local_device(e, peer)?;
-                        self.dev.peer_access(local).map_err(Self::dev_err(e))?;
-                    }
-                }
-            }
+            Op::PeerAccess { peer } => self.peer_access(e, *peer)?,
             Op::Global {
                 module,
                 name,
@@ -1087,6 +1078,32 @@ impl<'a> Replayer<'a> {
             return Err(Self::fatal(e, EventFailure::NoDevice(why)));
         }
         Ok(local)
+    }
+
+    /// `peer_access`: the current device may access recorded device
+    /// `peer`'s memory, enabled between the devices they map to (a peer
+    /// folded onto the current device needs none; enabled already counts as
+    /// done, in the backends). Devices of this machine that cannot access
+    /// each other are refused, by name, before the copies and kernels that
+    /// rely on it.
+    fn peer_access(&mut self, e: &Event, peer: i32) -> Result<(), ReplayError> {
+        let Ok(peer) = u32::try_from(peer) else {
+            return Ok(());
+        };
+        let local = self.local_device(e, peer)?;
+        if local == self.current_device {
+            return Ok(());
+        }
+        if self.dev.can_access_peer(local).map_err(Self::dev_err(e))? == Some(false) {
+            return Err(Self::fatal(
+                e,
+                EventFailure::NoDevice(format!(
+                    "device {} cannot access device {local}'s memory on this machine (recorded device {} to device {peer}): no peer access between them",
+                    self.current_device, e.dev
+                )),
+            ));
+        }
+        self.dev.peer_access(local).map_err(Self::dev_err(e))
     }
 
     /// `memcpy_peer`: a peer copy between the two sides' local devices, or

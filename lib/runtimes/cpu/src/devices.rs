@@ -8,6 +8,11 @@
 //! says which, `hipMemGetInfo` counts it against that device), a stream to
 //! the device current at its creation. Kernels of any device can therefore
 //! reach any device's memory, as with peer access enabled on a GPU.
+//!
+//! `HRR_CPU_PEER=none` describes a machine whose devices cannot access each
+//! other (GPUs on separate PCIe roots without P2P): `hipDeviceCanAccessPeer`
+//! answers 0 and `hipDeviceEnablePeerAccess` fails with
+//! `hipErrorPeerAccessUnsupported`, as such a machine's runtime does.
 
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -24,6 +29,8 @@ pub const MAX_DEVICES: u32 = 16;
 pub const PEER_ACCESS_ALREADY_ENABLED: HipError = 704;
 /// `hipErrorPeerAccessNotEnabled`.
 pub const PEER_ACCESS_NOT_ENABLED: HipError = 705;
+/// `hipErrorPeerAccessUnsupported`.
+pub const PEER_ACCESS_UNSUPPORTED: HipError = 217;
 
 thread_local! {
     /// The calling thread's current device.
@@ -54,9 +61,21 @@ pub fn parse_count(value: Option<&str>) -> Result<u32, String> {
     }
 }
 
+/// `HRR_CPU_PEER`'s value: whether devices can access each other
+/// (absent or `all`: yes; `none`: no). The error says what was wrong.
+pub fn parse_peer(value: Option<&str>) -> Result<bool, String> {
+    match value.map(str::trim) {
+        None | Some("all") => Ok(true),
+        Some("none") => Ok(false),
+        Some(v) => Err(format!("HRR_CPU_PEER={v}: expected all or none")),
+    }
+}
+
 /// The devices and the peer access enabled between them.
 pub struct Devices {
     count: u32,
+    /// Whether devices can access each other at all (`HRR_CPU_PEER`).
+    peer_capable: bool,
     /// `(device, peer)`: `device` may access `peer`'s memory.
     peers: Mutex<HashSet<(u32, u32)>>,
 }
@@ -66,10 +85,14 @@ impl Devices {
     /// (the runtime's initialisation fails with `hipErrorInvalidValue`,
     /// which alone would not say why).
     pub fn from_env() -> Result<Devices, HipError> {
-        let value = std::env::var("HRR_CPU_DEVICES").ok();
-        match parse_count(value.as_deref()) {
-            Ok(count) => Ok(Devices::new(count)),
-            Err(why) => {
+        let count = std::env::var("HRR_CPU_DEVICES").ok();
+        let peer = std::env::var("HRR_CPU_PEER").ok();
+        match (parse_count(count.as_deref()), parse_peer(peer.as_deref())) {
+            (Ok(count), Ok(peer_capable)) => Ok(Devices {
+                peer_capable,
+                ..Devices::new(count)
+            }),
+            (Err(why), _) | (_, Err(why)) => {
                 eprintln!("libhrr_hip_cpu: {why}");
                 Err(err::INVALID_VALUE)
             }
@@ -80,6 +103,7 @@ impl Devices {
     pub fn new(count: u32) -> Devices {
         Devices {
             count: count.clamp(1, MAX_DEVICES),
+            peer_capable: true,
             peers: Mutex::new(HashSet::new()),
         }
     }
@@ -98,9 +122,9 @@ impl Devices {
     }
 
     /// `hipDeviceCanAccessPeer`: every other device (a device is not its
-    /// own peer, as on ROCm and CUDA).
+    /// own peer, as on ROCm and CUDA), none under `HRR_CPU_PEER=none`.
     pub fn can_access(&self, device: c_int, peer: c_int) -> Result<bool, HipError> {
-        Ok(self.check(device)? != self.check(peer)?)
+        Ok(self.check(device)? != self.check(peer)? && self.peer_capable)
     }
 
     /// `hipDeviceEnablePeerAccess` from the current device to `peer`.
@@ -108,6 +132,9 @@ impl Devices {
         let (device, peer) = (current(), self.check(peer)?);
         if device == peer {
             return Err(err::INVALID_DEVICE);
+        }
+        if !self.peer_capable {
+            return Err(PEER_ACCESS_UNSUPPORTED);
         }
         if lock(&self.peers).insert((device, peer)) {
             Ok(())
@@ -130,6 +157,24 @@ impl Devices {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_access_can_be_ruled_out() {
+        assert_eq!(parse_peer(None), Ok(true));
+        assert_eq!(parse_peer(Some("all")), Ok(true));
+        assert_eq!(parse_peer(Some("none")), Ok(false));
+        assert!(
+            parse_peer(Some("some"))
+                .unwrap_err()
+                .contains("HRR_CPU_PEER")
+        );
+        let d = Devices {
+            peer_capable: false,
+            ..Devices::new(2)
+        };
+        assert_eq!(d.can_access(0, 1), Ok(false));
+        assert_eq!(d.enable_peer(1), Err(PEER_ACCESS_UNSUPPORTED));
+    }
 
     #[test]
     fn the_count_is_bounded_and_a_bad_one_says_why() {

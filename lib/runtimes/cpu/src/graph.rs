@@ -72,12 +72,24 @@ impl MemcpyNode {
         })
     }
 
-    /// The rows the copy is made of: `(dst, src, len)`; arrays are not
-    /// supported (`hipErrorNotSupported`).
+    /// The rows the copy is made of: `(dst, src, len)`; a side that is an
+    /// array is the array's memory as it is now (a live array's, checked
+    /// to hold the extent).
     pub fn rows(&self) -> Result<Vec<(usize, usize, usize)>, HipError> {
         let p = &self.0;
         if !p.srcArray.is_null() || !p.dstArray.is_null() {
-            return Err(err::NOT_SUPPORTED);
+            let r = crate::hip_api::graph_array_rect(p)?;
+            let [w, h, d] = r.extent;
+            if w == 0 {
+                return Ok(Vec::new());
+            }
+            let at = |base: usize, pitch: [usize; 2], y: usize, z: usize| {
+                base + z * pitch[1] + y * pitch[0]
+            };
+            return Ok((0..d.max(1))
+                .flat_map(|z| (0..h.max(1)).map(move |y| (y, z)))
+                .map(|(y, z)| (at(r.dst, r.dpitch, y, z), at(r.src, r.spitch, y, z), w))
+                .collect());
         }
         let e = p.extent;
         let mut rows = Vec::new();

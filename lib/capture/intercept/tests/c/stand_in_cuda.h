@@ -67,7 +67,8 @@ struct memset_params {
     unsigned value, elem;
     size_t width, height;
 };
-enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2, NODE_GRAPH = 4, NODE_EMPTY = 5, NODE_CONDITIONAL = 13 };
+enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2, NODE_HOST = 3, NODE_GRAPH = 4, NODE_EMPTY = 5, NODE_CONDITIONAL = 13 };
+struct host_params { void (*fn)(void *); void *data; };
 struct node_params {
     int type, reserved0[3];
     union {
@@ -77,6 +78,7 @@ struct node_params {
         struct { struct memset_params m; void *ctx; } memset;
         struct { void *graph; int ownership; } child;
         struct { unsigned long long handle; int type; unsigned size; void **out; void *ctx; } cond;
+        struct host_params host;
     };
     long long reserved2;
 };

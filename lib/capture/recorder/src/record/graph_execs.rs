@@ -216,42 +216,65 @@ impl Recorder {
     /// upstream device-to-host nodes are snapshotted by its trampoline, or
     /// — without one — not recorded, with a warning.
     pub fn graph_host_nodes(&self, api: &str, rec: &mut ExecRecord, host_ids: &[Option<u64>]) {
-        let hosts = rec
+        let hosts: Vec<usize> = rec
             .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.op == NodeOp::Host)
-            .map(|(i, _)| i);
+            .map(|(i, _)| i)
+            .collect();
+        for (h, id) in hosts.into_iter().zip(host_ids) {
+            self.host_node_fn(api, rec, h, *id);
+        }
+    }
+
+    /// Host node `h` of `rec` runs the function whose trampoline id is `id`
+    /// (`None`: not through a trampoline): its upstream device-to-host
+    /// nodes are snapshotted by the trampoline, or not recorded.
+    fn host_node_fn(&self, api: &str, rec: &mut ExecRecord, h: usize, id: Option<u64>) {
         let d2h: HashMap<u32, HostSide> = host_copies(&rec.nodes, Dir::D2h)
             .map(|(i, ptr, pitch, extent)| (i, (ptr, pitch, extent)))
             .collect();
-        for (h, id) in hosts.zip(host_ids) {
-            let upstream: Vec<u32> = ancestors(&rec.nodes, h)
-                .into_iter()
-                .filter(|i| d2h.contains_key(i))
-                .collect();
-            match id {
-                Some(id) => {
-                    let mut s = snaps();
-                    let sides = s.sides.entry(*id).or_default();
-                    for i in &upstream {
-                        if !sides.contains(&d2h[i]) {
-                            sides.push(d2h[i]);
-                        }
+        let upstream: Vec<u32> = ancestors(&rec.nodes, h)
+            .into_iter()
+            .filter(|i| d2h.contains_key(i))
+            .collect();
+        match id {
+            Some(id) => {
+                let mut s = snaps();
+                let sides = s.sides.entry(id).or_default();
+                for i in &upstream {
+                    if !sides.contains(&d2h[i]) {
+                        sides.push(d2h[i]);
                     }
-                    rec.snapshotted.extend(upstream);
                 }
-                None => {
-                    for i in &upstream {
-                        self.warn(&format!(
-                            "{api}: device-to-host node {i} comes before a host function this library could not wrap: its bytes are not recorded"
-                        ));
-                    }
-                    rec.unverifiable.extend(upstream);
+                rec.snapshotted.extend(upstream);
+            }
+            None => {
+                for i in &upstream {
+                    self.warn(&format!(
+                        "{api}: device-to-host node {i} comes before a host function this library could not wrap: its bytes are not recorded"
+                    ));
                 }
+                rec.unverifiable.extend(upstream);
             }
         }
         rec.snapshotted.retain(|i| !rec.unverifiable.contains(i));
+    }
+
+    /// A host node setter the runtime accepted on executable graph `exec`:
+    /// host node `node` now runs the function whose trampoline id is `id`
+    /// (`None`: not through a trampoline), which snapshots the device-to-host
+    /// nodes upstream of it as the instantiation's did (see
+    /// [`Recorder::graph_host_nodes`]). The topology is unchanged.
+    pub fn graph_host_node_set(&self, api: &'static str, exec: u64, node: u64, id: Option<u64>) {
+        let mut execs = execs();
+        let Some((rec, _, i)) = self.exec_span(api, &mut execs, exec, node) else {
+            return;
+        };
+        if rec.nodes[i as usize].op == NodeOp::Host {
+            self.host_node_fn(api, rec, i as usize, id);
+        }
     }
 
     /// Executable graph `exec`, made from `graph`, read back as `rec`

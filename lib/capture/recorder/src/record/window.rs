@@ -16,7 +16,9 @@
 //! allocation (`memcpy` h2d whose blob is the allocation's bytes, read
 //! through the family's [`DeviceAccess`]), then one upload per live array
 //! (`memcpy_array` host→array over its whole extent, its contents read the
-//! same way). Host memory kernels reach is marked unseen, so the window's
+//! same way): plain arrays, each mipmapped array's levels and each NV12
+//! array's planes through the handles the program looked them up by
+//! ([`array_shapes`]). Host memory kernels reach is marked unseen, so the window's
 //! first launch that reaches it records it whole (`host_write`). What
 //! cannot be rebuilt (an exported or imported shareable handle, an array
 //! whose contents the family cannot read) is named on stderr and in the
@@ -693,31 +695,10 @@ impl Recorder {
             });
         }
         // Arrays after the allocations: their bytes into the arrays the
-        // ledger's events made again.
-        for (_, api, op, _) in &live {
-            if let Op::ArrayCreate {
-                array,
-                format,
-                channels,
-                extent,
-                flags,
-            } = *op
-            {
-                let shape = ArrayShape {
-                    format,
-                    channels,
-                    extent,
-                    flags,
-                };
-                self.upload_array(dev, api, array.0, shape, &mut buf, &mut state);
-            }
-            // Made again empty: a level's contents are not read back.
-            if let Op::MipmapCreate { mipmap, .. } = *op {
-                state.not_restored.push(format!(
-                    "{api}: the contents of mipmapped array {:#x}: levels are not read back",
-                    mipmap.0
-                ));
-            }
+        // ledger's events made again, each through the handle the program
+        // had for it (an array, a mipmapped array's level, a plane).
+        for (shape, (api, array)) in array_shapes(&live, &mut state.not_restored) {
+            self.upload_array(dev, &api, array, shape, &mut buf, &mut state);
         }
         (state.bytes, state.allocs, state.not_restored)
     }
@@ -823,6 +804,132 @@ impl Recorder {
         state.bytes += len;
         self.memcpy_array_op(STATE_API, 0, &c, Some(blob));
     }
+}
+
+/// `CU_AD_FORMAT_NV12`: a two-plane array (8-bit luma, then 8-bit
+/// chroma pairs at half width and height), whose contents are its planes'.
+const NV12: u32 = 0xb0;
+
+/// Every live array whose contents a window's preamble reads back, with its
+/// shape: plain arrays; each level of a mipmapped array the program looked
+/// up (`mipmap_level`: the only way a level is written), its extent halved
+/// per level; each plane of an NV12 array the program looked up
+/// (`array_plane`), in its plane's geometry. An NV12 array with a plane the
+/// program never looked up is named in `not_restored` (its planes are read
+/// through their handles only).
+fn array_shapes(
+    live: &[(Key, String, Op, u32)],
+    not_restored: &mut Vec<String>,
+) -> Vec<(ArrayShape, (String, u64))> {
+    let mut shapes: HashMap<u64, ArrayShape> = HashMap::new();
+    let mut mipmaps: HashMap<u64, (ArrayShape, u32)> = HashMap::new();
+    let mut planes: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut out = Vec::new();
+    for (_, api, op, _) in live {
+        match *op {
+            Op::ArrayCreate {
+                array,
+                format,
+                channels,
+                extent,
+                flags,
+            } => {
+                let shape = ArrayShape {
+                    format,
+                    channels,
+                    extent,
+                    flags,
+                };
+                shapes.insert(array.0, shape);
+                if format != NV12 {
+                    out.push((shape, (api.clone(), array.0)));
+                }
+            }
+            Op::MipmapCreate {
+                mipmap,
+                format,
+                channels,
+                extent,
+                flags,
+                levels,
+            } => {
+                let shape = ArrayShape {
+                    format,
+                    channels,
+                    extent,
+                    flags,
+                };
+                mipmaps.insert(mipmap.0, (shape, levels));
+            }
+            Op::MipmapLevel {
+                array,
+                mipmap,
+                level,
+            } => {
+                let Some((shape, _)) = mipmaps.get(&mipmap.0).copied() else {
+                    continue;
+                };
+                // A dimension the array lacks (0) stays 0; the others halve,
+                // down to 1.
+                let extent = shape.extent.map(|n| {
+                    if n == 0 {
+                        0
+                    } else {
+                        (n >> level.min(63)).max(1)
+                    }
+                });
+                out.push((ArrayShape { extent, ..shape }, (api.clone(), array.0)));
+            }
+            Op::ArrayPlane {
+                array,
+                parent,
+                plane,
+            } => {
+                let Some(p) = shapes.get(&parent.0).copied() else {
+                    continue;
+                };
+                if p.format != NV12 || plane > 1 {
+                    not_restored.push(format!(
+                        "{api}: the contents of plane {plane} of array {:#x}: not a plane of an NV12 array",
+                        parent.0
+                    ));
+                    continue;
+                }
+                planes.entry(parent.0).or_default().push(plane);
+                let halve = |n: u64| if plane == 0 { n } else { n / 2 };
+                let shape = ArrayShape {
+                    format: 0x01,
+                    channels: if plane == 0 { 1 } else { 2 },
+                    extent: [halve(p.extent[0]), halve(p.extent[1]), p.extent[2]],
+                    flags: 0,
+                };
+                out.push((shape, (api.clone(), array.0)));
+            }
+            _ => {}
+        }
+    }
+    for (_, api, op, _) in live {
+        if let Op::ArrayCreate {
+            array,
+            format: NV12,
+            ..
+        } = *op
+        {
+            let seen = planes.get(&array.0).map(Vec::as_slice).unwrap_or_default();
+            let missing: Vec<String> = (0..2u32)
+                .filter(|p| !seen.contains(p))
+                .map(|p| p.to_string())
+                .collect();
+            if !missing.is_empty() {
+                not_restored.push(format!(
+                    "{api}: the contents of NV12 array {:#x}: plane {} never looked up (cuArrayGetPlane), not read back",
+                    array.0,
+                    missing.join(" and ")
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// What a preamble restored so far.
@@ -967,6 +1074,79 @@ mod tests {
         let w = WindowInfo::of(&hrr_core::manifest::Manifest::read(&dir).unwrap()).unwrap();
         assert_eq!((w.state_bytes, w.state_allocs), (48 + 64, 2));
         assert!(w.not_restored.is_empty(), "{:?}", w.not_restored);
+    }
+
+    /// The uploads of a preamble: (array, extent in bytes, rows, slices).
+    fn uploads(ev: &[hrr_core::Event]) -> Vec<(u64, [u64; 3])> {
+        ev.iter()
+            .filter_map(|e| match e.op {
+                Op::MemcpyArray { dst, extent, .. } if e.api == STATE_API => Some((dst.0, extent)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A mipmapped array of 16 × 8 floats in 3 levels (levels 0 and 2 looked
+    /// up), an NV12 array of 8 × 4 with both planes looked up and one with
+    /// plane 0 only, all made before the window.
+    fn levels_and_planes_at_the_start(dir: &Path) -> (Vec<hrr_core::Event>, WindowInfo) {
+        let r = windowed(dir);
+        let shape = |format, channels, extent| ArrayShape {
+            format,
+            channels,
+            extent,
+            flags: 0,
+        };
+        r.mipmap_create(
+            "hipMallocMipmappedArray",
+            0,
+            0x100,
+            shape(0x20, 1, [16, 8, 0]),
+            3,
+        );
+        r.mipmap_level("hipGetMipmappedArrayLevel", 0, 0x110, 0x100, 0);
+        r.mipmap_level("hipGetMipmappedArrayLevel", 0, 0x112, 0x100, 2);
+        r.array_create("cuArray3DCreate_v2", 0, 0x200, shape(NV12, 3, [8, 4, 0]));
+        r.array_plane("cuArrayGetPlane", 0, 0x210, 0x200, 0);
+        r.array_plane("cuArrayGetPlane", 0, 0x211, 0x200, 1);
+        r.array_create("cuArray3DCreate_v2", 0, 0x300, shape(NV12, 3, [8, 4, 0]));
+        r.array_plane("cuArrayGetPlane", 0, 0x310, 0x300, 0);
+        r.window_trigger(Trigger::ProfilerStart, &Fake, Closing::default);
+        r.window_trigger(Trigger::ProfilerStop, &Fake, Closing::default);
+        let ev = hrr_core::archive::Archive::open(dir)
+            .unwrap()
+            .events(hrr_core::event_reader::ReadOptions::default())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let w = WindowInfo::of(&hrr_core::manifest::Manifest::read(dir).unwrap()).unwrap();
+        (ev, w)
+    }
+
+    #[test]
+    fn a_window_uploads_mipmap_levels_and_planes_through_their_handles() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("run.hrr");
+        let (ev, w) = levels_and_planes_at_the_start(&dir);
+        assert_eq!(
+            uploads(&ev),
+            [
+                // Level 0: 16 floats a row, 8 rows; level 2: 4 × 2.
+                (0x110, [64, 8, 1]),
+                (0x112, [16, 2, 1]),
+                // Luma: 8 bytes × 4 rows; chroma: 4 byte pairs × 2 rows.
+                (0x210, [8, 4, 1]),
+                (0x211, [8, 2, 1]),
+                (0x310, [8, 4, 1]),
+            ]
+        );
+        // Plane 1 of the second NV12 array was never looked up: named.
+        assert_eq!(w.not_restored.len(), 1, "{:?}", w.not_restored);
+        assert!(
+            w.not_restored[0].contains("NV12 array 0x300") && w.not_restored[0].contains("plane 1"),
+            "{:?}",
+            w.not_restored
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use ::hip_api::array::{
     RESOURCE_TYPE_PITCH2D, Side, element_bytes,
 };
 use ::hip_api::rect::RectCopy;
-use ::hip_api::types::{hipArray, hipChannelFormatDesc, hipMipmappedArray};
+use ::hip_api::types::{hipArray, hipChannelFormatDesc, hipMemcpy3DParms, hipMipmappedArray};
 
 use super::put;
 use crate::error::guard;
@@ -337,21 +337,35 @@ fn linear(side: Side, extent: [usize; 3]) -> Result<(usize, [usize; 2]), HipErro
     }
 }
 
-/// Performs a copy that names an array, on `stream`.
-///
-/// # Safety
-/// HIP's contract for the host operands of a copy.
-pub(super) unsafe fn copy_array(c: ArrayCopy, stream: HipStream) -> Result<(), HipError> {
+/// A copy that names an array as the copy over the arrays' memory it is,
+/// each array side checked to hold the extent.
+fn rect_of(c: ArrayCopy) -> Result<RectCopy, HipError> {
     let (dst, dpitch) = linear(c.dst, c.extent)?;
     let (src, spitch) = linear(c.src, c.extent)?;
-    let rect = RectCopy {
+    Ok(RectCopy {
         dst,
         dpitch,
         src,
         spitch,
         extent: c.extent,
         kind: c.kind,
-    };
+    })
+}
+
+/// A graph copy node naming an array (`hipMemcpy3DParms`, the extent and
+/// an array's position in elements) as the copy over the arrays' memory it
+/// is now: a launch resolves its arrays when it runs the node.
+pub(crate) fn graph_array_rect(p: &hipMemcpy3DParms) -> Result<RectCopy, HipError> {
+    let c = p.array_copy(element_of).map_err(|_| err::INVALID_VALUE)?;
+    rect_of(c)
+}
+
+/// Performs a copy that names an array, on `stream`.
+///
+/// # Safety
+/// HIP's contract for the host operands of a copy.
+pub(super) unsafe fn copy_array(c: ArrayCopy, stream: HipStream) -> Result<(), HipError> {
+    let rect = rect_of(c)?;
     // SAFETY: per this function's contract; array sides are device memory
     // the runtime owns, checked to hold the extent.
     unsafe { super::rect::copy_rect(rect, stream) }

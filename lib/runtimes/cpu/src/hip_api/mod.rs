@@ -35,6 +35,7 @@ mod vmm;
 use ::hip_api::types::*;
 use ::hip_api::{args, fns};
 
+pub(crate) use arrays::graph_array_rect;
 pub use device::device_properties;
 
 /// Writes an out-parameter.

@@ -129,22 +129,8 @@ pub(super) unsafe fn hipStreamAddCallback(a: args::hipStreamAddCallback) -> HipE
     })
 }
 
-/// What a host function is called with.
-struct HostFunc {
-    func: unsafe extern "C" fn(*mut c_void),
-    data: *mut c_void,
-}
-
-/// Runs a [`HostFunc`] as a stream's host op (kept, as a callback is).
-unsafe extern "C" fn run_host_func(p: *mut c_void) {
-    // SAFETY: `p` is the leaked `HostFunc` of `hipLaunchHostFunc`.
-    let f = unsafe { &*p.cast::<HostFunc>() };
-    // SAFETY: the application's function with its data (its contract).
-    unsafe { (f.func)(f.data) };
-}
-
 /// `hipLaunchHostFunc`: the function runs in the stream's order, as a
-/// callback does.
+/// callback does; into a capturing stream it is a host node.
 pub(super) unsafe fn hipLaunchHostFunc(a: args::hipLaunchHostFunc) -> HipError {
     let args::hipLaunchHostFunc {
         stream,
@@ -157,14 +143,12 @@ pub(super) unsafe fn hipLaunchHostFunc(a: args::hipLaunchHostFunc) -> HipError {
         };
         let rt = rt()?;
         let target = rt.target(stream as usize)?;
-        let f = Box::leak(Box::new(HostFunc {
-            func,
-            data: userData,
-        }));
-        let data = std::ptr::from_mut(f) as usize;
-        // SAFETY: `run_host_func` is callable with the leaked function's address.
+        // The application's own function and data: into a capturing stream
+        // they are the host node's parameters, as `hipGraphHostNodeGetParams`
+        // reports them.
+        // SAFETY: the application's function, callable with its data (its contract).
         rt.submit(&target, unsafe {
-            crate::stream::Op::host(run_host_func, data)
+            crate::stream::Op::host(func, userData as usize)
         })
     })
 }

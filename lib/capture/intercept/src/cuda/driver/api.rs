@@ -744,10 +744,19 @@ driver_api! {
     // cudaGraphExecNodeSetParams reach these): adding a node builds a graph
     // (read back at instantiation); the kinds the walk cannot describe are
     // counted. Setting one in an executable graph is a node setter.
+    // A host node's function is replaced by the graph trampoline
+    // (`graphs::wrap_node_params`) before the driver sees it.
     Free cuGraphAddNode | cuGraphAddNode_v2,
+        // SAFETY: the call's own description, read during the call.
+        wrap |mut a, _| { a.params = unsafe { graphs::wrap_node_params(a.params) }; (a, None) },
         // SAFETY: `params` is null or the node description the application handed the driver.
         record |r, api, ret, a| unsafe { graphs::node_added(r, api, ret, a.params) };
+    Free cuGraphNodeSetParams,
+        // SAFETY: the call's own description, read during the call.
+        wrap |mut a, _| { a.params = unsafe { graphs::wrap_node_params(a.params) }; (a, None) };
     Free cuGraphExecNodeSetParams,
+        // SAFETY: the call's own description, read during the call.
+        wrap |mut a, _| { a.params = unsafe { graphs::wrap_node_params(a.params) }; (a, None) },
         // SAFETY: `params` is null or the parameters the driver accepted when `ret` is success; `set_node` reads them only then.
         record |r, api, ret, a| unsafe { graphs::set_node(r, api, ret, a.exec as u64, a.node as u64, a.params) };
     Free cuGraphExecChildGraphNodeSetParams,
@@ -758,9 +767,14 @@ driver_api! {
         record |r, api, ret, a| graphs::exec_destroyed(r, api, ret, a.exec as u64);
     // A host node's function runs through a graph trampoline, which reads
     // the device-to-host copies before it first (`graphs::wrap_host_node`).
-    Free cuGraphAddHostNode,
+    Free cuGraphAddHostNode | cuGraphHostNodeSetParams,
         // SAFETY: the call's own parameters, read during the call.
         wrap |mut a, _| { a.params = unsafe { graphs::wrap_host_node(a.params) }; (a, None) };
+    Free cuGraphExecHostNodeSetParams,
+        // SAFETY: the call's own parameters, read during the call.
+        wrap |mut a, _| { a.params = unsafe { graphs::wrap_host_node(a.params) }; (a, None) },
+        // SAFETY: `params` is null or the parameters handed to the driver (wrapped above); read only on success.
+        record |r, api, ret, a| unsafe { graphs::host_node_set(r, api, ret, a.exec as u64, a.node as u64, a.params) };
     Free cuGraphLaunch | cuGraphLaunch_ptsz,
         stream |a| a.stream,
         before |r, api, _, a| graphs::host_writes(r, api, a.exec as u64, graphs::raw(api, a.stream)),

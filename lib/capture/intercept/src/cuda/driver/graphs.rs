@@ -26,9 +26,15 @@
 //!
 //! Building a graph changes nothing on the device until it is instantiated,
 //! so those calls pass through unwrapped (`routes::has_no_device_effect`);
-//! the generic `cuGraphAddNode` (`_v2`) is wrapped only to count the
-//! nodes the walk cannot describe ([`node_added`]: conditional and memory
-//! nodes), whose graphs replay refuses.
+//! the generic `cuGraphAddNode` (`_v2`) is wrapped to count the nodes the
+//! walk cannot describe ([`node_added`]: conditional and memory nodes),
+//! whose graphs replay refuses. Every call that gives a node a host
+//! function (`cuGraphAddHostNode`, `cuLaunchHostFunc` into a capturing
+//! stream, a host node of `cuGraphAddNode` or `cuGraphNodeSetParams`, the
+//! host node setters and `cuGraphExecNodeSetParams`) hands the driver this
+//! library's graph trampoline in its place ([`wrap_host_node`],
+//! [`wrap_node_params`]), which snapshots the device-to-host nodes before
+//! it.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -505,6 +511,64 @@ pub unsafe fn wrap_host_node(p: *const CUDA_HOST_NODE_PARAMS) -> *const CUDA_HOS
     }))
 }
 
+/// The generic API's node description (`cuGraphAddNode`,
+/// `cuGraphNodeSetParams`, `cuGraphExecNodeSetParams`) with a host node's
+/// function replaced by the graph trampoline, as [`wrap_host_node`] does;
+/// any other node's, or one already carrying the trampoline, unchanged.
+/// The copy lives as long as the process, as there.
+///
+/// # Safety
+/// `p` is null or the application's description of the call.
+pub unsafe fn wrap_node_params(p: *mut CUgraphNodeParams) -> *mut CUgraphNodeParams {
+    // SAFETY: per the contract.
+    let Some(np) = (unsafe { p.as_ref() }) else {
+        return p;
+    };
+    if np.type_ != node_type::HOST {
+        return p;
+    }
+    // SAFETY: `type_` names the host member, which the application filled in.
+    let CUDA_HOST_NODE_PARAMS { fn_, user_data } = unsafe { np.params.host };
+    let Some(f) = fn_ else {
+        return p;
+    };
+    if crate::host_funcs::graph_host_fn_id(fn_, user_data).is_some() {
+        return p;
+    }
+    let (t, data) = crate::host_funcs::wrap_graph_host_fn(f, user_data);
+    let mut copy = *np;
+    copy.params.host = CUDA_HOST_NODE_PARAMS {
+        fn_: Some(t),
+        user_data: data,
+    };
+    Box::leak(Box::new(copy))
+}
+
+/// `cuGraphExecHostNodeSetParams` returned `ret`: node `node` of `exec`
+/// now runs the function of `p` (the trampoline's, when wrapped), which
+/// snapshots the device-to-host nodes before it as the instantiation's
+/// did.
+///
+/// # Safety
+/// `p` is null or the parameters the driver was handed.
+pub unsafe fn host_node_set(
+    r: &Recorder,
+    api: &'static str,
+    ret: CUresult,
+    exec: u64,
+    node: u64,
+    p: *const CUDA_HOST_NODE_PARAMS,
+) {
+    // SAFETY: per the contract.
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return;
+    };
+    if ret == CUDA_SUCCESS {
+        let id = crate::host_funcs::graph_host_fn_id(p.fn_, p.user_data);
+        r.graph_host_node_set(api, exec, node, id);
+    }
+}
+
 // ---------------------------------------------------------------- executable graphs
 
 /// Instantiation or `cuGraphExecUpdate_v2` returned `ret`: on success,
@@ -662,7 +726,14 @@ pub unsafe fn set_node(
         // SAFETY: a memset node's parameters (see above).
         node_type::MEMSET => vec![memset_op(&unsafe { u.memset }.params)],
         node_type::EMPTY => vec![NodeOp::Empty],
-        node_type::HOST => vec![NodeOp::Host],
+        node_type::HOST => {
+            // SAFETY: a host node's parameters (see above), the function
+            // the trampoline's when `wrap_node_params` wrapped it.
+            let CUDA_HOST_NODE_PARAMS { fn_, user_data } = unsafe { u.host };
+            record_set(r, api, exec, node, vec![NodeOp::Host]);
+            let id = crate::host_funcs::graph_host_fn_id(fn_, user_data);
+            return r.graph_host_node_set(api, exec, node, id);
+        }
         t @ (node_type::EVENT_RECORD | node_type::WAIT_EVENT) => {
             // SAFETY: an event node's parameters, its event (see above).
             let event = Addr(unsafe { u.event } as u64);

@@ -237,7 +237,8 @@ pub fn has_no_device_effect(name: &[u8]) -> bool {
         b"cuGraphAddEventWaitNode",
         b"cuGraphAddChildGraphNode",
         // Host nodes: read back at instantiation as `host` nodes, which
-        // replay runs as empty ones.
+        // replay runs as empty ones (the calls that set a host function
+        // are wrapped, `api`; the wrapper's address is handed out first).
         b"cuGraphAddHostNode",
         b"cuGraphHostNode",
         b"cuGraphExecHostNodeSetParams",

@@ -18,11 +18,21 @@
 //!   memory its kernel nodes reach is recorded as before a plain launch
 //!   (`host_write`, then `host_read` at the stream's next synchronisation).
 //!
+//! * **Copy nodes** are read from their `hipMemcpy3DParms`: linear ones as
+//!   `memcpy` nodes, one naming an array (`srcArray`/`dstArray`) as a
+//!   `memcpy_array` node in the geometry of a `memcpy_array` event.
+//! * **Host nodes** (`hipGraphAddHostNode`, the setters, and
+//!   `hipLaunchHostFunc` into a capturing stream) get this library's graph
+//!   trampoline in place of the application's function (`host_funcs`):
+//!   at each run it has the recorder read the host side of the
+//!   device-to-host nodes upstream of it, before the application's function
+//!   may rewrite them, and those bytes are the launch's recorded results
+//!   (replay runs an empty node in the function's place).
+//!
 //! Building a graph (creating it, adding nodes and dependencies, setting a
 //! node's parameters) changes nothing on the device until it is
 //! instantiated, which reads the graph as it then stands: those calls are
-//! forwarded unrecorded and uncounted. Host nodes cannot be replayed: their
-//! entry points stay counted as unrecorded, and a graph holding one says so.
+//! forwarded unrecorded and uncounted.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -30,6 +40,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use api_table::Entry;
 use hip_api::args;
+use hip_api::array::Side;
 use hip_api::graph::{capture_status, node_type};
 use hip_api::types::*;
 use hrr_core::error_chain::chain;
@@ -167,6 +178,8 @@ struct Walk<'r> {
     /// Each node's type, asked once (by `child`, then used by `ops`).
     types: HashMap<u64, hipGraphNodeType>,
     host_nodes: usize,
+    /// Each host node's trampoline id, in the order the walk lists them.
+    host_ids: Vec<Option<u64>>,
 }
 
 impl GraphSource for Walk<'_> {
@@ -298,6 +311,18 @@ impl Walk<'_> {
             }
             node_type::HOST => {
                 self.host_nodes += 1;
+                let mut p = hipHostNodeParams {
+                    fn_: None,
+                    userData: std::ptr::null_mut(),
+                };
+                let ret = real_call!(hipGraphHostNodeGetParams {
+                    node: node,
+                    pNodeParams: &mut p
+                });
+                let id = (ret == hip::err::SUCCESS)
+                    .then(|| crate::host_funcs::graph_host_fn_id(p.fn_, p.userData))
+                    .flatten();
+                self.host_ids.push(id);
                 Ok(NodeOp::Host)
             }
             other => Ok(NodeOp::Unsupported {
@@ -349,13 +374,12 @@ unsafe fn kernel_op(r: &Recorder, api: &'static str, p: &hipKernelNodeParams) ->
         })
 }
 
-/// A copy node: linear copies are recorded, others are `unsupported`.
+/// A copy node: linear 1D copies and copies naming an array are
+/// recorded, others are `unsupported`.
 fn memcpy_op(r: &Recorder, p: &hipMemcpy3DParms) -> NodeOp {
     let e = p.extent;
     if !p.srcArray.is_null() || !p.dstArray.is_null() {
-        return NodeOp::Unsupported {
-            what: "a copy from or to an array".into(),
-        };
+        return array_copy_op(r, p);
     }
     if e.height > 1
         || e.depth > 1
@@ -381,6 +405,51 @@ fn memcpy_op(r: &Recorder, p: &hipMemcpy3DParms) -> NodeOp {
     }
 }
 
+/// A copy node naming an array, in the geometry of a `memcpy_array` event:
+/// the array's handle and position (x in bytes), a linear side's first
+/// byte and pitches, the extent in bytes, rows and slices.
+fn array_copy_op(r: &Recorder, p: &hipMemcpy3DParms) -> NodeOp {
+    let Ok(c) = p.array_copy(|a| r.array_element(a as u64).map(|e| e as usize)) else {
+        return NodeOp::Unsupported {
+            what: "a copy naming an array this library did not see created".into(),
+        };
+    };
+    // As the copy outside a graph is recorded (`arrays::copy`): an array is
+    // device memory; `hipMemcpyDefault` asks where a linear side lies.
+    let dir = match c.kind {
+        hip::MEMCPY_DEFAULT => {
+            let dev = |s: Side| match s {
+                Side::Array { .. } => true,
+                Side::Linear { ptr, .. } => r.is_device(ptr as u64).unwrap_or(true),
+            };
+            Dir::between(dev(c.src), dev(c.dst))
+        }
+        k => {
+            let addr = |s: Side| match s {
+                Side::Linear { ptr, .. } => ptr as u64,
+                Side::Array { .. } => 0,
+            };
+            resolve_dir(r, k, addr(c.dst), addr(c.src))
+        }
+    };
+    let parts = |s: Side| match s {
+        Side::Array { array, pos } => (Addr(array as u64), None, Some(pos.map(|v| v as u64))),
+        Side::Linear { ptr, pitch } => (Addr(ptr as u64), Some(pitch.map(|v| v as u64)), None),
+    };
+    let (dst, dpitch, dpos) = parts(c.dst);
+    let (src, spitch, spos) = parts(c.src);
+    NodeOp::MemcpyArray {
+        dir,
+        dst,
+        dpitch,
+        dpos,
+        src,
+        spitch,
+        spos,
+        extent: c.extent.map(|v| v as u64),
+    }
+}
+
 fn memset_op(p: &hipMemsetParams) -> NodeOp {
     let width = u8::try_from(p.elementSize).unwrap_or(0);
     NodeOp::Memset {
@@ -400,10 +469,13 @@ fn record_exec(r: &Recorder, api: &'static str, exec: u64, graph: u64) {
         api,
         types: HashMap::new(),
         host_nodes: 0,
+        host_ids: Vec::new(),
     };
     match graph_walk::walk(&mut src, graph) {
         Ok(w) => {
-            r.graph_exec(api, exec, graph, src.host_nodes, ExecRecord::from(w));
+            let mut rec = ExecRecord::from(w);
+            r.graph_host_nodes(api, &mut rec, &src.host_ids);
+            r.graph_exec(api, exec, graph, src.host_nodes, rec);
         }
         Err(e) => r.lose(
             api,
@@ -581,4 +653,81 @@ pub unsafe fn hipGraphLaunch(
         );
     });
     ret
+}
+
+// ---------------------------------------------------------------- host nodes
+
+/// Host node parameters with the function replaced by this library's graph
+/// trampoline (`host_funcs::wrap_graph_host_fn`), so that its runs first
+/// have the recorder read the device-to-host copies before it. The copy
+/// lives as long as the process (the runtime reads it during the call
+/// only, but it is small and made once per node). Parameters already
+/// carrying the trampoline (a runtime calling its own export) are kept.
+///
+/// # Safety
+/// `p` is null or the application's parameters of the call.
+unsafe fn wrap_host_params(p: *const hipHostNodeParams) -> *const hipHostNodeParams {
+    // SAFETY: per the contract.
+    let Some(&hipHostNodeParams {
+        fn_: Some(f),
+        userData,
+    }) = (unsafe { p.as_ref() })
+    else {
+        return p;
+    };
+    if crate::host_funcs::graph_host_fn_id(Some(f), userData).is_some() {
+        return p;
+    }
+    let (t, data) = crate::host_funcs::wrap_graph_host_fn(f, userData);
+    Box::leak(Box::new(hipHostNodeParams {
+        fn_: Some(t),
+        userData: data,
+    }))
+}
+
+/// Host node builders and setters of a graph (`NAME(…, pNodeParams)`):
+/// forwarded with the function wrapped ([`wrap_host_params`]); the graph
+/// is read back at instantiation.
+macro_rules! host_node_builders {
+    ($($name:ident),*) => {$(
+        #[inline]
+        pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> HipError {
+            let Some(f) = real.get() else {
+                return missing::<args::$name>();
+            };
+            let mut b = a;
+            // SAFETY: the application's parameters of this call.
+            b.pNodeParams = unsafe { wrap_host_params(a.pNodeParams) };
+            // SAFETY: the application's arguments, the function and its
+            // data possibly replaced by the trampoline's.
+            unsafe { b.call(f) }
+        }
+    )*};
+}
+
+host_node_builders!(hipGraphAddHostNode, hipGraphHostNodeSetParams);
+
+/// `hipGraphExecHostNodeSetParams`: forwarded with the function wrapped;
+/// the new function's trampoline snapshots the device-to-host nodes
+/// upstream of the node, as the one it replaces did.
+#[inline]
+pub unsafe fn hipGraphExecHostNodeSetParams(
+    real: &'static Real<args::hipGraphExecHostNodeSetParams>,
+    a: args::hipGraphExecHostNodeSetParams,
+) -> HipError {
+    let mut b = a;
+    // SAFETY: the application's parameters of this call.
+    b.pNodeParams = unsafe { wrap_host_params(a.pNodeParams) };
+    // SAFETY: the export's contract: the application's arguments, the
+    // function and its data possibly replaced by the trampoline's.
+    unsafe {
+        forward(real, b, |r, api, ret| {
+            if ret == hip::err::SUCCESS
+                && let Some(p) = b.pNodeParams.as_ref()
+            {
+                let id = crate::host_funcs::graph_host_fn_id(p.fn_, p.userData);
+                r.graph_host_node_set(api, b.hGraphExec as u64, b.node as u64, id);
+            }
+        })
+    }
 }

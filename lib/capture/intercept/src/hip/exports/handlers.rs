@@ -10,7 +10,7 @@
 //!   sets a scheduling or cache *preference*, registers tooling callbacks.
 //!   Forwarded, not recorded, by design;
 //! * **unrecorded**: changes device memory, code, or objects later work
-//!   depends on (graph host nodes, array and peer copies, pool access, array
+//!   depends on (array and peer copies, pool access, array
 //!   mappings and imported handles of virtual memory, textures, interop,
 //!   contexts, per-thread-stream variants…), in
 //!   a way the archive format does not record yet. Forwarded, and every
@@ -38,9 +38,11 @@ pub use super::arrays::{
     hipMipmappedArrayDestroy, hipMipmappedArrayGetLevel,
 };
 pub use super::graph::{
-    hipGraphExecDestroy, hipGraphExecKernelNodeSetParams, hipGraphExecMemcpyNodeSetParams1D,
-    hipGraphExecMemsetNodeSetParams, hipGraphExecUpdate, hipGraphInstantiate,
-    hipGraphInstantiateWithFlags, hipGraphLaunch, hipStreamBeginCapture, hipStreamEndCapture,
+    hipGraphAddHostNode, hipGraphExecDestroy, hipGraphExecHostNodeSetParams,
+    hipGraphExecKernelNodeSetParams, hipGraphExecMemcpyNodeSetParams1D,
+    hipGraphExecMemsetNodeSetParams, hipGraphExecUpdate, hipGraphHostNodeSetParams,
+    hipGraphInstantiate, hipGraphInstantiateWithFlags, hipGraphLaunch, hipStreamBeginCapture,
+    hipStreamEndCapture,
 };
 pub use super::launch::{
     _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j,
@@ -158,9 +160,6 @@ query_handlers! { args;
     hipGraphMemsetNodeSetParams, hipGraphAddChildGraphNode, hipGraphAddEmptyNode,
     hipGraphAddEventRecordNode, hipGraphEventRecordNodeSetEvent, hipGraphAddEventWaitNode,
     hipGraphEventWaitNodeSetEvent, hipStreamUpdateCaptureDependencies,
-    // Host nodes: recorded at instantiation as `host` nodes, which replay
-    // runs as empty ones (host functions are the application's code).
-    hipGraphAddHostNode, hipGraphHostNodeSetParams, hipGraphExecHostNodeSetParams,
     // Tooling.
     hipRegisterApiCallback, hipRemoveApiCallback,
     hipRegisterActivityCallback, hipRemoveActivityCallback,

@@ -152,7 +152,10 @@ pub unsafe fn hipStreamAddCallback(
 
 /// `hipLaunchHostFunc` (ROCm 5.3 on; a runtime without it answers as for
 /// any function it lacks): recorded as `host_func` like
-/// [`hipStreamAddCallback`], the function run through the trampoline.
+/// [`hipStreamAddCallback`], the function run through the trampoline. Into
+/// a capturing stream it becomes a graph's host node, run at each launch:
+/// through the graph trampoline, which snapshots the device-to-host copies
+/// before it (`super::graph`).
 #[inline]
 pub unsafe fn hipLaunchHostFunc(
     real: &'static Real<args::hipLaunchHostFunc>,
@@ -161,8 +164,12 @@ pub unsafe fn hipLaunchHostFunc(
     use crate::host_funcs;
     let captured = super::graph::captured(a.stream as u64);
     let mut b = a;
-    if !captured && let Some(f) = a.fn_ {
-        let (t, data) = host_funcs::wrap_host_fn(f, a.userData);
+    if let Some(f) = a.fn_ {
+        let (t, data) = if captured {
+            host_funcs::wrap_graph_host_fn(f, a.userData)
+        } else {
+            host_funcs::wrap_host_fn(f, a.userData)
+        };
         b.fn_ = Some(t);
         b.userData = data;
     }

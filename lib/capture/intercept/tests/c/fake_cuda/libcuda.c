@@ -264,6 +264,7 @@ struct memset_params {
 };
 enum { KERNEL = 0, MEMCPY = 1, MEMSET = 2, HOST = 3, CHILD = 4, EMPTY = 5, CONDITIONAL = 13 };
 struct graph;
+struct host_params { void (*fn)(void *); void *data; };
 /* CUgraphNodeParams (cuGraphAddNode), as cuda.h lays it out: the members
  * this driver understands. */
 struct node_params {
@@ -275,6 +276,7 @@ struct node_params {
         struct { struct memset_params m; void *ctx; } memset;
         struct { struct graph *graph; int ownership; } child;
         struct { unsigned long long handle; int type; unsigned size; struct graph **out; void *ctx; } cond;
+        struct host_params host;
     };
     long long reserved2;
 };
@@ -292,7 +294,7 @@ struct node {
     struct graph *child;
     struct graph *body[1]; /* a conditional node's (never run here) */
     int disabled;          /* cuGraphNodeSetEnabled */
-    struct host_params { void (*fn)(void *); void *data; } host;
+    struct host_params host;
 };
 struct graph { struct node *nodes[64]; size_t n; };
 struct exec { struct graph *g; };
@@ -453,6 +455,7 @@ static CUresult set_params(struct node *x, const struct node_params *p) {
     case MEMCPY: x->c = p->memcpy.copy; break;
     case MEMSET: x->m = p->memset.m; break;
     case CHILD: x->child = p->child.graph; break;
+    case HOST: x->host = p->host; break;
     case EMPTY: break;
     default: return INVALID_VALUE;
     }

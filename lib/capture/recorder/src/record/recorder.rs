@@ -118,6 +118,16 @@ pub struct Prehashed {
     id: BlobId,
 }
 
+impl Prehashed {
+    /// The `len` bytes at `at` named `id` by a hash computed elsewhere (a
+    /// D2H copy's source hashed on the device before the copy). A large
+    /// blob so named is written without being hashed here; `hrr-cap`
+    /// checks every blob file against its name.
+    pub fn named(at: usize, len: usize, id: BlobId) -> Prehashed {
+        Prehashed { at, len, id }
+    }
+}
+
 /// A launch's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchDims {

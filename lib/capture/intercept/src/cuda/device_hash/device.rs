@@ -72,7 +72,7 @@ pub fn before_copy(
     (dst, src, len): (u64, u64, usize),
     stream: u64,
 ) -> Option<Pending> {
-    if dir != hrr_core::Dir::D2h || len < plan::FROM {
+    if dir != hrr_core::Dir::D2h || mode().from().is_none_or(|from| len < from) {
         return None;
     }
     let wanted = g.run(|r| r.recording() && r.is_device(dst) != Some(true))?;
@@ -87,7 +87,7 @@ pub fn before_copy(
 /// `CU_STREAM_PER_THREAD` the calling thread's), to be called right before
 /// the copy is forwarded; `None` when the copy is hashed on the host.
 pub fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
-    if len < plan::FROM || len as u64 > plan::MOST || OFF.load(Ordering::Relaxed) || !switched_on() {
+    if mode().from().is_none_or(|from| len < from) || len as u64 > plan::MOST || OFF.load(Ordering::Relaxed) {
         return None;
     }
     // Work on the legacy stream, or a module load, could end another
@@ -128,9 +128,9 @@ pub fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
 }
 
 /// `HRR_DEVICE_HASH` (read once).
-fn switched_on() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| plan::enabled(std::env::var_os("HRR_DEVICE_HASH").as_deref()))
+fn mode() -> plan::Mode {
+    static MODE: OnceLock<plan::Mode> = OnceLock::new();
+    *MODE.get_or_init(|| plan::Mode::of(std::env::var_os("HRR_DEVICE_HASH").as_deref()))
 }
 
 /// Whether `[src, src + len)` is plain device memory of context `ctx`,
@@ -343,23 +343,32 @@ impl Pending {
 }
 
 /// The first result of a context checked against the host's hash of the
-/// bytes that landed; after that, trusted (`hrr-cap` checks every blob
-/// file written against its name).
+/// bytes that landed (every result under `HRR_DEVICE_HASH=check`); after
+/// that, trusted (`hrr-cap` checks every blob file written against its
+/// name).
 fn check_first(l: &Loaded, id: BlobId, dst: *const u8, len: usize) -> Option<Prehashed> {
-    if !l.checked.load(Ordering::Acquire) {
+    let every = mode() == plan::Mode::Check;
+    if every || !l.checked.load(Ordering::Acquire) {
         // SAFETY: the copy wrote `len` bytes at `dst` (host memory) and
         // has completed.
         let bytes = unsafe { std::slice::from_raw_parts(dst, len) };
         let host = hrr_recorder::sink::hash_pool::id_of_blocked(bytes);
+        if every {
+            let verdict = if host == id { "agrees with" } else { "DISAGREES with" };
+            eprintln!(
+                "hrr-intercept: cuda: device hash: {len} bytes: {} {verdict} the host's {}",
+                id.to_hex(),
+                host.to_hex()
+            );
+            return Some(Prehashed::named(dst as usize, len, host));
+        }
         if host != id {
             OFF.store(true, Ordering::Relaxed);
-            diag(|| {
-                format!(
-                    "device hash: {} for {len} bytes, the host's {}: off for this process",
-                    id.to_hex(),
-                    host.to_hex()
-                )
-            });
+            eprintln!(
+                "hrr-intercept: cuda: device hash: {} for {len} bytes, the host's {}: hashed on the host from now on",
+                id.to_hex(),
+                host.to_hex()
+            );
             return None;
         }
         l.checked.store(true, Ordering::Release);

@@ -100,10 +100,38 @@ pub fn launches(len: u64) -> Vec<Launch> {
     v
 }
 
-/// Whether `HRR_DEVICE_HASH` (its value) leaves the device hash on: only
-/// `off` or `0` turns it off.
-pub fn enabled(v: Option<&OsStr>) -> bool {
-    !matches!(v.and_then(OsStr::to_str), Some("off" | "0"))
+/// What `HRR_DEVICE_HASH` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// D2H copies of [`FROM`] bytes or more hashed on the device (unset,
+    /// or any other value).
+    On,
+    /// `off` or `0`: every D2H hashed on the host.
+    Off,
+    /// `check`: every D2H from device memory, whatever its size, hashed on
+    /// the device and on the host, the two compared (one line on stderr
+    /// each); the host's hash names the blob. For testing the kernel.
+    Check,
+}
+
+impl Mode {
+    /// The mode `HRR_DEVICE_HASH`'s value asks for.
+    pub fn of(v: Option<&OsStr>) -> Mode {
+        match v.and_then(OsStr::to_str) {
+            Some("off" | "0") => Mode::Off,
+            Some("check") => Mode::Check,
+            _ => Mode::On,
+        }
+    }
+
+    /// The smallest copy hashed on the device (`None`: none is).
+    pub fn from(self) -> Option<usize> {
+        match self {
+            Mode::On => Some(FROM),
+            Mode::Off => None,
+            Mode::Check => Some(0),
+        }
+    }
 }
 
 /// The NVRTC libraries tried, in order: `HRR_NVRTC` alone when set, else
@@ -189,10 +217,12 @@ mod tests {
 
     #[test]
     fn switches_and_libraries() {
-        assert!(enabled(None));
-        assert!(enabled(Some(OsStr::new("1"))));
-        assert!(!enabled(Some(OsStr::new("off"))));
-        assert!(!enabled(Some(OsStr::new("0"))));
+        assert_eq!(Mode::of(None), Mode::On);
+        assert_eq!(Mode::of(Some(OsStr::new("1"))), Mode::On);
+        assert_eq!(Mode::of(Some(OsStr::new("off"))), Mode::Off);
+        assert_eq!(Mode::of(Some(OsStr::new("0"))).from(), None);
+        assert_eq!(Mode::of(Some(OsStr::new("check"))).from(), Some(0));
+        assert_eq!(Mode::On.from(), Some(FROM));
         let c = nvrtc_candidates(None);
         assert_eq!(c[0].to_str().unwrap(), "libnvrtc.so.13");
         assert!(c.iter().any(|s| s.to_str() == Ok("libnvrtc.so.11.2")));

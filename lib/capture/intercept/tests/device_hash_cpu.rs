@@ -13,7 +13,9 @@ fn device_hash_serial(bytes: &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     // SAFETY: `bytes` is readable for its length and `out` writable for 32
     // bytes, all the C function touches.
-    let rc = unsafe { hrr_test_device_hash_serial(bytes.as_ptr(), bytes.len() as u64, out.as_mut_ptr()) };
+    let rc = unsafe {
+        hrr_test_device_hash_serial(bytes.as_ptr(), bytes.len() as u64, out.as_mut_ptr())
+    };
     assert_eq!(rc, 0, "out of memory");
     out
 }

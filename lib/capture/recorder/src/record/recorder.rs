@@ -1564,7 +1564,11 @@ mod tests {
         };
         assert_eq!(blob, Some(wrong), "the event names what it was given");
         let a = hrr_core::archive::Archive::open(t.path()).unwrap();
-        let why = a.check_blobs(&mut |_, _| {}).unwrap().reason().expect("caught");
+        let why = a
+            .check_blobs(&mut |_, _| {})
+            .unwrap()
+            .reason()
+            .expect("caught");
         assert!(
             why.contains(&format!("blob {wrong} does not match its name")),
             "{why}"

@@ -87,7 +87,10 @@ pub fn before_copy(
 /// `CU_STREAM_PER_THREAD` the calling thread's), to be called right before
 /// the copy is forwarded; `None` when the copy is hashed on the host.
 pub fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
-    if mode().from().is_none_or(|from| len < from) || len as u64 > plan::MOST || OFF.load(Ordering::Relaxed) {
+    if mode().from().is_none_or(|from| len < from)
+        || len as u64 > plan::MOST
+        || OFF.load(Ordering::Relaxed)
+    {
         return None;
     }
     // Work on the legacy stream, or a module load, could end another
@@ -112,7 +115,11 @@ pub fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
     match p.launch(src) {
         Ok(()) => Some(p),
         Err((launched, why)) => {
-            diag(|| format!("device hash: context {ctx:#x}: {why}; its D2H copies are hashed on the host"));
+            diag(|| {
+                format!(
+                    "device hash: context {ctx:#x}: {why}; its D2H copies are hashed on the host"
+                )
+            });
             if launched {
                 // Launches in flight use the scratch: done before it is free.
                 libcuda::sync_stream(stream);
@@ -159,7 +166,9 @@ fn source_fits(src: u64, len: usize, ctx: u64) -> bool {
         && t == u64::from(cuda_api::CU_MEMORYTYPE_DEVICE)
         && m == 0
         && start <= src
-        && src.checked_add(len as u64).is_some_and(|end| end <= start.saturating_add(size))
+        && src
+            .checked_add(len as u64)
+            .is_some_and(|end| end <= start.saturating_add(size))
 }
 
 /// Context `ctx`'s loaded hash, loaded on first use (`None`: it failed
@@ -175,7 +184,11 @@ fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
             Some(Arc::new(l))
         }
         Err(why) => {
-            diag(|| format!("device hash: context {ctx:#x}: {why}; its D2H copies are hashed on the host"));
+            diag(|| {
+                format!(
+                    "device hash: context {ctx:#x}: {why}; its D2H copies are hashed on the host"
+                )
+            });
             None
         }
     };
@@ -185,7 +198,8 @@ fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
 
 /// PTX for compute capability `cc`, compiled once per capability.
 fn ptx(cc: (i32, i32)) -> Result<Arc<CString>, String> {
-    static PTX: OnceLock<Mutex<HashMap<(i32, i32), Result<Arc<CString>, String>>>> = OnceLock::new();
+    static PTX: OnceLock<Mutex<HashMap<(i32, i32), Result<Arc<CString>, String>>>> =
+        OnceLock::new();
     let mut m = PTX
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
@@ -233,7 +247,10 @@ fn load(dev: CUdevice) -> Result<Loaded, String> {
         // SAFETY: a module just loaded; a C string; `f` is ours.
         match unsafe { get_fn(&mut f, module, name.as_ptr()) } {
             CUDA_SUCCESS => Ok(f as usize),
-            r => Err(format!("cuModuleGetFunction({}) failed ({r})", name.to_string_lossy())),
+            r => Err(format!(
+                "cuModuleGetFunction({}) failed ({r})",
+                name.to_string_lossy()
+            )),
         }
     };
     let (chunks, parents) = (func(c"hrr_blake3_chunks")?, func(c"hrr_blake3_parents")?);
@@ -241,7 +258,10 @@ fn load(dev: CUdevice) -> Result<Loaded, String> {
     // SAFETY: `scratch` is ours.
     let r = unsafe { alloc(&mut scratch, plan::SCRATCH_BYTES as usize) };
     if r != CUDA_SUCCESS {
-        return Err(format!("cuMemAlloc of {} bytes of scratch failed ({r})", plan::SCRATCH_BYTES));
+        return Err(format!(
+            "cuMemAlloc of {} bytes of scratch failed ({r})",
+            plan::SCRATCH_BYTES
+        ));
     }
     let mut result: *mut c_void = std::ptr::null_mut();
     // SAFETY: `result` is ours.
@@ -354,7 +374,11 @@ fn check_first(l: &Loaded, id: BlobId, dst: *const u8, len: usize) -> Option<Pre
         let bytes = unsafe { std::slice::from_raw_parts(dst, len) };
         let host = hrr_recorder::sink::hash_pool::id_of_blocked(bytes);
         if every {
-            let verdict = if host == id { "agrees with" } else { "DISAGREES with" };
+            let verdict = if host == id {
+                "agrees with"
+            } else {
+                "DISAGREES with"
+            };
             eprintln!(
                 "hrr-intercept: cuda: device hash: {len} bytes: {} {verdict} the host's {}",
                 id.to_hex(),

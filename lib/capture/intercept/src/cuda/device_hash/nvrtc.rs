@@ -24,8 +24,11 @@ type CreateProgram = unsafe extern "C" fn(
     headers: *const *const c_char,
     include_names: *const *const c_char,
 ) -> NvrtcResult;
-type CompileProgram =
-    unsafe extern "C" fn(prog: Program, num_options: c_int, options: *const *const c_char) -> NvrtcResult;
+type CompileProgram = unsafe extern "C" fn(
+    prog: Program,
+    num_options: c_int,
+    options: *const *const c_char,
+) -> NvrtcResult;
 type GetSize = unsafe extern "C" fn(prog: Program, size: *mut usize) -> NvrtcResult;
 type GetText = unsafe extern "C" fn(prog: Program, out: *mut c_char) -> NvrtcResult;
 type DestroyProgram = unsafe extern "C" fn(prog: *mut Program) -> NvrtcResult;
@@ -57,7 +60,10 @@ fn open(candidates: &[CString]) -> Result<Nvrtc, String> {
         })
         .ok_or_else(|| {
             let names: Vec<_> = candidates.iter().map(|c| c.to_string_lossy()).collect();
-            format!("no NVRTC library ({}; HRR_NVRTC names one)", names.join(", "))
+            format!(
+                "no NVRTC library ({}; HRR_NVRTC names one)",
+                names.join(", ")
+            )
         })?;
     let sym = |name: &CStr| -> Result<*mut c_void, String> {
         // SAFETY: a live handle from dlopen; a C string.
@@ -69,19 +75,27 @@ fn open(candidates: &[CString]) -> Result<Nvrtc, String> {
     unsafe {
         Ok(Nvrtc {
             create: std::mem::transmute::<*mut c_void, CreateProgram>(sym(c"nvrtcCreateProgram")?),
-            compile: std::mem::transmute::<*mut c_void, CompileProgram>(sym(c"nvrtcCompileProgram")?),
+            compile: std::mem::transmute::<*mut c_void, CompileProgram>(sym(
+                c"nvrtcCompileProgram",
+            )?),
             ptx_size: std::mem::transmute::<*mut c_void, GetSize>(sym(c"nvrtcGetPTXSize")?),
             ptx: std::mem::transmute::<*mut c_void, GetText>(sym(c"nvrtcGetPTX")?),
             log_size: std::mem::transmute::<*mut c_void, GetSize>(sym(c"nvrtcGetProgramLogSize")?),
             log: std::mem::transmute::<*mut c_void, GetText>(sym(c"nvrtcGetProgramLog")?),
-            destroy: std::mem::transmute::<*mut c_void, DestroyProgram>(sym(c"nvrtcDestroyProgram")?),
+            destroy: std::mem::transmute::<*mut c_void, DestroyProgram>(sym(
+                c"nvrtcDestroyProgram",
+            )?),
         })
     }
 }
 
 /// Compiles `source` with `options` into PTX (NUL-terminated, as
 /// `cuModuleLoadData` takes it), with NVRTC from `candidates`; why not.
-pub fn compile(candidates: &[CString], source: &CStr, options: &[CString]) -> Result<CString, String> {
+pub fn compile(
+    candidates: &[CString],
+    source: &CStr,
+    options: &[CString],
+) -> Result<CString, String> {
     let n = open(candidates)?;
     let mut prog: Program = std::ptr::null_mut();
     // SAFETY: `prog` is ours; the source and name are C strings; no headers.
@@ -103,7 +117,10 @@ pub fn compile(candidates: &[CString], source: &CStr, options: &[CString]) -> Re
     // alive for the call.
     let r = unsafe { (n.compile)(prog, opts.len() as c_int, opts.as_ptr()) };
     let out = if r != 0 {
-        Err(format!("NVRTC compile error ({r}): {}", text(prog, n.log_size, n.log)))
+        Err(format!(
+            "NVRTC compile error ({r}): {}",
+            text(prog, n.log_size, n.log)
+        ))
     } else {
         let ptx = text(prog, n.ptx_size, n.ptx);
         CString::new(ptx).map_err(|_| "NVRTC's PTX holds a NUL".to_string())

@@ -185,7 +185,10 @@ mod tests {
     fn large_inputs_merge_groups_until_one_is_left() {
         // 256 MiB: 262144 chunks, 1024 groups, 4, 1.
         let v = launches(256 << 20);
-        let shape: Vec<_> = v.iter().map(|l| (l.kernel, l.grid, l.n, l.input, l.output)).collect();
+        let shape: Vec<_> = v
+            .iter()
+            .map(|l| (l.kernel, l.grid, l.n, l.input, l.output))
+            .collect();
         assert_eq!(
             shape,
             [

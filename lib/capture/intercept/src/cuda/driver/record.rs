@@ -320,8 +320,8 @@ pub unsafe fn copy_around(
     let resolved =
         g.run(|r| dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst))));
     let on = stream_handle(api, stream);
-    let hashing = resolved
-        .and_then(|d| crate::cuda::device_hash::before_copy(g, d, (dst, src, n), on));
+    let hashing =
+        resolved.and_then(|d| crate::cuda::device_hash::before_copy(g, d, (dst, src, n), on));
     let (ret, pre) = if resolved == Some(Dir::H2d) && stream.is_none() {
         // SAFETY: per this function's contract.
         unsafe { crate::upload::forward_h2d(g, src as *const c_void, n, call) }

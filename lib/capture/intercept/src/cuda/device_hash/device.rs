@@ -196,10 +196,12 @@ fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
     l
 }
 
+/// A compute capability's PTX, or why there is none.
+type Compiled = Result<Arc<CString>, String>;
+
 /// PTX for compute capability `cc`, compiled once per capability.
-fn ptx(cc: (i32, i32)) -> Result<Arc<CString>, String> {
-    static PTX: OnceLock<Mutex<HashMap<(i32, i32), Result<Arc<CString>, String>>>> =
-        OnceLock::new();
+fn ptx(cc: (i32, i32)) -> Compiled {
+    static PTX: OnceLock<Mutex<HashMap<(i32, i32), Compiled>>> = OnceLock::new();
     let mut m = PTX
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()

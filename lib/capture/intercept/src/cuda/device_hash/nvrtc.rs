@@ -70,8 +70,8 @@ fn open(candidates: &[CString]) -> Result<Nvrtc, String> {
         unsafe { dl::dlsym_in(handle, name) }
             .ok_or_else(|| format!("NVRTC lacks {}", name.to_string_lossy()))
     };
-    // SAFETY (each transmute): the exports of these names have these C
-    // types (`nvrtc.h`).
+    // SAFETY: each transmute turns the export of that name into its C
+    // type (`nvrtc.h`).
     unsafe {
         Ok(Nvrtc {
             create: std::mem::transmute::<*mut c_void, CreateProgram>(sym(c"nvrtcCreateProgram")?),

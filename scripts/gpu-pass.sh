@@ -89,7 +89,7 @@ fi
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
-    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap nccl_one_rank)
+    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap nccl_one_rank device_hash)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -393,6 +393,30 @@ check_placement() {
 }
 CHECK=check_placement
 run_case ptr_table ptr_table
+
+# Large D2H copies are hashed on the device (a BLAKE3 kernel compiled by
+# NVRTC, on the copy's stream before it). device_hash_check: every copy, of
+# every size, hashed on the device and on the host, each pair compared (one
+# stderr line each); device_hash: the default, its blobs named by the
+# device's hash and checked by hrr-cap against their files, then replayed.
+check_device_hash_each() {
+    local want agree wrong
+    want=$(sed -n 's/^HRR_DEVICE_HASH_COPIES=\([0-9]*\)/\1/p' "$LOG/$1.app.log")
+    agree=$(grep -c 'device hash: [0-9]* bytes: [0-9a-f]* agrees with' "$LOG/$1.cap.stderr")
+    wrong=$(grep -c 'DISAGREES' "$LOG/$1.cap.stderr")
+    [ -n "$want" ] && [ "$agree" = "$want" ] && [ "$wrong" = 0 ] ||
+        { echo "device hash: $agree of ${want:-?} copies agree with the host, $wrong disagree: $(grep -m1 -E 'DISAGREES|device hash' "$LOG/$1.cap.stderr")"; return 1; }
+}
+check_device_hash_used() {
+    grep -q 'device hash: loaded in context' "$LOG/$1.cap.stderr" ||
+        { echo "the device hash was not used: $(grep -m1 'device hash' "$LOG/$1.cap.stderr" || echo 'no device hash line')"; return 1; }
+}
+CASE_ENV=(HRR_DEVICE_HASH=check)
+CHECK=check_device_hash_each
+run_case device_hash device_hash_check
+CASE_ENV=(HRR_LOG=1)
+CHECK=check_device_hash_used
+run_case device_hash device_hash
 
 # Host memory kernels read and write (mapped pinned, managed, registered):
 # the capture must hold the host's writes (host_write) and the kernels'

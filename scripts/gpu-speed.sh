@@ -15,7 +15,10 @@
 #    after a warm-up), captured once, replayed every round with pinned
 #    landing (default) and with --pinned-cache 0 (copies from blob files);
 #    replay bandwidth = bytes / time in the device calls (`copies` in the
-#    JSON summary), all 5+5 copies.
+#    JSON summary), all 5+5 copies. Then D2H of new content each copy
+#    (`launch_loop bwnew`: a kernel changes a word before each copy, so the
+#    capture cannot find the result in its archive), plain and captured;
+#    HRR_DEVICE_HASH=off gives the host hash's figures for comparison.
 # 3. Training: tests/workloads/torch/train.py for HRR_TRAIN_STEPS (default
 #    200) steps, plain and under hrr-cap in alternating order, then that
 #    round's archive replayed. Overhead is the median per-round ratio of the
@@ -205,12 +208,22 @@ for i in $(seq 1 "$ROUNDS"); do
     echo "round $i: plain h2d $ph d2h $pd GB/s; captured h2d $ch d2h $cd GB/s; replay h2d $rh d2h $rd GB/s; replay --pinned-cache 0 h2d $fh d2h $fd GB/s"
     echo "$ph" >>"$W/ph"; echo "$pd" >>"$W/pd"; echo "$rh" >>"$W/rh"; echo "$rd" >>"$W/rd"; echo "$fh" >>"$W/fh"; echo "$fd" >>"$W/fd"
     echo "$ch" >>"$W/ch"; echo "$cd" >>"$W/cd"
+    # New content every copy: the blob is written each time.
+    "$W/ll" bwnew 256 >"$W/bwn.log"
+    pn=$(gbps "$bytes" "$(field bw_new_d2h_ms_per_copy "$W/bwn.log")")
+    rm -rf "$W/bwn.hrr"
+    "$BIN/hrr-cap" -o "$W/bwn.hrr" -- "$W/ll" bwnew 256 >"$W/bwnc.log" 2>/dev/null
+    cn=$(gbps "$bytes" "$(field bw_new_d2h_ms_per_copy "$W/bwnc.log")")
+    echo "round $i: new content each copy: plain d2h $pn GB/s; captured d2h $cn GB/s"
+    echo "$pn" >>"$W/pn"; echo "$cn" >>"$W/cn"
 done
 awk -v ph="$(median <"$W/ph")" -v pd="$(median <"$W/pd")" -v rh="$(median <"$W/rh")" -v rd="$(median <"$W/rd")" \
     -v fh="$(median <"$W/fh")" -v fd="$(median <"$W/fd")" -v ch="$(median <"$W/ch")" -v cd="$(median <"$W/cd")" 'BEGIN {
     printf "copies (medians): plain h2d %.2f d2h %.2f GB/s; replay h2d %.2f (%.0f %%) d2h %.2f (%.0f %%) — target >= 80 %%\n", ph, pd, rh, 100 * rh / ph, rd, 100 * rd / pd
     printf "copies (medians): under capture, as the application sees it: h2d %.2f (%.0f %%) d2h %.2f (%.0f %%) — target >= 80 %%\n", ch, 100 * ch / ph, cd, 100 * cd / pd
     printf "copies (medians): replay --pinned-cache 0 h2d %.2f (%.0f %%) d2h %.2f (%.0f %%)\n", fh, 100 * fh / ph, fd, 100 * fd / pd }'
+awk -v pn="$(median <"$W/pn")" -v cn="$(median <"$W/cn")" 'BEGIN {
+    printf "copies (medians): new content each copy: plain d2h %.2f, under capture %.2f GB/s (%.0f %%)\n", pn, cn, 100 * cn / pn }'
 fi
 
 if part train; then

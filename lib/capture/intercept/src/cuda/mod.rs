@@ -30,6 +30,7 @@
 //!
 //! Like `exports`, the FFI modules are left out of unit tests.
 
+pub mod device_hash;
 pub mod dir;
 pub mod driver;
 pub mod layout;

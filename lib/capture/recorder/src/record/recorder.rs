@@ -118,6 +118,16 @@ pub struct Prehashed {
     id: BlobId,
 }
 
+impl Prehashed {
+    /// The `len` bytes at `at` named `id` by a hash computed elsewhere (a
+    /// D2H copy's source hashed on the device before the copy). A large
+    /// blob so named is written without being hashed here; `hrr-cap`
+    /// checks every blob file against its name.
+    pub fn named(at: usize, len: usize, id: BlobId) -> Prehashed {
+        Prehashed { at, len, id }
+    }
+}
+
 /// A launch's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchDims {
@@ -1518,6 +1528,51 @@ mod tests {
         let store = hrr_core::blob_store::BlobStore::of_archive(t.path());
         assert_eq!(&*store.get(&BlobId::of(&src)).unwrap(), &src[..]);
         assert_eq!(Manifest::read(t.path()).unwrap().blobs, 1);
+    }
+
+    #[test]
+    fn a_blob_named_elsewhere_is_written_under_that_name_and_a_wrong_one_is_caught() {
+        // A D2H named by the device hash: the recorder writes the bytes
+        // under the name it is given without hashing them, so a wrong name
+        // must be caught by the check hrr-cap runs after the capture.
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        let result: Vec<u8> = (0..(5u32 << 20)).map(|i| (i % 253) as u8).collect();
+        let right = BlobId::of(&result);
+        let mut wrong = right;
+        wrong.0[0] ^= 1;
+        let c = Copy {
+            dir: Dir::D2h,
+            dst: result.as_ptr() as u64,
+            src: 0x7f00_0000_0000,
+            size: result.len() as u64,
+            stream: None,
+        };
+        let named = |id| Some(Prehashed::named(result.as_ptr() as usize, result.len(), id));
+        r.memcpy_hashed("cudaMemcpy", 0, &c, Some(&result), named(right));
+        r.finish("exit", LockMode::Block, Closing::default);
+        let a = hrr_core::archive::Archive::open(t.path()).unwrap();
+        let check = a.check_blobs(&mut |_, _| {}).unwrap();
+        assert!(check.ok(), "{:?}", check.reason());
+
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        r.memcpy_hashed("cudaMemcpy", 0, &c, Some(&result), named(wrong));
+        r.finish("exit", LockMode::Block, Closing::default);
+        let Op::Memcpy { blob, .. } = events(t.path())[0].op else {
+            panic!()
+        };
+        assert_eq!(blob, Some(wrong), "the event names what it was given");
+        let a = hrr_core::archive::Archive::open(t.path()).unwrap();
+        let why = a
+            .check_blobs(&mut |_, _| {})
+            .unwrap()
+            .reason()
+            .expect("caught");
+        assert!(
+            why.contains(&format!("blob {wrong} does not match its name")),
+            "{why}"
+        );
     }
 
     #[test]

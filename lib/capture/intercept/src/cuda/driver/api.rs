@@ -406,16 +406,16 @@ driver_api! {
     // ------------------------------------------------------------ copies
     Free cuMemcpyHtoD_v2 | cuMemcpyHtoD_v2_ptds,
         // SAFETY: the copy's own operands and call: `copy_around` reads its source before the call only where the recorder knows the memory, else once it succeeded.
-        around |g, api, a, call| unsafe { rec::copy_around(g, api, Some(Dir::H2d), a.dst, a.src as u64, a.n, call) };
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, Some(Dir::H2d), a.dst, a.src as u64, a.n, None, call) };
     Free cuMemcpyDtoH_v2 | cuMemcpyDtoH_v2_ptds,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, None) };
+        // SAFETY: the copy's own operands and call: `copy_around` hashes a large source on the device before the call (memory it checked), and reads host memory only once it succeeded.
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, Some(Dir::D2h), a.dst as u64, a.src, a.n, None, call) };
     Free cuMemcpyDtoD_v2 | cuMemcpyDtoD_v2_ptds,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, None) };
     Free cuMemcpy | cuMemcpy_ptds,
         // SAFETY: as for cuMemcpyHtoD_v2.
-        around |g, api, a, call| unsafe { rec::copy_around(g, api, None, a.dst, a.src, a.n, call) };
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, None, a.dst, a.src, a.n, None, call) };
     Free cuMemcpyPeer | cuMemcpyPeer_ptds,
         record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, None);
     Free cuMemcpyHtoDAsync_v2 | cuMemcpyHtoDAsync_v2_ptsz,
@@ -424,16 +424,16 @@ driver_api! {
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::H2d), a.dst, a.src as u64, a.n, Some(a.stream)) };
     Free cuMemcpyDtoHAsync_v2 | cuMemcpyDtoHAsync_v2_ptsz,
         stream |a| a.stream,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2h), a.dst as u64, a.src, a.n, Some(a.stream)) };
+        // SAFETY: as for cuMemcpyDtoH_v2.
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, Some(Dir::D2h), a.dst as u64, a.src, a.n, Some(a.stream), call) };
     Free cuMemcpyDtoDAsync_v2 | cuMemcpyDtoDAsync_v2_ptsz,
         stream |a| a.stream,
         // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
         record |r, api, ret, a| unsafe { rec::copy(r, api, ret, Some(Dir::D2d), a.dst, a.src, a.n, Some(a.stream)) };
     Free cuMemcpyAsync | cuMemcpyAsync_ptsz,
         stream |a| a.stream,
-        // SAFETY: the copy's own operands: when it succeeded the driver read `n` bytes at `src` and wrote them at `dst`, and `copy` reads host memory only then.
-        record |r, api, ret, a| unsafe { rec::copy(r, api, ret, None, a.dst, a.src, a.n, Some(a.stream)) };
+        // SAFETY: as for cuMemcpyDtoH_v2.
+        around |g, api, a, call| unsafe { rec::copy_around(g, api, None, a.dst, a.src, a.n, Some(a.stream), call) };
     Free cuMemcpyPeerAsync | cuMemcpyPeerAsync_ptsz,
         stream |a| a.stream,
         record |r, api, ret, a| rec::copy_peer(r, api, ret, (a.dst, a.dst_ctx as u64), (a.src, a.src_ctx as u64), a.n, Some(a.stream));

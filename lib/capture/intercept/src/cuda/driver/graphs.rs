@@ -82,6 +82,13 @@ pub fn captured(stream: u64) -> bool {
     CAPTURES.load(Ordering::Acquire) != 0 && stream_is_capturing(stream)
 }
 
+/// Whether any stream of the process is capturing now (the device hash
+/// then keeps off the device: work on the legacy stream could end a
+/// capture).
+pub fn any_capture() -> bool {
+    CAPTURES.load(Ordering::Acquire) != 0
+}
+
 #[cold]
 fn stream_is_capturing(stream: u64) -> bool {
     // The legacy default stream never captures, and asking about it while

@@ -64,6 +64,26 @@ pub struct Queries {
     pub memcpy_3d: Option<fns::cuMemcpy3D_v2>,
     /// Stream capture and graph queries (`driver::graphs`).
     pub graph: GraphQueries,
+    /// What the device hash of D2H copies calls (`cuda::device_hash`).
+    pub hash: HashCalls,
+}
+
+/// The driver functions the device hash calls on its own behalf (each
+/// `None` on a driver without it): never this library's wrappers, so
+/// nothing of it is recorded.
+pub struct HashCalls {
+    /// `cuModuleLoadData`.
+    pub module_load_data: Option<fns::cuModuleLoadData>,
+    /// `cuModuleGetFunction`.
+    pub module_get_function: Option<fns::cuModuleGetFunction>,
+    /// `cuLaunchKernel`.
+    pub launch_kernel: Option<fns::cuLaunchKernel>,
+    /// `cuMemAlloc_v2`.
+    pub mem_alloc: Option<fns::cuMemAlloc_v2>,
+    /// `cuMemHostAlloc`.
+    pub mem_host_alloc: Option<fns::cuMemHostAlloc>,
+    /// `cuDeviceGetAttribute`.
+    pub device_attribute: Option<fns::cuDeviceGetAttribute>,
 }
 
 /// The driver's stream capture and graph queries the recorder makes to
@@ -172,6 +192,14 @@ fn build(h: *mut c_void) -> Libcuda {
             child_graph: q!("cuGraphChildGraphNodeGetGraph": fns::cuGraphChildGraphNodeGetGraph),
             record_event: q!("cuGraphEventRecordNodeGetEvent": fns::cuGraphEventRecordNodeGetEvent),
             wait_event: q!("cuGraphEventWaitNodeGetEvent": fns::cuGraphEventWaitNodeGetEvent),
+        },
+        hash: HashCalls {
+            module_load_data: q!("cuModuleLoadData": fns::cuModuleLoadData),
+            module_get_function: q!("cuModuleGetFunction": fns::cuModuleGetFunction),
+            launch_kernel: q!("cuLaunchKernel": fns::cuLaunchKernel),
+            mem_alloc: q!("cuMemAlloc_v2": fns::cuMemAlloc_v2),
+            mem_host_alloc: q!("cuMemHostAlloc": fns::cuMemHostAlloc),
+            device_attribute: q!("cuDeviceGetAttribute": fns::cuDeviceGetAttribute),
         },
     };
     super::super::log::diag(|| {

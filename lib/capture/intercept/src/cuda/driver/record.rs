@@ -294,16 +294,19 @@ pub unsafe fn copy(
     stream: Option<CUstream>,
 ) {
     // SAFETY: per this function's contract.
-    unsafe { copy_hashed(r, api, ret, dir, (dst, src, n), stream, None) }
+    unsafe { copy_hashed(r, api, ret, dir, (dst, src, n), stream, (None, None)) }
 }
 
-/// A synchronous copy forwarded by `call` and recorded ([`copy`]); an
+/// A copy forwarded by `call` and recorded ([`copy`]): a synchronous
 /// upload's source hashed while it runs when the recorder knows its memory
-/// (`crate::upload`).
+/// (`crate::upload`), a large D2H's source hashed on the device on its
+/// stream just before it (`crate::cuda::device_hash`). `stream`: the
+/// copy's, for a stream-ordered API.
 ///
 /// # Safety
 /// `call` is the copy's call with the application's arguments, whose
 /// operands `dst`, `src` and `n` are.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn copy_around(
     g: &crate::capture::Guard,
     api: &'static str,
@@ -311,12 +314,15 @@ pub unsafe fn copy_around(
     dst: u64,
     src: u64,
     n: usize,
+    stream: Option<CUstream>,
     call: impl FnOnce() -> CUresult,
 ) -> CUresult {
-    let h2d = g.run(|r| {
-        dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst))) == Dir::H2d
-    });
-    let (ret, pre) = if h2d == Some(true) {
+    let resolved =
+        g.run(|r| dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst))));
+    let on = stream_handle(api, stream);
+    let hashing =
+        resolved.and_then(|d| crate::cuda::device_hash::before_copy(g, d, (dst, src, n), on));
+    let (ret, pre) = if resolved == Some(Dir::H2d) && stream.is_none() {
         // SAFETY: per this function's contract.
         unsafe { crate::upload::forward_h2d(g, src as *const c_void, n, call) }
     } else {
@@ -324,11 +330,23 @@ pub unsafe fn copy_around(
     };
     // SAFETY: the call ran with these operands; `copy_hashed` reads host
     // memory only when it succeeded.
-    g.run(|r| unsafe { copy_hashed(r, api, ret, dir, (dst, src, n), None, pre) });
+    g.run(|r| unsafe { copy_hashed(r, api, ret, dir, (dst, src, n), stream, (pre, hashing)) });
     ret
 }
 
-/// [`copy`], with the hash [`copy_around`] took of the source.
+/// The stream handle a copy of `api` on `stream` goes to, as the driver
+/// names it (a per-thread API's null stream is the thread's own; a
+/// synchronous per-thread copy's too).
+fn stream_handle(api: &str, stream: Option<CUstream>) -> u64 {
+    match stream.map(|st| st as u64) {
+        Some(0) | None if api.ends_with("_ptsz") || api.ends_with("_ptds") => CU_STREAM_PER_THREAD,
+        Some(h) => h,
+        None => 0,
+    }
+}
+
+/// [`copy`], with the hash [`copy_around`] took of the source: an
+/// upload's, or a device hash in flight.
 ///
 /// # Safety
 /// As [`copy`]'s.
@@ -339,7 +357,10 @@ unsafe fn copy_hashed(
     dir: Option<Dir>,
     (dst, src, n): (u64, u64, usize),
     stream: Option<CUstream>,
-    pre: Option<hrr_recorder::record::recorder::Prehashed>,
+    (mut pre, mut hashing): (
+        Option<hrr_recorder::record::recorder::Prehashed>,
+        Option<crate::cuda::device_hash::Pending>,
+    ),
 ) {
     let dir = dir.unwrap_or_else(|| Dir::between(is_device(r, src), is_device(r, dst)));
     let c = Copy {
@@ -357,18 +378,20 @@ unsafe fn copy_hashed(
             Some(unsafe { bytes(src as *const c_void, n) })
         }
         Dir::D2h if r.is_device(dst) != Some(true) => {
-            if let Some(st) = stream {
-                let h = match (st as u64, api.ends_with("_ptsz")) {
-                    (0, true) => CU_STREAM_PER_THREAD,
-                    (h, _) => h,
-                };
-                libcuda::sync_stream(h);
+            if stream.is_some() {
+                libcuda::sync_stream(stream_handle(api, stream));
+            }
+            if let Some(h) = hashing.take() {
+                pre = h.finish(true, dst as *const u8);
             }
             // SAFETY: the driver wrote `n` bytes at dst and the copy is done.
             Some(unsafe { bytes(dst as *const c_void, n) })
         }
         _ => None,
     };
+    if let Some(h) = hashing {
+        h.finish(false, dst as *const u8);
+    }
     r.memcpy_hashed(api, ret, &c, data, pre);
 }
 

@@ -125,6 +125,15 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
     let dir = g
         .run(|r| dir::resolve(kind, || is_device(r, d), || is_device(r, s)))
         .unwrap_or(Dir::H2h);
+    // The stream the copy goes to, as the driver names it.
+    let on = match stream {
+        None if api.ends_with("_ptds") => cu::STREAM_PER_THREAD,
+        None => 0,
+        Some((st, DefaultStream::PerThread)) if st.is_null() => cu::STREAM_PER_THREAD,
+        Some((st, _)) => st as u64,
+    };
+    // A large D2H's source hashed on the device, on its stream, before it.
+    let hashing = crate::cuda::device_hash::before_copy(&g, dir, (d, s, size), on);
     let (ret, pre) = if stream.is_none() && dir == Dir::H2d {
         // SAFETY: per this function's contract.
         unsafe { crate::upload::forward_h2d(&g, src, size, || a.call(f)) }
@@ -135,8 +144,12 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
     if let Some((st, _)) = stream
         && super::joins_capture(api, st)
     {
+        if let Some(h) = hashing {
+            h.finish(false, dst.cast());
+        }
         return ret;
     }
+    let mut hashing = hashing;
     g.run(|r| {
         let c = Copy {
             dir,
@@ -147,6 +160,7 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
         };
         // Never read a side the recorder knows to be device memory, whatever
         // the kind claims (not host-addressable).
+        let mut pre = pre;
         let data = match dir {
             _ if ret != cu::SUCCESS => None,
             Dir::H2d if r.is_device(s) != Some(true) => {
@@ -154,12 +168,11 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
                 Some(unsafe { bytes(src, size) })
             }
             Dir::D2h if r.is_device(d) != Some(true) => {
-                if let Some((st, default)) = stream {
-                    let st = match (st as u64, default) {
-                        (0, DefaultStream::PerThread) => cu::STREAM_PER_THREAD,
-                        (h, _) => h,
-                    };
-                    sync_stream(st);
+                if stream.is_some() {
+                    sync_stream(on);
+                }
+                if let Some(h) = hashing.take() {
+                    pre = h.finish(true, dst.cast());
                 }
                 // SAFETY: the runtime accepted `size` bytes at dst as the
                 // destination, and the copy has completed.
@@ -167,6 +180,9 @@ pub(super) unsafe fn copy<A: Entry<Ret = cudaError_t>>(
             }
             _ => None,
         };
+        if let Some(h) = hashing.take() {
+            h.finish(false, dst.cast());
+        }
         r.memcpy_hashed(api, ret, &c, data, pre);
     });
     ret

@@ -268,7 +268,7 @@ cap_check() {
 # archive is replayed five times (hrr-play --runs 5), and the failure is
 # the program's own when every D2H either matches or differs among the
 # replays themselves, with every allocation placed (as gpu-pass.sh's trust
-# cases). Sets CASE_NOTE to what it found; returns 0 in that case alone.
+# cases). Adds what it found to CASE_NOTE; returns 0 in that case alone.
 nondet_check() {
     local case=$1 arc=$2 rc runs
     shift 2
@@ -277,20 +277,20 @@ nondet_check() {
         >"$LOG/$case.app2.log" 2>"$LOG/$case.cap2.stderr"
     rc=$?
     if [ "$rc" != 0 ]; then
-        CASE_NOTE="a second capture failed (exit $rc): $(tail -n 1 "$LOG/$case.cap2.stderr")"
+        CASE_NOTE+="; a second capture failed (exit $rc): $(tail -n 1 "$LOG/$case.cap2.stderr")"
         return 1
     fi
     timeout "$T" "$BIN/hrr-diff" "$arc" "$WORK/$case.2.hrr" >"$LOG/$case.recheck.log" 2>&1
     rc=$?
     rm -rf "$WORK/$case.2.hrr"
     if [ "$rc" = 0 ]; then
-        CASE_NOTE="a second capture agrees with the first: the program's results are the same from run to run"
+        CASE_NOTE+="; a second capture agrees with the first: the program's results are the same from run to run"
         return 1
     fi
     timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --runs 5 >"$LOG/$case.runs.log" 2>&1
     rc=$?
     runs="hrr-play --runs 5: exit $rc, $(grep -m1 '^d2h' "$LOG/$case.runs.log" || tail -n 1 "$LOG/$case.runs.log"); $(grep -m1 '^placement' "$LOG/$case.runs.log")"
-    CASE_NOTE="nondeterministic: a second capture differs from the first; $runs"
+    CASE_NOTE+="; nondeterministic: a second capture differs from the first; $runs"
     [ "$rc" = 0 ] && grep -q '^PASS' "$LOG/$case.runs.log" &&
         grep -Eq '^d2h : [1-9][0-9]* pass .* 0 fail, [1-9][0-9]* nondeterministic' "$LOG/$case.runs.log" &&
         [[ $(grep -m1 '^placement' "$LOG/$case.runs.log") =~ ^placement\ :\ ([0-9]+)\ of\ ([0-9]+) ]] &&

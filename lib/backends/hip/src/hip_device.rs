@@ -859,10 +859,12 @@ mod tests {
         // Calls nothing (`name` asks a property of device 0, which launches
         // do not change; `device_count` was asked when the runtime loaded),
         // or is the launch path itself; `collectives_library` names a
-        // library (and widens the runtime's symbol scope), calling nothing.
-        const EXEMPT: [&str; 8] = [
+        // library (and widens the runtime's symbol scope), calling nothing;
+        // `quiesce` is `ready` itself.
+        const EXEMPT: [&str; 9] = [
             "name",
             "collectives_library",
+            "quiesce",
             "device_count",
             "target",
             "placement_granularity",

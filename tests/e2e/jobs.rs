@@ -414,3 +414,52 @@ fn a_failed_process_stops_its_peers_instead_of_hanging_the_job() {
         "the failed one's status"
     );
 }
+
+/// A process whose replay runs to its end and only compares wrong stops
+/// nothing: its peers have nothing to wait for and keep their own
+/// verdicts. One at a time (`--jobs 1`), rank 0 first: rank 0's saxpy
+/// factor is changed in its archive, and rank 1 must still replay and pass.
+#[test]
+fn a_process_that_only_compares_wrong_leaves_its_peers_their_verdicts() {
+    let p = captured();
+    let job = job_file(&p, "job");
+    let zero = p.path(&archive_of(&job, 0));
+    let text = hrr_tests::events_text(&zero);
+    // Rank 0 computes with a = 2.0f: its bytes 00 00 00 40 lead the
+    // launch's arguments; 5.0f is 00 00 a0 40.
+    let mut changed = false;
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if !changed && l.contains(r#""op":"launch""#) && l.contains(r#""hex":"00000040""#) {
+                changed = true;
+                l.replacen(r#""hex":"00000040""#, r#""hex":"0000a040""#, 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert!(changed, "no launch with a = 2.0 in rank 0's archive");
+    let _ = std::fs::remove_file(zero.join("events.ndjson.zst"));
+    std::fs::write(zero.join("events.ndjson"), text).unwrap();
+    let a = p
+        .tool("hrr-play")
+        .args(["--backend", "cpu", "--jobs", "1", "job.hrr"])
+        .assert()
+        .code(1);
+    let p = p.step(a);
+    let out = p.last_stdout();
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("FAIL (1 of 2 processes: ") && !last.contains("stopped"),
+        "{out}"
+    );
+    let one = archive_of(&job, 1);
+    assert!(
+        out.lines()
+            .any(|l| l.contains(&format!("{one} rank 1")) && l.ends_with(": PASS")),
+        "rank 1 replayed and passed: {out}"
+    );
+}

@@ -202,8 +202,12 @@ pub fn run(args: &Args, file: &Path) -> Result<ExitCode> {
                             process_name(&job.processes[*first])
                         ));
                     }
+                    // A replay that ran to its end and compared wrong: its
+                    // peers have nothing to wait for and keep their verdicts.
+                    None if !r.ended_early() => {}
                     None => {
-                        // The first failure: its peers may wait for it forever.
+                        // The first process to end early: its peers may wait
+                        // for it forever.
                         stop = Some(Stop::Failed(index));
                         eprintln!(
                             "hrr-play: {} failed ({}): stopping the other processes of the job",

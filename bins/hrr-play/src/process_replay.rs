@@ -27,6 +27,18 @@ impl ProcessReplay {
         self.exit == Some(0) && self.summary.as_ref().is_some_and(|s| s["result"] == "PASS")
     }
 
+    /// It ended before replaying everything its archive holds: killed,
+    /// never started, no summary, stopped by a fatal event, or a partial
+    /// capture. Its peers may then wait for it forever (a collective it
+    /// never reached); a replay that ran to its end and only compared
+    /// wrong leaves them nothing to wait for.
+    pub fn ended_early(&self) -> bool {
+        match &self.summary {
+            Some(s) => self.exit.is_none() || s.get("fatal").is_some() || self.partial(),
+            None => true,
+        }
+    }
+
     /// It was never started (no status, no error).
     pub fn never_ran(&self) -> bool {
         self.exit.is_none()

@@ -836,6 +836,29 @@ macro_rules! op_table {
                 /// This rank.
                 rank: u32,
             },
+            /// A communicator split from another (`ncclCommSplit`): every rank
+            /// of `parent` calls it; the ranks of one `color` make a new
+            /// communicator, ordered by `key`, then by their rank in `parent`.
+            /// `comm` is absent where this rank passed `NCCL_SPLIT_NOCOLOR`
+            /// (it takes part and gets none).
+            NcclCommSplit "nccl_comm_split" {
+                /// The communicator split.
+                parent: Addr,
+                /// This rank's color (`-1`: `NCCL_SPLIT_NOCOLOR`).
+                color: i32,
+                /// This rank's key.
+                key: i32,
+                /// The new communicator's handle at capture (absent: none).
+                comm: Option<Addr>,
+            },
+            /// Communicators of one process, one per device (`ncclCommInitAll`):
+            /// `comms[i]` is rank `i`, on device `devices[i]`.
+            NcclCommInitAll "nccl_comm_init_all" {
+                /// Their handles at capture, in rank order.
+                comms: Vec<Addr>,
+                /// Each rank's device.
+                devices: Vec<i32>,
+            },
             /// A communicator finalized (`ncclCommFinalize`).
             NcclCommFinalize "nccl_comm_finalize" {
                 /// Its handle at capture.

@@ -399,6 +399,14 @@ impl<'a> EventLine<'a> {
         self
     }
 
+    /// `"key":…`, a rare value in serde's JSON form.
+    pub fn json<T: serde::Serialize + ?Sized>(&mut self, key: &str, v: &T) -> &mut Self {
+        self.key(key);
+        // Serialising plain values into a Vec cannot fail.
+        serde_json::to_writer(&mut *self.buf, v).expect("plain values serialise");
+        self
+    }
+
     /// `"blobs":[{"node":N,"blob":"…"},…]` of a `graph_launch` event.
     pub fn node_blobs(&mut self, blobs: &[crate::graph::NodeBlob]) -> &mut Self {
         self.key("blobs");
@@ -611,6 +619,12 @@ macro_rules! write_value {
     (node_blobs, $l:ident, $k:expr, $v:expr) => {
         $l.node_blobs($v)
     };
+    (addrs, $l:ident, $k:expr, $v:expr) => {
+        $l.json($k, $v)
+    };
+    (ints, $l:ident, $k:expr, $v:expr) => {
+        $l.json($k, $v)
+    };
 }
 
 /// What a codec's writer takes (a reference to it).
@@ -662,6 +676,12 @@ macro_rules! write_type {
     };
     (node_blobs) => {
         [NodeBlob]
+    };
+    (addrs) => {
+        [Addr]
+    };
+    (ints) => {
+        [i32]
     };
 }
 

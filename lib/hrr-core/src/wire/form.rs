@@ -193,6 +193,14 @@ macro_rules! wire_keys {
             redop: u32 => u32,
             /// `nccl_coll`: the root rank.
             root: i32 => i32,
+            /// `nccl_comm_split`: this rank's color.
+            color: i32 => i32,
+            /// `nccl_comm_split`: this rank's key.
+            key: i32 => i32,
+            /// `nccl_comm_init_all`: the communicators.
+            comms: Vec<Addr> => addrs,
+            /// `nccl_comm_init_all`: their devices.
+            devices: Vec<i32> => ints,
         }
     };
 }

@@ -529,6 +529,13 @@ macro_rules! read_value {
     (node_blobs, $c:ident) => {
         None
     };
+    // So are `nccl_comm_init_all`'s lists.
+    (addrs, $c:ident) => {
+        None
+    };
+    (ints, $c:ident) => {
+        None
+    };
 }
 
 /// Callback of `wire_keys!`: the keys the scanner knows and its reading of

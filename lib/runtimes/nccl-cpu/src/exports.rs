@@ -86,14 +86,34 @@ unsafe fn issue(api: &str, comm: ncclComm_t, op: Op) -> ncclResult_t {
     }
 }
 
+/// Hands `c` to the application through `out` (non-null).
+fn give(out: *mut ncclComm_t, c: Comm) {
+    // SAFETY: `out` is the caller's out-parameter (checked non-null).
+    unsafe { out.write(Box::into_raw(Box::new(c)).cast()) };
+}
+
+/// A fresh unique id of this library.
+fn fresh_id() -> Result<[u8; NCCL_UNIQUE_ID_BYTES], Failure> {
+    let mut id = [0u8; NCCL_UNIQUE_ID_BYTES];
+    id[..8].copy_from_slice(MAGIC);
+    // SAFETY: getrandom into 16 bytes of `id`.
+    let n = unsafe { libc::getrandom(id[8..24].as_mut_ptr().cast(), 16, 0) };
+    if n != 16 {
+        return Err(Failure {
+            code: NCCL_SYSTEM_ERROR,
+            why: "getrandom failed".into(),
+        });
+    }
+    Ok(id)
+}
+
 fn init(out: *mut ncclComm_t, nranks: c_int, id: ncclUniqueId, rank: c_int) -> ncclResult_t {
     if out.is_null() || nranks < 1 || rank < 0 {
         return NCCL_INVALID_ARGUMENT;
     }
     match Comm::new(&id.bytes(), nranks as usize, rank as usize) {
         Ok(c) => {
-            // SAFETY: `out` is the caller's out-parameter (checked non-null).
-            unsafe { out.write(Box::into_raw(Box::new(c)).cast()) };
+            give(out, c);
             NCCL_SUCCESS
         }
         Err(f) => fail("ncclCommInitRank", f),
@@ -133,13 +153,10 @@ mod imp {
         if a.uniqueId.is_null() {
             return NCCL_INVALID_ARGUMENT;
         }
-        let mut id = [0u8; NCCL_UNIQUE_ID_BYTES];
-        id[..8].copy_from_slice(MAGIC);
-        // SAFETY: getrandom into 16 bytes of `id`.
-        let n = unsafe { libc::getrandom(id[8..24].as_mut_ptr().cast(), 16, 0) };
-        if n != 16 {
-            return NCCL_SYSTEM_ERROR;
-        }
+        let id = match fresh_id() {
+            Ok(id) => id,
+            Err(f) => return fail("ncclGetUniqueId", f),
+        };
         // SAFETY: the caller's out-parameter.
         unsafe { a.uniqueId.write(ncclUniqueId::from_bytes(id)) };
         NCCL_SUCCESS
@@ -155,28 +172,52 @@ mod imp {
     }
 
     pub unsafe fn ncclCommInitAll(a: args::ncclCommInitAll) -> ncclResult_t {
-        if a.ndev != 1 || a.comm.is_null() {
-            return fail(
-                "ncclCommInitAll",
-                Failure {
-                    code: NCCL_INVALID_USAGE,
-                    why: "only one device (ranks of one process would wait for each other)".into(),
-                },
-            );
+        if a.ndev < 1 || a.comm.is_null() {
+            return NCCL_INVALID_ARGUMENT;
         }
-        let mut id = ncclUniqueId::ZERO;
-        // SAFETY: `id` is a valid out-parameter.
-        let code = unsafe { ncclGetUniqueId(args::ncclGetUniqueId { uniqueId: &mut id }) };
-        if code != NCCL_SUCCESS {
-            return code;
-        }
-        if !a.devlist.is_null() {
+        let n = a.ndev as usize;
+        let devices: Vec<c_int> = if a.devlist.is_null() {
+            (0..a.ndev).collect()
+        } else {
             // SAFETY: the caller's list of `ndev` devices.
-            if let Err(e) = hip::set_device(unsafe { a.devlist.read() }) {
-                return fail("ncclCommInitAll", e.into());
+            unsafe { std::slice::from_raw_parts(a.devlist, n) }.to_vec()
+        };
+        let id = match fresh_id() {
+            Ok(id) => id,
+            Err(f) => return fail("ncclCommInitAll", f),
+        };
+        // Each rank meets the others as it is created: one thread each,
+        // as NCCL's own initialisation of several devices runs.
+        let made: Vec<Result<Comm, Failure>> = std::thread::scope(|s| {
+            let ranks: Vec<_> = devices
+                .iter()
+                .enumerate()
+                .map(|(rank, &dev)| s.spawn(move || Comm::on(dev, &id, n, rank)))
+                .collect();
+            ranks
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        Err(Failure {
+                            code: NCCL_INTERNAL_ERROR,
+                            why: "a rank's initialisation panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut comms = Vec::with_capacity(n);
+        for m in made {
+            match m {
+                Ok(c) => comms.push(c),
+                Err(f) => return fail("ncclCommInitAll", f),
             }
         }
-        init(a.comm, 1, id, 0)
+        for (i, c) in comms.into_iter().enumerate() {
+            // SAFETY: the caller's array of `ndev` handles (checked non-null).
+            give(unsafe { a.comm.add(i) }, c);
+        }
+        NCCL_SUCCESS
     }
 
     pub unsafe fn ncclCommSplit(a: args::ncclCommSplit) -> ncclResult_t {
@@ -187,27 +228,18 @@ mod imp {
         if a.newcomm.is_null() {
             return NCCL_INVALID_ARGUMENT;
         }
-        if a.color == -1 {
+        let part = fresh_id().and_then(|fresh| c.split(a.color, a.key, &fresh));
+        let made = part.and_then(|p| match p {
+            Some(p) => Comm::on(c.device, &p.id, p.nranks, p.rank).map(Some),
+            None => Ok(None),
+        });
+        match made {
+            Ok(Some(new)) => give(a.newcomm, new),
             // SAFETY: checked non-null.
-            unsafe { a.newcomm.write(std::ptr::null_mut()) };
-            return NCCL_SUCCESS;
+            Ok(None) => unsafe { a.newcomm.write(std::ptr::null_mut()) },
+            Err(f) => return fail("ncclCommSplit", f),
         }
-        if c.nranks != 1 {
-            return fail(
-                "ncclCommSplit",
-                Failure {
-                    code: NCCL_INVALID_USAGE,
-                    why: "only of a one-rank communicator".into(),
-                },
-            );
-        }
-        let mut id = ncclUniqueId::ZERO;
-        // SAFETY: `id` is a valid out-parameter.
-        let code = unsafe { ncclGetUniqueId(args::ncclGetUniqueId { uniqueId: &mut id }) };
-        if code != NCCL_SUCCESS {
-            return code;
-        }
-        init(a.newcomm, 1, id, 0)
+        NCCL_SUCCESS
     }
 
     pub unsafe fn ncclCommFinalize(a: args::ncclCommFinalize) -> ncclResult_t {
@@ -448,15 +480,28 @@ mod imp {
         };
         // Sends first: a receive in the same group may wait for them.
         due.sort_by_key(|(_, o)| o.coll != Coll::Send);
+        // Handed out before any is waited for: operations on several
+        // communicators of this process (ranks of one ncclCommInitAll)
+        // wait for each other's data.
+        let mut pending = Vec::with_capacity(due.len());
         for (comm, o) in due {
             // SAFETY: a handle the application passed in this group.
             let c =
                 unsafe { comm_ref(comm as ncclComm_t) }.expect("non-null, checked when deferred");
-            if let Err(f) = c.run(o) {
-                return fail(o.coll.api(), f);
+            match c.submit(o) {
+                Ok(p) => pending.push((o, p)),
+                Err(f) => return fail(o.coll.api(), f),
             }
         }
-        NCCL_SUCCESS
+        let mut code = NCCL_SUCCESS;
+        for (o, p) in pending {
+            if let Err(f) = p.wait()
+                && code == NCCL_SUCCESS
+            {
+                code = fail(o.coll.api(), f);
+            }
+        }
+        code
     }
 
     pub unsafe fn ncclMemAlloc(a: args::ncclMemAlloc) -> ncclResult_t {

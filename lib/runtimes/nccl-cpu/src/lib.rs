@@ -16,8 +16,11 @@
 //! - groups (`ncclGroupStart`/`End`) defer the operations to the group's
 //!   end, where sends are made before receives.
 //!
-//! Limits: `ncclCommInitAll` and `ncclCommSplit` only for one rank;
-//! operators are the built-in ones (sum, prod, max, min, avg; no
+//! - `ncclCommSplit` gathers every rank's color and key through the
+//!   parent's exchange; `ncclCommInitAll` makes one rank per device of
+//!   this process, whose operations meet in a group.
+//!
+//! Limits: operators are the built-in ones (sum, prod, max, min, avg; no
 //! `ncclRedOpCreatePreMulSum`); fp8 types are moved, not reduced.
 
 #![deny(unsafe_code)]

@@ -10,7 +10,6 @@ use hrr_core::hex::Addr;
 use hrr_interpose::exports::report_missing;
 use hrr_interpose::guard::{self, inside_library};
 use hrr_interpose::real_fn::Real;
-use hrr_interpose::unrecorded::Counter;
 use hrr_recorder::record::recorder::Recorder;
 use nccl_api::Coll;
 use nccl_api::types::*;
@@ -28,8 +27,6 @@ nccl_api::nccl_fns!(
 enum Kind<R> {
     /// Forwarded, nothing recorded.
     Query,
-    /// Forwarded and counted as unrecorded.
-    Unrecorded(&'static Counter),
     /// Forwarded, then recorded by this.
     Recorded(R),
 }
@@ -59,14 +56,6 @@ where
         Kind::Query => {
             let ret = forward();
             guard::unmark();
-            return ret;
-        }
-        Kind::Unrecorded(c) => {
-            let g = Guard::enter_first(A::NAME);
-            let ret = forward();
-            if g.is_some() {
-                c.bump();
-            }
             return ret;
         }
         Kind::Recorded(r) => r,
@@ -143,18 +132,64 @@ mod handlers {
         ncclCommDeregister,
     );
 
-    /// Forwarded and counted: device effects the archive does not hold.
-    macro_rules! unrecorded {
-        ($($name:ident),* $(,)?) => {$(
-            #[inline]
-            pub unsafe fn $name(real: &'static Real<args::$name>, a: args::$name) -> ncclResult_t {
-                static CALLS: Counter = Counter::new(stringify!($name));
-                // SAFETY: the export's contract.
-                unsafe { call(real, a, Kind::<fn(&'static Recorder, &'static str, ncclResult_t)>::Unrecorded(&CALLS)) }
-            }
-        )*};
+
+    /// `ncclCommSplit`: recorded as `nccl_comm_split`, with the new
+    /// communicator (none for `NCCL_SPLIT_NOCOLOR`).
+    #[inline]
+    pub unsafe fn ncclCommSplit(
+        real: &'static Real<args::ncclCommSplit>,
+        a: args::ncclCommSplit,
+    ) -> ncclResult_t {
+        let rec = move |r: &'static Recorder, api: &'static str, ret: ncclResult_t| {
+            let made = ret == NCCL_SUCCESS || ret == NCCL_IN_PROGRESS;
+            let comm = if made && !a.newcomm.is_null() {
+                // SAFETY: the call succeeded, so it wrote the out-parameter.
+                (unsafe { a.newcomm.read() }) as u64
+            } else {
+                0
+            };
+            let op = Op::NcclCommSplit {
+                parent: Addr(a.comm as u64),
+                color: a.color,
+                key: a.key,
+                comm: (comm != 0).then_some(Addr(comm)),
+            };
+            r.op(api, ret_of(ret), &op);
+        };
+        // SAFETY: the export's contract.
+        unsafe { call(real, a, Kind::Recorded(rec)) }
     }
-    unrecorded!(ncclCommInitAll, ncclCommSplit);
+
+    /// `ncclCommInitAll`: recorded as `nccl_comm_init_all`, the
+    /// communicators with their devices (`devlist`, or `0..ndev` without
+    /// one).
+    #[inline]
+    pub unsafe fn ncclCommInitAll(
+        real: &'static Real<args::ncclCommInitAll>,
+        a: args::ncclCommInitAll,
+    ) -> ncclResult_t {
+        let rec = move |r: &'static Recorder, api: &'static str, ret: ncclResult_t| {
+            let n = usize::try_from(a.ndev).unwrap_or(0);
+            let devices: Vec<i32> = if a.devlist.is_null() {
+                (0..a.ndev.max(0)).collect()
+            } else {
+                // SAFETY: the application's list of `ndev` devices.
+                unsafe { std::slice::from_raw_parts(a.devlist, n) }.to_vec()
+            };
+            let comms: Vec<Addr> = if ret == NCCL_SUCCESS && !a.comm.is_null() {
+                // SAFETY: the call succeeded, so it wrote `ndev` handles.
+                unsafe { std::slice::from_raw_parts(a.comm, n) }
+                    .iter()
+                    .map(|c| Addr(*c as u64))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            r.op(api, ret_of(ret), &Op::NcclCommInitAll { comms, devices });
+        };
+        // SAFETY: the export's contract.
+        unsafe { call(real, a, Kind::Recorded(rec)) }
+    }
 
     /// `ncclGetErrorString`: a pure function of its argument, forwarded.
     #[inline]

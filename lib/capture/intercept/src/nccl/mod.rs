@@ -13,13 +13,12 @@
 //! memory, recorded where it allocated them (or by `ncclMemAlloc` here).
 //!
 //! Recorded: communicator creation (`nccl_comm_init`, with a name of the
-//! unique id's bytes that every rank's archive shares), collectives and
-//! point-to-point operations (`nccl_coll`), groups, finalize, destroy and
-//! abort, and `ncclMemAlloc`/`ncclMemFree` as device allocations. Queries
-//! (version, unique id, rank, count, device, async error, error strings,
-//! buffer registration) are forwarded, marked, unrecorded.
-//! `ncclCommInitAll` and `ncclCommSplit` are forwarded and counted as
-//! unrecorded.
+//! unique id's bytes that every rank's archive shares; `nccl_comm_split`;
+//! `nccl_comm_init_all`), collectives and point-to-point operations
+//! (`nccl_coll`), groups, finalize, destroy and abort, and
+//! `ncclMemAlloc`/`ncclMemFree` as device allocations. Queries (version,
+//! unique id, rank, count, device, async error, error strings, buffer
+//! registration) are forwarded, marked, unrecorded.
 
 // FFI: the exported entry points, reading the application's arguments.
 #[cfg(not(test))]

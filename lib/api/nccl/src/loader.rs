@@ -48,6 +48,9 @@ pub enum Error {
 struct Fns {
     get_unique_id: fns::ncclGetUniqueId,
     init_rank: fns::ncclCommInitRank,
+    init_all: fns::ncclCommInitAll,
+    split: fns::ncclCommSplit,
+    count: fns::ncclCommCount,
     finalize: fns::ncclCommFinalize,
     destroy: fns::ncclCommDestroy,
     error_string: fns::ncclGetErrorString,
@@ -128,6 +131,9 @@ impl Nccl {
         let f = Fns {
             get_unique_id: sym::<args::ncclGetUniqueId>(&lib, &shown)?,
             init_rank: sym::<args::ncclCommInitRank>(&lib, &shown)?,
+            init_all: sym::<args::ncclCommInitAll>(&lib, &shown)?,
+            split: sym::<args::ncclCommSplit>(&lib, &shown)?,
+            count: sym::<args::ncclCommCount>(&lib, &shown)?,
             finalize: sym::<args::ncclCommFinalize>(&lib, &shown)?,
             destroy: sym::<args::ncclCommDestroy>(&lib, &shown)?,
             error_string: sym::<args::ncclGetErrorString>(&lib, &shown)?,
@@ -196,6 +202,43 @@ impl Nccl {
             unsafe { (self.f.init_rank)(&mut comm, nranks, ncclUniqueId::from_bytes(id), rank) };
         self.check("ncclCommInitRank", code)?;
         Ok(comm as u64)
+    }
+
+    /// One communicator per device of `devices`, rank `i` on `devices[i]`
+    /// (`ncclCommInitAll`).
+    pub fn comm_init_all(&self, devices: &[i32]) -> Result<Vec<u64>, Error> {
+        let n = c_int::try_from(devices.len()).map_err(|_| Error::Call {
+            call: "ncclCommInitAll",
+            code: NCCL_INVALID_ARGUMENT,
+            message: format!("{} devices", devices.len()),
+        })?;
+        let mut comms: Vec<ncclComm_t> = vec![ptr::null_mut(); devices.len()];
+        // SAFETY: `comms` has room for `n` handles and `devices` holds `n`.
+        let code = unsafe { (self.f.init_all)(comms.as_mut_ptr(), n, devices.as_ptr()) };
+        self.check("ncclCommInitAll", code)?;
+        Ok(comms.into_iter().map(|c| c as u64).collect())
+    }
+
+    /// This rank's part of a split of `comm` (`ncclCommSplit`, the default
+    /// configuration): the new communicator, or `None` where `color` is
+    /// `NCCL_SPLIT_NOCOLOR` (every rank of `comm` calls it).
+    pub fn comm_split(&self, comm: u64, color: i32, key: i32) -> Result<Option<u64>, Error> {
+        let mut new: ncclComm_t = ptr::null_mut();
+        // SAFETY: `comm` came from this library; `new` is a valid
+        // out-parameter; a null configuration is the default one.
+        let code =
+            unsafe { (self.f.split)(comm as ncclComm_t, color, key, &mut new, ptr::null_mut()) };
+        self.check("ncclCommSplit", code)?;
+        Ok((!new.is_null()).then_some(new as u64))
+    }
+
+    /// Ranks of a communicator this library made (`ncclCommCount`).
+    pub fn comm_count(&self, comm: u64) -> Result<u32, Error> {
+        let mut n: c_int = 0;
+        // SAFETY: `comm` came from this library; `n` is a valid out-parameter.
+        let code = unsafe { (self.f.count)(comm as ncclComm_t, &mut n) };
+        self.check("ncclCommCount", code)?;
+        Ok(u32::try_from(n).unwrap_or(0))
     }
 
     /// `ncclCommFinalize` of a communicator this library made.

@@ -728,6 +728,13 @@ impl<'a> Replayer<'a> {
                 nranks,
                 rank,
             } => self.nccl_comm_init(e, *comm, uid, *nranks, *rank)?,
+            Op::NcclCommSplit {
+                parent,
+                color,
+                key,
+                comm,
+            } => self.nccl_comm_split(e, *parent, *color, *key, *comm)?,
+            Op::NcclCommInitAll { comms, devices } => self.nccl_comm_init_all(e, comms, devices)?,
             Op::NcclCommFinalize { comm } => self.nccl_comm_end(e, *comm, false)?,
             Op::NcclCommDestroy { comm } => self.nccl_comm_end(e, *comm, true)?,
             Op::NcclGroupStart => self.nccl_group(e, true)?,

@@ -282,11 +282,13 @@ impl Comm {
             let word = |i: usize| i32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
             ranks.push((word(0), word(4), r));
         }
-        Ok(split_part(&ranks, self.rank, color).map(|(nranks, rank, first)| Part {
-            id: all[first][8..].try_into().expect("128 bytes"),
-            nranks,
-            rank,
-        }))
+        Ok(
+            split_part(&ranks, self.rank, color).map(|(nranks, rank, first)| Part {
+                id: all[first][8..].try_into().expect("128 bytes"),
+                nranks,
+                rank,
+            }),
+        )
     }
 
     /// Stops the proxy (it frees its memory) and waits for it.

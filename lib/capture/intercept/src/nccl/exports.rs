@@ -132,7 +132,6 @@ mod handlers {
         ncclCommDeregister,
     );
 
-
     /// `ncclCommSplit`: recorded as `nccl_comm_split`, with the new
     /// communicator (none for `NCCL_SPLIT_NOCOLOR`).
     #[inline]

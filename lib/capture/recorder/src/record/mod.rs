@@ -13,6 +13,7 @@
 
 pub mod arrays;
 pub mod code_objects;
+pub mod communicators;
 pub mod current_device;
 pub mod event_line;
 pub mod graph_execs;

@@ -18,7 +18,9 @@
 //! (`memcpy_array` host→array over its whole extent, its contents read the
 //! same way): plain arrays, each mipmapped array's levels and each NV12
 //! array's planes through the handles the program looked them up by
-//! ([`array_shapes`]). Host memory kernels reach is marked unseen, so the window's
+//! ([`array_shapes`]), then the communicators' creating events
+//! ([`communicators`](crate::record::communicators): by family, the same
+//! in every rank's preamble). Host memory kernels reach is marked unseen, so the window's
 //! first launch that reaches it records it whole (`host_write`). What
 //! cannot be rebuilt (an exported or imported shareable handle, an array
 //! whose contents the family cannot read) is named on stderr and in the
@@ -36,11 +38,15 @@ use hrr_core::{Addr, BlobId, Dir, MemKind, Op};
 use serde_json::{Map, Value};
 
 use crate::record::arrays::{ArrayCopyRec, ArrayShape, ArraySide};
+use crate::record::communicators::{Communicators, Step};
 use crate::record::current_device;
 use crate::record::out::Out;
 use crate::record::recorder::{Closing, Recorder};
 use crate::sink::archive_claim::ArchiveClaim;
 use crate::sink::event_sink::LockMode;
+
+/// `ncclInProgress`.
+const NCCL_IN_PROGRESS: i32 = 7;
 
 /// The `api` of the preamble's uploads.
 pub const STATE_API: &str = "hrr-window-state";
@@ -118,6 +124,8 @@ struct Ledger {
     /// The device each creating event ran on, by its place in `order`
     /// (the preamble writes it on that device again).
     devs: HashMap<u64, u32>,
+    /// The communicators' creating events, by family.
+    comms: Communicators,
 }
 
 impl Ledger {
@@ -154,6 +162,7 @@ impl Ledger {
     /// Keeps what `op` (a successful call) creates, forgets what it
     /// destroys.
     fn note(&mut self, api: &str, op: &Op) {
+        self.comms.note(api, op, current_device::current());
         match *op {
             Op::Alloc { ptr, .. } | Op::HostRegister { ptr, .. } => {
                 self.put(Key::Mem(ptr.0), api, op)
@@ -383,7 +392,12 @@ impl Window {
 
     /// Notes a recorded call's effect on the live handles.
     pub(crate) fn note(&self, api: &str, ret: i32, op: &Op) {
-        if ret != 0 || !is_lifecycle(op) {
+        // A non-blocking communicator is made when its call answers
+        // ncclInProgress.
+        let made = ret == 0
+            || (ret == NCCL_IN_PROGRESS
+                && matches!(op, Op::NcclCommInit { .. } | Op::NcclCommSplit { .. }));
+        if !made || !is_lifecycle(op) {
             return;
         }
         lock(&self.ledger).note(api, op);
@@ -635,6 +649,8 @@ impl Recorder {
                 (*k, api.clone(), op.clone(), dev)
             })
             .collect();
+        // Restored once written: writing them notes them again.
+        let comms = ledger.comms.clone();
         drop(ledger);
         let mut state = State::default();
         let mut buf = Vec::new();
@@ -700,6 +716,20 @@ impl Recorder {
         for (shape, (api, array)) in array_shapes(&live, &mut state.not_restored) {
             self.upload_array(dev, &api, array, shape, &mut buf, &mut state);
         }
+        // Communicators last: made by all their ranks at once, each rank's
+        // preamble replays the same creations (`communicators`).
+        for step in comms.preamble() {
+            match step {
+                Step::Create { api, op, dev } => {
+                    current_device::with(dev, || self.op(&api, 0, &op))
+                }
+                Step::Destroy { comm, dev } => current_device::with(dev, || {
+                    self.op(STATE_API, 0, &Op::NcclCommDestroy { comm })
+                }),
+                Step::NotRestored(what) => state.not_restored.push(what),
+            }
+        }
+        lock(&w.ledger).comms = comms;
         (state.bytes, state.allocs, state.not_restored)
     }
 

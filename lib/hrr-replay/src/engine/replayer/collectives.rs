@@ -1,5 +1,6 @@
-//! Collectives (`nccl_comm_init`, `nccl_coll`, `nccl_group_*`,
-//! `nccl_comm_finalize`, `nccl_comm_destroy`), replayed through the real
+//! Collectives (`nccl_comm_init`, `nccl_comm_split`, `nccl_comm_init_all`,
+//! `nccl_coll`, `nccl_group_*`, `nccl_comm_finalize`,
+//! `nccl_comm_destroy`), replayed through the real
 //! NCCL-API library: the backend's ([`Device::collectives_library`]: NCCL
 //! on CUDA, RCCL on ROCm, hrr's stand-in on the CPU runtime) unless
 //! [`ReplayOptions::collectives_library`] names another. It is loaded at
@@ -11,7 +12,10 @@
 //! and publishes it in the job's rendezvous directory
 //! ([`ReplayOptions::rendezvous`], which `hrr-play JOB` makes and hands to
 //! its children), where the other ranks wait for it. Outside a job replay
-//! several ranks cannot meet: refused, naming the event.
+//! several ranks cannot meet: refused, naming the event. A split is the
+//! library's split of the replayed parent with the recorded color and key
+//! (every rank of the parent replays its own); `ncclCommInitAll` is the
+//! library's over the recorded devices as `--device-map` maps them.
 //!
 //! Collectives are issued with their buffers translated like any device
 //! operand and on the translated stream, after the backend's launch
@@ -76,6 +80,8 @@ pub(super) fn in_progress(e: &Event) -> bool {
         && matches!(
             e.op,
             Op::NcclCommInit { .. }
+                | Op::NcclCommSplit { .. }
+                | Op::NcclCommInitAll { .. }
                 | Op::NcclColl { .. }
                 | Op::NcclGroupEnd
                 | Op::NcclCommFinalize { .. }
@@ -220,6 +226,86 @@ impl Replayer<'_> {
             .comm_init_rank(nranks as i32, id, rank as i32)
             .map_err(|err| Self::fatal(e, collective_err(err.to_string())))?;
         self.collectives.comms.insert(comm.0, (live, nranks));
+        Ok(())
+    }
+
+    /// `nccl_comm_split`: the replayed parent split with the recorded
+    /// color and key; the library must agree on whether this rank gets a
+    /// communicator.
+    pub(super) fn nccl_comm_split(
+        &mut self,
+        e: &Event,
+        parent: Addr,
+        color: i32,
+        key: i32,
+        comm: Option<Addr>,
+    ) -> Result<(), ReplayError> {
+        let (live_parent, _) = self.live_comm(e, parent)?;
+        self.dev.quiesce().map_err(Self::dev_err(e))?;
+        let lib = self.nccl(e)?;
+        let made = lib
+            .comm_split(live_parent, color, key)
+            .map_err(|err| Self::fatal(e, collective_err(err.to_string())))?;
+        let (recorded, live) = match (comm, made) {
+            (Some(c), Some(live)) if c.0 != 0 => (c, live),
+            (None, None) => return Ok(()),
+            (c, live) => {
+                return Err(Self::fatal(
+                    e,
+                    collective_err(format!(
+                        "the split of {parent} by color {color} {} a communicator at capture, and {} now",
+                        if c.is_some() { "made" } else { "made no" },
+                        if live.is_some() {
+                            "made one"
+                        } else {
+                            "made none"
+                        },
+                    )),
+                ));
+            }
+        };
+        let nranks = lib
+            .comm_count(live)
+            .map_err(|err| Self::fatal(e, collective_err(err.to_string())))?;
+        self.collectives.comms.insert(recorded.0, (live, nranks));
+        Ok(())
+    }
+
+    /// `nccl_comm_init_all`: one communicator per recorded device, on the
+    /// local device each maps to.
+    pub(super) fn nccl_comm_init_all(
+        &mut self,
+        e: &Event,
+        comms: &[Addr],
+        devices: &[i32],
+    ) -> Result<(), ReplayError> {
+        if comms.len() != devices.len() || comms.is_empty() {
+            return Err(Self::fatal(
+                e,
+                collective_err(format!(
+                    "{} communicators for {} devices",
+                    comms.len(),
+                    devices.len()
+                )),
+            ));
+        }
+        let mut local = Vec::with_capacity(devices.len());
+        for &d in devices {
+            let Ok(d) = u32::try_from(d) else {
+                return Err(Self::fatal(e, collective_err(format!("device {d}"))));
+            };
+            let l = self.local_device(e, d)?;
+            local.push(i32::try_from(l).unwrap_or(i32::MAX));
+        }
+        self.dev.quiesce().map_err(Self::dev_err(e))?;
+        let live = self
+            .nccl(e)?
+            .comm_init_all(&local)
+            .map_err(|err| Self::fatal(e, collective_err(err.to_string())))?;
+        let n = comms.len() as u32;
+        for (c, l) in comms.iter().zip(live) {
+            self.collectives.comms.insert(c.0, (l, n));
+        }
         Ok(())
     }
 

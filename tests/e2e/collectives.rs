@@ -208,3 +208,158 @@ fn a_job_of_two_ranks_replays_as_a_job() {
             "has 2 ranks, which meet only in a job replay",
         ));
 }
+
+/// Four ranks split into two pairs (and then into three of them, the
+/// fourth passing `NCCL_SPLIT_NOCOLOR`): every rank's archive records its
+/// splits, and the job replays them through the library's split, PASS.
+#[test]
+fn a_job_that_splits_its_communicator_replays_as_a_job() {
+    let p = Pipeline::new("nccl_split");
+    let a = p
+        .sh(&format!(
+            "hrr-cap -o job.hrr -- {} job | tee app.log",
+            p.app_cmdline()
+        ))
+        .assert()
+        .success();
+    let p = p.step(a);
+    assert!(
+        p.app_log().contains("nccl_split: job: OK"),
+        "{}",
+        p.app_log()
+    );
+    let job: Value =
+        serde_json::from_slice(&std::fs::read(p.path("job.job.json")).unwrap()).unwrap();
+    let procs = job["processes"].as_array().unwrap();
+    assert_eq!(procs.len(), 4, "{job}");
+    for pr in procs {
+        let dir = p.path(pr["archive"].as_str().unwrap());
+        let ev = read_events(&dir);
+        let splits = ops(&ev, "nccl_comm_split");
+        assert_eq!(splits.len(), 2, "{splits:?}");
+        let rank = pr["rank"].as_i64().unwrap();
+        assert_eq!(splits[0]["color"], rank % 2);
+        assert_eq!(splits[0]["key"], -rank);
+        assert!(splits[0]["comm"].is_string(), "{}", splits[0]);
+        assert_eq!(splits[1]["comm"].is_null(), rank == 3, "{}", splits[1]);
+        let init = &ops(&ev, "nccl_comm_init")[0];
+        assert_eq!(splits[0]["parent"], init["comm"]);
+        // The pair's collectives name the split's communicator.
+        let on_pair = ops(&ev, "nccl_coll")
+            .iter()
+            .filter(|c| c["comm"] == splits[0]["comm"])
+            .count();
+        assert_eq!(on_pair, 2);
+        let m: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        assert!(
+            m["unrecorded"].as_object().is_none_or(|u| u.is_empty()),
+            "{}",
+            m["unrecorded"]
+        );
+    }
+    let a = p
+        .tool("hrr-play")
+        .args(["--backend", "cpu", "job.job.json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^PASS$").unwrap());
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert_eq!(out.matches(": PASS").count(), 4, "{out}");
+}
+
+/// `ncclCommInitAll` over the CPU runtime's two devices, with an
+/// all-reduce in a group whose result on each device is both devices'
+/// data: recorded as one `nccl_comm_init_all` (nothing unrecorded) and
+/// replayed through the library's own, PASS.
+#[test]
+fn init_all_over_two_devices_replays() {
+    let p = Pipeline::new("nccl_split");
+    let a = p
+        .sh(&format!(
+            "HRR_CPU_DEVICES=2 hrr-cap -o cap.hrr -- {} all | tee app.log",
+            p.app_cmdline()
+        ))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("unrecorded : 0 calls"));
+    let p = p.step(a);
+    assert!(
+        p.app_log().contains("nccl_split: all: OK"),
+        "{}",
+        p.app_log()
+    );
+    let ev = p.events("cap.hrr");
+    let all = ops(&ev, "nccl_comm_init_all");
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["devices"], serde_json::json!([0, 1]));
+    let comms = all[0]["comms"].as_array().unwrap();
+    assert_eq!(comms.len(), 2);
+    let colls = ops(&ev, "nccl_coll");
+    assert_eq!(colls.len(), 2);
+    assert_eq!((&colls[0]["comm"], &colls[1]["comm"]), (&comms[0], &comms[1]));
+    let a = p
+        .play_cmd(&[])
+        .env("HRR_CPU_DEVICES", "2")
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^PASS$").unwrap());
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let (pass, _, _, fail) = d2h_counts(&out).expect("a d2h line");
+    assert_eq!((pass, fail), (2, 0), "{out}");
+}
+
+/// A window opened after a communicator and a split of it were made: its
+/// preamble makes both again (`nccl_comm_init`, `nccl_comm_split`), so the
+/// window's archive alone replays its collectives, PASS. Without them the
+/// replay stops at the first collective: never created.
+#[test]
+fn a_window_rebuilds_the_communicators_live_at_its_start() {
+    let p = Pipeline::new("nccl_split");
+    let a = p
+        .sh(&format!(
+            "hrr-cap --window profiler -o cap.hrr -- {} window | tee app.log",
+            p.app_cmdline()
+        ))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("not restored").not());
+    let p = p.step(a);
+    assert!(
+        p.app_log().contains("nccl_split: window: OK"),
+        "{}",
+        p.app_log()
+    );
+    let ev = p.events("cap.hrr");
+    let names: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["op"].as_str().unwrap().starts_with("nccl_"))
+        .map(|e| e["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["nccl_comm_init", "nccl_comm_split", "nccl_coll", "nccl_coll"],
+        "the preamble's communicators, then the window's collectives"
+    );
+    let a = p
+        .play_cmd(&[])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^PASS$").unwrap());
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let (pass, _, _, fail) = d2h_counts(&out).expect("a d2h line");
+    assert_eq!((pass, fail), (2, 0), "{out}");
+
+    // The same archive without the preamble's communicators.
+    let text: String = hrr_tests::events_text(&p.cap())
+        .lines()
+        .filter(|l| !l.contains(r#""op":"nccl_comm_init""#) && !l.contains(r#""op":"nccl_comm_split""#))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let _ = std::fs::remove_file(p.cap().join("events.ndjson.zst"));
+    std::fs::write(p.cap().join("events.ndjson"), text).unwrap();
+    p.play_cmd(&[])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("was never created"));
+}

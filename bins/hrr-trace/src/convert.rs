@@ -685,6 +685,30 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
                 .u64("nranks", (*nranks).into())
                 .u64("rank", (*rank).into());
         }
+        Op::NcclCommSplit {
+            parent,
+            color,
+            key,
+            comm,
+        } => {
+            o.addr("parent", parent.0)
+                .i64("color", (*color).into())
+                .i64("key", (*key).into());
+            if let Some(c) = comm {
+                o.addr("comm", c.0);
+            }
+        }
+        Op::NcclCommInitAll { comms, devices } => {
+            o.u64("comms", comms.len() as u64)
+                .str(
+                    "devices",
+                    &devices
+                        .iter()
+                        .map(i32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                );
+        }
         Op::NcclCommFinalize { comm } | Op::NcclCommDestroy { comm } => {
             o.addr("comm", comm.0);
         }

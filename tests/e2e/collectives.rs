@@ -297,7 +297,10 @@ fn init_all_over_two_devices_replays() {
     assert_eq!(comms.len(), 2);
     let colls = ops(&ev, "nccl_coll");
     assert_eq!(colls.len(), 2);
-    assert_eq!((&colls[0]["comm"], &colls[1]["comm"]), (&comms[0], &comms[1]));
+    assert_eq!(
+        (&colls[0]["comm"], &colls[1]["comm"]),
+        (&comms[0], &comms[1])
+    );
     let a = p
         .play_cmd(&[])
         .env("HRR_CPU_DEVICES", "2")
@@ -338,7 +341,12 @@ fn a_window_rebuilds_the_communicators_live_at_its_start() {
         .collect();
     assert_eq!(
         names,
-        ["nccl_comm_init", "nccl_comm_split", "nccl_coll", "nccl_coll"],
+        [
+            "nccl_comm_init",
+            "nccl_comm_split",
+            "nccl_coll",
+            "nccl_coll"
+        ],
         "the preamble's communicators, then the window's collectives"
     );
     let a = p
@@ -353,7 +361,9 @@ fn a_window_rebuilds_the_communicators_live_at_its_start() {
     // The same archive without the preamble's communicators.
     let text: String = hrr_tests::events_text(&p.cap())
         .lines()
-        .filter(|l| !l.contains(r#""op":"nccl_comm_init""#) && !l.contains(r#""op":"nccl_comm_split""#))
+        .filter(|l| {
+            !l.contains(r#""op":"nccl_comm_init""#) && !l.contains(r#""op":"nccl_comm_split""#)
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     let _ = std::fs::remove_file(p.cap().join("events.ndjson.zst"));

@@ -699,15 +699,14 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
             }
         }
         Op::NcclCommInitAll { comms, devices } => {
-            o.u64("comms", comms.len() as u64)
-                .str(
-                    "devices",
-                    &devices
-                        .iter()
-                        .map(i32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(","),
-                );
+            o.u64("comms", comms.len() as u64).str(
+                "devices",
+                &devices
+                    .iter()
+                    .map(i32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
         }
         Op::NcclCommFinalize { comm } | Op::NcclCommDestroy { comm } => {
             o.addr("comm", comm.0);

@@ -529,13 +529,15 @@ macro_rules! read_value {
     (node_blobs, $c:ident) => {
         None
     };
-    // So are `nccl_comm_init_all`'s lists.
-    (addrs, $c:ident) => {
-        None
-    };
-    (ints, $c:ident) => {
-        None
-    };
+    (addrs, $c:ident) => {{
+        let mut v = Vec::new();
+        $c.array(|c| c.addr().map(|a| v.push(a))).map(|()| v)
+    }};
+    (ints, $c:ident) => {{
+        let mut v = Vec::new();
+        $c.array(|c| i32::try_from(c.int()?).ok().map(|i| v.push(i)))
+            .map(|()| v)
+    }};
 }
 
 /// Callback of `wire_keys!`: the keys the scanner knows and its reading of

@@ -99,6 +99,18 @@ impl Gen for Vec<KernelArg> {
     }
 }
 
+impl Gen for Vec<Addr> {
+    fn strategy() -> BoxedStrategy<Vec<Addr>> {
+        proptest::collection::vec(Addr::strategy(), 0..6).boxed()
+    }
+}
+
+impl Gen for Vec<i32> {
+    fn strategy() -> BoxedStrategy<Vec<i32>> {
+        proptest::collection::vec(any::<i32>(), 0..6).boxed()
+    }
+}
+
 impl Gen for HexBytes {
     fn strategy() -> BoxedStrategy<HexBytes> {
         proptest::collection::vec(any::<u8>(), 0..160)

@@ -41,8 +41,8 @@ pub enum Step {
     Create {
         /// Its entry point.
         api: String,
-        /// The event's op.
-        op: Op,
+        /// The event's op (boxed: an op is large beside the other steps).
+        op: Box<Op>,
         /// The device it ran on.
         dev: u32,
     },
@@ -171,7 +171,7 @@ impl Communicators {
             }
             steps.push(Step::Create {
                 api: m.api.clone(),
-                op: m.op.clone(),
+                op: Box::new(m.op.clone()),
                 dev: m.dev,
             });
             let mut due: Vec<(u64, u64)> = last_use

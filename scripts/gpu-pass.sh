@@ -110,7 +110,7 @@ build_one() {
                 false
             else
                 timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -I"$NCCL_DIR/include" -o "$WORK/$w" "$SRC/$w.cu" \
-                    -L"$NCCL_DIR/lib" -l:libnccl.so.2 -Wl,-rpath,"$NCCL_DIR/lib"
+                    -L"$NCCL_DIR/lib" -l:libnccl.so.2 -Xlinker -rpath -Xlinker "$NCCL_DIR/lib"
             fi ;;
         *) timeout "$T" "$NVCC" -cudart shared -arch="$ARCH" -O2 -o "$WORK/$w" "$SRC/$w.cu" ;;
     esac >"$LOG/$w.build.log" 2>&1
@@ -358,7 +358,8 @@ run_case texture2d_ptds texture2d_ptds
 
 # Mipmap levels and NV12 planes: the level and plane handles translated,
 # each level's contents read by one kernel through a texture object.
-RECORDED_OPS=(mipmap_create mipmap_level array_plane memcpy_array tex_create mipmap_destroy)
+# (array_plane only where the device takes NV12 arrays: not required.)
+RECORDED_OPS=(mipmap_create mipmap_level memcpy_array tex_create mipmap_destroy)
 CHECK=check_texture
 run_case texture_mipmap texture_mipmap
 

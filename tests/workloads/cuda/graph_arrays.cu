@@ -64,11 +64,12 @@ int main() {
     CK(cudaMemcpy2DFromArrayAsync(win, WW * sizeof(float), arr, 2 * sizeof(float), 3, WW * sizeof(float), WH,
                                   cudaMemcpyDeviceToHost, s));
     CK(cudaStreamEndCapture(s, &g));
-    // A node of its own: the whole array to device memory, after the rest.
+    // A node of its own: the whole array to device memory, after every
+    // captured node.
     size_t n = 0;
-    CK(cudaGraphGetLeafNodes(g, nullptr, &n));
+    CK(cudaGraphGetNodes(g, nullptr, &n));
     cudaGraphNode_t leaves[8], copy_node;
-    CK(cudaGraphGetLeafNodes(g, leaves, &n));
+    CK(cudaGraphGetNodes(g, leaves, &n));
     cudaMemcpy3DParms whole;
     std::memset(&whole, 0, sizeof whole);
     whole.srcArray = arr;

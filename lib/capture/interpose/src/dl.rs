@@ -72,6 +72,53 @@ pub fn loaded_library(soname: &CStr) -> Option<*mut c_void> {
     (!h.is_null()).then_some(h)
 }
 
+/// Looks `name` up in every loaded object but the one holding `own` (an
+/// address inside the calling library), those loaded with `RTLD_LOCAL`
+/// included, which neither `RTLD_NEXT` nor `RTLD_DEFAULT` reach. A Python
+/// extension's dependencies are loaded so (PyTorch's `libnccl.so.2`):
+/// their callers bind to the preloaded interposer's export, whose wrapper
+/// must then find the definition where the extension loaded it. The first
+/// object in load order that defines it wins, and stays loaded.
+pub fn dlsym_loaded(name: &CStr, own: usize) -> Option<*mut c_void> {
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        // SAFETY: `data` is the Vec `dlsym_loaded` passed; `info` is the
+        // loader's, valid during this call, its name NUL-terminated.
+        unsafe {
+            let paths = &mut *data.cast::<Vec<std::ffi::CString>>();
+            let name = (*info).dlpi_name;
+            if !name.is_null() && *name != 0 {
+                paths.push(CStr::from_ptr(name).to_owned());
+            }
+        }
+        0
+    }
+    let mut paths: Vec<std::ffi::CString> = Vec::new();
+    // SAFETY: `each` only reads the loader's record and pushes to `paths`,
+    // which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&raw mut paths).cast()) };
+    let own_base = object_base(own);
+    for path in paths {
+        // SAFETY: a C string; RTLD_NOLOAD never loads anything.
+        let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            continue;
+        }
+        // SAFETY: `h` is live (just opened); a C string.
+        match unsafe { dlsym_in(h, name) } {
+            Some(f) if object_base(f as usize) != own_base => return Some(f),
+            _ => {
+                // SAFETY: the reference RTLD_NOLOAD took, given back.
+                unsafe { libc::dlclose(h) };
+            }
+        }
+    }
+    None
+}
+
 /// The file of an already loaded library, found by one of its symbols
 /// (`None` when it is not loaded or lacks the symbol).
 pub fn loaded_library_path(soname: &CStr, symbol: &CStr) -> Option<PathBuf> {
@@ -118,6 +165,31 @@ pub fn object_path(addr: usize) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_definition_loaded_locally_is_found() {
+        // libthread_db (glibc's own) is never loaded by this test binary.
+        assert_eq!(dlsym_next(c"td_init"), None);
+        // SAFETY: a C string; loads glibc's libthread_db privately.
+        let h = unsafe {
+            libc::dlopen(
+                c"libthread_db.so.1".as_ptr(),
+                libc::RTLD_LAZY | libc::RTLD_LOCAL,
+            )
+        };
+        assert!(!h.is_null(), "libthread_db.so.1");
+        assert_eq!(
+            dlsym_next(c"td_init"),
+            None,
+            "RTLD_LOCAL: not in the global scope"
+        );
+        // SAFETY: `h` is live.
+        let there = unsafe { dlsym_in(h, c"td_init") }.expect("td_init");
+        let own = a_definition_loaded_locally_is_found as fn() as usize;
+        assert_eq!(dlsym_loaded(c"td_init", own), Some(there));
+        // The calling object's own definitions are passed over.
+        assert_eq!(dlsym_loaded(c"td_init", there as usize), None);
+    }
 
     #[test]
     fn glibc_dlsym_is_found_and_used() {

@@ -2,7 +2,8 @@
 //!
 //! Each exported wrapper owns one `static RealFn` (or a [`Real`], its typed
 //! form for a table entry). The first call resolves it with
-//! `dlsym(RTLD_NEXT, name)`; every later call is one atomic load. A symbol
+//! `dlsym(RTLD_NEXT, name)`, else in a library loaded with `RTLD_LOCAL`
+//! (`dl::dlsym_loaded`); every later call is one atomic load. A symbol
 //! no later object defines stays `None` (also cached), so a wrapper can
 //! answer with an error ([`Missing`]) instead of jumping to null.
 
@@ -59,7 +60,16 @@ impl RealFn {
     #[inline(never)]
     fn resolve(&self) -> Option<NonNull<c_void>> {
         // Two threads may race here; both get the same answer from dlsym.
-        let found = crate::dl::dlsym_next(self.name).and_then(NonNull::new);
+        // A definition only a locally loaded library holds (PyTorch's
+        // libnccl) is found by searching the loaded objects.
+        let found = crate::dl::dlsym_next(self.name)
+            .or_else(|| {
+                crate::dl::dlsym_loaded(
+                    self.name,
+                    RealFn::resolve as fn(&RealFn) -> Option<NonNull<c_void>> as usize,
+                )
+            })
+            .and_then(NonNull::new);
         let v = found.map_or(MISSING, |p| p.as_ptr() as usize);
         self.addr.store(v, Ordering::Release);
         found

@@ -201,7 +201,8 @@ mod handlers {
             Some(f) => unsafe { a.call(f) },
             None => {
                 report_missing(args::ncclGetErrorString::NAME);
-                std::ptr::null()
+                // Never null: callers build strings from it (PyTorch does).
+                c"hrr: no NCCL library defines ncclGetErrorString".as_ptr()
             }
         }
     }

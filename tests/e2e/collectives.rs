@@ -373,3 +373,57 @@ fn a_window_rebuilds_the_communicators_live_at_its_start() {
         .code(1)
         .stderr(predicate::str::contains("was never created"));
 }
+
+/// NCCL reached only through a library the program loads with
+/// `RTLD_LOCAL` (as Python loads PyTorch's extension, and with it
+/// `libnccl.so.2`): the library's NCCL calls bind to the preloaded
+/// interposer, whose wrappers must find the real definitions in that
+/// library's local scope, out of `dlsym(RTLD_NEXT)`'s reach. Without that
+/// the program's first NCCL call fails under capture.
+#[test]
+fn nccl_loaded_locally_by_a_library_is_found_and_recorded() {
+    let p = Pipeline::new("local_collectives").arg("./liblocalcoll.so");
+    let rt = hrr_tests::tools().cpu_runtime();
+    let libdir = rt.parent().unwrap();
+    let src = hrr_tests::workloads_src();
+    let out = std::process::Command::new("gcc")
+        .args([
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-Wall",
+            "-Werror",
+            "-Wno-unused-function",
+        ])
+        .arg("-D__HIP_PLATFORM_AMD__")
+        .arg("-I")
+        .arg(&src)
+        .arg("-I")
+        .arg(src.join("include"))
+        .arg(src.join("lib/local_collectives_lib.c"))
+        .arg("-o")
+        .arg(p.path("liblocalcoll.so"))
+        .arg("-L")
+        .arg(libdir)
+        .args(["-lhrr_nccl_cpu", "-lhrr_hip_cpu"])
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = p.capture();
+    assert!(
+        p.app_log().contains("local_collectives: 256 elements: OK"),
+        "{}",
+        p.app_log()
+    );
+    let ev = p.events("cap.hrr");
+    assert_eq!(ops(&ev, "nccl_comm_init").len(), 1);
+    assert_eq!(ops(&ev, "nccl_coll").len(), 1);
+    let p = p.play();
+    let (pass, _, _, fail) = d2h_counts(&p.last_stdout()).expect("a d2h line");
+    assert_eq!((pass, fail), (1, 0), "{}", p.last_stdout());
+}

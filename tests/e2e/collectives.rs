@@ -20,6 +20,27 @@ fn one_rank() -> Pipeline {
     p
 }
 
+/// `hrr-cap -o job.hrr -- ./WORKLOAD job`, which must say `WORKLOAD: job:
+/// OK`, and the job file it wrote.
+fn captured_job(workload: &str) -> (Pipeline, Value) {
+    let p = Pipeline::new(workload);
+    let a = p
+        .sh(&format!(
+            "hrr-cap -o job.hrr -- {} job | tee app.log",
+            p.app_cmdline()
+        ))
+        .assert()
+        .success();
+    let p = p.step(a);
+    assert!(
+        p.app_log().contains(&format!("{workload}: job: OK")),
+        "{}",
+        p.app_log()
+    );
+    let job = serde_json::from_slice(&std::fs::read(p.path("job.job.json")).unwrap()).unwrap();
+    (p, job)
+}
+
 /// The archive holds the collectives at their API, and nothing the
 /// stand-in did underneath: not its proxy thread's scratch allocation and
 /// memset, not its copies and stream syncs on either thread.
@@ -159,22 +180,7 @@ fn a_wrong_count_fails_the_check() {
 /// publishes; one rank's archive alone is refused.
 #[test]
 fn a_job_of_two_ranks_replays_as_a_job() {
-    let p = Pipeline::new("nccl_collectives");
-    let a = p
-        .sh(&format!(
-            "hrr-cap -o job.hrr -- {} job | tee app.log",
-            p.app_cmdline()
-        ))
-        .assert()
-        .success();
-    let p = p.step(a);
-    assert!(
-        p.app_log().contains("nccl_collectives: job: OK"),
-        "{}",
-        p.app_log()
-    );
-    let job: Value =
-        serde_json::from_slice(&std::fs::read(p.path("job.job.json")).unwrap()).unwrap();
+    let (p, job) = captured_job("nccl_collectives");
     let procs = job["processes"].as_array().unwrap();
     assert_eq!(procs.len(), 2, "{job}");
     let mut uids = Vec::new();
@@ -214,22 +220,7 @@ fn a_job_of_two_ranks_replays_as_a_job() {
 /// splits, and the job replays them through the library's split, PASS.
 #[test]
 fn a_job_that_splits_its_communicator_replays_as_a_job() {
-    let p = Pipeline::new("nccl_split");
-    let a = p
-        .sh(&format!(
-            "hrr-cap -o job.hrr -- {} job | tee app.log",
-            p.app_cmdline()
-        ))
-        .assert()
-        .success();
-    let p = p.step(a);
-    assert!(
-        p.app_log().contains("nccl_split: job: OK"),
-        "{}",
-        p.app_log()
-    );
-    let job: Value =
-        serde_json::from_slice(&std::fs::read(p.path("job.job.json")).unwrap()).unwrap();
+    let (p, job) = captured_job("nccl_split");
     let procs = job["processes"].as_array().unwrap();
     assert_eq!(procs.len(), 4, "{job}");
     for pr in procs {

@@ -82,15 +82,13 @@ pub fn before_copy(
     begin(src, len, stream)
 }
 
-/// Launches the hash of the `len` bytes at device address `src` on
-/// `stream` (the handle the copy goes to: 0 the legacy stream,
-/// `CU_STREAM_PER_THREAD` the calling thread's), to be called right before
-/// the copy is forwarded; `None` when the copy is hashed on the host.
-pub fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
-    if mode().from().is_none_or(|from| len < from)
-        || len as u64 > plan::MOST
-        || OFF.load(Ordering::Relaxed)
-    {
+/// Launches the hash of the `len` bytes (at least the mode's threshold,
+/// [`before_copy`]'s word) at device address `src` on `stream` (the handle
+/// the copy goes to: 0 the legacy stream, `CU_STREAM_PER_THREAD` the
+/// calling thread's), to be called right before the copy is forwarded;
+/// `None` when the copy is hashed on the host.
+fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
+    if len as u64 > plan::MOST || OFF.load(Ordering::Relaxed) {
         return None;
     }
     // Work on the legacy stream, or a module load, could end another

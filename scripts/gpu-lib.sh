@@ -79,6 +79,24 @@ skip() { echo "SKIP $1: $2"; skipped=$((skipped + 1)); }
 now_ns() { date +%s%N; }
 ms_between() { echo $((($2 - $1) / 1000000)); }
 
+# --- nondeterministic programs --------------------------------------------
+# runs_explain CASE ARCHIVE: the archive of a program whose two captures
+# differ, replayed five times (hrr-play --runs 5, log $LOG/CASE.runs.log).
+# Returns 0 when every D2H either matches or differs among the replays
+# themselves, with every allocation placed: the mismatches are the
+# program's own; a D2H the replays agree on and the capture does not stays
+# a failure. Sets RUNS to a line saying what the replays found.
+runs_explain() {
+    local case=$1 arc=$2 rc
+    timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --runs 5 >"$LOG/$case.runs.log" 2>&1
+    rc=$?
+    RUNS="hrr-play --runs 5: exit $rc, $(grep -m1 '^d2h' "$LOG/$case.runs.log" || tail -n 1 "$LOG/$case.runs.log"); $(grep -m1 '^placement' "$LOG/$case.runs.log")"
+    [ "$rc" = 0 ] && grep -q '^PASS' "$LOG/$case.runs.log" &&
+        grep -Eq '^d2h : [1-9][0-9]* pass .* 0 fail, [1-9][0-9]* nondeterministic' "$LOG/$case.runs.log" &&
+        [[ $(grep -m1 '^placement' "$LOG/$case.runs.log") =~ ^placement\ :\ ([0-9]+)\ of\ ([0-9]+) ]] &&
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[2]}" != 0 ]
+}
+
 # --- the pipeline, one workload -------------------------------------------
 # run_case WORKLOAD CASE [ARGS...]: plain run, capture, (sidecar), play, diff
 # of the built workload $WORK/WORKLOAD. run_exe CASE EXE [ARGS...]: the same

@@ -1023,21 +1023,11 @@ trust_case() {
     unrec=$(grep -m1 '^unrecorded : ' "$LOG/$case.cap.stderr")
     unrec_n=$(sed -n 's/^unrecorded : \([0-9]*\) calls.*/\1/p' <<<"$unrec")
     # A program whose two captures differ: the replay's mismatches are told
-    # apart by replaying five times (hrr-play --runs). It passes when every
-    # D2H either matches or differs among the replays themselves, with every
-    # allocation placed; a D2H the replays agree on and the capture does not
-    # stays a failure.
+    # apart by replaying five times (runs_explain, gpu-lib.sh).
     local runs=""
     if [ -n "$reason" ] && [ "$det" = nondeterministic ]; then
-        timeout "$T" "$BIN/hrr-play" "$arc" --backend cuda --runs 5 >"$LOG/$case.runs.log" 2>&1
-        rc=$?
-        runs="hrr-play --runs 5: exit $rc, $(grep -m1 '^d2h' "$LOG/$case.runs.log" || tail -n 1 "$LOG/$case.runs.log"); $(grep -m1 '^placement' "$LOG/$case.runs.log")"
-        if [ "$rc" = 0 ] && grep -q '^PASS' "$LOG/$case.runs.log" &&
-            grep -Eq '^d2h : [1-9][0-9]* pass .* 0 fail, [1-9][0-9]* nondeterministic' "$LOG/$case.runs.log" &&
-            [[ $(grep -m1 '^placement' "$LOG/$case.runs.log") =~ ^placement\ :\ ([0-9]+)\ of\ ([0-9]+) ]] &&
-            [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[2]}" != 0 ]; then
-            reason=""
-        fi
+        runs_explain "$case" "$arc" && reason=""
+        runs=$RUNS
     fi
     if [ -z "$reason" ]; then
         [ "$det" = nondeterministic ] && CASE_NOTE="the two captures differ${runs:+; $runs}"

@@ -180,6 +180,29 @@ fn launches_window_covers_the_launches_named() {
     same_as_full(&blobs, &full, 1, 2);
 }
 
+/// Before a window opens only bookkeeping is done: a launch outside it is
+/// neither matched against the thread's kept lines nor read in full
+/// (`HRR_CAPTURE_PROFILE` counts both kinds), which once cost twice a
+/// recorded launch. The launches inside it are.
+#[test]
+fn launches_outside_a_window_are_not_recorded_in_any_form() {
+    let p = Pipeline::new("window");
+    p.sh("HRR_CAPTURE_PROFILE=1 hrr-cap --window launches:3..6 -o cap.hrr -- ./window plain > app.log 2> cap.err")
+        .assert()
+        .success();
+    let err = std::fs::read_to_string(p.path("cap.err")).unwrap();
+    let through_memo: u64 = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("hrr-intercept: profile: phase launch: "))
+        .filter(|l| l.starts_with("in full") || l.starts_with("repeated line"))
+        .filter_map(|l| l.split(": ").nth(1)?.split(' ').next()?.parse::<u64>().ok())
+        .sum();
+    let ev = read_events(&p.path("cap.hrr"));
+    let inside = ev.iter().filter(|e| e["op"] == "launch").count() as u64;
+    assert_eq!(inside, 4);
+    assert_eq!(through_memo, inside, "{err}");
+}
+
 /// (signal) SIGUSR2 before step 2 opens the window at the next launch,
 /// SIGUSR2 after step 3 closes it at the next launch; `signal:USR1` the
 /// same with SIGUSR1.

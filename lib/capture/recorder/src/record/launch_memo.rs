@@ -72,6 +72,12 @@ pub fn record<'a>(
     arg: impl Fn(usize, usize) -> &'a [u8],
     in_full: impl FnOnce(Option<Slot<'_>>),
 ) {
+    // Outside a capture window nothing is appended, so no line is ever
+    // kept: without this every launch would miss, scan the memo and read
+    // its arguments in full for nothing (twice a recorded launch's cost).
+    if !r.recording() {
+        return;
+    }
     let mut in_full = Some(in_full);
     let _ = MEMO.try_with(|m| {
         let Ok(mut memo) = m.try_borrow_mut() else {

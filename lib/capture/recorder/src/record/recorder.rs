@@ -486,6 +486,14 @@ impl Recorder {
         &self.host
     }
 
+    /// Whether a launch must look for the host memory it reaches: some is
+    /// known and calls are recorded now (before a capture window opens,
+    /// the window's state preamble snapshots that memory instead).
+    #[inline]
+    pub fn watches_host_memory(&self) -> bool {
+        self.recording() && self.host.any()
+    }
+
     /// Before a launch on `stream` is forwarded: records (`host_write`) the
     /// bytes the application changed in host memory the launch reaches
     /// through `values` (pointer arguments) or always (managed memory).

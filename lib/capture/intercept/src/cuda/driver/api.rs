@@ -220,7 +220,7 @@ macro_rules! driver_wrapper {
                 // Host memory the call may read, before it runs (one check
                 // when there is none).
                 if let Some(g) = &g
-                    && g.recorder().host_memory().any()
+                    && g.recorder().watches_host_memory()
                 {
                     let b = recorder_fn::<cuda_api::args::$name, _>($before);
                     g.run(|r| b(r, API, 0, a));

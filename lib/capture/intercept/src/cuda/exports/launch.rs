@@ -435,7 +435,7 @@ pub(crate) unsafe fn read_kernel_launch<R>(
 
 /// Before a launch of `kernel` on `stream` is forwarded: records the host
 /// memory its arguments reach, and managed memory (see
-/// `record::host_memory`). Callers check the recorder's `host_memory().any()` first.
+/// `record::host_memory`). Callers check the recorder's `watches_host_memory()` first.
 ///
 /// # Safety
 /// `args` are the launch's arguments, about to be handed to the runtime or
@@ -683,7 +683,7 @@ unsafe fn launch<A: Entry<Ret = cudaError_t>>(
     }
     if let Some(g) = &g
         && !captured
-        && g.recorder().host_memory().any()
+        && g.recorder().watches_host_memory()
     {
         let st = stream_id(stream as u64);
         // SAFETY: the launch's arguments, about to be forwarded.
@@ -743,7 +743,7 @@ unsafe fn launch_ex<A: Entry<Ret = cudaError_t>>(
     }
     if let Some(g) = &g
         && !captured
-        && g.recorder().host_memory().any()
+        && g.recorder().watches_host_memory()
     {
         let st = stream_id(stream as u64);
         // SAFETY: the launch's arguments, about to be forwarded.

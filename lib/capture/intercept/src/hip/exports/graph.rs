@@ -630,7 +630,7 @@ pub unsafe fn hipGraphLaunch(
     let stream = a.stream as u64;
     // Host memory its kernel nodes may read, before they run (one load when
     // none is tracked); a launch into a capture runs nothing now.
-    if g.recorder().host_memory().any() && !captured(stream) {
+    if g.recorder().watches_host_memory() && !captured(stream) {
         g.run(|r| r.host_writes_before_graph_launch("hipGraphLaunch", exec, stream));
     }
     // SAFETY: the export's contract: the application's arguments.

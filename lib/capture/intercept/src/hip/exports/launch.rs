@@ -174,7 +174,7 @@ unsafe fn module_launch<A: Entry<Ret = HipError>>(
     let g = Guard::enter(api);
     super::profiler::before_launch(&g);
     if let Some(g) = &g
-        && g.recorder().host_memory().any()
+        && g.recorder().watches_host_memory()
     {
         // SAFETY: per this function's contract.
         unsafe { module_host_writes(api, g, func, dims.stream, kernel_params, extra) };
@@ -338,7 +338,7 @@ unsafe fn stub_launch<A: Entry<Ret = HipError>>(
     let g = Guard::enter(api);
     super::profiler::before_launch(&g);
     if let Some(g) = &g
-        && g.recorder().host_memory().any()
+        && g.recorder().watches_host_memory()
     {
         // SAFETY: per this function's contract.
         unsafe { stub_host_writes(api, g, function_address, dims.stream, args) };

@@ -172,8 +172,10 @@ pub fn kernels_so() -> PathBuf {
     .clone()
 }
 
-/// The stand-in CUDA driver and runtime (`tests/c/fake_cuda`), built once:
-/// the directory holding `libcuda.so.1` and `libcudart.so.13`.
+/// The stand-in CUDA driver, runtime and runtime compiler
+/// (`tests/c/fake_cuda`), built once: the directory holding `libcuda.so.1`,
+/// `libcudart.so.13` and `libnvrtc.so.13` (found by the device hash under
+/// its usual soname when the directory is on the loader's path).
 pub fn fake_cuda() -> PathBuf {
     let e = env();
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -185,6 +187,7 @@ pub fn fake_cuda() -> PathBuf {
             // functions, never a preloaded library's of the same name.
             ("libcuda.c", "libcuda.so.1", &["-Wl,-Bsymbolic"][..]),
             ("libcudart.c", "libcudart.so.13", &["-ldl"][..]),
+            ("libnvrtc.c", "libnvrtc.so.13", &[][..]),
         ] {
             let mut args: Vec<std::ffi::OsString> = vec![
                 "-O1".into(),

@@ -32,4 +32,6 @@ mod nvrtc;
 mod device;
 
 #[cfg(not(test))]
-pub use device::{Pending, before_copy};
+pub use device::{
+    Pending, before_copy, destroyed, primary_destroyed, primary_released, primary_retained,
+};

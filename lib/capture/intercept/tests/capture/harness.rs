@@ -208,10 +208,18 @@ pub fn fake_cuda() -> PathBuf {
 }
 
 /// Compiles `tests/c/<name>.c` against the stand-in CUDA libraries,
-/// linked with `libs` (`cuda`, `cudart`; none: the program dlopens them).
+/// linked with `libs` (`cuda`, `cudart`; none: the program dlopens them);
+/// cached per name for the test process (tests running it at once share
+/// one build).
 pub fn cuda_program(name: &str, libs: &[&str]) -> PathBuf {
     let e = env();
     let fake = fake_cuda();
+    let key = format!("cuda {name}{libs:?}");
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    let built = built.get_or_insert_with(HashMap::new);
+    if let Some(p) = built.get(&key) {
+        return p.clone();
+    }
     let out = e.work.join(format!("{name}-cuda"));
     let mut args: Vec<std::ffi::OsString> = vec![
         "-O1".into(),
@@ -233,6 +241,7 @@ pub fn cuda_program(name: &str, libs: &[&str]) -> PathBuf {
     }
     args.push("-ldl".into());
     gcc(&args);
+    built.insert(key, out.clone());
     out
 }
 

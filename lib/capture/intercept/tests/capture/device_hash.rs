@@ -127,7 +127,11 @@ fn check_mode_compares_each_copy_and_off_mode_leaves_the_device_alone() {
     let stderr = text(&out.stderr);
     let agree: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.starts_with(&format!("hrr-intercept: cuda: device hash: {BYTES} bytes: ")))
+        .filter(|l| {
+            l.starts_with(&format!(
+                "hrr-intercept: cuda: device hash: {BYTES} bytes: "
+            ))
+        })
         .collect();
     assert_eq!(agree.len(), 2, "{stderr}");
     for (k, l) in (1..).zip(&agree) {

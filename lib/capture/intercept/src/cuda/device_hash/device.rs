@@ -205,9 +205,13 @@ fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
                 // Launches in flight use the scratch: done before it is free.
                 libcuda::sync_stream(stream);
             }
-            contexts()
-                .seen
-                .insert(ctx, Seen { device: dev, loaded: None });
+            contexts().seen.insert(
+                ctx,
+                Seen {
+                    device: dev,
+                    loaded: None,
+                },
+            );
             p.loaded.busy.store(false, Ordering::Release);
             None
         }

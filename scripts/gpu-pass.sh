@@ -89,7 +89,8 @@ fi
 WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repeat hidden_segment launch_loop
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
-    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap nccl_one_rank device_hash)
+    texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap nccl_one_rank device_hash
+    device_hash_reset)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -418,6 +419,26 @@ run_case device_hash device_hash_check
 CASE_ENV=(HRR_LOG=1)
 CHECK=check_device_hash_used
 run_case device_hash device_hash
+# Across cudaDeviceReset: the primary context dies with the hash's module,
+# scratch and result page, and the next one (often at the same handle) must
+# load its own. device_hash_reset_check: both copies agree with the host;
+# device_hash_reset: the default. Each needs the hash loaded in both
+# contexts (a stale one crashes the program or falls back to the host).
+check_device_hash_reloaded() {
+    local loads
+    loads=$(grep -c 'device hash: loaded in context' "$LOG/$1.cap.stderr")
+    [ "$loads" = 2 ] ||
+        { echo "device hash loaded $loads times, want 2 (once per context): $(grep -m1 -E 'device hash: context|failed' "$LOG/$1.cap.stderr" || echo 'no failure line')"; return 1; }
+}
+check_device_hash_reset_each() {
+    check_device_hash_each "$@" && check_device_hash_reloaded "$@"
+}
+CASE_ENV=(HRR_DEVICE_HASH=check HRR_LOG=1)
+CHECK=check_device_hash_reset_each
+run_case device_hash_reset device_hash_reset_check
+CASE_ENV=(HRR_LOG=1)
+CHECK=check_device_hash_reloaded
+run_case device_hash_reset device_hash_reset
 
 # Host memory kernels read and write (mapped pinned, managed, registered):
 # the capture must hold the host's writes (host_write) and the kernels'

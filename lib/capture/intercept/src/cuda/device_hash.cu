@@ -5,9 +5,12 @@
  *
  * The same source is compiled three ways: by NVRTC at run time (the capture
  * library embeds it: `__CUDACC_RTC__`), by nvcc (`__CUDACC__`), and as plain
- * C for the CPU test (`tests/c/device_hash_cpu.c`), which runs the serial
- * form of the same tree below against the `blake3` crate. So it includes no
- * header and names its integer types itself (NVRTC has no libc headers).
+ * C, where each kernel is a function of one block (its threads' work done in
+ * turn): the CPU test (`tests/c/device_hash_cpu.c`) runs the launches block
+ * by block against the `blake3` crate, and the stand-in driver of the
+ * capture tests (`tests/c/fake_cuda/libcuda.c`) runs the capture library's
+ * launches with them. So it includes no header and names its integer types
+ * itself (NVRTC has no libc headers).
  *
  * The tree: one chaining value per 1 KiB chunk, then parents merged pairwise
  * level by level, the odd last node of a level promoted unchanged: that is
@@ -202,31 +205,64 @@ extern "C" __global__ void __launch_bounds__(HRR_B3_GROUP)
 
 #else
 
-/* The serial form of the kernels' tree, for the CPU test: `nodes` holds
- * room for a chaining value per chunk. Writes the 32-byte hash. */
-static void hrr_blake3_serial(const hrr_u8* in, hrr_u64 len, hrr_u32 (*nodes)[8], hrr_u8 out[32]) {
-    hrr_u64 chunks = hrr_b3_chunks_of(len), n, c, g, i;
-    for (c = 0; c < chunks; ++c) {
-        hrr_u64 off = c * HRR_B3_CHUNK;
-        hrr_u32 k = len - off < HRR_B3_CHUNK ? (hrr_u32)(len - off) : HRR_B3_CHUNK;
-        hrr_b3_chunk(in + off, k, c, chunks == 1, nodes[c]);
+/* The host's form of the kernels, for the CPU test (tests/c/device_hash_cpu.c)
+ * and the stand-in driver's launches (tests/c/fake_cuda/libcuda.c): one
+ * kernel block at a time, its threads' work done in turn. */
+
+/* hrr_b3_merge_group, serially: the `count` nodes of a group merged pairwise
+ * in place, level by level, the odd last node promoted, down to cv[0]. */
+static void hrr_b3_merge_group_serial(hrr_u32 (*cv)[8], hrr_u32 count, int whole) {
+    hrr_u32 i, t;
+    while (count > 1) {
+        hrr_u32 pairs = count / 2;
+        int root = whole && count == 2;
+        /* Pair t's parent lands at t, below both of its inputs. */
+        for (t = 0; t < pairs; ++t) hrr_b3_parent(cv[2 * t], cv[2 * t + 1], root, cv[t]);
+        if (count & 1)
+            for (i = 0; i < 8; ++i) cv[pairs][i] = cv[count - 1][i];
+        count = (count + 1) / 2;
     }
-    /* Launch after launch: each group of HRR_B3_GROUP nodes merged to one,
-     * level by level, the odd last node promoted. */
-    for (n = chunks; n > 1;) {
+}
+
+/* Block `block` of `grid` of hrr_blake3_chunks(in, len, out). */
+static void hrr_blake3_chunks_block(const hrr_u8* in, hrr_u64 len, hrr_u32* out, hrr_u32 block, hrr_u32 grid) {
+    hrr_u32 cv[HRR_B3_GROUP][8];
+    hrr_u64 chunks = hrr_b3_chunks_of(len);
+    hrr_u64 first = (hrr_u64)block * HRR_B3_GROUP;
+    hrr_u32 count = chunks - first < HRR_B3_GROUP ? (hrr_u32)(chunks - first) : HRR_B3_GROUP, t, i;
+    for (t = 0; t < count; ++t) {
+        hrr_u64 c = first + t, off = c * HRR_B3_CHUNK;
+        hrr_u32 n = len - off < HRR_B3_CHUNK ? (hrr_u32)(len - off) : HRR_B3_CHUNK;
+        hrr_b3_chunk(in + off, n, c, chunks == 1, cv[t]);
+    }
+    hrr_b3_merge_group_serial(cv, count, grid == 1);
+    for (i = 0; i < 8; ++i) out[8 * block + i] = cv[0][i];
+}
+
+/* Block `block` of `grid` of hrr_blake3_parents(in, n, out). */
+static void hrr_blake3_parents_block(const hrr_u32* in, hrr_u64 n, hrr_u32* out, hrr_u32 block, hrr_u32 grid) {
+    hrr_u32 cv[HRR_B3_GROUP][8];
+    hrr_u64 first = (hrr_u64)block * HRR_B3_GROUP;
+    hrr_u32 count = n - first < HRR_B3_GROUP ? (hrr_u32)(n - first) : HRR_B3_GROUP, t, i;
+    for (t = 0; t < count; ++t)
+        for (i = 0; i < 8; ++i) cv[t][i] = in[8 * (first + t) + i];
+    hrr_b3_merge_group_serial(cv, count, grid == 1);
+    for (i = 0; i < 8; ++i) out[8 * block + i] = cv[0][i];
+}
+
+/* The launches the capture library makes (`plan::launches`), block by
+ * block: the chunks' groups into `nodes` (room for a node per group), then
+ * the groups' nodes merged in place until one is left. Writes the 32-byte
+ * hash (the little-endian words the device's result page holds). */
+static void hrr_blake3_serial(const hrr_u8* in, hrr_u64 len, hrr_u32 (*nodes)[8], hrr_u8 out[32]) {
+    hrr_u64 n = (hrr_b3_chunks_of(len) + HRR_B3_GROUP - 1) / HRR_B3_GROUP, i;
+    hrr_u32 b;
+    for (b = 0; b < n; ++b) hrr_blake3_chunks_block(in, len, nodes[0], b, (hrr_u32)n);
+    while (n > 1) {
         hrr_u64 groups = (n + HRR_B3_GROUP - 1) / HRR_B3_GROUP;
-        for (g = 0; g < groups; ++g) {
-            hrr_u32(*cv)[8] = nodes + g * HRR_B3_GROUP;
-            hrr_u64 count = n - g * HRR_B3_GROUP < HRR_B3_GROUP ? n - g * HRR_B3_GROUP : HRR_B3_GROUP;
-            while (count > 1) {
-                hrr_u64 pairs = count / 2;
-                for (i = 0; i < pairs; ++i) hrr_b3_parent(cv[2 * i], cv[2 * i + 1], groups == 1 && count == 2, cv[i]);
-                if (count & 1)
-                    for (i = 0; i < 8; ++i) cv[pairs][i] = cv[count - 1][i];
-                count = (count + 1) / 2;
-            }
-            for (i = 0; i < 8; ++i) nodes[g][i] = cv[0][i];
-        }
+        /* Block b reads nodes b·GROUP… and writes node b: never a node a
+         * later block still reads. */
+        for (b = 0; b < groups; ++b) hrr_blake3_parents_block(nodes[0], n, nodes[0], b, (hrr_u32)groups);
         n = groups;
     }
     for (i = 0; i < 32; ++i) out[i] = (hrr_u8)(nodes[0][i / 4] >> (8 * (i % 4)));

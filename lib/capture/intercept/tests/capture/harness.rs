@@ -172,8 +172,10 @@ pub fn kernels_so() -> PathBuf {
     .clone()
 }
 
-/// The stand-in CUDA driver and runtime (`tests/c/fake_cuda`), built once:
-/// the directory holding `libcuda.so.1` and `libcudart.so.13`.
+/// The stand-in CUDA driver, runtime and runtime compiler
+/// (`tests/c/fake_cuda`), built once: the directory holding `libcuda.so.1`,
+/// `libcudart.so.13` and `libnvrtc.so.13` (found by the device hash under
+/// its usual soname when the directory is on the loader's path).
 pub fn fake_cuda() -> PathBuf {
     let e = env();
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -185,6 +187,7 @@ pub fn fake_cuda() -> PathBuf {
             // functions, never a preloaded library's of the same name.
             ("libcuda.c", "libcuda.so.1", &["-Wl,-Bsymbolic"][..]),
             ("libcudart.c", "libcudart.so.13", &["-ldl"][..]),
+            ("libnvrtc.c", "libnvrtc.so.13", &[][..]),
         ] {
             let mut args: Vec<std::ffi::OsString> = vec![
                 "-O1".into(),
@@ -205,10 +208,18 @@ pub fn fake_cuda() -> PathBuf {
 }
 
 /// Compiles `tests/c/<name>.c` against the stand-in CUDA libraries,
-/// linked with `libs` (`cuda`, `cudart`; none: the program dlopens them).
+/// linked with `libs` (`cuda`, `cudart`; none: the program dlopens them);
+/// cached per name for the test process (tests running it at once share
+/// one build).
 pub fn cuda_program(name: &str, libs: &[&str]) -> PathBuf {
     let e = env();
     let fake = fake_cuda();
+    let key = format!("cuda {name}{libs:?}");
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    let built = built.get_or_insert_with(HashMap::new);
+    if let Some(p) = built.get(&key) {
+        return p.clone();
+    }
     let out = e.work.join(format!("{name}-cuda"));
     let mut args: Vec<std::ffi::OsString> = vec![
         "-O1".into(),
@@ -230,6 +241,7 @@ pub fn cuda_program(name: &str, libs: &[&str]) -> PathBuf {
     }
     args.push("-ldl".into());
     gcc(&args);
+    built.insert(key, out.clone());
     out
 }
 

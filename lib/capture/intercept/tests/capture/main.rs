@@ -2,6 +2,7 @@
 //! Debian's HIP headers run on the CPU runtime under the real `hrr-cap`, and
 //! their archives are read back with hrr-core.
 
+mod device_hash;
 mod driver;
 mod harness;
 mod runtime;

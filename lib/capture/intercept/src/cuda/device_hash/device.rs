@@ -49,10 +49,93 @@ struct Loaded {
     checked: AtomicBool,
 }
 
-/// Contexts seen: their loaded hash, or `None` when it failed there.
-fn contexts() -> &'static Mutex<HashMap<u64, Option<Arc<Loaded>>>> {
-    static M: OnceLock<Mutex<HashMap<u64, Option<Arc<Loaded>>>>> = OnceLock::new();
-    M.get_or_init(|| Mutex::new(HashMap::new()))
+/// A context seen: its device, and its loaded hash (`None`: it failed
+/// there).
+struct Seen {
+    device: CUdevice,
+    loaded: Option<Arc<Loaded>>,
+}
+
+/// The contexts the hash was asked for, by handle value, while they live,
+/// and each device's primary context (as retained).
+#[derive(Default)]
+struct Contexts {
+    seen: HashMap<u64, Seen>,
+    primary: HashMap<CUdevice, u64>,
+}
+
+fn contexts() -> std::sync::MutexGuard<'static, Contexts> {
+    static M: OnceLock<Mutex<Contexts>> = OnceLock::new();
+    M.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Device `dev`'s primary context is `ctx` (a successful
+/// `cuDevicePrimaryCtxRetain`, at any depth).
+pub fn primary_retained(ctx: u64, dev: CUdevice) {
+    contexts().primary.insert(dev, ctx);
+}
+
+/// Context `ctx` was destroyed (`cuCtxDestroy`): the driver freed the
+/// hash's module, scratch and result page with it, and a context made
+/// later may get the same handle value, so its entry goes.
+pub fn destroyed(ctx: u64) {
+    let gone = contexts().seen.remove(&ctx);
+    said_gone(gone.map(|s| (ctx, s)));
+}
+
+/// Device `dev`'s primary context was destroyed (reset, or released by
+/// its last holder): as [`destroyed`]. A primary context this library
+/// never saw retained may be any context of the device seen: all go
+/// (a live one loads the hash again).
+pub fn primary_destroyed(dev: CUdevice) {
+    let mut c = contexts();
+    let gone: Vec<(u64, Seen)> = match c.primary.get(&dev).copied() {
+        Some(ctx) => c.seen.remove(&ctx).map(|s| (ctx, s)).into_iter().collect(),
+        None => {
+            let of_dev: Vec<u64> = c
+                .seen
+                .iter()
+                .filter(|(_, s)| s.device == dev)
+                .map(|(k, _)| *k)
+                .collect();
+            of_dev
+                .into_iter()
+                .filter_map(|k| c.seen.remove(&k).map(|s| (k, s)))
+                .collect()
+        }
+    };
+    drop(c);
+    for g in gone {
+        said_gone(Some(g));
+    }
+}
+
+/// Device `dev`'s primary context was released (`cuDevicePrimaryCtxRelease`):
+/// destroyed when that was its last holder, which the driver says
+/// (unknown: taken as destroyed, which costs at most a second load).
+pub fn primary_released(dev: CUdevice) {
+    if libcuda::primary_active(dev) != Some(true) {
+        primary_destroyed(dev);
+    }
+}
+
+/// The `HRR_LOG` line for a context's hash forgotten.
+fn said_gone(gone: Option<(u64, Seen)>) {
+    if let Some((ctx, s)) = gone {
+        diag(|| {
+            format!(
+                "device hash: context {ctx:#x} (device {}) destroyed: {}",
+                s.device,
+                if s.loaded.is_some() {
+                    "its hash went with it"
+                } else {
+                    "forgotten"
+                }
+            )
+        });
+    }
 }
 
 /// A device hash launched before a copy; [`Pending::finish`] once the copy
@@ -122,10 +205,13 @@ fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
                 // Launches in flight use the scratch: done before it is free.
                 libcuda::sync_stream(stream);
             }
-            contexts()
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(ctx, None);
+            contexts().seen.insert(
+                ctx,
+                Seen {
+                    device: dev,
+                    loaded: None,
+                },
+            );
             p.loaded.busy.store(false, Ordering::Release);
             None
         }
@@ -172,9 +258,9 @@ fn source_fits(src: u64, len: usize, ctx: u64) -> bool {
 /// Context `ctx`'s loaded hash, loaded on first use (`None`: it failed
 /// there, said once).
 fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
-    let mut m = contexts().lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(l) = m.get(&ctx) {
-        return l.clone();
+    let mut m = contexts();
+    if let Some(s) = m.seen.get(&ctx) {
+        return s.loaded.clone();
     }
     let l = match load(dev) {
         Ok(l) => {
@@ -190,7 +276,13 @@ fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
             None
         }
     };
-    m.insert(ctx, l.clone());
+    m.seen.insert(
+        ctx,
+        Seen {
+            device: dev,
+            loaded: l.clone(),
+        },
+    );
     l
 }
 

@@ -20,6 +20,16 @@
 //! flight in that context (one scratch per context). The first device hash
 //! of each context is checked against the host's hash of the bytes that
 //! landed; a disagreement turns the device hash off for the process.
+//!
+//! A context's entry lives as long as the context: destroyed
+//! (`cuCtxDestroy`), or a primary context reset or released by its last
+//! holder, it is forgotten (`destroyed`, `primary_destroyed`,
+//! `primary_released`), since the driver freed the module, scratch and
+//! result page with it and the next context may have the same handle.
+//!
+//! Tested without a GPU end to end (`tests/capture/device_hash.rs`): the
+//! capture tests' stand-in driver and NVRTC (`tests/c/fake_cuda`) run every
+//! call here, the driver running the kernels with `device_hash.cu`'s C form.
 
 pub mod plan;
 
@@ -32,4 +42,6 @@ mod nvrtc;
 mod device;
 
 #[cfg(not(test))]
-pub use device::{Pending, before_copy};
+pub use device::{
+    Pending, before_copy, destroyed, primary_destroyed, primary_released, primary_retained,
+};

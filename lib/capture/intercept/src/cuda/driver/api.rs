@@ -31,6 +31,7 @@ use super::proc::{cuGetProcAddress, cuGetProcAddress_v2};
 use super::record::{self as rec, bookkeeping, out, s};
 use super::rect_pools as rp;
 use crate::capture::Guard;
+use crate::cuda::device_hash;
 use crate::cuda::ffi::{driver_layer_on, note_cuda_call};
 use hrr_interpose::guard;
 use hrr_recorder::record::pools::PoolOp;
@@ -275,12 +276,20 @@ driver_api! {
 
     // ------------------------------------------------------------ contexts
     Lifecycle cuDevicePrimaryCtxRetain,
-        // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
-        track |_, ret, a| rec::track_context(ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev),
+        track |_, ret, a| {
+            // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
+            let ctx = unsafe { out(ret, a.pctx.cast::<u64>()) };
+            rec::track_context(ret, ctx, a.dev);
+            if ret == CUDA_SUCCESS {
+                device_hash::primary_retained(ctx, a.dev);
+            }
+        },
         // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     // The v1 symbol: what CUDA 13's static runtime still asks for at exit.
     Lifecycle cuDevicePrimaryCtxRelease_v2 | cuDevicePrimaryCtxRelease,
+        // The last holder's release destroys the context, and the device hash's state in it.
+        track |_, ret, a| if ret == CUDA_SUCCESS { device_hash::primary_released(a.dev) },
         record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
     Lifecycle cuCtxCreate_v2,
         // A created context is made current on the calling thread.
@@ -313,6 +322,8 @@ driver_api! {
         // SAFETY: `pctx` is this call's out-parameter, read only after the driver reported success (having written it).
         record |r, api, ret, a| rec::ctx_create(r, api, ret, unsafe { out(ret, a.pctx.cast::<u64>()) }, a.dev);
     Lifecycle cuCtxDestroy_v2,
+        // The device hash's module, scratch and result page go with the context.
+        track |_, ret, a| if ret == CUDA_SUCCESS { device_hash::destroyed(a.ctx as u64) },
         record |r, api, ret, a| r.op(api, ret, &Op::CtxDestroy { ctx: Addr(a.ctx as u64) });
     Free cuCtxSetCurrent | cuCtxPushCurrent_v2,
         track |_, ret, a| rec::track_current(ret, a.ctx as u64),

@@ -84,6 +84,9 @@ pub struct HashCalls {
     pub mem_host_alloc: Option<fns::cuMemHostAlloc>,
     /// `cuDeviceGetAttribute`.
     pub device_attribute: Option<fns::cuDeviceGetAttribute>,
+    /// `cuDevicePrimaryCtxGetState` (whether a primary context outlived a
+    /// release).
+    pub primary_ctx_state: Option<fns::cuDevicePrimaryCtxGetState>,
 }
 
 /// The driver's stream capture and graph queries the recorder makes to
@@ -200,6 +203,7 @@ fn build(h: *mut c_void) -> Libcuda {
             mem_alloc: q!("cuMemAlloc_v2": fns::cuMemAlloc_v2),
             mem_host_alloc: q!("cuMemHostAlloc": fns::cuMemHostAlloc),
             device_attribute: q!("cuDeviceGetAttribute": fns::cuDeviceGetAttribute),
+            primary_ctx_state: q!("cuDevicePrimaryCtxGetState": fns::cuDevicePrimaryCtxGetState),
         },
     };
     super::super::log::diag(|| {
@@ -266,6 +270,16 @@ pub fn sync_stream(stream: u64) {
             unsafe { f(stream as CUstream) }
         });
     }
+}
+
+/// Whether device `dev`'s primary context is active, by
+/// `cuDevicePrimaryCtxGetState` (`None`: the driver cannot say).
+pub fn primary_active(dev: CUdevice) -> Option<bool> {
+    let f = get()?.queries.hash.primary_ctx_state?;
+    let (mut flags, mut active): (c_uint, std::ffi::c_int) = (0, 0);
+    // SAFETY: both out-parameters are ours; `dev` was just accepted by a
+    // primary context call.
+    (unsafe { f(dev, &mut flags, &mut active) } == cuda_api::CUDA_SUCCESS).then_some(active != 0)
 }
 
 /// The parameter layout of a function (`cuFuncGetParamInfo`) or kernel

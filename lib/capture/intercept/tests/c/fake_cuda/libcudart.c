@@ -40,6 +40,19 @@ int cudaMemcpy(void *dst, const void *src, size_t n, int kind) {
     return f ? f(dst, (unsigned long long)(uintptr_t)src, n) : 35;
 }
 
+/* As libcudart: the current device's primary context reset through the
+ * driver function it looked up (cuDevicePrimaryCtxReset); the next runtime
+ * call would retain it again. */
+typedef int (*ctx_device_t)(int *);
+typedef int (*reset_t)(int);
+int cudaDeviceReset(void) {
+    ctx_device_t device = (ctx_device_t)driver("cuCtxGetDevice");
+    reset_t reset = (reset_t)driver("cuDevicePrimaryCtxReset");
+    int d = 0;
+    if (!device || !reset || device(&d)) return 35;
+    return reset(d);
+}
+
 /* ------------------------------------------------------------------
  * The runtime calls tests/c/runtime_calls.c makes: host memory for device
  * memory, a table of the "device" allocations (what

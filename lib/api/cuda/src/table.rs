@@ -20,6 +20,8 @@ macro_rules! cuda_fn {
     (cuDevicePrimaryCtxRetain, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult } };
     (cuDevicePrimaryCtxRelease_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult } };
     (cuDevicePrimaryCtxRelease, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxRelease(dev: CUdevice) -> CUresult } };
+    (cuDevicePrimaryCtxReset_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult } };
+    (cuDevicePrimaryCtxReset, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuDevicePrimaryCtxReset(dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v2, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v3, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v3(pctx: *mut CUcontext, params: *mut CUexecAffinityParam, num_params: c_int, flags: c_uint, dev: CUdevice) -> CUresult } };
     (cuCtxCreate_v4, $cb:path, [$($x:tt)*]) => { $cb! { $($x)* cuCtxCreate_v4(pctx: *mut CUcontext, params: *mut CUctxCreateParams, flags: c_uint, dev: CUdevice) -> CUresult } };
@@ -259,7 +261,7 @@ macro_rules! cuda_fns {
     ($cb:path, [$($x:tt)*]) => {
         $cb! {
             $($x)*
-            cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease_v2 cuDevicePrimaryCtxRelease cuCtxCreate_v2 cuCtxCreate_v3 cuCtxCreate_v4 cuCtxDestroy_v2
+            cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease_v2 cuDevicePrimaryCtxRelease cuDevicePrimaryCtxReset_v2 cuDevicePrimaryCtxReset cuCtxCreate_v2 cuCtxCreate_v3 cuCtxCreate_v4 cuCtxDestroy_v2
             cuCtxSetCurrent cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxSynchronize cuCtxSynchronize_v2 cuProfilerStart cuProfilerStop cuMemAlloc_v2 cuMemAllocPitch_v2
             cuMemAllocManaged cuMemAllocAsync cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemFree_v2
             cuMemFreeAsync cuMemFreeAsync_ptsz cuMemAllocHost_v2 cuMemHostAlloc cuMemFreeHost cuMemHostRegister_v2

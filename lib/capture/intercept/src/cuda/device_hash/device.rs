@@ -49,10 +49,25 @@ struct Loaded {
     checked: AtomicBool,
 }
 
-/// Contexts seen: their loaded hash, or `None` when it failed there.
-fn contexts() -> &'static Mutex<HashMap<u64, Option<Arc<Loaded>>>> {
-    static M: OnceLock<Mutex<HashMap<u64, Option<Arc<Loaded>>>>> = OnceLock::new();
+/// A context's entry: its device, and its loaded hash or `None` when it
+/// failed there.
+type Entry = (CUdevice, Option<Arc<Loaded>>);
+
+/// Contexts seen, by handle.
+fn contexts() -> &'static Mutex<HashMap<u64, Entry>> {
+    static M: OnceLock<Mutex<HashMap<u64, Entry>>> = OnceLock::new();
     M.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// A reset of `dev` (`cuDevicePrimaryCtxReset`) destroyed the module,
+/// scratch and result page of its contexts' hashes: forgotten, so the
+/// next large D2H there loads them again rather than launch a destroyed
+/// function over memory the program may have been given since.
+pub fn forget_device(dev: CUdevice) {
+    contexts()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|_, (d, _)| *d != dev);
 }
 
 /// A device hash launched before a copy; [`Pending::finish`] once the copy
@@ -125,7 +140,7 @@ fn begin(src: u64, len: usize, stream: u64) -> Option<Pending> {
             contexts()
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(ctx, None);
+                .insert(ctx, (dev, None));
             p.loaded.busy.store(false, Ordering::Release);
             None
         }
@@ -173,7 +188,7 @@ fn source_fits(src: u64, len: usize, ctx: u64) -> bool {
 /// there, said once).
 fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
     let mut m = contexts().lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(l) = m.get(&ctx) {
+    if let Some((_, l)) = m.get(&ctx) {
         return l.clone();
     }
     let l = match load(dev) {
@@ -190,7 +205,7 @@ fn loaded(ctx: u64, dev: CUdevice) -> Option<Arc<Loaded>> {
             None
         }
     };
-    m.insert(ctx, l.clone());
+    m.insert(ctx, (dev, l.clone()));
     l
 }
 

@@ -32,4 +32,4 @@ mod nvrtc;
 mod device;
 
 #[cfg(not(test))]
-pub use device::{Pending, before_copy};
+pub use device::{Pending, before_copy, forget_device};

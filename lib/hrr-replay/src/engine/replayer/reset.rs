@@ -126,3 +126,73 @@ impl Replayer<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::error::ReplayError;
+    use crate::engine::mem_device::MemDevice;
+
+    use hrr_core::error_chain::chain;
+    use hrr_core::event::{MemKind, Op};
+    use hrr_core::hex::Addr;
+    use hrr_core::manifest::Platform;
+    use hrr_core::testkit::ArchiveBuilder;
+
+    const X: u64 = 0x7f00_0000_0000;
+    const H: u64 = 0x7e00_0000_0000;
+
+    fn reset(b: ArchiveBuilder) -> ArchiveBuilder {
+        b.event("hipDeviceReset", Op::DeviceReset { device: 0 }, vec![])
+    }
+
+    fn run(b: ArchiveBuilder) -> Option<ReplayError> {
+        super::super::replay_built(b, &mut MemDevice::new(false)).1
+    }
+
+    /// The address freed by the reset is allocated again, and the data of
+    /// the second life is what the replay reads back.
+    #[test]
+    fn an_allocation_after_a_reset_may_have_a_freed_address() {
+        let b = ArchiveBuilder::new(Platform::Cpu)
+            .alloc(X, 64)
+            .h2d(X, &[1; 64]);
+        let b = reset(b).alloc(X, 64).h2d(X, &[2; 64]).d2h(X, &[2; 64]);
+        assert!(run(b).is_none());
+        let without = ArchiveBuilder::new(Platform::Cpu).alloc(X, 64).alloc(X, 64);
+        assert!(
+            run(without).is_some_and(|e| chain(&e).to_string().contains("overlaps")),
+            "without the reset the second allocation collides"
+        );
+    }
+
+    /// A stream made before the reset is gone after it (a use the capture
+    /// saw succeed would name an unknown stream); one made again with the
+    /// same handle is a new one.
+    #[test]
+    fn streams_made_before_a_reset_are_dropped() {
+        let s = Op::StreamCreate { stream: Addr(9) };
+        let sync = Op::StreamSync { stream: Addr(9) };
+        let b = ArchiveBuilder::new(Platform::Cpu).event("hipStreamCreate", s.clone(), vec![]);
+        let e = run(reset(b.clone()).event("hipStreamSynchronize", sync.clone(), vec![]));
+        assert!(
+            e.is_some_and(|e| chain(&e).to_string().contains("never created")),
+            "the stream died with the reset"
+        );
+        let again = reset(b).event("hipStreamCreate", s, vec![]).event(
+            "hipStreamSynchronize",
+            sync,
+            vec![],
+        );
+        assert!(run(again).is_none());
+    }
+
+    /// Host memory outlives a HIP reset and goes with a CUDA one.
+    #[test]
+    fn host_memory_goes_with_the_reset_on_cuda_only() {
+        for (platform, freed) in [(Platform::Cpu, false), (Platform::Nvidia, true)] {
+            let b = ArchiveBuilder::new(platform).alloc_mem(H, 64, MemKind::Pinned);
+            let b = reset(b).alloc_mem(H, 64, MemKind::Pinned);
+            assert_eq!(run(b).is_none(), freed, "{platform:?}");
+        }
+    }
+}

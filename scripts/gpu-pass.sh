@@ -90,7 +90,7 @@ WORKLOADS=(saxpy streams_events pool_interior struct_arg pinned_d2h launch_repea
     saxpy_static driver_ptx driver_vmm cublas_sgemm graph_unrecorded ptr_table host_memory pitched symbols pools
     graph_captured graph_nodes_driver graph_generic_nodes graph_host_memory driver_api_extra texture2d
     texture2d_ptds graph_setters job_launcher graph_arrays texture_mipmap nccl_one_rank device_hash
-    device_hash_reset)
+    device_hash_reset device_reset)
 declare -A BUILD_RC
 build_one() {
     local w=$1
@@ -395,6 +395,29 @@ check_placement() {
 }
 CHECK=check_placement
 run_case ptr_table ptr_table
+
+# A device reset between two "tests" (cudaDeviceReset, which reaches
+# cuDevicePrimaryCtxReset through the runtime's driver lookup): recorded as
+# device_reset with nothing unrecorded (checked on the capture's own
+# `unrecorded : 0 calls` line), and the replay frees what the first test
+# had, so every allocation of the second is placed at its recorded address
+# (the same one, when the driver handed the address out again).
+check_device_reset() {
+    local line
+    RECORDED_OPS=(device_reset)
+    check_recorded "$@" || return 1
+    grep -qx 'unrecorded : 0 calls' "$LOG/$1.cap.stderr" ||
+        { echo "capture: $(grep -m1 '^unrecorded' "$LOG/$1.cap.stderr" || echo 'no unrecorded line')"; return 1; }
+    [ "$(events_with "$2" '"api" *: *"cuDevicePrimaryCtxReset(_v2)?"')" -gt 0 ] ||
+        { echo "no device_reset under cuDevicePrimaryCtxReset"; return 1; }
+    line=$(grep -m1 '^placement' "$LOG/$1.play.log")
+    [[ "$line" =~ ^placement\ :\ ([0-9]+)\ of\ ([0-9]+)\  ]] &&
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[2]}" -gt 0 ] ||
+        { echo "not every allocation placed: $line"; return 1; }
+    grep -qx PASS "$LOG/$1.play.log" || { echo "replay: no PASS line"; return 1; }
+}
+CHECK=check_device_reset
+run_case device_reset device_reset
 
 # Large D2H copies are hashed on the device (a BLAKE3 kernel compiled by
 # NVRTC, on the copy's stream before it). device_hash_check: every copy, of

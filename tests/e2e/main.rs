@@ -9,6 +9,7 @@ mod collectives;
 mod complete_claims;
 mod compression;
 mod copies;
+mod device_reset;
 mod devices;
 mod direct;
 mod durability;

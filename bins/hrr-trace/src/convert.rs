@@ -303,14 +303,15 @@ impl<W: Write> Converter<W> {
             Op::StreamWaitEvent { stream, event } => {
                 self.stream_instant(e.seq, stream.0, done, "stream_wait_event", Some(event.0))?
             }
-            Op::DeviceSync => {
+            // A reset waits for the device's work as a sync does.
+            Op::DeviceSync | Op::DeviceReset { .. } => {
                 let track = self.tracks.device_wide(&mut self.out)?;
                 let ts = done.max(track.cursor);
                 track.cursor = ts;
                 let tid = track.tid;
                 self.out
                     .event(b'i', DEVICE_PID, tid)?
-                    .lit("name", "device_sync")
+                    .lit("name", e.op.name())
                     .lit("cat", "sync")
                     .lit("s", "t")
                     .us("ts", ts)
@@ -673,6 +674,9 @@ fn api_args(o: &mut Obj<'_>, op: &Op, kernel_args: usize) {
         }
         Op::PeerAccess { peer } => {
             o.i64("peer", (*peer).into());
+        }
+        Op::DeviceReset { device } => {
+            o.i64("device", (*device).into());
         }
         Op::NcclCommInit {
             comm,

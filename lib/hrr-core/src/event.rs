@@ -323,6 +323,14 @@ macro_rules! op_table {
             },
             /// The device synchronised.
             DeviceSync "device_sync",
+            /// A device reset (`hipDeviceReset`, `hipDevicePrimaryCtxReset`,
+            /// `cuDevicePrimaryCtxReset`, which `cudaDeviceReset` calls): every
+            /// allocation, pool, stream, event, graph and mapping the process
+            /// had on `device` is gone.
+            DeviceReset "device_reset" {
+                /// The device ordinal reset.
+                device: i32,
+            },
             /// An event created.
             EventCreate "event_create" {
                 /// Its handle.

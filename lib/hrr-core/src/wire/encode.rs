@@ -1426,6 +1426,7 @@ mod tests {
                 src_device: Some(-1),
             },
             Op::PeerAccess { peer: 1 },
+            Op::DeviceReset { device: 1 },
             Op::Eof { events: 42 },
         ]
     }

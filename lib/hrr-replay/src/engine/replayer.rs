@@ -8,6 +8,7 @@ mod pause;
 mod pools;
 mod rect;
 mod relocate;
+mod reset;
 
 pub use pause::{LaunchPointer, PauseHook, Paused};
 
@@ -36,6 +37,7 @@ use hrr_core::archive_writer::ArchiveWriter;
 use hrr_core::error_chain::chain;
 use hrr_core::event::{DevTime, Dir, Event, KernelArg, LaunchAttr, MemKind, Op};
 use hrr_core::hex::Addr;
+use reset::Owned;
 
 /// Events per batch handed from the parser thread, and batches in flight.
 const PREFETCH_BATCH: usize = 256;
@@ -90,6 +92,9 @@ pub struct Replayer<'a> {
     arrays: arrays::Arrays,
     /// Communicators and the NCCL-API library.
     collectives: collectives::Collectives,
+    /// The recorded device each allocation, pool, stream and event was
+    /// made on (what a `device_reset` frees).
+    owners: reset::Owners,
     /// The backend's current (local) device.
     current_device: u32,
     /// How many devices the backend has.
@@ -132,6 +137,7 @@ impl<'a> Replayer<'a> {
             recent_launches: RecentLaunches::default(),
             arrays: arrays::Arrays::default(),
             collectives: collectives::Collectives::default(),
+            owners: reset::Owners::default(),
             current_device: 0,
             device_count: 1,
         }
@@ -366,6 +372,7 @@ impl<'a> Replayer<'a> {
             }
         }
         self.pools_teardown();
+        self.owners.clear();
         self.vmm.teardown(self.dev);
         self.globals.clear();
         for (_, s) in self.streams.drain() {
@@ -520,6 +527,7 @@ impl<'a> Replayer<'a> {
                     .allocs
                     .insert(alloc)
                     .map_err(|err| Self::fatal(e, err))?;
+                self.owners.made(Owned::Alloc, ptr.0, e.dev);
             }
             Op::HostRegister { ptr, size } => {
                 let live = self
@@ -537,6 +545,7 @@ impl<'a> Replayer<'a> {
                     .allocs
                     .insert(alloc)
                     .map_err(|err| Self::fatal(e, err))?;
+                self.owners.made(Owned::Alloc, ptr.0, e.dev);
             }
             Op::Free { ptr, .. } | Op::HostUnregister { ptr } => {
                 if ptr.0 == 0 {
@@ -547,6 +556,7 @@ impl<'a> Replayer<'a> {
                     .allocs
                     .remove(ptr.0)
                     .map_err(|err| Self::fatal(e, err))?;
+                self.owners.gone(Owned::Alloc, ptr.0);
                 if self.pools.take_alloc(a.base) {
                     // Back to the pool it came from, after the work before it.
                     self.dev
@@ -629,8 +639,10 @@ impl<'a> Replayer<'a> {
             Op::StreamCreate { stream } => {
                 let s = self.dev.stream_create().map_err(Self::dev_err(e))?;
                 self.streams.insert(stream.0, s);
+                self.owners.made(Owned::Stream, stream.0, e.dev);
             }
             Op::StreamDestroy { stream } => {
+                self.owners.gone(Owned::Stream, stream.0);
                 if let Some(s) = self.streams.remove(stream.0) {
                     self.dev.stream_destroy(s).map_err(Self::dev_err(e))?;
                 }
@@ -648,11 +660,14 @@ impl<'a> Replayer<'a> {
                 }
             }
             Op::DeviceSync => self.dev.device_sync().map_err(Self::dev_err(e))?,
+            Op::DeviceReset { device } => self.device_reset(e, *device)?,
             Op::EventCreate { event } => {
                 let ev = self.dev.event_create().map_err(Self::dev_err(e))?;
                 self.events.insert(event.0, ev);
+                self.owners.made(Owned::Event, event.0, e.dev);
             }
             Op::EventDestroy { event } => {
+                self.owners.gone(Owned::Event, event.0);
                 if let Some(ev) = self.events.remove(event.0) {
                     self.dev.event_destroy(ev).map_err(Self::dev_err(e))?;
                 }

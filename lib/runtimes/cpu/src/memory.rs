@@ -485,25 +485,22 @@ impl Memory {
         }
     }
 
-    /// Frees device and managed allocations and pinned host memory (hipDeviceReset).
-    pub fn reset(&mut self) {
+    /// Frees `device`'s device and managed allocations (a reset of it).
+    /// HSA pool memory is not the HIP runtime's, virtual memory and module
+    /// globals go with their own calls, and host memory belongs to no
+    /// device: they stay.
+    pub fn reset(&mut self, device: u32) {
         let live: Vec<usize> = self
             .dev
             .iter()
-            .filter(|(_, e)| e.value.kind != DevKind::Hsa)
+            .filter(|(_, e)| {
+                e.value.device == device
+                    && matches!(e.value.kind, DevKind::Device | DevKind::Managed)
+            })
             .map(|(b, _)| b)
             .collect();
         for b in live {
             let _ = self.free_device(b, &[DevKind::Device, DevKind::Managed]);
-        }
-        let pinned: Vec<usize> = self
-            .host
-            .iter()
-            .filter(|(_, e)| e.value.kind == HostKind::Pinned)
-            .map(|(b, _)| b)
-            .collect();
-        for b in pinned {
-            let _ = self.free_host(b, &[HostKind::Pinned]);
         }
     }
 

@@ -585,15 +585,31 @@ impl Runtime {
 
     // ---------------------------------------------------------------- reset
 
-    /// `hipDeviceReset`: waits, then drops streams, events and code.
-    pub fn reset(&self) -> Result<(), HipError> {
-        let _ = self.device_synchronize();
-        let streams: Vec<Arc<Stream>> = lock(&self.streams).drain().map(|(_, s)| s).collect();
+    /// `hipDeviceReset` of `device` (and `hipDevicePrimaryCtxReset`): waits
+    /// for its streams, then destroys them and its events (their handles
+    /// answer `hipErrorInvalidHandle` from then on) and frees its device and
+    /// managed memory, so the next allocations may get the same addresses
+    /// back. Host memory (pinned, registered) belongs to no device and
+    /// stays. Code stays loaded: HIP loads code objects again lazily after
+    /// a reset, so modules, their functions and globals, and the kernels
+    /// of registered fat binaries keep working. Other devices are
+    /// untouched.
+    pub fn reset(&self, device: u32) -> Result<(), HipError> {
+        let _ = self.sync_streams_of(false, Some(device));
+        let streams: Vec<Arc<Stream>> = {
+            let mut all = lock(&self.streams);
+            let mine: Vec<usize> = all
+                .iter()
+                .filter(|(_, s)| s.device == device)
+                .map(|(&h, _)| h)
+                .collect();
+            mine.into_iter().filter_map(|h| all.remove(&h)).collect()
+        };
         for s in streams {
             s.shutdown();
         }
-        lock(&self.events).clear();
-        self.mem().reset();
+        lock(&self.events).retain(|_, e| e.device != device);
+        self.mem().reset(device);
         Ok(())
     }
 }

@@ -359,6 +359,8 @@ struct EventState {
 pub struct Event {
     /// The flags it was created with.
     pub flags: u32,
+    /// The device current at its creation.
+    pub device: u32,
     st: Mutex<EventState>,
     cv: Condvar,
 }
@@ -368,6 +370,7 @@ impl Event {
     pub fn new(flags: u32) -> Event {
         Event {
             flags,
+            device: crate::devices::current(),
             st: Mutex::new(EventState {
                 requested: 0,
                 done: 0,

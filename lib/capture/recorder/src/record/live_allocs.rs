@@ -29,7 +29,9 @@ pub struct LiveAllocs {
 
 #[derive(Default)]
 struct Live {
-    map: BTreeMap<u64, (u64, MemKind)>,
+    /// Base → size, kind, and the device current when it was made (what a
+    /// device reset frees).
+    map: BTreeMap<u64, (u64, MemKind, u32)>,
     /// An upper bound of every live allocation's last byte (never lowered
     /// on remove; only used to reject words quickly).
     max_last: u64,
@@ -58,7 +60,8 @@ impl LiveAllocs {
         // A zero-sized allocation contains its base.
         let last = base.saturating_add(size.max(1) - 1);
         live.max_last = live.max_last.max(last);
-        live.map.insert(base, (size, mem));
+        live.map
+            .insert(base, (size, mem, crate::record::current_device::current()));
         // A kept launch line's pointers were found in the old map.
         crate::record::launch_memo::invalidate("epoch moved: an allocation");
     }
@@ -66,9 +69,27 @@ impl LiveAllocs {
     /// Removes the allocation based at `base`, returning its kind.
     pub fn remove(&self, base: u64) -> Option<MemKind> {
         let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
-        let removed = live.map.remove(&base).map(|(_, m)| m);
+        let removed = live.map.remove(&base).map(|(_, m, _)| m);
         crate::record::launch_memo::invalidate("epoch moved: a free");
         removed
+    }
+
+    /// Removes every allocation made on `device` (a device reset freed
+    /// them), host memory (pinned, registered) only `with_host`, returning
+    /// their bases.
+    pub fn remove_device(&self, device: u32, with_host: bool) -> Vec<u64> {
+        let mut live = self.map.write().unwrap_or_else(PoisonError::into_inner);
+        let gone: Vec<u64> = live
+            .map
+            .iter()
+            .filter(|(_, (_, m, d))| *d == device && (with_host || m.is_device()))
+            .map(|(&b, _)| b)
+            .collect();
+        for b in &gone {
+            live.map.remove(b);
+        }
+        crate::record::launch_memo::invalidate("epoch moved: a device reset");
+        gone
     }
 
     /// Records a live texture or surface object.
@@ -151,7 +172,7 @@ impl AllocView<'_> {
     /// The live allocation containing `addr`: `(base, extent, kind)`, the
     /// extent at least 1.
     fn range_of(&self, addr: u64) -> Option<(u64, u64, MemKind)> {
-        let (&base, &(size, mem)) = self.map.map.range(..=addr).next_back()?;
+        let (&base, &(size, mem, _)) = self.map.map.range(..=addr).next_back()?;
         let extent = size.max(1);
         (addr - base < extent).then_some((base, extent, mem))
     }
@@ -287,6 +308,26 @@ mod tests {
         drop(v);
         assert_eq!(a.remove(0x7f00_0000_0000), Some(MemKind::Device));
         assert_eq!(a.view().find(0x7f00_0000_0010), None);
+    }
+
+    #[test]
+    fn a_device_reset_removes_that_device_s_allocations_only() {
+        let a = LiveAllocs::new();
+        a.insert(0x7f00_0000_0000, 0x1000, MemKind::Device);
+        crate::record::current_device::with(1, || {
+            a.insert(0x7f00_0001_0000, 0x1000, MemKind::Device);
+            a.insert(0x7f00_0002_0000, 0x1000, MemKind::Managed);
+            a.insert(0x7f00_0003_0000, 0x1000, MemKind::Pinned);
+        });
+        assert_eq!(
+            a.remove_device(1, false),
+            vec![0x7f00_0001_0000, 0x7f00_0002_0000]
+        );
+        assert_eq!(a.len(), 2, "host memory stays");
+        assert_eq!(a.remove_device(1, true), vec![0x7f00_0003_0000]);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a.view().find(0x7f00_0000_0010), Some(MemKind::Device));
+        assert_eq!(a.view().find(0x7f00_0001_0010), None);
     }
 
     #[test]

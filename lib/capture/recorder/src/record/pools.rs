@@ -8,7 +8,7 @@
 //! plain `alloc`; settings of such a pool (attributes, trims, making it
 //! current again) change nothing replay reproduces and are not recorded.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use hrr_core::MemKind;
@@ -32,17 +32,26 @@ pub enum PoolOp {
     Device(i32, u64),
 }
 
-/// The pools the application created and has not destroyed.
-static CREATED: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
+/// The pools the application created and has not destroyed, with the
+/// device current when each was made.
+static CREATED: Mutex<Option<HashMap<u64, u32>>> = Mutex::new(None);
 
 /// Whether `pool` is one the application created (`note`: create or forget it).
 fn created(pool: u64, note: Option<bool>) -> bool {
     let mut g = CREATED.lock().unwrap_or_else(PoisonError::into_inner);
-    let set = g.get_or_insert_with(HashSet::new);
+    let set = g.get_or_insert_with(HashMap::new);
     match note {
-        Some(true) => set.insert(pool),
-        Some(false) => set.remove(&pool),
-        None => set.contains(&pool),
+        Some(true) => set.insert(pool, super::current_device::current()).is_none(),
+        Some(false) => set.remove(&pool).is_some(),
+        None => set.contains_key(&pool),
+    }
+}
+
+/// Forgets the pools made on `device` (a device reset destroyed them).
+pub(crate) fn forget_device(device: u32) {
+    let mut g = CREATED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(set) = g.as_mut() {
+        set.retain(|_, d| *d != device);
     }
 }
 

@@ -585,6 +585,28 @@ impl Recorder {
         );
     }
 
+    /// Records a reset of `device` (`hipDeviceReset`,
+    /// `hipDevicePrimaryCtxReset`, `cuDevicePrimaryCtxReset`). On success
+    /// everything the process had made on that device is forgotten as if
+    /// freed or destroyed: its allocations (so pointer scans and a window's
+    /// snapshot never read them, and the runtime may hand their addresses
+    /// out again), its host-memory tracking, its pools and, in a window's
+    /// ledger, its streams, events, graphs, virtual memory and arrays.
+    /// Host memory (pinned, registered) goes only `with_host`: CUDA's
+    /// belongs to the context, HIP's to no device. Other devices' are
+    /// untouched.
+    pub fn device_reset(&self, api: &str, ret: i32, device: i32, with_host: bool) {
+        if ret == 0
+            && let Ok(d) = u32::try_from(device)
+        {
+            for base in self.allocs.remove_device(d, with_host) {
+                self.host.untrack(base);
+            }
+            crate::record::pools::forget_device(d);
+        }
+        self.op(api, ret, &Op::DeviceReset { device });
+    }
+
     /// Records a host registration.
     pub fn host_register(&self, api: &str, ret: i32, ptr: u64, size: u64) {
         if ret == 0 && ptr != 0 {
@@ -1435,6 +1457,25 @@ mod tests {
             .unwrap()
             .map(Result::unwrap)
             .collect()
+    }
+
+    #[test]
+    fn a_device_reset_forgets_that_device_s_allocations() {
+        let t = tempfile::tempdir().unwrap();
+        let r = rec(t.path());
+        r.alloc("hipMalloc", 0, 0x7f00_0000_0000, 64, MemKind::Device);
+        current_device::with(1, || {
+            r.alloc("hipMalloc", 0, 0x7f00_0001_0000, 64, MemKind::Device)
+        });
+        r.device_reset("hipDeviceReset", 1, 0, false);
+        assert_eq!(r.is_device(0x7f00_0000_0008), Some(true), "a failed reset");
+        r.device_reset("hipDeviceReset", 0, 0, false);
+        assert_eq!(r.is_device(0x7f00_0000_0008), None);
+        assert_eq!(r.is_device(0x7f00_0001_0008), Some(true), "device 1's");
+        r.finish("exit", LockMode::Block, Closing::default);
+        let ev = events(t.path());
+        assert_eq!(ev[3].op, Op::DeviceReset { device: 0 });
+        assert_eq!(ev[3].api, "hipDeviceReset");
     }
 
     #[test]

@@ -300,7 +300,49 @@ impl Ledger {
             Op::TexDestroy { obj } | Op::SurfDestroy { obj } => {
                 self.remove(Key::Object(obj.0));
             }
+            // `Window::note` resets the ledger, knowing the family.
             _ => {}
+        }
+    }
+
+    /// A device reset: what was made on `device` and replay frees is gone
+    /// (allocations, host memory only `with_host`, pools, streams,
+    /// events). The rest stays as replay keeps it: code (modules, their
+    /// functions and globals, which a program's registered kernels use
+    /// again), virtual memory, graphs, arrays, contexts; a window restoring
+    /// one the program can no longer use costs its preamble a few events.
+    fn reset(&mut self, device: i32, with_host: bool) {
+        let Ok(device) = u32::try_from(device) else {
+            return;
+        };
+        let gone: Vec<Key> = self
+            .order
+            .iter()
+            .filter(|(n, (k, _, op))| {
+                let host = matches!(
+                    op,
+                    Op::HostRegister { .. }
+                        | Op::Alloc {
+                            mem: MemKind::Host | MemKind::Pinned,
+                            ..
+                        }
+                );
+                self.devs.get(n) == Some(&device)
+                    && match k {
+                        Key::Mem(_) => with_host || !host,
+                        Key::PoolFreed(_)
+                        | Key::Pool(_)
+                        | Key::PoolAttr(..)
+                        | Key::DevicePool(_)
+                        | Key::Stream(_)
+                        | Key::Event(_) => true,
+                        _ => false,
+                    }
+            })
+            .map(|(_, (k, ..))| *k)
+            .collect();
+        for k in gone {
+            self.remove(k);
         }
     }
 }
@@ -399,6 +441,11 @@ impl Window {
                 && matches!(op, Op::NcclCommInit { .. } | Op::NcclCommSplit { .. }));
         if !made || !is_lifecycle(op) {
             return;
+        }
+        if let Op::DeviceReset { device } = *op {
+            // CUDA's host memory is the context's (`Recorder::device_reset`).
+            let with_host = self.platform == Platform::Nvidia;
+            return lock(&self.ledger).reset(device, with_host);
         }
         lock(&self.ledger).note(api, op);
     }
@@ -1292,6 +1339,28 @@ mod tests {
         assert_eq!(ops, vec![Op::StreamCreate { stream: Addr(9) }, alloc(2)]);
         l.note("d", &Op::StreamDestroy { stream: Addr(9) });
         assert_eq!(l.order.len(), 1);
+    }
+
+    #[test]
+    fn a_device_reset_forgets_that_device_s_handles_but_code() {
+        let mut l = Ledger::default();
+        let alloc = |p| Op::Alloc {
+            ptr: Addr(p),
+            size: 8,
+            mem: MemKind::Device,
+        };
+        let module = Op::ModuleLoad {
+            module: Addr(5),
+            code: BlobId::of(b"code"),
+        };
+        l.note("a", &alloc(1));
+        l.note("m", &module);
+        l.note("s", &Op::StreamCreate { stream: Addr(9) });
+        l.note("e", &Op::EventCreate { event: Addr(10) });
+        current_device::with(1, || l.note("a", &alloc(2)));
+        l.reset(0, false);
+        let ops: Vec<_> = l.order.values().map(|(_, _, o)| o.clone()).collect();
+        assert_eq!(ops, vec![module, alloc(2)], "device 1's allocation stays");
     }
 
     #[test]

@@ -44,10 +44,12 @@ impl Replayer<'_> {
     pub(super) fn pool_create(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
         let live = self.dev.pool_create().map_err(Self::dev_err(e))?;
         self.pools.pools.insert(pool.0, live);
+        self.owners.made(super::Owned::Pool, pool.0, e.dev);
         Ok(())
     }
 
     pub(super) fn pool_destroy(&mut self, e: &Event, pool: Addr) -> Result<(), ReplayError> {
+        self.owners.gone(super::Owned::Pool, pool.0);
         if let Some(Some(live)) = self.pools.pools.remove(&pool.0) {
             self.dev
                 .pool_call(PoolCall::Destroy(live))
@@ -105,6 +107,7 @@ impl Replayer<'_> {
         if live_pool.is_some() {
             self.pools.from_pool.insert(ptr.0);
         }
+        self.owners.made(super::Owned::Alloc, ptr.0, e.dev);
         Ok(())
     }
 

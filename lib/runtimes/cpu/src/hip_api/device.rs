@@ -162,10 +162,29 @@ pub(super) unsafe fn hipProfilerStop(a: args::hipProfilerStop) -> HipError {
     guard(|| Ok(()))
 }
 
+/// `hipDeviceReset`: the current device reset (`Runtime::reset`); the
+/// pools go with device 0, the only one that has them.
 pub(super) unsafe fn hipDeviceReset(a: args::hipDeviceReset) -> HipError {
     let args::hipDeviceReset {} = a;
 
-    guard(|| rt()?.reset())
+    guard(|| reset(crate::devices::current()))
+}
+
+/// `hipDevicePrimaryCtxReset`: device `dev`'s primary context reset, which
+/// here is a reset of the device (as [`hipDeviceReset`]).
+pub(super) unsafe fn hipDevicePrimaryCtxReset(a: args::hipDevicePrimaryCtxReset) -> HipError {
+    let args::hipDevicePrimaryCtxReset { dev } = a;
+
+    guard(|| reset(check_device(dev)?))
+}
+
+fn reset(device: u32) -> Result<(), HipError> {
+    let rt = rt()?;
+    rt.reset(device)?;
+    if device == 0 {
+        super::pools::forget_all();
+    }
+    Ok(())
 }
 
 pub(super) unsafe fn hipGetDeviceProperties(a: args::hipGetDeviceProperties) -> HipError {

@@ -85,6 +85,7 @@ exports! {
         hipDeviceSynchronize, hipDeviceReset, hipGetDeviceProperties, hipDeviceGetAttribute,
         hipDriverGetVersion, hipRuntimeGetVersion, hipCtxSynchronize, hipDeviceCanAccessPeer,
         hipDeviceEnablePeerAccess, hipDeviceDisablePeerAccess, hipProfilerStart, hipProfilerStop,
+        hipDevicePrimaryCtxReset,
     ]
     alloc: [
         hipMalloc, hipFree, hipMallocManaged, hipHostMalloc, hipMallocHost, hipMemAllocHost,

@@ -53,6 +53,12 @@ fn with_pools<R>(f: impl FnOnce(&mut Pools) -> R) -> R {
     f(lock(&POOLS).get_or_insert_with(Pools::default))
 }
 
+/// A reset of device 0 destroyed every pool (their blocks were device 0's
+/// memory, freed with it).
+pub(super) fn forget_all() {
+    *lock(&POOLS) = None;
+}
+
 /// A block of at least `size` bytes from `pool`.
 fn pool_alloc(pool: usize, size: usize) -> Result<usize, HipError> {
     let size = size

@@ -291,6 +291,13 @@ driver_api! {
         // The last holder's release destroys the context, and the device hash's state in it.
         track |_, ret, a| if ret == CUDA_SUCCESS { device_hash::primary_released(a.dev) },
         record |r, api, ret, a| rec::primary_ctx_release(r, api, ret, a.dev);
+    // What the runtime's `cudaDeviceReset` calls: everything of the
+    // device's primary context is destroyed (its handle lives on), its
+    // page-locked host memory included. The
+    // device hash forgets its module and scratch there, at any depth.
+    Lifecycle cuDevicePrimaryCtxReset_v2 | cuDevicePrimaryCtxReset,
+        track |_, ret, a| rec::track_reset(ret, a.dev),
+        record |r, api, ret, a| r.device_reset(api, ret, a.dev, true);
     Lifecycle cuCtxCreate_v2,
         // A created context is made current on the calling thread.
         track |_, ret, a| {

@@ -30,8 +30,8 @@
 //! any depth (`code`).
 //!
 //! Layout: [`routes`], [`code`](mod@code) and [`copy_pieces`] are safe, GPU-free logic (unit-tested);
-//! `libcuda`, `api`, `proc`, `primary_reset`, `record`, `rect_pools`, `arrays` and `graphs` are the FFI
-//! (left out of unit tests, like the other exports).
+//! `libcuda`, `api`, `proc`, `record`, `rect_pools`, `arrays` and `graphs` are the FFI (left out of unit
+//! tests, like the other exports).
 
 pub mod code;
 pub mod copy_pieces;
@@ -39,8 +39,7 @@ pub mod routes;
 
 // The FFI, each reading the application's arguments or calling the driver:
 // the exported entry points (`api`, `proc`), what they record (`record`,
-// `rect_pools`, `arrays`, `graphs`), the hook handed out for primary
-// context resets (`primary_reset`), the loaded driver (`libcuda`).
+// `rect_pools`, `arrays`, `graphs`), the loaded driver (`libcuda`).
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 pub mod api;
@@ -53,9 +52,6 @@ pub mod graphs;
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 pub mod libcuda;
-#[cfg(not(test))]
-#[allow(unsafe_code)]
-pub mod primary_reset;
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 pub mod proc;

@@ -24,7 +24,6 @@ use cuda_api::{CUDA_SUCCESS, CUresult};
 
 use super::api::{Sym, missing};
 use super::libcuda;
-use super::primary_reset;
 use super::routes::Route;
 use crate::cuda::log::diag;
 use hrr_interpose::count_stubs;
@@ -36,22 +35,19 @@ pub fn hand_out(name: &[u8], real: *mut c_void, route: Route, via: &str) -> *mut
     match route {
         Route::Wrapper(w) => w as *mut c_void,
         Route::Real => real,
-        Route::Unrecorded if primary_reset::is_hook(real as usize) => real,
         Route::Unrecorded => {
             let n = String::from_utf8_lossy(name);
-            let out = match count_stubs::stub_for(real as usize, &n) {
+            match count_stubs::stub_for(real as usize, &n) {
                 Some(s) => {
                     diag(|| format!("{via}: {n} is not recorded; its calls are counted"));
-                    s
+                    s as *mut c_void
                 }
                 None => {
                     unrecorded::lookup(&n);
                     diag(|| format!("{via}: {n} is not recorded and no counting stub is left"));
-                    real as usize
+                    real
                 }
-            };
-            // A primary context reset: behind a hook that tells the device hash.
-            primary_reset::hook(name, out) as *mut c_void
+            }
         }
     }
 }

@@ -119,6 +119,15 @@ pub fn track_context(ret: CUresult, ctx: u64, device: i32) {
     }
 }
 
+/// A reset of device `dev` (at any depth: the runtime's `cudaDeviceReset`
+/// reaches `cuDevicePrimaryCtxReset`): what this library made in the
+/// primary context is gone with the program's.
+pub fn track_reset(ret: CUresult, dev: i32) {
+    if ret == CUDA_SUCCESS {
+        crate::cuda::device_hash::primary_destroyed(dev);
+    }
+}
+
 /// The calling thread's current device follows a context made current
 /// (at any depth: the runtime's `cudaSetDevice` reaches `cuCtxSetCurrent`),
 /// so every event the thread records next carries it. `ctx` is the context

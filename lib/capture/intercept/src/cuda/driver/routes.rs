@@ -286,6 +286,7 @@ mod tests {
             ("cuMemAlloc_v2_alias", 0x1020),
             ("cuMemcpyHtoD_v2", 0x1030),
             ("cuMemcpyHtoD_v2_ptds", 0x1040),
+            ("cuDevicePrimaryCtxReset_v2", 0x1060),
         ]
         .into_iter()
         .collect();
@@ -297,6 +298,7 @@ mod tests {
             ("cuMemcpyHtoD_v2", 0x9030),
             ("cuMemcpyHtoD_v2_ptds", 0x9040),
             ("cuLibraryLoadData", 0x9050),
+            ("cuDevicePrimaryCtxReset_v2", 0x9060),
         ];
         ProcTable::new(&wrapped, |n| exports.get(n).copied(), 0x1000)
     }
@@ -324,6 +326,11 @@ mod tests {
         assert_eq!(
             t.route_proc(b"cuGetProcAddress", 0x1010),
             Route::Wrapper(0x9010)
+        );
+        // What the runtime's cudaDeviceReset looks up: recorded, not counted.
+        assert_eq!(
+            t.route_proc(b"cuDevicePrimaryCtxReset", 0x1060),
+            Route::Wrapper(0x9060)
         );
         // Not wrapped: a query goes out unchanged, anything else is counted.
         assert_eq!(t.route_proc(b"cuDeviceGetAttribute", 0x1100), Route::Real);
@@ -384,7 +391,7 @@ mod tests {
         let i = t.index(b"cuLibraryLoadData").unwrap();
         assert_eq!((t.real(i), t.name(i)), (0, "cuLibraryLoadData"));
         assert_eq!(t.real(t.index(b"cuMemAlloc_v2").unwrap()), 0x1020);
-        assert_eq!(t.len(), 7);
+        assert_eq!(t.len(), 8);
     }
 
     #[test]

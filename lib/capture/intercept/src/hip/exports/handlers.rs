@@ -78,11 +78,12 @@ pub use super::symbols::{
     hipMemcpyFromSymbolAsync, hipMemcpyToSymbol, hipMemcpyToSymbolAsync,
 };
 pub use super::sync::{
-    hipCtxSynchronize, hipDeviceEnablePeerAccess, hipDeviceSynchronize, hipEventCreate,
-    hipEventCreateWithFlags, hipEventDestroy, hipEventRecord, hipEventSynchronize,
-    hipExtStreamCreateWithCUMask, hipLaunchHostFunc, hipMemcpyPeer, hipMemcpyPeerAsync,
-    hipSetDevice, hipStreamAddCallback, hipStreamCreate, hipStreamCreateWithFlags,
-    hipStreamCreateWithPriority, hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
+    hipCtxSynchronize, hipDeviceEnablePeerAccess, hipDevicePrimaryCtxReset, hipDeviceReset,
+    hipDeviceSynchronize, hipEventCreate, hipEventCreateWithFlags, hipEventDestroy, hipEventRecord,
+    hipEventSynchronize, hipExtStreamCreateWithCUMask, hipLaunchHostFunc, hipMemcpyPeer,
+    hipMemcpyPeerAsync, hipSetDevice, hipStreamAddCallback, hipStreamCreate,
+    hipStreamCreateWithFlags, hipStreamCreateWithPriority, hipStreamDestroy, hipStreamSynchronize,
+    hipStreamWaitEvent,
 };
 pub use super::vmm::{
     hipMemAddressFree, hipMemAddressReserve, hipMemCreate, hipMemExportToShareableHandle,
@@ -188,7 +189,7 @@ unrecorded_handlers! { args, crate::capture::Capture;
     hipMemset_spt, hipMemset2D_spt, hipMemset3D_spt, hipStreamSynchronize_spt,
     hipStreamWaitEvent_spt, hipLaunchKernel_spt, hipLaunchCooperativeKernel_spt,
     // Device state.
-    hipDeviceReset, hipFuncSetAttribute, hipDeviceDisablePeerAccess,
+    hipFuncSetAttribute, hipDeviceDisablePeerAccess,
     // Streams: host callbacks, memory-value waits and writes, capture.
     hipStreamWaitValue32, hipStreamWaitValue64, hipStreamWriteValue32,
     hipStreamWriteValue64, hipStreamAttachMemAsync,
@@ -208,7 +209,7 @@ unrecorded_handlers! { args, crate::capture::Capture;
     // Contexts.
     hipCtxCreate, hipCtxDestroy, hipCtxPopCurrent, hipCtxPushCurrent, hipCtxSetCurrent,
     hipCtxEnablePeerAccess, hipCtxDisablePeerAccess, hipDevicePrimaryCtxRelease,
-    hipDevicePrimaryCtxRetain, hipDevicePrimaryCtxReset, hipDevicePrimaryCtxSetFlags,
+    hipDevicePrimaryCtxRetain, hipDevicePrimaryCtxSetFlags,
     // Textures and surfaces.
     hipBindTexture, hipBindTexture2D, hipBindTextureToArray, hipBindTextureToMipmappedArray,
     hipUnbindTexture, hipTexObjectCreate, hipTexObjectDestroy, hipTexRefSetAddress, hipTexRefSetAddress2D, hipTexRefSetAddressMode,

@@ -1,5 +1,5 @@
-//! Recorded handlers: streams, events, device synchronisation and device
-//! selection, each one line of a macro table (the op it records, built from
+//! Recorded handlers: streams, events, device synchronisation, device
+//! selection and reset, each one line of a macro table (the op it records, built from
 //! the table's `args::NAME` fields).
 
 use std::ffi::c_void;
@@ -271,4 +271,38 @@ pub unsafe fn hipDeviceEnablePeerAccess(
     };
     // SAFETY: the export's contract: the application's arguments.
     unsafe { intercept(real, a, Order::Free, |r, api, ret| r.op(api, ret, &op)) }
+}
+
+/// `hipDeviceReset`: the calling thread's current device reset, recorded
+/// as `device_reset`; the recorder forgets what the reset destroyed there
+/// (host memory stays: HIP's belongs to no device).
+/// A lifecycle call: an allocation another thread makes once the reset
+/// freed its address is recorded after it.
+#[inline]
+pub unsafe fn hipDeviceReset(
+    real: &'static Real<args::hipDeviceReset>,
+    a: args::hipDeviceReset,
+) -> HipError {
+    let device = hrr_recorder::record::current_device::current() as i32;
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            r.device_reset(api, ret, device, false)
+        })
+    }
+}
+
+/// `hipDevicePrimaryCtxReset`: device `dev`'s primary context reset, which
+/// is a reset of that device (as [`hipDeviceReset`]).
+#[inline]
+pub unsafe fn hipDevicePrimaryCtxReset(
+    real: &'static Real<args::hipDevicePrimaryCtxReset>,
+    a: args::hipDevicePrimaryCtxReset,
+) -> HipError {
+    // SAFETY: the export's contract: the application's arguments.
+    unsafe {
+        intercept(real, a, Order::Lifecycle, |r, api, ret| {
+            r.device_reset(api, ret, a.dev, false)
+        })
+    }
 }

@@ -557,14 +557,7 @@ impl<'a> Replayer<'a> {
                     .remove(ptr.0)
                     .map_err(|err| Self::fatal(e, err))?;
                 self.owners.gone(Owned::Alloc, ptr.0);
-                if self.pools.take_alloc(a.base) {
-                    // Back to the pool it came from, after the work before it.
-                    self.dev
-                        .pool_call(PoolCall::Free(a.live, 0))
-                        .map_err(Self::dev_err(e))?;
-                } else {
-                    self.dev.free(a.live, a.mem).map_err(Self::dev_err(e))?;
-                }
+                self.release(e, &a)?;
             }
             Op::Memcpy {
                 dir,

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use super::Replayer;
+use crate::alloc_map::Alloc;
 use crate::device::PoolCall;
 use crate::engine::error::{EventFailure, ReplayError};
 use hrr_core::event::Event;
@@ -79,6 +80,19 @@ impl Owners {
 }
 
 impl Replayer<'_> {
+    /// Gives the program's allocation `a` (out of the replay's tables
+    /// already) back: to the pool it came from, after the work before it,
+    /// else to the device.
+    pub(super) fn release(&mut self, e: &Event, a: &Alloc) -> Result<(), ReplayError> {
+        if self.pools.take_alloc(a.base) {
+            self.dev
+                .pool_call(PoolCall::Free(a.live, 0))
+                .map_err(Self::dev_err(e))
+        } else {
+            self.dev.free(a.live, a.mem).map_err(Self::dev_err(e))
+        }
+    }
+
     /// `device_reset` of recorded device `device`: its work waited for,
     /// then what the program had there freed and destroyed.
     pub(super) fn device_reset(&mut self, e: &Event, device: i32) -> Result<(), ReplayError> {
@@ -99,15 +113,8 @@ impl Replayer<'_> {
         let allocs = &self.space.allocs;
         let keep = |base| !with_host && allocs.find(base).is_some_and(|a| !a.mem.is_device());
         for base in self.owners.take(Owned::Alloc, recorded, keep) {
-            let Ok(a) = self.space.allocs.remove(base) else {
-                continue;
-            };
-            if self.pools.take_alloc(a.base) {
-                self.dev
-                    .pool_call(PoolCall::Free(a.live, 0))
-                    .map_err(Self::dev_err(e))?;
-            } else {
-                self.dev.free(a.live, a.mem).map_err(Self::dev_err(e))?;
+            if let Ok(a) = self.space.allocs.remove(base) {
+                self.release(e, &a)?;
             }
         }
         for pool in self.owners.take(Owned::Pool, recorded, |_| false) {

@@ -91,21 +91,11 @@ pub fn destroyed(ctx: u64) {
 /// (a live one loads the hash again).
 pub fn primary_destroyed(dev: CUdevice) {
     let mut c = contexts();
-    let gone: Vec<(u64, Seen)> = match c.primary.get(&dev).copied() {
-        Some(ctx) => c.seen.remove(&ctx).map(|s| (ctx, s)).into_iter().collect(),
-        None => {
-            let of_dev: Vec<u64> = c
-                .seen
-                .iter()
-                .filter(|(_, s)| s.device == dev)
-                .map(|(k, _)| *k)
-                .collect();
-            of_dev
-                .into_iter()
-                .filter_map(|k| c.seen.remove(&k).map(|s| (k, s)))
-                .collect()
-        }
-    };
+    let primary = c.primary.get(&dev).copied();
+    let gone: Vec<(u64, Seen)> = c
+        .seen
+        .extract_if(|&ctx, s| primary.map_or(s.device == dev, |p| p == ctx))
+        .collect();
     drop(c);
     for g in gone {
         said_gone(Some(g));

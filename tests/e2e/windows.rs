@@ -248,6 +248,33 @@ fn a_window_that_never_closes_is_finished_at_exit() {
     same_as_full(&replays(&p, "cap.hrr", 3), &full, 3, 3);
 }
 
+/// A window the run never reaches (its launches stop short of it) leaves
+/// an empty archive: `hrr-cap` says nothing was recorded and why, and
+/// `hrr-play` fails it rather than pass a replay of nothing.
+#[test]
+fn a_window_that_never_opens_is_said_and_never_passes() {
+    let p = Pipeline::new("window");
+    let err = windowed(&p, "launches:100000..100001", "plain");
+    assert!(
+        err.contains("(nothing recorded: the capture window launches:100000..100001 never opened)"),
+        "{err}"
+    );
+    assert_eq!(window_field(&p, "cap.hrr")["opened"], false);
+    let a = p
+        .tool("hrr-play")
+        .args(["--backend", "cpu", "cap.hrr"])
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "FAIL (capture window never opened: nothing recorded)"),
+        "{stdout}"
+    );
+    assert!(!stdout.lines().any(|l| l.starts_with("PASS")), "{stdout}");
+}
+
 /// A window around a graph launch: the executable graph, captured and
 /// instantiated before it, is in the preamble.
 #[test]

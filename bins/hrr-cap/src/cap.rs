@@ -138,6 +138,16 @@ pub fn run(args: &Args) -> Result<u8, CapError> {
                 }
             }
         }
+    } else if let Some(w) = Manifest::read(&dir)
+        .ok()
+        .and_then(|m| hrr_core::window::WindowInfo::of(&m))
+        .filter(|w| !w.opened)
+    {
+        // A finished, empty archive: the run never reached its trigger.
+        line.push_str(&format!(
+            " (nothing recorded: the capture window {} never opened)",
+            w.spec
+        ));
     }
     let children = crate::job::of_this_run(child_archives(&dir), &job_id, started);
     if !children.is_empty() {

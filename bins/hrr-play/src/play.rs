@@ -79,6 +79,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         rendezvous: std::env::var_os("HRR_RENDEZVOUS").map(Into::into),
     };
     let incomplete = archive.incomplete_reason();
+    // A window's archive from a run that never reached its trigger holds
+    // nothing of the program: replaying it proves nothing.
+    let never_opened =
+        hrr_core::window::WindowInfo::of(archive.manifest()).is_some_and(|w| !w.opened);
     // Events the application made, when the capture knows how many it lost
     // (or its manifest claims to be complete: then its count).
     let recorded = archive
@@ -275,6 +279,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     // unless the user asked for a prefix (`--allow-partial`); a replay of
     // none of it proves nothing, and fails even so.
     let verdict = match (&incomplete, code) {
+        (_, 0) if never_opened => Verdict::FailNeverOpened,
         (Some(_), 0) if args.strict => Verdict::FailIncomplete,
         (Some(_), 0) if args.allow_partial && summary.replayed_events() > 0 => {
             Verdict::Partial(recorded)
@@ -440,6 +445,9 @@ enum Verdict {
     /// Passed, but allocations were translated, not placed, and `--strict`
     /// was given: exit 1.
     FailUnplaced,
+    /// The archive is a capture window's that never opened: nothing was
+    /// recorded, so nothing was replayed: exit 1.
+    FailNeverOpened,
     Fail,
 }
 
@@ -450,7 +458,8 @@ impl Verdict {
             Verdict::FailPartial(_)
             | Verdict::FailIncomplete
             | Verdict::FailNondeterministic
-            | Verdict::FailUnplaced => 1,
+            | Verdict::FailUnplaced
+            | Verdict::FailNeverOpened => 1,
             Verdict::Fail => code,
         }
     }
@@ -487,6 +496,9 @@ impl Verdict {
                 s.placement.allocations - s.placement.placed,
                 s.placement.allocations
             ),
+            Verdict::FailNeverOpened => {
+                "FAIL (capture window never opened: nothing recorded)".into()
+            }
             Verdict::Fail => "FAIL".into(),
         }
     }
